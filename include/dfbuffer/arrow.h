@@ -1,0 +1,81 @@
+/* dfbuffer: the Arrow C data interface (structs declared from the spec)
+ * and the PyCapsule interface, both ways.
+ */
+#ifndef DFBUFFER_ARROW_H
+#define DFBUFFER_ARROW_H
+
+#include "dfbuffer/common.h"
+#include "dfbuffer/convert.h"
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+#endif /* ARROW_C_DATA_INTERFACE */
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+    void (*release)(struct ArrowArrayStream *);
+    void *private_data;
+};
+
+#endif /* ARROW_C_STREAM_INTERFACE */
+
+/* Returns 1 if `obj` speaks the Arrow PyCapsule interface
+   (__arrow_c_array__ or __arrow_c_stream__), 0 if not, -1 on error. */
+int
+dfb_arrow_is_producer(PyObject *obj);
+
+/* column_to_ndarray for an Arrow producer of one column (Array,
+   ChunkedArray, Series, ...).  Returns a new reference or NULL with an
+   exception set (NotImplementedError naming the format for unsupported
+   types). */
+PyObject *
+dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj,
+                            dfb_nulls_mode nulls, int allow_copy);
+
+/* from_dataframe for an Arrow producer of a table (RecordBatch, Table,
+   DataFrame, stream): a dict name -> array.  Returns a new reference or
+   NULL with an exception set. */
+PyObject *
+dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+                         int allow_copy);
+
+/* Module-level functions of arrow.c (private helpers for
+   dfbuffer.to_interchange), added by module init. */
+extern PyMethodDef dfb_arrow_methods[];
+
+#endif /* DFBUFFER_ARROW_H */

@@ -1,0 +1,67 @@
+/* dfbuffer: what every C file of the extension shares.
+ *
+ * Include this first in every file that uses Python or NumPy.  module.c
+ * defines DFB_IMPORT_ARRAY before including it; every other file shares the
+ * NumPy API table through PY_ARRAY_UNIQUE_SYMBOL.
+ */
+#ifndef DFBUFFER_COMMON_H
+#define DFBUFFER_COMMON_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#define NPY_TARGET_VERSION NPY_2_0_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL dfbuffer_ARRAY_API
+#ifndef DFB_IMPORT_ARRAY
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include <dlpack/dlpack.h>
+
+#include <stdint.h>
+
+/* At most this many dimensions (NumPy's own limit). */
+#define DFB_MAXDIM 64
+
+/* Values of dfbuffer.NativeFormat: the protocol the memory came through. */
+typedef enum {
+    DFB_NATIVE_RAW = 0,
+    DFB_NATIVE_NUMPY = 1,
+    DFB_NATIVE_ARROW = 2,
+    DFB_NATIVE_DLPACK = 3,
+    DFB_NATIVE_CUDA_ARRAY_INTERFACE = 4,
+    DFB_NATIVE_BUFFER_PROTOCOL = 5,
+    DFB_NATIVE_ARRAY_INTERFACE = 6,
+    DFB_NATIVE_INTERCHANGE = 7,
+    DFB_NATIVE_COUNT = 8
+} dfb_native;
+
+/* Per-module state (multi-phase init; no C globals hold Python objects). */
+typedef struct {
+    PyTypeObject *buffer_type;   /* dfbuffer.Buffer */
+    PyObject *native_format;     /* IntEnum class dfbuffer.NativeFormat */
+    PyObject *device_type;       /* IntEnum class dfbuffer.DeviceType */
+    PyObject *dtype_kind;        /* IntEnum class dfbuffer.DtypeKind */
+    PyObject *column_null_type;  /* IntEnum class dfbuffer.ColumnNullType */
+    PyObject *ma_masked_array;   /* numpy.ma.MaskedArray, imported lazily */
+} dfb_state;
+
+extern PyModuleDef dfb_module_def;
+
+/* Returns the state of the module that defined `tp`, or NULL with
+   TypeError set when `tp` does not come from this module. */
+dfb_state *
+dfb_state_from_type(PyTypeObject *tp);
+
+/* Returns the state of module object `m` (never NULL for our module). */
+dfb_state *
+dfb_state_from_module(PyObject *m);
+
+/* Returns a new reference to member `value` of IntEnum class `cls`, or NULL
+   with an exception set. */
+PyObject *
+dfb_enum_member(PyObject *cls, long value);
+
+#endif /* DFBUFFER_COMMON_H */

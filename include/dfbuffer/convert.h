@@ -1,0 +1,102 @@
+/* dfbuffer: the column description shared by the interchange and the Arrow
+ * paths, and the converters that turn it into NumPy arrays.
+ */
+#ifndef DFBUFFER_CONVERT_H
+#define DFBUFFER_CONVERT_H
+
+#include "dfbuffer/common.h"
+#include "dfbuffer/format.h"
+
+/* One buffer of a column: host memory plus the object keeping it alive. */
+typedef struct {
+    const char *ptr;   /* may be NULL only if size == 0 or absent */
+    int64_t size;      /* bytes available at ptr */
+    PyObject *owner;   /* borrowed: a dfbuffer.Buffer over this memory, or
+                          NULL when absent; zero-copy results take it as
+                          their base */
+} dfb_span;
+
+/* The interchange protocol's ColumnNullType values. */
+typedef enum {
+    DFB_NULL_NON_NULLABLE = 0,
+    DFB_NULL_USE_NAN = 1,
+    DFB_NULL_USE_SENTINEL = 2,
+    DFB_NULL_USE_BITMASK = 3,
+    DFB_NULL_USE_BYTEMASK = 4
+} dfb_null_kind;
+
+/* One chunk of a column, physically described.  Filled from an
+   interchange Column (convert.c) or an ArrowArray + ArrowSchema (arrow.c).
+   All pointers are borrowed; the owners in the spans keep memory alive for
+   as long as the dfb_column is used. */
+typedef struct dfb_column {
+    dfb_format fmt;        /* type of the values (DICTIONARY: the codes'
+                              integer type is in `index`) */
+    dfb_format index;      /* DICTIONARY only: the codes' type */
+    int64_t length;        /* number of elements */
+    int64_t offset;        /* element offset applied to every buffer (bit
+                              offset for bitmaps) */
+    int64_t null_count;    /* -1 when unknown */
+    dfb_null_kind null_kind;
+    int64_t null_value;    /* SENTINEL: the sentinel; masks: the value (0 or
+                              1) that marks a null */
+    dfb_span data;         /* values (strings: the UTF-8 bytes) */
+    dfb_span validity;     /* bitmap or bytemask, or ptr NULL */
+    dfb_span offsets;      /* strings: int32/int64 offsets */
+    const struct dfb_column *categories;  /* DICTIONARY: the values */
+    int is_ordered;        /* DICTIONARY: ordered categories */
+} dfb_column;
+
+/* The `nulls=` argument of the converters. */
+typedef enum {
+    DFB_NULLS_MASK = 0,
+    DFB_NULLS_FILL = 1,
+    DFB_NULLS_RAISE = 2
+} dfb_nulls_mode;
+
+/* Converts `n` chunks of one column to a NumPy array (MaskedArray in MASK
+   mode where any value is null).  Zero-copy where n == 1 and the layout
+   allows.  Returns a new reference, or NULL with an exception set:
+   ValueError for bad lengths/offsets/buffers or nulls in RAISE mode,
+   RuntimeError when a copy is needed and allow_copy is 0,
+   NotImplementedError for unsupported types. */
+PyObject *
+dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
+                       dfb_nulls_mode nulls, int allow_copy);
+
+/* Validates that every buffer of `col` is large enough for its offset and
+   length (and that string offsets are in range and non-decreasing).
+   Returns 0, or -1 with ValueError naming the buffer. */
+int
+dfb_column_validate(const dfb_column *col);
+
+/* Module-level functions of convert.c (buffer_to_ndarray,
+   column_to_ndarray, from_dataframe), added by module init. */
+extern PyMethodDef dfb_convert_methods[];
+
+/* bitmap.c */
+
+/* Unpacks `length` LSB-first bits starting at bit `bit_offset` of `bits`
+   into one byte (0 or 1) each at `out`.  If `invert`, writes 1 - bit.
+   Cannot fail. */
+void
+dfb_unpack_bits(const uint8_t *bits, int64_t bit_offset, int64_t length,
+                uint8_t *out, int invert);
+
+/* Counts the zero bits among `length` bits from `bit_offset`. */
+int64_t
+dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length);
+
+/* strings.c */
+
+/* Builds a 1-D object array of Python str (None where `valid` is given and
+   valid[i] == 0) from Arrow-style offsets (`offset_bits` 32 or 64) and
+   UTF-8 data; `offset` is the element offset into the offsets buffer.
+   The caller validated the offsets.  Returns a new reference, or NULL with
+   UnicodeDecodeError / MemoryError set. */
+PyObject *
+dfb_strings_to_object_array(const char *data, const void *offsets,
+                            int offset_bits, int64_t offset, int64_t length,
+                            const uint8_t *valid);
+
+#endif /* DFBUFFER_CONVERT_H */

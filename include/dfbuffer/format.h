@@ -1,0 +1,69 @@
+/* dfbuffer: data type descriptions and their mappings (pure C, no Python).
+ *
+ * One parsed form, dfb_format, stands between the interchange protocol's
+ * dtype tuples, Arrow C data interface format strings, DLPack's DLDataType
+ * and NumPy type strings.
+ */
+#ifndef DFBUFFER_FORMAT_H
+#define DFBUFFER_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The physical types dfbuffer understands. */
+typedef enum {
+    DFB_T_INVALID = 0,
+    DFB_T_NULL,        /* Arrow "n" */
+    DFB_T_BOOL_BIT,    /* bit-packed, LSB first ("b", width 1) */
+    DFB_T_BOOL8,       /* one byte per value (width 8) */
+    DFB_T_INT,         /* signed, bits 8..64 */
+    DFB_T_UINT,        /* unsigned, bits 8..64 */
+    DFB_T_FLOAT,       /* bits 16, 32, 64 */
+    DFB_T_UTF8,        /* "u": int32 offsets + bytes */
+    DFB_T_LARGE_UTF8,  /* "U": int64 offsets + bytes */
+    DFB_T_STRING_VIEW, /* "vu" */
+    DFB_T_BINARY,      /* "z" */
+    DFB_T_LARGE_BINARY,/* "Z" */
+    DFB_T_DATE32,      /* "tdD": int32 days */
+    DFB_T_DATE64,      /* "tdm": int64 milliseconds */
+    DFB_T_TIMESTAMP,   /* "ts{s,m,u,n}:tz": int64 */
+    DFB_T_DURATION,    /* "tD{s,m,u,n}": int64 */
+    DFB_T_DICTIONARY   /* interchange CATEGORICAL; index type in `index` */
+} dfb_type;
+
+typedef struct {
+    dfb_type type;
+    int bits;          /* width of one value in bits (1 for BOOL_BIT) */
+    char unit;         /* 's', 'm', 'u', 'n' for TIMESTAMP / DURATION; 'D'
+                          or 'm' for dates; 0 otherwise */
+    char byteorder;    /* '=', '<', '>' or '|' */
+    const char *tz;    /* timezone (points into the parsed string), or NULL */
+    size_t tz_len;
+} dfb_format;
+
+/* Parses an Arrow C data interface format string.  Returns 0 and fills
+   `out`, or -1 when the string is not one dfbuffer supports (out->type is
+   then DFB_T_INVALID).  `out->tz` points into `fmt`, which must outlive
+   it. */
+int
+dfb_format_parse_arrow(const char *fmt, dfb_format *out);
+
+/* Parses an interchange dtype (kind, bit_width, format, endianness) given
+   as C values.  Tolerates the producers' quirks (a bitmask claiming width
+   8 with format "b"; the column's logical format on a data buffer).
+   Returns 0, or -1 when unsupported. */
+int
+dfb_format_parse_interchange(int kind, int bits, const char *fmt,
+                             char endianness, dfb_format *out);
+
+/* Writes the NumPy type string ("<i8", "|b1", "<M8[us]", ...) of the
+   values' physical storage into buf (size >= 16).  Returns 0, or -1 if the
+   type has no fixed-width NumPy equivalent (strings, bit-packed bools). */
+int
+dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size);
+
+/* Width in bytes of one stored value (0 for bit-packed or variable width). */
+int
+dfb_format_itemsize(const dfb_format *f);
+
+#endif /* DFBUFFER_FORMAT_H */

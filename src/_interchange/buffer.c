@@ -1,0 +1,1157 @@
+/* dfbuffer.Buffer: the heap type, its construction and validation, GC,
+ * repr and attributes.  The exports live in export_dlpack.c and
+ * export_array.c, the imports in import.c.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/buffer.h"
+#include "dfbuffer/format.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#if PY_VERSION_HEX < 0x030C0000
+#include <structmember.h>
+#define Py_T_PYSSIZET T_PYSSIZET
+#define Py_READONLY READONLY
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Arithmetic and layout helpers                                        */
+/* ------------------------------------------------------------------ */
+
+/* Returns a*b in *out and 0, or -1 (no exception) on overflow. */
+static int
+mul_ssize(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *out)
+{
+    long long r;
+    if (__builtin_mul_overflow((long long)a, (long long)b, &r) ||
+        r > PY_SSIZE_T_MAX || r < PY_SSIZE_T_MIN) {
+        return -1;
+    }
+    *out = (Py_ssize_t)r;
+    return 0;
+}
+
+/* Returns a+b in *out and 0, or -1 (no exception) on overflow. */
+static int
+add_ssize(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *out)
+{
+    long long r;
+    if (__builtin_add_overflow((long long)a, (long long)b, &r) ||
+        r > PY_SSIZE_T_MAX || r < PY_SSIZE_T_MIN) {
+        return -1;
+    }
+    *out = (Py_ssize_t)r;
+    return 0;
+}
+
+int
+dfb_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+           Py_ssize_t itemsize, Py_ssize_t *lo, Py_ssize_t *hi)
+{
+    Py_ssize_t l = 0, h = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) {
+            *lo = 0;
+            *hi = 0;
+            return 0;
+        }
+    }
+    for (int i = 0; i < ndim; i++) {
+        Py_ssize_t reach;
+        if (mul_ssize(shape[i] - 1, strides[i], &reach) < 0) {
+            goto overflow;
+        }
+        if (reach < 0) {
+            if (add_ssize(l, reach, &l) < 0) {
+                goto overflow;
+            }
+        }
+        else if (add_ssize(h, reach, &h) < 0) {
+            goto overflow;
+        }
+    }
+    if (add_ssize(h, itemsize, &h) < 0) {
+        goto overflow;
+    }
+    *lo = l;
+    *hi = h;
+    return 0;
+overflow:
+    PyErr_SetString(PyExc_OverflowError,
+                    "shape and strides address more memory than fits in "
+                    "Py_ssize_t");
+    return -1;
+}
+
+/* Returns 1 if contiguous in the order dims are visited by `step`. */
+static int
+is_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+              Py_ssize_t itemsize, int fortran)
+{
+    Py_ssize_t expected = itemsize;
+    for (int k = 0; k < ndim; k++) {
+        if (shape[k] == 0) {
+            return 1;
+        }
+    }
+    for (int k = 0; k < ndim; k++) {
+        int i = fortran ? k : ndim - 1 - k;
+        if (shape[i] == 1) {
+            continue;
+        }
+        if (strides[i] != expected) {
+            return 0;
+        }
+        expected *= shape[i];
+    }
+    return 1;
+}
+
+int
+dfb_is_c_contiguous(int ndim, const Py_ssize_t *shape,
+                    const Py_ssize_t *strides, Py_ssize_t itemsize)
+{
+    return is_contiguous(ndim, shape, strides, itemsize, 0);
+}
+
+int
+dfb_is_f_contiguous(int ndim, const Py_ssize_t *shape,
+                    const Py_ssize_t *strides, Py_ssize_t itemsize)
+{
+    return is_contiguous(ndim, shape, strides, itemsize, 1);
+}
+
+Py_ssize_t
+dfb_buffer_size(const DfbBuffer *b)
+{
+    Py_ssize_t n = 1;
+    for (int i = 0; i < b->ndim; i++) {
+        n *= b->shape[i];
+    }
+    return n;
+}
+
+int
+dfb_buffer_require_host(const DfbBuffer *b, const char *what)
+{
+    switch (b->device.device_type) {
+        case kDLCPU:
+        case kDLCUDAHost:
+        case kDLROCMHost:
+        case kDLCUDAManaged:
+            return 0;
+        default:
+            PyErr_Format(PyExc_BufferError,
+                         "%s needs host memory, but this Buffer is on "
+                         "device (%d, %d)",
+                         what, (int)b->device.device_type,
+                         (int)b->device.device_id);
+            return -1;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Argument parsing                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Returns 1 for a DLPack device type dfbuffer knows, else 0. */
+static int
+known_device_type(long t)
+{
+    switch (t) {
+        case kDLCPU:
+        case kDLCUDA:
+        case kDLCUDAHost:
+        case kDLOpenCL:
+        case kDLVulkan:
+        case kDLMetal:
+        case kDLVPI:
+        case kDLROCM:
+        case kDLROCMHost:
+        case kDLExtDev:
+        case kDLCUDAManaged:
+        case kDLOneAPI:
+        case kDLWebGPU:
+        case kDLHexagon:
+        case kDLMAIA:
+        case kDLTrn:
+            return 1;
+        default:
+            return 0;
+    }
+}
+
+int
+dfb_parse_device(PyObject *obj, DLDevice *out)
+{
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+        PyErr_Format(PyExc_TypeError,
+                     "device must be a (device_type, device_id) tuple, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (PySequence_Size(obj) != 2) {
+        PyErr_SetString(PyExc_ValueError,
+                        "device must have exactly two items: "
+                        "(device_type, device_id)");
+        return -1;
+    }
+    PyObject *t = PySequence_GetItem(obj, 0);
+    if (t == NULL) {
+        return -1;
+    }
+    PyObject *id = PySequence_GetItem(obj, 1);
+    if (id == NULL) {
+        Py_DECREF(t);
+        return -1;
+    }
+    int ret = -1;
+    if (!PyLong_Check(t) || PyBool_Check(t)) {
+        PyErr_Format(PyExc_TypeError, "device type must be an int, not %.100s",
+                     Py_TYPE(t)->tp_name);
+        goto done;
+    }
+    int overflow = 0;
+    long tv = PyLong_AsLongAndOverflow(t, &overflow);
+    if (tv == -1 && PyErr_Occurred()) {
+        goto done;
+    }
+    if (overflow || !known_device_type(tv)) {
+        PyErr_Format(PyExc_ValueError, "unknown DLPack device type %R", t);
+        goto done;
+    }
+    long iv = 0;
+    if (id != Py_None) {
+        if (!PyLong_Check(id) || PyBool_Check(id)) {
+            PyErr_Format(PyExc_TypeError,
+                         "device id must be an int or None, not %.100s",
+                         Py_TYPE(id)->tp_name);
+            goto done;
+        }
+        iv = PyLong_AsLongAndOverflow(id, &overflow);
+        if (iv == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        if (overflow || iv < 0 || iv > INT32_MAX) {
+            PyErr_Format(PyExc_ValueError,
+                         "device id must be in [0, 2**31), got %R", id);
+            goto done;
+        }
+    }
+    out->device_type = (DLDeviceType)tv;
+    out->device_id = (int32_t)iv;
+    ret = 0;
+done:
+    Py_DECREF(t);
+    Py_DECREF(id);
+    return ret;
+}
+
+/* Returns 0 if `d` is a dtype a Buffer may carry, else -1 with TypeError
+   (reference-holding, structured, string or flexible dtypes). */
+static int
+check_dtype(PyArray_Descr *d)
+{
+    switch (d->kind) {
+        case 'b':
+        case 'i':
+        case 'u':
+        case 'f':
+        case 'c':
+        case 'm':
+        case 'M':
+            break;
+        default:
+            PyErr_Format(PyExc_TypeError,
+                         "a Buffer holds plain numbers only (bool, integer, "
+                         "float, complex, datetime64, timedelta64), not "
+                         "dtype %R",
+                         (PyObject *)d);
+            return -1;
+    }
+    if (PyDataType_FLAGCHK(d, NPY_ITEM_REFCOUNT) || PyDataType_HASFIELDS(d) ||
+        PyDataType_HASSUBARRAY(d) || PyDataType_ELSIZE(d) <= 0) {
+        PyErr_Format(PyExc_TypeError, "unsupported dtype %R for a Buffer",
+                     (PyObject *)d);
+        return -1;
+    }
+    return 0;
+}
+
+/* Converts an interchange dtype tuple to a NumPy dtype.  Returns a new
+   reference, or NULL with TypeError / ValueError set. */
+static PyArray_Descr *
+descr_from_interchange(PyObject *tup)
+{
+    if (PyTuple_GET_SIZE(tup) != 4) {
+        PyErr_Format(PyExc_ValueError,
+                     "an interchange dtype is a 4-tuple (kind, bit_width, "
+                     "format, endianness), got %R",
+                     tup);
+        return NULL;
+    }
+    PyObject *k = PyTuple_GET_ITEM(tup, 0), *b = PyTuple_GET_ITEM(tup, 1);
+    PyObject *f = PyTuple_GET_ITEM(tup, 2), *e = PyTuple_GET_ITEM(tup, 3);
+    if (!PyLong_Check(k) || !PyLong_Check(b) || !PyUnicode_Check(f) ||
+        !PyUnicode_Check(e)) {
+        PyErr_Format(PyExc_TypeError,
+                     "an interchange dtype is (int, int, str, str), got %R",
+                     tup);
+        return NULL;
+    }
+    long kind = PyLong_AsLong(k);
+    long bits = PyLong_AsLong(b);
+    if ((kind == -1 || bits == -1) && PyErr_Occurred()) {
+        return NULL;
+    }
+    const char *fmt = PyUnicode_AsUTF8(f);
+    Py_ssize_t elen;
+    const char *endian = PyUnicode_AsUTF8AndSize(e, &elen);
+    if (fmt == NULL || endian == NULL) {
+        return NULL;
+    }
+    dfb_format pf;
+    if (elen != 1 || kind < INT32_MIN || kind > INT32_MAX || bits < 0 ||
+        bits > 1024 ||
+        dfb_format_parse_interchange((int)kind, (int)bits, fmt, endian[0],
+                                     &pf) < 0) {
+        PyErr_Format(PyExc_ValueError, "unsupported interchange dtype %R",
+                     tup);
+        return NULL;
+    }
+    char typestr[32];
+    if (dfb_format_numpy_typestr(&pf, typestr, sizeof(typestr)) < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "interchange dtype %R has no fixed-width NumPy "
+                     "equivalent (bit-packed or variable-width data)",
+                     tup);
+        return NULL;
+    }
+    PyObject *s = PyUnicode_FromString(typestr);
+    if (s == NULL) {
+        return NULL;
+    }
+    PyArray_Descr *d = NULL;
+    int ok = PyArray_DescrConverter(s, &d);
+    Py_DECREF(s);
+    return ok ? d : NULL;
+}
+
+PyArray_Descr *
+dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt)
+{
+    PyArray_Descr *d = NULL;
+    if (obj == NULL || obj == Py_None) {
+        if (dflt == NULL) {
+            PyErr_SetString(PyExc_TypeError, "a dtype is required");
+            return NULL;
+        }
+        Py_INCREF(dflt);
+        return dflt;
+    }
+    if (PyTuple_Check(obj) && PyTuple_GET_SIZE(obj) == 4 &&
+        PyLong_Check(PyTuple_GET_ITEM(obj, 0))) {
+        d = descr_from_interchange(obj);
+    }
+    else if (!PyArray_DescrConverter(obj, &d)) {
+        d = NULL;
+    }
+    if (d == NULL) {
+        return NULL;
+    }
+    if (check_dtype(d) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* Converts a non-negative Python int to Py_ssize_t.  Returns 0, or -1 with
+   TypeError (not an int), ValueError (negative) or OverflowError. */
+static int
+parse_size(PyObject *obj, const char *what, Py_ssize_t *out)
+{
+    if (!PyLong_Check(obj) || PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (_PyLong_Sign(obj) < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %R", what, obj);
+        return -1;
+    }
+    Py_ssize_t v = PyLong_AsSsize_t(obj);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Format(PyExc_OverflowError, "%s %R is too large", what, obj);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses a shape or strides argument (a sequence of ints, or one int) into
+   out[0..*n).  Returns 0, or -1 with an exception set. */
+static int
+parse_dims(PyObject *obj, const char *what, int allow_negative,
+           Py_ssize_t *out, int *n)
+{
+    PyObject *seq;
+    if (PyLong_Check(obj)) {
+        seq = PyTuple_Pack(1, obj);
+    }
+    else {
+        if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s must be a sequence of ints, not %.100s", what,
+                         Py_TYPE(obj)->tp_name);
+            return -1;
+        }
+        seq = PySequence_Fast(obj, "");
+        if (seq == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s must be a sequence of ints, not %.100s", what,
+                         Py_TYPE(obj)->tp_name);
+            return -1;
+        }
+    }
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    if (len > DFB_MAXDIM) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s has %zd dimensions; at most %d are supported", what,
+                     len, DFB_MAXDIM);
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyIndex_Check(item) || PyBool_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s[%zd] must be an int, not %.100s",
+                         what, i, Py_TYPE(item)->tp_name);
+            Py_DECREF(seq);
+            return -1;
+        }
+        Py_ssize_t v = PyNumber_AsSsize_t(item, PyExc_OverflowError);
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (v < 0 && !allow_negative) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] must be >= 0, got %zd",
+                         what, i, v);
+            Py_DECREF(seq);
+            return -1;
+        }
+        out[i] = v;
+    }
+    *n = (int)len;
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Construction                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Allocates and fills a Buffer after every check passed.  Returns a new
+   reference or NULL (MemoryError). */
+static PyObject *
+buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
+             PyObject *owner, PyArray_Descr *dtype, int ndim,
+             const Py_ssize_t *shape, const Py_ssize_t *strides,
+             DLDevice device, int readonly, int native)
+{
+    PyTypeObject *tp = st->buffer_type;
+    DfbBuffer *self = (DfbBuffer *)tp->tp_alloc(tp, 2 * (Py_ssize_t)ndim);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->ptr = ptr;
+    self->data = data;
+    self->bufsize = bufsize;
+    Py_INCREF(dtype);
+    self->dtype = dtype;
+    Py_INCREF(owner);
+    self->owner = owner;
+    self->weakreflist = NULL;
+    self->device = device;
+    self->ndim = ndim;
+    self->readonly = readonly ? 1 : 0;
+    self->native = native;
+    self->shape = self->dims;
+    self->strides = self->dims + ndim;
+    if (ndim > 0) {
+        memcpy(self->shape, shape, ndim * sizeof(Py_ssize_t));
+        memcpy(self->strides, strides, ndim * sizeof(Py_ssize_t));
+    }
+    return (PyObject *)self;
+}
+
+/* Checks the common arguments and fills default strides.  Returns 0, or -1
+   with an exception set. */
+static int
+check_common(PyArray_Descr *dtype, int ndim, const Py_ssize_t *shape,
+             const Py_ssize_t *strides, Py_ssize_t *cstrides, DLDevice device,
+             int native, const Py_ssize_t **strides_out)
+{
+    if (check_dtype(dtype) < 0) {
+        return -1;
+    }
+    if (ndim < 0 || ndim > DFB_MAXDIM) {
+        PyErr_Format(PyExc_ValueError,
+                     "ndim must be in [0, %d], got %d", DFB_MAXDIM, ndim);
+        return -1;
+    }
+    if (!known_device_type(device.device_type) || device.device_id < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown device (%d, %d)",
+                     (int)device.device_type, (int)device.device_id);
+        return -1;
+    }
+    if (native < 0 || native >= DFB_NATIVE_COUNT) {
+        PyErr_Format(PyExc_ValueError, "unknown NativeFormat value %d",
+                     native);
+        return -1;
+    }
+    Py_ssize_t itemsize = PyDataType_ELSIZE(dtype);
+    Py_ssize_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "shape[%d] must be >= 0, got %zd", i, shape[i]);
+            return -1;
+        }
+        if (mul_ssize(n, shape[i], &n) < 0) {
+            PyErr_SetString(PyExc_OverflowError,
+                            "the number of elements overflows Py_ssize_t");
+            return -1;
+        }
+    }
+    Py_ssize_t nbytes;
+    if (mul_ssize(n, itemsize, &nbytes) < 0) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "the size in bytes overflows Py_ssize_t");
+        return -1;
+    }
+    if (strides == NULL) {
+        Py_ssize_t s = itemsize;
+        for (int i = ndim - 1; i >= 0; i--) {
+            cstrides[i] = s;
+            s *= shape[i] > 0 ? shape[i] : 1;
+        }
+        *strides_out = cstrides;
+    }
+    else {
+        *strides_out = strides;
+    }
+    return 0;
+}
+
+PyObject *
+dfb_buffer_new(dfb_state *st, char *ptr, Py_ssize_t bufsize, PyObject *owner,
+               PyArray_Descr *dtype, int ndim, const Py_ssize_t *shape,
+               const Py_ssize_t *strides, DLDevice device, int readonly,
+               int native)
+{
+    Py_ssize_t dflt_shape[1];
+    Py_ssize_t cstrides[DFB_MAXDIM];
+    const Py_ssize_t *st_use;
+
+    if (bufsize < 0) {
+        PyErr_Format(PyExc_ValueError, "bufsize must be >= 0, got %zd",
+                     bufsize);
+        return NULL;
+    }
+    if (ptr == NULL && bufsize != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "a NULL pointer cannot describe %zd bytes", bufsize);
+        return NULL;
+    }
+    if ((uintptr_t)ptr > UINTPTR_MAX - (uintptr_t)bufsize) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "ptr + bufsize overflows the address space");
+        return NULL;
+    }
+    if (check_dtype(dtype) < 0) {
+        return NULL;
+    }
+    Py_ssize_t itemsize = PyDataType_ELSIZE(dtype);
+    if (shape == NULL) {
+        if (bufsize % itemsize != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "bufsize %zd is not a multiple of the itemsize %zd "
+                         "of dtype %R; pass a shape",
+                         bufsize, itemsize, (PyObject *)dtype);
+            return NULL;
+        }
+        dflt_shape[0] = bufsize / itemsize;
+        shape = dflt_shape;
+        ndim = 1;
+    }
+    if (check_common(dtype, ndim, shape, strides, cstrides, device, native,
+                     &st_use) < 0) {
+        return NULL;
+    }
+    Py_ssize_t lo, hi;
+    if (dfb_extent(ndim, shape, st_use, itemsize, &lo, &hi) < 0) {
+        return NULL;
+    }
+    if (hi - lo > bufsize) {
+        PyErr_Format(PyExc_ValueError,
+                     "shape and strides address %zd bytes, more than "
+                     "bufsize %zd",
+                     hi - lo, bufsize);
+        return NULL;
+    }
+    /* ptr is the lowest address; element 0 lies -lo bytes above it. */
+    return buffer_alloc(st, ptr, ptr == NULL ? NULL : ptr - lo, bufsize,
+                        owner, dtype, ndim, shape, st_use, device, readonly,
+                        native);
+}
+
+PyObject *
+dfb_buffer_from_data(dfb_state *st, char *data, PyObject *owner,
+                     PyArray_Descr *dtype, int ndim, const Py_ssize_t *shape,
+                     const Py_ssize_t *strides, DLDevice device, int readonly,
+                     int native)
+{
+    Py_ssize_t cstrides[DFB_MAXDIM];
+    const Py_ssize_t *st_use;
+    if (ndim > 0 && shape == NULL) {
+        PyErr_SetString(PyExc_SystemError, "dfb_buffer_from_data: no shape");
+        return NULL;
+    }
+    if (check_common(dtype, ndim, shape, strides, cstrides, device, native,
+                     &st_use) < 0) {
+        return NULL;
+    }
+    Py_ssize_t lo, hi;
+    if (dfb_extent(ndim, shape, st_use, PyDataType_ELSIZE(dtype), &lo, &hi) <
+        0) {
+        return NULL;
+    }
+    if (data == NULL && hi - lo != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "a NULL data pointer cannot describe a non-empty "
+                        "array");
+        return NULL;
+    }
+    uintptr_t addr = (uintptr_t)data;
+    if ((lo < 0 && addr < (uintptr_t)(-lo)) ||
+        (hi > 0 && addr > UINTPTR_MAX - (uintptr_t)hi)) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "the strides reach outside the address space");
+        return NULL;
+    }
+    char *ptr = data == NULL ? NULL : data + lo;
+    return buffer_alloc(st, ptr, data, hi - lo, owner, dtype, ndim, shape,
+                        st_use, device, readonly, native);
+}
+
+/* Buffer.__new__(ptr, bufsize, *, owner, dtype="u1", shape=None,
+   strides=None, device=(CPU, 0), readonly=False, native=RAW).  Returns a
+   new Buffer or NULL with an exception set. */
+static PyObject *
+buffer_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"ptr",     "bufsize",  "owner",  "dtype",
+                             "shape",   "strides",  "device", "readonly",
+                             "native",  NULL};
+    PyObject *ptr_o, *bufsize_o, *owner = NULL, *dtype_o = NULL;
+    PyObject *shape_o = Py_None, *strides_o = Py_None, *device_o = NULL;
+    int readonly = 0;
+    PyObject *native_o = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|$OOOOOpO:Buffer", kwlist,
+                                     &ptr_o, &bufsize_o, &owner, &dtype_o,
+                                     &shape_o, &strides_o, &device_o,
+                                     &readonly, &native_o)) {
+        return NULL;
+    }
+    if (owner == NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "Buffer() needs the keyword argument 'owner': the "
+                        "object that keeps the memory alive");
+        return NULL;
+    }
+    dfb_state *st = dfb_state_from_type(type);
+    if (st == NULL) {
+        return NULL;
+    }
+    if (!PyLong_Check(ptr_o) || PyBool_Check(ptr_o)) {
+        PyErr_Format(PyExc_TypeError, "ptr must be an int, not %.100s",
+                     Py_TYPE(ptr_o)->tp_name);
+        return NULL;
+    }
+    if (_PyLong_Sign(ptr_o) < 0) {
+        PyErr_Format(PyExc_ValueError, "ptr must be >= 0, got %R", ptr_o);
+        return NULL;
+    }
+    void *ptr = PyLong_AsVoidPtr(ptr_o);
+    if (ptr == NULL && PyErr_Occurred()) {
+        PyErr_Format(PyExc_OverflowError,
+                     "ptr %R does not fit in a pointer", ptr_o);
+        return NULL;
+    }
+    Py_ssize_t bufsize;
+    if (parse_size(bufsize_o, "bufsize", &bufsize) < 0) {
+        return NULL;
+    }
+    PyArray_Descr *u1 = PyArray_DescrFromType(NPY_UINT8);
+    PyArray_Descr *dtype = dfb_parse_dtype(dtype_o, u1);
+    Py_DECREF(u1);
+    if (dtype == NULL) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t shape[DFB_MAXDIM], strides[DFB_MAXDIM];
+    int ndim = 0, nstrides = 0;
+    int have_shape = shape_o != Py_None, have_strides = strides_o != Py_None;
+    if (have_shape &&
+        parse_dims(shape_o, "shape", 0, shape, &ndim) < 0) {
+        goto done;
+    }
+    if (have_strides &&
+        parse_dims(strides_o, "strides", 1, strides, &nstrides) < 0) {
+        goto done;
+    }
+    if (have_strides && !have_shape) {
+        Py_ssize_t itemsize = PyDataType_ELSIZE(dtype);
+        if (bufsize % itemsize != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "bufsize %zd is not a multiple of the itemsize %zd; "
+                         "pass a shape",
+                         bufsize, itemsize);
+            goto done;
+        }
+        shape[0] = bufsize / itemsize;
+        ndim = 1;
+        have_shape = 1;
+    }
+    if (have_strides && nstrides != ndim) {
+        PyErr_Format(PyExc_ValueError,
+                     "strides has %d entries but shape has %d", nstrides,
+                     ndim);
+        goto done;
+    }
+    DLDevice device = {kDLCPU, 0};
+    if (device_o != NULL && dfb_parse_device(device_o, &device) < 0) {
+        goto done;
+    }
+    long native = DFB_NATIVE_RAW;
+    if (native_o != NULL) {
+        if (!PyLong_Check(native_o) || PyBool_Check(native_o)) {
+            PyErr_Format(PyExc_TypeError,
+                         "native must be a NativeFormat, not %.100s",
+                         Py_TYPE(native_o)->tp_name);
+            goto done;
+        }
+        native = PyLong_AsLong(native_o);
+        if (native == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            native = -1;
+        }
+        if (native < 0 || native >= DFB_NATIVE_COUNT) {
+            PyErr_Format(PyExc_ValueError, "unknown NativeFormat %R",
+                         native_o);
+            goto done;
+        }
+    }
+    result = dfb_buffer_new(st, (char *)ptr, bufsize, owner, dtype, ndim,
+                            have_shape ? shape : NULL,
+                            have_strides ? strides : NULL, device, readonly,
+                            (int)native);
+done:
+    Py_DECREF(dtype);
+    return result;
+}
+
+/* ------------------------------------------------------------------ */
+/* GC, dealloc, repr                                                    */
+/* ------------------------------------------------------------------ */
+
+static int
+buffer_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->owner);
+    Py_VISIT((PyObject *)self->dtype);
+    return 0;
+}
+
+static int
+buffer_clear(PyObject *op)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    Py_CLEAR(self->owner);
+    /* dtype holds no references back to us; keep it for repr safety. */
+    return 0;
+}
+
+static void
+buffer_dealloc(PyObject *op)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    if (self->weakreflist != NULL) {
+        PyObject_ClearWeakRefs(op);
+    }
+    Py_CLEAR(self->owner);
+    Py_CLEAR(self->dtype);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+/* Returns a new str "(a, b)" for dims (Python tuple repr), or NULL. */
+static PyObject *
+dims_tuple(const Py_ssize_t *d, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromSsize_t(d[i]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+static const char *
+native_name(int native)
+{
+    static const char *names[DFB_NATIVE_COUNT] = {
+        "RAW",    "NUMPY",           "ARROW",          "DLPACK",
+        "CUDA_ARRAY_INTERFACE",      "BUFFER_PROTOCOL", "ARRAY_INTERFACE",
+        "INTERCHANGE"};
+    return (native >= 0 && native < DFB_NATIVE_COUNT) ? names[native] : "?";
+}
+
+static const char *
+device_name(int t)
+{
+    switch (t) {
+        case kDLCPU: return "CPU";
+        case kDLCUDA: return "CUDA";
+        case kDLCUDAHost: return "CUDA_HOST";
+        case kDLOpenCL: return "OPENCL";
+        case kDLVulkan: return "VULKAN";
+        case kDLMetal: return "METAL";
+        case kDLVPI: return "VPI";
+        case kDLROCM: return "ROCM";
+        case kDLROCMHost: return "ROCM_HOST";
+        case kDLExtDev: return "EXT_DEV";
+        case kDLCUDAManaged: return "CUDA_MANAGED";
+        case kDLOneAPI: return "ONE_API";
+        case kDLWebGPU: return "WEBGPU";
+        case kDLHexagon: return "HEXAGON";
+        case kDLMAIA: return "MAIA";
+        case kDLTrn: return "TRN";
+        default: return "?";
+    }
+}
+
+static PyObject *
+buffer_repr(PyObject *op)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    PyObject *shape = dims_tuple(self->shape, self->ndim);
+    if (shape == NULL) {
+        return NULL;
+    }
+    PyObject *strides = dims_tuple(self->strides, self->ndim);
+    if (strides == NULL) {
+        Py_DECREF(shape);
+        return NULL;
+    }
+    PyObject *owner_type =
+        self->owner ? PyType_GetQualName(Py_TYPE(self->owner)) : NULL;
+    if (self->owner && owner_type == NULL) {
+        Py_DECREF(shape);
+        Py_DECREF(strides);
+        return NULL;
+    }
+    PyObject *r = PyUnicode_FromFormat(
+        "<dfbuffer.Buffer dtype=%S shape=%S strides=%S device=%s:%d "
+        "native=%s readonly=%s owner=%s%S ptr=%p bufsize=%zd>",
+        (PyObject *)self->dtype, shape, strides,
+        device_name(self->device.device_type), (int)self->device.device_id,
+        native_name(self->native), self->readonly ? "True" : "False",
+        self->owner ? "" : "<cleared>",
+        owner_type ? owner_type : Py_None, (void *)self->ptr, self->bufsize);
+    Py_DECREF(shape);
+    Py_DECREF(strides);
+    Py_XDECREF(owner_type);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Attributes                                                           */
+/* ------------------------------------------------------------------ */
+
+static PyObject *
+get_ptr(PyObject *op, void *c)
+{
+    return PyLong_FromVoidPtr(((DfbBuffer *)op)->ptr);
+}
+
+static PyObject *
+get_bufsize(PyObject *op, void *c)
+{
+    return PyLong_FromSsize_t(((DfbBuffer *)op)->bufsize);
+}
+
+static PyObject *
+get_shape(PyObject *op, void *c)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    return dims_tuple(self->shape, self->ndim);
+}
+
+static PyObject *
+get_strides(PyObject *op, void *c)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    return dims_tuple(self->strides, self->ndim);
+}
+
+static PyObject *
+get_dtype(PyObject *op, void *c)
+{
+    return Py_NewRef((PyObject *)((DfbBuffer *)op)->dtype);
+}
+
+static PyObject *
+get_itemsize(PyObject *op, void *c)
+{
+    return PyLong_FromSsize_t(PyDataType_ELSIZE(((DfbBuffer *)op)->dtype));
+}
+
+static PyObject *
+get_ndim(PyObject *op, void *c)
+{
+    return PyLong_FromLong(((DfbBuffer *)op)->ndim);
+}
+
+static PyObject *
+get_size(PyObject *op, void *c)
+{
+    return PyLong_FromSsize_t(dfb_buffer_size((DfbBuffer *)op));
+}
+
+static PyObject *
+get_nbytes(PyObject *op, void *c)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    return PyLong_FromSsize_t(dfb_buffer_size(self) *
+                              PyDataType_ELSIZE(self->dtype));
+}
+
+static PyObject *
+get_device(PyObject *op, void *c)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    dfb_state *st = dfb_state_from_type(Py_TYPE(op));
+    if (st == NULL) {
+        return NULL;
+    }
+    PyObject *t = dfb_enum_member(st->device_type, self->device.device_type);
+    if (t == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(Ni)", t, (int)self->device.device_id);
+}
+
+static PyObject *
+get_owner(PyObject *op, void *c)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    return Py_NewRef(self->owner ? self->owner : Py_None);
+}
+
+static PyObject *
+get_readonly(PyObject *op, void *c)
+{
+    return PyBool_FromLong(((DfbBuffer *)op)->readonly);
+}
+
+static PyObject *
+get_native(PyObject *op, void *c)
+{
+    dfb_state *st = dfb_state_from_type(Py_TYPE(op));
+    if (st == NULL) {
+        return NULL;
+    }
+    return dfb_enum_member(st->native_format, ((DfbBuffer *)op)->native);
+}
+
+static PyObject *
+get_c_contiguous(PyObject *op, void *c)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    return PyBool_FromLong(dfb_is_c_contiguous(
+        self->ndim, self->shape, self->strides,
+        PyDataType_ELSIZE(self->dtype)));
+}
+
+static PyObject *
+get_f_contiguous(PyObject *op, void *c)
+{
+    DfbBuffer *self = (DfbBuffer *)op;
+    return PyBool_FromLong(dfb_is_f_contiguous(
+        self->ndim, self->shape, self->strides,
+        PyDataType_ELSIZE(self->dtype)));
+}
+
+static PyGetSetDef buffer_getset[] = {
+    {"ptr", get_ptr, NULL,
+     "Lowest address of the memory block (int).", NULL},
+    {"bufsize", get_bufsize, NULL,
+     "Length of the memory block in bytes; every element lies in "
+     "[ptr, ptr + bufsize).",
+     NULL},
+    {"shape", get_shape, NULL, "Shape (tuple of int).", NULL},
+    {"strides", get_strides, NULL,
+     "Strides in bytes (tuple of int; may be negative or zero).", NULL},
+    {"dtype", get_dtype, NULL, "Element type (numpy.dtype).", NULL},
+    {"itemsize", get_itemsize, NULL, "Bytes per element.", NULL},
+    {"ndim", get_ndim, NULL, "Number of dimensions.", NULL},
+    {"size", get_size, NULL, "Number of elements.", NULL},
+    {"nbytes", get_nbytes, NULL, "size * itemsize.", NULL},
+    {"device", get_device, NULL,
+     "(DeviceType, device_id) of the memory.", NULL},
+    {"owner", get_owner, NULL,
+     "The object that keeps the memory alive (held strongly).", NULL},
+    {"readonly", get_readonly, NULL,
+     "True if the memory must not be written.", NULL},
+    {"native", get_native, NULL,
+     "The NativeFormat: the protocol the memory came through.", NULL},
+    {"c_contiguous", get_c_contiguous, NULL,
+     "True if the elements are C-contiguous.", NULL},
+    {"f_contiguous", get_f_contiguous, NULL,
+     "True if the elements are Fortran-contiguous.", NULL},
+    {"__array_interface__", dfb_buffer_array_interface, NULL,
+     "NumPy array interface (version 3); host memory only.", NULL},
+    {"__cuda_array_interface__", dfb_buffer_cuda_array_interface, NULL,
+     "CUDA array interface (version 3); CUDA memory only.", NULL},
+    {NULL},
+};
+
+/* ------------------------------------------------------------------ */
+/* ndarray view                                                         */
+/* ------------------------------------------------------------------ */
+
+PyObject *
+dfb_buffer_as_ndarray(DfbBuffer *b)
+{
+    if (dfb_buffer_require_host(b, "a NumPy view") < 0) {
+        return NULL;
+    }
+    static char dummy;
+    char *data = b->data != NULL ? b->data : &dummy;
+    Py_INCREF(b->dtype);
+    PyObject *arr = PyArray_NewFromDescr(
+        &PyArray_Type, b->dtype, b->ndim, b->shape, b->strides, data,
+        b->readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
+    if (arr == NULL) {
+        return NULL;
+    }
+    Py_INCREF(b);
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, (PyObject *)b) < 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+/* ------------------------------------------------------------------ */
+/* The type                                                             */
+/* ------------------------------------------------------------------ */
+
+PyDoc_STRVAR(from_object_doc,
+"from_object(obj, *, dtype=None)\n--\n\n"
+"Wrap any producer's memory without copying: a Buffer, the buffer\n"
+"protocol, __array_interface__, __cuda_array_interface__, __dlpack__, an\n"
+"Arrow primitive array, or an interchange-protocol buffer (ptr, bufsize,\n"
+"__dlpack_device__).  The returned Buffer's owner keeps the memory alive.\n"
+"`dtype` overrides the producer's element type (same itemsize).");
+
+PyDoc_STRVAR(dlpack_doc,
+"__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+"Export as a DLPack capsule (versioned when max_version >= (1, 0)).");
+
+PyDoc_STRVAR(dlpack_device_doc,
+"__dlpack_device__()\n--\n\nReturn (device_type, device_id) as ints.");
+
+static PyMethodDef buffer_methods[] = {
+    {"from_object", (PyCFunction)(void (*)(void))dfb_buffer_from_object,
+     METH_CLASS | METH_FASTCALL | METH_KEYWORDS, from_object_doc},
+    {"__dlpack__", (PyCFunction)(void (*)(void))dfb_buffer_dlpack,
+     METH_FASTCALL | METH_KEYWORDS, dlpack_doc},
+    {"__dlpack_device__", dfb_buffer_dlpack_device, METH_NOARGS,
+     dlpack_device_doc},
+    {"__array__", (PyCFunction)(void (*)(void))dfb_buffer_array,
+     METH_VARARGS | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None)\n--\n\nA NumPy view (host memory "
+     "only; TypeError for device memory)."},
+    {"__reduce_ex__", dfb_buffer_reduce_ex, METH_O,
+     "Pickle support; protocol 5 sends the memory out of band."},
+    {"__arrow_c_schema__", dfb_buffer_arrow_c_schema, METH_NOARGS,
+     "__arrow_c_schema__()\n--\n\nArrow schema capsule (1-D primitive "
+     "buffers)."},
+    {"__arrow_c_array__", (PyCFunction)(void (*)(void))dfb_buffer_arrow_c_array,
+     METH_FASTCALL | METH_KEYWORDS,
+     "__arrow_c_array__(requested_schema=None)\n--\n\n(schema, array) "
+     "capsules for a 1-D contiguous primitive buffer, without copying."},
+    {NULL},
+};
+
+static PyMemberDef buffer_members[] = {
+    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(DfbBuffer, weakreflist),
+     Py_READONLY, NULL},
+    {NULL},
+};
+
+PyDoc_STRVAR(buffer_doc,
+"Buffer(ptr, bufsize, *, owner, dtype='u1', shape=None, strides=None,\n"
+"       device=(DeviceType.CPU, 0), readonly=False, native=NativeFormat.RAW)\n"
+"--\n\n"
+"A block of memory with its layout, its device and a strong reference to\n"
+"the object that owns it.\n\n"
+"ptr is the lowest address of the block and bufsize its length in bytes;\n"
+"every byte any element touches lies in [ptr, ptr + bufsize).  shape\n"
+"defaults to bufsize // itemsize (1-D), strides (bytes) to C order.\n"
+"Immutable; exports DLPack, the array interface, the buffer protocol,\n"
+"the CUDA array interface (device memory) and the Arrow PyCapsule\n"
+"interface.");
+
+static PyType_Slot buffer_slots[] = {
+    {Py_tp_doc, (void *)buffer_doc},
+    {Py_tp_new, buffer_tp_new},
+    {Py_tp_dealloc, buffer_dealloc},
+    {Py_tp_traverse, buffer_traverse},
+    {Py_tp_clear, buffer_clear},
+    {Py_tp_repr, buffer_repr},
+    {Py_tp_getset, buffer_getset},
+    {Py_tp_methods, buffer_methods},
+    {Py_tp_members, buffer_members},
+    {Py_bf_getbuffer, dfb_buffer_getbuffer},
+    {Py_bf_releasebuffer, dfb_buffer_releasebuffer},
+    {0, NULL},
+};
+
+PyType_Spec dfb_buffer_spec = {
+    .name = "dfbuffer.Buffer",
+    .basicsize = offsetof(DfbBuffer, dims),
+    .itemsize = sizeof(Py_ssize_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = buffer_slots,
+};

@@ -1,0 +1,243 @@
+/* dfbuffer: parsing and mapping of type descriptions (pure C: no Python).
+ */
+#include "dfbuffer/format.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Fills `out` for a fixed-width integer/float from its Arrow letter.
+   Returns 0, or -1 for another letter. */
+static int
+parse_primitive(char c, dfb_format *out)
+{
+    switch (c) {
+        case 'c': out->type = DFB_T_INT; out->bits = 8; return 0;
+        case 'C': out->type = DFB_T_UINT; out->bits = 8; return 0;
+        case 's': out->type = DFB_T_INT; out->bits = 16; return 0;
+        case 'S': out->type = DFB_T_UINT; out->bits = 16; return 0;
+        case 'i': out->type = DFB_T_INT; out->bits = 32; return 0;
+        case 'I': out->type = DFB_T_UINT; out->bits = 32; return 0;
+        case 'l': out->type = DFB_T_INT; out->bits = 64; return 0;
+        case 'L': out->type = DFB_T_UINT; out->bits = 64; return 0;
+        case 'e': out->type = DFB_T_FLOAT; out->bits = 16; return 0;
+        case 'f': out->type = DFB_T_FLOAT; out->bits = 32; return 0;
+        case 'g': out->type = DFB_T_FLOAT; out->bits = 64; return 0;
+        case 'b': out->type = DFB_T_BOOL_BIT; out->bits = 1; return 0;
+        case 'n': out->type = DFB_T_NULL; out->bits = 0; return 0;
+        case 'u': out->type = DFB_T_UTF8; out->bits = 8; return 0;
+        case 'U': out->type = DFB_T_LARGE_UTF8; out->bits = 8; return 0;
+        case 'z': out->type = DFB_T_BINARY; out->bits = 8; return 0;
+        case 'Z': out->type = DFB_T_LARGE_BINARY; out->bits = 8; return 0;
+        default: return -1;
+    }
+}
+
+/* Returns 1 for a time unit letter s, m, u, n. */
+static int
+is_unit(char c)
+{
+    return c == 's' || c == 'm' || c == 'u' || c == 'n';
+}
+
+int
+dfb_format_parse_arrow(const char *fmt, dfb_format *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->byteorder = '=';
+    if (fmt == NULL || fmt[0] == '\0') {
+        goto invalid;
+    }
+    size_t len = strlen(fmt);
+    if (len == 1) {
+        if (parse_primitive(fmt[0], out) < 0) {
+            goto invalid;
+        }
+        if (out->type == DFB_T_BOOL_BIT || out->type == DFB_T_NULL) {
+            out->byteorder = '|';
+        }
+        return 0;
+    }
+    if (strcmp(fmt, "vu") == 0) {
+        out->type = DFB_T_STRING_VIEW;
+        out->bits = 128;
+        return 0;
+    }
+    if (fmt[0] == 't') {
+        if (strcmp(fmt, "tdD") == 0) {
+            out->type = DFB_T_DATE32;
+            out->bits = 32;
+            out->unit = 'D';
+            return 0;
+        }
+        if (strcmp(fmt, "tdm") == 0) {
+            out->type = DFB_T_DATE64;
+            out->bits = 64;
+            out->unit = 'm';
+            return 0;
+        }
+        if (fmt[1] == 's' && len >= 4 && is_unit(fmt[2]) && fmt[3] == ':') {
+            out->type = DFB_T_TIMESTAMP;
+            out->bits = 64;
+            out->unit = fmt[2];
+            if (len > 4) {
+                out->tz = fmt + 4;
+                out->tz_len = len - 4;
+            }
+            return 0;
+        }
+        if (fmt[1] == 'D' && len == 3 && is_unit(fmt[2])) {
+            out->type = DFB_T_DURATION;
+            out->bits = 64;
+            out->unit = fmt[2];
+            return 0;
+        }
+    }
+invalid:
+    memset(out, 0, sizeof(*out));
+    out->type = DFB_T_INVALID;
+    return -1;
+}
+
+int
+dfb_format_parse_interchange(int kind, int bits, const char *fmt,
+                             char endianness, dfb_format *out)
+{
+    dfb_format parsed;
+    int have_fmt = fmt != NULL && dfb_format_parse_arrow(fmt, &parsed) == 0;
+    memset(out, 0, sizeof(*out));
+    if (endianness != '=' && endianness != '<' && endianness != '>' &&
+        endianness != '|') {
+        goto invalid;
+    }
+    switch (kind) {
+        case 0:   /* INT */
+        case 1:   /* UINT */
+            if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
+                goto invalid;
+            }
+            out->type = kind == 0 ? DFB_T_INT : DFB_T_UINT;
+            out->bits = bits;
+            break;
+        case 2:   /* FLOAT */
+            if (bits != 16 && bits != 32 && bits != 64) {
+                goto invalid;
+            }
+            out->type = DFB_T_FLOAT;
+            out->bits = bits;
+            break;
+        case 20:  /* BOOL: the width decides (pandas says 8 with "b" for
+                     byte bools); a bitmask claiming 8 is the caller's
+                     call, from describe_null */
+            if (bits == 1) {
+                out->type = DFB_T_BOOL_BIT;
+                out->bits = 1;
+            }
+            else if (bits == 8) {
+                out->type = DFB_T_BOOL8;
+                out->bits = 8;
+            }
+            else {
+                goto invalid;
+            }
+            break;
+        case 21:  /* STRING */
+            if (have_fmt && (parsed.type == DFB_T_UTF8 ||
+                             parsed.type == DFB_T_LARGE_UTF8 ||
+                             parsed.type == DFB_T_STRING_VIEW)) {
+                *out = parsed;
+            }
+            else {
+                out->type = DFB_T_UTF8;
+                out->bits = 8;
+            }
+            break;
+        case 22:  /* DATETIME */
+            if (!have_fmt || (parsed.type != DFB_T_TIMESTAMP &&
+                              parsed.type != DFB_T_DATE32 &&
+                              parsed.type != DFB_T_DATE64 &&
+                              parsed.type != DFB_T_DURATION)) {
+                goto invalid;
+            }
+            *out = parsed;
+            break;
+        case 23:  /* CATEGORICAL: the codes' integer type */
+            if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
+                goto invalid;
+            }
+            out->type = DFB_T_DICTIONARY;
+            out->bits = bits;
+            break;
+        default:
+            goto invalid;
+    }
+    out->byteorder = endianness;
+    return 0;
+invalid:
+    memset(out, 0, sizeof(*out));
+    out->type = DFB_T_INVALID;
+    return -1;
+}
+
+int
+dfb_format_itemsize(const dfb_format *f)
+{
+    switch (f->type) {
+        case DFB_T_BOOL8:
+        case DFB_T_INT:
+        case DFB_T_UINT:
+        case DFB_T_FLOAT:
+        case DFB_T_DATE32:
+        case DFB_T_DATE64:
+        case DFB_T_TIMESTAMP:
+        case DFB_T_DURATION:
+        case DFB_T_DICTIONARY:
+            return f->bits / 8;
+        default:
+            return 0;
+    }
+}
+
+int
+dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size)
+{
+    char order = f->byteorder == '>' ? '>' : (f->byteorder == '<' ? '<' : '=');
+    int n;
+    int nbytes = f->bits / 8;
+    switch (f->type) {
+        case DFB_T_BOOL8:
+            n = snprintf(buf, size, "|b1");
+            break;
+        case DFB_T_INT:
+        case DFB_T_DICTIONARY:
+            n = nbytes == 1 ? snprintf(buf, size, "|i1")
+                            : snprintf(buf, size, "%ci%d", order, nbytes);
+            break;
+        case DFB_T_UINT:
+            n = nbytes == 1 ? snprintf(buf, size, "|u1")
+                            : snprintf(buf, size, "%cu%d", order, nbytes);
+            break;
+        case DFB_T_FLOAT:
+            n = snprintf(buf, size, "%cf%d", order, nbytes);
+            break;
+        case DFB_T_DATE32:
+            /* int32 days: NumPy's datetime64 is 64-bit only */
+            n = snprintf(buf, size, "%ci4", order);
+            break;
+        case DFB_T_DATE64:
+            n = snprintf(buf, size, "%cM8[ms]", order);
+            break;
+        case DFB_T_TIMESTAMP:
+            n = snprintf(buf, size, "%cM8[%ss]", order,
+                         f->unit == 's' ? "" : (f->unit == 'm' ? "m" :
+                                                (f->unit == 'u' ? "u" : "n")));
+            break;
+        case DFB_T_DURATION:
+            n = snprintf(buf, size, "%cm8[%ss]", order,
+                         f->unit == 's' ? "" : (f->unit == 'm' ? "m" :
+                                                (f->unit == 'u' ? "u" : "n")));
+            break;
+        default:
+            return -1;
+    }
+    return (n > 0 && (size_t)n < size) ? 0 : -1;
+}

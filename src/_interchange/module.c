@@ -1,0 +1,260 @@
+/* dfbuffer._interchange: module init (multi-phase), module state and the
+ * public IntEnums.
+ */
+#define DFB_IMPORT_ARRAY
+#include "dfbuffer/common.h"
+#include "dfbuffer/buffer.h"
+#include "dfbuffer/convert.h"
+#include "dfbuffer/arrow.h"
+
+dfb_state *
+dfb_state_from_module(PyObject *m)
+{
+    return (dfb_state *)PyModule_GetState(m);
+}
+
+dfb_state *
+dfb_state_from_type(PyTypeObject *tp)
+{
+    PyObject *m = PyType_GetModuleByDef(tp, &dfb_module_def);
+    if (m == NULL) {
+        return NULL;
+    }
+    return dfb_state_from_module(m);
+}
+
+PyObject *
+dfb_enum_member(PyObject *cls, long value)
+{
+    return PyObject_CallFunction(cls, "l", value);
+}
+
+typedef struct {
+    const char *name;
+    long value;
+} enum_item;
+
+static const enum_item native_items[] = {
+    {"RAW", DFB_NATIVE_RAW},
+    {"NUMPY", DFB_NATIVE_NUMPY},
+    {"ARROW", DFB_NATIVE_ARROW},
+    {"DLPACK", DFB_NATIVE_DLPACK},
+    {"CUDA_ARRAY_INTERFACE", DFB_NATIVE_CUDA_ARRAY_INTERFACE},
+    {"BUFFER_PROTOCOL", DFB_NATIVE_BUFFER_PROTOCOL},
+    {"ARRAY_INTERFACE", DFB_NATIVE_ARRAY_INTERFACE},
+    {"INTERCHANGE", DFB_NATIVE_INTERCHANGE},
+    {NULL, 0},
+};
+
+static const enum_item device_items[] = {
+    {"CPU", kDLCPU},
+    {"CUDA", kDLCUDA},
+    {"CUDA_HOST", kDLCUDAHost},
+    {"CPU_PINNED", kDLCUDAHost},  /* the interchange protocol's name */
+    {"OPENCL", kDLOpenCL},
+    {"VULKAN", kDLVulkan},
+    {"METAL", kDLMetal},
+    {"VPI", kDLVPI},
+    {"ROCM", kDLROCM},
+    {"ROCM_HOST", kDLROCMHost},
+    {"EXT_DEV", kDLExtDev},
+    {"CUDA_MANAGED", kDLCUDAManaged},
+    {"ONE_API", kDLOneAPI},
+    {"WEBGPU", kDLWebGPU},
+    {"HEXAGON", kDLHexagon},
+    {"MAIA", kDLMAIA},
+    {"TRN", kDLTrn},
+    {NULL, 0},
+};
+
+static const enum_item dtype_kind_items[] = {
+    {"INT", 0},       {"UINT", 1},      {"FLOAT", 2},
+    {"BOOL", 20},     {"STRING", 21},   {"DATETIME", 22},
+    {"CATEGORICAL", 23}, {NULL, 0},
+};
+
+static const enum_item null_type_items[] = {
+    {"NON_NULLABLE", 0}, {"USE_NAN", 1},      {"USE_SENTINEL", 2},
+    {"USE_BITMASK", 3},  {"USE_BYTEMASK", 4}, {NULL, 0},
+};
+
+/* Returns a new IntEnum class named `name` in module dfbuffer, or NULL with
+   an exception set. */
+static PyObject *
+make_int_enum(PyObject *intenum, const char *name, const enum_item *items,
+              const char *doc)
+{
+    PyObject *members = PyList_New(0);
+    if (members == NULL) {
+        return NULL;
+    }
+    for (const enum_item *it = items; it->name != NULL; it++) {
+        PyObject *pair = Py_BuildValue("(sl)", it->name, it->value);
+        if (pair == NULL || PyList_Append(members, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_DECREF(members);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    PyObject *args = Py_BuildValue("(sN)", name, members);
+    if (args == NULL) {
+        return NULL;
+    }
+    PyObject *kwargs = Py_BuildValue("{ss}", "module", "dfbuffer");
+    if (kwargs == NULL) {
+        Py_DECREF(args);
+        return NULL;
+    }
+    PyObject *cls = PyObject_Call(intenum, args, kwargs);
+    Py_DECREF(args);
+    Py_DECREF(kwargs);
+    if (cls == NULL) {
+        return NULL;
+    }
+    PyObject *d = PyUnicode_FromString(doc);
+    if (d == NULL || PyObject_SetAttrString(cls, "__doc__", d) < 0) {
+        Py_XDECREF(d);
+        Py_DECREF(cls);
+        return NULL;
+    }
+    Py_DECREF(d);
+    return cls;
+}
+
+/* Adds the IntEnums to module `m` and its state.  Returns 0 or -1. */
+static int
+add_enums(PyObject *m, dfb_state *st)
+{
+    PyObject *enum_mod = PyImport_ImportModule("enum");
+    if (enum_mod == NULL) {
+        return -1;
+    }
+    PyObject *intenum = PyObject_GetAttrString(enum_mod, "IntEnum");
+    Py_DECREF(enum_mod);
+    if (intenum == NULL) {
+        return -1;
+    }
+    struct {
+        const char *name;
+        const enum_item *items;
+        PyObject **slot;
+        const char *doc;
+    } enums[] = {
+        {"NativeFormat", native_items, &st->native_format,
+         "The protocol through which a Buffer's memory reached dfbuffer."},
+        {"DeviceType", device_items, &st->device_type,
+         "DLPack device types (DLDeviceType values)."},
+        {"DtypeKind", dtype_kind_items, &st->dtype_kind,
+         "The DataFrame interchange protocol's DtypeKind."},
+        {"ColumnNullType", null_type_items, &st->column_null_type,
+         "The DataFrame interchange protocol's ColumnNullType."},
+    };
+    for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
+        PyObject *cls =
+            make_int_enum(intenum, enums[i].name, enums[i].items, enums[i].doc);
+        if (cls == NULL) {
+            Py_DECREF(intenum);
+            return -1;
+        }
+        *enums[i].slot = Py_NewRef(cls);
+        if (PyModule_AddObject(m, enums[i].name, cls) < 0) {
+            Py_DECREF(cls);
+            Py_DECREF(intenum);
+            return -1;
+        }
+    }
+    Py_DECREF(intenum);
+    return 0;
+}
+
+/* Py_mod_exec slot.  Returns 0, or -1 with an exception set. */
+static int
+module_exec(PyObject *m)
+{
+    dfb_state *st = dfb_state_from_module(m);
+    if (PyArray_ImportNumPyAPI() < 0) {
+        return -1;
+    }
+    st->buffer_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(m, &dfb_buffer_spec, NULL);
+    if (st->buffer_type == NULL) {
+        return -1;
+    }
+    if (PyModule_AddType(m, st->buffer_type) < 0) {
+        return -1;
+    }
+    if (add_enums(m, st) < 0) {
+        return -1;
+    }
+    if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_arrow_methods) < 0) {
+        return -1;
+    }
+    if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||
+        PyModule_AddIntConstant(m, "DLPACK_MAJOR_VERSION",
+                                DLPACK_MAJOR_VERSION) < 0 ||
+        PyModule_AddIntConstant(m, "DLPACK_MINOR_VERSION",
+                                DLPACK_MINOR_VERSION) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static int
+module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    dfb_state *st = dfb_state_from_module(m);
+    Py_VISIT(st->buffer_type);
+    Py_VISIT(st->native_format);
+    Py_VISIT(st->device_type);
+    Py_VISIT(st->dtype_kind);
+    Py_VISIT(st->column_null_type);
+    Py_VISIT(st->ma_masked_array);
+    return 0;
+}
+
+static int
+module_clear(PyObject *m)
+{
+    dfb_state *st = dfb_state_from_module(m);
+    Py_CLEAR(st->buffer_type);
+    Py_CLEAR(st->native_format);
+    Py_CLEAR(st->device_type);
+    Py_CLEAR(st->dtype_kind);
+    Py_CLEAR(st->column_null_type);
+    Py_CLEAR(st->ma_masked_array);
+    return 0;
+}
+
+static void
+module_free(void *m)
+{
+    module_clear((PyObject *)m);
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    /* NumPy itself cannot be loaded in several interpreters. */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+PyModuleDef dfb_module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "dfbuffer._interchange",
+    .m_doc = "The C core of dfbuffer: the Buffer type and the converters.",
+    .m_size = sizeof(dfb_state),
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC
+PyInit__interchange(void)
+{
+    return PyModuleDef_Init(&dfb_module_def);
+}

@@ -1,0 +1,3 @@
+"""The DataFrame interchange protocol served over Arrow PyCapsule producers."""
+
+from __future__ import annotations
