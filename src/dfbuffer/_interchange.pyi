@@ -3,10 +3,9 @@ import enum
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, Self, SupportsIndex, TypeAlias
 
-from typing_extensions import CapsuleType
-
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import CapsuleType
 
 MAXDIM: int
 DLPACK_MAJOR_VERSION: int
