@@ -1,0 +1,333 @@
+"""dfbuffer.testing: every producer requirement is caught, conformant
+producers pass, the kit never raises, and the peers' real results."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import warnings
+
+import numpy as np
+import pytest
+from broken_producers import (
+    BROKEN,
+    Buf,
+    Col,
+    categorical_column,
+    good_dataframe,
+    int_column,
+    masked_column,
+    string_column,
+)
+
+import dfbuffer
+from dfbuffer import testing
+from dfbuffer.testing import Report, assert_conformant, check_buffer, check_column, check_dataframe
+
+REQUIREMENTS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "requirements.md"
+CHECK = {"buffer": check_buffer, "column": check_column, "dataframe": check_dataframe}
+
+
+def _requirement_ids(prefix: str) -> list[str]:
+    text = REQUIREMENTS.read_text(encoding="utf-8")
+    return sorted(set(re.findall(rf"^#+ *\**({prefix}-\d+)\b", text, re.M)))
+
+
+# ---------------------------------------------------------------------------
+# Broken producers: each requirement is caught under its own ID
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rid", sorted(BROKEN, key=lambda r: int(r.split("-")[1])))
+def test_broken_producer_is_caught(rid):
+    kind, obj = BROKEN[rid]()
+    report = CHECK[kind](obj)
+    assert rid in report.failed_ids, str(report)
+    assert not report.ok
+    assert rid not in report.passed
+
+
+@pytest.mark.parametrize("rid", sorted(BROKEN, key=lambda r: int(r.split("-")[1])))
+def test_broken_producer_fails_only_its_requirement(rid):
+    # One defect, one ID: the checks are independent enough to name the cause.
+    kind, obj = BROKEN[rid]()
+    assert CHECK[kind](obj).failed_ids == [rid]
+
+
+def test_every_documented_producer_requirement_has_a_broken_producer():
+    documented = _requirement_ids("P")
+    assert len(documented) >= 30
+    assert set(documented) == set(BROKEN), (
+        f"documented but no broken producer: {set(documented) - set(BROKEN)}; "
+        f"broken producer but not documented: {set(BROKEN) - set(documented)}"
+    )
+
+
+def test_requirements_name_existing_checks_and_tests():
+    # Every "check:" and "test:" reference in requirements.md must exist.
+    text = REQUIREMENTS.read_text(encoding="utf-8")
+    for name in re.findall(r"dfbuffer\.testing\.(\w+)", text):
+        assert hasattr(testing, name), name
+    root = REQUIREMENTS.parents[1]
+    for path, test in re.findall(r"`(tests/[\w/]+\.py)::(\w+)", text):
+        source = root / path
+        assert source.exists(), path
+        assert re.search(rf"def {test}\b", source.read_text(encoding="utf-8")), f"{path}::{test}"
+
+
+# ---------------------------------------------------------------------------
+# Conformant producers pass
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make", [int_column, string_column, categorical_column, masked_column], ids=lambda f: f.__name__
+)
+def test_conformant_columns_pass(make):
+    report = check_column(make())
+    assert report.ok, str(report)
+    assert {"P-10", "P-12", "P-15", "P-27"} <= set(report.passed)
+
+
+def test_conformant_dataframe_passes_every_requirement():
+    report = check_dataframe(good_dataframe())
+    assert report.ok, str(report)
+    for rid in _requirement_ids("P"):
+        # P-5 is skipped only where a buffer has no DLPack; ours all do.
+        assert rid in report.passed, rid
+
+
+def test_large_strings_and_bool8_pass():
+    assert check_column(string_column(large=True)).ok
+    flags = np.array([1, 0, 1], dtype="u1")
+    col = Col(flags, dtype=(20, 8, "b", "|"))
+    assert check_column(col).ok
+
+
+# ---------------------------------------------------------------------------
+# The report object and robustness
+# ---------------------------------------------------------------------------
+
+
+def test_report_fields_and_rendering():
+    kind, obj = BROKEN["P-25"]()
+    report = check_column(obj)
+    assert isinstance(report, Report)
+    assert report.failed_ids == ["P-25"]
+    text = str(report)
+    assert "P-25" in text and "failed" in text
+    d = report.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert d["ok"] is False and d["failed"][0][0] == "P-25"
+    good = check_column(int_column())
+    assert good.ok and "conformant" in str(good)
+
+
+class _Exploding:
+    """Every attribute raises."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"boom {name}")
+
+
+@pytest.mark.parametrize("check", [check_buffer, check_column, check_dataframe])
+def test_checks_never_raise(check):
+    for obj in (None, 42, "text", object(), _Exploding()):
+        report = check(obj)
+        assert isinstance(report, Report)
+        assert not report.ok
+
+
+def test_exception_text_is_recorded():
+    class Col2(Col):
+        def size(self):
+            raise ValueError("sizes are hard")
+
+    report = check_column(Col2(np.arange(3, dtype="i8")))
+    assert ("P-10", "ValueError: sizes are hard") in report.failed
+
+
+def test_device_buffers_are_not_read():
+    # A "CUDA" buffer whose pointer is garbage: the kit must not read it.
+    class CudaBuf:
+        ptr = 0xDEAD0000
+        bufsize = 1 << 40
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    cuda = CudaBuf()
+    col = Col(np.arange(4, dtype="i8"))
+    col._data = (cuda, (0, 64, "l", "="))
+    report = check_column(col)
+    assert report.ok, str(report)
+    assert check_buffer(cuda).ok
+
+
+def test_reads_stay_inside_bufsize():
+    # Offsets claim more entries than the buffer holds: reported, never read.
+    offs = np.array([0, 1], dtype="i4")
+    col = string_column(offsets=(Buf(offs), (0, 32, "i", "=")))
+    report = check_column(col)
+    assert "P-23" in report.failed_ids
+
+
+def test_chunked_column_checks_each_chunk():
+    class Chunked(Col):
+        def num_chunks(self):
+            return 2
+
+        def get_chunks(self, n_chunks=None):
+            yield int_column(size=4, offset=0)
+            yield _bad_null_count()
+
+    report = check_column(Chunked(np.arange(15, dtype="i8"), size=15))
+    assert report.failed_ids == ["P-26"]
+    assert any("chunk 1" in msg for _, msg in report.failed)
+
+
+def _bad_null_count():
+    return masked_column(null_count=5)
+
+
+# ---------------------------------------------------------------------------
+# assert_conformant
+# ---------------------------------------------------------------------------
+
+
+def test_assert_conformant_dispatches():
+    assert assert_conformant(good_dataframe()).ok
+    assert assert_conformant(int_column()).ok
+    assert assert_conformant(Buf(np.arange(3))).ok
+
+    class Producer:
+        def __dataframe__(self, nan_as_null=False, allow_copy=True):
+            return good_dataframe()
+
+    assert assert_conformant(Producer()).ok
+    with pytest.raises(TypeError):
+        assert_conformant(3)
+
+
+@pytest.mark.parametrize("rid", ["P-4", "P-22", "P-35"])
+def test_assert_conformant_lists_failures(rid):
+    _, obj = BROKEN[rid]()
+    with pytest.raises(AssertionError, match=rid):
+        assert_conformant(obj)
+
+
+# ---------------------------------------------------------------------------
+# dfbuffer's own Buffers: the run-time L checks
+# ---------------------------------------------------------------------------
+
+
+def test_dfbuffer_buffer_passes():
+    a = np.arange(12, dtype="i4").reshape(3, 4)[::-1, ::2]
+    base = a.base if a.base is not None else a
+    lo = min(a.ctypes.data, a.ctypes.data + (a.shape[0] - 1) * a.strides[0])
+    buf = dfbuffer.Buffer(
+        lo,
+        base.nbytes - (lo - base.ctypes.data),
+        owner=a,
+        dtype=a.dtype,
+        shape=a.shape,
+        strides=a.strides,
+    )
+    report = check_buffer(buf)
+    assert report.ok, str(report)
+    assert {"P-1", "P-2", "P-3", "P-4", "L-1", "L-6"} <= set(report.passed)
+
+
+def test_dfbuffer_device_buffer_refuses_host_access():
+    owner = bytearray(64)
+    buf = dfbuffer.Buffer(0x1000, 64, owner=owner, device=(dfbuffer.DeviceType.CUDA, 0))
+    report = check_buffer(buf)
+    # L-2 holds once the exports landed; before that the stubs refuse anyway.
+    assert "L-2" not in report.failed_ids, str(report)
+    assert "L-2" in report.passed
+
+
+# ---------------------------------------------------------------------------
+# The peers: real results, recorded in docs/requirements.md
+# ---------------------------------------------------------------------------
+
+
+def _pandas_frame():
+    pd = pytest.importorskip("pandas")
+    return pd.DataFrame(
+        {
+            "i": [1, 2, 3],
+            "f": [1.0, np.nan, 3.0],
+            "s": ["a", None, "ccc"],
+            "c": pd.Categorical(["x", None, "y"]),
+            "n": pd.array([1, None, 3], dtype="Int64"),
+            "b": [True, False, True],
+            "dt": pd.to_datetime(["2020-01-01", None, "2020-01-03"]),
+        }
+    )
+
+
+def _xchg(obj):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return obj.__dataframe__()
+
+
+def test_pandas_fails_P22_string_offsets_width():
+    report = check_dataframe(_xchg(_pandas_frame()))
+    # pandas labels its strings 'u' (int32 offsets) but hands int64 offsets.
+    assert report.failed_ids == ["P-22"], str(report)
+    msgs = [m for rid, m in report.failed if rid == "P-22"]
+    assert any("column 's'" in m for m in msgs)
+
+
+def test_pandas_numeric_only_frame_conforms():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": [1, 2, 3], "b": [0.5, np.nan, 1.5]})
+    assert check_dataframe(_xchg(df)).ok
+
+
+def _arrow_table():
+    pa = pytest.importorskip("pyarrow")
+    return pa.table(
+        {
+            "i": pa.array([1, None, 3, 4, 5, 6]),
+            "s": pa.array(["a", None, "ccc", "d", "e", "f"]),
+            "ts": pa.array([1, None, 3, 4, 5, 6], pa.timestamp("ns", tz="Asia/Kathmandu")),
+            "c": pa.array(["x", None, "y", "x", "x", "y"]).dictionary_encode(),
+        }
+    )
+
+
+def test_pyarrow_fails_P19_and_P28():
+    report = check_dataframe(_xchg(_arrow_table()))
+    # Strings' and timestamps' data buffers carry the column's logical dtype;
+    # Column.metadata is None.
+    assert report.failed_ids == ["P-19", "P-28"], str(report)
+    p19 = " ".join(m for rid, m in report.failed if rid == "P-19")
+    assert "column 's'" in p19 and "column 'ts'" in p19
+
+
+def test_pyarrow_slice_without_nulls_fails_P16():
+    # A slice with no nulls says NON_NULLABLE yet still hands a validity buffer.
+    report = check_dataframe(_xchg(_arrow_table().slice(2, 4)))
+    assert "P-16" in report.failed_ids, str(report)
+    assert set(report.failed_ids) == {"P-16", "P-19", "P-28"}
+
+
+def test_pyarrow_numeric_column_fails_only_metadata():
+    pa = pytest.importorskip("pyarrow")
+    report = check_dataframe(_xchg(pa.table({"a": [1, 2, 3]})))
+    assert report.failed_ids == ["P-28"], str(report)
+
+
+def test_to_interchange_objects_conform():
+    pa = pytest.importorskip("pyarrow")
+    try:
+        xdf = dfbuffer.to_interchange(_arrow_table())
+    except (NotImplementedError, AttributeError, ImportError) as exc:
+        pytest.skip(f"to_interchange not available yet: {exc}")
+    assert pa is not None
+    report = check_dataframe(xdf)
+    assert report.ok, str(report)
