@@ -1,0 +1,102 @@
+"""``python -m dfbuffer``: the interop report runs, exits 0, and its JSON
+says what works on this installation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import dfbuffer
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    # The staged package may come from PYTHONPATH or from sys.path[0].
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(dfbuffer.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
+    return subprocess.run(
+        [sys.executable, "-m", "dfbuffer", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    proc = _run("--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_text_report_exits_zero_and_names_everything():
+    proc = _run()
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith(f"dfbuffer {dfbuffer.__version__}")
+    assert "DLPack 1." in out
+    for word in ("numpy", "pandas", "pyarrow", "polars", "torch", "cupy"):
+        assert word in out
+    assert "zero-copy" in out and "Interchange conformance" in out
+    assert "Traceback" not in out + proc.stderr
+
+
+def test_json_has_versions_protocols_rows(report):
+    from dfbuffer import _interchange
+
+    assert report["dfbuffer"] == dfbuffer.__version__
+    assert report["dlpack"] == (
+        f"{_interchange.DLPACK_MAJOR_VERSION}.{_interchange.DLPACK_MINOR_VERSION}"
+    )
+    assert report["versions"]["numpy"]
+    assert "buffer protocol" in report["protocols"]
+    for row in report["rows"]:
+        assert set(row) >= {"producer", "path", "status", "zero_copy", "detail"}
+        assert row["status"] in ("ok", "n/a", "error", "not installed")
+
+
+def test_absent_libraries_are_listed_not_installed(report):
+    for name in ("torch", "cupy"):
+        try:
+            __import__(name)
+        except ImportError:
+            rows = [r for r in report["rows"] if r["producer"] == name]
+            assert [r["status"] for r in rows] == ["not installed"]
+            assert report["versions"][name] is None
+
+
+def test_numpy_rows_zero_copy_where_implemented(report):
+    rows = {r["path"]: r for r in report["rows"] if r["producer"] == "numpy"}
+    assert {"DLPack import", "DLPack export", "buffer protocol export"} <= set(rows)
+    implemented = [r for r in rows.values() if r["status"] == "ok"]
+    for r in implemented:
+        assert r["zero_copy"] is True, r
+    # Nothing on the numpy side may error: a path either works or is n/a.
+    assert not [r for r in rows.values() if r["status"] == "error"], rows
+    # Once the exports landed, DLPack export must be among the working paths.
+    probe = report["protocols"]["__dlpack__ (versioned)"]
+    if probe == "yes":
+        assert rows["DLPack export"]["status"] == "ok"
+        assert rows["DLPack export"]["zero_copy"] is True
+
+
+def test_conformance_rows_match_the_kit(report):
+    rows = {c["producer"]: c for c in report["conformance"]}
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    assert rows["pandas"]["failed_ids"] == ["P-22"]
+    assert rows["pyarrow"]["failed_ids"] == ["P-19", "P-28"]
+    assert rows["polars"]["status"] in ("n/a", "ok")
+
+
+def test_main_function_in_process(capsys):
+    from dfbuffer.__main__ import main
+
+    assert main(["--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["rows"]
