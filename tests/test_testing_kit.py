@@ -31,7 +31,7 @@ CHECK = {"buffer": check_buffer, "column": check_column, "dataframe": check_data
 
 def _requirement_ids(prefix: str) -> list[str]:
     text = REQUIREMENTS.read_text(encoding="utf-8")
-    return sorted(set(re.findall(rf"^#+ *\**({prefix}-\d+)\b", text, re.M)))
+    return sorted(set(re.findall(rf"^- \*\*({prefix}-\d+)\*\*", text, re.M)))
 
 
 # ---------------------------------------------------------------------------
@@ -331,3 +331,23 @@ def test_to_interchange_objects_conform():
     assert pa is not None
     report = check_dataframe(xdf)
     assert report.ok, str(report)
+
+
+def test_pandas_sliced_arrow_backed_column_fails_P26():
+    # pandas drops the Arrow offset of a sliced Arrow-backed column (offset 0,
+    # the unsliced buffers): the bitmask then disagrees with null_count.
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    s = pd.Series([1, None, 3, 4, None, 6, 7, 8, 9, 10], dtype="int64[pyarrow]")
+    whole = check_dataframe(_xchg(pd.DataFrame({"a": s})))
+    assert whole.ok, str(whole)
+    sliced = check_dataframe(_xchg(pd.DataFrame({"a": s}).iloc[3:]))
+    assert sliced.failed_ids == ["P-26"], str(sliced)
+    assert "null_count is 1 but the bitmask marks 2 nulls" in sliced.failed[0][1]
+
+
+def test_pyarrow_empty_table_is_zero_chunks_and_still_passes_P35():
+    pa = pytest.importorskip("pyarrow")
+    xdf = _xchg(pa.table({"a": pa.array([], pa.int64())}))
+    assert xdf.num_chunks() == 0
+    assert check_dataframe(xdf).failed_ids == ["P-28"]

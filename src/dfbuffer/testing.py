@@ -885,8 +885,8 @@ def _check_chunks(ck: _Checker, col: Any, size: int | None, depth: int) -> None:
     n = ck.run("P-27", col.num_chunks)
     if n is _ERR:
         return
-    if not _is_int(n) or n < 1:
-        ck.fail("P-27", f"num_chunks() must be an int >= 1, got {n!r}")
+    if not _is_int(n) or n < 0 or (n == 0 and size != 0):
+        ck.fail("P-27", f"num_chunks() must be an int >= 1 (0 only when empty), got {n!r}")
         return
     chunks = ck.run("P-27", lambda: list(col.get_chunks()), "get_chunks(): ")
     if chunks is _ERR:
@@ -1028,8 +1028,8 @@ def _check_dataframe_into(ck: _Checker, df: Any, depth: int = 0) -> None:
 
     n = ck.run("P-35", df.num_chunks, "num_chunks(): ")
     if n is not _ERR:
-        if not _is_int(n) or n < 1:
-            ck.fail("P-35", f"num_chunks() must be an int >= 1, got {n!r}")
+        if not _is_int(n) or n < 0 or (n == 0 and nrows != 0):
+            ck.fail("P-35", f"num_chunks() must be an int >= 1 (0 only without rows), got {n!r}")
         else:
             chunks = ck.run("P-35", lambda: list(df.get_chunks()), "get_chunks(): ")
             if chunks is not _ERR:
