@@ -100,3 +100,15 @@ def test_main_function_in_process(capsys):
     assert main(["--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["rows"]
+
+
+def test_interchange_rows_zero_copy_once_converters_landed(report):
+    if report["protocols"]["from_dataframe"] != "yes":
+        pytest.skip("dfbuffer.from_dataframe not built yet")
+    rows = {(r["producer"], r["path"]): r for r in report["rows"]}
+    for producer in ("pandas", "pyarrow"):
+        row = rows.get((producer, "interchange __dataframe__"))
+        if row is None or report["versions"][producer] is None:
+            continue
+        assert row["status"] == "ok", row
+        assert row["zero_copy"] is True, row

@@ -104,6 +104,17 @@ class _ArrayInterfaceOnly:
         self._keep = keep
 
 
+class _StreamOnly:
+    """Exposes only ``__arrow_c_stream__`` (forces the Arrow path even for
+    objects that also have ``__dataframe__``)."""
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._obj.__arrow_c_stream__(requested_schema)
+
+
 def _from_object(dfbuffer: Any, obj: Any) -> Any:
     from_object = _need(dfbuffer.Buffer, "from_object", "Buffer.from_object")
     return from_object(obj)
@@ -187,6 +198,15 @@ def _numpy_paths(dfb: Any, np: Any) -> list[tuple[str, Callable]]:
     ]
 
 
+def _column_row(dfb: Any, make_obj: Callable, source_addr: Callable) -> Callable:
+    def run():
+        column_to_ndarray = _need(dfb, "column_to_ndarray", "dfbuffer.column_to_ndarray")
+        out = column_to_ndarray(make_obj())
+        return _same(_ndarray_address(out), source_addr())
+
+    return run
+
+
 def _from_dataframe_rows(dfb: Any, make_obj: Callable, source_addr: Callable) -> Callable:
     def run():
         from_dataframe = _need(dfb, "from_dataframe", "dfbuffer.from_dataframe")
@@ -225,13 +245,13 @@ def _pandas_paths(dfb: Any, np: Any, pd: Any) -> list[tuple[str, Callable]]:
     def stream():
         if not hasattr(df, "__arrow_c_stream__"):
             raise NotAvailable("this pandas has no __arrow_c_stream__")
-        return _from_dataframe_rows(dfb, lambda: df, col_addr)()
+        return _from_dataframe_rows(dfb, lambda: _StreamOnly(df), col_addr)()
 
     return [
         ("DLPack import", dlpack),
         ("interchange buffer import", xbuffer),
         ("interchange __dataframe__", interchange),
-        ("Arrow PyCapsule (stream)", stream),
+        ("Arrow stream from_dataframe", stream),
     ]
 
 
@@ -268,15 +288,16 @@ def _pyarrow_paths(dfb: Any, np: Any, pa: Any) -> list[tuple[str, Callable]]:
         return _from_dataframe_rows(dfb, lambda: table.__dataframe__(), table_addr)()
 
     def stream():
-        return _from_dataframe_rows(dfb, lambda: table, table_addr)()
+        return _from_dataframe_rows(dfb, lambda: _StreamOnly(table), table_addr)()
 
     return [
         ("DLPack import", dlpack_import),
         ("buffer protocol import", bp_import),
         ("Arrow PyCapsule import", capsule_import),
         ("Arrow PyCapsule export", capsule_export),
+        ("Arrow column_to_ndarray", _column_row(dfb, lambda: arr, lambda: addr)),
         ("interchange __dataframe__", interchange),
-        ("Arrow PyCapsule (stream)", stream),
+        ("Arrow stream from_dataframe", stream),
     ]
 
 
@@ -295,23 +316,19 @@ def _polars_paths(dfb: Any, np: Any, pl: Any) -> list[tuple[str, Callable]]:
         buf = _from_object(dfb, _DLPackOnly(s))
         return _same(buf.ptr, addr())
 
-    def capsule_import():
-        buf = _from_object(dfb, s)
-        return _same(buf.ptr, addr())
-
     def interchange():
         if not hasattr(df, "__dataframe__"):
             raise NotAvailable(f"polars {_version(pl)} removed __dataframe__")
         return _from_dataframe_rows(dfb, lambda: df.__dataframe__(), addr)()
 
     def stream():
-        return _from_dataframe_rows(dfb, lambda: df, addr)()
+        return _from_dataframe_rows(dfb, lambda: _StreamOnly(df), addr)()
 
     return [
         ("DLPack import", dlpack),
-        ("Arrow PyCapsule import", capsule_import),
+        ("Arrow column_to_ndarray", _column_row(dfb, lambda: s, addr)),
         ("interchange __dataframe__", interchange),
-        ("Arrow PyCapsule (stream)", stream),
+        ("Arrow stream from_dataframe", stream),
     ]
 
 
