@@ -401,3 +401,18 @@ def test_pyarrow_empty_table_is_zero_chunks_and_still_passes_P35():
     xdf = _xchg(pa.table({"a": pa.array([], pa.int64())}))
     assert xdf.num_chunks() == 0
     assert check_dataframe(xdf).failed_ids == ["P-28"]
+
+
+def test_endless_generators_are_cut_off():
+    import itertools
+
+    class Endless(Col):
+        def num_chunks(self):
+            return 2
+
+        def get_chunks(self, n_chunks=None):
+            yield from itertools.repeat(int_column())
+
+    report = check_column(Endless(np.arange(10, dtype="i8")))
+    assert report.failed_ids == ["P-27"]
+    assert "yielded 3 chunks" in report.failed[0][1]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import itertools
 import math
 import re
 import sys
@@ -888,7 +889,7 @@ def _check_chunks(ck: _Checker, col: Any, size: int | None, depth: int) -> None:
     if not _is_int(n) or n < 0 or (n == 0 and size != 0):
         ck.fail("P-27", f"num_chunks() must be an int >= 1 (0 only when empty), got {n!r}")
         return
-    chunks = ck.run("P-27", lambda: list(col.get_chunks()), "get_chunks(): ")
+    chunks = ck.run("P-27", lambda: _take(col.get_chunks(), n + 1), "get_chunks(): ")
     if chunks is _ERR:
         return
     if len(chunks) != n:
@@ -928,8 +929,16 @@ def check_column(col: Any) -> Report:
 # ---------------------------------------------------------------------------
 
 
+_MAX_ITEMS = 1 << 16  # a producer yielding more columns or chunks is cut off
+
+
+def _take(iterable: Any, limit: int) -> list:
+    """At most `limit` items of `iterable` (guards against endless generators)."""
+    return list(itertools.islice(iter(iterable), max(0, min(limit, _MAX_ITEMS))))
+
+
 def _names_of(df: Any) -> list:
-    return list(df.column_names())
+    return _take(df.column_names(), _MAX_ITEMS)
 
 
 def _check_dataframe_into(ck: _Checker, df: Any, depth: int = 0) -> None:
@@ -964,7 +973,8 @@ def _check_dataframe_into(ck: _Checker, df: Any, depth: int = 0) -> None:
             f"DataFrame.metadata must be a dict with str keys, got {_describe(meta)}",
         )
 
-    columns = ck.run("P-32", lambda: list(df.get_columns()), "get_columns(): ")
+    limit = len(names) + 1 if names is not None else _MAX_ITEMS
+    columns = ck.run("P-32", lambda: _take(df.get_columns(), limit), "get_columns(): ")
     if columns is _ERR:
         columns = None
     if names is not None and columns is not None:
@@ -1031,7 +1041,7 @@ def _check_dataframe_into(ck: _Checker, df: Any, depth: int = 0) -> None:
         if not _is_int(n) or n < 0 or (n == 0 and nrows != 0):
             ck.fail("P-35", f"num_chunks() must be an int >= 1 (0 only without rows), got {n!r}")
         else:
-            chunks = ck.run("P-35", lambda: list(df.get_chunks()), "get_chunks(): ")
+            chunks = ck.run("P-35", lambda: _take(df.get_chunks(), n + 1), "get_chunks(): ")
             if chunks is not _ERR:
                 rows = ck.run("P-35", lambda: [c.num_rows() for c in chunks], "chunk.num_rows(): ")
                 if len(chunks) != n:
