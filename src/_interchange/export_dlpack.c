@@ -44,13 +44,10 @@ static _Alignas(COPY_ALIGN) char zero_size_data[COPY_ALIGN];
 /* Deleters (may run on any thread, without the GIL, after finalization) */
 /* ------------------------------------------------------------------ */
 
-/* Returns 1 if the interpreter is finalizing or finalized. */
+/* Returns 1 while the interpreter is finalizing. */
 static int
-interpreter_gone(void)
+interpreter_finalizing(void)
 {
-    if (!Py_IsInitialized()) {
-        return 1;
-    }
 #if PY_VERSION_HEX >= 0x030D0000
     return Py_IsFinalizing();
 #else
@@ -58,12 +55,21 @@ interpreter_gone(void)
 #endif
 }
 
-/* Drops the strong reference `ctx` (a Buffer, or NULL for copies).  Takes
-   the GIL; leaks the reference when Python is gone.  Never fails. */
+/* Drops the strong reference `ctx` (a Buffer, or NULL for copies) with the
+   GIL held, taking it if needed.  Leaks the reference when it cannot touch
+   Python safely: after finalization, or during finalization on a thread
+   that does not hold the GIL (taking it there may never return).  Never
+   fails. */
 static void
 release_ctx(void *ctx)
 {
-    if (ctx == NULL || interpreter_gone()) {
+    if (ctx == NULL || !Py_IsInitialized()) {
+        return;
+    }
+    if (interpreter_finalizing()) {
+        if (PyGILState_Check()) {
+            Py_DECREF((PyObject *)ctx);
+        }
         return;
     }
     PyGILState_STATE g = PyGILState_Ensure();
