@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import pickle
 import sys
 import weakref
@@ -90,56 +91,56 @@ KEEPS_ALIVE = [
 
 
 @pytest.mark.parametrize("export", KEEPS_ALIVE)
-def test_owner_lives_as_long_as_export(export, collect):
+def test_owner_lives_as_long_as_export(export):
     owner, ref = new_owner()
     buf = make_buffer(owner.arr, owner=owner)
     out = export(buf)
     del owner, buf
-    collect()
+    gc.collect()
     assert ref() is not None, "export does not keep the owner alive"
     if isinstance(out, np.ndarray):
         assert out.sum() == np.arange(64).sum()  # memory still valid
     del out
-    collect()
+    gc.collect()
     assert ref() is None, "owner leaked"
 
 
 @pytest.mark.parametrize("export", [export_copy_capsule, export_pickle_oob_strided])
-def test_copies_release_the_owner(export, collect):
+def test_copies_release_the_owner(export):
     owner, ref = new_owner()
     buf = make_buffer(owner.arr[::2], owner=owner)
     out = export(buf)
     del owner, buf
-    collect()
+    gc.collect()
     assert ref() is None
     del out
 
 
-def test_owner_lives_as_long_as_buffer(collect):
+def test_owner_lives_as_long_as_buffer():
     owner, ref = new_owner()
     buf = make_buffer(owner.arr, owner=owner)
     del owner
-    collect()
+    gc.collect()
     assert ref() is not None
     del buf
-    collect()
+    gc.collect()
     assert ref() is None
 
 
-def test_last_of_several_exports(collect):
+def test_last_of_several_exports():
     owner, ref = new_owner()
     buf = make_buffer(owner.arr, owner=owner)
     exports = [f(buf) for f in KEEPS_ALIVE]
     del owner, buf
     while exports:
-        collect()
+        gc.collect()
         assert ref() is not None
         exports.pop(0)
-    collect()
+    gc.collect()
     assert ref() is None
 
 
-def test_consumed_capsule_keeps_owner_until_deleter(collect):
+def test_consumed_capsule_keeps_owner_until_deleter():
     import ctypes
 
     owner, ref = new_owner()
@@ -147,10 +148,10 @@ def test_consumed_capsule_keeps_owner_until_deleter(collect):
     cap = buf.__dlpack__(max_version=(1, 0))
     m, deleter = consume(cap)
     del cap, buf, owner
-    collect()
+    gc.collect()
     assert ref() is not None
     deleter(ctypes.addressof(m))
-    collect()
+    gc.collect()
     assert ref() is None
 
 
@@ -184,23 +185,23 @@ REFCOUNT_LOOPS = [
 
 
 @pytest.mark.parametrize(("name", "fn"), REFCOUNT_LOOPS, ids=[n for n, _ in REFCOUNT_LOOPS])
-def test_refcount_unchanged_after_loops(name, fn, collect):
+def test_refcount_unchanged_after_loops(name, fn):
     owner = np.arange(16, dtype="f8")
     buf = make_buffer(owner)
     for _ in range(100):  # warm caches
         fn(buf)
-    collect()
+    gc.collect()
     before_owner = sys.getrefcount(owner)
     before_buf = sys.getrefcount(buf)
     n = 2_000 if name.startswith("pickle") else 20_000
     for _ in range(n):
         fn(buf)
-    collect()
+    gc.collect()
     assert sys.getrefcount(owner) == before_owner
     assert sys.getrefcount(buf) == before_buf
 
 
-def test_refcount_unchanged_after_refused_exports(collect):
+def test_refcount_unchanged_after_refused_exports():
     owner = np.arange(16, dtype="f8")
     owner.flags.writeable = False
     buf = make_buffer(owner)
@@ -215,7 +216,7 @@ def test_refcount_unchanged_after_refused_exports(collect):
                 call()
         with pytest.raises(BufferError):
             get_buffer(buf, PyBUF_WRITABLE)
-    collect()
+    gc.collect()
     assert sys.getrefcount(buf) == before
 
 
