@@ -491,9 +491,9 @@ fail:
 }
 
 /* Calls obj.__dlpack__(max_version=(1, minor)), falling back to
-   obj.__dlpack__() when the producer raises TypeError (a producer older
-   than DLPack 1.0 takes no keywords), and consumes the capsule.  No stream
-   is passed (None: the producer assumes the legacy default stream).
+   obj.__dlpack__() when the producer raises exactly TypeError (a producer
+   older than DLPack 1.0 takes no keywords), and consumes the capsule.  No
+   stream is passed (None: the producer assumes the legacy default stream).
    Returns a new Buffer or NULL with an exception set. */
 static PyObject *
 from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
@@ -510,7 +510,9 @@ from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
         PyObject *args[2] = {obj, version};
         cap = PyObject_VectorcallMethod(
             name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
-        if (cap == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        /* Exactly TypeError (a subclass, like pyarrow's ArrowTypeError,
+           is the producer refusing the data, not the keyword). */
+        if (cap == NULL && PyErr_Occurred() == PyExc_TypeError) {
             PyErr_Clear();
             PyObject *args0[1] = {obj};
             cap = PyObject_VectorcallMethod(
