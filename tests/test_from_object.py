@@ -84,7 +84,16 @@ def test_buffer_reinterpreted_other_itemsize():
         np.arange(5).astype("M8[s]"),
         np.ma.masked_array(np.arange(3.0)),
     ],
-    ids=["1d", "strided-negative", "bigendian-T", "zero-size", "0d", "zero-stride", "datetime", "ma"],
+    ids=[
+        "1d",
+        "strided-negative",
+        "bigendian-T",
+        "zero-size",
+        "0d",
+        "zero-stride",
+        "datetime",
+        "ma",
+    ],
 )
 def test_ndarray(arr):
     b = from_object(arr)
@@ -132,7 +141,9 @@ def test_ndarray_lifetime(collect):
     shape=st.lists(st.integers(0, 5), min_size=0, max_size=3),
     steps=st.lists(st.sampled_from([1, 2, -1, -2]), min_size=3, max_size=3),
     zero_stride=st.booleans(),
-    dtype=st.sampled_from(["?", "i1", "u2", "<i4", ">i8", "f2", "f4", ">f8", "c8", "c16", "m8[ns]"]),
+    dtype=st.sampled_from(
+        ["?", "i1", "u2", "<i4", ">i8", "f2", "f4", ">f8", "c8", "c16", "m8[ns]"]
+    ),
 )
 def test_property_ndarray_roundtrip(shape, steps, zero_stride, dtype):
     nd = len(shape)
@@ -150,7 +161,9 @@ def test_property_ndarray_roundtrip(shape, steps, zero_stride, dtype):
         assert addr(v) == addr(arr)
     # every element lies in [ptr, ptr + bufsize)
     if arr.size:
-        lo = addr(arr) + sum((n - 1) * s for n, s in zip(arr.shape, arr.strides) if s < 0)
+        lo = addr(arr) + sum(
+            (n - 1) * s for n, s in zip(arr.shape, arr.strides, strict=True) if s < 0
+        )
         assert b.ptr == lo
         assert b.ptr + b.bufsize >= lo + b.itemsize
 
