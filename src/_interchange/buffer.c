@@ -539,7 +539,11 @@ check_common(PyArray_Descr *dtype, int ndim, const Py_ssize_t *shape,
         Py_ssize_t s = itemsize;
         for (int i = ndim - 1; i >= 0; i--) {
             cstrides[i] = s;
-            s *= shape[i] > 0 ? shape[i] : 1;
+            /* Overflow only happens for zero-size arrays (nbytes fits
+               otherwise), whose strides address nothing: saturate. */
+            if (shape[i] > 0 && mul_ssize(s, shape[i], &s) < 0) {
+                s = PY_SSIZE_T_MAX;
+            }
         }
         *strides_out = cstrides;
     }

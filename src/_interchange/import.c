@@ -8,6 +8,8 @@
  *   2. a NumPy ndarray (PyArray_Check): read the array's fields directly,
  *      the cheapest and exact path;
  *   3. a DLPack capsule given directly ("dltensor_versioned" / "dltensor");
+ *      bytes, bytearray and memoryview go straight to the buffer protocol
+ *      (5.): host memory by construction, no attribute lookups;
  *   4. __cuda_array_interface__: device memory must win over every host
  *      protocol, so it is asked first, and nothing on the host is touched;
  *   5. the buffer protocol: a slot check, no attribute lookup, and a real
@@ -1202,6 +1204,12 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
     }
     if (PyCapsule_CheckExact(obj)) {
         return from_dlpack_capsule(st, obj, dtype);
+    }
+
+    if (PyBytes_CheckExact(obj) || PyByteArray_CheckExact(obj) ||
+        PyMemoryView_Check(obj)) {
+        /* Host memory by construction: skip the attribute lookups. */
+        return from_buffer_protocol(st, obj, dtype);
     }
 
     PyObject *attr, *attr2;
