@@ -117,6 +117,9 @@ def test_ndarray_readonly_flag():
 def test_ndarray_unsupported_dtypes(dt):
     with pytest.raises(TypeError):
         from_object(np.zeros(2, dtype=dt))
+    # a dtype override must not launder them (object pointers as integers)
+    with pytest.raises(TypeError):
+        from_object(np.zeros(2, dtype=dt), dtype="u1")
 
 
 def test_ndarray_lifetime(collect):

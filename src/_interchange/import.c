@@ -159,6 +159,13 @@ finish(dfb_state *st, char *data, PyObject *owner, PyArray_Descr *dtype,
         return dfb_buffer_from_data(st, data, owner, dtype, ndim, shape,
                                     strides, device, readonly, native);
     }
+    /* The producer's own dtype must be one a Buffer may carry: never
+       reinterpret object pointers (or strings, records) as numbers. */
+    PyArray_Descr *od = dfb_parse_dtype((PyObject *)dtype, NULL);
+    if (od == NULL) {
+        return NULL;
+    }
+    Py_DECREF(od);
     PyArray_Descr *nd = dfb_parse_dtype(override, NULL);
     if (nd == NULL) {
         return NULL;
