@@ -41,6 +41,7 @@ def build_cases() -> list[Case]:
     buf2 = dfbuffer.Buffer(
         arr2.ctypes.data, 88, owner=arr2, dtype="f8", shape=arr2.shape, strides=arr2.strides
     )
+    mv = memoryview(arr)
     from_dlpack = np.from_dlpack
     asarray = np.asarray
     return [
@@ -53,6 +54,8 @@ def build_cases() -> list[Case]:
              lambda: arr.__dlpack__(max_version=(1, 0)), "ndarray.__dlpack__(...)"),
         Case("np.asarray(buf)", lambda: asarray(buf), lambda: asarray(arr),
              "np.asarray(ndarray)"),
+        Case("np.asarray(buf)", lambda: asarray(buf), lambda: asarray(mv),
+             "np.asarray(memoryview)"),
         Case("buf.__array__()", lambda: buf.__array__(), lambda: arr.view(),
              "ndarray.view()"),
         Case("memoryview(buf)", lambda: memoryview(buf), lambda: memoryview(arr),
