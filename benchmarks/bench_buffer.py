@@ -3,9 +3,10 @@
     PYTHONPATH=build/dev/stage python benchmarks/bench_buffer.py [--number N] [--repeat R]
 
 Each case times dfbuffer's side and the peer's side with timeit (best of R repeats of N
-calls) and prints the ratio ours / peer.  A case whose function raises
-NotImplementedError (a feature not landed yet) is reported as skipped.  To add a case,
-append a Case to CASES (the import helper adds Buffer.from_object there).
+calls, the two sides timed alternately so that machine load hits both alike) and prints
+the ratio ours / peer.  A case whose function raises NotImplementedError (a feature not
+landed yet) is reported as skipped.  To add a case, append a Case in build_cases().
+benchmarks/bench_import.py covers Buffer.from_object against more producers.
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ def best_pair(
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--number", type=int, default=10_000)
-    p.add_argument("--repeat", type=int, default=15)
+    p.add_argument("--number", type=int, default=1_000)
+    p.add_argument("--repeat", type=int, default=200)
     args = p.parse_args()
     print(f"numpy {np.__version__}, dfbuffer {dfbuffer.__version__}; best of "
           f"{args.repeat} x {args.number} calls")  # fmt: skip
