@@ -173,6 +173,9 @@ def test_host_accessible_to_cpu(device):
     cap = buf.__dlpack__(max_version=(1, 0), dl_device=CPU, copy=True)
     assert tensor_info(cap)["flags"] == IS_COPIED
     assert tensor_info(cap)["device"] == CPU
+    out = np.from_dlpack(buf, device="cpu")  # NumPy asks for dl_device=(kDLCPU, 0)
+    assert addr(out) == addr(arr)
+    np.testing.assert_array_equal(out, arr)
 
 
 def test_dlpack_device():
