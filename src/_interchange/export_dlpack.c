@@ -99,6 +99,37 @@ deleter_legacy(DLManagedTensor *m)
     free(m);
 }
 
+/* The pending exception, saved around a capsule destructor. */
+typedef struct {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc;
+#else
+    PyObject *type, *value, *tb;
+#endif
+} saved_error;
+
+/* Moves the pending exception (if any) into `s`.  Never fails. */
+static void
+save_error(saved_error *s)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    s->exc = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&s->type, &s->value, &s->tb);
+#endif
+}
+
+/* Restores the exception saved in `s` (dropping any newer one). */
+static void
+restore_error(saved_error *s)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(s->exc);
+#else
+    PyErr_Restore(s->type, s->value, s->tb);
+#endif
+}
+
 /* Capsule destructor for "dltensor_versioned": calls the deleter unless a
    consumer renamed the capsule (took ownership).  Keeps any pending
    exception. */
@@ -108,8 +139,8 @@ capsule_destructor_versioned(PyObject *cap)
     if (PyCapsule_IsValid(cap, CAPSULE_VERSIONED_USED)) {
         return;
     }
-    PyObject *et, *ev, *etb;
-    PyErr_Fetch(&et, &ev, &etb);
+    saved_error saved;
+    save_error(&saved);
     DLManagedTensorVersioned *m =
         (DLManagedTensorVersioned *)PyCapsule_GetPointer(cap,
                                                          CAPSULE_VERSIONED);
@@ -119,7 +150,7 @@ capsule_destructor_versioned(PyObject *cap)
     else if (m->deleter != NULL) {
         m->deleter(m);
     }
-    PyErr_Restore(et, ev, etb);
+    restore_error(&saved);
 }
 
 /* Capsule destructor for legacy "dltensor" (same contract). */
@@ -129,8 +160,8 @@ capsule_destructor_legacy(PyObject *cap)
     if (PyCapsule_IsValid(cap, CAPSULE_LEGACY_USED)) {
         return;
     }
-    PyObject *et, *ev, *etb;
-    PyErr_Fetch(&et, &ev, &etb);
+    saved_error saved;
+    save_error(&saved);
     DLManagedTensor *m =
         (DLManagedTensor *)PyCapsule_GetPointer(cap, CAPSULE_LEGACY);
     if (m == NULL) {
@@ -139,7 +170,7 @@ capsule_destructor_legacy(PyObject *cap)
     else if (m->deleter != NULL) {
         m->deleter(m);
     }
-    PyErr_Restore(et, ev, etb);
+    restore_error(&saved);
 }
 
 /* ------------------------------------------------------------------ */
