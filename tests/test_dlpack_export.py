@@ -365,3 +365,37 @@ def test_zero_size_has_non_null_data():
         for kw in ({}, {"max_version": (1, 0)}, {"copy": True}):
             assert tensor_info(buf.__dlpack__(**kw))["data"] != 0
         assert np.from_dlpack(buf).shape == arr.shape
+
+
+# ---------------------------------------------------------------- a second C++ consumer
+
+
+@pytest.mark.parametrize("layout", [k for k in LAYOUTS if k not in ("broadcast", "readonly")])
+@pytest.mark.parametrize("dtype", DLPACK_DTYPES)
+def test_tvm_ffi_round_trip(dtype, layout):
+    # apache-tvm-ffi's from_dlpack (C++) asks for a legacy capsule (no max_version).
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    arr = layouts(dtype)[layout]
+    t = tvm_ffi.from_dlpack(make_buffer(arr))
+    assert tuple(t.shape) == arr.shape
+    back = np.from_dlpack(t)
+    assert back.dtype == arr.dtype
+    np.testing.assert_array_equal(back, arr)
+    if arr.size:
+        assert addr(back) == addr(arr)
+
+
+def test_tvm_ffi_lifetime_and_readonly(collect):
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    owner = Owner(np.arange(12.0).reshape(3, 4))
+    ref = weakref.ref(owner)
+    t = tvm_ffi.from_dlpack(make_buffer(owner.arr[:, ::2], owner=owner))
+    del owner
+    collect()
+    assert ref() is not None
+    del t
+    collect()
+    assert ref() is None
+    # read-only memory has no legacy capsule: the consumer gets our BufferError
+    with pytest.raises(BufferError):
+        tvm_ffi.from_dlpack(RO)
