@@ -4,11 +4,13 @@ __cuda_array_interface__ (plus the refusals of device memory)."""
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 import numpy as np
 import pytest
 from export_helpers import (
     ALL_DTYPES,
+    Owner,
     PyBUF_ANY_CONTIGUOUS,
     PyBUF_C_CONTIGUOUS,
     PyBUF_F_CONTIGUOUS,
@@ -360,3 +362,27 @@ def test_zero_size_array_interface_pointer():
     assert np.asarray(buf).shape == (0,)
     assert memoryview(buf).nbytes == 0
     assert get_buffer(buf, PyBUF_SIMPLE)["buf"] != 0
+
+
+# ---------------------------------------------------------------- a real buffer consumer
+
+
+def test_pyarrow_py_buffer(collect):
+    pa = pytest.importorskip("pyarrow")
+    owner = Owner(np.arange(6.0))
+    ref = weakref.ref(owner)
+    pb = pa.py_buffer(make_buffer(owner.arr, owner=owner))
+    assert pb.address == addr(owner.arr)
+    assert pb.size == 48
+    assert pb.is_mutable
+    values = pa.Array.from_buffers(pa.float64(), 6, [None, pb])
+    assert values.to_pylist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    del owner, pb
+    collect()
+    assert ref() is not None  # the Arrow array keeps the Buffer, the Buffer the owner
+    del values
+    collect()
+    assert ref() is None
+    assert not pa.py_buffer(RO).is_mutable
+    with pytest.raises(BufferError):
+        pa.py_buffer(S)  # not contiguous
