@@ -104,6 +104,17 @@ class _ArrayInterfaceOnly:
         self._keep = keep
 
 
+class _ArrowArrayOnly:
+    """Exposes only ``__arrow_c_array__`` (forces the Arrow path even for
+    objects that also speak DLPack or the buffer protocol)."""
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> Any:
+        return self._obj.__arrow_c_array__(requested_schema)
+
+
 class _StreamOnly:
     """Exposes only ``__arrow_c_stream__`` (forces the Arrow path even for
     objects that also have ``__dataframe__``)."""
@@ -272,7 +283,9 @@ def _pyarrow_paths(dfb: Any, np: Any, pa: Any) -> list[tuple[str, Callable]]:
         return _same(buf.ptr, addr)
 
     def capsule_import():
-        buf = _from_object(dfb, arr)
+        if not hasattr(dfb._interchange, "_arrow_import"):
+            raise NotAvailable("Arrow import not built yet")
+        buf = _from_object(dfb, _ArrowArrayOnly(arr))
         return _same(buf.ptr, addr)
 
     def capsule_export():
