@@ -416,3 +416,18 @@ def test_endless_generators_are_cut_off():
     report = check_column(Endless(np.arange(10, dtype="i8")))
     assert report.failed_ids == ["P-27"]
     assert "yielded 3 chunks" in report.failed[0][1]
+
+
+def test_check_dataframe_accepts_library_objects():
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table({"a": [1, 2, 3]})
+    report = check_dataframe(table)
+    assert report.subject.endswith("_PyArrowDataFrame")
+    assert report.failed_ids == ["P-28"]
+
+    class Raising:
+        def __dataframe__(self, nan_as_null=False, allow_copy=True):
+            raise RuntimeError("no interchange today")
+
+    report = check_dataframe(Raising())
+    assert report.failed == [("P-37", "__dataframe__(): RuntimeError: no interchange today")]

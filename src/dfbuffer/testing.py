@@ -170,6 +170,14 @@ class _Checker:
         )
 
 
+def _has(obj: Any, name: str) -> bool:
+    """hasattr that survives objects whose __getattr__ raises anything."""
+    try:
+        return hasattr(obj, name)
+    except Exception:
+        return False
+
+
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
@@ -844,7 +852,7 @@ def _check_categorical(
     if not desc["is_dictionary"]:
         ck.ok("P-24")
         return
-    if cats is None or not hasattr(cats, "get_buffers"):
+    if cats is None or not _has(cats, "get_buffers"):
         ck.fail("P-24", f"is_dictionary is True but categories is not a Column: {cats!r}")
         return
     ck.ok("P-24")
@@ -1066,7 +1074,7 @@ def _check_dataframe_into(ck: _Checker, df: Any, depth: int = 0) -> None:
             f"__dataframe__() gives names {got}, expected {names}",
         )
 
-    if not hasattr(df, "__dataframe__"):
+    if not _has(df, "__dataframe__"):
         ck.fail("P-37", "the interchange DataFrame has no __dataframe__ method")
     else:
         ck.run("P-37", again, "__dataframe__(): ")
@@ -1080,10 +1088,20 @@ def _check_dataframe_into(ck: _Checker, df: Any, depth: int = 0) -> None:
 def check_dataframe(df: Any) -> Report:
     """Check an interchange-protocol DataFrame (P-30..P-37, and every column).
 
-    Pass the interchange object (the result of ``__dataframe__()``).
-    Never raises on a broken producer; returns a :class:`Report`.
+    Pass the interchange object (the result of ``__dataframe__()``); a
+    library object (a pandas DataFrame, a pyarrow Table) is accepted too and
+    its ``__dataframe__()`` is checked.  Never raises on a broken producer;
+    returns a :class:`Report`.
     """
     ck = _Checker(f"dataframe {_describe(df)}")
+    if _has(df, "__dataframe__") and not _has(df, "get_column_by_name"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            xdf = ck.run("P-37", df.__dataframe__, "__dataframe__(): ")
+        if xdf is _ERR:
+            return ck.report()
+        df = xdf
+        ck.subject = f"dataframe {_describe(df)}"
     try:
         _check_dataframe_into(ck, df)
     except Exception as exc:  # pragma: no cover - defensive
@@ -1098,16 +1116,13 @@ def assert_conformant(obj: Any) -> Report:
     ``__dataframe__`` (its interchange object is checked).  Returns the
     report when everything passed.
     """
-    if hasattr(obj, "column_names") and hasattr(obj, "get_column"):
+    if _has(obj, "column_names") and _has(obj, "get_column"):
         report = check_dataframe(obj)
-    elif hasattr(obj, "get_buffers"):
+    elif _has(obj, "get_buffers"):
         report = check_column(obj)
-    elif hasattr(obj, "__dataframe__"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            xdf = obj.__dataframe__()
-        report = check_dataframe(xdf)
-    elif hasattr(obj, "ptr") or hasattr(obj, "bufsize"):
+    elif _has(obj, "__dataframe__"):
+        report = check_dataframe(obj)
+    elif _has(obj, "ptr") or _has(obj, "bufsize"):
         report = check_buffer(obj)
     else:
         raise TypeError(f"{_describe(obj)} is not an interchange DataFrame, Column or Buffer")
