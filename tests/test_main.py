@@ -112,3 +112,12 @@ def test_interchange_rows_zero_copy_once_converters_landed(report):
             continue
         assert row["status"] == "ok", row
         assert row["zero_copy"] is True, row
+
+
+def test_torch_rows_when_installed(report):
+    if report["versions"]["torch"] is None:
+        pytest.skip("torch not installed")
+    rows = {r["path"]: r for r in report["rows"] if r["producer"] == "torch"}
+    for path in ("DLPack import", "DLPack export"):
+        assert rows[path]["status"] == "ok", rows[path]
+        assert rows[path]["zero_copy"] is True, rows[path]
