@@ -522,7 +522,10 @@ def categorical(
 
 
 def chunked(*chunks: Column) -> Column:
-    """A column made of several chunks."""
+    """A column made of several chunks (a single chunk is returned as is:
+    a one-chunk column must answer get_buffers itself)."""
+    if len(chunks) == 1:
+        return chunks[0]
     return Column(
         size=0,
         dtype=chunks[0].dtype,
