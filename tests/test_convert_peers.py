@@ -169,6 +169,8 @@ def test_pandas_nullable_masked(dtype, values):
     res = dfbuffer.from_dataframe(df)["x"]
     check_nulls(res, s.notna().to_numpy())
     assert res.dtype == s.dtype.numpy_dtype
+    # the values are a view of pandas' data array (only the mask is new)
+    assert np.shares_memory(res.data, df["x"].array._data)
     assert to_list(res) == [None if v is pd.NA else v for v in s]
     filled = dfbuffer.from_dataframe(df, nulls="fill")["x"]
     assert filled.dtype == np.float64
