@@ -12,6 +12,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Module state: interned names and cached datetime dtypes              */
@@ -574,6 +577,61 @@ int_layout(const dfb_column *c, int *bits, int *is_signed, char *bo)
     }
 }
 
+/* Counts the NaNs among `n` native doubles at `p` (any alignment). */
+static int64_t
+count_nan_f64(const char *p, int64_t n)
+{
+    int64_t count = 0, i = 0;
+#if defined(__SSE2__)
+    for (; i + 8 <= n; i += 8) {
+        __m128d a = _mm_loadu_pd((const double *)(const void *)(p + i * 8));
+        __m128d b =
+            _mm_loadu_pd((const double *)(const void *)(p + i * 8 + 16));
+        __m128d c =
+            _mm_loadu_pd((const double *)(const void *)(p + i * 8 + 32));
+        __m128d d =
+            _mm_loadu_pd((const double *)(const void *)(p + i * 8 + 48));
+        int m = _mm_movemask_pd(_mm_cmpunord_pd(a, a)) |
+                (_mm_movemask_pd(_mm_cmpunord_pd(b, b)) << 2) |
+                (_mm_movemask_pd(_mm_cmpunord_pd(c, c)) << 4) |
+                (_mm_movemask_pd(_mm_cmpunord_pd(d, d)) << 6);
+        if (m) {
+            count += __builtin_popcount((unsigned)m);
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        double v;
+        memcpy(&v, p + i * 8, 8);
+        count += v != v;
+    }
+    return count;
+}
+
+/* Counts the NaNs among `n` native floats at `p` (any alignment). */
+static int64_t
+count_nan_f32(const char *p, int64_t n)
+{
+    int64_t count = 0, i = 0;
+#if defined(__SSE2__)
+    for (; i + 8 <= n; i += 8) {
+        __m128 a = _mm_loadu_ps((const float *)(const void *)(p + i * 4));
+        __m128 b = _mm_loadu_ps((const float *)(const void *)(p + i * 4 + 16));
+        int m = _mm_movemask_ps(_mm_cmpunord_ps(a, a)) |
+                (_mm_movemask_ps(_mm_cmpunord_ps(b, b)) << 4);
+        if (m) {
+            count += __builtin_popcount((unsigned)m);
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        float v;
+        memcpy(&v, p + i * 4, 4);
+        count += v != v;
+    }
+    return count;
+}
+
 /* Computes the null mask of chunk `c` (validated).  Sets *out to a new
    bool array (1 = null) and *nnull to the count, or *out = NULL and
    *nnull = 0 when no value is null.  Returns 0, or -1 with an exception
@@ -609,10 +667,10 @@ chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
             const int swap = is_swapped(c->fmt.byteorder);
             const char *p = c->data.ptr + c->offset * sz;
             if (bits == 64 && !swap) {
-                const double *d = (const double *)(const void *)p;
-                for (int64_t i = 0; i < n; i++) {
-                    count += isnan(d[i]) ? 1 : 0;
-                }
+                count = count_nan_f64(p, n);
+            }
+            else if (bits == 32 && !swap) {
+                count = count_nan_f32(p, n);
             }
             else {
                 for (int64_t i = 0; i < n; i++) {
@@ -775,6 +833,76 @@ static PyObject *
 chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
              int allow_copy);
 
+/* Writes the "missing" value of dtype `d` at `p`: NaN for floats, NaT for
+   datetimes and timedeltas, zero bytes otherwise.  Cannot fail. */
+static void
+null_value_at(char *p, PyArray_Descr *d)
+{
+    const npy_intp sz = PyDataType_ELSIZE(d);
+    const int swap = PyDataType_ISBYTESWAPPED(d);
+    if (d->kind == 'M' || d->kind == 'm') {
+        int64_t nat = NPY_DATETIME_NAT; /* byte-swap symmetric? no: swap */
+        if (swap) {
+            nat = (int64_t)__builtin_bswap64((uint64_t)nat);
+        }
+        memcpy(p, &nat, 8);
+    }
+    else if (d->kind == 'f' && (sz == 2 || sz == 4 || sz == 8)) {
+        uint64_t v = sz == 8   ? UINT64_C(0x7ff8000000000000)
+                     : sz == 4 ? UINT64_C(0x7fc00000)
+                               : UINT64_C(0x7e00);
+        if (swap) {
+            v = __builtin_bswap64(v) >> (64 - 8 * sz);
+        }
+        /* little-endian host: the low bytes of v hold the value */
+        union {
+            uint64_t u;
+            uint16_t h;
+            uint32_t w;
+        } b;
+        if (sz == 8) {
+            memcpy(p, &v, 8);
+        }
+        else if (sz == 4) {
+            b.w = (uint32_t)v;
+            memcpy(p, &b.w, 4);
+        }
+        else {
+            b.h = (uint16_t)v;
+            memcpy(p, &b.h, 2);
+        }
+    }
+    else {
+        memset(p, 0, (size_t)sz);
+    }
+}
+
+/* Returns 1 if the null slots of `values` (converted from chunk `c`)
+   already hold the fill value (None, NaN or NaT), else 0. */
+static int
+nulls_in_values(const dfb_column *c, PyObject *values)
+{
+    const char kind = PyArray_DESCR((PyArrayObject *)values)->kind;
+    if (kind == 'O') {
+        return 1;
+    }
+    switch (c->fmt.type) {
+        case DFB_T_DICTIONARY:
+            return kind == 'f' || kind == 'M' || kind == 'm';
+        case DFB_T_DATE32:
+            return 1;
+        case DFB_T_FLOAT:
+            return c->null_kind == DFB_NULL_USE_NAN;
+        case DFB_T_TIMESTAMP:
+        case DFB_T_DURATION:
+        case DFB_T_DATE64:
+            return c->null_kind == DFB_NULL_USE_SENTINEL &&
+                   c->null_value == NPY_DATETIME_NAT;
+        default:
+            return 0;
+    }
+}
+
 /* Decodes the categorical chunk `c` through its categories.  Null rows
    (isnull) hold None for object categories, zero bytes otherwise.
    Returns a new array or NULL (ValueError for codes out of range). */
@@ -813,7 +941,7 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull)
                 Py_XSETREF(((PyObject **)dst)[i], Py_NewRef(Py_None));
             }
             else {
-                memset(dst + i * isz, 0, (size_t)isz);
+                null_value_at(dst + i * isz, d);
             }
             continue;
         }
@@ -1009,12 +1137,17 @@ fill_nulls(PyArrayObject *values, PyArrayObject *mask)
 }
 
 /* Applies the `nulls` mode to values (stolen) and mask (stolen, may be
-   NULL when no value is null).  Returns a new reference or NULL. */
+   NULL when no value is null); `filled` says the null slots of values
+   already hold None / NaN / NaT.  Returns a new reference or NULL. */
 static PyObject *
 finish(dfb_state *st, PyObject *values, PyArrayObject *mask, int64_t nnull,
-       dfb_nulls_mode nulls, int allow_copy)
+       int filled, dfb_nulls_mode nulls, int allow_copy)
 {
     if (mask == NULL) {
+        return values;
+    }
+    if (nulls == DFB_NULLS_FILL && filled) {
+        Py_DECREF(mask);
         return values;
     }
     PyObject *res = NULL;
@@ -1055,7 +1188,8 @@ finish(dfb_state *st, PyObject *values, PyArrayObject *mask, int64_t nnull,
 /* Converts one validated chunk to (values, mask).  Returns 0, or -1. */
 static int
 chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy,
-              PyObject **values, PyArrayObject **mask, int64_t *nnull)
+              PyObject **values, PyArrayObject **mask, int64_t *nnull,
+              int *filled)
 {
     if (chunk_mask(c, mask, nnull) < 0) {
         return -1;
@@ -1066,6 +1200,7 @@ chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy,
         Py_CLEAR(*mask);
         return -1;
     }
+    *filled = *mask == NULL || nulls_in_values(c, *values);
     return 0;
 }
 
@@ -1076,6 +1211,7 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
     PyObject *values;
     PyArrayObject *mask;
     int64_t nnull;
+    int filled, all_filled = 1;
     if (n <= 0) {
         PyErr_SetString(PyExc_ValueError, "a column needs at least one chunk");
         return NULL;
@@ -1086,11 +1222,11 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
         }
     }
     if (n == 1) {
-        if (chunk_convert(st, &chunks[0], allow_copy, &values, &mask, &nnull) <
-            0) {
+        if (chunk_convert(st, &chunks[0], allow_copy, &values, &mask, &nnull,
+                          &filled) < 0) {
             return NULL;
         }
-        return finish(st, values, mask, nnull, nulls, allow_copy);
+        return finish(st, values, mask, nnull, filled, nulls, allow_copy);
     }
     if (need_copy(allow_copy, "a column of several chunks") < 0) {
         return NULL;
@@ -1103,10 +1239,11 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (chunk_convert(st, &chunks[i], allow_copy, &values, &mask, &nnull) <
-            0) {
+        if (chunk_convert(st, &chunks[i], allow_copy, &values, &mask, &nnull,
+                          &filled) < 0) {
             goto done;
         }
+        all_filled &= filled;
         PyList_SET_ITEM(vals, i, values);
         PyList_SET_ITEM(masks, i,
                         mask ? (PyObject *)mask : Py_NewRef(Py_None));
@@ -1137,7 +1274,7 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             o += chunks[i].length;
         }
     }
-    res = finish(st, values, mask, total_nulls, nulls, allow_copy);
+    res = finish(st, values, mask, total_nulls, all_filled, nulls, allow_copy);
 done:
     Py_XDECREF(vals);
     Py_XDECREF(masks);
@@ -2095,18 +2232,22 @@ PyDoc_STRVAR(
 static PyObject *
 get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 {
+    /* an interchange DataFrame already: use it as it is (calling its
+       __dataframe__ again may copy, as pandas' does) */
+    int a = has_attr(obj, st->names[N_COLUMN_NAMES]);
+    int b = a == 1 ? has_attr(obj, st->names[N_GET_COLUMN]) : a;
+    if (b < 0) {
+        return NULL;
+    }
+    if (b == 1) {
+        return Py_NewRef(obj);
+    }
     PyObject *meth = PyObject_GetAttr(obj, st->names[N_DATAFRAME]);
     if (meth == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            return NULL;
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
         }
-        PyErr_Clear();
-        int a = has_attr(obj, st->names[N_COLUMN_NAMES]);
-        int b = a == 1 ? has_attr(obj, st->names[N_GET_COLUMN]) : a;
-        if (b < 0) {
-            return NULL;
-        }
-        return b == 1 ? Py_NewRef(obj) : NULL;
+        return NULL;
     }
     PyObject *kwargs[1] = {allow_copy ? Py_True : Py_False};
     PyObject *df =
@@ -2116,9 +2257,6 @@ get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
         df = PyObject_CallNoArgs(meth);
     }
     Py_DECREF(meth);
-    if (df == NULL) {
-        return NULL;
-    }
     return df;
 }
 
