@@ -588,7 +588,8 @@ def test_known_wrong_strings():
 
 
 def test_peer_bug_pyarrow_string_bytemask_with_offset():
-    """pyarrow's consumer ignores the column offset when reading a bytemask."""
+    """pyarrow's consumer applies the column offset twice to the bitmap it
+    computes from a bytemask (once reading the mask, once on the result)."""
     x = frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask"))
     assert _pyarrow_consumer(x) == ["a", None, None, None]
 
@@ -615,8 +616,8 @@ def test_known_wrong_datetimes(unit):
 
 
 def test_peer_bug_pyarrow_datetime_sentinel_with_offset():
-    """pyarrow's consumer reads an iNaT-sentinel column's null positions
-    without the column offset."""
+    """pyarrow's consumer applies the column offset twice to the bitmap it
+    computes from an iNaT sentinel: validity shifted by the offset."""
     x = frame(t=datetimes(np.array([0, INAT, 1000]), "tsm:UTC", offset=2))
     got = _pyarrow_consumer(x)
     assert got[1] is None and got[2] is None  # 1000 ms wrongly null
