@@ -381,6 +381,17 @@ def test_pyarrow_dictionary():
         check_nulls(res, [v is not None for v in exp])
 
 
+@pytest.mark.parametrize("index", ["int8", "int16", "int64", "uint8", "uint32"])
+def test_pyarrow_dictionary_index_types(index):
+    codes = pa.array([0, 1, None, 2, 1, 0, None, 2, 2, 1], getattr(pa, index)())
+    d = pa.DictionaryArray.from_arrays(codes, pa.array(["a", "bb", "ccc"]))
+    t = pa.table({"d": d})
+    for part in (t, t.slice(3), t.slice(9)):
+        res = dfbuffer.from_dataframe(part.__dataframe__())["d"]
+        assert res.dtype == object
+        assert to_list(res) == part.column(0).to_pylist()
+
+
 @pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
 def test_pyarrow_timestamps_tz(unit):
     vals = [0, None, 1_600_000_000, -86_400, None, 1_700_000_000]
