@@ -41,6 +41,7 @@ enum {
     N_COLUMN_NAMES,
     N_GET_COLUMN,
     N_IS_DICTIONARY,
+    N_NULL_COUNT,
     N_ALLOW_COPY_KW, /* the tuple ("allow_copy",) for vectorcall */
     N_NAMES_END,
     /* cached descrs: M8[s,ms,us,ns], m8[s,ms,us,ns], M8[D] */
@@ -55,7 +56,7 @@ static const char *const name_strings[N_NAMES_END] = {
     "get_chunks", "get_buffers",  "describe_categorical", "data",
     "validity",   "offsets",      "categories",           "__dataframe__",
     "allow_copy", "column_names", "get_column",           "is_dictionary",
-    NULL,
+    "null_count", NULL,
 };
 
 int
@@ -1204,6 +1205,29 @@ chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy,
     return 0;
 }
 
+/* Returns 1 if chunks `a` and `b` convert to the same NumPy type. */
+static int
+same_output_type(const dfb_column *a, const dfb_column *b)
+{
+    dfb_type ta = a->fmt.type, tb = b->fmt.type;
+    if (ta == DFB_T_LARGE_UTF8) {
+        ta = DFB_T_UTF8;
+    }
+    if (tb == DFB_T_LARGE_UTF8) {
+        tb = DFB_T_UTF8;
+    }
+    if (ta != tb) {
+        return 0;
+    }
+    if (ta == DFB_T_DICTIONARY) {
+        return same_output_type(a->categories, b->categories);
+    }
+    if (ta == DFB_T_UTF8) {
+        return 1;
+    }
+    return a->fmt.bits == b->fmt.bits && a->fmt.unit == b->fmt.unit;
+}
+
 PyObject *
 dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
                        dfb_nulls_mode nulls, int allow_copy)
@@ -1218,6 +1242,14 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         if (dfb_column_validate(&chunks[i]) < 0) {
+            return NULL;
+        }
+        if (i > 0 && !same_output_type(&chunks[0], &chunks[i])) {
+            PyErr_Format(PyExc_ValueError,
+                         "chunk %zd of the column is %s (%d bits), chunk 0 "
+                         "is %s (%d bits): chunks must share one type",
+                         i, type_name(chunks[i].fmt.type), chunks[i].fmt.bits,
+                         type_name(chunks[0].fmt.type), chunks[0].fmt.bits);
             return NULL;
         }
     }
@@ -1757,6 +1789,20 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
             goto fail;
         }
         keep(w, o);
+    }
+    else if (vbuf == NULL && (out->null_kind == DFB_NULL_USE_BITMASK ||
+                              out->null_kind == DFB_NULL_USE_BYTEMASK)) {
+        /* no validity buffer: fine only when nothing is null; ask */
+        if ((o = PyObject_GetAttr(col, st->names[N_NULL_COUNT])) == NULL) {
+            goto fail;
+        }
+        int r = o == Py_None
+                    ? 0
+                    : as_int64(o, "Column.null_count", &out->null_count);
+        Py_DECREF(o);
+        if (r < 0) {
+            goto fail;
+        }
     }
     if (out->fmt.type == DFB_T_UTF8 || out->fmt.type == DFB_T_LARGE_UTF8) {
         if (obuf == NULL) {
