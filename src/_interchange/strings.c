@@ -44,6 +44,40 @@ decode(const char *s, int64_t n)
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
 }
 
+/* One slot of the de-duplication table: a str made from the bytes
+   data[start, start + len). */
+typedef struct {
+    int64_t start;
+    int64_t len;
+    PyObject *obj; /* borrowed from the output array; NULL = empty */
+} dedup_slot;
+
+/* Strings at most this long are looked up in the table. */
+#define DEDUP_MAX_LEN 64
+/* Slots in the table at most (a power of two). */
+#define DEDUP_MAX_SLOTS (1 << 16)
+
+/* Hashes `n` (<= DEDUP_MAX_LEN) bytes at `s`.  Cannot fail. */
+static inline uint64_t
+hash_bytes(const char *s, int64_t n)
+{
+    uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)n;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, (size_t)(n - i));
+        h = (h ^ w) * UINT64_C(0xc4ceb9fe1a85ec53);
+    }
+    h ^= h >> 32;
+    return h;
+}
+
 PyObject *
 dfb_strings_to_object_array(const char *data, const void *offsets,
                             int offset_bits, int64_t offset, int64_t length,
@@ -57,6 +91,18 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
     PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
     const int32_t *o32 = (const int32_t *)offsets + offset;
     const int64_t *o64 = (const int64_t *)offsets + offset;
+
+    /* Equal short strings share one str object (as pyarrow's to_pandas
+       does by default): repeated values cost a hash and a memcmp instead
+       of an allocation and a decode.  A direct-mapped table (a miss costs
+       a hash and a store). */
+    size_t tsize = 16;
+    while (tsize < DEDUP_MAX_SLOTS && (int64_t)tsize < 2 * length) {
+        tsize <<= 1;
+    }
+    dedup_slot *table =
+        length >= 64 ? PyMem_Calloc(tsize, sizeof(dedup_slot)) : NULL;
+
     for (int64_t i = 0; i < length; i++) {
         PyObject *item;
         if (isnull != NULL && isnull[i]) {
@@ -72,13 +118,31 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
                 start = o64[i];
                 end = o64[i + 1];
             }
-            item = decode(data + start, end - start);
+            const int64_t n = end - start;
+            dedup_slot *slot = NULL;
+            if (table != NULL && n <= DEDUP_MAX_LEN) {
+                slot = &table[hash_bytes(data + start, n) & (tsize - 1)];
+                if (slot->obj != NULL && slot->len == n &&
+                    memcmp(data + slot->start, data + start, (size_t)n) ==
+                        0) {
+                    Py_XSETREF(out[i], Py_NewRef(slot->obj));
+                    continue;
+                }
+            }
+            item = decode(data + start, n);
             if (item == NULL) {
+                PyMem_Free(table);
                 Py_DECREF(arr);
                 return NULL;
+            }
+            if (slot != NULL) {
+                slot->start = start;
+                slot->len = n;
+                slot->obj = item; /* borrowed: out[i] holds it */
             }
         }
         Py_XSETREF(out[i], item);
     }
+    PyMem_Free(table);
     return arr;
 }
