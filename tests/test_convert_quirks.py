@@ -187,6 +187,36 @@ def test_nonnative_column_with_nulls_fill():
     check(res, np.arange(6), valid)
 
 
+def test_nonnative_timestamps_with_sentinel():
+    raw = np.array([0, 1000, INAT, 5], dtype="i8")
+    be = raw.astype(nonnative("i8"))
+    col = primitive(
+        be,
+        col_dtype=(DATETIME, 64, "tsm:UTC", be.dtype.byteorder),
+        null=(USE_SENTINEL, INAT),
+        null_count=1,
+    )
+    res = dfbuffer.column_to_ndarray(col)
+    check(res, raw.view("M8[ms]"), raw != INAT)
+    assert res.dtype.kind == "M" and np.datetime_data(res.dtype) == ("ms", 1)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_nonnative_string_offsets(large):
+    col = strings(["ab", None, "cde", ""], large=large, offset=1)
+    offs, odt = col._offsets
+    be = offs._x.astype(nonnative(offs._x.dtype))
+    col._offsets = (Buffer(be), interchange_dtype(be.dtype))
+    check(dfbuffer.column_to_ndarray(col), _obj(["ab", None, "cde", ""]), [1, 0, 1, 1])
+
+
+def test_nonnative_categorical_codes():
+    codes = np.array([1, 0, -1, 1], dtype=nonnative("i2"))
+    col = categorical(codes, strings(["x", "y"]), code_dtype=codes.dtype)
+    assert col.get_buffers()["data"][1][3] in "<>"
+    check(dfbuffer.column_to_ndarray(col), _obj(["y", "x", None, "y"]), [1, 1, 0, 1])
+
+
 def test_bool_bytes_column_zero_copy():
     v = np.array([True, False, True, True, False])
     col = primitive(v, offset=2)
