@@ -123,8 +123,7 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
             if (table != NULL && n <= DEDUP_MAX_LEN) {
                 slot = &table[hash_bytes(data + start, n) & (tsize - 1)];
                 if (slot->obj != NULL && slot->len == n &&
-                    memcmp(data + slot->start, data + start, (size_t)n) ==
-                        0) {
+                    memcmp(data + slot->start, data + start, (size_t)n) == 0) {
                     Py_XSETREF(out[i], Py_NewRef(slot->obj));
                     continue;
                 }
