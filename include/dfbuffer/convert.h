@@ -45,6 +45,8 @@ typedef struct dfb_column {
     dfb_span offsets;      /* strings: int32/int64 offsets */
     const struct dfb_column *categories;  /* DICTIONARY: the values */
     int is_ordered;        /* DICTIONARY: ordered categories */
+    int offsets_swapped;   /* strings: 1 if the offsets are stored in the
+                              non-native byte order (0 = native) */
 } dfb_column;
 
 /* The `nulls=` argument of the converters. */
@@ -106,13 +108,14 @@ dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length);
 /* strings.c */
 
 /* Builds a 1-D object array of Python str (None where `isnull` is given
-   and isnull[i] != 0) from Arrow-style offsets (`offset_bits` 32 or 64)
-   and UTF-8 data; `offset` is the element offset into the offsets buffer.
+   and isnull[i] != 0) from Arrow-style offsets (`offset_bits` 32 or 64,
+   byte-swapped if `offsets_swapped`) and UTF-8 data; `offset` is the element offset into the offsets buffer.
    The caller validated the offsets.  Returns a new reference, or NULL with
    UnicodeDecodeError / MemoryError set. */
 PyObject *
 dfb_strings_to_object_array(const char *data, const void *offsets,
-                            int offset_bits, int64_t offset, int64_t length,
+                            int offset_bits, int offsets_swapped,
+                            int64_t offset, int64_t length,
                             const uint8_t *isnull);
 
 #endif /* DFBUFFER_CONVERT_H */

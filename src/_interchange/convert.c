@@ -461,8 +461,8 @@ validate(const dfb_column *col, int depth)
             }
             int64_t prev = -1;
             for (int64_t i = col->offset; i <= end; i++) {
-                int64_t o =
-                    read_int(col->offsets.ptr + i * osize, osize * 8, 1, 0);
+                int64_t o = read_int(col->offsets.ptr + i * osize, osize * 8,
+                                     1, col->offsets_swapped);
                 if (o < 0 || o < prev) {
                     PyErr_Format(PyExc_ValueError,
                                  "string offsets are %s at element %lld",
@@ -1033,7 +1033,8 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             }
             return dfb_strings_to_object_array(
                 c->data.ptr, c->offsets.ptr,
-                c->fmt.type == DFB_T_UTF8 ? 32 : 64, c->offset, n, isnull);
+                c->fmt.type == DFB_T_UTF8 ? 32 : 64, c->offsets_swapped,
+                c->offset, n, isnull);
         case DFB_T_DICTIONARY:
             if (need_copy(allow_copy, "categorical codes to values") < 0) {
                 return NULL;
@@ -1716,6 +1717,7 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
                                  out->fmt.type == DFB_T_LARGE_UTF8)) {
                 /* the offsets' own width decides (pandas says 'u' with
                    int64 offsets) */
+                out->offsets_swapped = is_swapped(odt.endian);
                 if (odt.bits == 64) {
                     out->fmt.type = DFB_T_LARGE_UTF8;
                 }

@@ -80,7 +80,8 @@ hash_bytes(const char *s, int64_t n)
 
 PyObject *
 dfb_strings_to_object_array(const char *data, const void *offsets,
-                            int offset_bits, int64_t offset, int64_t length,
+                            int offset_bits, int offsets_swapped,
+                            int64_t offset, int64_t length,
                             const uint8_t *isnull)
 {
     npy_intp dims[1] = {(npy_intp)length};
@@ -111,12 +112,22 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
         else {
             int64_t start, end;
             if (offset_bits == 32) {
-                start = o32[i];
-                end = o32[i + 1];
+                uint32_t a = (uint32_t)o32[i], b = (uint32_t)o32[i + 1];
+                if (offsets_swapped) {
+                    a = __builtin_bswap32(a);
+                    b = __builtin_bswap32(b);
+                }
+                start = (int32_t)a;
+                end = (int32_t)b;
             }
             else {
-                start = o64[i];
-                end = o64[i + 1];
+                uint64_t a = (uint64_t)o64[i], b = (uint64_t)o64[i + 1];
+                if (offsets_swapped) {
+                    a = __builtin_bswap64(a);
+                    b = __builtin_bswap64(b);
+                }
+                start = (int64_t)a;
+                end = (int64_t)b;
             }
             const int64_t n = end - start;
             dedup_slot *slot = NULL;
