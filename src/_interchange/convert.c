@@ -42,6 +42,8 @@ enum {
     N_GET_COLUMN,
     N_IS_DICTIONARY,
     N_NULL_COUNT,
+    N_LENGTH,
+    N_NULLS,
     N_ALLOW_COPY_KW, /* the tuple ("allow_copy",) for vectorcall */
     N_NAMES_END,
     /* cached descrs: M8[s,ms,us,ns], m8[s,ms,us,ns], M8[D] */
@@ -51,12 +53,30 @@ enum {
 };
 
 static const char *const name_strings[N_NAMES_END] = {
-    "ptr",        "bufsize",      "__dlpack_device__",    "size",
-    "offset",     "dtype",        "describe_null",        "num_chunks",
-    "get_chunks", "get_buffers",  "describe_categorical", "data",
-    "validity",   "offsets",      "categories",           "__dataframe__",
-    "allow_copy", "column_names", "get_column",           "is_dictionary",
-    "null_count", NULL,
+    "ptr",
+    "bufsize",
+    "__dlpack_device__",
+    "size",
+    "offset",
+    "dtype",
+    "describe_null",
+    "num_chunks",
+    "get_chunks",
+    "get_buffers",
+    "describe_categorical",
+    "data",
+    "validity",
+    "offsets",
+    "categories",
+    "__dataframe__",
+    "allow_copy",
+    "column_names",
+    "get_column",
+    "is_dictionary",
+    "null_count",
+    "length",
+    "nulls",
+    NULL,
 };
 
 int
@@ -1979,11 +1999,13 @@ parse_nulls(PyObject *o, dfb_nulls_mode *out)
     return -1;
 }
 
-/* Matches keyword arguments against `names` (NULL-terminated) and stores
-   borrowed values in `out`.  Returns 0, or -1 with TypeError. */
+/* Matches keyword arguments against `names` (NULL-terminated; `fast`
+   holds the same names interned, or NULL, for an identity check first) and
+   stores borrowed values in `out`.  Returns 0, or -1 with TypeError. */
 static int
 parse_kwargs(const char *func, PyObject *const *args, Py_ssize_t nargs,
-             PyObject *kwnames, const char *const *names, PyObject **out)
+             PyObject *kwnames, const char *const *names,
+             PyObject *const *fast, PyObject **out)
 {
     if (kwnames == NULL) {
         return 0;
@@ -1993,8 +2015,15 @@ parse_kwargs(const char *func, PyObject *const *args, Py_ssize_t nargs,
         PyObject *k = PyTuple_GET_ITEM(kwnames, i);
         int j = 0;
         for (; names[j] != NULL; j++) {
-            if (PyUnicode_CompareWithASCIIString(k, names[j]) == 0) {
+            if (fast[j] == k) {
                 break;
+            }
+        }
+        if (names[j] == NULL) {
+            for (j = 0; names[j] != NULL; j++) {
+                if (PyUnicode_CompareWithASCIIString(k, names[j]) == 0) {
+                    break;
+                }
             }
         }
         if (names[j] == NULL) {
@@ -2087,7 +2116,10 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     for (Py_ssize_t i = 0; i < nargs; i++) {
         a[i] = args[i];
     }
-    if (parse_kwargs("buffer_to_ndarray", args, nargs, kwnames, kw, a) < 0) {
+    PyObject *const fast[] = {NULL, st->names[N_DTYPE], st->names[N_OFFSET],
+                              st->names[N_LENGTH]};
+    if (parse_kwargs("buffer_to_ndarray", args, nargs, kwnames, kw, fast, a) <
+        0) {
         return NULL;
     }
     if (a[0] == NULL || a[1] == NULL) {
@@ -2232,7 +2264,9 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (nargs == 1) {
         a[0] = args[0];
     }
-    if (parse_kwargs("column_to_ndarray", args, nargs, kwnames, kw, a) < 0) {
+    PyObject *const fast[] = {NULL, st->names[N_NULLS]};
+    if (parse_kwargs("column_to_ndarray", args, nargs, kwnames, kw, fast, a) <
+        0) {
         return NULL;
     }
     if (a[0] == NULL) {
@@ -2366,7 +2400,10 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (nargs == 1) {
         a[0] = args[0];
     }
-    if (parse_kwargs("from_dataframe", args, nargs, kwnames, kw, a) < 0) {
+    PyObject *const fast[] = {NULL, st->names[N_NULLS],
+                              st->names[N_ALLOW_COPY]};
+    if (parse_kwargs("from_dataframe", args, nargs, kwnames, kw, fast, a) <
+        0) {
         return NULL;
     }
     if (a[0] == NULL) {
