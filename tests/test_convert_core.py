@@ -333,3 +333,26 @@ def test_from_dataframe_allow_copy_false():
         dfbuffer.from_dataframe(df[["s"]].astype(object), allow_copy=False)
     out = dfbuffer.from_dataframe(df[["f"]], allow_copy=False)
     np.testing.assert_array_equal(out["f"], [1.0, 2.0])
+
+
+@pytest.mark.parametrize("offset", [0, 1, 7, 8, 9, 63, 64, 65, 130])
+@pytest.mark.parametrize("length", [0, 1, 7, 64, 65, 200, 515])
+def test_bit_unpacking_matches_numpy(offset, length):
+    rng = np.random.default_rng(offset * 1000 + length)
+    raw = rng.integers(0, 256, (offset + length + 7) // 8 + 1, dtype=np.uint8)
+    res = dfbuffer.buffer_to_ndarray(
+        RawBuffer(raw), (BOOL, 1, "b", "="), offset=offset, length=length
+    )
+    want = np.unpackbits(raw, bitorder="little")[offset : offset + length].astype(bool)
+    np.testing.assert_array_equal(res, want)
+
+
+@pytest.mark.parametrize("start", [0, 1, 5, 8, 63, 64, 100])
+def test_bitmask_validity_sliced_matches_pyarrow(start):
+    rng = np.random.default_rng(start)
+    n = 300
+    valid = rng.random(n) < 0.7
+    arr = pa.array(np.arange(n, dtype="i4"), mask=~valid).slice(start)
+    res = dfbuffer.from_dataframe(pa.table({"a": arr}))["a"]
+    assert res.mask.tolist() == (~valid[start:]).tolist()
+    assert res.compressed().tolist() == [v for v in arr.to_pylist() if v is not None]

@@ -5,6 +5,9 @@
 #include "dfbuffer/convert.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define DFB_LITTLE_ENDIAN 1
@@ -162,6 +165,43 @@ dfb_unpack_bits(const uint8_t *bits, int64_t bit_offset, int64_t length,
     }
 #if DFB_LITTLE_ENDIAN
     const uint64_t mask = invert ? UINT64_C(0x0101010101010101) : 0;
+#if defined(__SSE2__)
+    {
+        /* 8 input bytes -> 64 output bytes: replicate each byte 8 times,
+           keep bit k in lane k, compare, turn 0xff into 1. */
+        const __m128i bitsel =
+            _mm_set_epi8((char)0x80, 0x40, 0x20, 0x10, 0x08, 0x04, 0x02, 0x01,
+                         (char)0x80, 0x40, 0x20, 0x10, 0x08, 0x04, 0x02, 0x01);
+        const __m128i one = _mm_set1_epi8(1);
+#define DFB_UNPACK_LOOP(FINISH)                                              \
+    for (; i + 64 <= length; i += 64) {                                      \
+        __m128i x = _mm_loadl_epi64((const __m128i *)(const void *)p);       \
+        p += 8;                                                              \
+        __m128i x1 = _mm_unpacklo_epi8(x, x);                                \
+        __m128i lo = _mm_unpacklo_epi16(x1, x1);                             \
+        __m128i hi = _mm_unpackhi_epi16(x1, x1);                             \
+        __m128i v0 = _mm_unpacklo_epi32(lo, lo);                             \
+        __m128i v1 = _mm_unpackhi_epi32(lo, lo);                             \
+        __m128i v2 = _mm_unpacklo_epi32(hi, hi);                             \
+        __m128i v3 = _mm_unpackhi_epi32(hi, hi);                             \
+        v0 = FINISH(_mm_cmpeq_epi8(_mm_and_si128(v0, bitsel), bitsel), one); \
+        v1 = FINISH(_mm_cmpeq_epi8(_mm_and_si128(v1, bitsel), bitsel), one); \
+        v2 = FINISH(_mm_cmpeq_epi8(_mm_and_si128(v2, bitsel), bitsel), one); \
+        v3 = FINISH(_mm_cmpeq_epi8(_mm_and_si128(v3, bitsel), bitsel), one); \
+        _mm_storeu_si128((__m128i *)(void *)(out + i), v0);                  \
+        _mm_storeu_si128((__m128i *)(void *)(out + i + 16), v1);             \
+        _mm_storeu_si128((__m128i *)(void *)(out + i + 32), v2);             \
+        _mm_storeu_si128((__m128i *)(void *)(out + i + 48), v3);             \
+    }
+        if (invert) {
+            DFB_UNPACK_LOOP(_mm_andnot_si128)
+        }
+        else {
+            DFB_UNPACK_LOOP(_mm_and_si128)
+        }
+#undef DFB_UNPACK_LOOP
+    }
+#endif
     for (; i + 8 <= length; i += 8) {
         uint64_t v = spread[*p++] ^ mask;
         memcpy(out + i, &v, 8);
