@@ -479,18 +479,50 @@ validate(const dfb_column *col, int depth)
                 check_span(&col->offsets, need, "offsets") < 0) {
                 return -1;
             }
-            int64_t prev = -1;
-            for (int64_t i = col->offset; i <= end; i++) {
-                int64_t o = read_int(col->offsets.ptr + i * osize, osize * 8,
-                                     1, col->offsets_swapped);
-                if (o < 0 || o < prev) {
-                    PyErr_Format(PyExc_ValueError,
-                                 "string offsets are %s at element %lld",
-                                 o < 0 ? "negative" : "decreasing",
-                                 (long long)(i - col->offset));
-                    return -1;
+            int64_t prev = 0, bad = -1;
+            const char *op = col->offsets.ptr;
+            if (osize == 4 && !col->offsets_swapped) {
+                /* the common case, without a per-element switch */
+                for (int64_t i = col->offset; i <= end; i++) {
+                    int32_t o;
+                    memcpy(&o, op + i * 4, 4);
+                    if (o < prev) {
+                        bad = i;
+                        break;
+                    }
+                    prev = o;
                 }
-                prev = o;
+            }
+            else if (osize == 8 && !col->offsets_swapped) {
+                for (int64_t i = col->offset; i <= end; i++) {
+                    int64_t o;
+                    memcpy(&o, op + i * 8, 8);
+                    if (o < prev) {
+                        bad = i;
+                        break;
+                    }
+                    prev = o;
+                }
+            }
+            else {
+                for (int64_t i = col->offset; i <= end; i++) {
+                    int64_t o = read_int(op + i * osize, osize * 8, 1,
+                                         col->offsets_swapped);
+                    if (o < prev) {
+                        bad = i;
+                        break;
+                    }
+                    prev = o;
+                }
+            }
+            if (bad >= 0) {
+                int64_t o = read_int(op + bad * osize, osize * 8, 1,
+                                     col->offsets_swapped);
+                PyErr_Format(PyExc_ValueError,
+                             "string offsets are %s at element %lld",
+                             o < 0 ? "negative" : "decreasing",
+                             (long long)(bad - col->offset));
+                return -1;
             }
             if (prev > 0 && check_span(&col->data, prev, "data") < 0) {
                 return -1;

@@ -5,21 +5,62 @@
 
 #include <string.h>
 
-/* Returns 1 if the `n` bytes at `s` are all ASCII (< 0x80), else 0. */
+/* Returns 1 if the `n` bytes at `s` are all ASCII (< 0x80), else 0.
+   Short strings are checked with two overlapping loads. */
 static inline int
 is_ascii(const char *s, int64_t n)
 {
-    int64_t i = 0;
-    uint64_t acc = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
+    if (n >= 8) {
+        uint64_t acc = 0, w;
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&w, s + i, 8);
+            acc |= w;
+        }
+        memcpy(&w, s + n - 8, 8);
         acc |= w;
+        return (acc & UINT64_C(0x8080808080808080)) == 0;
     }
-    for (; i < n; i++) {
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        return ((a | b) & 0x80808080u) == 0;
+    }
+    unsigned acc = 0;
+    for (int64_t i = 0; i < n; i++) {
         acc |= (uint8_t)s[i];
     }
-    return (acc & UINT64_C(0x8080808080808080)) == 0;
+    return (acc & 0x80u) == 0;
+}
+
+/* Copies `n` bytes (short copies inline, with overlapping stores).  Cannot
+   fail. */
+static inline void
+copy_bytes(char *dst, const char *src, int64_t n)
+{
+    if (n > 16) {
+        memcpy(dst, src, (size_t)n);
+    }
+    else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    }
+    else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    }
+    else {
+        for (int64_t i = 0; i < n; i++) {
+            dst[i] = src[i];
+        }
+    }
 }
 
 /* Returns a new str from `n` UTF-8 bytes at `s`, or NULL with
@@ -36,9 +77,7 @@ decode(const char *s, int64_t n)
         if (u == NULL) {
             return NULL;
         }
-        if (n > 0) {
-            memcpy(PyUnicode_1BYTE_DATA(u), s, (size_t)n);
-        }
+        copy_bytes((char *)PyUnicode_1BYTE_DATA(u), s, n);
         return u;
     }
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
@@ -56,6 +95,11 @@ typedef struct {
 #define DEDUP_MAX_LEN 64
 /* Slots in the table at most (a power of two). */
 #define DEDUP_MAX_SLOTS (1 << 16)
+/* After DEDUP_PROBE look-ups, de-duplication stops unless at least one in
+   DEDUP_MIN_RATIO of them hit (mostly distinct values: a miss costs a hash
+   and a cache miss for nothing). */
+#define DEDUP_PROBE 8192
+#define DEDUP_MIN_RATIO 8
 
 /* Hashes `n` (<= DEDUP_MAX_LEN) bytes at `s`.  Cannot fail. */
 static inline uint64_t
@@ -95,14 +139,15 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
 
     /* Equal short strings share one str object (as pyarrow's to_pandas
        does by default): repeated values cost a hash and a memcmp instead
-       of an allocation and a decode.  A direct-mapped table (a miss costs
-       a hash and a store). */
+       of an allocation and a decode.  A direct-mapped table, switched off
+       when the first look-ups show mostly distinct values. */
     size_t tsize = 16;
     while (tsize < DEDUP_MAX_SLOTS && (int64_t)tsize < 2 * length) {
         tsize <<= 1;
     }
     dedup_slot *table =
         length >= 64 ? PyMem_Calloc(tsize, sizeof(dedup_slot)) : NULL;
+    int64_t lookups = 0, hits = 0;
 
     for (int64_t i = 0; i < length; i++) {
         PyObject *item;
@@ -133,10 +178,18 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
             dedup_slot *slot = NULL;
             if (table != NULL && n <= DEDUP_MAX_LEN) {
                 slot = &table[hash_bytes(data + start, n) & (tsize - 1)];
+                lookups++;
                 if (slot->obj != NULL && slot->len == n &&
                     memcmp(data + slot->start, data + start, (size_t)n) == 0) {
+                    hits++;
                     Py_XSETREF(out[i], Py_NewRef(slot->obj));
                     continue;
+                }
+                if (lookups == DEDUP_PROBE &&
+                    hits * DEDUP_MIN_RATIO < lookups) {
+                    PyMem_Free(table);
+                    table = NULL;
+                    slot = NULL;
                 }
             }
             item = decode(data + start, n);
