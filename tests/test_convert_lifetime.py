@@ -6,6 +6,7 @@ when it dies."""
 
 from __future__ import annotations
 
+import gc
 import weakref
 
 import numpy as np
@@ -26,6 +27,17 @@ pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _frozen_heap():
+    """Move everything alive before these tests to the GC's permanent
+    generation, so that the many full collections below only scan what the
+    tests create (pandas and pyarrow make the heap large)."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 
 def churn(nbytes: int, rounds: int = 200) -> None:
@@ -68,17 +80,17 @@ def test_buffer_object_lives_exactly_as_long_as_result(collect):
     res = dfbuffer.column_to_ndarray(col)
     assert buffer_owner(res) is buf
     del col, buf
-    collect()
+    gc.collect()
     assert wr_buf() is not None and wr_store() is not None
     churn(8007 * 8)
     np.testing.assert_array_equal(res, np.arange(1000))
     view = res[10:20]  # a view of the result keeps it alive too
     del res
-    collect()
+    gc.collect()
     assert wr_buf() is not None
     np.testing.assert_array_equal(view, np.arange(10, 20))
     del view
-    collect()
+    gc.collect()
     assert wr_buf() is None and wr_store() is None
 
 
@@ -91,12 +103,12 @@ def test_masked_result_keeps_data_and_releases_validity(collect):
     res = dfbuffer.column_to_ndarray(col)
     assert isinstance(res, np.ma.MaskedArray)
     del col, data_buf
-    collect()
+    gc.collect()
     churn(64 * 4)
     assert wr_data() is not None
     assert to_list(res) == [float(i) if valid[i] else None for i in range(50)]
     del res
-    collect()
+    gc.collect()
     assert wr_data() is None and wr_valid() is None
 
 
@@ -106,12 +118,12 @@ def test_buffer_to_ndarray_result_owns_buffer(collect):
     wr = weakref.ref(buf)
     res = dfbuffer.buffer_to_ndarray(buf, (1, 16, "S", "="), offset=5, length=100)
     del buf, x
-    collect()
+    gc.collect()
     churn(600)
     np.testing.assert_array_equal(res, np.arange(5, 105))
     assert wr() is not None
     del res
-    collect()
+    gc.collect()
     assert wr() is None
 
 
@@ -120,7 +132,7 @@ def test_copying_results_hold_no_buffer(collect):
     wr = [weakref.ref(col.get_buffers()[k][0]) for k in ("data", "offsets", "validity")]
     res = dfbuffer.column_to_ndarray(col)
     del col
-    collect()
+    gc.collect()
     assert all(w() is None for w in wr)
     assert to_list(res)[:3] == ["a", None, "ccc"]
 
@@ -135,20 +147,18 @@ def test_from_dataframe_results_independent(collect):
     out = dfbuffer.from_dataframe(df)
     b = out["b"]
     del df, out
-    collect()
+    gc.collect()
     assert wrs["a"]() is None and wrs["t"]() is None
     assert wrs["b"]() is not None
     churn(800)
     np.testing.assert_array_equal(b, np.arange(100, 200))
     del b
-    collect()
+    gc.collect()
     assert wrs["b"]() is None
 
 
 def test_no_reference_cycle_needed(collect):
     # freed by reference counting alone, without the cyclic GC
-    import gc
-
     col = primitive(np.arange(10))
     wr = weakref.ref(col.data_buffer)
     res = dfbuffer.column_to_ndarray(col)
@@ -175,12 +185,12 @@ def test_pandas_numeric_after_frame_deleted(collect):
     assert type(owner).__name__ == "PandasBuffer"
     wr = weakref.ref(owner)
     del df, x, col, owner
-    collect()
+    gc.collect()
     churn(80_000, rounds=50)
     np.testing.assert_array_equal(res, src)
     assert wr() is not None
     del res
-    collect()
+    gc.collect()
     assert wr() is None
 
 
@@ -199,14 +209,14 @@ def test_pandas_string_buffers_only_buffer_keeps_alive(collect):
     strs = dfbuffer.column_to_ndarray(col)
     expected_bytes = "".join(v for v in vals if v is not None).encode()
     del df, col, bufs, data_buf, offs_buf
-    collect()
+    gc.collect()
     churn(len(expected_bytes), rounds=300)
     assert raw.tobytes() == expected_bytes
     assert offs[-1] == len(expected_bytes) and len(offs) == len(vals) + 1
     assert to_list(strs) == vals
     assert wr() is not None
     del raw
-    collect()
+    gc.collect()
     assert wr() is None
 
 
@@ -217,7 +227,7 @@ def test_pandas_tz_datetime_temporary(collect):
     df = pd.DataFrame({"t": s})
     res = dfbuffer.from_dataframe(df)["t"]
     del df, s
-    collect()
+    gc.collect()
     churn(3000 * 8, rounds=300)
     np.testing.assert_array_equal(res, exp)
 
@@ -227,7 +237,7 @@ def test_pandas_nullable_after_delete(collect):
     df = pd.DataFrame({"i": pd.array(vals, dtype="Int32")})
     res = dfbuffer.from_dataframe(df)["i"]
     del df
-    collect()
+    gc.collect()
     churn(5000 * 4, rounds=300)
     assert to_list(res) == vals
 
@@ -244,10 +254,10 @@ def test_pyarrow_after_table_deleted(collect):
     owner = buffer_owner(res)
     wr = weakref.ref(owner)
     del t, x, owner
-    collect()
+    gc.collect()
     churn(160_000, rounds=50)
     np.testing.assert_array_equal(res, np.arange(17, 20_000))
     assert wr() is not None
     del res
-    collect()
+    gc.collect()
     assert wr() is None
