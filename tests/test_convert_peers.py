@@ -358,6 +358,17 @@ def test_pyarrow_slice_zero_copy():
     assert type(owner_of(res)).__name__ == "_PyArrowBuffer"
 
 
+def test_pyarrow_allow_copy_false():
+    arr = pa.array(np.arange(10, dtype="i4"))
+    res = dfbuffer.from_dataframe(pa.table({"a": arr}), allow_copy=False)["a"]
+    assert res.__array_interface__["data"][0] == arr.buffers()[1].address
+    chunked = pa.table({"a": pa.chunked_array([[1, 2], [3]])})
+    with pytest.raises(RuntimeError):
+        dfbuffer.from_dataframe(chunked, allow_copy=False)
+    with pytest.raises(RuntimeError):
+        dfbuffer.from_dataframe(pa.table({"s": pa.array(["a", "b"])}), allow_copy=False)
+
+
 def test_pyarrow_chunked_different_validity():
     ca = pa.chunked_array([[1, 2, 3], [None, 5], [6, None, 8, 9, 10, 11, 12, 13, None]], pa.int64())
     t = pa.table({"a": ca})
