@@ -63,6 +63,72 @@ copy_bytes(char *dst, const char *src, int64_t n)
     }
 }
 
+/* Strings up to this many bytes are decoded by decode_short. */
+#define SHORT_DECODE_MAX 64
+
+/* Decodes `n` (<= SHORT_DECODE_MAX) bytes of strict UTF-8 at `s` into a
+   new str of the narrowest kind.  Returns the str, NULL with an exception
+   set (MemoryError), or NULL without one when the bytes are not valid
+   UTF-8 (the caller then lets CPython's decoder raise the exact error). */
+static PyObject *
+decode_short(const char *s, int64_t n)
+{
+    Py_UCS4 buf[SHORT_DECODE_MAX];
+    Py_UCS4 maxchar = 0;
+    const uint8_t *p = (const uint8_t *)s, *end = p + n;
+    Py_ssize_t len = 0;
+    while (p < end) {
+        uint8_t c = *p;
+        Py_UCS4 ch;
+        if (c < 0x80) {
+            ch = c;
+            p += 1;
+        }
+        else if (c >= 0xC2 && c <= 0xDF) {
+            if (end - p < 2 || (p[1] & 0xC0) != 0x80) {
+                return NULL;
+            }
+            ch = ((Py_UCS4)(c & 0x1F) << 6) | (p[1] & 0x3F);
+            p += 2;
+        }
+        else if (c >= 0xE0 && c <= 0xEF) {
+            if (end - p < 3 || (p[1] & 0xC0) != 0x80 ||
+                (p[2] & 0xC0) != 0x80 || (c == 0xE0 && p[1] < 0xA0) ||
+                (c == 0xED && p[1] > 0x9F)) {
+                return NULL; /* truncated, overlong or a surrogate */
+            }
+            ch = ((Py_UCS4)(c & 0x0F) << 12) | ((Py_UCS4)(p[1] & 0x3F) << 6) |
+                 (p[2] & 0x3F);
+            p += 3;
+        }
+        else if (c >= 0xF0 && c <= 0xF4) {
+            if (end - p < 4 || (p[1] & 0xC0) != 0x80 ||
+                (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80 ||
+                (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F)) {
+                return NULL; /* truncated, overlong or beyond U+10FFFF */
+            }
+            ch = ((Py_UCS4)(c & 0x07) << 18) | ((Py_UCS4)(p[1] & 0x3F) << 12) |
+                 ((Py_UCS4)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+            p += 4;
+        }
+        else {
+            return NULL;
+        }
+        maxchar = ch > maxchar ? ch : maxchar;
+        buf[len++] = ch;
+    }
+    PyObject *u = PyUnicode_New(len, maxchar);
+    if (u == NULL) {
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(u);
+    void *data = PyUnicode_DATA(u);
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyUnicode_WRITE(kind, data, i, buf[i]);
+    }
+    return u;
+}
+
 /* Returns a new str from `n` UTF-8 bytes at `s`, or NULL with
    UnicodeDecodeError / MemoryError / OverflowError set. */
 static inline PyObject *
@@ -79,6 +145,12 @@ decode(const char *s, int64_t n)
         }
         copy_bytes((char *)PyUnicode_1BYTE_DATA(u), s, n);
         return u;
+    }
+    if (n <= SHORT_DECODE_MAX) {
+        PyObject *u = decode_short(s, n);
+        if (u != NULL || PyErr_Occurred()) {
+            return u;
+        }
     }
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
 }
