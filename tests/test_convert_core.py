@@ -412,3 +412,14 @@ def test_utf8_decoding_matches_python():
 def test_utf8_invalid_raises(bad):
     with pytest.raises(UnicodeDecodeError):
         dfbuffer.column_to_ndarray(StringColumn([b"ok", bad]))
+
+
+def test_buffer_to_ndarray_readonly_buffer_stays_readonly():
+    src = np.arange(4, dtype="i4")
+    ro = dfbuffer.Buffer(src.ctypes.data, src.nbytes, owner=src, dtype="i4", readonly=True)
+    for dt in ("i4", (INT, 32, "i", "=")):
+        res = dfbuffer.buffer_to_ndarray(ro, dt)
+        assert not res.flags.writeable
+        np.testing.assert_array_equal(res, src)
+    rw = dfbuffer.Buffer(src.ctypes.data, src.nbytes, owner=src, dtype="i4")
+    assert dfbuffer.buffer_to_ndarray(rw, "i4").flags.writeable

@@ -1473,8 +1473,10 @@ wrap_buffer(dfb_state *st, PyObject *obj, dfb_span *span)
         return NULL;
     }
     PyArray_Descr *u1 = PyArray_DescrFromType(NPY_UINT8);
-    PyObject *b = dfb_buffer_new(st, ptr, size, obj, u1, 1, NULL, NULL, dev, 0,
-                                 DFB_NATIVE_INTERCHANGE);
+    /* a read-only dfbuffer.Buffer stays read-only through the wrapper */
+    int readonly = DfbBuffer_Check(st, obj) ? ((DfbBuffer *)obj)->readonly : 0;
+    PyObject *b = dfb_buffer_new(st, ptr, size, obj, u1, 1, NULL, NULL, dev,
+                                 readonly, DFB_NATIVE_INTERCHANGE);
     Py_DECREF(u1);
     if (b == NULL) {
         return NULL;
@@ -2236,8 +2238,9 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         npy_intp dims[1] = {(npy_intp)length};
         static char dummy;
         char *p = span.ptr != NULL ? (char *)span.ptr + offset * isz : &dummy;
-        res = PyArray_NewFromDescr(&PyArray_Type, descr, 1, dims, NULL, p,
-                                   NPY_ARRAY_WRITEABLE, NULL);
+        res = PyArray_NewFromDescr(
+            &PyArray_Type, descr, 1, dims, NULL, p,
+            ((DfbBuffer *)wrapper)->readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
         if (res != NULL) {
             if (PyArray_SetBaseObject((PyArrayObject *)res, wrapper) < 0) {
                 Py_DECREF(res);
