@@ -38,7 +38,7 @@ typedef enum {
     DFB_NATIVE_COUNT = 8
 } dfb_native;
 
-/* Slots for interned attribute names in the module state. */
+/* Slots in the module state for convert.c: interned names, cached dtypes. */
 #define DFB_STATE_NAMES 40
 
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
