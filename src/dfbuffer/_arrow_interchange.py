@@ -28,7 +28,8 @@ Layout choices (see docs/design.md):
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -532,7 +533,7 @@ class _ArrowDataFrame:
         for i in range(total):
             cols = [_ArrowColumn(c._name, c._fmt, c._dict_fmt, c._ordered, [pc[i]],
                                  self._allow_copy)
-                    for c, pc in zip(self._columns, per_col)]
+                    for c, pc in zip(self._columns, per_col, strict=True)]
             yield _ArrowDataFrame(cols, 1, self._allow_copy)
 
 
