@@ -186,6 +186,9 @@ typedef struct {
 static void
 import_clear(arrow_import *imp)
 {
+    /* release callbacks may run Python code: keep a pending exception */
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
     for (Py_ssize_t i = 0; i < imp->n; i++) {
         Py_DECREF(imp->holders[i]);
     }
@@ -195,6 +198,7 @@ import_clear(arrow_import *imp)
         imp->schema.release(&imp->schema);
     }
     memset(imp, 0, sizeof(*imp));
+    PyErr_Restore(t, v, tb);
 }
 
 /* Appends a new holder.  Returns its (released) array to be filled, or
@@ -397,7 +401,12 @@ import_stream(PyObject *obj, arrow_import *imp)
     }
     ret = 0;
 done:
-    stream.release(&stream);
+    {
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        stream.release(&stream);
+        PyErr_Restore(t, v, tb);
+    }
     return ret;
 }
 
