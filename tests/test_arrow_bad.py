@@ -237,7 +237,7 @@ def test_unsupported_format_deferred_then_named():
     p = Producer(b"+l", 1, [None, np.array([0, 1], np.int32)])
     col = to_interchange(p).get_column(0)
     with pytest.raises(NotImplementedError, match=r"\+l"):
-        col.dtype
+        _ = col.dtype
     with pytest.raises(NotImplementedError, match=r"\+l"):
         col.get_buffers()
 

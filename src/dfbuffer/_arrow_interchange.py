@@ -168,6 +168,13 @@ class _ArrowColumn:
     def _single(self) -> dict:
         """The one chunk, or a concatenation of all chunks (a copy)."""
         self._check()
+        if not self._chunks:
+            self.dtype  # noqa: B018 - raises NotImplementedError for unsupported formats
+            fmt = "U" if self._fmt == "vu" else self._fmt
+            chunk = _chunk_from_values(fmt, [])
+            if self._dict_fmt is not None:
+                chunk["dictionary"] = _chunk_from_values(self._dict_fmt, [])
+            return chunk
         if len(self._chunks) == 1:
             return self._chunks[0]
         if not self._allow_copy:
@@ -247,10 +254,8 @@ class _ArrowColumn:
 
     def get_buffers(self) -> dict[str, Any]:
         """{"data": (Buffer, dtype), "validity": ... | None, "offsets": ... | None}."""
-        if not self._chunks:
-            return _empty_buffers(self._fmt, self._dict_fmt)
         chunk = self._single()
-        if self._fmt == "vu":
+        if self._fmt == "vu" and self._chunks:
             raise RuntimeError(
                 f"column {self._name!r}: string views need a copy, which "
                 "allow_copy=False forbids")
@@ -331,19 +336,6 @@ def _values(fmt: str, chunk: dict) -> np.ndarray:
         vals = vals.astype(object)
         vals[~valid] = None
     return vals
-
-
-def _empty_buffers(fmt: str, dict_fmt: str | None) -> dict[str, Any]:
-    """Buffers of a column with no chunks."""
-    size = max(_itemsize(fmt), 1)
-    data = _from_array(np.zeros(0, dtype=np.uint8))
-    dtype = _physical_dtype(fmt) if dict_fmt is None else (
-        DtypeKind.INT if fmt in _INT else DtypeKind.UINT, size * 8, fmt, "=")
-    out: dict[str, Any] = {"data": (data, dtype), "validity": None, "offsets": None}
-    if fmt in ("u", "U", "vu"):
-        out["offsets"] = (_from_array(np.zeros(1, dtype=np.int64)), (DtypeKind.INT, 64, "l", "="))
-        out["data"] = (data, _BYTES)
-    return out
 
 
 def _split(chunks: list[dict], n_chunks: int | None) -> list[dict]:
