@@ -1261,22 +1261,178 @@ done:
 /* Converters                                                           */
 /* ------------------------------------------------------------------ */
 
+/* Release callback of the stand-in arrays of describe_empty (they own
+   nothing). */
+static void
+noop_release(struct ArrowArray *a)
+{
+    a->release = NULL;
+}
+
+/* Describes a zero-length chunk of schema `s` (a stream without chunks),
+   through describe_node on stand-in arrays without memory.  Returns 0, or
+   -1 with an exception set. */
+static int
+describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
+               dfb_column *dict, ref_list *refs, const char *name)
+{
+    static const void *no_buffers[3] = {NULL, NULL, NULL};
+    struct ArrowArray arr[2];
+    dfb_format f;
+    memset(arr, 0, sizeof(arr));
+    for (int k = 0; k < 2; k++) {
+        const struct ArrowSchema *ks = k == 0 ? s : s->dictionary;
+        if (ks == NULL) {
+            break;
+        }
+        if (ks->format == NULL || dfb_format_parse_arrow(ks->format, &f) < 0) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "column '%s': Arrow format '%s' is not supported",
+                         name, ks->format ? ks->format : "(null)");
+            return -1;
+        }
+        arr[k].n_buffers = expected_buffers(&f);
+        arr[k].buffers = no_buffers;
+        arr[k].release = noop_release;
+    }
+    if (s->dictionary != NULL) {
+        arr[0].dictionary = &arr[1];
+    }
+    arrow_node nd = {s, &arr[0], 0, 0, Py_None};
+    return describe_node(st, &nd, col, dict, refs, 1, name);
+}
+
+/* Converts column `c` of the import (all its chunks, or an empty column
+   when there are none) with dfb_columns_to_ndarray.  Returns a new
+   reference, or NULL with an exception set. */
+static PyObject *
+convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
+               dfb_nulls_mode nulls, int allow_copy)
+{
+    const char *name = column_name(imp, is_table, c);
+    Py_ssize_t n = imp->n > 0 ? imp->n : 1;
+    dfb_column *cols = PyMem_Calloc(2 * (size_t)n, sizeof(dfb_column));
+    ref_list refs = {0};
+    PyObject *res = NULL;
+    if (cols == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (imp->n == 0) {
+        const struct ArrowSchema *s =
+            is_table ? imp->schema.children[c] : &imp->schema;
+        if (describe_empty(st, s, &cols[0], &cols[n], &refs, name) < 0) {
+            goto done;
+        }
+    }
+    for (Py_ssize_t b = 0; b < imp->n; b++) {
+        arrow_node nd;
+        if (import_node(imp, is_table, b, c, &nd) < 0 ||
+            describe_node(st, &nd, &cols[b], &cols[n + b], &refs, 1, name) <
+                0) {
+            goto done;
+        }
+    }
+    dfb_type t = cols[0].fmt.type == DFB_T_DICTIONARY
+                     ? cols[0].categories->fmt.type
+                     : cols[0].fmt.type;
+    if (t == DFB_T_BINARY || t == DFB_T_LARGE_BINARY) {
+        const struct ArrowSchema *s =
+            is_table ? imp->schema.children[c] : &imp->schema;
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column '%s': Arrow format '%s' (binary) is not "
+                     "supported",
+                     name,
+                     cols[0].fmt.type == DFB_T_DICTIONARY
+                         ? s->dictionary->format
+                         : s->format);
+        goto done;
+    }
+    res = dfb_columns_to_ndarray(st, cols, n, nulls, allow_copy);
+done:
+    refs_clear(&refs);
+    PyMem_Free(cols);
+    return res;
+}
+
 PyObject *
 dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
                             int allow_copy)
 {
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "column_to_ndarray on Arrow producers: not yet");
-    return NULL;
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    if (import_producer(obj, &imp) < 0) {
+        goto done;
+    }
+    if (imp.schema.format == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
+        goto done;
+    }
+    if (import_is_table(&imp)) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column_to_ndarray: Arrow format '+s' (struct) is not a "
+                     "column; use from_dataframe for tables and record "
+                     "batches");
+        goto done;
+    }
+    res = convert_column(st, &imp, 0, 0, nulls, allow_copy);
+done:
+    import_clear(&imp);
+    return res;
 }
 
 PyObject *
 dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
                          int allow_copy)
 {
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "from_dataframe on Arrow producers: not yet");
-    return NULL;
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    if (import_producer(obj, &imp) < 0) {
+        goto done;
+    }
+    if (imp.schema.format == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
+        goto done;
+    }
+    int is_table = import_is_table(&imp);
+    if (is_table && validate_table(&imp) < 0) {
+        goto done;
+    }
+    int64_t ncols = is_table ? imp.schema.n_children : 1;
+    res = PyDict_New();
+    if (res == NULL) {
+        goto done;
+    }
+    for (int64_t c = 0; c < ncols; c++) {
+        PyObject *key = PyUnicode_FromString(column_name(&imp, is_table, c));
+        if (key == NULL) {
+            Py_CLEAR(res);
+            goto done;
+        }
+        int dup = PyDict_Contains(res, key);
+        if (dup != 0) {
+            if (dup > 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "duplicate column name %R in the Arrow schema",
+                             key);
+            }
+            Py_DECREF(key);
+            Py_CLEAR(res);
+            goto done;
+        }
+        PyObject *arr =
+            convert_column(st, &imp, is_table, c, nulls, allow_copy);
+        if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
+            Py_XDECREF(arr);
+            Py_DECREF(key);
+            Py_CLEAR(res);
+            goto done;
+        }
+        Py_DECREF(arr);
+        Py_DECREF(key);
+    }
+done:
+    import_clear(&imp);
+    return res;
 }
 
 /* ------------------------------------------------------------------ */
