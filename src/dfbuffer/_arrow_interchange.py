@@ -288,6 +288,9 @@ def _normalize(fmt: str, chunk: dict, allow_copy: bool):
     so that the exposed offset is 0 (or < 8 when only a copy could do it)."""
     off, n = chunk["offset"], chunk["length"]
     validity, offsets, data = chunk["validity"], chunk["offsets"], chunk["data"]
+    if off == 0:
+        # the C import sized every buffer for offset + length already
+        return 0, validity, offsets, data
     bitpacked = validity is not None or fmt == "b"
     rest = off % 8 if bitpacked else 0
     copy_bits = rest != 0 and allow_copy
@@ -456,6 +459,7 @@ class _ArrowDataFrame:
         self._columns = columns
         self._n_batches = n_batches
         self._allow_copy = allow_copy
+        self._by_name: dict[str, _ArrowColumn] | None = None
 
     def __dataframe__(self, nan_as_null: bool = False, allow_copy: bool = True) -> _ArrowDataFrame:
         """Return the interchange object (itself, with ``allow_copy`` applied)."""
@@ -492,10 +496,11 @@ class _ArrowDataFrame:
 
     def get_column_by_name(self, name: str) -> _ArrowColumn:
         """The first column named ``name`` (KeyError if none)."""
-        for c in self._columns:
-            if c._name == name:
-                return c
-        raise KeyError(name)
+        if self._by_name is None:
+            self._by_name = {}
+            for c in self._columns:
+                self._by_name.setdefault(c._name, c)
+        return self._by_name[name]
 
     def get_columns(self) -> Iterable[_ArrowColumn]:
         """Iterate over the columns."""
