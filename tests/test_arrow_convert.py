@@ -1,0 +1,170 @@
+"""dfbuffer.column_to_ndarray / from_dataframe on Arrow PyCapsule producers
+(pyarrow, polars, pandas 3, nanoarrow): values, nulls, zero copy, lifetime."""
+
+from __future__ import annotations
+
+import datetime as dt
+import weakref
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import dfbuffer
+from dfbuffer import _interchange
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(_interchange, "from_dataframe"), reason="converters (issue 3) not merged yet")
+
+
+def values(arr):
+    """Python values of a converter result, None for masked/NaN/NaT slots."""
+    if isinstance(arr, np.ma.MaskedArray):
+        return [None if m else v for v, m in zip(arr.data.tolist(), np.ma.getmaskarray(arr),
+                                                 strict=True)]
+    return arr.tolist()
+
+
+def test_primitive_zero_copy_and_base_chain(collect):
+    arr = pa.array(np.arange(50, dtype=np.float64)).slice(7, 20)
+    got = dfbuffer.column_to_ndarray(arr)
+    assert got.tolist() == list(range(7, 27))
+    assert got.ctypes.data == arr.buffers()[1].address + 7 * 8
+    b = got
+    while not isinstance(b, dfbuffer.Buffer):
+        b = b.base
+    assert b.native == dfbuffer.NativeFormat.ARROW
+    assert "dfbuffer.arrow_array" in repr(b.owner)
+
+
+@pytest.mark.parametrize("nulls", ["mask", "fill", "raise"])
+def test_pyarrow_table_kinds(nulls):
+    t = pa.table({
+        "i": [1, None, 3, 4],
+        "u": pa.array([1, 2, 3, 4], pa.uint16()),
+        "f": [0.5, 1.5, None, 3.5],
+        "h": pa.array(np.array([1, 2, 3, 4], np.float16)),
+        "s": ["a", None, "ccc", ""],
+        "ls": pa.array(["x", "y", None, "z"], pa.large_string()),
+        "sv": pa.array(["short", None, "a string longer than twelve", "q"], pa.string_view()),
+        "b": [True, None, False, True],
+        "t": pa.array([dt.datetime(2020, 1, 1), None, dt.datetime(2021, 5, 6),
+                       dt.datetime(1969, 1, 1)], pa.timestamp("ms", "Asia/Kathmandu")),
+        "d": pa.array([dt.date(2020, 1, 2), dt.date(2020, 1, 3), None, dt.date(1970, 1, 1)]),
+        "du": pa.array([dt.timedelta(1), None, dt.timedelta(seconds=1), dt.timedelta(0)]),
+        "c": pa.array(["p", "q", None, "p"]).dictionary_encode(),
+    })
+    if nulls == "raise":
+        with pytest.raises(ValueError):
+            dfbuffer.from_dataframe(t, nulls="raise")
+        got = dfbuffer.from_dataframe(t.select(["u", "h"]), nulls="raise")
+        assert got["u"].tolist() == [1, 2, 3, 4]
+        return
+    got = dfbuffer.from_dataframe(t, nulls=nulls)
+    assert list(got) == t.column_names
+    if nulls == "mask":
+        assert values(got["i"]) == [1, None, 3, 4]
+        assert values(got["b"]) == [True, None, False, True]
+    else:
+        assert np.isnan(got["i"][1]) and got["i"][0] == 1
+    assert values(got["s"]) == ["a", None, "ccc", ""]
+    assert values(got["ls"]) == ["x", "y", None, "z"]
+    assert values(got["sv"]) == ["short", None, "a string longer than twelve", "q"]
+    assert values(got["c"]) == ["p", "q", None, "p"]
+    assert got["h"].dtype == np.float16
+    t_vals = got["t"] if nulls == "fill" else got["t"].data
+    # Arrow stores UTC instants; the time zone is metadata
+    assert t_vals[0] == np.datetime64("2020-01-01T00:00:00", "ms")
+    assert t_vals[3] == np.datetime64("1969-01-01T00:00:00", "ms")
+
+
+def test_sliced_bitmaps_any_offset():
+    vals = [None if k % 3 == 0 else k for k in range(200)]
+    arr = pa.array(vals)
+    for start, n in [(0, 200), (1, 5), (13, 40), (150, 3), (199, 1), (64, 0)]:
+        got = dfbuffer.column_to_ndarray(arr.slice(start, n))
+        assert values(got) == vals[start:start + n]
+    bools = pa.array([k % 7 == 0 for k in range(100)])
+    assert dfbuffer.column_to_ndarray(bools.slice(45, 20)).tolist() == \
+        [k % 7 == 0 for k in range(45, 65)]
+
+
+def test_chunked_and_stream():
+    ca = pa.chunked_array([[1, None], [3], [], [4, 5]])
+    assert values(dfbuffer.column_to_ndarray(ca)) == [1, None, 3, 4, 5]
+    t = pa.Table.from_batches(pa.table({"a": range(10), "s": [str(k) for k in range(10)]})
+                              .to_batches(max_chunksize=3))
+    got = dfbuffer.from_dataframe(t)
+    assert got["a"].tolist() == list(range(10))
+    assert got["s"].tolist() == [str(k) for k in range(10)]
+    with pytest.raises(RuntimeError):
+        dfbuffer.from_dataframe(t, allow_copy=False)
+
+
+def test_polars_and_pandas_and_nanoarrow():
+    df = pl.DataFrame({"i": [1, None, 3], "s": ["x", "yy", None],
+                       "c": pl.Series(["a", None, "b"], dtype=pl.Categorical),
+                       "tz": pl.Series([dt.datetime(2020, 1, 1)] * 3).dt.replace_time_zone("UTC")})
+    got = dfbuffer.from_dataframe(df)
+    assert values(got["i"]) == [1, None, 3]
+    assert values(got["s"]) == ["x", "yy", None]
+    assert values(got["c"]) == ["a", None, "b"]
+    assert values(dfbuffer.column_to_ndarray(df["i"])) == [1, None, 3]
+    s = pl.Series("f", [1.5, 2.5])
+    out = dfbuffer.column_to_ndarray(s)
+    assert np.shares_memory(out, s.to_numpy())
+    pdf = pd.DataFrame({"a": [1, 2], "s": ["p", "q"]})
+    got = dfbuffer.from_dataframe(pdf)
+    assert got["a"].tolist() == [1, 2] and got["s"].tolist() == ["p", "q"]
+    na = pytest.importorskip("nanoarrow")
+    assert dfbuffer.column_to_ndarray(na.c_array([1, 2, 3], na.int32())).tolist() == [1, 2, 3]
+
+
+def test_empty_stream_and_empty_columns():
+    t = pa.table({"a": pa.array([], pa.int64()), "s": pa.array([], pa.string()),
+                  "c": pa.array([], pa.string()).dictionary_encode()})
+    got = dfbuffer.from_dataframe(t)
+    assert got["a"].dtype == np.int64 and len(got["a"]) == 0
+    assert len(got["s"]) == 0 and len(got["c"]) == 0
+
+
+def test_unsupported_named_and_struct_column():
+    with pytest.raises(NotImplementedError, match=r"\+l"):
+        dfbuffer.column_to_ndarray(pa.array([[1], [2]]))
+    with pytest.raises(NotImplementedError, match="d:5,2"):
+        dfbuffer.from_dataframe(pa.table({"d": pa.array([1], pa.decimal128(5, 2))}))
+    with pytest.raises(NotImplementedError, match="'z'"):
+        dfbuffer.column_to_ndarray(pa.array([b"x"]))
+    with pytest.raises(NotImplementedError, match=r"\+s"):
+        dfbuffer.column_to_ndarray(pa.record_batch({"a": [1]}))
+    assert dfbuffer.from_dataframe(pa.record_batch({"a": [1]}))["a"].tolist() == [1]
+
+
+def test_duplicate_names():
+    t = pa.table([pa.array([1]), pa.array([2])], names=["a", "a"])
+    with pytest.raises(ValueError, match="duplicate"):
+        dfbuffer.from_dataframe(t)
+
+
+def test_lifetime_arrow_memory(collect):
+    before = pa.total_allocated_bytes()
+    v = pc.add(pa.array(np.arange(300_000, dtype=np.int64)), 1)   # Arrow-allocated
+    after = pa.total_allocated_bytes()
+    assert after - before >= 2_400_000
+    got = dfbuffer.column_to_ndarray(v)
+    assert got.ctypes.data == v.buffers()[1].address
+    b = got.base
+    while not isinstance(b, dfbuffer.Buffer):
+        b = b.base
+    wb = weakref.ref(b)
+    del v, b
+    collect()
+    assert pa.total_allocated_bytes() >= after
+    assert got[-1] == 300_000
+    del got
+    collect()
+    assert wb() is None
+    assert pa.total_allocated_bytes() <= before
