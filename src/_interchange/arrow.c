@@ -29,6 +29,10 @@
 
 #define HOLDER_NAME "dfbuffer.arrow_array"
 
+/* TEMPORARY until convert.c (issue 3) is merged: resolve the converter
+   weakly so that this branch links without it (NotImplementedError). */
+#pragma weak dfb_columns_to_ndarray
+
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                        */
 /* ------------------------------------------------------------------ */
@@ -1347,6 +1351,11 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
                          : s->format);
         goto done;
     }
+    if (dfb_columns_to_ndarray == NULL) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "the converters (issue 3) are not built in");
+        goto done;
+    }
     res = dfb_columns_to_ndarray(st, cols, n, nulls, allow_copy);
 done:
     refs_clear(&refs);
@@ -1459,22 +1468,22 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
                      imp.n);
         goto done;
     }
-    arrow_node nd;
-    dfb_column col, dict;
-    if (import_node(&imp, 0, 0, 0, &nd) < 0) {
-        goto done;
-    }
-    if (describe_node(st, &nd, &col, &dict, &refs, 0, "") < 0) {
-        goto done;
-    }
-    int itemsize = dfb_format_itemsize(&col.fmt);
-    if (col.fmt.type == DFB_T_DICTIONARY || itemsize <= 0) {
+    dfb_format f;
+    if (dfb_format_parse_arrow(imp.schema.format, &f) < 0 ||
+        imp.schema.dictionary != NULL || dfb_format_itemsize(&f) <= 0) {
         PyErr_Format(PyExc_NotImplementedError,
                      "Buffer.from_object wraps fixed-width primitive Arrow "
                      "arrays only, not format '%s'",
                      imp.schema.format);
         goto done;
     }
+    arrow_node nd;
+    dfb_column col, dict;
+    if (import_node(&imp, 0, 0, 0, &nd) < 0 ||
+        describe_node(st, &nd, &col, &dict, &refs, 0, "") < 0) {
+        goto done;
+    }
+    int itemsize = dfb_format_itemsize(&col.fmt);
     DfbBuffer *vb = (DfbBuffer *)col.data.owner;
     PyArray_Descr *d = dfb_parse_dtype(dtype, vb->dtype);
     if (d == NULL) {
@@ -1488,7 +1497,10 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
         goto done;
     }
     DLDevice cpu = {kDLCPU, 0};
-    result = dfb_buffer_new(st, (char *)col.data.ptr + col.offset * itemsize,
+    char *start = col.data.ptr == NULL
+                      ? NULL
+                      : (char *)col.data.ptr + col.offset * itemsize;
+    result = dfb_buffer_new(st, col.length == 0 ? NULL : start,
                             (Py_ssize_t)(col.length * itemsize), nd.holder, d,
                             1, NULL, NULL, cpu, 1, DFB_NATIVE_ARROW);
     Py_DECREF(d);
@@ -1814,7 +1826,27 @@ dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
     return Py_BuildValue("(NN)", scap, acap);
 }
 
+PyDoc_STRVAR(
+    arrow_buffer_doc,
+    "_arrow_buffer(obj, dtype=None)\n--\n\n"
+    "Private: the Arrow fallback of Buffer.from_object (a read-only Buffer\n"
+    "over the values of a 1-D fixed-width primitive Arrow array).");
+
+/* _arrow_buffer(obj, dtype=None): dfb_arrow_buffer_from_object from
+   Python.  Returns a new Buffer or NULL with an exception set. */
+static PyObject *
+arrow_buffer_py(PyObject *module, PyObject *args)
+{
+    PyObject *obj, *dtype = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O:_arrow_buffer", &obj, &dtype)) {
+        return NULL;
+    }
+    return dfb_arrow_buffer_from_object(dfb_state_from_module(module), obj,
+                                        dtype);
+}
+
 PyMethodDef dfb_arrow_methods[] = {
     {"_arrow_import", arrow_import_py, METH_VARARGS, arrow_import_doc},
+    {"_arrow_buffer", arrow_buffer_py, METH_VARARGS, arrow_buffer_doc},
     {NULL},
 };
