@@ -300,3 +300,137 @@ def test_released_child_array():
     with pytest.raises(ValueError, match="released"):
         _arrow_import(Returns((s, a)))
     gc.collect()
+
+
+class ArrowArrayStream(ctypes.Structure):
+    _fields_ = [
+        ("get_schema", ctypes.c_void_p),
+        ("get_next", ctypes.c_void_p),
+        ("get_last_error", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
+                              ctypes.POINTER(ArrowSchema))
+GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
+                            ctypes.POINTER(ArrowArray))
+GET_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(ArrowArrayStream))
+STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
+
+
+class StreamProducer:
+    """A hand-written stream of ``n_ok`` copies of one int64 array, then
+    ``fail`` (an errno) or the end.  Counts releases."""
+
+    def __init__(self, n_ok: int, *, fail: int = 0, schema_fail: int = 0):
+        self.base = Producer(b"l", 3, [None, np.array([1, 2, 3], np.int64)])
+        self.n_ok, self.fail, self.schema_fail = n_ok, fail, schema_fail
+        self.stream_releases = 0
+
+        def get_schema(_s, out):
+            if self.schema_fail:
+                return self.schema_fail
+            ctypes.memmove(out, ctypes.addressof(self.base.schema), ctypes.sizeof(ArrowSchema))
+            return 0
+
+        def get_next(_s, out):
+            if self.n_ok > 0:
+                self.n_ok -= 1
+                ctypes.memmove(out, ctypes.addressof(self.base.array), ctypes.sizeof(ArrowArray))
+                return 0
+            if self.fail:
+                return self.fail
+            out.contents.release = None
+            return 0
+
+        def release(s):
+            self.stream_releases += 1
+            s.contents.release = None
+
+        self._err = ctypes.create_string_buffer(b"boom from the producer")
+        self._cbs = [GET_SCHEMA(get_schema), GET_NEXT(get_next),
+                     GET_ERROR(lambda s: ctypes.addressof(self._err)), STREAM_RELEASE(release)]
+        self.stream = ArrowArrayStream(*[ctypes.cast(c, ctypes.c_void_p).value
+                                         for c in self._cbs])
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return capsule(self.stream, b"arrow_array_stream")
+
+
+def test_stream_good_releases_each_chunk_once(collect):
+    p = StreamProducer(3)
+    x = to_interchange(p)
+    assert x.num_chunks() == 3 and x.num_rows() == 9
+    assert p.stream_releases == 1
+    bufs = [c.get_column(0).get_buffers()["data"][0] for c in x.get_chunks()]
+    del x
+    collect()
+    assert p.base.release_count == 0
+    del bufs
+    collect()
+    assert p.base.release_count == 3
+
+
+@pytest.mark.parametrize("errno_, exc", [(22, ValueError), (12, MemoryError),
+                                          (38, NotImplementedError), (5, OSError)])
+def test_stream_get_next_error(errno_, exc, collect):
+    p = StreamProducer(2, fail=errno_)
+    with pytest.raises(exc, match="boom from the producer"):
+        to_interchange(p)
+    collect()
+    assert p.stream_releases == 1
+    assert p.base.release_count == 2          # chunks already taken are released
+
+
+def test_stream_get_schema_error(collect):
+    p = StreamProducer(1, schema_fail=22)
+    with pytest.raises(ValueError, match="get_schema"):
+        to_interchange(p)
+    assert p.stream_releases == 1
+
+
+def struct_producer(child_len: int, parent_len: int, parent_offset: int = 0,
+                    parent_nulls: int = 0):
+    """A record batch (top-level '+s') with one int64 child, built by hand."""
+    child = Producer(b"l", child_len, [None, np.arange(max(child_len, 1), dtype=np.int64)],
+                     name=b"a")
+    p = Producer(b"+s", parent_len, [np.zeros(8, np.uint8) if parent_nulls else None],
+                 null_count=parent_nulls, offset=parent_offset)
+    schemas = (ctypes.POINTER(ArrowSchema) * 1)(ctypes.pointer(child.schema))
+    arrays = (ctypes.POINTER(ArrowArray) * 1)(ctypes.pointer(child.array))
+    p.keep += [child, schemas, arrays]
+    p.schema.n_children = p.array.n_children = 1
+    p.schema.children = ctypes.cast(schemas, ctypes.POINTER(ctypes.POINTER(ArrowSchema)))
+    p.array.children = ctypes.cast(arrays, ctypes.POINTER(ctypes.POINTER(ArrowArray)))
+    return p
+
+
+def test_struct_table_hand_built(collect):
+    p = struct_producer(5, 3, parent_offset=2)
+    col = to_interchange(p).get_column_by_name("a")
+    assert np.asarray(col.get_buffers()["data"][0]).tolist() == [2, 3, 4]
+    del col
+    collect()
+    assert p.release_count == 1
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(child_len=2, parent_len=3), ValueError, "fewer"),
+    (dict(child_len=5, parent_len=3, parent_offset=3), ValueError, "fewer"),
+    (dict(child_len=3, parent_len=3, parent_nulls=1), NotImplementedError, "null rows"),
+])
+def test_struct_table_inconsistent(kw, exc, match, collect):
+    p = struct_producer(**kw)
+    with pytest.raises(exc, match=match):
+        to_interchange(p)
+    collect()
+    assert p.release_count == 1
+
+
+def test_struct_children_count_mismatch(collect):
+    p = struct_producer(3, 3)
+    p.array.n_children = 0
+    with pytest.raises(ValueError, match="children"):
+        to_interchange(p)
