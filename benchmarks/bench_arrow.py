@@ -104,7 +104,8 @@ def main() -> None:
 
     report("pandas from_dataframe over to_interchange(table) vs table.__dataframe__()"
            " (100 columns)",
-           best(ours_ix, args.repeat, 1), best(peer_ix, args.repeat, 1), "pyarrow")
+           best(ours_ix, args.repeat, args.number), best(peer_ix, args.repeat, args.number),
+           "pyarrow")
 
 
 if __name__ == "__main__":
