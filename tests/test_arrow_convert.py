@@ -168,3 +168,17 @@ def test_lifetime_arrow_memory(collect):
     collect()
     assert wb() is None
     assert pa.total_allocated_bytes() <= before
+
+
+def test_dictionary_codes_checked_and_null_type():
+    from test_arrow_bad import Producer, child_array
+
+    s, a, keep = child_array(b"l", [10, 20])
+    p = Producer(b"i", 3, [None, np.array([1, 0, 1], np.int32)], dictionary=(s, a))
+    assert dfbuffer.column_to_ndarray(p).tolist() == [20, 10, 20]
+    for bad in (5, -1):
+        p = Producer(b"i", 3, [None, np.array([1, 0, bad], np.int32)], dictionary=(s, a))
+        with pytest.raises(ValueError, match="out of range"):
+            dfbuffer.column_to_ndarray(p)
+    got = dfbuffer.column_to_ndarray(pa.nulls(3))
+    assert np.ma.getmaskarray(got).all()
