@@ -539,7 +539,11 @@ check_common(PyArray_Descr *dtype, int ndim, const Py_ssize_t *shape,
         Py_ssize_t s = itemsize;
         for (int i = ndim - 1; i >= 0; i--) {
             cstrides[i] = s;
-            s *= shape[i] > 0 ? shape[i] : 1;
+            /* Overflow only happens for zero-size arrays (nbytes fits
+               otherwise), whose strides address nothing: saturate. */
+            if (shape[i] > 0 && mul_ssize(s, shape[i], &s) < 0) {
+                s = PY_SSIZE_T_MAX;
+            }
         }
         *strides_out = cstrides;
     }
@@ -1077,11 +1081,24 @@ dfb_buffer_as_ndarray(DfbBuffer *b)
 
 PyDoc_STRVAR(from_object_doc,
 "from_object(obj, *, dtype=None)\n--\n\n"
-"Wrap any producer's memory without copying: a Buffer, the buffer\n"
-"protocol, __array_interface__, __cuda_array_interface__, __dlpack__, an\n"
-"Arrow primitive array, or an interchange-protocol buffer (ptr, bufsize,\n"
-"__dlpack_device__).  The returned Buffer's owner keeps the memory alive.\n"
-"`dtype` overrides the producer's element type (same itemsize).");
+"Wrap any producer's memory without copying; the returned Buffer's owner\n"
+"keeps the memory alive and `native` names the protocol used.  The first\n"
+"protocol obj speaks wins (its errors propagate, no fallback):\n"
+"  1. a dfbuffer.Buffer: itself (a re-typed Buffer owned by it if dtype);\n"
+"  2. a NumPy ndarray (owner = the array);\n"
+"  3. a DLPack capsule ('dltensor_versioned' or 'dltensor'), consumed;\n"
+"  4. __cuda_array_interface__ (device memory wins over host protocols;\n"
+"     device id from __dlpack_device__() if present, else 0);\n"
+"  5. the buffer protocol (owner = a capsule holding the export);\n"
+"  6. an interchange-protocol buffer (ptr, bufsize, __dlpack_device__):\n"
+"     1-D read-only bytes, or 1-D of `dtype`;\n"
+"  7. __array_interface__ (version 3);\n"
+"  8. __dlpack__ / __dlpack_device__ (max_version=(1, minor), falling\n"
+"     back to no keywords on TypeError); the producer's deleter runs when\n"
+"     the last Buffer or view dies.\n"
+"Anything else raises TypeError.  `dtype` (anything numpy.dtype accepts or\n"
+"an interchange dtype tuple) reinterprets the memory: same itemsize keeps\n"
+"the layout, another itemsize needs 1-D contiguous memory (ValueError).");
 
 PyDoc_STRVAR(dlpack_doc,
 "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"

@@ -1,11 +1,1298 @@
-/* dfbuffer.Buffer.from_object: wrap any producer (stub: issue 2). */
+/* dfbuffer.Buffer.from_object: wrap any producer's memory without copying.
+ *
+ * Order of attempts (the first protocol the object speaks wins; once a
+ * protocol is chosen its errors propagate, there is no silent fallback to
+ * the next one):
+ *
+ *   1. a dfbuffer.Buffer: itself (or a re-typed Buffer owning the original);
+ *   2. a NumPy ndarray (PyArray_Check): read the array's fields directly,
+ *      the cheapest and exact path;
+ *   3. a DLPack capsule given directly ("dltensor_versioned" / "dltensor");
+ *      bytes, bytearray and memoryview go straight to the buffer protocol
+ *      (5.): host memory by construction, no attribute lookups;
+ *   4. __cuda_array_interface__: device memory must win over every host
+ *      protocol, so it is asked first, and nothing on the host is touched;
+ *   5. the buffer protocol: a slot check, no attribute lookup, and a real
+ *      export that pins the memory (a bytearray cannot resize under us);
+ *   6. an interchange-protocol Buffer (ptr, bufsize, __dlpack_device__):
+ *      asked before __dlpack__ because the producers' __dlpack__ is often
+ *      missing, raises, or takes no keywords, while ptr/bufsize is what the
+ *      interchange protocol defines;
+ *   7. __array_interface__: host memory, no capsule or deleter to manage;
+ *   8. __dlpack__ + __dlpack_device__: anything else, any device;
+ *   9. (Arrow PyCapsule producers: hook below, not wired yet);
+ *  10. TypeError.
+ *
+ * Every path ends in dfb_buffer_from_data / dfb_buffer_new, which validate
+ * the dtype, the device and the layout.
+ */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
+
+#include <string.h>
+
+#define OWNER_CAPSULE_NAME "dfbuffer.dlpack_owner"
+#define EXPORT_CAPSULE_NAME "dfbuffer.buffer_export"
+
+static PyObject *
+export_owner(PyObject *obj, int flags, Py_buffer **view_out);
+
+/* Address used as the owner capsule's context for a versioned tensor. */
+static const char versioned_marker = 'v';
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Looks up attribute `name`.  Returns 1 with a new reference in *out, 0
+   with *out = NULL when the attribute is missing (AttributeError
+   swallowed), or -1 with an exception set. */
+static int
+lookup_attr(PyObject *obj, const char *name, PyObject **out)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyObject_GetOptionalAttrString(obj, name, out);
+#else
+    PyObject *s = PyUnicode_InternFromString(name);
+    if (s == NULL) {
+        *out = NULL;
+        return -1;
+    }
+    int r = _PyObject_LookupAttr(obj, s, out);
+    Py_DECREF(s);
+    return r;
+#endif
+}
+
+/* Converts a Python int to Py_ssize_t for field `what` of protocol
+   `proto`.  Returns 0, or -1 with TypeError (not an int) or OverflowError
+   set.  Negative values are allowed (strides); callers check signs. */
+static int
+as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
+{
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s",
+                     proto, what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_ssize_t v = PyLong_AsSsize_t(o);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Format(PyExc_OverflowError,
+                     "%s: %s %R does not fit in "
+                     "Py_ssize_t",
+                     proto, what, o);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Converts a non-negative Python int to a pointer.  Returns 0, or -1 with
+   TypeError, ValueError (negative) or OverflowError set. */
+static int
+as_pointer(PyObject *o, const char *proto, void **out)
+{
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: the data pointer must be an int, not %.100s", proto,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (_PyLong_Sign(o) < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the data pointer must be >= 0, got %R", proto, o);
+        return -1;
+    }
+    void *p = PyLong_AsVoidPtr(o);
+    if (p == NULL && PyErr_Occurred()) {
+        PyErr_Format(PyExc_OverflowError,
+                     "%s: the data pointer %R does not fit in a pointer",
+                     proto, o);
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+/* Parses a tuple of ints (shape or strides) into out[0..*n).  Returns 0,
+   or -1 with TypeError / ValueError / OverflowError set. */
+static int
+parse_dim_tuple(PyObject *o, const char *proto, const char *what,
+                Py_ssize_t *out, int *n)
+{
+    if (!PyTuple_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a tuple, not %.100s",
+                     proto, what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_ssize_t len = PyTuple_GET_SIZE(o);
+    if (len > DFB_MAXDIM) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: %s has %zd dimensions; at most %d are supported",
+                     proto, what, len, DFB_MAXDIM);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        if (as_ssize(PyTuple_GET_ITEM(o, i), proto, what, &out[i]) < 0) {
+            return -1;
+        }
+    }
+    *n = (int)len;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The common tail: dtype override, then the Buffer                     */
+/* ------------------------------------------------------------------ */
+
+/* Builds the Buffer from the element-0 address and the producer's layout,
+   applying the `override` dtype (NULL or None: keep `dtype`).  A different
+   itemsize is allowed only on 1-D C-contiguous memory (the shape is
+   recomputed; ValueError otherwise).  Borrows every argument; returns a
+   new Buffer or NULL with an exception set. */
+static PyObject *
+finish(dfb_state *st, char *data, PyObject *owner, PyArray_Descr *dtype,
+       int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+       DLDevice device, int readonly, int native, PyObject *override)
+{
+    if (override == NULL || override == Py_None) {
+        return dfb_buffer_from_data(st, data, owner, dtype, ndim, shape,
+                                    strides, device, readonly, native);
+    }
+    /* The producer's own dtype must be one a Buffer may carry: never
+       reinterpret object pointers (or strings, records) as numbers. */
+    PyArray_Descr *od = dfb_parse_dtype((PyObject *)dtype, NULL);
+    if (od == NULL) {
+        return NULL;
+    }
+    Py_DECREF(od);
+    PyArray_Descr *nd = dfb_parse_dtype(override, NULL);
+    if (nd == NULL) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    Py_ssize_t old_is = PyDataType_ELSIZE(dtype);
+    Py_ssize_t new_is = PyDataType_ELSIZE(nd);
+    if (old_is == new_is) {
+        res = dfb_buffer_from_data(st, data, owner, nd, ndim, shape, strides,
+                                   device, readonly, native);
+        goto done;
+    }
+    if (ndim != 1 ||
+        (strides != NULL && shape[0] > 1 && strides[0] != old_is)) {
+        PyErr_Format(PyExc_ValueError,
+                     "dtype %R has itemsize %zd but the producer's %R has "
+                     "%zd; a different itemsize needs 1-D contiguous memory",
+                     (PyObject *)nd, new_is, (PyObject *)dtype, old_is);
+        goto done;
+    }
+    Py_ssize_t nbytes;
+    if (shape[0] < 0 || __builtin_mul_overflow(shape[0], old_is, &nbytes)) {
+        PyErr_Format(PyExc_ValueError, "invalid length %zd", shape[0]);
+        goto done;
+    }
+    if (nbytes % new_is != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%zd elements of %R (%zd bytes) are not a whole number "
+                     "of %R items",
+                     shape[0], (PyObject *)dtype, nbytes, (PyObject *)nd);
+        goto done;
+    }
+    Py_ssize_t n = nbytes / new_is;
+    res = dfb_buffer_from_data(st, data, owner, nd, 1, &n, NULL, device,
+                               readonly, native);
+done:
+    Py_DECREF(nd);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. dfbuffer.Buffer                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Returns `b` itself (dtype None) or a new Buffer over its memory with the
+   dtype reinterpreted, owned by `b`; NULL with an exception set. */
+static PyObject *
+from_buffer(dfb_state *st, DfbBuffer *b, PyObject *dtype)
+{
+    if (dtype == NULL || dtype == Py_None) {
+        return Py_NewRef((PyObject *)b);
+    }
+    if (b->owner == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Buffer has been cleared");
+        return NULL;
+    }
+    return finish(st, b->data, (PyObject *)b, b->dtype, b->ndim, b->shape,
+                  b->strides, b->device, b->readonly, b->native, dtype);
+}
+
+/* ------------------------------------------------------------------ */
+/* 2. NumPy ndarray                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Wraps an ndarray (owner = the array).  Returns a new Buffer or NULL. */
+static PyObject *
+from_ndarray(dfb_state *st, PyArrayObject *a, PyObject *dtype)
+{
+    DLDevice cpu = {kDLCPU, 0};
+    return finish(st, PyArray_BYTES(a), (PyObject *)a, PyArray_DESCR(a),
+                  PyArray_NDIM(a), PyArray_DIMS(a), PyArray_STRIDES(a), cpu,
+                  !PyArray_ISWRITEABLE(a), DFB_NATIVE_NUMPY, dtype);
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. and 8. DLPack                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Destructor of the owner capsule: calls the producer's deleter (which
+   may be NULL) exactly once, preserving any pending exception. */
+static void
+dlpack_owner_destructor(PyObject *cap)
+{
+    void *p = PyCapsule_GetPointer(cap, OWNER_CAPSULE_NAME);
+    if (p == NULL) {
+        PyErr_WriteUnraisable(cap);
+        return;
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+#else
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+#endif
+    if (PyCapsule_GetContext(cap) == (void *)&versioned_marker) {
+        DLManagedTensorVersioned *m = p;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+    }
+    else {
+        DLManagedTensor *m = p;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(exc);
+#else
+    PyErr_Restore(et, ev, tb);
+#endif
+}
+
+/* Maps a DLDataType to a new NumPy descr, or NULL with BufferError. */
+static PyArray_Descr *
+descr_from_dldtype(DLDataType t)
+{
+    int typenum = -1;
+    if (t.lanes == 1) {
+        switch (t.code) {
+            case kDLInt:
+                typenum = t.bits == 8    ? NPY_INT8
+                          : t.bits == 16 ? NPY_INT16
+                          : t.bits == 32 ? NPY_INT32
+                          : t.bits == 64 ? NPY_INT64
+                                         : -1;
+                break;
+            case kDLUInt:
+                typenum = t.bits == 8    ? NPY_UINT8
+                          : t.bits == 16 ? NPY_UINT16
+                          : t.bits == 32 ? NPY_UINT32
+                          : t.bits == 64 ? NPY_UINT64
+                                         : -1;
+                break;
+            case kDLFloat:
+                typenum = t.bits == 16   ? NPY_FLOAT16
+                          : t.bits == 32 ? NPY_FLOAT32
+                          : t.bits == 64 ? NPY_FLOAT64
+                                         : -1;
+                break;
+            case kDLComplex:
+                typenum = t.bits == 64    ? NPY_COMPLEX64
+                          : t.bits == 128 ? NPY_COMPLEX128
+                                          : -1;
+                break;
+            case kDLBool:
+                typenum = t.bits == 8 ? NPY_BOOL : -1;
+                break;
+            default:
+                break;
+        }
+    }
+    if (typenum < 0) {
+        const char *name;
+        switch (t.code) {
+            case kDLInt:
+                name = "int";
+                break;
+            case kDLUInt:
+                name = "uint";
+                break;
+            case kDLFloat:
+                name = "float";
+                break;
+            case kDLOpaqueHandle:
+                name = "opaque handle";
+                break;
+            case kDLBfloat:
+                name = "bfloat";
+                break;
+            case kDLComplex:
+                name = "complex";
+                break;
+            case kDLBool:
+                name = "bool";
+                break;
+            default:
+                name = "float8/float6/float4 or unknown";
+                break;
+        }
+        PyErr_Format(PyExc_BufferError,
+                     "DLPack dtype %s%d (code=%d, bits=%d, lanes=%d) has no "
+                     "NumPy equivalent dfbuffer supports",
+                     name, (int)t.bits, (int)t.code, (int)t.bits,
+                     (int)t.lanes);
+        return NULL;
+    }
+    return PyArray_DescrFromType(typenum);
+}
+
+/* Consumes a DLPack capsule ("dltensor_versioned" or legacy "dltensor"):
+   validates the tensor, renames the capsule "used_..." and hands the
+   managed tensor to a new owner capsule whose destructor calls the
+   deleter.  Borrows `cap`.  Returns a new Buffer, or NULL with an
+   exception set (BufferError for a refused tensor; the capsule is then
+   left unconsumed, except on a major-version mismatch, where the deleter
+   is called as the DLPack ABI requires). */
+static PyObject *
+from_dlpack_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
+{
+    int versioned;
+    void *mp;
+    DLTensor *t;
+    int readonly = 0;
+    if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        versioned = 1;
+        DLManagedTensorVersioned *m =
+            PyCapsule_GetPointer(cap, "dltensor_versioned");
+        if (m == NULL) {
+            return NULL;
+        }
+        if (m->version.major != DLPACK_MAJOR_VERSION) {
+            unsigned major = m->version.major, minor = m->version.minor;
+            /* The layout is unknown: only the deleter may be called. */
+            if (PyCapsule_SetName(cap, "used_dltensor_versioned") < 0) {
+                return NULL;
+            }
+            if (m->deleter != NULL) {
+                m->deleter(m);
+            }
+            PyErr_Format(PyExc_BufferError,
+                         "DLPack version %u.%u is not supported (dfbuffer "
+                         "speaks %d.x)",
+                         major, minor, DLPACK_MAJOR_VERSION);
+            return NULL;
+        }
+        readonly = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+        mp = m;
+        t = &m->dl_tensor;
+    }
+    else if (PyCapsule_IsValid(cap, "dltensor")) {
+        versioned = 0;
+        DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+        if (m == NULL) {
+            return NULL;
+        }
+        mp = m;
+        t = &m->dl_tensor;
+    }
+    else {
+        const char *name = PyCapsule_GetName(cap);
+        PyErr_Clear();
+        PyErr_Format(PyExc_BufferError,
+                     "expected a 'dltensor_versioned' or 'dltensor' capsule, "
+                     "got one named %s%s%s (a used capsule cannot be consumed "
+                     "twice)",
+                     name ? "'" : "", name ? name : "NULL", name ? "'" : "");
+        return NULL;
+    }
+
+    /* Validate everything before taking ownership. */
+    if (t->ndim < 0 || t->ndim > DFB_MAXDIM) {
+        PyErr_Format(PyExc_BufferError,
+                     "DLPack tensor has ndim %d; dfbuffer supports 0..%d",
+                     (int)t->ndim, DFB_MAXDIM);
+        return NULL;
+    }
+    int ndim = t->ndim;
+    if (ndim > 0 && t->shape == NULL) {
+        PyErr_SetString(PyExc_BufferError, "DLPack tensor has a NULL shape");
+        return NULL;
+    }
+    PyArray_Descr *descr = descr_from_dldtype(t->dtype);
+    if (descr == NULL) {
+        return NULL;
+    }
+    Py_ssize_t itemsize = PyDataType_ELSIZE(descr);
+    Py_ssize_t shape[DFB_MAXDIM], strides[DFB_MAXDIM];
+    for (int i = 0; i < ndim; i++) {
+        if (t->shape[i] < 0 || t->shape[i] > PY_SSIZE_T_MAX) {
+            PyErr_Format(PyExc_BufferError,
+                         "DLPack tensor has shape[%d] = %lld", i,
+                         (long long)t->shape[i]);
+            goto fail;
+        }
+        shape[i] = (Py_ssize_t)t->shape[i];
+        if (t->strides != NULL) {
+            long long s;
+            if (__builtin_mul_overflow((long long)t->strides[i],
+                                       (long long)itemsize, &s) ||
+                s > PY_SSIZE_T_MAX || s < PY_SSIZE_T_MIN) {
+                PyErr_Format(PyExc_OverflowError,
+                             "DLPack tensor stride[%d] = %lld elements "
+                             "overflows in bytes",
+                             i, (long long)t->strides[i]);
+                goto fail;
+            }
+            strides[i] = (Py_ssize_t)s;
+        }
+    }
+    if (t->byte_offset > (uint64_t)PY_SSIZE_T_MAX ||
+        (t->data != NULL &&
+         (uintptr_t)t->data > UINTPTR_MAX - (uintptr_t)t->byte_offset)) {
+        PyErr_Format(PyExc_OverflowError,
+                     "DLPack tensor byte_offset %llu is out of range",
+                     (unsigned long long)t->byte_offset);
+        goto fail;
+    }
+    char *data = t->data == NULL ? NULL : (char *)t->data + t->byte_offset;
+    DLDevice device = t->device;
+
+    /* Take ownership. */
+    PyObject *owner = PyCapsule_New(mp, OWNER_CAPSULE_NAME, NULL);
+    if (owner == NULL) {
+        goto fail;
+    }
+    if (versioned &&
+        PyCapsule_SetContext(owner, (void *)&versioned_marker) < 0) {
+        Py_DECREF(owner);
+        goto fail;
+    }
+    if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned"
+                                         : "used_dltensor") < 0) {
+        Py_DECREF(owner);
+        goto fail;
+    }
+    /* From here on, only the owner calls the deleter. */
+    if (PyCapsule_SetDestructor(owner, dlpack_owner_destructor) < 0) {
+        /* Cannot happen on a valid capsule; keep ownership consistent. */
+        Py_DECREF(owner);
+        goto fail;
+    }
+    PyObject *res = finish(st, data, owner, descr, ndim, shape,
+                           t->strides != NULL ? strides : NULL, device,
+                           readonly, DFB_NATIVE_DLPACK, dtype);
+    Py_DECREF(owner); /* on failure, this runs the deleter */
+    Py_DECREF(descr);
+    return res;
+fail:
+    Py_DECREF(descr);
+    return NULL;
+}
+
+/* Calls obj.__dlpack__(max_version=(1, minor)), falling back to
+   obj.__dlpack__() when the producer raises exactly TypeError (a producer
+   older than DLPack 1.0 takes no keywords), and consumes the capsule.  No
+   stream is passed (None: the producer assumes the legacy default stream).
+   Returns a new Buffer or NULL with an exception set. */
+static PyObject *
+from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
+{
+    PyObject *name = PyUnicode_InternFromString("__dlpack__");
+    if (name == NULL) {
+        return NULL;
+    }
+    PyObject *version =
+        Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+    PyObject *kwnames = Py_BuildValue("(s)", "max_version");
+    PyObject *cap = NULL;
+    if (version != NULL && kwnames != NULL) {
+        PyObject *args[2] = {obj, version};
+        cap = PyObject_VectorcallMethod(
+            name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+        /* Exactly TypeError (a subclass, like pyarrow's ArrowTypeError,
+           is the producer refusing the data, not the keyword). */
+        if (cap == NULL && PyErr_Occurred() == PyExc_TypeError) {
+            PyErr_Clear();
+            PyObject *args0[1] = {obj};
+            cap = PyObject_VectorcallMethod(
+                name, args0, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        }
+    }
+    Py_DECREF(name);
+    Py_XDECREF(version);
+    Py_XDECREF(kwnames);
+    if (cap == NULL) {
+        return NULL;
+    }
+    if (!PyCapsule_CheckExact(cap)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%.100s.__dlpack__() returned %.100s, not a capsule",
+                     Py_TYPE(obj)->tp_name, Py_TYPE(cap)->tp_name);
+        Py_DECREF(cap);
+        return NULL;
+    }
+    PyObject *res = from_dlpack_capsule(st, cap, dtype);
+    Py_DECREF(cap);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. and 7. __cuda_array_interface__ / __array_interface__             */
+/* ------------------------------------------------------------------ */
+
+/* Returns a borrowed item of dict `d` (NULL if absent, no exception), or
+   NULL with an exception set (check PyErr_Occurred). */
+static PyObject *
+dict_get(PyObject *d, const char *key)
+{
+    PyObject *k = PyUnicode_FromString(key);
+    if (k == NULL) {
+        return NULL;
+    }
+    PyObject *v = PyDict_GetItemWithError(d, k);
+    Py_DECREF(k);
+    return v;
+}
+
+/* Returns 1 if `descr` describes a structured dtype (several fields or a
+   named one), 0 if not, -1 with TypeError if it is not a list. */
+static int
+descr_is_structured(PyObject *descr, const char *proto)
+{
+    if (!PyList_Check(descr)) {
+        PyErr_Format(PyExc_TypeError, "%s: descr must be a list, not %.100s",
+                     proto, Py_TYPE(descr)->tp_name);
+        return -1;
+    }
+    if (PyList_GET_SIZE(descr) != 1) {
+        return 1;
+    }
+    PyObject *f = PyList_GET_ITEM(descr, 0);
+    if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) < 2) {
+        return 1;
+    }
+    PyObject *fname = PyTuple_GET_ITEM(f, 0);
+    if (!PyUnicode_Check(fname) || PyUnicode_GET_LENGTH(fname) != 0) {
+        return 1;
+    }
+    return 0;
+}
+
+/* Parsed interface dict (borrowed references into the dict). */
+typedef struct {
+    PyArray_Descr *dtype; /* new reference */
+    int ndim;
+    Py_ssize_t shape[DFB_MAXDIM];
+    Py_ssize_t strides[DFB_MAXDIM];
+    int have_strides;
+    PyObject *data; /* borrowed; NULL if absent */
+} iface;
+
+/* Parses the keys both interfaces share (version, shape, typestr, descr,
+   strides, mask, data).  `cuda` selects the CUDA flavour.  Returns 0 with
+   it->dtype a new reference, or -1 with an exception set. */
+static int
+parse_iface(PyObject *d, const char *proto, int cuda, iface *it)
+{
+    it->dtype = NULL;
+    if (!PyDict_Check(d)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a dict, not %.100s", proto,
+                     Py_TYPE(d)->tp_name);
+        return -1;
+    }
+    PyObject *v = dict_get(d, "version");
+    if (v == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_ValueError, "%s has no 'version'", proto);
+        }
+        return -1;
+    }
+    long ver = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLong(v) : -1;
+    if (ver == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+    }
+    if (cuda ? (ver < 2 || ver > 3) : ver != 3) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s version %R is not supported (expected %s)", proto, v,
+                     cuda ? "2 or 3" : "3");
+        return -1;
+    }
+    PyObject *mask = dict_get(d, "mask");
+    if (mask == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (mask != NULL && mask != Py_None) {
+        PyErr_Format(PyExc_BufferError,
+                     "%s has a mask; dfbuffer does not import masked memory",
+                     proto);
+        return -1;
+    }
+    PyObject *shape = dict_get(d, "shape");
+    PyObject *typestr = shape ? dict_get(d, "typestr") : NULL;
+    if (shape == NULL || typestr == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_ValueError, "%s needs 'shape' and 'typestr'",
+                         proto);
+        }
+        return -1;
+    }
+    if (parse_dim_tuple(shape, proto, "shape", it->shape, &it->ndim) < 0) {
+        return -1;
+    }
+    if (!PyUnicode_Check(typestr)) {
+        PyErr_Format(PyExc_TypeError, "%s: typestr must be a str, not %.100s",
+                     proto, Py_TYPE(typestr)->tp_name);
+        return -1;
+    }
+    PyObject *descr = dict_get(d, "descr");
+    if (descr == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (descr != NULL) {
+        int s = descr_is_structured(descr, proto);
+        if (s < 0) {
+            return -1;
+        }
+        if (s) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s describes a structured dtype %R; a Buffer holds "
+                         "plain numbers only",
+                         proto, descr);
+            return -1;
+        }
+    }
+    PyObject *strides = dict_get(d, "strides");
+    if (strides == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    it->have_strides = strides != NULL && strides != Py_None;
+    if (it->have_strides) {
+        int n;
+        if (parse_dim_tuple(strides, proto, "strides", it->strides, &n) < 0) {
+            return -1;
+        }
+        if (n != it->ndim) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: strides has %d entries but shape has %d", proto,
+                         n, it->ndim);
+            return -1;
+        }
+    }
+    it->data = dict_get(d, "data");
+    if (it->data == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (!PyArray_DescrConverter(typestr, &it->dtype)) {
+        it->dtype = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses a (ptr, readonly) data tuple.  Returns 0, or -1 with an
+   exception set. */
+static int
+parse_data_tuple(PyObject *data, const char *proto, char **ptr, int *readonly)
+{
+    if (PyTuple_GET_SIZE(data) != 2) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: data must be a (ptr, readonly) pair, got %R", proto,
+                     data);
+        return -1;
+    }
+    void *p;
+    if (as_pointer(PyTuple_GET_ITEM(data, 0), proto, &p) < 0) {
+        return -1;
+    }
+    int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+    if (ro < 0) {
+        return -1;
+    }
+    *ptr = p;
+    *readonly = ro;
+    return 0;
+}
+
+/* Device of a CUDA-array-interface producer: (kDLCUDA, id) with the id from
+   obj.__dlpack_device__() when the producer has one reporting a CUDA
+   device, else 0 (the id is not knowable without the CUDA runtime).
+   Returns 0 or -1 with an exception set. */
+static int
+cuda_device(PyObject *obj, DLDevice *out)
+{
+    out->device_type = kDLCUDA;
+    out->device_id = 0;
+    PyObject *meth;
+    int r = lookup_attr(obj, "__dlpack_device__", &meth);
+    if (r <= 0) {
+        return r;
+    }
+    PyObject *dev = PyObject_CallNoArgs(meth);
+    Py_DECREF(meth);
+    if (dev == NULL) {
+        return -1;
+    }
+    DLDevice d;
+    r = dfb_parse_device(dev, &d);
+    Py_DECREF(dev);
+    if (r < 0) {
+        return -1;
+    }
+    if (d.device_type == kDLCUDA || d.device_type == kDLCUDAManaged) {
+        *out = d;
+    }
+    return 0;
+}
+
+/* Wraps a __cuda_array_interface__ dict `cai` of `obj` (owner = obj; the
+   memory is never touched; the stream is not synchronised).  Returns a
+   new Buffer or NULL. */
+static PyObject *
+from_cai(dfb_state *st, PyObject *obj, PyObject *cai, PyObject *dtype)
+{
+    const char *proto = "__cuda_array_interface__";
+    iface it;
+    if (parse_iface(cai, proto, 1, &it) < 0) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    char *ptr;
+    int readonly;
+    DLDevice dev;
+    if (it.data == NULL || !PyTuple_Check(it.data)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: data must be a (ptr, readonly) tuple", proto);
+        goto done;
+    }
+    if (parse_data_tuple(it.data, proto, &ptr, &readonly) < 0 ||
+        cuda_device(obj, &dev) < 0) {
+        goto done;
+    }
+    res = finish(st, ptr, obj, it.dtype, it.ndim, it.shape,
+                 it.have_strides ? it.strides : NULL, dev, readonly,
+                 DFB_NATIVE_CUDA_ARRAY_INTERFACE, dtype);
+done:
+    Py_DECREF(it.dtype);
+    return res;
+}
+
+/* Wraps an __array_interface__ dict `ai` of `obj`.  data = (ptr, readonly)
+   gives owner = obj; data = a buffer object (or absent / None: obj's own
+   buffer) is exported, `offset` applied and bounds-checked against the
+   export, and owner = the capsule holding the export (export_owner).  Returns
+   a new Buffer or NULL. */
+static PyObject *
+from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
+                     PyObject *dtype)
+{
+    const char *proto = "__array_interface__";
+    DLDevice cpu = {kDLCPU, 0};
+    iface it;
+    if (parse_iface(ai, proto, 0, &it) < 0) {
+        return NULL;
+    }
+    PyObject *res = NULL, *mv = NULL;
+    char *ptr;
+    int readonly;
+    if (it.data != NULL && PyTuple_Check(it.data)) {
+        if (parse_data_tuple(it.data, proto, &ptr, &readonly) < 0) {
+            goto done;
+        }
+        res = finish(st, ptr, obj, it.dtype, it.ndim, it.shape,
+                     it.have_strides ? it.strides : NULL, cpu, readonly,
+                     DFB_NATIVE_ARRAY_INTERFACE, dtype);
+        goto done;
+    }
+    PyObject *src = (it.data == NULL || it.data == Py_None) ? obj : it.data;
+    if (!PyObject_CheckBuffer(src)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: data must be a (ptr, readonly) tuple or an object "
+                     "with the buffer protocol, not %.100s",
+                     proto, Py_TYPE(src)->tp_name);
+        goto done;
+    }
+    Py_ssize_t offset = 0;
+    PyObject *off = dict_get(ai, "offset");
+    if (off == NULL && PyErr_Occurred()) {
+        goto done;
+    }
+    if (off != NULL && off != Py_None &&
+        as_ssize(off, proto, "offset", &offset) < 0) {
+        goto done;
+    }
+    Py_buffer *view;
+    mv = export_owner(src, PyBUF_SIMPLE, &view);
+    if (mv == NULL) {
+        goto done;
+    }
+    Py_ssize_t cstr[DFB_MAXDIM];
+    const Py_ssize_t *strides = it.strides;
+    Py_ssize_t is = PyDataType_ELSIZE(it.dtype), lo, hi;
+    if (!it.have_strides) {
+        Py_ssize_t s = is;
+        for (int i = it.ndim - 1; i >= 0; i--) {
+            cstr[i] = s;
+            if (it.shape[i] > 0 && s > PY_SSIZE_T_MAX / it.shape[i]) {
+                s = PY_SSIZE_T_MAX; /* extent check below reports it */
+            }
+            else {
+                s *= it.shape[i] > 0 ? it.shape[i] : 1;
+            }
+        }
+        strides = cstr;
+    }
+    for (int i = 0; i < it.ndim; i++) {
+        if (it.shape[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "%s: shape[%d] is negative", proto,
+                         i);
+            goto done;
+        }
+    }
+    if (dfb_extent(it.ndim, it.shape, strides, is, &lo, &hi) < 0) {
+        goto done;
+    }
+    if (hi > lo && (offset < 0 || offset + lo < 0 || offset > view->len ||
+                    hi > view->len - offset)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: offset %zd, shape and strides reach outside the "
+                     "%zd-byte buffer",
+                     proto, offset, view->len);
+        goto done;
+    }
+    ptr = hi > lo ? (char *)view->buf + offset : (char *)view->buf;
+    res = finish(st, ptr, mv, it.dtype, it.ndim, it.shape, strides, cpu,
+                 view->readonly, DFB_NATIVE_ARRAY_INTERFACE, dtype);
+done:
+    Py_XDECREF(mv);
+    Py_DECREF(it.dtype);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* 5. The buffer protocol                                               */
+/* ------------------------------------------------------------------ */
+
+/* Maps a struct-module format (one item, optional byte-order prefix) to a
+   new NumPy descr.  Returns NULL with TypeError naming the format when
+   dfbuffer does not support it. */
+static PyArray_Descr *
+descr_from_format(const char *fmt, Py_ssize_t itemsize)
+{
+    fmt = fmt == NULL ? "B" : fmt;
+    const char *f = fmt;
+    char order = '@';
+    if (*f == '@' || *f == '=' || *f == '<' || *f == '>' || *f == '!') {
+        order = *f++;
+    }
+    int native = order == '@';
+    char kind = 0; /* 'b', 'i', 'u', 'f', 'c' */
+    int size = 0;
+    switch (f[0]) {
+        case '?':
+            kind = 'b';
+            size = native ? sizeof(_Bool) : 1;
+            break;
+        case 'b':
+            kind = 'i';
+            size = 1;
+            break;
+        case 'B':
+            kind = 'u';
+            size = 1;
+            break;
+        case 'h':
+            kind = 'i';
+            size = native ? sizeof(short) : 2;
+            break;
+        case 'H':
+            kind = 'u';
+            size = native ? sizeof(short) : 2;
+            break;
+        case 'i':
+            kind = 'i';
+            size = native ? sizeof(int) : 4;
+            break;
+        case 'I':
+            kind = 'u';
+            size = native ? sizeof(int) : 4;
+            break;
+        case 'l':
+            kind = 'i';
+            size = native ? sizeof(long) : 4;
+            break;
+        case 'L':
+            kind = 'u';
+            size = native ? sizeof(long) : 4;
+            break;
+        case 'q':
+            kind = 'i';
+            size = 8;
+            break;
+        case 'Q':
+            kind = 'u';
+            size = 8;
+            break;
+        case 'n':
+            kind = native ? 'i' : 0;
+            size = sizeof(Py_ssize_t);
+            break;
+        case 'N':
+            kind = native ? 'u' : 0;
+            size = sizeof(size_t);
+            break;
+        case 'e':
+            kind = 'f';
+            size = 2;
+            break;
+        case 'f':
+            kind = 'f';
+            size = 4;
+            break;
+        case 'd':
+            kind = 'f';
+            size = 8;
+            break;
+        case 'Z':
+            if (f[1] == 'f' || f[1] == 'd') {
+                kind = 'c';
+                size = f[1] == 'f' ? 8 : 16;
+                f++;
+            }
+            break;
+        default:
+            break;
+    }
+    if (kind == 0 || f[1] != '\0') {
+        PyErr_Format(PyExc_TypeError,
+                     "buffer format '%s' is not supported by dfbuffer "
+                     "(one of ? b B h H i I l L q Q n N e f d Zf Zd, with an "
+                     "optional @ = < > ! prefix)",
+                     fmt);
+        return NULL;
+    }
+    if (size != itemsize) {
+        PyErr_Format(PyExc_BufferError,
+                     "buffer format '%s' means %d bytes but the exporter "
+                     "says itemsize %zd",
+                     fmt, size, itemsize);
+        return NULL;
+    }
+    int typenum;
+    switch (kind) {
+        case 'b':
+            typenum = NPY_BOOL;
+            break;
+        case 'i':
+            typenum = size == 1   ? NPY_INT8
+                      : size == 2 ? NPY_INT16
+                      : size == 4 ? NPY_INT32
+                                  : NPY_INT64;
+            break;
+        case 'u':
+            typenum = size == 1   ? NPY_UINT8
+                      : size == 2 ? NPY_UINT16
+                      : size == 4 ? NPY_UINT32
+                                  : NPY_UINT64;
+            break;
+        case 'f':
+            typenum = size == 2   ? NPY_FLOAT16
+                      : size == 4 ? NPY_FLOAT32
+                                  : NPY_FLOAT64;
+            break;
+        default:
+            typenum = size == 8 ? NPY_COMPLEX64 : NPY_COMPLEX128;
+            break;
+    }
+    PyArray_Descr *d = PyArray_DescrFromType(typenum);
+    if (d == NULL) {
+        return NULL;
+    }
+#if PY_LITTLE_ENDIAN
+    int swap = order == '>' || order == '!';
+#else
+    int swap = order == '<';
+#endif
+    if (swap && size > 1) {
+        PyArray_Descr *s = PyArray_DescrNewByteorder(d, NPY_SWAP);
+        Py_DECREF(d);
+        d = s;
+    }
+    return d;
+}
+
+/* Destructor of the export-owner capsule: releases the Py_buffer export
+   exactly once and frees it, preserving any pending exception. */
+static void
+export_owner_destructor(PyObject *cap)
+{
+    Py_buffer *v = PyCapsule_GetPointer(cap, EXPORT_CAPSULE_NAME);
+    if (v == NULL) {
+        PyErr_WriteUnraisable(cap);
+        return;
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+#else
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+#endif
+    PyBuffer_Release(v);
+    PyMem_Free(v);
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(exc);
+#else
+    PyErr_Restore(et, ev, tb);
+#endif
+}
+
+/* Takes a buffer export of `obj` with `flags` (retrying with PyBUF_SIMPLE
+   when the exporter refuses with BufferError) into a new capsule
+   "dfbuffer.buffer_export" that owns it; *view points at the export.  The
+   export is released exactly when the capsule dies and, unlike a
+   memoryview's, cannot be released early from Python.  Returns the
+   capsule, or NULL with an exception set. */
+static PyObject *
+export_owner(PyObject *obj, int flags, Py_buffer **view_out)
+{
+    Py_buffer *view = PyMem_Malloc(sizeof(Py_buffer));
+    if (view == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (PyObject_GetBuffer(obj, view, flags) < 0) {
+        if (flags == PyBUF_SIMPLE ||
+            !PyErr_ExceptionMatches(PyExc_BufferError)) {
+            PyMem_Free(view);
+            return NULL;
+        }
+        PyErr_Clear();
+        if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) {
+            PyMem_Free(view);
+            return NULL;
+        }
+    }
+    PyObject *owner =
+        PyCapsule_New(view, EXPORT_CAPSULE_NAME, export_owner_destructor);
+    if (owner == NULL) {
+        PyBuffer_Release(view);
+        PyMem_Free(view);
+        return NULL;
+    }
+    *view_out = view;
+    return owner;
+}
+
+/* Wraps an exporter of the buffer protocol (owner = an export capsule, see
+   export_owner).  Returns a new Buffer or NULL. */
+static PyObject *
+from_buffer_protocol(dfb_state *st, PyObject *obj, PyObject *dtype)
+{
+    DLDevice cpu = {kDLCPU, 0};
+    Py_buffer *view;
+    PyObject *owner = export_owner(obj, PyBUF_RECORDS_RO, &view);
+    if (owner == NULL) {
+        return NULL;
+    }
+    /* From here on the capsule releases the export. */
+    PyObject *res = NULL;
+    PyArray_Descr *d = NULL;
+    Py_ssize_t n1;
+    const Py_ssize_t *shape = view->shape;
+    int ndim = view->ndim;
+    if (view->suboffsets != NULL) {
+        PyErr_SetString(PyExc_BufferError,
+                        "buffers with suboffsets (PIL-style indirect "
+                        "arrays) are not supported");
+        goto done;
+    }
+    if (ndim < 0 || ndim > DFB_MAXDIM) {
+        PyErr_Format(PyExc_BufferError, "buffer has ndim %d", ndim);
+        goto done;
+    }
+    if (view->format == NULL || (shape == NULL && ndim != 0)) {
+        /* Plain bytes: the exporter gave no format, or no shape. */
+        if (view->format != NULL && view->itemsize > 0 &&
+            view->len % view->itemsize == 0) {
+            d = descr_from_format(view->format, view->itemsize);
+            n1 = view->len / view->itemsize;
+        }
+        else {
+            d = PyArray_DescrFromType(NPY_UINT8);
+            n1 = view->len;
+        }
+        shape = &n1;
+        ndim = 1;
+    }
+    else {
+        d = descr_from_format(view->format, view->itemsize);
+    }
+    if (d == NULL) {
+        goto done;
+    }
+    res = finish(st, view->buf, owner, d, ndim, shape,
+                 shape == &n1 ? NULL : view->strides, cpu, view->readonly,
+                 DFB_NATIVE_BUFFER_PROTOCOL, dtype);
+    Py_DECREF(d);
+done:
+    Py_DECREF(owner);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* 6. Interchange-protocol Buffer                                       */
+/* ------------------------------------------------------------------ */
+
+/* Wraps an interchange-protocol Buffer given its `ptr` and `bufsize`
+   values: 1-D bytes (or 1-D of `dtype`), device from __dlpack_device__(),
+   owner = obj, read-only (the protocol grants read access only; Arrow
+   memory is immutable).  Returns a new Buffer or NULL. */
+static PyObject *
+from_interchange(dfb_state *st, PyObject *obj, PyObject *ptr_o,
+                 PyObject *size_o, PyObject *dtype)
+{
+    const char *proto = "interchange Buffer";
+    void *ptr;
+    Py_ssize_t bufsize;
+    if (as_pointer(ptr_o, proto, &ptr) < 0 ||
+        as_ssize(size_o, proto, "bufsize", &bufsize) < 0) {
+        return NULL;
+    }
+    if (bufsize < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: bufsize must be >= 0, got %zd",
+                     proto, bufsize);
+        return NULL;
+    }
+    PyObject *dev_o = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+    if (dev_o == NULL) {
+        return NULL;
+    }
+    DLDevice dev;
+    int r = dfb_parse_device(dev_o, &dev);
+    Py_DECREF(dev_o);
+    if (r < 0) {
+        return NULL;
+    }
+    PyArray_Descr *u1 = PyArray_DescrFromType(NPY_UINT8);
+    if (u1 == NULL) {
+        return NULL;
+    }
+    PyArray_Descr *d = dfb_parse_dtype(dtype, u1);
+    Py_DECREF(u1);
+    if (d == NULL) {
+        return NULL;
+    }
+    PyObject *res = dfb_buffer_new(st, ptr, bufsize, obj, d, 1, NULL, NULL,
+                                   dev, 1, DFB_NATIVE_INTERCHANGE);
+    Py_DECREF(d);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry points                                                         */
+/* ------------------------------------------------------------------ */
 
 PyObject *
 dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
-    PyErr_SetString(PyExc_NotImplementedError, "from_object not yet");
+    if (DfbBuffer_Check(st, obj)) {
+        return from_buffer(st, (DfbBuffer *)obj, dtype);
+    }
+    if (PyArray_Check(obj)) {
+        return from_ndarray(st, (PyArrayObject *)obj, dtype);
+    }
+    if (PyCapsule_CheckExact(obj)) {
+        return from_dlpack_capsule(st, obj, dtype);
+    }
+
+    if (PyBytes_CheckExact(obj) || PyByteArray_CheckExact(obj) ||
+        PyMemoryView_Check(obj)) {
+        /* Host memory by construction: skip the attribute lookups. */
+        return from_buffer_protocol(st, obj, dtype);
+    }
+
+    PyObject *attr, *attr2;
+    int r = lookup_attr(obj, "__cuda_array_interface__", &attr);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r > 0) {
+        PyObject *res = from_cai(st, obj, attr, dtype);
+        Py_DECREF(attr);
+        return res;
+    }
+
+    if (PyObject_CheckBuffer(obj)) {
+        return from_buffer_protocol(st, obj, dtype);
+    }
+
+    /* Interchange Buffer: ptr, bufsize and __dlpack_device__. */
+    if ((r = lookup_attr(obj, "ptr", &attr)) < 0) {
+        return NULL;
+    }
+    if (r > 0) {
+        if ((r = lookup_attr(obj, "bufsize", &attr2)) < 0) {
+            Py_DECREF(attr);
+            return NULL;
+        }
+        if (r > 0) {
+            PyObject *dev;
+            r = lookup_attr(obj, "__dlpack_device__", &dev);
+            Py_XDECREF(dev);
+            PyObject *res = NULL;
+            if (r > 0) {
+                res = from_interchange(st, obj, attr, attr2, dtype);
+            }
+            Py_DECREF(attr);
+            Py_DECREF(attr2);
+            if (r != 0) {
+                return res;
+            }
+        }
+        else {
+            Py_DECREF(attr);
+        }
+    }
+
+    if ((r = lookup_attr(obj, "__array_interface__", &attr)) < 0) {
+        return NULL;
+    }
+    if (r > 0) {
+        PyObject *res = from_array_interface(st, obj, attr, dtype);
+        Py_DECREF(attr);
+        return res;
+    }
+
+    if ((r = lookup_attr(obj, "__dlpack__", &attr)) < 0) {
+        return NULL;
+    }
+    Py_XDECREF(attr);
+    if (r > 0) {
+        if ((r = lookup_attr(obj, "__dlpack_device__", &attr)) < 0) {
+            return NULL;
+        }
+        Py_XDECREF(attr);
+        if (r > 0) {
+            return from_dlpack_producer(st, obj, dtype);
+        }
+    }
+
+    /* Arrow PyCapsule producers (__arrow_c_array__) go here: the Arrow
+       helper's entry will wrap a 1-D primitive array's values buffer. */
+
+    PyErr_Format(PyExc_TypeError,
+                 "%.200s does not export memory through any protocol "
+                 "dfbuffer knows (buffer protocol, __array_interface__, "
+                 "__cuda_array_interface__, __dlpack__, interchange Buffer)",
+                 Py_TYPE(obj)->tp_name);
     return NULL;
 }
 
@@ -13,6 +1300,29 @@ PyObject *
 dfb_buffer_from_object(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                        PyObject *kwnames)
 {
-    PyErr_SetString(PyExc_NotImplementedError, "from_object not yet");
-    return NULL;
+    PyObject *dtype = NULL;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "from_object() takes exactly one positional argument "
+                     "(%zd given)",
+                     nargs);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(k, "dtype") != 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "from_object() got an unexpected keyword argument "
+                         "'%S'",
+                         k);
+            return NULL;
+        }
+        dtype = args[nargs + i];
+    }
+    dfb_state *st = dfb_state_from_type((PyTypeObject *)cls);
+    if (st == NULL) {
+        return NULL;
+    }
+    return dfb_buffer_from_object_impl(st, args[0], dtype);
 }

@@ -6,6 +6,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/export.h"
 
 dfb_state *
 dfb_state_from_module(PyObject *m)
@@ -188,7 +189,8 @@ module_exec(PyObject *m)
         return -1;
     }
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_arrow_methods) < 0) {
+        PyModule_AddFunctions(m, dfb_arrow_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_export_methods) < 0) {
         return -1;
     }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||

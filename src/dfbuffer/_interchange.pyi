@@ -1,0 +1,153 @@
+# Type stubs for dfbuffer._interchange, the C core of dfbuffer.
+import enum
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, Self, SupportsIndex, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import CapsuleType
+
+MAXDIM: int
+DLPACK_MAJOR_VERSION: int
+DLPACK_MINOR_VERSION: int
+
+class NativeFormat(enum.IntEnum):
+    RAW = 0
+    NUMPY = 1
+    ARROW = 2
+    DLPACK = 3
+    CUDA_ARRAY_INTERFACE = 4
+    BUFFER_PROTOCOL = 5
+    ARRAY_INTERFACE = 6
+    INTERCHANGE = 7
+
+class DeviceType(enum.IntEnum):
+    CPU = 1
+    CUDA = 2
+    CUDA_HOST = 3
+    CPU_PINNED = 3
+    OPENCL = 4
+    VULKAN = 7
+    METAL = 8
+    VPI = 9
+    ROCM = 10
+    ROCM_HOST = 11
+    EXT_DEV = 12
+    CUDA_MANAGED = 13
+    ONE_API = 14
+    WEBGPU = 15
+    HEXAGON = 16
+    MAIA = 17
+    TRN = 18
+
+class DtypeKind(enum.IntEnum):
+    INT = 0
+    UINT = 1
+    FLOAT = 2
+    BOOL = 20
+    STRING = 21
+    DATETIME = 22
+    CATEGORICAL = 23
+
+class ColumnNullType(enum.IntEnum):
+    NON_NULLABLE = 0
+    USE_NAN = 1
+    USE_SENTINEL = 2
+    USE_BITMASK = 3
+    USE_BYTEMASK = 4
+
+InterchangeDtype: TypeAlias = tuple[int, int, str, str]
+DtypeLike: TypeAlias = npt.DTypeLike | InterchangeDtype
+Device: TypeAlias = tuple[int, int | None]
+
+class InterchangeBuffer(Protocol):
+    # What the interchange protocol calls a Buffer: a pointer, a size, a device.
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def bufsize(self) -> int: ...
+    def __dlpack_device__(self) -> tuple[int, int | None]: ...
+
+class Buffer:
+    def __new__(
+        cls,
+        ptr: int,
+        bufsize: int,
+        *,
+        owner: object,
+        dtype: DtypeLike = "u1",
+        shape: Sequence[SupportsIndex] | SupportsIndex | None = None,
+        strides: Sequence[SupportsIndex] | SupportsIndex | None = None,
+        device: Device = ...,
+        readonly: bool = False,
+        native: NativeFormat | int = ...,
+    ) -> Self: ...
+    @classmethod
+    def from_object(cls, obj: object, *, dtype: DtypeLike | None = None) -> Buffer: ...
+    @property
+    def ptr(self) -> int: ...
+    @property
+    def bufsize(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def itemsize(self) -> int: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def device(self) -> tuple[DeviceType, int]: ...
+    @property
+    def owner(self) -> object: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def native(self) -> NativeFormat: ...
+    @property
+    def c_contiguous(self) -> bool: ...
+    @property
+    def f_contiguous(self) -> bool: ...
+    @property
+    def __array_interface__(self) -> dict[str, Any]: ...
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: int | Any | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> CapsuleType: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+    def __array__(
+        self, dtype: npt.DTypeLike | None = None, copy: bool | None = None
+    ) -> np.ndarray[Any, Any]: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    def __reduce_ex__(self, protocol: SupportsIndex, /) -> tuple[Any, ...]: ...
+    def __arrow_c_schema__(self) -> CapsuleType: ...
+    def __arrow_c_array__(
+        self, requested_schema: CapsuleType | None = None
+    ) -> tuple[CapsuleType, CapsuleType]: ...
+
+NullsMode: TypeAlias = Literal["mask", "fill", "raise"]
+
+def buffer_to_ndarray(
+    buffer: InterchangeBuffer,
+    dtype: DtypeLike,
+    *,
+    offset: int = 0,
+    length: int | None = None,
+) -> np.ndarray[Any, Any]: ...
+def column_to_ndarray(column: object, *, nulls: NullsMode = "mask") -> np.ndarray[Any, Any]: ...
+def from_dataframe(
+    obj: object, *, nulls: NullsMode = "mask", allow_copy: bool = True
+) -> dict[str, np.ndarray[Any, Any]]: ...

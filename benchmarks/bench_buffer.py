@@ -1,0 +1,103 @@
+"""Buffer exports and imports against NumPy, measured in one run.
+
+    PYTHONPATH=build/dev/stage python benchmarks/bench_buffer.py [--number N] [--repeat R]
+
+Each case times dfbuffer's side and the peer's side with timeit (best of R repeats of N
+calls, the two sides timed alternately so that machine load hits both alike) and prints
+the ratio ours / peer.  A case whose function raises NotImplementedError (a feature not
+landed yet) is reported as skipped.  To add a case, append a Case in build_cases().
+benchmarks/bench_import.py covers Buffer.from_object against more producers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import dfbuffer
+
+
+@dataclass
+class Case:
+    name: str
+    ours: Callable[[], object]
+    peer: Callable[[], object]
+    peer_name: str
+    goal: float | None = None  # max ratio ours / peer, None = informative
+
+
+def make_inputs(n: int = 1000) -> tuple[np.ndarray, dfbuffer.Buffer]:
+    arr = np.arange(n, dtype=np.float64)
+    buf = dfbuffer.Buffer(arr.ctypes.data, arr.nbytes, owner=arr, dtype=arr.dtype)
+    return arr, buf
+
+
+def build_cases() -> list[Case]:
+    arr, buf = make_inputs()
+    arr2 = np.arange(12.0).reshape(3, 4)[:, ::2]
+    buf2 = dfbuffer.Buffer(
+        arr2.ctypes.data, 88, owner=arr2, dtype="f8", shape=arr2.shape, strides=arr2.strides
+    )
+    mv = memoryview(arr)
+    from_dlpack = np.from_dlpack
+    asarray = np.asarray
+    return [
+        Case("np.from_dlpack(buf)", lambda: from_dlpack(buf), lambda: from_dlpack(arr),
+             "np.from_dlpack(ndarray)", 1.5),
+        Case("np.from_dlpack(strided buf)", lambda: from_dlpack(buf2),
+             lambda: from_dlpack(arr2), "np.from_dlpack(strided ndarray)", 1.5),
+        Case("buf.__dlpack__(max_version=(1, 0))",
+             lambda: buf.__dlpack__(max_version=(1, 0)),
+             lambda: arr.__dlpack__(max_version=(1, 0)), "ndarray.__dlpack__(...)"),
+        Case("np.asarray(buf)", lambda: asarray(buf), lambda: asarray(arr),
+             "np.asarray(ndarray)"),
+        Case("np.asarray(buf)", lambda: asarray(buf), lambda: asarray(mv),
+             "np.asarray(memoryview)"),
+        Case("buf.__array__()", lambda: buf.__array__(), lambda: arr.view(),
+             "ndarray.view()"),
+        Case("memoryview(buf)", lambda: memoryview(buf), lambda: memoryview(arr),
+             "memoryview(ndarray)"),
+        Case("buf.__array_interface__", lambda: buf.__array_interface__,
+             lambda: arr.__array_interface__, "ndarray.__array_interface__"),
+        Case("Buffer.from_object(ndarray)", lambda: dfbuffer.Buffer.from_object(arr),
+             lambda: memoryview(arr), "memoryview(ndarray)", 3.0),
+    ]  # fmt: skip
+
+
+def best_pair(
+    ours: Callable[[], object], peer: Callable[[], object], number: int, repeat: int
+) -> tuple[float, float]:
+    """Best time per call (ns) of each, timed alternately so that load hits both alike."""
+    t_ours = t_peer = float("inf")
+    for _ in range(repeat):
+        t_ours = min(t_ours, timeit.timeit(ours, number=number))
+        t_peer = min(t_peer, timeit.timeit(peer, number=number))
+    return t_ours / number * 1e9, t_peer / number * 1e9
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--number", type=int, default=1_000)
+    p.add_argument("--repeat", type=int, default=200)
+    args = p.parse_args()
+    print(f"numpy {np.__version__}, dfbuffer {dfbuffer.__version__}; best of "
+          f"{args.repeat} x {args.number} calls")  # fmt: skip
+    print(f"{'dfbuffer':40} {'ns':>8}   {'peer':34} {'ns':>8} {'ratio':>6}  goal")
+    for c in build_cases():
+        try:
+            c.ours()
+        except NotImplementedError:
+            print(f"{c.name:40} {'skipped (not implemented yet)':>8}")
+            continue
+        ours, peer = best_pair(c.ours, c.peer, args.number, args.repeat)
+        ratio = ours / peer
+        goal = "" if c.goal is None else f"<= {c.goal}x " + ("ok" if ratio <= c.goal else "MISSED")
+        print(f"{c.name:40} {ours:8.0f}   {c.peer_name:34} {peer:8.0f} {ratio:6.2f}  {goal}")
+
+
+if __name__ == "__main__":
+    main()
