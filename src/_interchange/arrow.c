@@ -1619,45 +1619,37 @@ export_format(DfbBuffer *b, char *buf, size_t size)
         return -1;
     }
     const char *f = NULL;
+    static const char *const ints[] = {"c", "s", "i", "l"};
+    static const char *const uints[] = {"C", "S", "I", "L"};
+    int lg = itemsize == 1   ? 0
+             : itemsize == 2 ? 1
+             : itemsize == 4 ? 2
+             : itemsize == 8 ? 3
+                             : -1;
+    /* by kind and size: type numbers alias differently per platform */
     switch (d->type_num) {
-        case NPY_INT8:
-            f = "c";
-            break;
-        case NPY_UINT8:
-            f = "C";
-            break;
-        case NPY_INT16:
-            f = "s";
-            break;
-        case NPY_UINT16:
-            f = "S";
-            break;
-        case NPY_INT32:
-            f = "i";
-            break;
-        case NPY_UINT32:
-            f = "I";
-            break;
-        case NPY_INT64:
-            f = "l";
-            break;
-        case NPY_UINT64:
-            f = "L";
-            break;
+        case NPY_BYTE:
+        case NPY_SHORT:
+        case NPY_INT:
+        case NPY_LONG:
         case NPY_LONGLONG:
-            f = itemsize == 8 ? "l" : NULL;
+            f = lg >= 0 ? ints[lg] : NULL;
             break;
+        case NPY_UBYTE:
+        case NPY_USHORT:
+        case NPY_UINT:
+        case NPY_ULONG:
         case NPY_ULONGLONG:
-            f = itemsize == 8 ? "L" : NULL;
+            f = lg >= 0 ? uints[lg] : NULL;
             break;
         case NPY_HALF:
             f = "e";
             break;
-        case NPY_FLOAT32:
-            f = "f";
+        case NPY_FLOAT:
+            f = itemsize == 4 ? "f" : NULL;
             break;
-        case NPY_FLOAT64:
-            f = "g";
+        case NPY_DOUBLE:
+            f = itemsize == 8 ? "g" : NULL;
             break;
         case NPY_DATETIME:
         case NPY_TIMEDELTA: {
