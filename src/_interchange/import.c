@@ -830,7 +830,7 @@ from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
         as_ssize(off, proto, "offset", &offset) < 0) {
         goto done;
     }
-    Py_buffer *view;
+    Py_buffer *view = NULL;
     mv = export_owner(src, PyBUF_SIMPLE, &view);
     if (mv == NULL) {
         goto done;
@@ -1097,7 +1097,7 @@ static PyObject *
 from_buffer_protocol(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
     DLDevice cpu = {kDLCPU, 0};
-    Py_buffer *view;
+    Py_buffer *view = NULL;
     PyObject *owner = export_owner(obj, PyBUF_RECORDS_RO, &view);
     if (owner == NULL) {
         return NULL;
