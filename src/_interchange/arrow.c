@@ -29,10 +29,6 @@
 
 #define HOLDER_NAME "dfbuffer.arrow_array"
 
-/* TEMPORARY until convert.c (issue 3) is merged: resolve the converter
-   weakly so that this branch links without it (NotImplementedError). */
-#pragma weak dfb_columns_to_ndarray
-
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                        */
 /* ------------------------------------------------------------------ */
@@ -1351,11 +1347,6 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
                          : s->format);
         goto done;
     }
-    if (dfb_columns_to_ndarray == NULL) {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "the converters (issue 3) are not built in");
-        goto done;
-    }
     res = dfb_columns_to_ndarray(st, cols, n, nulls, allow_copy);
 done:
     refs_clear(&refs);
@@ -1837,7 +1828,89 @@ arrow_buffer_py(PyObject *module, PyObject *args)
                                         dtype);
 }
 
+/* Parses the nulls= argument ("mask", "fill", "raise").  Returns 0, or -1
+   with TypeError / ValueError set. */
+static int
+parse_nulls_arg(PyObject *o, dfb_nulls_mode *out)
+{
+    if (o == NULL) {
+        *out = DFB_NULLS_MASK;
+        return 0;
+    }
+    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    if (s == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "nulls must be 'mask', 'fill' or 'raise'");
+        }
+        return -1;
+    }
+    if (strcmp(s, "mask") == 0) {
+        *out = DFB_NULLS_MASK;
+    }
+    else if (strcmp(s, "fill") == 0) {
+        *out = DFB_NULLS_FILL;
+    }
+    else if (strcmp(s, "raise") == 0) {
+        *out = DFB_NULLS_RAISE;
+    }
+    else {
+        PyErr_Format(PyExc_ValueError,
+                     "nulls must be 'mask', 'fill' or 'raise', not %R", o);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(
+    arrow_to_ndarray_doc,
+    "_arrow_to_ndarray(obj, nulls='mask', allow_copy=True)\n--\n\n"
+    "Private: column_to_ndarray's Arrow path (dfb_arrow_column_to_ndarray).");
+
+/* _arrow_to_ndarray(obj, nulls, allow_copy).  Returns a new array or NULL
+   with an exception set. */
+static PyObject *
+arrow_to_ndarray_py(PyObject *module, PyObject *args)
+{
+    PyObject *obj, *nulls_o = NULL;
+    int allow_copy = 1;
+    dfb_nulls_mode nulls;
+    if (!PyArg_ParseTuple(args, "O|Op:_arrow_to_ndarray", &obj, &nulls_o,
+                          &allow_copy) ||
+        parse_nulls_arg(nulls_o, &nulls) < 0) {
+        return NULL;
+    }
+    return dfb_arrow_column_to_ndarray(dfb_state_from_module(module), obj,
+                                       nulls, allow_copy);
+}
+
+PyDoc_STRVAR(
+    arrow_from_dataframe_doc,
+    "_arrow_from_dataframe(obj, nulls='mask', allow_copy=True)\n--\n\n"
+    "Private: from_dataframe's Arrow path (dfb_arrow_from_dataframe).");
+
+/* _arrow_from_dataframe(obj, nulls, allow_copy).  Returns a new dict or
+   NULL with an exception set. */
+static PyObject *
+arrow_from_dataframe_py(PyObject *module, PyObject *args)
+{
+    PyObject *obj, *nulls_o = NULL;
+    int allow_copy = 1;
+    dfb_nulls_mode nulls;
+    if (!PyArg_ParseTuple(args, "O|Op:_arrow_from_dataframe", &obj, &nulls_o,
+                          &allow_copy) ||
+        parse_nulls_arg(nulls_o, &nulls) < 0) {
+        return NULL;
+    }
+    return dfb_arrow_from_dataframe(dfb_state_from_module(module), obj, nulls,
+                                    allow_copy);
+}
+
 PyMethodDef dfb_arrow_methods[] = {
+    {"_arrow_to_ndarray", arrow_to_ndarray_py, METH_VARARGS,
+     arrow_to_ndarray_doc},
+    {"_arrow_from_dataframe", arrow_from_dataframe_py, METH_VARARGS,
+     arrow_from_dataframe_doc},
     {"_arrow_import", arrow_import_py, METH_VARARGS, arrow_import_doc},
     {"_arrow_buffer", arrow_buffer_py, METH_VARARGS, arrow_buffer_doc},
     {NULL},
