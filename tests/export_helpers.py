@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
+from _dlpack_ctypes import DLDataType, DLDevice, DLPackVersion, DLTensor  # noqa: F401
 
 import dfbuffer
 
@@ -113,30 +114,6 @@ def layouts(dtype: str) -> dict[str, np.ndarray]:
 
 
 # ---------------------------------------------------------------- DLPack via ctypes
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
 
 
 DELETER_V = ctypes.CFUNCTYPE(None, ctypes.c_void_p)

@@ -81,6 +81,11 @@ dfb_is_f_contiguous(int ndim, const Py_ssize_t *shape,
 Py_ssize_t
 dfb_buffer_size(const DfbBuffer *b);
 
+/* Returns a new tuple of the `n` ints at `d`, or NULL with an exception
+   set. */
+PyObject *
+dfb_dims_tuple(const Py_ssize_t *d, int n);
+
 /* Returns 0 if `b` is host-readable memory (CPU, CUDA host/pinned, ROCm
    host, CUDA managed), else -1 with BufferError naming the device.  `what`
    names the requested access in the message. */

@@ -809,9 +809,8 @@ buffer_dealloc(PyObject *op)
     Py_DECREF(tp);
 }
 
-/* Returns a new str "(a, b)" for dims (Python tuple repr), or NULL. */
-static PyObject *
-dims_tuple(const Py_ssize_t *d, int n)
+PyObject *
+dfb_dims_tuple(const Py_ssize_t *d, int n)
 {
     PyObject *t = PyTuple_New(n);
     if (t == NULL) {
@@ -866,11 +865,11 @@ static PyObject *
 buffer_repr(PyObject *op)
 {
     DfbBuffer *self = (DfbBuffer *)op;
-    PyObject *shape = dims_tuple(self->shape, self->ndim);
+    PyObject *shape = dfb_dims_tuple(self->shape, self->ndim);
     if (shape == NULL) {
         return NULL;
     }
-    PyObject *strides = dims_tuple(self->strides, self->ndim);
+    PyObject *strides = dfb_dims_tuple(self->strides, self->ndim);
     if (strides == NULL) {
         Py_DECREF(shape);
         return NULL;
@@ -916,14 +915,14 @@ static PyObject *
 get_shape(PyObject *op, void *c)
 {
     DfbBuffer *self = (DfbBuffer *)op;
-    return dims_tuple(self->shape, self->ndim);
+    return dfb_dims_tuple(self->shape, self->ndim);
 }
 
 static PyObject *
 get_strides(PyObject *op, void *c)
 {
     DfbBuffer *self = (DfbBuffer *)op;
-    return dims_tuple(self->strides, self->ndim);
+    return dfb_dims_tuple(self->strides, self->ndim);
 }
 
 static PyObject *

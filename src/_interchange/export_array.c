@@ -41,25 +41,6 @@ check_alive(const DfbBuffer *b)
     return 0;
 }
 
-/* Returns a new tuple of `n` ints from `d`, or NULL. */
-static PyObject *
-ssize_tuple(const Py_ssize_t *d, int n)
-{
-    PyObject *t = PyTuple_New(n);
-    if (t == NULL) {
-        return NULL;
-    }
-    for (int i = 0; i < n; i++) {
-        PyObject *v = PyLong_FromSsize_t(d[i]);
-        if (v == NULL) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, v);
-    }
-    return t;
-}
-
 /* Returns a new reference to the strides tuple, or None when C-contiguous,
    or NULL. */
 static PyObject *
@@ -69,7 +50,7 @@ strides_or_none(const DfbBuffer *b)
                             PyDataType_ELSIZE(b->dtype))) {
         Py_RETURN_NONE;
     }
-    return ssize_tuple(b->strides, b->ndim);
+    return dfb_dims_tuple(b->strides, b->ndim);
 }
 
 /* Builds the keys shared by both array interfaces.  Returns a new dict or
@@ -84,7 +65,7 @@ interface_dict(const DfbBuffer *b, void *data)
         goto done;
     }
     descr = Py_BuildValue("[(sO)]", "", typestr);
-    shape = ssize_tuple(b->shape, b->ndim);
+    shape = dfb_dims_tuple(b->shape, b->ndim);
     strides = strides_or_none(b);
     if (descr == NULL || shape == NULL || strides == NULL) {
         goto done;
@@ -497,7 +478,7 @@ dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol_o)
     if (payload == NULL) {
         goto done;
     }
-    PyObject *shape = ssize_tuple(b->shape, b->ndim);
+    PyObject *shape = dfb_dims_tuple(b->shape, b->ndim);
     if (shape == NULL) {
         goto done;
     }
