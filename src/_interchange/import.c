@@ -20,7 +20,7 @@
  *      interchange protocol defines;
  *   7. __array_interface__: host memory, no capsule or deleter to manage;
  *   8. __dlpack__ + __dlpack_device__: anything else, any device;
- *   9. (Arrow PyCapsule producers: hook below, not wired yet);
+ *   9. __arrow_c_array__: an Arrow array's values buffer (fixed width);
  *  10. TypeError.
  *
  * Every path ends in dfb_buffer_from_data / dfb_buffer_new, which validate
@@ -28,6 +28,7 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
+#include "dfbuffer/arrow.h"
 
 #include <string.h>
 
@@ -1367,8 +1368,14 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
         }
     }
 
-    /* Arrow PyCapsule producers (__arrow_c_array__) go here: the Arrow
-       helper's entry will wrap a 1-D primitive array's values buffer. */
+    /* An Arrow array: its values buffer (fixed-width types). */
+    if ((r = lookup_attr(obj, "__arrow_c_array__", &attr)) < 0) {
+        return NULL;
+    }
+    Py_XDECREF(attr);
+    if (r > 0) {
+        return dfb_arrow_buffer_from_object(st, obj, dtype);
+    }
 
     PyErr_Format(PyExc_TypeError,
                  "%.200s does not export memory through any protocol "
