@@ -74,6 +74,11 @@ dfb_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
     if (add_ssize(h, itemsize, &h) < 0) {
         goto overflow;
     }
+    /* The span hi - lo (a bufsize) must fit too. */
+    Py_ssize_t span;
+    if (__builtin_sub_overflow(h, l, &span)) {
+        goto overflow;
+    }
     *lo = l;
     *hi = h;
     return 0;
@@ -407,7 +412,8 @@ parse_dims(PyObject *obj, const char *what, int allow_negative,
                          Py_TYPE(obj)->tp_name);
             return -1;
         }
-        seq = PySequence_Fast(obj, "");
+        /* A tuple copy: an item's __index__ may mutate a list. */
+        seq = PySequence_Tuple(obj);
         if (seq == NULL) {
             PyErr_Format(PyExc_TypeError,
                          "%s must be a sequence of ints, not %.100s", what,
@@ -800,6 +806,9 @@ buffer_dealloc(PyObject *op)
     DfbBuffer *self = (DfbBuffer *)op;
     PyTypeObject *tp = Py_TYPE(op);
     PyObject_GC_UnTrack(op);
+    /* Deep owner chains (Buffers owning Buffers) must not overflow the C
+       stack. */
+    Py_TRASHCAN_BEGIN(op, buffer_dealloc)
     if (self->weakreflist != NULL) {
         PyObject_ClearWeakRefs(op);
     }
@@ -807,6 +816,7 @@ buffer_dealloc(PyObject *op)
     Py_CLEAR(self->dtype);
     tp->tp_free(op);
     Py_DECREF(tp);
+    Py_TRASHCAN_END
 }
 
 PyObject *

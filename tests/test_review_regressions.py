@@ -1,0 +1,110 @@
+"""Regression tests for the bugs found by the adversarial review of the C core
+(buffer.c, export_*.c, import.c).  Each test failed (or crashed) before its
+fix."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from dfbuffer import Buffer
+
+MEM = np.zeros(64, dtype="u1")
+P = MEM.ctypes.data
+
+
+# --- buffer.c dfb_extent: hi - lo overflowed (signed overflow, UB) -------------
+# Each reach fits in Py_ssize_t, but the span from the lowest to the highest
+# byte does not: hi - lo wrapped negative and passed the "fits in bufsize"
+# check, giving a 16-byte Buffer whose elements lie 2**62 bytes apart.
+
+
+@pytest.mark.parametrize(
+    ("shape", "strides"),
+    [
+        ((2, 2), (2**62, -(2**62))),
+        ((2, 2), (-(2**62), 2**62)),
+        ((3, 2), (2**62 - 1, -(2**62))),
+    ],
+)
+def test_extent_span_overflow_is_refused(shape, strides):
+    with pytest.raises(OverflowError):
+        Buffer(P, 16, owner=MEM, shape=shape, strides=strides)
+
+
+def test_extent_span_overflow_dlpack_import():
+    from _dlpack_ctypes import Tensor
+
+    t = Tensor(MEM, shape=(2, 2), strides=(2**62, -(2**62)), code=1, bits=8)
+    with pytest.raises(OverflowError):
+        Buffer.from_object(t.capsule())
+
+
+def test_extent_large_but_valid_span_still_accepted():
+    # a span just inside Py_ssize_t over a zero-size array: nothing addressed
+    b = Buffer(P, 0, owner=MEM, shape=(0, 2), strides=(2**62, -(2**62)))
+    assert b.bufsize == 0
+
+
+# --- buffer.c parse_dims: borrowed items of a list mutated by __index__ --------
+# PySequence_Fast returns the list itself; an item's __index__ that shrinks
+# the list made the loop read freed / out-of-bounds item slots (segfault).
+
+
+def test_shape_list_mutated_by_index_does_not_crash():
+    lst: list = []
+
+    class Shrinker:
+        def __index__(self):
+            lst.clear()
+            return 1
+
+    lst[:] = [Shrinker(), Shrinker(), 1]
+    b = Buffer(P, 8, owner=MEM, shape=lst)
+    assert b.shape == (1, 1, 1)
+
+
+def test_strides_list_mutated_by_index_does_not_crash():
+    lst: list = []
+
+    class Shrinker:
+        def __index__(self):
+            lst.clear()
+            return 1
+
+    lst[:] = [Shrinker(), Shrinker()]
+    b = Buffer(P, 8, owner=MEM, shape=(2, 2), strides=lst)
+    assert b.strides == (1, 1)
+
+
+# --- buffer.c buffer_dealloc: no trashcan, deep owner chains overflowed the C
+# stack (segfault) when the last reference went away.
+
+
+def test_deep_owner_chain_dealloc_does_not_overflow_the_stack():
+    code = textwrap.dedent(
+        """
+        import threading
+        import numpy as np
+        from dfbuffer import Buffer
+
+        def run():
+            b = Buffer.from_object(np.zeros(8, "u1"))
+            for i in range(20000):
+                b = Buffer.from_object(b, dtype="i1" if i % 2 else "u1")
+            del b
+
+        threading.stack_size(512 * 1024)
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+        print("ok")
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "ok"
