@@ -184,3 +184,37 @@ def test_buffer_protocol_owner_type_is_private():
     assert tp.__name__ == "buffer_export"
     with pytest.raises(TypeError):
         tp()
+
+
+# --- buffer.c tp_new: integers were accepted as shape items only -------------
+# shape=(np.int64(8),) worked but shape=np.int64(8), bufsize=np.int64(64) and
+# ptr=np.uint64(...) raised TypeError: every size and pointer argument now
+# takes any integer (operator.index), never bool or float.
+
+
+def test_numpy_integers_accepted_everywhere():
+    a = np.arange(8.0)
+    p = a.ctypes.data
+    b = Buffer(np.uint64(p), np.int64(64), owner=a, dtype="f8", shape=np.int64(8))
+    assert (b.ptr, b.bufsize, b.shape) == (p, 64, (8,))
+    assert type(b.bufsize) is int
+    b2 = Buffer(p, 64, owner=a, dtype="f8", shape=np.array([2, 4]))  # still a sequence
+    assert b2.shape == (2, 4)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc"),
+    [
+        ({"ptr": np.float64(1.0)}, TypeError),
+        ({"bufsize": np.True_}, TypeError),
+        ({"bufsize": True}, TypeError),
+        ({"bufsize": np.int64(-1)}, ValueError),
+        ({"ptr": np.int64(-8)}, ValueError),
+        ({"shape": np.float64(2.0)}, TypeError),
+    ],
+)
+def test_numpy_scalars_still_checked(kwargs, exc):
+    a = np.arange(8.0)
+    args = {"ptr": a.ctypes.data, "bufsize": 64} | kwargs
+    with pytest.raises(exc):
+        Buffer(args.pop("ptr"), args.pop("bufsize"), owner=a, **args)

@@ -377,22 +377,31 @@ dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt)
 static int
 parse_size(PyObject *obj, const char *what, Py_ssize_t *out)
 {
-    if (!PyLong_Check(obj) || PyBool_Check(obj)) {
+    /* Integers of any kind (numpy.int64 too), as shape items; not bool. */
+    if (!PyIndex_Check(obj) || PyBool_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    if (_PyLong_Sign(obj) < 0) {
-        PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %R", what, obj);
+    PyObject *n = PyNumber_Index(obj);
+    if (n == NULL) {
         return -1;
     }
-    Py_ssize_t v = PyLong_AsSsize_t(obj);
+    int ret = -1;
+    if (_PyLong_Sign(n) < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %R", what, n);
+        goto done;
+    }
+    Py_ssize_t v = PyLong_AsSsize_t(n);
     if (v == -1 && PyErr_Occurred()) {
-        PyErr_Format(PyExc_OverflowError, "%s %R is too large", what, obj);
-        return -1;
+        PyErr_Format(PyExc_OverflowError, "%s %R is too large", what, n);
+        goto done;
     }
     *out = v;
-    return 0;
+    ret = 0;
+done:
+    Py_DECREF(n);
+    return ret;
 }
 
 /* Parses a shape or strides argument (a sequence of ints, or one int) into
@@ -402,7 +411,7 @@ parse_dims(PyObject *obj, const char *what, int allow_negative,
            Py_ssize_t *out, int *n)
 {
     PyObject *seq;
-    if (PyLong_Check(obj)) {
+    if (PyLong_Check(obj) || (PyIndex_Check(obj) && !PySequence_Check(obj))) {
         seq = PyTuple_Pack(1, obj);
     }
     else {
@@ -689,21 +698,28 @@ buffer_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (st == NULL) {
         return NULL;
     }
-    if (!PyLong_Check(ptr_o) || PyBool_Check(ptr_o)) {
+    if (!PyIndex_Check(ptr_o) || PyBool_Check(ptr_o)) {
         PyErr_Format(PyExc_TypeError, "ptr must be an int, not %.100s",
                      Py_TYPE(ptr_o)->tp_name);
         return NULL;
     }
+    ptr_o = PyNumber_Index(ptr_o); /* a new reference from here on */
+    if (ptr_o == NULL) {
+        return NULL;
+    }
     if (_PyLong_Sign(ptr_o) < 0) {
         PyErr_Format(PyExc_ValueError, "ptr must be >= 0, got %R", ptr_o);
+        Py_DECREF(ptr_o);
         return NULL;
     }
     void *ptr = PyLong_AsVoidPtr(ptr_o);
     if (ptr == NULL && PyErr_Occurred()) {
         PyErr_Format(PyExc_OverflowError,
                      "ptr %R does not fit in a pointer", ptr_o);
+        Py_DECREF(ptr_o);
         return NULL;
     }
+    Py_DECREF(ptr_o);
     Py_ssize_t bufsize;
     if (parse_size(bufsize_o, "bufsize", &bufsize) < 0) {
         return NULL;
