@@ -218,3 +218,26 @@ def test_numpy_scalars_still_checked(kwargs, exc):
     args = {"ptr": a.ctypes.data, "bufsize": 64} | kwargs
     with pytest.raises(exc):
         Buffer(args.pop("ptr"), args.pop("bufsize"), owner=a, **args)
+
+
+# --- export_dlpack.c copy_to_c_order: the rewritten strided inner loop ---------
+
+
+@pytest.mark.parametrize("step", [-3, -1, 2])
+def test_dlpack_copy_of_strided_inner_dimension(step):
+    v = np.arange(60, dtype="i4").reshape(5, 12)[::-2, ::step]
+    b = Buffer.from_object(v)
+
+    class Wrap:
+        def __init__(self, cap):
+            self.cap = cap
+
+        def __dlpack__(self, **kw):
+            return self.cap
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    r = np.from_dlpack(Wrap(b.__dlpack__(max_version=(1, 0), copy=True)))
+    assert r.flags.c_contiguous
+    assert r.tolist() == v.tolist()
