@@ -13,3 +13,11 @@ def collect():
 
     _collect()
     return _collect
+
+
+def pytest_collection_finish(session):
+    """Move everything alive after collection (numpy, pandas, pyarrow, torch, ...) into the
+    permanent generation, so that the many explicit gc.collect() calls of the lifetime tests
+    only walk what the tests themselves create."""
+    gc.collect()
+    gc.freeze()

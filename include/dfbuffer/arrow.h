@@ -74,6 +74,18 @@ PyObject *
 dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
                          int allow_copy);
 
+/* Buffer.from_object fallback for objects with __arrow_c_array__ (or a
+   one-chunk __arrow_c_stream__): returns a new read-only Buffer over the
+   values of a 1-D fixed-width primitive Arrow array (elements [offset,
+   offset + length); nulls, if any, are not masked), whose owner is the
+   holder of the imported ArrowArray ("dfbuffer.arrow_array" capsule).
+   `dtype` (NULL/None: the Arrow type's) may override the element type at
+   equal itemsize.  NULL with NotImplementedError for other layouts
+   (strings, bit-packed bools, dictionaries, nested), TypeError /
+   ValueError for bad producers. */
+PyObject *
+dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype);
+
 /* Module-level functions of arrow.c (private helpers for
    dfbuffer.to_interchange), added by module init. */
 extern PyMethodDef dfb_arrow_methods[];

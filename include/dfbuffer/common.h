@@ -38,6 +38,9 @@ typedef enum {
     DFB_NATIVE_COUNT = 8
 } dfb_native;
 
+/* Slots in the module state for convert.c: interned names, cached dtypes. */
+#define DFB_STATE_NAMES 40
+
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
 typedef struct {
     PyTypeObject *buffer_type;   /* dfbuffer.Buffer */
@@ -47,6 +50,9 @@ typedef struct {
     PyObject *dtype_kind;        /* IntEnum class dfbuffer.DtypeKind */
     PyObject *column_null_type;  /* IntEnum class dfbuffer.ColumnNullType */
     PyObject *ma_masked_array;   /* numpy.ma.MaskedArray, imported lazily */
+    PyObject *names[DFB_STATE_NAMES]; /* convert.c: interned attribute
+                                         names and cached datetime
+                                         dtypes (no cycles: no GC) */
 } dfb_state;
 
 extern PyModuleDef dfb_module_def;

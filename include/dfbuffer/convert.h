@@ -45,6 +45,8 @@ typedef struct dfb_column {
     dfb_span offsets;      /* strings: int32/int64 offsets */
     const struct dfb_column *categories;  /* DICTIONARY: the values */
     int is_ordered;        /* DICTIONARY: ordered categories */
+    int offsets_swapped;   /* strings: 1 if the offsets are stored in the
+                              non-native byte order (0 = native) */
 } dfb_column;
 
 /* The `nulls=` argument of the converters. */
@@ -70,6 +72,22 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
 int
 dfb_column_validate(const dfb_column *col);
 
+/* Creates convert.c's interned names in `st->names`.  Returns 0, or -1
+   with an exception set.  Called once by module init. */
+int
+dfb_convert_state_init(dfb_state *st);
+
+/* Releases what dfb_convert_state_init created (idempotent). */
+void
+dfb_convert_state_clear(dfb_state *st);
+
+/* Returns a new reference to the NumPy dtype storing values of `f`
+   (datetime64[D] for DATE32, whose int32 days are widened by the
+   converters), or NULL with NotImplementedError set for bit-packed and
+   variable-width types. */
+PyArray_Descr *
+dfb_format_to_descr(const dfb_format *f);
+
 /* Module-level functions of convert.c (buffer_to_ndarray,
    column_to_ndarray, from_dataframe), added by module init. */
 extern PyMethodDef dfb_convert_methods[];
@@ -89,14 +107,15 @@ dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length);
 
 /* strings.c */
 
-/* Builds a 1-D object array of Python str (None where `valid` is given and
-   valid[i] == 0) from Arrow-style offsets (`offset_bits` 32 or 64) and
-   UTF-8 data; `offset` is the element offset into the offsets buffer.
+/* Builds a 1-D object array of Python str (None where `isnull` is given
+   and isnull[i] != 0) from Arrow-style offsets (`offset_bits` 32 or 64,
+   byte-swapped if `offsets_swapped`) and UTF-8 data; `offset` is the element offset into the offsets buffer.
    The caller validated the offsets.  Returns a new reference, or NULL with
    UnicodeDecodeError / MemoryError set. */
 PyObject *
 dfb_strings_to_object_array(const char *data, const void *offsets,
-                            int offset_bits, int64_t offset, int64_t length,
-                            const uint8_t *valid);
+                            int offset_bits, int offsets_swapped,
+                            int64_t offset, int64_t length,
+                            const uint8_t *isnull);
 
 #endif /* DFBUFFER_CONVERT_H */

@@ -146,7 +146,13 @@ dfb_format_parse_interchange(int kind, int bits, const char *fmt,
                              parsed.type == DFB_T_STRING_VIEW)) {
                 *out = parsed;
             }
+            else if (have_fmt && parsed.type != DFB_T_UINT) {
+                /* binary ('z', 'Z') or another type: not text */
+                goto invalid;
+            }
             else {
+                /* no format, or the bytes' 'C' (a data buffer's dtype
+                   reported for the column) */
                 out->type = DFB_T_UTF8;
                 out->bits = 8;
             }

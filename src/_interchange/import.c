@@ -206,6 +206,64 @@ done:
 }
 
 /* ------------------------------------------------------------------ */
+/* Lazy conjugate / negative views (torch)                           */
+/* ------------------------------------------------------------------ */
+
+/* Asks obj.<method>() when obj has such a callable.  Returns 1 if it
+   answered true, 0 if false or absent (or not callable), -1 with the
+   method's error set. */
+static int
+ask_flag(PyObject *obj, const char *method)
+{
+    PyObject *meth;
+    int r = lookup_attr(obj, method, &meth);
+    if (r <= 0) {
+        return r;
+    }
+    if (!PyCallable_Check(meth)) {
+        Py_DECREF(meth);
+        return 0;
+    }
+    PyObject *res = PyObject_CallNoArgs(meth);
+    Py_DECREF(meth);
+    if (res == NULL) {
+        return -1;
+    }
+    r = PyObject_IsTrue(res);
+    Py_DECREF(res);
+    return r;
+}
+
+/* Refuses a producer whose values are its memory conjugated or negated
+   lazily: a torch tensor with the conjugate bit (`z.conj()`) or the
+   negative bit (`z.conj().imag`) set.  torch 2.13 exports the negative
+   bit's memory as is through __dlpack__, and both through
+   __cuda_array_interface__, so reading it would give wrong values.
+   Returns 0 when obj may be wrapped, or -1 with BufferError (or the
+   error of obj.is_conj() / obj.is_neg()) set. */
+static int
+refuse_lazy_views(PyObject *obj)
+{
+    static const char *const methods[] = {"is_conj", "is_neg"};
+    static const char *const fixes[] = {"resolve_conj", "resolve_neg"};
+    static const char *const bits[] = {"conjugate", "negative"};
+    for (int i = 0; i < 2; i++) {
+        int r = ask_flag(obj, methods[i]);
+        if (r < 0) {
+            return -1;
+        }
+        if (r > 0) {
+            PyErr_Format(PyExc_BufferError,
+                         "%.100s has its %s bit set: its memory does not "
+                         "hold its values; call .%s() first",
+                         Py_TYPE(obj)->tp_name, bits[i], fixes[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* 1. dfbuffer.Buffer                                                   */
 /* ------------------------------------------------------------------ */
 
@@ -318,7 +376,14 @@ descr_from_dldtype(DLDataType t)
         }
     }
     if (typenum < 0) {
-        const char *name;
+        /* The float8/float6/float4 codes (DLPack 1.1+) name their width;
+           the others take the bit count as a suffix. */
+        static const char *const narrow[] = {
+            "float8_e3m4",     "float8_e4m3",     "float8_e4m3b11fnuz",
+            "float8_e4m3fn",   "float8_e4m3fnuz", "float8_e5m2",
+            "float8_e5m2fnuz", "float8_e8m0fnu",  "float6_e2m3fn",
+            "float6_e3m2fn",   "float4_e2m1fn"};
+        const char *name = NULL;
         switch (t.code) {
             case kDLInt:
                 name = "int";
@@ -342,14 +407,25 @@ descr_from_dldtype(DLDataType t)
                 name = "bool";
                 break;
             default:
-                name = "float8/float6/float4 or unknown";
                 break;
         }
-        PyErr_Format(PyExc_BufferError,
-                     "DLPack dtype %s%d (code=%d, bits=%d, lanes=%d) has no "
-                     "NumPy equivalent dfbuffer supports",
-                     name, (int)t.bits, (int)t.code, (int)t.bits,
-                     (int)t.lanes);
+        if (name != NULL) {
+            PyErr_Format(PyExc_BufferError,
+                         "DLPack dtype %s%d (code=%d, bits=%d, lanes=%d) has "
+                         "no NumPy equivalent dfbuffer supports",
+                         name, (int)t.bits, (int)t.code, (int)t.bits,
+                         (int)t.lanes);
+        }
+        else {
+            unsigned idx = (unsigned)t.code - 7u;
+            PyErr_Format(PyExc_BufferError,
+                         "DLPack dtype %s (code=%d, bits=%d, lanes=%d) has "
+                         "no NumPy equivalent dfbuffer supports",
+                         idx < sizeof(narrow) / sizeof(narrow[0])
+                             ? narrow[idx]
+                             : "of unknown type code",
+                         (int)t.code, (int)t.bits, (int)t.lanes);
+        }
         return NULL;
     }
     return PyArray_DescrFromType(typenum);
@@ -502,10 +578,15 @@ fail:
    obj.__dlpack__() when the producer raises exactly TypeError (a producer
    older than DLPack 1.0 takes no keywords), and consumes the capsule.  No
    stream is passed (None: the producer assumes the legacy default stream).
+   A tensor with torch's conjugate or negative bit set is refused
+   (BufferError).
    Returns a new Buffer or NULL with an exception set. */
 static PyObject *
 from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
+    if (refuse_lazy_views(obj) < 0) {
+        return NULL;
+    }
     PyObject *name = PyUnicode_InternFromString("__dlpack__");
     if (name == NULL) {
         return NULL;
@@ -754,8 +835,9 @@ cuda_device(PyObject *obj, DLDevice *out)
 }
 
 /* Wraps a __cuda_array_interface__ dict `cai` of `obj` (owner = obj; the
-   memory is never touched; the stream is not synchronised).  Returns a
-   new Buffer or NULL. */
+   memory is never touched; the stream is not synchronised; a tensor with
+   torch's conjugate or negative bit set is refused).  Returns a new
+   Buffer or NULL. */
 static PyObject *
 from_cai(dfb_state *st, PyObject *obj, PyObject *cai, PyObject *dtype)
 {
@@ -774,7 +856,7 @@ from_cai(dfb_state *st, PyObject *obj, PyObject *cai, PyObject *dtype)
         goto done;
     }
     if (parse_data_tuple(it.data, proto, &ptr, &readonly) < 0 ||
-        cuda_device(obj, &dev) < 0) {
+        cuda_device(obj, &dev) < 0 || refuse_lazy_views(obj) < 0) {
         goto done;
     }
     res = finish(st, ptr, obj, it.dtype, it.ndim, it.shape,
@@ -829,7 +911,7 @@ from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
         as_ssize(off, proto, "offset", &offset) < 0) {
         goto done;
     }
-    Py_buffer *view;
+    Py_buffer *view = NULL;
     mv = export_owner(st, src, PyBUF_SIMPLE, &view);
     if (mv == NULL) {
         goto done;
@@ -1125,7 +1207,7 @@ static PyObject *
 from_buffer_protocol(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
     DLDevice cpu = {kDLCPU, 0};
-    Py_buffer *view;
+    Py_buffer *view = NULL;
     PyObject *owner = export_owner(st, obj, PyBUF_RECORDS_RO, &view);
     if (owner == NULL) {
         return NULL;

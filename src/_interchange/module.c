@@ -193,6 +193,9 @@ module_exec(PyObject *m)
     if (add_enums(m, st) < 0) {
         return -1;
     }
+    if (dfb_convert_state_init(st) < 0) {
+        return -1;
+    }
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_export_methods) < 0) {
@@ -233,6 +236,7 @@ module_clear(PyObject *m)
     Py_CLEAR(st->dtype_kind);
     Py_CLEAR(st->column_null_type);
     Py_CLEAR(st->ma_masked_array);
+    dfb_convert_state_clear(st);
     return 0;
 }
 

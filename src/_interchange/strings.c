@@ -1,3 +1,283 @@
-/* dfbuffer: UTF-8 + offsets to Python str objects (stub: issue 3). */
+/* dfbuffer: UTF-8 + offsets to Python str objects.
+ */
 #include "dfbuffer/common.h"
 #include "dfbuffer/convert.h"
+
+#include <string.h>
+
+/* Returns 1 if the `n` bytes at `s` are all ASCII (< 0x80), else 0.
+   Short strings are checked with two overlapping loads. */
+static inline int
+is_ascii(const char *s, int64_t n)
+{
+    if (n >= 8) {
+        uint64_t acc = 0, w;
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&w, s + i, 8);
+            acc |= w;
+        }
+        memcpy(&w, s + n - 8, 8);
+        acc |= w;
+        return (acc & UINT64_C(0x8080808080808080)) == 0;
+    }
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        return ((a | b) & 0x80808080u) == 0;
+    }
+    unsigned acc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        acc |= (uint8_t)s[i];
+    }
+    return (acc & 0x80u) == 0;
+}
+
+/* Copies `n` bytes (short copies inline, with overlapping stores).  Cannot
+   fail. */
+static inline void
+copy_bytes(char *dst, const char *src, int64_t n)
+{
+    if (n > 16) {
+        memcpy(dst, src, (size_t)n);
+    }
+    else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    }
+    else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    }
+    else {
+        for (int64_t i = 0; i < n; i++) {
+            dst[i] = src[i];
+        }
+    }
+}
+
+/* Strings up to this many bytes are decoded by decode_short. */
+#define SHORT_DECODE_MAX 64
+
+/* Decodes `n` (<= SHORT_DECODE_MAX) bytes of strict UTF-8 at `s` into a
+   new str of the narrowest kind.  Returns the str, NULL with an exception
+   set (MemoryError), or NULL without one when the bytes are not valid
+   UTF-8 (the caller then lets CPython's decoder raise the exact error). */
+static PyObject *
+decode_short(const char *s, int64_t n)
+{
+    Py_UCS4 buf[SHORT_DECODE_MAX];
+    Py_UCS4 maxchar = 0;
+    const uint8_t *p = (const uint8_t *)s, *end = p + n;
+    Py_ssize_t len = 0;
+    while (p < end) {
+        uint8_t c = *p;
+        Py_UCS4 ch;
+        if (c < 0x80) {
+            ch = c;
+            p += 1;
+        }
+        else if (c >= 0xC2 && c <= 0xDF) {
+            if (end - p < 2 || (p[1] & 0xC0) != 0x80) {
+                return NULL;
+            }
+            ch = ((Py_UCS4)(c & 0x1F) << 6) | (p[1] & 0x3F);
+            p += 2;
+        }
+        else if (c >= 0xE0 && c <= 0xEF) {
+            if (end - p < 3 || (p[1] & 0xC0) != 0x80 ||
+                (p[2] & 0xC0) != 0x80 || (c == 0xE0 && p[1] < 0xA0) ||
+                (c == 0xED && p[1] > 0x9F)) {
+                return NULL; /* truncated, overlong or a surrogate */
+            }
+            ch = ((Py_UCS4)(c & 0x0F) << 12) | ((Py_UCS4)(p[1] & 0x3F) << 6) |
+                 (p[2] & 0x3F);
+            p += 3;
+        }
+        else if (c >= 0xF0 && c <= 0xF4) {
+            if (end - p < 4 || (p[1] & 0xC0) != 0x80 ||
+                (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80 ||
+                (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F)) {
+                return NULL; /* truncated, overlong or beyond U+10FFFF */
+            }
+            ch = ((Py_UCS4)(c & 0x07) << 18) | ((Py_UCS4)(p[1] & 0x3F) << 12) |
+                 ((Py_UCS4)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+            p += 4;
+        }
+        else {
+            return NULL;
+        }
+        maxchar = ch > maxchar ? ch : maxchar;
+        buf[len++] = ch;
+    }
+    PyObject *u = PyUnicode_New(len, maxchar);
+    if (u == NULL) {
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(u);
+    void *data = PyUnicode_DATA(u);
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyUnicode_WRITE(kind, data, i, buf[i]);
+    }
+    return u;
+}
+
+/* Returns a new str from `n` UTF-8 bytes at `s`, or NULL with
+   UnicodeDecodeError / MemoryError / OverflowError set. */
+static inline PyObject *
+decode(const char *s, int64_t n)
+{
+    if (n > PY_SSIZE_T_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "string too long");
+        return NULL;
+    }
+    if (is_ascii(s, n)) {
+        PyObject *u = PyUnicode_New((Py_ssize_t)n, 127);
+        if (u == NULL) {
+            return NULL;
+        }
+        copy_bytes((char *)PyUnicode_1BYTE_DATA(u), s, n);
+        return u;
+    }
+    if (n <= SHORT_DECODE_MAX) {
+        PyObject *u = decode_short(s, n);
+        if (u != NULL || PyErr_Occurred()) {
+            return u;
+        }
+    }
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+}
+
+/* One slot of the de-duplication table: a str made from the bytes
+   data[start, start + len). */
+typedef struct {
+    int64_t start;
+    int64_t len;
+    PyObject *obj; /* borrowed from the output array; NULL = empty */
+} dedup_slot;
+
+/* Strings at most this long are looked up in the table. */
+#define DEDUP_MAX_LEN 64
+/* Slots in the table at most (a power of two). */
+#define DEDUP_MAX_SLOTS (1 << 16)
+/* After DEDUP_PROBE look-ups, de-duplication stops unless at least one in
+   DEDUP_MIN_RATIO of them hit (mostly distinct values: a miss costs a hash
+   and a cache miss for nothing). */
+#define DEDUP_PROBE 8192
+#define DEDUP_MIN_RATIO 8
+
+/* Hashes `n` (<= DEDUP_MAX_LEN) bytes at `s`.  Cannot fail. */
+static inline uint64_t
+hash_bytes(const char *s, int64_t n)
+{
+    uint64_t h = UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)n;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, (size_t)(n - i));
+        h = (h ^ w) * UINT64_C(0xc4ceb9fe1a85ec53);
+    }
+    h ^= h >> 32;
+    return h;
+}
+
+PyObject *
+dfb_strings_to_object_array(const char *data, const void *offsets,
+                            int offset_bits, int offsets_swapped,
+                            int64_t offset, int64_t length,
+                            const uint8_t *isnull)
+{
+    npy_intp dims[1] = {(npy_intp)length};
+    PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
+    if (arr == NULL) {
+        return NULL;
+    }
+    PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
+    const int32_t *o32 = (const int32_t *)offsets + offset;
+    const int64_t *o64 = (const int64_t *)offsets + offset;
+
+    /* Equal short strings share one str object (as pyarrow's to_pandas
+       does by default): repeated values cost a hash and a memcmp instead
+       of an allocation and a decode.  A direct-mapped table, switched off
+       when the first look-ups show mostly distinct values. */
+    size_t tsize = 16;
+    while (tsize < DEDUP_MAX_SLOTS && (int64_t)tsize < 2 * length) {
+        tsize <<= 1;
+    }
+    dedup_slot *table =
+        length >= 64 ? PyMem_Calloc(tsize, sizeof(dedup_slot)) : NULL;
+    int64_t lookups = 0, hits = 0;
+
+    for (int64_t i = 0; i < length; i++) {
+        PyObject *item;
+        if (isnull != NULL && isnull[i]) {
+            item = Py_NewRef(Py_None);
+        }
+        else {
+            int64_t start, end;
+            if (offset_bits == 32) {
+                uint32_t a = (uint32_t)o32[i], b = (uint32_t)o32[i + 1];
+                if (offsets_swapped) {
+                    a = __builtin_bswap32(a);
+                    b = __builtin_bswap32(b);
+                }
+                start = (int32_t)a;
+                end = (int32_t)b;
+            }
+            else {
+                uint64_t a = (uint64_t)o64[i], b = (uint64_t)o64[i + 1];
+                if (offsets_swapped) {
+                    a = __builtin_bswap64(a);
+                    b = __builtin_bswap64(b);
+                }
+                start = (int64_t)a;
+                end = (int64_t)b;
+            }
+            const int64_t n = end - start;
+            dedup_slot *slot = NULL;
+            if (table != NULL && n <= DEDUP_MAX_LEN) {
+                slot = &table[hash_bytes(data + start, n) & (tsize - 1)];
+                lookups++;
+                if (slot->obj != NULL && slot->len == n &&
+                    memcmp(data + slot->start, data + start, (size_t)n) == 0) {
+                    hits++;
+                    Py_XSETREF(out[i], Py_NewRef(slot->obj));
+                    continue;
+                }
+                if (lookups == DEDUP_PROBE &&
+                    hits * DEDUP_MIN_RATIO < lookups) {
+                    PyMem_Free(table);
+                    table = NULL;
+                    slot = NULL;
+                }
+            }
+            item = decode(data + start, n);
+            if (item == NULL) {
+                PyMem_Free(table);
+                Py_DECREF(arr);
+                return NULL;
+            }
+            if (slot != NULL) {
+                slot->start = start;
+                slot->len = n;
+                slot->obj = item; /* borrowed: out[i] holds it */
+            }
+        }
+        Py_XSETREF(out[i], item);
+    }
+    PyMem_Free(table);
+    return arr;
+}

@@ -17,6 +17,9 @@ from dfbuffer._interchange import (
     DeviceType,
     DtypeKind,
     NativeFormat,
+    buffer_to_ndarray,
+    column_to_ndarray,
+    from_dataframe,
 )
 
 __version__ = "0.1.0"
@@ -45,13 +48,17 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
-def __getattr__(name: str):  # pragma: no cover - filled in by later issues
-    from dfbuffer import _interchange
+def to_interchange(obj, *, allow_copy: bool = True):
+    """Return a DataFrame interchange protocol object over an Arrow PyCapsule producer.
 
-    if hasattr(_interchange, name):
-        return getattr(_interchange, name)
-    if name == "to_interchange":
-        from dfbuffer._arrow_interchange import to_interchange
+    ``obj`` is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a pyarrow
+    Table or RecordBatch, a polars DataFrame, a pandas 3 DataFrame, a nanoarrow stream).
+    The result has ``__dataframe__`` and implements every method of the protocol; its
+    buffers are :class:`Buffer` objects that keep the Arrow memory alive. Consumers that
+    only speak ``__dataframe__`` (``pandas.api.interchange.from_dataframe``,
+    ``pyarrow.interchange.from_dataframe``, plotting libraries) keep working with
+    producers that dropped the protocol.
+    """
+    from dfbuffer._arrow_interchange import to_interchange as _to_interchange
 
-        return to_interchange
-    raise AttributeError(f"module 'dfbuffer' has no attribute {name!r}")
+    return _to_interchange(obj, allow_copy=allow_copy)

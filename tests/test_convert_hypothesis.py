@@ -1,0 +1,168 @@
+"""Property test: random layouts (dtype, length, column offset, null
+representation, chunking, nulls mode) from the hand-written producers,
+checked against values computed with NumPy.  Lengths and offsets straddle
+byte and 64-bit word boundaries of the bitmaps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from producers import (
+    USE_SENTINEL,
+    bools_bitpacked,
+    chunked,
+    nonnative,
+    primitive,
+    strings,
+    with_mask,
+)
+
+import dfbuffer
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+DTYPES = [
+    "i1",
+    "i2",
+    "i4",
+    "i8",
+    "u1",
+    "u2",
+    "u4",
+    "u8",
+    "f2",
+    "f4",
+    "f8",
+    "?",
+    "bits",
+    "str",
+    "M8",
+]
+NULLS = ["none", "bitmask0", "bitmask1", "bytemask0", "bytemask1", "sentinel"]
+EDGE = st.sampled_from([0, 1, 7, 8, 9, 31, 63, 64, 65, 127, 128, 129])
+
+
+@st.composite
+def layouts(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    n = draw(st.one_of(EDGE, st.integers(0, 300)))
+    offset = draw(st.one_of(EDGE, st.integers(0, 700)))
+    nulls = draw(st.sampled_from(NULLS))
+    swap = draw(st.booleans()) and dtype not in ("bits", "str", "M8", "?", "i1", "u1")
+    seed = draw(st.integers(0, 2**32 - 1))
+    null_frac = draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+    return dtype, n, offset, nulls, swap, seed, null_frac
+
+
+def build(dtype, n, offset, nulls, swap, seed, null_frac):
+    """(column, expected values, expected validity)."""
+    if dtype in ("bits", "str") and nulls.startswith(("bytemask", "bitmask1", "sentinel")):
+        nulls = "bitmask0"
+    if dtype in ("?", "f2", "f4", "f8") and nulls == "sentinel":
+        nulls = "none"  # sentinels are integers (floats use NaN)
+    rng = np.random.default_rng(seed)
+    valid = rng.random(n) >= null_frac
+    if nulls == "none":
+        valid[:] = True
+    if dtype == "bits":
+        v = rng.random(n) < 0.5
+        col = bools_bitpacked(v, offset=offset, valid=None if nulls == "none" else valid)
+        return col, v, valid
+    if dtype == "str":
+        vals = [
+            None if not ok else "x" * int(k) + "é"
+            for ok, k in zip(valid, rng.integers(0, 5, n), strict=True)
+        ]
+        exp = np.empty(n, dtype=object)
+        exp[:] = vals
+        return strings(vals, offset=offset, large=bool(seed & 1)), exp, valid
+    if dtype == "M8":
+        raw = rng.integers(-(2**40), 2**40, n)
+        exp = raw.view("M8[us]")
+        dt = np.dtype("i8")
+        v = raw
+    else:
+        dt = np.dtype(dtype)
+        if dt.kind == "b":
+            v = rng.random(n) < 0.5
+        elif dt.kind == "f":
+            v = (rng.standard_normal(n) * 100).astype(dt)
+        else:
+            info = np.iinfo(dt)
+            v = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+        exp = v
+    if swap:
+        v = v.astype(nonnative(v.dtype))
+    kw = {}
+    if dtype == "M8":
+        kw = dict(col_dtype=(22, 64, "tsu:UTC", "="))
+    if nulls == "sentinel":
+        sentinel = np.array(-1 if dt.kind != "f" else -1.5).astype(dt)
+        v = v.copy()
+        v[v == sentinel] = 0 if dt.kind != "f" else 0.5
+        exp = v.astype(v.dtype.newbyteorder("=")) if dtype != "M8" else v.view("M8[us]")
+        v[~valid] = sentinel
+        s = sentinel.item() if dtype != "M8" else -1
+        col = primitive(
+            v, offset=offset, null=(USE_SENTINEL, s), null_count=int((~valid).sum()), **kw
+        )
+        return col, exp, valid
+    if nulls == "none":
+        return primitive(v, offset=offset, **kw), exp, valid
+    kind = "bitmask" if nulls.startswith("bitmask") else "bytemask"
+    col = with_mask(v, valid, kind=kind, null_value=int(nulls[-1]), offset=offset, **kw)
+    return col, exp, valid
+
+
+def check(res, exp, valid, mode):
+    n = len(exp)
+    assert res.shape == (n,)
+    if valid.all() or mode == "mask":
+        if valid.all():
+            assert type(res) is np.ndarray
+            np.testing.assert_array_equal(res, exp)
+            return
+        assert isinstance(res, np.ma.MaskedArray)
+        np.testing.assert_array_equal(np.ma.getmaskarray(res), ~valid)
+        np.testing.assert_array_equal(np.asarray(res.data)[valid], exp[valid])
+        return
+    # fill
+    assert type(res) is np.ndarray
+    if exp.dtype == object:
+        assert all(res[~valid] == None)  # noqa: E711
+    elif exp.dtype.kind == "M":
+        assert np.isnat(res[~valid]).all()
+    else:
+        assert res.dtype.kind == "f"
+        assert np.isnan(res[~valid]).all()
+    np.testing.assert_array_equal(res[valid], exp[valid])
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(layout=layouts(), mode=st.sampled_from(["mask", "fill", "raise"]))
+def test_random_layouts(layout, mode):
+    col, exp, valid = build(*layout)
+    if mode == "raise" and not valid.all():
+        with pytest.raises(ValueError):
+            dfbuffer.column_to_ndarray(col, nulls=mode)
+        return
+    check(dfbuffer.column_to_ndarray(col, nulls=mode), exp, valid, mode)
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(
+    parts=st.lists(layouts(), min_size=1, max_size=4), mode=st.sampled_from(["mask", "fill"])
+)
+def test_random_chunks(parts, mode):
+    dtype = parts[0][0]
+    if dtype == "M8":
+        dtype = "i8"
+    cols, exps, valids = [], [], []
+    for p in parts:
+        col, exp, valid = build(dtype, *p[1:])
+        cols.append(col)
+        exps.append(exp)
+        valids.append(valid)
+    res = dfbuffer.column_to_ndarray(chunked(*cols), nulls=mode)
+    check(res, np.concatenate(exps), np.concatenate(valids), mode)
