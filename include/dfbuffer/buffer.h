@@ -129,6 +129,11 @@ PyObject *dfb_buffer_from_object(PyObject *cls, PyObject *const *args,
 PyObject *
 dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype);
 
+/* import.c: the spec of the private GC-tracked holder of a buffer-protocol
+   export (the owner of buffer-protocol Buffers); module init makes
+   st->export_type from it. */
+extern PyType_Spec dfb_export_holder_spec;
+
 /* arrow.c: Arrow PyCapsule export of 1-D primitive buffers. */
 PyObject *dfb_buffer_arrow_c_schema(PyObject *self, PyObject *unused);
 PyObject *dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,

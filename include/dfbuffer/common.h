@@ -44,6 +44,7 @@ typedef enum {
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
 typedef struct {
     PyTypeObject *buffer_type;   /* dfbuffer.Buffer */
+    PyTypeObject *export_type;   /* import.c's buffer-export holder */
     PyObject *native_format;     /* IntEnum class dfbuffer.NativeFormat */
     PyObject *device_type;       /* IntEnum class dfbuffer.DeviceType */
     PyObject *dtype_kind;        /* IntEnum class dfbuffer.DtypeKind */

@@ -74,6 +74,11 @@ dfb_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
     if (add_ssize(h, itemsize, &h) < 0) {
         goto overflow;
     }
+    /* The span hi - lo (a bufsize) must fit too. */
+    Py_ssize_t span;
+    if (__builtin_sub_overflow(h, l, &span)) {
+        goto overflow;
+    }
     *lo = l;
     *hi = h;
     return 0;
@@ -372,22 +377,31 @@ dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt)
 static int
 parse_size(PyObject *obj, const char *what, Py_ssize_t *out)
 {
-    if (!PyLong_Check(obj) || PyBool_Check(obj)) {
+    /* Integers of any kind (numpy.int64 too), as shape items; not bool. */
+    if (!PyIndex_Check(obj) || PyBool_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    if (_PyLong_Sign(obj) < 0) {
-        PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %R", what, obj);
+    PyObject *n = PyNumber_Index(obj);
+    if (n == NULL) {
         return -1;
     }
-    Py_ssize_t v = PyLong_AsSsize_t(obj);
+    int ret = -1;
+    if (_PyLong_Sign(n) < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %R", what, n);
+        goto done;
+    }
+    Py_ssize_t v = PyLong_AsSsize_t(n);
     if (v == -1 && PyErr_Occurred()) {
-        PyErr_Format(PyExc_OverflowError, "%s %R is too large", what, obj);
-        return -1;
+        PyErr_Format(PyExc_OverflowError, "%s %R is too large", what, n);
+        goto done;
     }
     *out = v;
-    return 0;
+    ret = 0;
+done:
+    Py_DECREF(n);
+    return ret;
 }
 
 /* Parses a shape or strides argument (a sequence of ints, or one int) into
@@ -397,7 +411,7 @@ parse_dims(PyObject *obj, const char *what, int allow_negative,
            Py_ssize_t *out, int *n)
 {
     PyObject *seq;
-    if (PyLong_Check(obj)) {
+    if (PyLong_Check(obj) || (PyIndex_Check(obj) && !PySequence_Check(obj))) {
         seq = PyTuple_Pack(1, obj);
     }
     else {
@@ -407,7 +421,8 @@ parse_dims(PyObject *obj, const char *what, int allow_negative,
                          Py_TYPE(obj)->tp_name);
             return -1;
         }
-        seq = PySequence_Fast(obj, "");
+        /* A tuple copy: an item's __index__ may mutate a list. */
+        seq = PySequence_Tuple(obj);
         if (seq == NULL) {
             PyErr_Format(PyExc_TypeError,
                          "%s must be a sequence of ints, not %.100s", what,
@@ -683,21 +698,28 @@ buffer_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (st == NULL) {
         return NULL;
     }
-    if (!PyLong_Check(ptr_o) || PyBool_Check(ptr_o)) {
+    if (!PyIndex_Check(ptr_o) || PyBool_Check(ptr_o)) {
         PyErr_Format(PyExc_TypeError, "ptr must be an int, not %.100s",
                      Py_TYPE(ptr_o)->tp_name);
         return NULL;
     }
+    ptr_o = PyNumber_Index(ptr_o); /* a new reference from here on */
+    if (ptr_o == NULL) {
+        return NULL;
+    }
     if (_PyLong_Sign(ptr_o) < 0) {
         PyErr_Format(PyExc_ValueError, "ptr must be >= 0, got %R", ptr_o);
+        Py_DECREF(ptr_o);
         return NULL;
     }
     void *ptr = PyLong_AsVoidPtr(ptr_o);
     if (ptr == NULL && PyErr_Occurred()) {
         PyErr_Format(PyExc_OverflowError,
                      "ptr %R does not fit in a pointer", ptr_o);
+        Py_DECREF(ptr_o);
         return NULL;
     }
+    Py_DECREF(ptr_o);
     Py_ssize_t bufsize;
     if (parse_size(bufsize_o, "bufsize", &bufsize) < 0) {
         return NULL;
@@ -800,6 +822,9 @@ buffer_dealloc(PyObject *op)
     DfbBuffer *self = (DfbBuffer *)op;
     PyTypeObject *tp = Py_TYPE(op);
     PyObject_GC_UnTrack(op);
+    /* Deep owner chains (Buffers owning Buffers) must not overflow the C
+       stack. */
+    Py_TRASHCAN_BEGIN(op, buffer_dealloc)
     if (self->weakreflist != NULL) {
         PyObject_ClearWeakRefs(op);
     }
@@ -807,6 +832,7 @@ buffer_dealloc(PyObject *op)
     Py_CLEAR(self->dtype);
     tp->tp_free(op);
     Py_DECREF(tp);
+    Py_TRASHCAN_END
 }
 
 PyObject *

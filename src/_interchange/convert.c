@@ -9,6 +9,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
+#include "dfbuffer/arrow.h"
 
 #include <math.h>
 #include <string.h>
@@ -2321,9 +2322,12 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (r == 1) {
         return ix_column_to_ndarray(st, a[0], nulls, 1);
     }
-    /* TODO(arrow): once arrow.c defines them, dispatch here:
-       if (dfb_arrow_is_producer(a[0]) == 1)
-           return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1); */
+    if ((r = dfb_arrow_is_producer(a[0])) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1);
+    }
     PyErr_Format(PyExc_TypeError,
                  "column_to_ndarray() expects a DataFrame-interchange column "
                  "(with get_buffers, describe_null, ...), got %.200s",
@@ -2454,14 +2458,23 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (a[2] != NULL && (allow_copy = PyObject_IsTrue(a[2])) < 0) {
         return NULL;
     }
+    /* A library object that speaks the Arrow PyCapsule interface is read
+       through it (as pandas 3's own from_dataframe does): Arrow states its
+       offsets and buffers exactly, where producers' __dataframe__ have known
+       bugs.  Interchange DataFrame objects have no __arrow_c_* methods and
+       take the protocol. */
+    int r = dfb_arrow_is_producer(a[0]);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy);
+    }
     PyObject *df = get_ix_frame(st, a[0], allow_copy);
     if (df == NULL) {
         if (PyErr_Occurred()) {
             return NULL;
         }
-        /* TODO(arrow): once arrow.c defines them, dispatch here:
-           if (dfb_arrow_is_producer(a[0]) == 1)
-               return dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy); */
         PyErr_Format(PyExc_TypeError,
                      "from_dataframe() expects an object with __dataframe__ "
                      "or an interchange DataFrame, got %.200s",

@@ -527,11 +527,11 @@ copy_to_c_order(const DfbBuffer *b, char *dst, Py_ssize_t itemsize,
             dst += inner_n * itemsize;
         }
         else {
-            const char *p = src;
+            /* src + j * inner_s: no pointer past the block after the
+               last element (UB for negative strides). */
             for (Py_ssize_t j = 0; j < inner_n; j++) {
-                memcpy(dst, p, (size_t)itemsize);
+                memcpy(dst, src + j * inner_s, (size_t)itemsize);
                 dst += itemsize;
-                p += inner_s;
             }
         }
         int k = ndim - 2;

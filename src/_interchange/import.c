@@ -20,7 +20,7 @@
  *      interchange protocol defines;
  *   7. __array_interface__: host memory, no capsule or deleter to manage;
  *   8. __dlpack__ + __dlpack_device__: anything else, any device;
- *   9. (Arrow PyCapsule producers: hook below, not wired yet);
+ *   9. __arrow_c_array__: an Arrow array's values buffer (fixed width);
  *  10. TypeError.
  *
  * Every path ends in dfb_buffer_from_data / dfb_buffer_new, which validate
@@ -28,14 +28,14 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
+#include "dfbuffer/arrow.h"
 
 #include <string.h>
 
 #define OWNER_CAPSULE_NAME "dfbuffer.dlpack_owner"
-#define EXPORT_CAPSULE_NAME "dfbuffer.buffer_export"
 
 static PyObject *
-export_owner(PyObject *obj, int flags, Py_buffer **view_out);
+export_owner(dfb_state *st, PyObject *obj, int flags, Py_buffer **view_out);
 
 /* Address used as the owner capsule's context for a versioned tensor. */
 static const char versioned_marker = 'v';
@@ -871,7 +871,7 @@ done:
 /* Wraps an __array_interface__ dict `ai` of `obj`.  data = (ptr, readonly)
    gives owner = obj; data = a buffer object (or absent / None: obj's own
    buffer) is exported, `offset` applied and bounds-checked against the
-   export, and owner = the capsule holding the export (export_owner).  Returns
+   export, and owner = the holder of the export (export_owner).  Returns
    a new Buffer or NULL. */
 static PyObject *
 from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
@@ -913,7 +913,7 @@ from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
         goto done;
     }
     Py_buffer *view = NULL;
-    mv = export_owner(src, PyBUF_SIMPLE, &view);
+    mv = export_owner(st, src, PyBUF_SIMPLE, &view);
     if (mv == NULL) {
         goto done;
     }
@@ -1112,79 +1112,108 @@ descr_from_format(const char *fmt, Py_ssize_t itemsize)
     return d;
 }
 
-/* Destructor of the export-owner capsule: releases the Py_buffer export
-   exactly once and frees it, preserving any pending exception. */
-static void
-export_owner_destructor(PyObject *cap)
+/* The owner of Buffers made through the buffer protocol: a GC-tracked
+   holder of one Py_buffer export.  Unlike a capsule, the garbage collector
+   sees its reference to the exporter (a cycle through the exporter is
+   collected); unlike a memoryview, it cannot be released from Python. */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer view; /* view.obj == NULL until the export succeeded */
+} export_holder;
+
+/* tp_traverse: the type and the exporter. */
+static int
+export_holder_traverse(PyObject *op, visitproc visit, void *arg)
 {
-    Py_buffer *v = PyCapsule_GetPointer(cap, EXPORT_CAPSULE_NAME);
-    if (v == NULL) {
-        PyErr_WriteUnraisable(cap);
-        return;
-    }
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *exc = PyErr_GetRaisedException();
-#else
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-#endif
-    PyBuffer_Release(v);
-    PyMem_Free(v);
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(exc);
-#else
-    PyErr_Restore(et, ev, tb);
-#endif
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(((export_holder *)op)->view.obj);
+    return 0;
 }
 
-/* Takes a buffer export of `obj` with `flags` (retrying with PyBUF_SIMPLE
-   when the exporter refuses with BufferError) into a new capsule
-   "dfbuffer.buffer_export" that owns it; *view points at the export.  The
-   export is released exactly when the capsule dies and, unlike a
-   memoryview's, cannot be released early from Python.  Returns the
-   capsule, or NULL with an exception set. */
-static PyObject *
-export_owner(PyObject *obj, int flags, Py_buffer **view_out)
+/* tp_dealloc: releases the export exactly once, preserving any pending
+   exception.  (No tp_clear: the Buffer's tp_clear breaks cycles.) */
+static void
+export_holder_dealloc(PyObject *op)
 {
-    Py_buffer *view = PyMem_Malloc(sizeof(Py_buffer));
-    if (view == NULL) {
-        return PyErr_NoMemory();
+    export_holder *self = (export_holder *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    if (self->view.obj != NULL) {
+#if PY_VERSION_HEX >= 0x030C0000
+        PyObject *exc = PyErr_GetRaisedException();
+#else
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+#endif
+        PyBuffer_Release(&self->view);
+#if PY_VERSION_HEX >= 0x030C0000
+        PyErr_SetRaisedException(exc);
+#else
+        PyErr_Restore(et, ev, tb);
+#endif
     }
-    if (PyObject_GetBuffer(obj, view, flags) < 0) {
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot export_holder_slots[] = {
+    {Py_tp_doc, (void *)"A held buffer-protocol export (private)."},
+    {Py_tp_traverse, export_holder_traverse},
+    {Py_tp_dealloc, export_holder_dealloc},
+    {0, NULL},
+};
+
+PyType_Spec dfb_export_holder_spec = {
+    .name = "dfbuffer.buffer_export",
+    .basicsize = sizeof(export_holder),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = export_holder_slots,
+};
+
+/* Takes a buffer export of `obj` with `flags` (retrying with PyBUF_SIMPLE
+   when the exporter refuses with BufferError) into a new export holder
+   (see above) that owns it; *view points at the export.  The export is
+   released exactly when the holder dies.  Returns the holder, or NULL with
+   an exception set. */
+static PyObject *
+export_owner(dfb_state *st, PyObject *obj, int flags, Py_buffer **view_out)
+{
+    PyTypeObject *tp = st->export_type;
+    export_holder *h = (export_holder *)tp->tp_alloc(tp, 0);
+    if (h == NULL) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(obj, &h->view, flags) < 0) {
+        h->view.obj = NULL;
         if (flags == PyBUF_SIMPLE ||
             !PyErr_ExceptionMatches(PyExc_BufferError)) {
-            PyMem_Free(view);
+            Py_DECREF(h);
             return NULL;
         }
         PyErr_Clear();
-        if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) {
-            PyMem_Free(view);
+        if (PyObject_GetBuffer(obj, &h->view, PyBUF_SIMPLE) < 0) {
+            h->view.obj = NULL;
+            Py_DECREF(h);
             return NULL;
         }
     }
-    PyObject *owner =
-        PyCapsule_New(view, EXPORT_CAPSULE_NAME, export_owner_destructor);
-    if (owner == NULL) {
-        PyBuffer_Release(view);
-        PyMem_Free(view);
-        return NULL;
-    }
-    *view_out = view;
-    return owner;
+    *view_out = &h->view;
+    return (PyObject *)h;
 }
 
-/* Wraps an exporter of the buffer protocol (owner = an export capsule, see
+/* Wraps an exporter of the buffer protocol (owner = an export holder, see
    export_owner).  Returns a new Buffer or NULL. */
 static PyObject *
 from_buffer_protocol(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
     DLDevice cpu = {kDLCPU, 0};
     Py_buffer *view = NULL;
-    PyObject *owner = export_owner(obj, PyBUF_RECORDS_RO, &view);
+    PyObject *owner = export_owner(st, obj, PyBUF_RECORDS_RO, &view);
     if (owner == NULL) {
         return NULL;
     }
-    /* From here on the capsule releases the export. */
+    /* From here on the holder releases the export. */
     PyObject *res = NULL;
     PyArray_Descr *d = NULL;
     Py_ssize_t n1;
@@ -1367,8 +1396,14 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
         }
     }
 
-    /* Arrow PyCapsule producers (__arrow_c_array__) go here: the Arrow
-       helper's entry will wrap a 1-D primitive array's values buffer. */
+    /* An Arrow array: its values buffer (fixed-width types). */
+    if ((r = lookup_attr(obj, "__arrow_c_array__", &attr)) < 0) {
+        return NULL;
+    }
+    Py_XDECREF(attr);
+    if (r > 0) {
+        return dfb_arrow_buffer_from_object(st, obj, dtype);
+    }
 
     PyErr_Format(PyExc_TypeError,
                  "%.200s does not export memory through any protocol "

@@ -185,6 +185,11 @@ module_exec(PyObject *m)
     if (PyModule_AddType(m, st->buffer_type) < 0) {
         return -1;
     }
+    st->export_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+        m, &dfb_export_holder_spec, NULL);
+    if (st->export_type == NULL) {
+        return -1;
+    }
     if (add_enums(m, st) < 0) {
         return -1;
     }
@@ -211,6 +216,7 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
 {
     dfb_state *st = dfb_state_from_module(m);
     Py_VISIT(st->buffer_type);
+    Py_VISIT(st->export_type);
     Py_VISIT(st->native_format);
     Py_VISIT(st->device_type);
     Py_VISIT(st->dtype_kind);
@@ -224,6 +230,7 @@ module_clear(PyObject *m)
 {
     dfb_state *st = dfb_state_from_module(m);
     Py_CLEAR(st->buffer_type);
+    Py_CLEAR(st->export_type);
     Py_CLEAR(st->native_format);
     Py_CLEAR(st->device_type);
     Py_CLEAR(st->dtype_kind);
