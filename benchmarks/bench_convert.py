@@ -237,6 +237,10 @@ def bench_wide_frame(rows, quick):
     df = pd.DataFrame({f"c{i}": a for i, a in enumerate(arrays)})
 
     def ours():
+        # the interchange path (a library object would be read through Arrow)
+        return from_dataframe(df.__dataframe__())
+
+    def ours_arrow():
         return from_dataframe(df)
 
     def pandas_():
@@ -245,8 +249,18 @@ def bench_wide_frame(rows, quick):
     out = ours()
     assert np.array_equal(out["c7"], df["c7"].to_numpy())
     rep = 3 if quick else 9
-    all_t = interleaved_all([lambda: walk_producer(df), ours, pandas_], rep)
-    t_walk, t_ours, t_pd = (min(ts) for ts in all_t)
+    all_t = interleaved_all([lambda: walk_producer(df), ours, pandas_, ours_arrow], rep)
+    t_walk, t_ours, t_pd, t_arrow = (min(ts) for ts in all_t)
+    rows.append(
+        Row(
+            f"(b) from_dataframe(df) via Arrow {ncols}x{nrows} f8 vs pandas (info)",
+            t_arrow,
+            t_pd,
+            t_pd / t_arrow,
+            "info",
+            True,
+        )
+    )
     # run-to-run spread of the producer walk alone: the resolution of the
     # overhead estimate on this machine
     noise = (sorted(all_t[0])[1] - t_walk) / ncols * 1e6

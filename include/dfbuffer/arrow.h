@@ -64,8 +64,8 @@ dfb_arrow_is_producer(PyObject *obj);
    exception set (NotImplementedError naming the format for unsupported
    types). */
 PyObject *
-dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj,
-                            dfb_nulls_mode nulls, int allow_copy);
+dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+                            int allow_copy);
 
 /* from_dataframe for an Arrow producer of a table (RecordBatch, Table,
    DataFrame, stream): a dict name -> array.  Returns a new reference or

@@ -16,7 +16,7 @@
 
 typedef struct {
     PyObject_VAR_HEAD     /* ob_size = 2 * ndim: the slots of dims[] */
-    char *ptr;            /* lowest address of the block (may be NULL iff
+        char *ptr;        /* lowest address of the block (may be NULL iff
                              bufsize == 0) */
     char *data;           /* address of element (0, ..., 0) */
     Py_ssize_t bufsize;   /* bytes in the block */
@@ -26,10 +26,10 @@ typedef struct {
     DLDevice device;
     int ndim;
     int readonly;
-    int native;           /* a dfb_native value */
-    Py_ssize_t *shape;    /* points to dims[0 .. ndim) */
-    Py_ssize_t *strides;  /* bytes; points to dims[ndim .. 2*ndim) */
-    Py_ssize_t dims[1];   /* 2*ndim slots (tp_itemsize) */
+    int native;          /* a dfb_native value */
+    Py_ssize_t *shape;   /* points to dims[0 .. ndim) */
+    Py_ssize_t *strides; /* bytes; points to dims[ndim .. 2*ndim) */
+    Py_ssize_t dims[1];  /* 2*ndim slots (tp_itemsize) */
 } DfbBuffer;
 
 #define DfbBuffer_Check(st, op) PyObject_TypeCheck((op), (st)->buffer_type)
@@ -105,22 +105,31 @@ extern PyType_Spec dfb_buffer_spec;
    type by buffer.c. Each follows the CPython calling convention named. */
 
 /* export_dlpack.c */
-PyObject *dfb_buffer_dlpack(PyObject *self, PyObject *const *args,
-                            Py_ssize_t nargs, PyObject *kwnames);
-PyObject *dfb_buffer_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *
+dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames);
+PyObject *
+dfb_buffer_dlpack_device(PyObject *self, PyObject *unused);
 
 /* export_array.c */
-PyObject *dfb_buffer_array_interface(PyObject *self, void *closure);
-PyObject *dfb_buffer_cuda_array_interface(PyObject *self, void *closure);
-int dfb_buffer_getbuffer(PyObject *self, Py_buffer *view, int flags);
-void dfb_buffer_releasebuffer(PyObject *self, Py_buffer *view);
-PyObject *dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol);
-PyObject *dfb_buffer_array(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *
+dfb_buffer_array_interface(PyObject *self, void *closure);
+PyObject *
+dfb_buffer_cuda_array_interface(PyObject *self, void *closure);
+int
+dfb_buffer_getbuffer(PyObject *self, Py_buffer *view, int flags);
+void
+dfb_buffer_releasebuffer(PyObject *self, Py_buffer *view);
+PyObject *
+dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol);
+PyObject *
+dfb_buffer_array(PyObject *self, PyObject *args, PyObject *kwds);
 
 /* import.c: Buffer.from_object (METH_CLASS | METH_FASTCALL |
    METH_KEYWORDS; cls is the Buffer type). */
-PyObject *dfb_buffer_from_object(PyObject *cls, PyObject *const *args,
-                                 Py_ssize_t nargs, PyObject *kwnames);
+PyObject *
+dfb_buffer_from_object(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames);
 
 /* import.c: the C entry of from_object.  Returns a new Buffer wrapping
    `obj` without copying (dtype: NULL or a dtype-like overriding the
@@ -135,9 +144,11 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype);
 extern PyType_Spec dfb_export_holder_spec;
 
 /* arrow.c: Arrow PyCapsule export of 1-D primitive buffers. */
-PyObject *dfb_buffer_arrow_c_schema(PyObject *self, PyObject *unused);
-PyObject *dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
-                                   Py_ssize_t nargs, PyObject *kwnames);
+PyObject *
+dfb_buffer_arrow_c_schema(PyObject *self, PyObject *unused);
+PyObject *
+dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
+                         Py_ssize_t nargs, PyObject *kwnames);
 
 /* Parses a dtype argument: None -> `dflt` (a new reference), an
    interchange dtype tuple (kind, bits, format, endianness), or anything

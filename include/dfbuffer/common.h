@@ -43,13 +43,13 @@ typedef enum {
 
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
 typedef struct {
-    PyTypeObject *buffer_type;   /* dfbuffer.Buffer */
-    PyTypeObject *export_type;   /* import.c's buffer-export holder */
-    PyObject *native_format;     /* IntEnum class dfbuffer.NativeFormat */
-    PyObject *device_type;       /* IntEnum class dfbuffer.DeviceType */
-    PyObject *dtype_kind;        /* IntEnum class dfbuffer.DtypeKind */
-    PyObject *column_null_type;  /* IntEnum class dfbuffer.ColumnNullType */
-    PyObject *ma_masked_array;   /* numpy.ma.MaskedArray, imported lazily */
+    PyTypeObject *buffer_type;  /* dfbuffer.Buffer */
+    PyTypeObject *export_type;  /* import.c's buffer-export holder */
+    PyObject *native_format;    /* IntEnum class dfbuffer.NativeFormat */
+    PyObject *device_type;      /* IntEnum class dfbuffer.DeviceType */
+    PyObject *dtype_kind;       /* IntEnum class dfbuffer.DtypeKind */
+    PyObject *column_null_type; /* IntEnum class dfbuffer.ColumnNullType */
+    PyObject *ma_masked_array;  /* numpy.ma.MaskedArray, imported lazily */
     PyObject *names[DFB_STATE_NAMES]; /* convert.c: interned attribute
                                          names and cached datetime
                                          dtypes (no cycles: no GC) */

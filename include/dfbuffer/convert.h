@@ -9,11 +9,11 @@
 
 /* One buffer of a column: host memory plus the object keeping it alive. */
 typedef struct {
-    const char *ptr;   /* may be NULL only if size == 0 or absent */
-    int64_t size;      /* bytes available at ptr */
-    PyObject *owner;   /* borrowed: a dfbuffer.Buffer over this memory, or
-                          NULL when absent; zero-copy results take it as
-                          their base */
+    const char *ptr; /* may be NULL only if size == 0 or absent */
+    int64_t size;    /* bytes available at ptr */
+    PyObject *owner; /* borrowed: a dfbuffer.Buffer over this memory, or
+                        NULL when absent; zero-copy results take it as
+                        their base */
 } dfb_span;
 
 /* The interchange protocol's ColumnNullType values. */
@@ -30,23 +30,23 @@ typedef enum {
    All pointers are borrowed; the owners in the spans keep memory alive for
    as long as the dfb_column is used. */
 typedef struct dfb_column {
-    dfb_format fmt;        /* type of the values (DICTIONARY: the codes'
-                              integer type is in `index`) */
-    dfb_format index;      /* DICTIONARY only: the codes' type */
-    int64_t length;        /* number of elements */
-    int64_t offset;        /* element offset applied to every buffer (bit
-                              offset for bitmaps) */
-    int64_t null_count;    /* -1 when unknown */
+    dfb_format fmt;     /* type of the values (DICTIONARY: the codes'
+                           integer type is in `index`) */
+    dfb_format index;   /* DICTIONARY only: the codes' type */
+    int64_t length;     /* number of elements */
+    int64_t offset;     /* element offset applied to every buffer (bit
+                           offset for bitmaps) */
+    int64_t null_count; /* -1 when unknown */
     dfb_null_kind null_kind;
-    int64_t null_value;    /* SENTINEL: the sentinel; masks: the value (0 or
-                              1) that marks a null */
-    dfb_span data;         /* values (strings: the UTF-8 bytes) */
-    dfb_span validity;     /* bitmap or bytemask, or ptr NULL */
-    dfb_span offsets;      /* strings: int32/int64 offsets */
-    const struct dfb_column *categories;  /* DICTIONARY: the values */
-    int is_ordered;        /* DICTIONARY: ordered categories */
-    int offsets_swapped;   /* strings: 1 if the offsets are stored in the
-                              non-native byte order (0 = native) */
+    int64_t null_value; /* SENTINEL: the sentinel; masks: the value (0 or
+                           1) that marks a null */
+    dfb_span data;      /* values (strings: the UTF-8 bytes) */
+    dfb_span validity;  /* bitmap or bytemask, or ptr NULL */
+    dfb_span offsets;   /* strings: int32/int64 offsets */
+    const struct dfb_column *categories; /* DICTIONARY: the values */
+    int is_ordered;                      /* DICTIONARY: ordered categories */
+    int offsets_swapped; /* strings: 1 if the offsets are stored in the
+                            non-native byte order (0 = native) */
 } dfb_column;
 
 /* The `nulls=` argument of the converters. */
@@ -109,9 +109,9 @@ dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length);
 
 /* Builds a 1-D object array of Python str (None where `isnull` is given
    and isnull[i] != 0) from Arrow-style offsets (`offset_bits` 32 or 64,
-   byte-swapped if `offsets_swapped`) and UTF-8 data; `offset` is the element offset into the offsets buffer.
-   The caller validated the offsets.  Returns a new reference, or NULL with
-   UnicodeDecodeError / MemoryError set. */
+   byte-swapped if `offsets_swapped`) and UTF-8 data; `offset` is the element
+   offset into the offsets buffer. The caller validated the offsets.  Returns a
+   new reference, or NULL with UnicodeDecodeError / MemoryError set. */
 PyObject *
 dfb_strings_to_object_array(const char *data, const void *offsets,
                             int offset_bits, int offsets_swapped,

@@ -13,31 +13,31 @@
 /* The physical types dfbuffer understands. */
 typedef enum {
     DFB_T_INVALID = 0,
-    DFB_T_NULL,        /* Arrow "n" */
-    DFB_T_BOOL_BIT,    /* bit-packed, LSB first ("b", width 1) */
-    DFB_T_BOOL8,       /* one byte per value (width 8) */
-    DFB_T_INT,         /* signed, bits 8..64 */
-    DFB_T_UINT,        /* unsigned, bits 8..64 */
-    DFB_T_FLOAT,       /* bits 16, 32, 64 */
-    DFB_T_UTF8,        /* "u": int32 offsets + bytes */
-    DFB_T_LARGE_UTF8,  /* "U": int64 offsets + bytes */
-    DFB_T_STRING_VIEW, /* "vu" */
-    DFB_T_BINARY,      /* "z" */
-    DFB_T_LARGE_BINARY,/* "Z" */
-    DFB_T_DATE32,      /* "tdD": int32 days */
-    DFB_T_DATE64,      /* "tdm": int64 milliseconds */
-    DFB_T_TIMESTAMP,   /* "ts{s,m,u,n}:tz": int64 */
-    DFB_T_DURATION,    /* "tD{s,m,u,n}": int64 */
-    DFB_T_DICTIONARY   /* interchange CATEGORICAL; index type in `index` */
+    DFB_T_NULL,         /* Arrow "n" */
+    DFB_T_BOOL_BIT,     /* bit-packed, LSB first ("b", width 1) */
+    DFB_T_BOOL8,        /* one byte per value (width 8) */
+    DFB_T_INT,          /* signed, bits 8..64 */
+    DFB_T_UINT,         /* unsigned, bits 8..64 */
+    DFB_T_FLOAT,        /* bits 16, 32, 64 */
+    DFB_T_UTF8,         /* "u": int32 offsets + bytes */
+    DFB_T_LARGE_UTF8,   /* "U": int64 offsets + bytes */
+    DFB_T_STRING_VIEW,  /* "vu" */
+    DFB_T_BINARY,       /* "z" */
+    DFB_T_LARGE_BINARY, /* "Z" */
+    DFB_T_DATE32,       /* "tdD": int32 days */
+    DFB_T_DATE64,       /* "tdm": int64 milliseconds */
+    DFB_T_TIMESTAMP,    /* "ts{s,m,u,n}:tz": int64 */
+    DFB_T_DURATION,     /* "tD{s,m,u,n}": int64 */
+    DFB_T_DICTIONARY    /* interchange CATEGORICAL; index type in `index` */
 } dfb_type;
 
 typedef struct {
     dfb_type type;
-    int bits;          /* width of one value in bits (1 for BOOL_BIT) */
-    char unit;         /* 's', 'm', 'u', 'n' for TIMESTAMP / DURATION; 'D'
-                          or 'm' for dates; 0 otherwise */
-    char byteorder;    /* '=', '<', '>' or '|' */
-    const char *tz;    /* timezone (points into the parsed string), or NULL */
+    int bits;       /* width of one value in bits (1 for BOOL_BIT) */
+    char unit;      /* 's', 'm', 'u', 'n' for TIMESTAMP / DURATION; 'D'
+                       or 'm' for dates; 0 otherwise */
+    char byteorder; /* '=', '<', '>' or '|' */
+    const char *tz; /* timezone (points into the parsed string), or NULL */
     size_t tz_len;
 } dfb_format;
 

@@ -191,9 +191,10 @@ int
 dfb_parse_device(PyObject *obj, DLDevice *out)
 {
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
-        PyErr_Format(PyExc_TypeError,
-                     "device must be a (device_type, device_id) tuple, not %.100s",
-                     Py_TYPE(obj)->tp_name);
+        PyErr_Format(
+            PyExc_TypeError,
+            "device must be a (device_type, device_id) tuple, not %.100s",
+            Py_TYPE(obj)->tp_name);
         return -1;
     }
     if (PySequence_Size(obj) != 2) {
@@ -516,8 +517,8 @@ check_common(PyArray_Descr *dtype, int ndim, const Py_ssize_t *shape,
         return -1;
     }
     if (ndim < 0 || ndim > DFB_MAXDIM) {
-        PyErr_Format(PyExc_ValueError,
-                     "ndim must be in [0, %d], got %d", DFB_MAXDIM, ndim);
+        PyErr_Format(PyExc_ValueError, "ndim must be in [0, %d], got %d",
+                     DFB_MAXDIM, ndim);
         return -1;
     }
     if (!known_device_type(device.device_type) || device.device_id < 0) {
@@ -534,8 +535,8 @@ check_common(PyArray_Descr *dtype, int ndim, const Py_ssize_t *shape,
     Py_ssize_t n = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "shape[%d] must be >= 0, got %zd", i, shape[i]);
+            PyErr_Format(PyExc_ValueError, "shape[%d] must be >= 0, got %zd",
+                         i, shape[i]);
             return -1;
         }
         if (mul_ssize(n, shape[i], &n) < 0) {
@@ -625,9 +626,8 @@ dfb_buffer_new(dfb_state *st, char *ptr, Py_ssize_t bufsize, PyObject *owner,
         return NULL;
     }
     /* ptr is the lowest address; element 0 lies -lo bytes above it. */
-    return buffer_alloc(st, ptr, ptr == NULL ? NULL : ptr - lo, bufsize,
-                        owner, dtype, ndim, shape, st_use, device, readonly,
-                        native);
+    return buffer_alloc(st, ptr, ptr == NULL ? NULL : ptr - lo, bufsize, owner,
+                        dtype, ndim, shape, st_use, device, readonly, native);
 }
 
 PyObject *
@@ -675,9 +675,9 @@ dfb_buffer_from_data(dfb_state *st, char *data, PyObject *owner,
 static PyObject *
 buffer_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"ptr",     "bufsize",  "owner",  "dtype",
-                             "shape",   "strides",  "device", "readonly",
-                             "native",  NULL};
+    static char *kwlist[] = {"ptr",    "bufsize", "owner",  "dtype",
+                             "shape",  "strides", "device", "readonly",
+                             "native", NULL};
     PyObject *ptr_o, *bufsize_o, *owner = NULL, *dtype_o = NULL;
     PyObject *shape_o = Py_None, *strides_o = Py_None, *device_o = NULL;
     int readonly = 0;
@@ -714,8 +714,8 @@ buffer_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     void *ptr = PyLong_AsVoidPtr(ptr_o);
     if (ptr == NULL && PyErr_Occurred()) {
-        PyErr_Format(PyExc_OverflowError,
-                     "ptr %R does not fit in a pointer", ptr_o);
+        PyErr_Format(PyExc_OverflowError, "ptr %R does not fit in a pointer",
+                     ptr_o);
         Py_DECREF(ptr_o);
         return NULL;
     }
@@ -734,8 +734,7 @@ buffer_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Py_ssize_t shape[DFB_MAXDIM], strides[DFB_MAXDIM];
     int ndim = 0, nstrides = 0;
     int have_shape = shape_o != Py_None, have_strides = strides_o != Py_None;
-    if (have_shape &&
-        parse_dims(shape_o, "shape", 0, shape, &ndim) < 0) {
+    if (have_shape && parse_dims(shape_o, "shape", 0, shape, &ndim) < 0) {
         goto done;
     }
     if (have_strides &&
@@ -825,13 +824,13 @@ buffer_dealloc(PyObject *op)
     /* Deep owner chains (Buffers owning Buffers) must not overflow the C
        stack. */
     Py_TRASHCAN_BEGIN(op, buffer_dealloc)
-    if (self->weakreflist != NULL) {
-        PyObject_ClearWeakRefs(op);
-    }
-    Py_CLEAR(self->owner);
-    Py_CLEAR(self->dtype);
-    tp->tp_free(op);
-    Py_DECREF(tp);
+        if (self->weakreflist != NULL) {
+            PyObject_ClearWeakRefs(op);
+        }
+        Py_CLEAR(self->owner);
+        Py_CLEAR(self->dtype);
+        tp->tp_free(op);
+        Py_DECREF(tp);
     Py_TRASHCAN_END
 }
 
@@ -856,10 +855,14 @@ dfb_dims_tuple(const Py_ssize_t *d, int n)
 static const char *
 native_name(int native)
 {
-    static const char *names[DFB_NATIVE_COUNT] = {
-        "RAW",    "NUMPY",           "ARROW",          "DLPACK",
-        "CUDA_ARRAY_INTERFACE",      "BUFFER_PROTOCOL", "ARRAY_INTERFACE",
-        "INTERCHANGE"};
+    static const char *names[DFB_NATIVE_COUNT] = {"RAW",
+                                                  "NUMPY",
+                                                  "ARROW",
+                                                  "DLPACK",
+                                                  "CUDA_ARRAY_INTERFACE",
+                                                  "BUFFER_PROTOCOL",
+                                                  "ARRAY_INTERFACE",
+                                                  "INTERCHANGE"};
     return (native >= 0 && native < DFB_NATIVE_COUNT) ? names[native] : "?";
 }
 
@@ -867,23 +870,40 @@ static const char *
 device_name(int t)
 {
     switch (t) {
-        case kDLCPU: return "CPU";
-        case kDLCUDA: return "CUDA";
-        case kDLCUDAHost: return "CUDA_HOST";
-        case kDLOpenCL: return "OPENCL";
-        case kDLVulkan: return "VULKAN";
-        case kDLMetal: return "METAL";
-        case kDLVPI: return "VPI";
-        case kDLROCM: return "ROCM";
-        case kDLROCMHost: return "ROCM_HOST";
-        case kDLExtDev: return "EXT_DEV";
-        case kDLCUDAManaged: return "CUDA_MANAGED";
-        case kDLOneAPI: return "ONE_API";
-        case kDLWebGPU: return "WEBGPU";
-        case kDLHexagon: return "HEXAGON";
-        case kDLMAIA: return "MAIA";
-        case kDLTrn: return "TRN";
-        default: return "?";
+        case kDLCPU:
+            return "CPU";
+        case kDLCUDA:
+            return "CUDA";
+        case kDLCUDAHost:
+            return "CUDA_HOST";
+        case kDLOpenCL:
+            return "OPENCL";
+        case kDLVulkan:
+            return "VULKAN";
+        case kDLMetal:
+            return "METAL";
+        case kDLVPI:
+            return "VPI";
+        case kDLROCM:
+            return "ROCM";
+        case kDLROCMHost:
+            return "ROCM_HOST";
+        case kDLExtDev:
+            return "EXT_DEV";
+        case kDLCUDAManaged:
+            return "CUDA_MANAGED";
+        case kDLOneAPI:
+            return "ONE_API";
+        case kDLWebGPU:
+            return "WEBGPU";
+        case kDLHexagon:
+            return "HEXAGON";
+        case kDLMAIA:
+            return "MAIA";
+        case kDLTrn:
+            return "TRN";
+        default:
+            return "?";
     }
 }
 
@@ -913,8 +933,8 @@ buffer_repr(PyObject *op)
         (PyObject *)self->dtype, shape, strides,
         device_name(self->device.device_type), (int)self->device.device_id,
         native_name(self->native), self->readonly ? "True" : "False",
-        self->owner ? "" : "<cleared>",
-        owner_type ? owner_type : Py_None, (void *)self->ptr, self->bufsize);
+        self->owner ? "" : "<cleared>", owner_type ? owner_type : Py_None,
+        (void *)self->ptr, self->bufsize);
     Py_DECREF(shape);
     Py_DECREF(strides);
     Py_XDECREF(owner_type);
@@ -1025,23 +1045,22 @@ static PyObject *
 get_c_contiguous(PyObject *op, void *c)
 {
     DfbBuffer *self = (DfbBuffer *)op;
-    return PyBool_FromLong(dfb_is_c_contiguous(
-        self->ndim, self->shape, self->strides,
-        PyDataType_ELSIZE(self->dtype)));
+    return PyBool_FromLong(
+        dfb_is_c_contiguous(self->ndim, self->shape, self->strides,
+                            PyDataType_ELSIZE(self->dtype)));
 }
 
 static PyObject *
 get_f_contiguous(PyObject *op, void *c)
 {
     DfbBuffer *self = (DfbBuffer *)op;
-    return PyBool_FromLong(dfb_is_f_contiguous(
-        self->ndim, self->shape, self->strides,
-        PyDataType_ELSIZE(self->dtype)));
+    return PyBool_FromLong(
+        dfb_is_f_contiguous(self->ndim, self->shape, self->strides,
+                            PyDataType_ELSIZE(self->dtype)));
 }
 
 static PyGetSetDef buffer_getset[] = {
-    {"ptr", get_ptr, NULL,
-     "Lowest address of the memory block (int).", NULL},
+    {"ptr", get_ptr, NULL, "Lowest address of the memory block (int).", NULL},
     {"bufsize", get_bufsize, NULL,
      "Length of the memory block in bytes; every element lies in "
      "[ptr, ptr + bufsize).",
@@ -1054,12 +1073,12 @@ static PyGetSetDef buffer_getset[] = {
     {"ndim", get_ndim, NULL, "Number of dimensions.", NULL},
     {"size", get_size, NULL, "Number of elements.", NULL},
     {"nbytes", get_nbytes, NULL, "size * itemsize.", NULL},
-    {"device", get_device, NULL,
-     "(DeviceType, device_id) of the memory.", NULL},
+    {"device", get_device, NULL, "(DeviceType, device_id) of the memory.",
+     NULL},
     {"owner", get_owner, NULL,
      "The object that keeps the memory alive (held strongly).", NULL},
-    {"readonly", get_readonly, NULL,
-     "True if the memory must not be written.", NULL},
+    {"readonly", get_readonly, NULL, "True if the memory must not be written.",
+     NULL},
     {"native", get_native, NULL,
      "The NativeFormat: the protocol the memory came through.", NULL},
     {"c_contiguous", get_c_contiguous, NULL,
@@ -1104,33 +1123,41 @@ dfb_buffer_as_ndarray(DfbBuffer *b)
 /* The type                                                             */
 /* ------------------------------------------------------------------ */
 
-PyDoc_STRVAR(from_object_doc,
-"from_object(obj, *, dtype=None)\n--\n\n"
-"Wrap any producer's memory without copying; the returned Buffer's owner\n"
-"keeps the memory alive and `native` names the protocol used.  The first\n"
-"protocol obj speaks wins (its errors propagate, no fallback):\n"
-"  1. a dfbuffer.Buffer: itself (a re-typed Buffer owned by it if dtype);\n"
-"  2. a NumPy ndarray (owner = the array);\n"
-"  3. a DLPack capsule ('dltensor_versioned' or 'dltensor'), consumed;\n"
-"  4. __cuda_array_interface__ (device memory wins over host protocols;\n"
-"     device id from __dlpack_device__() if present, else 0);\n"
-"  5. the buffer protocol (owner = a capsule holding the export);\n"
-"  6. an interchange-protocol buffer (ptr, bufsize, __dlpack_device__):\n"
-"     1-D read-only bytes, or 1-D of `dtype`;\n"
-"  7. __array_interface__ (version 3);\n"
-"  8. __dlpack__ / __dlpack_device__ (max_version=(1, minor), falling\n"
-"     back to no keywords on TypeError); the producer's deleter runs when\n"
-"     the last Buffer or view dies.\n"
-"Anything else raises TypeError.  `dtype` (anything numpy.dtype accepts or\n"
-"an interchange dtype tuple) reinterprets the memory: same itemsize keeps\n"
-"the layout, another itemsize needs 1-D contiguous memory (ValueError).");
+PyDoc_STRVAR(
+    from_object_doc,
+    "from_object(obj, *, dtype=None)\n--\n\n"
+    "Wrap any producer's memory without copying; the returned Buffer's owner\n"
+    "keeps the memory alive and `native` names the protocol used.  The first\n"
+    "protocol obj speaks wins (its errors propagate, no fallback):\n"
+    "  1. a dfbuffer.Buffer: itself (a re-typed Buffer owned by it if "
+    "dtype);\n"
+    "  2. a NumPy ndarray (owner = the array);\n"
+    "  3. a DLPack capsule ('dltensor_versioned' or 'dltensor'), consumed;\n"
+    "  4. __cuda_array_interface__ (device memory wins over host protocols;\n"
+    "     device id from __dlpack_device__() if present, else 0);\n"
+    "  5. the buffer protocol (owner = a capsule holding the export);\n"
+    "  6. an interchange-protocol buffer (ptr, bufsize, __dlpack_device__):\n"
+    "     1-D read-only bytes, or 1-D of `dtype`;\n"
+    "  7. __array_interface__ (version 3);\n"
+    "  8. __dlpack__ / __dlpack_device__ (max_version=(1, minor), falling\n"
+    "     back to no keywords on TypeError); the producer's deleter runs "
+    "when\n"
+    "     the last Buffer or view dies.\n"
+    "Anything else raises TypeError.  `dtype` (anything numpy.dtype accepts "
+    "or\n"
+    "an interchange dtype tuple) reinterprets the memory: same itemsize "
+    "keeps\n"
+    "the layout, another itemsize needs 1-D contiguous memory (ValueError).");
 
-PyDoc_STRVAR(dlpack_doc,
-"__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
-"Export as a DLPack capsule (versioned when max_version >= (1, 0)).");
+PyDoc_STRVAR(
+    dlpack_doc,
+    "__dlpack__(*, stream=None, max_version=None, dl_device=None, "
+    "copy=None)\n--\n\n"
+    "Export as a DLPack capsule (versioned when max_version >= (1, 0)).");
 
-PyDoc_STRVAR(dlpack_device_doc,
-"__dlpack_device__()\n--\n\nReturn (device_type, device_id) as ints.");
+PyDoc_STRVAR(
+    dlpack_device_doc,
+    "__dlpack_device__()\n--\n\nReturn (device_type, device_id) as ints.");
 
 static PyMethodDef buffer_methods[] = {
     {"from_object", (PyCFunction)(void (*)(void))dfb_buffer_from_object,
@@ -1148,7 +1175,8 @@ static PyMethodDef buffer_methods[] = {
     {"__arrow_c_schema__", dfb_buffer_arrow_c_schema, METH_NOARGS,
      "__arrow_c_schema__()\n--\n\nArrow schema capsule (1-D primitive "
      "buffers)."},
-    {"__arrow_c_array__", (PyCFunction)(void (*)(void))dfb_buffer_arrow_c_array,
+    {"__arrow_c_array__",
+     (PyCFunction)(void (*)(void))dfb_buffer_arrow_c_array,
      METH_FASTCALL | METH_KEYWORDS,
      "__arrow_c_array__(requested_schema=None)\n--\n\n(schema, array) "
      "capsules for a 1-D contiguous primitive buffer, without copying."},
@@ -1161,18 +1189,20 @@ static PyMemberDef buffer_members[] = {
     {NULL},
 };
 
-PyDoc_STRVAR(buffer_doc,
-"Buffer(ptr, bufsize, *, owner, dtype='u1', shape=None, strides=None,\n"
-"       device=(DeviceType.CPU, 0), readonly=False, native=NativeFormat.RAW)\n"
-"--\n\n"
-"A block of memory with its layout, its device and a strong reference to\n"
-"the object that owns it.\n\n"
-"ptr is the lowest address of the block and bufsize its length in bytes;\n"
-"every byte any element touches lies in [ptr, ptr + bufsize).  shape\n"
-"defaults to bufsize // itemsize (1-D), strides (bytes) to C order.\n"
-"Immutable; exports DLPack, the array interface, the buffer protocol,\n"
-"the CUDA array interface (device memory) and the Arrow PyCapsule\n"
-"interface.");
+PyDoc_STRVAR(
+    buffer_doc,
+    "Buffer(ptr, bufsize, *, owner, dtype='u1', shape=None, strides=None,\n"
+    "       device=(DeviceType.CPU, 0), readonly=False, "
+    "native=NativeFormat.RAW)\n"
+    "--\n\n"
+    "A block of memory with its layout, its device and a strong reference to\n"
+    "the object that owns it.\n\n"
+    "ptr is the lowest address of the block and bufsize its length in bytes;\n"
+    "every byte any element touches lies in [ptr, ptr + bufsize).  shape\n"
+    "defaults to bufsize // itemsize (1-D), strides (bytes) to C order.\n"
+    "Immutable; exports DLPack, the array interface, the buffer protocol,\n"
+    "the CUDA array interface (device memory) and the Arrow PyCapsule\n"
+    "interface.");
 
 static PyType_Slot buffer_slots[] = {
     {Py_tp_doc, (void *)buffer_doc},
@@ -1193,7 +1223,7 @@ PyType_Spec dfb_buffer_spec = {
     .name = "dfbuffer.Buffer",
     .basicsize = offsetof(DfbBuffer, dims),
     .itemsize = sizeof(Py_ssize_t),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
-             Py_TPFLAGS_IMMUTABLETYPE,
+    .flags =
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = buffer_slots,
 };

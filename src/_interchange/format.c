@@ -11,24 +11,76 @@ static int
 parse_primitive(char c, dfb_format *out)
 {
     switch (c) {
-        case 'c': out->type = DFB_T_INT; out->bits = 8; return 0;
-        case 'C': out->type = DFB_T_UINT; out->bits = 8; return 0;
-        case 's': out->type = DFB_T_INT; out->bits = 16; return 0;
-        case 'S': out->type = DFB_T_UINT; out->bits = 16; return 0;
-        case 'i': out->type = DFB_T_INT; out->bits = 32; return 0;
-        case 'I': out->type = DFB_T_UINT; out->bits = 32; return 0;
-        case 'l': out->type = DFB_T_INT; out->bits = 64; return 0;
-        case 'L': out->type = DFB_T_UINT; out->bits = 64; return 0;
-        case 'e': out->type = DFB_T_FLOAT; out->bits = 16; return 0;
-        case 'f': out->type = DFB_T_FLOAT; out->bits = 32; return 0;
-        case 'g': out->type = DFB_T_FLOAT; out->bits = 64; return 0;
-        case 'b': out->type = DFB_T_BOOL_BIT; out->bits = 1; return 0;
-        case 'n': out->type = DFB_T_NULL; out->bits = 0; return 0;
-        case 'u': out->type = DFB_T_UTF8; out->bits = 8; return 0;
-        case 'U': out->type = DFB_T_LARGE_UTF8; out->bits = 8; return 0;
-        case 'z': out->type = DFB_T_BINARY; out->bits = 8; return 0;
-        case 'Z': out->type = DFB_T_LARGE_BINARY; out->bits = 8; return 0;
-        default: return -1;
+        case 'c':
+            out->type = DFB_T_INT;
+            out->bits = 8;
+            return 0;
+        case 'C':
+            out->type = DFB_T_UINT;
+            out->bits = 8;
+            return 0;
+        case 's':
+            out->type = DFB_T_INT;
+            out->bits = 16;
+            return 0;
+        case 'S':
+            out->type = DFB_T_UINT;
+            out->bits = 16;
+            return 0;
+        case 'i':
+            out->type = DFB_T_INT;
+            out->bits = 32;
+            return 0;
+        case 'I':
+            out->type = DFB_T_UINT;
+            out->bits = 32;
+            return 0;
+        case 'l':
+            out->type = DFB_T_INT;
+            out->bits = 64;
+            return 0;
+        case 'L':
+            out->type = DFB_T_UINT;
+            out->bits = 64;
+            return 0;
+        case 'e':
+            out->type = DFB_T_FLOAT;
+            out->bits = 16;
+            return 0;
+        case 'f':
+            out->type = DFB_T_FLOAT;
+            out->bits = 32;
+            return 0;
+        case 'g':
+            out->type = DFB_T_FLOAT;
+            out->bits = 64;
+            return 0;
+        case 'b':
+            out->type = DFB_T_BOOL_BIT;
+            out->bits = 1;
+            return 0;
+        case 'n':
+            out->type = DFB_T_NULL;
+            out->bits = 0;
+            return 0;
+        case 'u':
+            out->type = DFB_T_UTF8;
+            out->bits = 8;
+            return 0;
+        case 'U':
+            out->type = DFB_T_LARGE_UTF8;
+            out->bits = 8;
+            return 0;
+        case 'z':
+            out->type = DFB_T_BINARY;
+            out->bits = 8;
+            return 0;
+        case 'Z':
+            out->type = DFB_T_LARGE_BINARY;
+            out->bits = 8;
+            return 0;
+        default:
+            return -1;
     }
 }
 
@@ -110,24 +162,24 @@ dfb_format_parse_interchange(int kind, int bits, const char *fmt,
         goto invalid;
     }
     switch (kind) {
-        case 0:   /* INT */
-        case 1:   /* UINT */
+        case 0: /* INT */
+        case 1: /* UINT */
             if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
                 goto invalid;
             }
             out->type = kind == 0 ? DFB_T_INT : DFB_T_UINT;
             out->bits = bits;
             break;
-        case 2:   /* FLOAT */
+        case 2: /* FLOAT */
             if (bits != 16 && bits != 32 && bits != 64) {
                 goto invalid;
             }
             out->type = DFB_T_FLOAT;
             out->bits = bits;
             break;
-        case 20:  /* BOOL: the width decides (pandas says 8 with "b" for
-                     byte bools); a bitmask claiming 8 is the caller's
-                     call, from describe_null */
+        case 20: /* BOOL: the width decides (pandas says 8 with "b" for
+                    byte bools); a bitmask claiming 8 is the caller's
+                    call, from describe_null */
             if (bits == 1) {
                 out->type = DFB_T_BOOL_BIT;
                 out->bits = 1;
@@ -140,7 +192,7 @@ dfb_format_parse_interchange(int kind, int bits, const char *fmt,
                 goto invalid;
             }
             break;
-        case 21:  /* STRING */
+        case 21: /* STRING */
             if (have_fmt && (parsed.type == DFB_T_UTF8 ||
                              parsed.type == DFB_T_LARGE_UTF8 ||
                              parsed.type == DFB_T_STRING_VIEW)) {
@@ -157,16 +209,16 @@ dfb_format_parse_interchange(int kind, int bits, const char *fmt,
                 out->bits = 8;
             }
             break;
-        case 22:  /* DATETIME */
-            if (!have_fmt || (parsed.type != DFB_T_TIMESTAMP &&
-                              parsed.type != DFB_T_DATE32 &&
-                              parsed.type != DFB_T_DATE64 &&
-                              parsed.type != DFB_T_DURATION)) {
+        case 22: /* DATETIME */
+            if (!have_fmt ||
+                (parsed.type != DFB_T_TIMESTAMP &&
+                 parsed.type != DFB_T_DATE32 && parsed.type != DFB_T_DATE64 &&
+                 parsed.type != DFB_T_DURATION)) {
                 goto invalid;
             }
             *out = parsed;
             break;
-        case 23:  /* CATEGORICAL: the codes' integer type */
+        case 23: /* CATEGORICAL: the codes' integer type */
             if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
                 goto invalid;
             }
@@ -233,14 +285,18 @@ dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size)
             n = snprintf(buf, size, "%cM8[ms]", order);
             break;
         case DFB_T_TIMESTAMP:
-            n = snprintf(buf, size, "%cM8[%ss]", order,
-                         f->unit == 's' ? "" : (f->unit == 'm' ? "m" :
-                                                (f->unit == 'u' ? "u" : "n")));
+            n = snprintf(
+                buf, size, "%cM8[%ss]", order,
+                f->unit == 's'
+                    ? ""
+                    : (f->unit == 'm' ? "m" : (f->unit == 'u' ? "u" : "n")));
             break;
         case DFB_T_DURATION:
-            n = snprintf(buf, size, "%cm8[%ss]", order,
-                         f->unit == 's' ? "" : (f->unit == 'm' ? "m" :
-                                                (f->unit == 'u' ? "u" : "n")));
+            n = snprintf(
+                buf, size, "%cm8[%ss]", order,
+                f->unit == 's'
+                    ? ""
+                    : (f->unit == 'm' ? "m" : (f->unit == 'u' ? "u" : "n")));
             break;
         default:
             return -1;

@@ -1117,8 +1117,8 @@ descr_from_format(const char *fmt, Py_ssize_t itemsize)
    sees its reference to the exporter (a cycle through the exporter is
    collected); unlike a memoryview, it cannot be released from Python. */
 typedef struct {
-    PyObject_HEAD
-    Py_buffer view; /* view.obj == NULL until the export succeeded */
+    PyObject_HEAD Py_buffer
+        view; /* view.obj == NULL until the export succeeded */
 } export_holder;
 
 /* tp_traverse: the type and the exporter. */

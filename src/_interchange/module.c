@@ -51,7 +51,7 @@ static const enum_item device_items[] = {
     {"CPU", kDLCPU},
     {"CUDA", kDLCUDA},
     {"CUDA_HOST", kDLCUDAHost},
-    {"CPU_PINNED", kDLCUDAHost},  /* the interchange protocol's name */
+    {"CPU_PINNED", kDLCUDAHost}, /* the interchange protocol's name */
     {"OPENCL", kDLOpenCL},
     {"VULKAN", kDLVulkan},
     {"METAL", kDLMetal},
@@ -69,9 +69,8 @@ static const enum_item device_items[] = {
 };
 
 static const enum_item dtype_kind_items[] = {
-    {"INT", 0},       {"UINT", 1},      {"FLOAT", 2},
-    {"BOOL", 20},     {"STRING", 21},   {"DATETIME", 22},
-    {"CATEGORICAL", 23}, {NULL, 0},
+    {"INT", 0},     {"UINT", 1},      {"FLOAT", 2},        {"BOOL", 20},
+    {"STRING", 21}, {"DATETIME", 22}, {"CATEGORICAL", 23}, {NULL, 0},
 };
 
 static const enum_item null_type_items[] = {
@@ -152,8 +151,8 @@ add_enums(PyObject *m, dfb_state *st)
          "The DataFrame interchange protocol's ColumnNullType."},
     };
     for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
-        PyObject *cls =
-            make_int_enum(intenum, enums[i].name, enums[i].items, enums[i].doc);
+        PyObject *cls = make_int_enum(intenum, enums[i].name, enums[i].items,
+                                      enums[i].doc);
         if (cls == NULL) {
             Py_DECREF(intenum);
             return -1;
