@@ -1,7 +1,8 @@
 # Type stubs for dfbuffer._interchange, the C core of dfbuffer.
 import enum
+import sys
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, Self, SupportsIndex, TypeAlias
+from typing import Any, Literal, Protocol, Self, SupportsIndex, TypeAlias, final
 
 import numpy as np
 import numpy.typing as npt
@@ -56,11 +57,11 @@ class ColumnNullType(enum.IntEnum):
     USE_BITMASK = 3
     USE_BYTEMASK = 4
 
-InterchangeDtype: TypeAlias = tuple[int, int, str, str]
-DtypeLike: TypeAlias = npt.DTypeLike | InterchangeDtype
-Device: TypeAlias = tuple[int, int | None]
+_InterchangeDtype: TypeAlias = tuple[int, int, str, str]
+_DtypeLike: TypeAlias = npt.DTypeLike | _InterchangeDtype
+_Device: TypeAlias = tuple[int, int | None]
 
-class InterchangeBuffer(Protocol):
+class _InterchangeBuffer(Protocol):
     # What the interchange protocol calls a Buffer: a pointer, a size, a device.
     @property
     def ptr(self) -> int: ...
@@ -68,6 +69,7 @@ class InterchangeBuffer(Protocol):
     def bufsize(self) -> int: ...
     def __dlpack_device__(self) -> tuple[int, int | None]: ...
 
+@final
 class Buffer:
     def __new__(
         cls,
@@ -75,15 +77,15 @@ class Buffer:
         bufsize: int,
         *,
         owner: object,
-        dtype: DtypeLike = "u1",
+        dtype: _DtypeLike = "u1",
         shape: Sequence[SupportsIndex] | SupportsIndex | None = None,
         strides: Sequence[SupportsIndex] | SupportsIndex | None = None,
-        device: Device = ...,
+        device: _Device = ...,
         readonly: bool = False,
         native: NativeFormat | int = ...,
     ) -> Self: ...
     @classmethod
-    def from_object(cls, obj: object, *, dtype: DtypeLike | None = None) -> Buffer: ...
+    def from_object(cls, obj: object, *, dtype: _DtypeLike | None = None) -> Buffer: ...
     @property
     def ptr(self) -> int: ...
     @property
@@ -130,24 +132,26 @@ class Buffer:
     def __array__(
         self, dtype: npt.DTypeLike | None = None, copy: bool | None = None
     ) -> np.ndarray[Any, Any]: ...
-    def __buffer__(self, flags: int, /) -> memoryview: ...
-    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int, /) -> memoryview: ...
+        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+
     def __reduce_ex__(self, protocol: SupportsIndex, /) -> tuple[Any, ...]: ...
     def __arrow_c_schema__(self) -> CapsuleType: ...
     def __arrow_c_array__(
         self, requested_schema: CapsuleType | None = None
     ) -> tuple[CapsuleType, CapsuleType]: ...
 
-NullsMode: TypeAlias = Literal["mask", "fill", "raise"]
+_NullsMode: TypeAlias = Literal["mask", "fill", "raise"]
 
 def buffer_to_ndarray(
-    buffer: InterchangeBuffer,
-    dtype: DtypeLike,
+    buffer: _InterchangeBuffer,
+    dtype: _DtypeLike,
     *,
     offset: int = 0,
     length: int | None = None,
 ) -> np.ndarray[Any, Any]: ...
-def column_to_ndarray(column: object, *, nulls: NullsMode = "mask") -> np.ndarray[Any, Any]: ...
+def column_to_ndarray(column: object, *, nulls: _NullsMode = "mask") -> np.ndarray[Any, Any]: ...
 def from_dataframe(
-    obj: object, *, nulls: NullsMode = "mask", allow_copy: bool = True
+    obj: object, *, nulls: _NullsMode = "mask", allow_copy: bool = True
 ) -> dict[str, np.ndarray[Any, Any]]: ...
