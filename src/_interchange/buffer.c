@@ -1155,9 +1155,9 @@ PyDoc_STRVAR(
     "copy=None)\n--\n\n"
     "Export as a DLPack capsule (versioned when max_version >= (1, 0)).");
 
-PyDoc_STRVAR(
-    dlpack_device_doc,
-    "__dlpack_device__($self, /)\n--\n\nReturn (device_type, device_id) as ints.");
+PyDoc_STRVAR(dlpack_device_doc,
+             "__dlpack_device__($self, /)\n--\n\nReturn (device_type, "
+             "device_id) as ints.");
 
 static PyMethodDef buffer_methods[] = {
     {"from_object", (PyCFunction)(void (*)(void))dfb_buffer_from_object,
@@ -1168,7 +1168,8 @@ static PyMethodDef buffer_methods[] = {
      dlpack_device_doc},
     {"__array__", (PyCFunction)(void (*)(void))dfb_buffer_array,
      METH_VARARGS | METH_KEYWORDS,
-     "__array__($self, /, dtype=None, copy=None)\n--\n\nA NumPy view (host memory "
+     "__array__($self, /, dtype=None, copy=None)\n--\n\nA NumPy view (host "
+     "memory "
      "only; TypeError for device memory)."},
     {"__reduce_ex__", dfb_buffer_reduce_ex, METH_O,
      "Pickle support; protocol 5 sends the memory out of band."},
@@ -1178,7 +1179,8 @@ static PyMethodDef buffer_methods[] = {
     {"__arrow_c_array__",
      (PyCFunction)(void (*)(void))dfb_buffer_arrow_c_array,
      METH_FASTCALL | METH_KEYWORDS,
-     "__arrow_c_array__($self, /, requested_schema=None)\n--\n\n(schema, array) "
+     "__arrow_c_array__($self, /, requested_schema=None)\n--\n\n(schema, "
+     "array) "
      "capsules for a 1-D contiguous primitive buffer, without copying."},
     {NULL},
 };
