@@ -1594,10 +1594,16 @@ dict_item(PyObject *d, PyObject *key, int *err)
     return v == Py_None ? NULL : v;
 }
 
-/* Splits a (buffer, dtype) pair.  Returns 0, or -1 with TypeError. */
+/* Splits a (buffer, dtype) pair.  When the pair's dtype is the very object
+   `known` (held alive by the caller, already parsed to `*known_dt`), copies
+   that result instead of parsing it again: a tuple's items are immutable
+   ints and strs, so the parse would give the same values.  Sets *reused.
+   Returns 0, or -1 with TypeError. */
 static int
-split_pair(PyObject *pair, const char *what, PyObject **buf, ix_dtype *dt)
+split_pair(PyObject *pair, const char *what, PyObject **buf, ix_dtype *dt,
+           PyObject *known, const ix_dtype *known_dt, int *reused)
 {
+    *reused = 0;
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
         PyErr_Format(PyExc_TypeError,
                      "get_buffers()[%s] must be a (buffer, dtype) pair, got "
@@ -1606,7 +1612,13 @@ split_pair(PyObject *pair, const char *what, PyObject **buf, ix_dtype *dt)
         return -1;
     }
     *buf = PyTuple_GET_ITEM(pair, 0);
-    return parse_ix_dtype(PyTuple_GET_ITEM(pair, 1), dt);
+    PyObject *t = PyTuple_GET_ITEM(pair, 1);
+    if (known != NULL && t == known) {
+        *dt = *known_dt;
+        *reused = 1;
+        return 0;
+    }
+    return parse_ix_dtype(t, dt);
 }
 
 /* Reads an int64 from a Python int (TypeError otherwise).  Returns 0/-1. */
@@ -1752,16 +1764,27 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
         PyErr_SetString(PyExc_ValueError, "get_buffers() has no data buffer");
         goto fail;
     }
-    if (split_pair(dpair, "'data'", &dbuf, &ddt) < 0 ||
-        (vpair != NULL && split_pair(vpair, "'validity'", &vbuf, &vdt) < 0) ||
-        (opair != NULL && split_pair(opair, "'offsets'", &obuf, &odt) < 0)) {
+    int same_d, unused;
+    if (split_pair(dpair, "'data'", &dbuf, &ddt, dtobj, &cdt, &same_d) < 0 ||
+        (vpair != NULL && split_pair(vpair, "'validity'", &vbuf, &vdt, NULL,
+                                     NULL, &unused) < 0) ||
+        (opair != NULL && split_pair(opair, "'offsets'", &obuf, &odt, NULL,
+                                     NULL, &unused) < 0)) {
         goto fail;
     }
 
-    /* the physical format */
+    /* the physical format (parsed once when the data buffer's dtype is the
+       column's dtype object) */
     dfb_format cf, df;
     int have_c = ix_to_format(&cdt, &cf) == 0;
-    int have_d = ix_to_format(&ddt, &df) == 0;
+    int have_d;
+    if (same_d) {
+        have_d = have_c;
+        df = cf;
+    }
+    else {
+        have_d = ix_to_format(&ddt, &df) == 0;
+    }
     switch (cdt.kind) {
         case 21: /* STRING */
             if (!have_c) {

@@ -220,8 +220,11 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
     dedup_slot *table =
         length >= 64 ? PyMem_Calloc(tsize, sizeof(dedup_slot)) : NULL;
     int64_t lookups = 0, hits = 0;
+    /* once the table is off, native 32-bit offsets take the loop below */
+    const int plain32 = offset_bits == 32 && !offsets_swapped;
 
-    for (int64_t i = 0; i < length; i++) {
+    int64_t i = 0;
+    for (; i < length && !(table == NULL && plain32); i++) {
         PyObject *item;
         if (isnull != NULL && isnull[i]) {
             item = Py_NewRef(Py_None);
@@ -274,6 +277,23 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
                 slot->start = start;
                 slot->len = n;
                 slot->obj = item; /* borrowed: out[i] holds it */
+            }
+        }
+        Py_XSETREF(out[i], item);
+    }
+    /* The same without de-duplication, for native 32-bit offsets (the
+       common Arrow layout): no per-element width, swap or table tests. */
+    for (; i < length; i++) {
+        PyObject *item;
+        if (isnull != NULL && isnull[i]) {
+            item = Py_NewRef(Py_None);
+        }
+        else {
+            const int64_t start = o32[i];
+            item = decode(data + start, (int64_t)o32[i + 1] - start);
+            if (item == NULL) {
+                Py_DECREF(arr);
+                return NULL;
             }
         }
         Py_XSETREF(out[i], item);
