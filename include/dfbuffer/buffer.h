@@ -150,6 +150,11 @@ PyObject *
 dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
                          Py_ssize_t nargs, PyObject *kwnames);
 
+/* Returns a new reference to the NumPy dtype named by `typestr` ("<i8",
+   "M8[us]", ...), or NULL with an exception set. */
+PyArray_Descr *
+dfb_descr_from_typestr(const char *typestr);
+
 /* Parses a dtype argument: None -> `dflt` (a new reference), an
    interchange dtype tuple (kind, bits, format, endianness), or anything
    numpy.dtype() accepts.  Returns a new reference, or NULL with TypeError /

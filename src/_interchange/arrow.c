@@ -412,23 +412,31 @@ done:
 
 /* Imports `obj` (preferring __arrow_c_array__, else __arrow_c_stream__)
    into `imp` (zeroed by the caller; clear it with import_clear even on
-   failure).  Returns 0, or -1 with TypeError when obj is no producer. */
+   failure).  Returns 0 with a schema that has a format, or -1 with
+   TypeError when obj is no producer, ValueError when the schema has no
+   format, or the import's own error. */
 static int
 import_producer(PyObject *obj, arrow_import *imp)
 {
-    int r = PyObject_HasAttrString(obj, "__arrow_c_array__");
-    if (r) {
-        return import_array_capsules(obj, imp);
+    int r;
+    if (PyObject_HasAttrString(obj, "__arrow_c_array__")) {
+        r = import_array_capsules(obj, imp);
     }
-    r = PyObject_HasAttrString(obj, "__arrow_c_stream__");
-    if (r) {
-        return import_stream(obj, imp);
+    else if (PyObject_HasAttrString(obj, "__arrow_c_stream__")) {
+        r = import_stream(obj, imp);
     }
-    PyErr_Format(PyExc_TypeError,
-                 "%.100s object is not an Arrow PyCapsule producer (no "
-                 "__arrow_c_array__ or __arrow_c_stream__)",
-                 Py_TYPE(obj)->tp_name);
-    return -1;
+    else {
+        PyErr_Format(PyExc_TypeError,
+                     "%.100s object is not an Arrow PyCapsule producer (no "
+                     "__arrow_c_array__ or __arrow_c_stream__)",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (r == 0 && imp->schema.format == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
+        return -1;
+    }
+    return r;
 }
 
 int
@@ -608,14 +616,7 @@ descr_for(const dfb_format *f)
             if (dfb_format_numpy_typestr(&g, ts, sizeof(ts)) < 0) {
                 break;
             }
-            PyObject *s = PyUnicode_FromString(ts);
-            if (s == NULL) {
-                return NULL;
-            }
-            PyArray_Descr *d = NULL;
-            int ok = PyArray_DescrConverter(s, &d);
-            Py_DECREF(s);
-            return ok ? d : NULL;
+            return dfb_descr_from_typestr(ts);
         }
         default:
             t = NPY_UINT8;
@@ -1172,10 +1173,6 @@ arrow_import_py(PyObject *module, PyObject *args)
     if (import_producer(obj, &imp) < 0) {
         goto done;
     }
-    if (imp.schema.format == NULL) {
-        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
-        goto done;
-    }
     int is_table = import_is_table(&imp);
     if (is_table && validate_table(&imp) < 0) {
         goto done;
@@ -1363,10 +1360,6 @@ dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     if (import_producer(obj, &imp) < 0) {
         goto done;
     }
-    if (imp.schema.format == NULL) {
-        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
-        goto done;
-    }
     if (import_is_table(&imp)) {
         PyErr_Format(PyExc_NotImplementedError,
                      "column_to_ndarray: Arrow format '+s' (struct) is not a "
@@ -1387,10 +1380,6 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     arrow_import imp = {0};
     PyObject *res = NULL;
     if (import_producer(obj, &imp) < 0) {
-        goto done;
-    }
-    if (imp.schema.format == NULL) {
-        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
         goto done;
     }
     int is_table = import_is_table(&imp);
@@ -1446,10 +1435,6 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
     ref_list refs = {0};
     PyObject *result = NULL;
     if (import_producer(obj, &imp) < 0) {
-        goto done;
-    }
-    if (imp.schema.format == NULL) {
-        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
         goto done;
     }
     if (imp.n != 1) {

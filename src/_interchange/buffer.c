@@ -334,6 +334,12 @@ descr_from_interchange(PyObject *tup)
                      tup);
         return NULL;
     }
+    return dfb_descr_from_typestr(typestr);
+}
+
+PyArray_Descr *
+dfb_descr_from_typestr(const char *typestr)
+{
     PyObject *s = PyUnicode_FromString(typestr);
     if (s == NULL) {
         return NULL;

@@ -128,14 +128,8 @@ static PyArray_Descr *
 cached_descr(dfb_state *st, int slot, const char *typestr)
 {
     if (st->names[slot] == NULL) {
-        PyObject *s = PyUnicode_FromString(typestr);
-        if (s == NULL) {
-            return NULL;
-        }
-        PyArray_Descr *d = NULL;
-        int ok = PyArray_DescrConverter(s, &d);
-        Py_DECREF(s);
-        if (!ok) {
+        PyArray_Descr *d = dfb_descr_from_typestr(typestr);
+        if (d == NULL) {
             return NULL;
         }
         st->names[slot] = (PyObject *)d;
@@ -229,14 +223,7 @@ dfb_format_to_descr(const dfb_format *f)
     char typestr[32];
     dfb_format g = *f;
     if (g.type == DFB_T_DATE32) {
-        PyArray_Descr *d = NULL;
-        PyObject *s = PyUnicode_FromString("M8[D]");
-        if (s == NULL) {
-            return NULL;
-        }
-        int ok = PyArray_DescrConverter(s, &d);
-        Py_DECREF(s);
-        return ok ? d : NULL;
+        return dfb_descr_from_typestr("M8[D]");
     }
     if (dfb_format_numpy_typestr(&g, typestr, sizeof(typestr)) < 0) {
         PyErr_SetString(PyExc_NotImplementedError,
@@ -244,14 +231,7 @@ dfb_format_to_descr(const dfb_format *f)
                         "(bit-packed or variable-width)");
         return NULL;
     }
-    PyObject *s = PyUnicode_FromString(typestr);
-    if (s == NULL) {
-        return NULL;
-    }
-    PyArray_Descr *d = NULL;
-    int ok = PyArray_DescrConverter(s, &d);
-    Py_DECREF(s);
-    return ok ? d : NULL;
+    return dfb_descr_from_typestr(typestr);
 }
 
 /* ------------------------------------------------------------------ */
