@@ -90,4 +90,16 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype);
    dfbuffer.to_interchange), added by module init. */
 extern PyMethodDef dfb_arrow_methods[];
 
+/* capi.c: converts an ArrowArray + ArrowSchema a C caller moves in (both
+   marked released in the caller's structs on return, success or error;
+   each release callback runs exactly once, now or when the last array
+   viewing the memory goes): one column to an ndarray (as_dict 0), or a
+   record batch / column to a dict name -> ndarray (as_dict 1).  Returns a
+   new reference or NULL with ValueError (released or malformed input),
+   NotImplementedError or RuntimeError set. */
+PyObject *
+dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
+                 struct ArrowSchema *schema, int as_dict, dfb_nulls_mode nulls,
+                 int allow_copy);
+
 #endif /* DFBUFFER_ARROW_H */

@@ -1900,3 +1900,116 @@ PyMethodDef dfb_arrow_methods[] = {
     {"_arrow_buffer", arrow_buffer_py, METH_VARARGS, arrow_buffer_doc},
     {NULL},
 };
+
+/* ------------------------------------------------------------------ */
+/* The C API's Arrow entry (capi.c): structs moved in by a C caller     */
+/* ------------------------------------------------------------------ */
+
+/* Converts every column of an import to a dict name -> array (the loop of
+   dfb_arrow_from_dataframe, on an import a C caller moved in).  Returns a
+   new reference or NULL with an exception set. */
+static PyObject *
+import_to_dict(dfb_state *st, const arrow_import *imp, dfb_nulls_mode nulls,
+               int allow_copy)
+{
+    int is_table = import_is_table(imp);
+    if (is_table && validate_table(imp) < 0) {
+        return NULL;
+    }
+    int64_t ncols = is_table ? imp->schema.n_children : 1;
+    PyObject *res = PyDict_New();
+    if (res == NULL) {
+        return NULL;
+    }
+    for (int64_t c = 0; c < ncols; c++) {
+        PyObject *key = PyUnicode_FromString(column_name(imp, is_table, c));
+        if (key == NULL) {
+            Py_DECREF(res);
+            return NULL;
+        }
+        int dup = PyDict_Contains(res, key);
+        if (dup != 0) {
+            if (dup > 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "duplicate column name %R in the Arrow schema",
+                             key);
+            }
+            Py_DECREF(key);
+            Py_DECREF(res);
+            return NULL;
+        }
+        PyObject *arr =
+            convert_column(st, imp, is_table, c, nulls, allow_copy);
+        if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
+            Py_XDECREF(arr);
+            Py_DECREF(key);
+            Py_DECREF(res);
+            return NULL;
+        }
+        Py_DECREF(arr);
+        Py_DECREF(key);
+    }
+    return res;
+}
+
+PyObject *
+dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
+                 struct ArrowSchema *schema, int as_dict, dfb_nulls_mode nulls,
+                 int allow_copy)
+{
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    int had_schema = schema != NULL && schema->release != NULL;
+    int had_array = array != NULL && array->release != NULL;
+    /* Move both in before anything can fail: from here on import_clear (or
+       the holder, when a result keeps it) releases each exactly once. */
+    if (had_schema) {
+        imp.schema = *schema;
+        schema->release = NULL;
+    }
+    if (had_array) {
+        struct ArrowArray *dst = import_add(&imp);
+        if (dst == NULL) {
+            struct ArrowArray tmp = *array;
+            array->release = NULL;
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            tmp.release(&tmp);
+            PyErr_Restore(t, v, tb);
+            goto done;
+        }
+        *dst = *array;
+        array->release = NULL;
+    }
+    if (!had_schema || !had_array) {
+        PyErr_Format(PyExc_ValueError,
+                     "the ArrowSchema and the ArrowArray must be live (not "
+                     "released); got a %s schema and a %s array",
+                     schema == NULL ? "NULL"
+                     : had_schema   ? "live"
+                                    : "released",
+                     array == NULL ? "NULL"
+                     : had_array   ? "live"
+                                   : "released");
+        goto done;
+    }
+    if (imp.schema.format == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
+        goto done;
+    }
+    if (as_dict) {
+        res = import_to_dict(st, &imp, nulls, allow_copy);
+    }
+    else if (import_is_table(&imp)) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "DfBuffer_ArrowToNdarray: Arrow format '+s' (struct) "
+                        "is not a column; use DfBuffer_ArrowToDict for "
+                        "record batches");
+    }
+    else {
+        res = convert_column(st, &imp, 0, 0, nulls, allow_copy);
+    }
+done:
+    import_clear(&imp);
+    return res;
+}

@@ -207,6 +207,9 @@ module_exec(PyObject *m)
                                 DLPACK_MINOR_VERSION) < 0) {
         return -1;
     }
+    if (dfb_capi_add(m, st) < 0) {
+        return -1;
+    }
     return 0;
 }
 
