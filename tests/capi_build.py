@@ -28,14 +28,17 @@ def _plain_env():
             os.environ["LD_PRELOAD"] = saved
 
 
-def build(name: str, source: str, out_dir: Path, macros=(), *, cpp=False, cython=False):
+def build(
+    name: str, source: str, out_dir: Path, macros=(), *, cpp=False, cython=False, opt="-O1"
+):
     """Compile ``capi_consumer/<source>`` into module ``name`` in ``out_dir`` and import
-    it.  ``macros``: extra (name, value) defines (the ABI/version tests)."""
+    it.  ``macros``: extra (name, value) defines (the ABI/version tests); ``opt``: the
+    optimisation flag (the tests compile fast, the benchmark passes -O2)."""
     from setuptools import Distribution, Extension
 
     out_dir.mkdir(parents=True, exist_ok=True)
     src = str(HERE / source)
-    args = [] if cython else list(WARNINGS)
+    args = [opt] if cython else [opt, *WARNINGS]
     if cpp:
         args.append("-std=c++17")
     ext = Extension(

@@ -155,3 +155,6 @@ def column_to_ndarray(column: object, *, nulls: _NullsMode = "mask") -> np.ndarr
 def from_dataframe(
     obj: object, *, nulls: _NullsMode = "mask", allow_copy: bool = True
 ) -> dict[str, np.ndarray[Any, Any]]: ...
+
+# the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
+_C_API: CapsuleType

@@ -116,6 +116,33 @@ make_block(PyObject *m, PyObject *args)
     return b;
 }
 
+/* make_owned(n, extra) -> like make_block, but the Buffer's owner is the
+   tuple (block capsule, extra): the tests close a reference cycle through
+   it. */
+static PyObject *
+make_owned(PyObject *m, PyObject *args)
+{
+    Py_ssize_t n;
+    PyObject *extra;
+    if (!PyArg_ParseTuple(args, "nO", &n, &extra)) {
+        return NULL;
+    }
+    double *p = NULL;
+    PyObject *cap = block_new((size_t)n * sizeof(double), (void **)&p);
+    if (cap == NULL) {
+        return NULL;
+    }
+    PyObject *owner = PyTuple_Pack(2, cap, extra);
+    Py_DECREF(cap);
+    if (owner == NULL) {
+        return NULL;
+    }
+    PyObject *b = DfBuffer_New(p, n * (Py_ssize_t)sizeof(double), owner,
+                               NULL, 0, NULL, NULL, DFBUFFER_DEVICE_CPU, 0, 0);
+    Py_DECREF(owner);
+    return b;
+}
+
 /* make_reversed(n) -> Buffer viewing n int32 n-1, ..., 0 backwards
    (DfBuffer_FromData with a negative stride: element 0 is the last). */
 static PyObject *
@@ -608,6 +635,7 @@ static PyMethodDef methods[] = {
     {"buffer_type", buffer_type, METH_NOARGS, NULL},
     {"is_buffer", is_buffer, METH_O, NULL},
     {"make_block", make_block, METH_VARARGS, NULL},
+    {"make_owned", make_owned, METH_VARARGS, NULL},
     {"make_reversed", make_reversed, METH_VARARGS, NULL},
     {"make_bad", make_bad, METH_VARARGS, NULL},
     {"info", info, METH_O, NULL},

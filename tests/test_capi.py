@@ -1,0 +1,425 @@
+"""The public C API (dfbuffer/dfbuffer.h), used by real consumer extensions built here, at
+test time, against the installed package: ``dfbuffer.get_include()`` is their only include
+path (tests/capi_build.py).  The consumers (tests/capi_consumer/) own malloc'd memory and
+Arrow arrays they build in C, and count when they are freed and released."""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+import shutil
+import subprocess
+import weakref
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from capi_build import build
+
+import dfbuffer
+
+
+@pytest.fixture(scope="session")
+def capi_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("capi")
+
+
+@pytest.fixture(scope="session")
+def cons(capi_dir):
+    """The C consumer (built once per test run)."""
+    return build("capi_consumer", "consumer.c", capi_dir / "c")
+
+
+@pytest.fixture(scope="session")
+def cons_cpp(capi_dir):
+    return build("capi_consumer_cpp", "consumer_cpp.cpp", capi_dir / "cpp", cpp=True)
+
+
+@pytest.fixture(scope="session")
+def cons_cy(capi_dir):
+    pytest.importorskip("Cython")
+    return build("consumer_cy", "consumer_cy.pyx", capi_dir / "cy", cython=True)
+
+
+def collect():
+    for _ in range(3):
+        gc.collect()
+
+
+def counters(cons):
+    collect()
+    return cons.counters()
+
+
+# ---------------------------------------------------------------- the header and the table
+
+
+def test_only_the_public_header_is_shipped():
+    inc = dfbuffer.get_include()
+    assert sorted(os.listdir(inc)) == ["dfbuffer"]
+    assert sorted(os.listdir(os.path.join(inc, "dfbuffer"))) == ["dfbuffer.h"]
+    with open(os.path.join(inc, "dfbuffer", "dfbuffer.h")) as f:
+        includes = re.findall(r"^\s*#\s*include\s*(\S+)", f.read(), re.M)
+    assert includes == ["<Python.h>", "<stdint.h>"]
+
+
+def test_capsule_and_numbers(cons):
+    cap = dfbuffer._interchange._C_API
+    assert type(cap).__name__ == "PyCapsule"
+    assert "dfbuffer._interchange._C_API" in repr(cap)
+    assert cons.api() == (1, 2, 2)  # runtime ABI, runtime version, consumer's target
+
+
+def test_type_object_and_check(cons):
+    assert cons.buffer_type() is dfbuffer.Buffer
+    b = cons.make_block(3)
+    assert type(b) is dfbuffer.Buffer
+    assert cons.is_buffer(b) is True
+    assert cons.is_buffer(np.arange(3)) is False
+    assert cons.is_buffer(None) is False
+
+
+def test_extension_exports_only_its_init():
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm on this machine")
+    out = subprocess.run(
+        [nm, "-D", "--defined-only", dfbuffer._interchange.__file__],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = [line.split()[-1] for line in out.splitlines() if line.strip()]
+    assert names == ["PyInit__interchange"]
+
+
+# ---------------------------------------------------------------- Buffers over C memory
+
+
+def test_buffer_over_malloc_memory(cons):
+    b = cons.make_block(5)
+    np.testing.assert_array_equal(np.asarray(b), np.arange(5.0))
+    info = cons.info(b)
+    assert info["ptr"] == info["data"] == b.ptr
+    assert info["bufsize"] == b.bufsize == 40
+    assert (info["itemsize"], info["ndim"], info["shape"], info["strides"]) == (8, 1, (5,), (8,))
+    assert (info["device_type"], info["device_id"]) == (1, 0) == tuple(b.__dlpack_device__())
+    assert info["readonly"] == 0 and b.readonly is False
+    assert info["native"] == int(dfbuffer.NativeFormat.RAW) == int(b.native)
+    assert (info["kind"], info["byteorder"]) == ("f", "=")
+    assert info["dtype"] == np.dtype("float64") == b.dtype
+    assert info["owner"] is b.owner
+    assert type(b.owner).__name__ == "PyCapsule"
+    # writable memory: a write through NumPy lands in the C block
+    a = np.asarray(b)
+    a[0] = 42.0
+    assert np.asarray(b)[0] == 42.0
+
+
+def test_readonly_buffer_gives_readonly_views(cons):
+    b = cons.make_block(4, 1)
+    assert b.readonly is True and cons.info(b)["readonly"] == 1
+    assert not np.asarray(b).flags.writeable
+    assert memoryview(b).readonly
+    with pytest.raises(ValueError):
+        np.asarray(b)[0] = 1.0
+
+
+def test_from_data_with_negative_stride(cons):
+    b = cons.make_reversed(5)
+    np.testing.assert_array_equal(np.asarray(b), [4, 3, 2, 1, 0])
+    info = cons.info(b)
+    assert info["strides"] == (-4,)
+    assert info["data"] == info["ptr"] + 16
+    assert info["bufsize"] == 20
+    assert info["readonly"] == 1
+
+
+@pytest.mark.parametrize(
+    "which, exc, match",
+    [
+        (0, ValueError, "more than bufsize"),
+        (1, TypeError, "plain numbers only"),
+        (2, TypeError, "owner is NULL"),
+        (3, TypeError, "not understood"),
+        (4, TypeError, "expects a dfbuffer.Buffer"),
+    ],
+)
+def test_bad_arguments_raise(cons, which, exc, match):
+    with pytest.raises(exc, match=match):
+        cons.make_bad(which)
+
+
+def test_last_numpy_view_frees_the_block(cons):
+    base = counters(cons)
+    b = cons.make_block(1000)
+    wb = weakref.ref(b)
+    a = np.asarray(b)
+    m = memoryview(b)
+    d = np.from_dlpack(b)
+    del b
+    collect()
+    assert wb() is not None  # the views keep the Buffer
+    assert counters(cons)["blocks_freed"] == base["blocks_freed"]
+    del a, m
+    assert counters(cons)["blocks_freed"] == base["blocks_freed"]
+    assert d[999] == 999.0
+    del d
+    after = counters(cons)
+    assert wb() is None
+    assert after["blocks_freed"] == base["blocks_freed"] + 1
+    assert after["blocks_live"] == base["blocks_live"]
+
+
+def test_reference_cycle_through_the_owner_is_collected(cons):
+    base = counters(cons)
+    holder = []
+    b = cons.make_owned(10, holder)
+    holder.append(b)  # Buffer -> owner tuple -> list -> Buffer
+    wb = weakref.ref(b)
+    del b, holder
+    after = counters(cons)
+    assert wb() is None
+    assert after["blocks_freed"] == base["blocks_freed"] + 1
+
+
+def test_as_ndarray(cons):
+    b = cons.make_block(3)
+    a = cons.as_ndarray(b)
+    assert a.base is b
+    np.testing.assert_array_equal(a, [0.0, 1.0, 2.0])
+    with pytest.raises(TypeError, match="expects a dfbuffer.Buffer"):
+        cons.as_ndarray(np.arange(3))
+
+
+def test_from_object(cons):
+    x = np.arange(6, dtype=np.int64)
+    b = cons.from_object(x)
+    assert type(b) is dfbuffer.Buffer and b.owner is x
+    assert b.native == dfbuffer.NativeFormat.NUMPY
+    assert cons.from_object(x, np.dtype("u8")).dtype == np.dtype("u8")
+    with pytest.raises(TypeError):
+        cons.from_object(object())
+
+
+# ---------------------------------------------------------------- converters
+
+
+def test_pandas_column(cons):
+    df = pd.DataFrame({"x": [1.5, 2.5, 3.5], "n": pd.array([1, None, 3], dtype="Int64")})
+    ix = df.__dataframe__()
+    x = cons.column_to_ndarray(ix.get_column_by_name("x"))
+    np.testing.assert_array_equal(x, [1.5, 2.5, 3.5])
+    assert np.shares_memory(x, df["x"].to_numpy())
+    n = cons.column_to_ndarray(ix.get_column_by_name("n"))
+    assert isinstance(n, np.ma.MaskedArray) and n.mask.tolist() == [False, True, False]
+    with pytest.raises(ValueError):
+        cons.column_to_ndarray(ix.get_column_by_name("n"), 2)  # DFBUFFER_NULLS_RAISE
+    with pytest.raises(ValueError, match="nulls must be"):
+        cons.column_to_ndarray(ix.get_column_by_name("x"), 7)
+    with pytest.raises(TypeError):
+        cons.column_to_ndarray(object())
+
+
+def test_pyarrow_column(cons):
+    arr = pa.array([1.0, None, 3.0])
+    got = cons.column_to_ndarray(arr)
+    assert got.mask.tolist() == [False, True, False]
+    filled = cons.column_to_ndarray(arr, 1)  # DFBUFFER_NULLS_FILL
+    assert np.isnan(filled[1]) and filled[2] == 3.0
+
+
+def test_from_dataframe_pandas_and_pyarrow(cons):
+    df = pd.DataFrame({"a": [1, 2, 3], "s": ["x", None, "z"]})
+    for obj in (df, df.__dataframe__(), pa.table(df)):
+        got = cons.from_dataframe(obj)
+        want = dfbuffer.from_dataframe(obj)
+        assert list(got) == list(want) == ["a", "s"]
+        for k in got:
+            np.testing.assert_array_equal(got[k], want[k])
+
+
+def test_buffer_to_ndarray(cons):
+    df = pd.DataFrame({"x": np.arange(10, dtype=np.int32)})
+    buf, dtype = df.__dataframe__().get_column(0).get_buffers()["data"]
+    got = cons.buffer_to_ndarray(buf, dtype, 2, 3)
+    np.testing.assert_array_equal(got, [2, 3, 4])
+    np.testing.assert_array_equal(cons.buffer_to_ndarray(buf, dtype), np.arange(10))
+
+
+# ---------------------------------------------------------------- Arrow C data interface
+
+
+def test_arrow_array_built_in_c(cons):
+    base = counters(cons)
+    a = cons.arrow_column(10)  # no nulls: zero-copy over the C values
+    np.testing.assert_array_equal(a, np.arange(0, 100, 10))
+    c = counters(cons)
+    assert c["arrays_made"] == base["arrays_made"] + 1
+    assert c["schemas_released"] == base["schemas_released"] + 1  # not needed by the result
+    assert c["arrays_released"] == base["arrays_released"]  # the result views it
+    view = a[2:]
+    del a
+    assert counters(cons)["arrays_released"] == base["arrays_released"]
+    assert view[0] == 20
+    del view
+    assert counters(cons)["arrays_released"] == base["arrays_released"] + 1
+
+
+def test_arrow_array_with_nulls(cons):
+    base = counters(cons)
+    m = cons.arrow_column(7, 1)
+    assert isinstance(m, np.ma.MaskedArray)
+    assert m.mask.tolist() == [False, False, True, False, False, True, False]
+    assert m.compressed().tolist() == [0, 10, 30, 40, 60]
+    with pytest.raises(ValueError):
+        cons.arrow_column(7, 1, 0, 2)  # DFBUFFER_NULLS_RAISE
+    del m
+    c = counters(cons)
+    assert c["arrays_released"] - base["arrays_released"] == 2
+    assert c["schemas_released"] - base["schemas_released"] == 2
+
+
+@pytest.mark.parametrize(
+    "mode, nulls_arg, fmt, exc",
+    [
+        (1, 0, "l", ValueError),  # schema already released
+        (2, 0, "l", ValueError),  # array already released
+        (0, 9, "l", ValueError),  # bad nulls argument
+        (0, 0, "+l", (ValueError, NotImplementedError)),  # a list without its child
+        (0, 0, "no such format", NotImplementedError),
+    ],
+)
+def test_arrow_errors_release_exactly_once(cons, mode, nulls_arg, fmt, exc):
+    base = counters(cons)
+    with pytest.raises(exc):
+        cons.arrow_column(5, 0, mode, nulls_arg, fmt)
+    c = counters(cons)
+    # every struct built was released exactly once (by the consumer when it passed a released
+    # one, by dfbuffer otherwise), and the consumer saw both marked released (no SystemError)
+    assert c["arrays_made"] - base["arrays_made"] == 1
+    assert c["arrays_released"] - base["arrays_released"] == 1
+    assert c["schemas_made"] - base["schemas_made"] == 1
+    assert c["schemas_released"] - base["schemas_released"] == 1
+
+
+def test_arrow_struct_is_not_a_column(cons):
+    base = counters(cons)
+    with pytest.raises(NotImplementedError, match="ArrowToDict"):
+        cons.arrow_capsules(*pa.record_batch({"a": [1]}).__arrow_c_array__())
+    assert counters(cons)["blocks_live"] == base["blocks_live"]
+
+
+def test_arrow_record_batch_built_in_c(cons):
+    base = counters(cons)
+    d = cons.arrow_batch(50, 7)
+    assert list(d) == [f"c{i}" for i in range(50)]
+    for v in d.values():
+        np.testing.assert_array_equal(v, np.arange(0, 70, 10))
+    keep = d["c49"]
+    del d, v
+    assert counters(cons)["arrays_released"] == base["arrays_released"]
+    del keep
+    c = counters(cons)
+    # the struct array and its 50 children, each released once, through the struct's release
+    assert c["arrays_released"] - base["arrays_released"] == 51
+    assert c["schemas_released"] - base["schemas_released"] == 51
+
+
+def test_pyarrow_structs_moved_in_and_memory_returned(cons):
+    arr = pa.array(range(100_000), type=pa.float64())  # pyarrow-allocated memory
+    caps = arr.__arrow_c_array__()
+    del arr
+    collect()
+    before = pa.total_allocated_bytes()
+    got = cons.arrow_capsules(*caps)
+    del caps  # the capsules are empty now: dfbuffer holds the array
+    collect()
+    # the values stay allocated (only the schema's few bytes went)
+    assert before - 4096 < pa.total_allocated_bytes() <= before
+    assert got[99_999] == 99_999.0
+    del got
+    collect()
+    assert pa.total_allocated_bytes() <= before - 800_000
+
+
+def test_pyarrow_record_batch_and_stream(cons):
+    t = pa.table({"i": [1, 2, 3, 4], "s": ["a", None, "c", "d"]})
+    (d,) = [cons.arrow_capsules(*t.to_batches()[0].__arrow_c_array__(), 1)]
+    assert d["i"].tolist() == [1, 2, 3, 4]
+    assert d["s"].tolist() == ["a", None, "c", "d"]
+    t2 = pa.concat_tables([t, t])
+    batches = cons.arrow_stream(t2.__arrow_c_stream__())
+    assert len(batches) == t2.column("i").num_chunks == 2
+    merged = np.concatenate([b["i"] for b in batches])
+    assert merged.tolist() == [1, 2, 3, 4, 1, 2, 3, 4]
+
+
+# ---------------------------------------------------------------- versions
+
+
+def test_newer_consumer_fails_with_both_numbers(capi_dir):
+    with pytest.raises(ImportError) as ei:
+        build("capi_newer", "consumer.c", capi_dir / "newer", [("DFBUFFER_TARGET_VERSION", "3")])
+    msg = str(ei.value)
+    assert "ABI 1, API version 3 or later" in msg
+    assert "provides ABI 1, API version 2" in msg
+    assert "upgrade dfbuffer" in msg
+
+
+def test_other_abi_fails(capi_dir):
+    with pytest.raises(ImportError) as ei:
+        build("capi_abi2", "consumer.c", capi_dir / "abi2", [("DFBUFFER_ABI_VERSION", "2")])
+    msg = str(ei.value)
+    assert "compiled for ABI 2" in msg and "provides ABI 1" in msg
+    assert "rebuild the extension" in msg
+
+
+def test_older_consumer_works(capi_dir):
+    old = build("capi_older", "consumer.c", capi_dir / "older", [("DFBUFFER_TARGET_VERSION", "1")])
+    assert old.api() == (1, 2, 1)
+    assert not hasattr(old, "column_to_ndarray")  # version-2 macros are hidden from it
+    b = old.make_block(3)
+    np.testing.assert_array_equal(np.asarray(b), [0.0, 1.0, 2.0])
+
+
+# ---------------------------------------------------------------- C++ and Cython
+
+
+def test_cpp_consumer(cons_cpp):
+    freed = cons_cpp.freed()
+    b = cons_cpp.make(5)
+    assert cons_cpp.ndim_itemsize(b) == (1, 2)
+    a = np.asarray(b)
+    assert a.dtype == np.int16 and a.tolist() == [0, 1, 2, 3, 4]
+    del b
+    collect()
+    assert cons_cpp.freed() == freed
+    del a
+    collect()
+    assert cons_cpp.freed() == freed + 1
+
+
+def test_cython_consumer(cons_cy):
+    assert cons_cy.api() == (1, 2)
+    freed = cons_cy.freed()
+    b = cons_cy.make(4)
+    assert cons_cy.info(b) == {
+        "ndim": 1,
+        "shape": (4,),
+        "itemsize": 8,
+        "readonly": 1,
+        "is_buffer": True,
+    }
+    a = np.asarray(b)
+    del b
+    collect()
+    assert cons_cy.freed() == freed and a.tolist() == [0, 1, 2, 3]
+    del a
+    collect()
+    assert cons_cy.freed() == freed + 1
+    df = pd.DataFrame({"n": pd.array([1, None], dtype="Int64")})
+    got = cons_cy.column(df.__dataframe__().get_column(0))
+    assert got[0] == 1
