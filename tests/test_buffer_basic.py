@@ -161,7 +161,8 @@ def test_enum_values_match_the_protocols():
     assert DeviceType.__module__ == "dfbuffer"
 
 
-def test_get_include_has_the_headers():
+def test_get_include_has_the_public_header_only():
     inc = dfbuffer.get_include()
-    for h in ("arrow.h", "format.h", "buffer.h", "common.h", "convert.h"):
-        assert os.path.isfile(os.path.join(inc, "dfbuffer", h)), h
+    assert os.path.isfile(os.path.join(inc, "dfbuffer", "dfbuffer.h"))
+    for h in ("arrow.h", "format.h", "buffer.h", "common.h", "convert.h"):  # internal
+        assert not os.path.exists(os.path.join(inc, "dfbuffer", h)), h

@@ -351,7 +351,10 @@ def test_pyarrow_record_batch_and_stream(cons):
     assert d["i"].tolist() == [1, 2, 3, 4]
     assert d["s"].tolist() == ["a", None, "c", "d"]
     t2 = pa.concat_tables([t, t])
-    batches = cons.arrow_stream(t2.__arrow_c_stream__())
+    d2 = cons.arrow_stream(t2.__arrow_c_stream__())  # chunks concatenated
+    assert d2["i"].tolist() == [1, 2, 3, 4] * 2
+    assert d2["s"].tolist() == ["a", None, "c", "d"] * 2
+    batches = cons.arrow_batches(t2.__arrow_c_stream__())
     assert len(batches) == t2.column("i").num_chunks == 2
     merged = np.concatenate([b["i"] for b in batches])
     assert merged.tolist() == [1, 2, 3, 4, 1, 2, 3, 4]
@@ -423,3 +426,10 @@ def test_cython_consumer(cons_cy):
     df = pd.DataFrame({"n": pd.array([1, None], dtype="Int64")})
     got = cons_cy.column(df.__dataframe__().get_column(0))
     assert got[0] == 1
+
+
+def test_released_stream_is_refused(cons):
+    cap = pa.table({"i": [1, 2]}).__arrow_c_stream__()
+    assert cons.arrow_stream(cap)["i"].tolist() == [1, 2]
+    with pytest.raises(ValueError, match="must be live"):
+        cons.arrow_stream(cap)  # the first call moved it out

@@ -102,4 +102,12 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
                  struct ArrowSchema *schema, int as_dict, dfb_nulls_mode nulls,
                  int allow_copy);
 
+/* capi.c: from_dataframe on an ArrowArrayStream a C caller moves in (marked
+   released in the caller's struct on return; released by dfbuffer once,
+   after its last chunk was read): a new dict name -> ndarray, chunks
+   concatenated, or NULL with an exception set. */
+PyObject *
+dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
+                        dfb_nulls_mode nulls, int allow_copy);
+
 #endif /* DFBUFFER_ARROW_H */

@@ -39,7 +39,7 @@ extern "C" {
    are appended to the table.  Version 1: the Buffer type, construction,
    field access, from_object and the ndarray view.  Version 2: the
    converters (buffer_to_ndarray, column_to_ndarray, from_dataframe) and
-   the Arrow C data interface converters. */
+   the Arrow C data / C stream interface converters. */
 #define DFBUFFER_API_VERSION 2
 
 /* The oldest runtime version this consumer accepts: define it (before the
@@ -50,7 +50,8 @@ extern "C" {
 #endif
 
 /* The nulls= modes of the converters. */
-#define DFBUFFER_NULLS_MASK 0  /* numpy.ma.MaskedArray where a value is null \
+#define DFBUFFER_NULLS_MASK                                                  \
+    0                          /* numpy.ma.MaskedArray where a value is null \
                                 */
 #define DFBUFFER_NULLS_FILL 1  /* NaN / NaT / None / producer's value */
 #define DFBUFFER_NULLS_RAISE 2 /* ValueError if any value is null */
@@ -189,6 +190,9 @@ struct DfBuffer_CAPI {
     PyObject *(*ArrowToDict)(const DfBuffer_CAPI *, struct ArrowArray *array,
                              struct ArrowSchema *schema, int nulls,
                              int allow_copy);
+    PyObject *(*ArrowStreamToDict)(const DfBuffer_CAPI *,
+                                   struct ArrowArrayStream *stream, int nulls,
+                                   int allow_copy);
     /* new fields go here, with a new version */
 };
 
@@ -333,6 +337,15 @@ DfBuffer_ImportAPI(void)
 #define DfBuffer_ArrowToDict(array, schema, nulls, allow_copy)           \
     (DfBuffer_API->ArrowToDict(DfBuffer_API, (array), (schema), (nulls), \
                                (allow_copy)))
+/* from_dataframe on an Arrow C stream: reads every record batch of
+   *stream (moved in: marked released in the caller's struct on return,
+   success or error; dfbuffer releases it exactly once, after the last
+   batch) and returns a new dict name -> ndarray, each column's chunks
+   concatenated.  The stream's own errors become ValueError /
+   MemoryError / NotImplementedError / OSError with its message. */
+#define DfBuffer_ArrowStreamToDict(stream, nulls, allow_copy)         \
+    (DfBuffer_API->ArrowStreamToDict(DfBuffer_API, (stream), (nulls), \
+                                     (allow_copy)))
 #endif /* DFBUFFER_TARGET_VERSION >= 2 */
 
 #ifdef __cplusplus

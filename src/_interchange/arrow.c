@@ -2013,3 +2013,79 @@ done:
     import_clear(&imp);
     return res;
 }
+
+/* Moves every chunk of `stream` (a live stream moved in by the caller; the
+   schema and chunks go into `imp`, zeroed by the caller) and releases the
+   stream.  Returns 0, or -1 with an exception set (clear `imp` either
+   way). */
+static int
+import_stream_struct(struct ArrowArrayStream *stream, arrow_import *imp)
+{
+    int ret = -1;
+    if (stream->get_schema == NULL || stream->get_next == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the Arrow stream has no get_schema/get_next");
+        goto done;
+    }
+    int rc = stream->get_schema(stream, &imp->schema);
+    if (rc != 0) {
+        stream_error(stream, rc, "get_schema");
+        goto done;
+    }
+    if (imp->schema.release == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the Arrow stream gave a released schema");
+        goto done;
+    }
+    for (;;) {
+        struct ArrowArray *dst = import_add(imp);
+        if (dst == NULL) {
+            goto done;
+        }
+        rc = stream->get_next(stream, dst);
+        if (rc != 0) {
+            stream_error(stream, rc, "get_next");
+            goto done;
+        }
+        if (dst->release == NULL) {
+            imp->n--;
+            Py_DECREF(imp->holders[imp->n]);
+            break;
+        }
+    }
+    ret = 0;
+done:
+    {
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        stream->release(stream);
+        PyErr_Restore(t, v, tb);
+    }
+    return ret;
+}
+
+PyObject *
+dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
+                        dfb_nulls_mode nulls, int allow_copy)
+{
+    if (stream == NULL || stream->release == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the ArrowArrayStream must be live (not released)");
+        return NULL;
+    }
+    struct ArrowArrayStream s = *stream;
+    stream->release = NULL;
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    if (import_stream_struct(&s, &imp) == 0) {
+        if (imp.schema.format == NULL) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the Arrow schema has no format");
+        }
+        else {
+            res = import_to_dict(st, &imp, nulls, allow_copy);
+        }
+    }
+    import_clear(&imp);
+    return res;
+}

@@ -348,6 +348,30 @@ capi_arrow_to_dict(const DfBuffer_CAPI *api, struct ArrowArray *array,
     return capi_arrow(api, array, schema, nulls, allow_copy, 1);
 }
 
+/* DfBuffer_ArrowStreamToDict: see dfbuffer.h. */
+static PyObject *
+capi_arrow_stream_to_dict(const DfBuffer_CAPI *api,
+                          struct ArrowArrayStream *stream, int nulls,
+                          int allow_copy)
+{
+    const capi_impl *impl = (const capi_impl *)api;
+    dfb_state *st;
+    PyObject *m = capi_module(api, &st);
+    if (m == NULL || capi_nulls(impl, nulls) == NULL) {
+        /* still consume the stream: the caller gave it up */
+        if (stream != NULL && stream->release != NULL) {
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            stream->release(stream);
+            stream->release = NULL;
+            PyErr_Restore(t, v, tb);
+        }
+        return NULL;
+    }
+    return dfb_arrow_stream_from_c(st, stream, (dfb_nulls_mode)nulls,
+                                   allow_copy ? 1 : 0);
+}
+
 /* Drops the table's references and frees it.  Cannot fail. */
 static void
 capi_free(capi_impl *impl)
@@ -432,6 +456,7 @@ dfb_capi_add(PyObject *m, dfb_state *st)
     api->FromDataFrame = capi_from_dataframe;
     api->ArrowToNdarray = capi_arrow_to_ndarray;
     api->ArrowToDict = capi_arrow_to_dict;
+    api->ArrowStreamToDict = capi_arrow_stream_to_dict;
     static const char *const nulls[3] = {"mask", "fill", "raise"};
     for (int i = 0; i < 3; i++) {
         impl->nulls_names[i] = PyUnicode_InternFromString(nulls[i]);

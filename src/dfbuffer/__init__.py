@@ -40,10 +40,11 @@ __all__ = [
 
 
 def get_include() -> str:
-    """Return the directory holding dfbuffer's C headers (``dfbuffer/*.h``).
+    """Return the include directory of dfbuffer's public C API.
 
-    Use it as an include path when compiling against dfbuffer's Arrow C data
-    interface declarations or its format tables.
+    It holds one header, ``dfbuffer/dfbuffer.h``: pass this directory as an include path
+    when compiling a C, C++ or Cython extension that uses the C API (import it with
+    ``DfBuffer_ImportAPI()``; Cython: ``from dfbuffer cimport capi``). See docs/c-api.md.
     """
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 

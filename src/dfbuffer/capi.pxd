@@ -120,3 +120,5 @@ cdef extern from "dfbuffer/dfbuffer.h":
                                    int nulls, int allow_copy)
     object DfBuffer_ArrowToDict(ArrowArray *array, ArrowSchema *schema,
                                 int nulls, int allow_copy)
+    object DfBuffer_ArrowStreamToDict(ArrowArrayStream *stream, int nulls,
+                                      int allow_copy)

@@ -70,12 +70,11 @@ api(PyObject *m, PyObject *unused)
 static PyObject *
 counters(PyObject *m, PyObject *unused)
 {
-    return Py_BuildValue("{slslslslslsl}", "blocks_live", blocks_live,
-                         "blocks_freed", blocks_freed, "arrays_made",
-                         arrow_arrays_made, "arrays_released",
-                         arrow_arrays_released, "schemas_made",
-                         arrow_schemas_made, "schemas_released",
-                         arrow_schemas_released);
+    return Py_BuildValue(
+        "{slslslslslsl}", "blocks_live", blocks_live, "blocks_freed",
+        blocks_freed, "arrays_made", arrow_arrays_made, "arrays_released",
+        arrow_arrays_released, "schemas_made", arrow_schemas_made,
+        "schemas_released", arrow_schemas_released);
 }
 
 /* buffer_type() -> dfbuffer.Buffer as the C API sees it. */
@@ -137,8 +136,8 @@ make_owned(PyObject *m, PyObject *args)
     if (owner == NULL) {
         return NULL;
     }
-    PyObject *b = DfBuffer_New(p, n * (Py_ssize_t)sizeof(double), owner,
-                               NULL, 0, NULL, NULL, DFBUFFER_DEVICE_CPU, 0, 0);
+    PyObject *b = DfBuffer_New(p, n * (Py_ssize_t)sizeof(double), owner, NULL,
+                               0, NULL, NULL, DFBUFFER_DEVICE_CPU, 0, 0);
     Py_DECREF(owner);
     return b;
 }
@@ -222,15 +221,15 @@ info(PyObject *m, PyObject *buf)
         PyTuple_SET_ITEM(shape, i, PyLong_FromSsize_t(in.shape[i]));
         PyTuple_SET_ITEM(strides, i, PyLong_FromSsize_t(in.strides[i]));
     }
-    return Py_BuildValue(
-        "{sKsKsnsnsisNsNsisisisisCsCsOsO}", "ptr",
-        (unsigned long long)(uintptr_t)in.ptr, "data",
-        (unsigned long long)(uintptr_t)in.data, "bufsize", in.bufsize,
-        "itemsize", in.itemsize, "ndim", in.ndim, "shape", shape, "strides",
-        strides, "device_type", (int)in.device_type, "device_id",
-        (int)in.device_id, "readonly", in.readonly, "native", in.native,
-        "kind", (int)in.kind, "byteorder", (int)in.byteorder, "dtype",
-        in.dtype, "owner", in.owner ? in.owner : Py_None);
+    return Py_BuildValue("{sKsKsnsnsisNsNsisisisisCsCsOsO}", "ptr",
+                         (unsigned long long)(uintptr_t)in.ptr, "data",
+                         (unsigned long long)(uintptr_t)in.data, "bufsize",
+                         in.bufsize, "itemsize", in.itemsize, "ndim", in.ndim,
+                         "shape", shape, "strides", strides, "device_type",
+                         (int)in.device_type, "device_id", (int)in.device_id,
+                         "readonly", in.readonly, "native", in.native, "kind",
+                         (int)in.kind, "byteorder", (int)in.byteorder, "dtype",
+                         in.dtype, "owner", in.owner ? in.owner : Py_None);
 }
 
 /* as_ndarray(buffer) -> DfBuffer_AsNdarray. */
@@ -313,8 +312,7 @@ columns_loop(PyObject *m, PyObject *df)
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *idx = PyLong_FromSsize_t(i);
-        PyObject *col =
-            idx ? PyObject_CallMethodOneArg(df, get, idx) : NULL;
+        PyObject *col = idx ? PyObject_CallMethodOneArg(df, get, idx) : NULL;
         Py_XDECREF(idx);
         PyObject *arr =
             col ? DfBuffer_ColumnToNdarray(col, DFBUFFER_NULLS_MASK) : NULL;
@@ -442,8 +440,8 @@ int64_array_init(struct ArrowArray *a, int64_t n, int nulls)
 /* Returns 0 and fills the pair with an int64 column, or -1 (nothing left
    to release). */
 static int
-int64_column(struct ArrowArray *a, struct ArrowSchema *s, int64_t n,
-             int nulls, const char *format)
+int64_column(struct ArrowArray *a, struct ArrowSchema *s, int64_t n, int nulls,
+             const char *format)
 {
     if (schema_init(s, format, "x", ARROW_FLAG_NULLABLE) < 0) {
         return -1;
@@ -585,12 +583,58 @@ arrow_capsules(PyObject *m, PyObject *args)
                    : DfBuffer_ArrowToNdarray(&a, &s, DFBUFFER_NULLS_MASK, 1);
 }
 
-/* arrow_stream(stream_capsule) -> list of dicts, one per record batch of a
-   producer's __arrow_c_stream__ (the benchmark's C path).  Every batch
-   after the first needs its own schema: the stream's get_schema is called
-   again for it. */
+/* arrow_stream(stream_capsule) -> dict: moves the stream out of a
+   producer's __arrow_c_stream__ capsule into DfBuffer_ArrowStreamToDict
+   (the benchmark's C path). */
 static PyObject *
 arrow_stream(PyObject *m, PyObject *cap)
+{
+    struct ArrowArrayStream *ps = capsule_ptr(cap, "arrow_array_stream");
+    if (ps == NULL) {
+        return NULL;
+    }
+    struct ArrowArrayStream st = *ps;
+    ps->release = NULL;
+    PyObject *res = DfBuffer_ArrowStreamToDict(&st, DFBUFFER_NULLS_MASK, 1);
+    if (st.release != NULL) {
+        Py_XDECREF(res);
+        PyErr_SetString(PyExc_SystemError, "dfbuffer did not take the stream");
+        return NULL;
+    }
+    return res;
+}
+
+/* arrow_drain(stream_capsule) -> number of batches: reads the stream and
+   releases everything without converting (the benchmark's measure of the
+   producer's own export cost). */
+static PyObject *
+arrow_drain(PyObject *m, PyObject *cap)
+{
+    struct ArrowArrayStream *ps = capsule_ptr(cap, "arrow_array_stream");
+    if (ps == NULL) {
+        return NULL;
+    }
+    struct ArrowArrayStream st = *ps;
+    ps->release = NULL;
+    struct ArrowSchema s;
+    long n = 0;
+    if (st.get_schema(&st, &s) == 0) {
+        s.release(&s);
+        struct ArrowArray a;
+        while (st.get_next(&st, &a) == 0 && a.release != NULL) {
+            a.release(&a);
+            n++;
+        }
+    }
+    st.release(&st);
+    return PyLong_FromLong(n);
+}
+
+/* arrow_batches(stream_capsule) -> list of dicts, one per record batch,
+   each through DfBuffer_ArrowToDict (each batch gets its own schema from
+   get_schema, as ArrowToDict consumes it). */
+static PyObject *
+arrow_batches(PyObject *m, PyObject *cap)
 {
     struct ArrowArrayStream *ps = capsule_ptr(cap, "arrow_array_stream");
     if (ps == NULL) {
@@ -650,13 +694,22 @@ static PyMethodDef methods[] = {
     {"arrow_batch", arrow_batch, METH_VARARGS, NULL},
     {"arrow_capsules", arrow_capsules, METH_VARARGS, NULL},
     {"arrow_stream", arrow_stream, METH_O, NULL},
+    {"arrow_batches", arrow_batches, METH_O, NULL},
+    {"arrow_drain", arrow_drain, METH_O, NULL},
 #endif
     {NULL},
 };
 
 static struct PyModuleDef moddef = {
-    PyModuleDef_HEAD_INIT, STR(CONSUMER_NAME), NULL, -1, methods,
-    NULL,                  NULL,               NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    STR(CONSUMER_NAME),
+    NULL,
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC
