@@ -47,10 +47,13 @@ from_dataframe = dfbuffer.from_dataframe
 
 
 def interleaved(fns, repeat):
-    """Best time of each fn over `repeat` interleaved rounds."""
+    """Best time of each fn over `repeat` interleaved rounds (each round starts one fn
+    later, so that no path always runs right after the same peer)."""
     times = [[] for _ in fns]
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
+    for r in range(repeat):
+        for k in range(len(fns)):
+            i = (k + r) % len(fns)
+            fn = fns[i]
             gc.collect()
             t0 = timeit.default_timer()
             fn()
