@@ -28,22 +28,21 @@ def _plain_env():
             os.environ["LD_PRELOAD"] = saved
 
 
-def build(
-    name: str, source: str, out_dir: Path, macros=(), *, cpp=False, cython=False, opt="-O1"
-):
-    """Compile ``capi_consumer/<source>`` into module ``name`` in ``out_dir`` and import
-    it.  ``macros``: extra (name, value) defines (the ABI/version tests); ``opt``: the
-    optimisation flag (the tests compile fast, the benchmark passes -O2)."""
+def build(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=False, opt="-O1"):
+    """Compile ``capi_consumer/<source>`` (one file name, or a list) into module ``name``
+    in ``out_dir`` and import it.  ``macros``: extra (name, value) defines (the ABI/version
+    tests); ``opt``: the optimisation flag (the tests compile fast, the benchmark passes
+    -O2)."""
     from setuptools import Distribution, Extension
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    src = str(HERE / source)
+    sources = [source] if isinstance(source, str) else list(source)
     args = [opt] if cython else [opt, *WARNINGS]
     if cpp:
         args.append("-std=c++17")
     ext = Extension(
         name,
-        [src],
+        [str(HERE / s) for s in sources],
         include_dirs=[dfbuffer.get_include()],
         define_macros=[("CONSUMER_NAME", name), *macros],
         extra_compile_args=args,

@@ -391,6 +391,13 @@ def test_older_consumer_works(capi_dir):
 # ---------------------------------------------------------------- C++ and Cython
 
 
+def test_two_files_share_one_table(capi_dir):
+    multi = build("capi_multi", ["multi_a.c", "multi_b.c"], capi_dir / "multi")
+    b = multi.make(10)
+    assert np.asarray(b).tolist() == list(range(10))
+    assert b.owner is None and b.readonly is True
+
+
 def test_cpp_consumer(cons_cpp):
     freed = cons_cpp.freed()
     b = cons_cpp.make(5)

@@ -74,8 +74,15 @@ static PyMethodDef methods[] = {
 };
 
 static PyModuleDef moddef = {
-    PyModuleDef_HEAD_INIT, STR(CONSUMER_NAME), nullptr, -1, methods,
-    nullptr, nullptr, nullptr, nullptr,
+    PyModuleDef_HEAD_INIT,
+    STR(CONSUMER_NAME),
+    nullptr,
+    -1,
+    methods,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
 };
 
 PyMODINIT_FUNC
