@@ -156,8 +156,8 @@ struct DfBuffer_CAPI {
     /* ---- version 1 ---- */
     unsigned int abi_version; /* the runtime's DFBUFFER_ABI_VERSION */
     unsigned int api_version; /* the runtime's DFBUFFER_API_VERSION */
-    PyTypeObject *BufferType; /* dfbuffer.Buffer (borrowed, immortal for
-                                 the life of the module) */
+    PyTypeObject *BufferType; /* dfbuffer.Buffer (borrowed; valid for the
+                                 life of the module) */
     PyObject *(*Buffer_New)(const DfBuffer_CAPI *, void *ptr,
                             Py_ssize_t bufsize, PyObject *owner,
                             const char *typestr, int ndim,
