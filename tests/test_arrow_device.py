@@ -336,3 +336,23 @@ def test_consumed_capsule_refused():
         Buffer.from_object(again)
     del b
     gc.collect()
+
+
+def test_cpu_device_stream_converts_like_a_stream(collect):
+    """A hand-built CPU device stream (real memory) takes the ordinary Arrow path: chunks
+    joined by the converters, each chunk released once."""
+    a = np.array([1, 2, 3], dtype=np.int64)
+    b = np.array([4, 5], dtype=np.int64)
+    valid = np.array([0b01], dtype=np.uint8)  # second chunk: [4, null]
+    batches = [(Column("l", 3, [0, a.ctypes.data]), None, -1),
+               (Column("l", 2, [valid.ctypes.data, b.ctypes.data], null_count=1), None, -1)]
+    prod = DeviceStream(Column("l", 0, []), batches, device_type=1)
+    out = dfbuffer.column_to_ndarray(prod)
+    assert out.tolist() == [1, 2, 3, 4, None]
+    collect()
+    assert (prod.released.schema, prod.released.array, prod.released.stream) == (1, 2, 1)
+    one = DeviceStream(Column("l", 0, []), batches[:1], device_type=1)
+    df = dfbuffer.to_interchange(one)
+    data = df.get_column(0).get_buffers()["data"][0]
+    assert data.__dlpack_device__() == (1, 0) and data.ptr == a.ctypes.data
+    assert np.asarray(data).tolist() == [1, 2, 3]
