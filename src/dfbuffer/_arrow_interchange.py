@@ -1,7 +1,9 @@
 """The DataFrame interchange protocol served over Arrow PyCapsule producers.
 
 ``to_interchange(obj)`` imports any object with ``__arrow_c_array__`` or
-``__arrow_c_stream__`` (pyarrow, polars, pandas 3, nanoarrow, DuckDB, ...)
+``__arrow_c_stream__`` (pyarrow, polars, pandas 3, nanoarrow, DuckDB, ...), or only
+their device counterparts (``__arrow_c_device_array__`` / ``__arrow_c_device_stream__``:
+CPU data as usual, other devices as device Buffers that are never read here),
 through the C helper ``dfbuffer._interchange._arrow_import`` and presents it
 as a DataFrame interchange object (``__dataframe__``) whose buffers are
 :class:`dfbuffer.Buffer` objects over the Arrow memory, without copying.
