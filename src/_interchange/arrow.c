@@ -20,6 +20,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/arrow_device.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/format.h"
 
@@ -179,6 +180,9 @@ typedef struct {
     Py_ssize_t n, cap;          /* number of chunks (top-level arrays) */
     PyObject **holders;         /* strong: holder capsules */
     struct ArrowArray **arrays; /* arrays[i] lives in holders[i] */
+    DLDevice device;            /* of the chunks (device producers) */
+    int accept_device;          /* set by callers that handle non-CPU data
+                                   (else import_producer refuses it) */
 } arrow_import;
 
 /* Releases everything `imp` holds (arrays live on in any Buffer made over
@@ -232,6 +236,14 @@ import_add(arrow_import *imp)
     imp->arrays[imp->n] = &holder->array;
     imp->n++;
     return &holder->array;
+}
+
+/* import_add as a dfb_arrow_slot_fn for arrow_device.c.  Returns the
+   slot or NULL with MemoryError. */
+static struct ArrowArray *
+import_slot(void *imp)
+{
+    return import_add(imp);
 }
 
 /* Returns the pointer of capsule `cap` named `name`, or NULL with
@@ -419,11 +431,24 @@ static int
 import_producer(PyObject *obj, arrow_import *imp)
 {
     int r;
+    imp->device.device_type = kDLCPU;
+    imp->device.device_id = 0;
     if (PyObject_HasAttrString(obj, "__arrow_c_array__")) {
         r = import_array_capsules(obj, imp);
     }
     else if (PyObject_HasAttrString(obj, "__arrow_c_stream__")) {
         r = import_stream(obj, imp);
+    }
+    else if ((r = dfb_arrow_device_is_producer(obj)) != 0) {
+        /* device data: CPU takes the same path as __arrow_c_array__ */
+        r = r < 0 ? -1
+                  : dfb_arrow_device_import(obj, &imp->schema, import_slot,
+                                            imp, &imp->device);
+        if (r == 0 && imp->device.device_type != kDLCPU &&
+            !imp->accept_device) {
+            r = dfb_arrow_device_refuse(imp->device,
+                                        "column_to_ndarray/from_dataframe");
+        }
     }
     else {
         PyErr_Format(PyExc_TypeError,
@@ -446,7 +471,10 @@ dfb_arrow_is_producer(PyObject *obj)
     if (r) {
         return 1;
     }
-    return PyObject_HasAttrString(obj, "__arrow_c_stream__");
+    if (PyObject_HasAttrString(obj, "__arrow_c_stream__")) {
+        return 1;
+    }
+    return dfb_arrow_device_is_producer(obj);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1170,7 +1198,13 @@ arrow_import_py(PyObject *module, PyObject *args)
     arrow_import imp = {0};
     ref_list refs = {0};
     PyObject *columns = NULL, *chunks = NULL, *result = NULL;
+    imp.accept_device = 1;
     if (import_producer(obj, &imp) < 0) {
+        goto done;
+    }
+    if (imp.device.device_type != kDLCPU) {
+        result = dfb_arrow_device_describe(st, &imp.schema, imp.arrays,
+                                           imp.holders, imp.n, imp.device);
         goto done;
     }
     int is_table = import_is_table(&imp);
@@ -1434,6 +1468,7 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
     arrow_import imp = {0};
     ref_list refs = {0};
     PyObject *result = NULL;
+    imp.accept_device = 1;
     if (import_producer(obj, &imp) < 0) {
         goto done;
     }
@@ -1442,6 +1477,11 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
                      "Buffer.from_object needs exactly one Arrow chunk, got "
                      "%zd",
                      imp.n);
+        goto done;
+    }
+    if (imp.device.device_type != kDLCPU) {
+        result = dfb_arrow_device_buffer(st, &imp.schema, imp.arrays[0],
+                                         imp.holders[0], imp.device, dtype);
         goto done;
     }
     dfb_format f;

@@ -4,6 +4,7 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
+#include "dfbuffer/arrow_device.h"
 #include "dfbuffer/format.h"
 
 #include <stddef.h>
@@ -1188,6 +1189,13 @@ static PyMethodDef buffer_methods[] = {
      "__arrow_c_array__($self, /, requested_schema=None)\n--\n\n(schema, "
      "array) "
      "capsules for a 1-D contiguous primitive buffer, without copying."},
+    {"__arrow_c_device_array__",
+     (PyCFunction)(void (*)(void))dfb_buffer_arrow_c_device_array,
+     METH_FASTCALL | METH_KEYWORDS,
+     "__arrow_c_device_array__($self, /, requested_schema=None, **kwargs)\n"
+     "--\n\n(schema, device array) capsules for a 1-D contiguous primitive "
+     "buffer on any device, without copying; non-None keyword arguments "
+     "other than requested_schema raise NotImplementedError."},
     {NULL},
 };
 

@@ -445,6 +445,10 @@ dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol_o)
     Py_ssize_t nbytes = dfb_buffer_size(b) * itemsize;
     int contiguous =
         dfb_is_c_contiguous(b->ndim, b->shape, b->strides, itemsize);
+    /* Fortran order travels as is (no copy) and comes back Fortran */
+    int fortran = !contiguous &&
+                  dfb_is_f_contiguous(b->ndim, b->shape, b->strides, itemsize);
+    contiguous = contiguous || fortran;
     PyObject *payload = NULL, *copy = NULL, *result = NULL;
     char *src = b->data;
     if (!contiguous) {
@@ -482,9 +486,16 @@ dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol_o)
     if (shape == NULL) {
         goto done;
     }
-    result =
-        Py_BuildValue("(O(OONOi))", rebuild, payload, (PyObject *)b->dtype,
-                      shape, b->readonly ? Py_True : Py_False, b->native);
+    if (fortran) {
+        result = Py_BuildValue(
+            "(O(OONOiO))", rebuild, payload, (PyObject *)b->dtype, shape,
+            b->readonly ? Py_True : Py_False, b->native, Py_True);
+    }
+    else {
+        result =
+            Py_BuildValue("(O(OONOi))", rebuild, payload, (PyObject *)b->dtype,
+                          shape, b->readonly ? Py_True : Py_False, b->native);
+    }
 done:
     Py_DECREF(rebuild);
     Py_XDECREF(payload);
@@ -492,8 +503,9 @@ done:
     return result;
 }
 
-/* _rebuild(data, dtype, shape, readonly, native): the pickle reconstructor.
-   Returns a new C-contiguous CPU Buffer over `data` (any buffer exporter;
+/* _rebuild(data, dtype, shape, readonly, native, fortran=False): the pickle
+   reconstructor.  Returns a new C-contiguous (Fortran-contiguous when
+   `fortran`) CPU Buffer over `data` (any buffer exporter;
    its memoryview is the owner), copying only when the memory is read-only
    but a writable Buffer is wanted, or not C-contiguous.  NULL with
    TypeError / ValueError on malformed arguments. */
@@ -501,9 +513,10 @@ static PyObject *
 rebuild(PyObject *module, PyObject *args)
 {
     PyObject *data, *dtype_o, *shape_o;
-    int readonly, native;
-    if (!PyArg_ParseTuple(args, "OOO!pi:_rebuild", &data, &dtype_o,
-                          &PyTuple_Type, &shape_o, &readonly, &native)) {
+    int readonly, native, fortran = 0;
+    if (!PyArg_ParseTuple(args, "OOO!pi|p:_rebuild", &data, &dtype_o,
+                          &PyTuple_Type, &shape_o, &readonly, &native,
+                          &fortran)) {
         return NULL;
     }
     dfb_state *st = dfb_state_from_module(module);
@@ -544,8 +557,22 @@ rebuild(PyObject *module, PyObject *args)
     }
     DLDevice cpu = {kDLCPU, 0};
     char *ptr = v->len ? (char *)v->buf : NULL;
-    result = dfb_buffer_new(st, ptr, v->len, mv, dtype, (int)ndim, shape, NULL,
-                            cpu, readonly, native);
+    Py_ssize_t fstrides[DFB_MAXDIM];
+    if (fortran) {
+        /* overflow: dfb_buffer_new checks the extent against v->len */
+        Py_ssize_t step = PyDataType_ELSIZE(dtype);
+        for (Py_ssize_t i = 0; i < ndim; i++) {
+            fstrides[i] = step;
+            if (shape[i] < 0 ||
+                __builtin_mul_overflow(step, shape[i] ? shape[i] : 1, &step)) {
+                PyErr_SetString(PyExc_ValueError,
+                                "_rebuild: bad or overflowing shape");
+                goto done;
+            }
+        }
+    }
+    result = dfb_buffer_new(st, ptr, v->len, mv, dtype, (int)ndim, shape,
+                            fortran ? fstrides : NULL, cpu, readonly, native);
     if (result != NULL) {
         Py_ssize_t want = PyDataType_ELSIZE(dtype);
         for (Py_ssize_t i = 0; i < ndim; i++) {
@@ -566,8 +593,9 @@ done:
 
 PyMethodDef dfb_export_methods[] = {
     {"_rebuild", rebuild, METH_VARARGS,
-     "_rebuild(data, dtype, shape, readonly, native)\n--\n\n"
-     "Pickle reconstructor of Buffer (private): a C-contiguous CPU Buffer "
-     "over `data`."},
+     "_rebuild(data, dtype, shape, readonly, native, fortran=False)\n--\n\n"
+     "Pickle reconstructor of Buffer (private): a C- (or Fortran-) contiguous "
+     "CPU "
+     "Buffer over `data`."},
     {NULL, NULL, 0, NULL},
 };

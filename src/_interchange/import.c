@@ -21,7 +21,8 @@
  *   7. __array_interface__: host memory, no capsule or deleter to manage;
  *   8. __dlpack__ + __dlpack_device__: anything else, any device;
  *   9. __arrow_c_array__: an Arrow array's values buffer (fixed width);
- *  10. TypeError.
+ *  10. __arrow_c_device_array__: the same on any device (arrow_device.c);
+ *  11. TypeError.
  *
  * Every path ends in dfb_buffer_from_data / dfb_buffer_new, which validate
  * the dtype, the device and the layout.
@@ -1398,6 +1399,14 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
 
     /* An Arrow array: its values buffer (fixed-width types). */
     if ((r = lookup_attr(obj, "__arrow_c_array__", &attr)) < 0) {
+        return NULL;
+    }
+    Py_XDECREF(attr);
+    if (r > 0) {
+        return dfb_arrow_buffer_from_object(st, obj, dtype);
+    }
+    /* An Arrow device array (any device): its values buffer, never read. */
+    if ((r = lookup_attr(obj, "__arrow_c_device_array__", &attr)) < 0) {
         return NULL;
     }
     Py_XDECREF(attr);

@@ -53,7 +53,9 @@ def to_interchange(obj, *, allow_copy: bool = True):
     """Return a DataFrame interchange protocol object over an Arrow PyCapsule producer.
 
     ``obj`` is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a pyarrow
-    Table or RecordBatch, a polars DataFrame, a pandas 3 DataFrame, a nanoarrow stream).
+    Table or RecordBatch, a polars DataFrame, a pandas 3 DataFrame, a nanoarrow stream), or
+    their device counterparts ``__arrow_c_device_stream__`` / ``__arrow_c_device_array__``
+    (data on a non-CPU device gives device buffers, never read on the host).
     The result has ``__dataframe__`` and implements every method of the protocol; its
     buffers are :class:`Buffer` objects that keep the Arrow memory alive. Consumers that
     only speak ``__dataframe__`` (``pandas.api.interchange.from_dataframe``,

@@ -1,7 +1,9 @@
 """The DataFrame interchange protocol served over Arrow PyCapsule producers.
 
 ``to_interchange(obj)`` imports any object with ``__arrow_c_array__`` or
-``__arrow_c_stream__`` (pyarrow, polars, pandas 3, nanoarrow, DuckDB, ...)
+``__arrow_c_stream__`` (pyarrow, polars, pandas 3, nanoarrow, DuckDB, ...), or only
+their device counterparts (``__arrow_c_device_array__`` / ``__arrow_c_device_stream__``:
+CPU data as usual, other devices as device Buffers that are never read here),
 through the C helper ``dfbuffer._interchange._arrow_import`` and presents it
 as a DataFrame interchange object (``__dataframe__``) whose buffers are
 :class:`dfbuffer.Buffer` objects over the Arrow memory, without copying.
@@ -33,7 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._interchange import Buffer, ColumnNullType, DtypeKind, _arrow_import
+from dfbuffer._interchange import (
+    Buffer,
+    ColumnNullType,
+    DeviceType,
+    DtypeKind,
+    _arrow_import,
+)
 
 __all__ = ["to_interchange"]
 
@@ -88,12 +96,21 @@ def _itemsize(fmt: str) -> int:
 
 
 def _view(buf: Buffer, start: int, size: int) -> Buffer:
-    """A Buffer over ``size`` bytes of ``buf`` from byte ``start`` (same owner)."""
+    """A Buffer over ``size`` bytes of ``buf`` from byte ``start`` (same owner, device)."""
     if size == 0:
         return Buffer(buf.ptr + start if buf.ptr else 0, 0, owner=buf.owner,
-                      dtype=buf.dtype, readonly=True, native=buf.native)
+                      dtype=buf.dtype, readonly=True, native=buf.native, device=buf.device)
     return Buffer(buf.ptr + start, size, owner=buf.owner, dtype=buf.dtype,
-                  readonly=True, native=buf.native)
+                  readonly=True, native=buf.native, device=buf.device)
+
+
+_HOST = (DeviceType.CPU, DeviceType.CUDA_HOST, DeviceType.ROCM_HOST, DeviceType.CUDA_MANAGED)
+
+
+def _on_host(buf: Buffer | None) -> bool:
+    """Whether a chunk buffer is host memory (device data from an Arrow device
+    producer is described, never read)."""
+    return buf is None or buf.device[0] in _HOST
 
 
 def _bits(buf: Buffer | None, offset: int, length: int) -> np.ndarray:
@@ -138,7 +155,9 @@ def _slice_chunk(chunk: dict, start: int, length: int) -> dict:
     if "error" in chunk:
         return out
     out["offset"] = chunk["offset"] + start
-    if chunk["validity"] is not None:
+    if chunk["validity"] is not None and not _on_host(chunk["validity"]):
+        out["null_count"] = None  # on a device: not counted on the host
+    elif chunk["validity"] is not None:
         out["null_count"] = int(length - _bits(chunk["validity"], out["offset"], length).sum())
     else:
         out["null_count"] = 0
@@ -227,14 +246,18 @@ class _ArrowColumn:
     @property
     def describe_null(self) -> tuple[Any, Any]:
         """(USE_BITMASK, 0) when the column has nulls, else (NON_NULLABLE, None)."""
-        if self.null_count > 0:
+        nulls = self.null_count
+        if nulls is None or nulls > 0:
             return (ColumnNullType.USE_BITMASK, 0)
         return (ColumnNullType.NON_NULLABLE, None)
 
     @property
-    def null_count(self) -> int:
-        """Number of nulls."""
-        return sum(c.get("null_count", 0) for c in self._chunks)
+    def null_count(self) -> int | None:
+        """Number of nulls (None when unknown: device data whose producer did not count)."""
+        counts = [c.get("null_count", 0) for c in self._chunks]
+        if any(n is None for n in counts):
+            return None
+        return sum(counts)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -293,7 +316,7 @@ def _normalize(fmt: str, chunk: dict, allow_copy: bool):
         return 0, validity, offsets, data
     bitpacked = validity is not None or fmt == "b"
     rest = off % 8 if bitpacked else 0
-    copy_bits = rest != 0 and allow_copy
+    copy_bits = rest != 0 and allow_copy and _on_host(validity) and _on_host(data)
     shift = off if (copy_bits or rest == 0) else off - rest
     exposed = off - shift
     if validity is not None:

@@ -141,6 +141,9 @@ class Buffer:
     def __arrow_c_array__(
         self, requested_schema: CapsuleType | None = None
     ) -> tuple[CapsuleType, CapsuleType]: ...
+    def __arrow_c_device_array__(
+        self, requested_schema: CapsuleType | None = None, **kwargs: None
+    ) -> tuple[CapsuleType, CapsuleType]: ...
 
 _NullsMode: TypeAlias = Literal["mask", "fill", "raise"]
 
