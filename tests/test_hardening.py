@@ -774,3 +774,59 @@ def test_bad_dtype_argument_is_value_or_type_error(typestr):
             call()
         assert not isinstance(ei.value, SyntaxError)
 
+
+
+def _odd_buffer(a: np.ndarray) -> Buffer:
+    b = Buffer(odd_copy(a))
+    assert b.ptr % 2 == 1
+    return b
+
+
+def _ix(dt) -> tuple:
+    """The interchange dtype tuple of a NumPy dtype, byte order kept."""
+    dt = np.dtype(dt)
+    kind = {"i": 0, "u": 1, "f": 2}[dt.kind]
+    fmt = {"i": "csil", "u": "CSIL", "f": " efg"}[dt.kind][int(np.log2(dt.itemsize))]
+    return (kind, dt.itemsize * 8, fmt, "=" if dt.isnative else dt.byteorder)
+
+
+@pytest.mark.parametrize("dt", ["<f8", "<f4", "<f2", ">f8", ">f4"])
+def test_odd_address_nan_nulls(dt):
+    vals = np.array([1.5, np.nan, 3.0] * 30, dtype=dt)
+    col = Column(size=len(vals), dtype=_ix(dt), data=(_odd_buffer(vals), _ix(dt)),
+                 null=(1, None), null_count=30)
+    res = dfbuffer.column_to_ndarray(col)
+    np.testing.assert_array_equal(res.mask, np.isnan(vals))
+    np.testing.assert_array_equal(res.data[~res.mask], vals[~np.isnan(vals)])
+
+
+@pytest.mark.parametrize("dt", ["<i2", ">i4", "<i4", "<u8"])
+def test_odd_address_sentinels_other_widths(dt):
+    vals = np.array([3, 9, 4, 9] * 10, dtype=dt)
+    idt = _ix(dt)
+    col = Column(size=len(vals), dtype=idt, data=(_odd_buffer(vals), idt),
+                 null=(USE_SENTINEL, 9), null_count=20)
+    res = dfbuffer.column_to_ndarray(col, nulls="fill")
+    expect = np.where(vals == 9, np.nan, vals.astype(float))
+    np.testing.assert_array_equal(res, expect)
+
+
+def test_odd_address_date32_categorical_bytemask():
+    days = np.array([0, 1, 19000, -5], dtype=np.int32)
+    d = Column(size=4, dtype=(22, 32, "tdD", "="), data=(_odd_buffer(days), INT32_DTYPE))
+    np.testing.assert_array_equal(dfbuffer.column_to_ndarray(d), days.astype("M8[D]"))
+    cats = primitive(np.array([10, 20, 30], dtype=np.int64))
+    codes = np.array([2, 0, 1, 2] * 5, dtype=np.int16)
+    cdt = (23, 16, "s", "=")
+    from producers import Categorical
+
+    c = Column(size=len(codes), dtype=cdt, data=(_odd_buffer(codes), (0, 16, "s", "=")),
+               categorical=Categorical(cats))
+    np.testing.assert_array_equal(dfbuffer.column_to_ndarray(c), np.array([10, 20, 30])[codes])
+    vals = np.arange(16, dtype=np.int64)
+    mask = (np.arange(16) % 3 == 0).astype(np.uint8)
+    m = Column(size=16, dtype=INT64_DTYPE, data=(_odd_buffer(vals), INT64_DTYPE),
+               validity=(_odd_buffer(mask), (20, 8, "b", "=")), null=(4, 1),
+               null_count=int(mask.sum()))
+    res = dfbuffer.column_to_ndarray(m)
+    np.testing.assert_array_equal(res.mask, mask.astype(bool))
