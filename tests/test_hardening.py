@@ -194,18 +194,22 @@ def test_uaf_column_names_list_shrinks():
 
 class EvilKey:
     """A dict key whose hash equals that of `name`, so that looking up
-    `name` calls our __eq__, which deletes `victims` from the dict."""
+    `name` calls our __eq__ (once armed), which deletes `victims` from the
+    dict."""
 
     def __init__(self, d: dict, name: str, victims: tuple):
         self.d, self.name, self.victims = d, name, victims
+        self.armed = False
 
     def __hash__(self):
         return hash(self.name)
 
     def __eq__(self, other):
-        for v in self.victims:
-            self.d.pop(v, None)
-        gc.collect()
+        if self.armed:
+            self.armed = False
+            for v in self.victims:
+                self.d.pop(v, None)
+            gc.collect()
         return False
 
 
@@ -216,19 +220,26 @@ class IfaceProducer:
 
     @property
     def __array_interface__(self):
-        d = {
-            "version": 3,
-            "shape": tuple([len(self.arr)]),
-            "typestr": "".join(["<", "i", "8"]),
-            "data": tuple([self.arr.ctypes.data, False]),
-        }
-        d[EvilKey(d, self.collide, self.victims)] = None
+        # 64 dimensions: the shape tuple is big enough to live outside
+        # pymalloc, so ASan sees a use after free.  The colliding key sits
+        # before the key it collides with, so that key's look-up meets it.
+        d = {"version": 3, "shape": tuple([1] * 63 + [len(self.arr)])}
+        evil = EvilKey(d, self.collide, self.victims)
+        d[evil] = None
+        d["typestr"] = "".join(["<", "i", "8"])
+        d["data"] = tuple([self.arr.ctypes.data, False])
+        evil.armed = True
         return d
 
 
 @pytest.mark.parametrize(
     "collide, victims",
-    [("descr", ("typestr", "shape")), ("strides", ("typestr", "data")), ("data", ("typestr",))],
+    [
+        ("typestr", ("shape",)),
+        ("descr", ("typestr", "shape")),
+        ("strides", ("typestr", "data")),
+        ("data", ("typestr",)),
+    ],
 )
 def test_uaf_array_interface_key_eq_pops(collide, victims):
     arr = np.arange(6, dtype="<i8")
@@ -237,7 +248,7 @@ def test_uaf_array_interface_key_eq_pops(collide, victims):
             b = dfbuffer.Buffer.from_object(IfaceProducer(arr, collide, victims))
         except (ValueError, TypeError):
             continue  # a clean refusal (e.g. 'data' gone) is fine
-        np.testing.assert_array_equal(np.asarray(b), arr)
+        np.testing.assert_array_equal(np.asarray(b).reshape(-1), arr)
 
 
 # ---------------------------------------------------------------------------
