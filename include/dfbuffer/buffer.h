@@ -168,4 +168,25 @@ dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt);
 int
 dfb_parse_device(PyObject *obj, DLDevice *out);
 
+/* The block an interchange-protocol buffer describes, as read once. */
+typedef struct {
+    char *ptr;       /* NULL only when size == 0 */
+    Py_ssize_t size; /* bufsize, >= 0; ptr + size fits the address space */
+    DLDevice device;
+    int readonly; /* 1 unless obj is a writable dfbuffer.Buffer */
+} dfb_block;
+
+/* import.c: THE reader of interchange-protocol buffers, shared by
+   Buffer.from_object and the converters.  Reads ptr, bufsize and
+   __dlpack_device__() of `obj` exactly once each (a dfbuffer.Buffer: from
+   its struct, no Python code); `ptr_o` / `size_o` are values the caller
+   already read (borrowed), or NULL to read them here.  ptr must be an int
+   (not bool) >= 0 fitting a pointer, bufsize an int (not bool) >= 0, ptr 0
+   only with bufsize 0, ptr + bufsize within the address space.  Any device
+   is accepted (the caller decides).  Returns 0, or -1 with TypeError (not
+   an interchange buffer, wrong types), ValueError or OverflowError set. */
+int
+dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
+                            PyObject *size_o, dfb_block *out);
+
 #endif /* DFBUFFER_BUFFER_H */

@@ -20,6 +20,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include "dfbuffer/compat.h"
+
 #include <stdint.h>
 
 /* At most this many dimensions (NumPy's own limit). */

@@ -109,13 +109,17 @@ dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length);
 
 /* Builds a 1-D object array of Python str (None where `isnull` is given
    and isnull[i] != 0) from Arrow-style offsets (`offset_bits` 32 or 64,
-   byte-swapped if `offsets_swapped`) and UTF-8 data; `offset` is the element
-   offset into the offsets buffer. The caller validated the offsets.  Returns a
-   new reference, or NULL with UnicodeDecodeError / MemoryError set. */
+   byte-swapped if `offsets_swapped`, any alignment) and UTF-8 data of
+   `data_size` bytes; `offset` is the element offset into the offsets
+   buffer, which must hold offset + length + 1 entries.  Each offset is read
+   once and every non-null string checked where it is used (0 <= start <=
+   end <= data_size), so offsets that change after validation cannot send
+   it outside the data.  Returns a new reference, or NULL with ValueError
+   (offsets out of range) / UnicodeDecodeError / MemoryError set. */
 PyObject *
-dfb_strings_to_object_array(const char *data, const void *offsets,
-                            int offset_bits, int offsets_swapped,
-                            int64_t offset, int64_t length,
-                            const uint8_t *isnull);
+dfb_strings_to_object_array(const char *data, int64_t data_size,
+                            const void *offsets, int offset_bits,
+                            int offsets_swapped, int64_t offset,
+                            int64_t length, const uint8_t *isnull);
 
 #endif /* DFBUFFER_CONVERT_H */

@@ -23,6 +23,7 @@
 #include "dfbuffer/arrow_device.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/format.h"
+#include "dfbuffer/export.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -136,8 +137,7 @@ typedef struct {
 static void
 holder_destructor(PyObject *cap)
 {
-    PyObject *t, *v, *tb;
-    PyErr_Fetch(&t, &v, &tb);
+    PyObject *exc = dfb_err_take();
     arrow_holder *h = PyCapsule_GetPointer(cap, HOLDER_NAME);
     if (h != NULL) {
         if (h->array.release != NULL) {
@@ -149,7 +149,7 @@ holder_destructor(PyObject *cap)
     else {
         PyErr_Clear();
     }
-    PyErr_Restore(t, v, tb);
+    dfb_err_give(exc);
 }
 
 /* Returns a new holder capsule (holder in *out, its array marked released),
@@ -191,8 +191,7 @@ static void
 import_clear(arrow_import *imp)
 {
     /* release callbacks may run Python code: keep a pending exception */
-    PyObject *t, *v, *tb;
-    PyErr_Fetch(&t, &v, &tb);
+    PyObject *exc = dfb_err_take();
     for (Py_ssize_t i = 0; i < imp->n; i++) {
         Py_DECREF(imp->holders[i]);
     }
@@ -202,7 +201,7 @@ import_clear(arrow_import *imp)
         imp->schema.release(&imp->schema);
     }
     memset(imp, 0, sizeof(*imp));
-    PyErr_Restore(t, v, tb);
+    dfb_err_give(exc);
 }
 
 /* Appends a new holder.  Returns its (released) array to be filled, or
@@ -414,10 +413,9 @@ import_stream(PyObject *obj, arrow_import *imp)
     ret = 0;
 done:
     {
-        PyObject *t, *v, *tb;
-        PyErr_Fetch(&t, &v, &tb);
+        PyObject *exc = dfb_err_take();
         stream.release(&stream);
-        PyErr_Restore(t, v, tb);
+        dfb_err_give(exc);
     }
     return ret;
 }
@@ -430,13 +428,28 @@ done:
 static int
 import_producer(PyObject *obj, arrow_import *imp)
 {
-    int r;
+    int r, has_array, has_stream = 0;
+    PyObject *attr;
     imp->device.device_type = kDLCPU;
     imp->device.device_id = 0;
-    if (PyObject_HasAttrString(obj, "__arrow_c_array__")) {
+    /* look-ups that report a producer's errors (hasattr would hide them) */
+    if ((has_array =
+             dfb_getattr_optional_str(obj, "__arrow_c_array__", &attr)) < 0) {
+        return -1;
+    }
+    Py_XDECREF(attr);
+    if (!has_array) {
+        has_stream =
+            dfb_getattr_optional_str(obj, "__arrow_c_stream__", &attr);
+        Py_XDECREF(attr);
+        if (has_stream < 0) {
+            return -1;
+        }
+    }
+    if (has_array) {
         r = import_array_capsules(obj, imp);
     }
-    else if (PyObject_HasAttrString(obj, "__arrow_c_stream__")) {
+    else if (has_stream) {
         r = import_stream(obj, imp);
     }
     else if ((r = dfb_arrow_device_is_producer(obj)) != 0) {
@@ -467,12 +480,17 @@ import_producer(PyObject *obj, arrow_import *imp)
 int
 dfb_arrow_is_producer(PyObject *obj)
 {
-    int r = PyObject_HasAttrString(obj, "__arrow_c_array__");
-    if (r) {
-        return 1;
+    /* PyObject_HasAttrString would swallow the producer's own errors */
+    PyObject *attr;
+    int r = dfb_getattr_optional_str(obj, "__arrow_c_array__", &attr);
+    Py_XDECREF(attr);
+    if (r != 0) {
+        return r;
     }
-    if (PyObject_HasAttrString(obj, "__arrow_c_stream__")) {
-        return 1;
+    r = dfb_getattr_optional_str(obj, "__arrow_c_stream__", &attr);
+    Py_XDECREF(attr);
+    if (r != 0) {
+        return r;
     }
     return dfb_arrow_device_is_producer(obj);
 }
@@ -496,6 +514,110 @@ static int
 import_is_table(const arrow_import *imp)
 {
     return imp->schema.format != NULL && strcmp(imp->schema.format, "+s") == 0;
+}
+
+/* Number of buffers a format has (string view: at least this many), or -1
+   for formats without a fixed count here. */
+static int64_t
+expected_buffers(const dfb_format *f)
+{
+    switch (f->type) {
+        case DFB_T_NULL:
+            return 0;
+        case DFB_T_UTF8:
+        case DFB_T_LARGE_UTF8:
+        case DFB_T_BINARY:
+        case DFB_T_LARGE_BINARY:
+        case DFB_T_STRING_VIEW:
+            return 3;
+        default:
+            return 2;
+    }
+}
+
+/* Returns 1 if `bytes` bytes from `p` would wrap the address space. */
+static int
+wraps(const void *p, int64_t bytes)
+{
+    return p != NULL && (uintptr_t)p > UINTPTR_MAX - (uint64_t)bytes;
+}
+
+/* Checks, before any buffer of the node is read, that every buffer size the
+   node implies (validity bitmap, values, offsets, views, and those of its
+   dictionary) is computable without overflow and that no buffer would wrap
+   the address space.  Only that: other malformations are left to
+   describe_node, which reports them before it reads anything.  Returns 1
+   when the sizes were verified, 0 when the node has no buffers or cannot be
+   checked here (unsupported format, bad buffer list), or -1 with
+   ValueError set. */
+static int
+check_node_sizes(const struct ArrowSchema *s, const struct ArrowArray *a,
+                 int64_t offset, int64_t length, const char *name, int depth)
+{
+    int64_t end, need = 0;
+    dfb_format f;
+    if (s == NULL || a == NULL || s->format == NULL ||
+        add_nonneg(offset, length, &end) < 0 || a->n_buffers < 0 ||
+        (a->n_buffers > 0 && a->buffers == NULL) ||
+        dfb_format_parse_arrow(s->format, &f) < 0) {
+        return 0;
+    }
+    int64_t nbuf = expected_buffers(&f);
+    if (f.type == DFB_T_STRING_VIEW ? a->n_buffers < nbuf
+                                    : a->n_buffers != nbuf) {
+        return 0;
+    }
+    const int64_t vbytes = end / 8 + (end % 8 != 0);
+    switch (f.type) {
+        case DFB_T_NULL:
+            return 0; /* no buffers */
+        case DFB_T_BOOL_BIT:
+            need = vbytes;
+            break;
+        case DFB_T_UTF8:
+        case DFB_T_BINARY:
+        case DFB_T_LARGE_UTF8:
+        case DFB_T_LARGE_BINARY: {
+            int w = (f.type == DFB_T_UTF8 || f.type == DFB_T_BINARY) ? 4 : 8;
+            if (end == INT64_MAX || mul_nonneg(end + 1, w, &need) < 0) {
+                goto overflow;
+            }
+            break;
+        }
+        case DFB_T_STRING_VIEW:
+            if (mul_nonneg(end, 16, &need) < 0) {
+                goto overflow;
+            }
+            break;
+        default: {
+            int isz = dfb_format_itemsize(&f);
+            if (isz <= 0) {
+                return 0;
+            }
+            if (mul_nonneg(end, isz, &need) < 0) {
+                goto overflow;
+            }
+        }
+    }
+    if (wraps(a->buffers[0], vbytes) || wraps(a->buffers[1], need)) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': a buffer of offset + length %lld reaches "
+                     "beyond the address space",
+                     name, (long long)end);
+        return -1;
+    }
+    if (depth == 0 && s->dictionary != NULL && a->dictionary != NULL &&
+        check_node_sizes(s->dictionary, a->dictionary, a->dictionary->offset,
+                         a->dictionary->length, name, 1) < 0) {
+        return -1;
+    }
+    return 1;
+overflow:
+    PyErr_Format(PyExc_ValueError,
+                 "column '%s': the buffer size for offset + length %lld "
+                 "overflows",
+                 name, (long long)end);
+    return -1;
 }
 
 /* Validates the top-level struct schema and arrays of a table import.
@@ -541,21 +663,12 @@ validate_table(const arrow_import *imp)
                          (long long)a->n_buffers);
             return -1;
         }
-        int64_t nulls = a->null_count;
-        if (a->buffers[0] != NULL && nulls != 0) {
-            nulls = count_zero_bits(a->buffers[0], a->offset, a->length);
-        }
-        else if (a->buffers[0] == NULL && nulls > 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "struct array has nulls but no validity bitmap");
-            return -1;
-        }
-        if (nulls > 0) {
-            PyErr_SetString(PyExc_NotImplementedError,
-                            "top-level struct arrays with null rows are not "
-                            "supported as tables");
-            return -1;
-        }
+        /* the children (their sizes included) before the struct's own
+           bitmap is read: a length no child can have is a lie whose bitmap
+           must not be scanned, and a length no child vouches for (no
+           child with buffers whose sizes could be checked) is not scanned
+           either */
+        int verified = 0;
         for (int64_t c = 0; c < a->n_children; c++) {
             const struct ArrowArray *ch = a->children[c];
             if (ch == NULL) {
@@ -571,6 +684,41 @@ validate_table(const arrow_import *imp)
                              (long long)end);
                 return -1;
             }
+            int64_t choff;
+            if (add_nonneg(ch->offset, a->offset, &choff) < 0) {
+                continue; /* import_node reports it */
+            }
+            const char *nm = s->children[c]->name;
+            int r = check_node_sizes(s->children[c], ch, choff, a->length,
+                                     nm ? nm : "", 0);
+            if (r < 0) {
+                return -1;
+            }
+            verified |= r;
+        }
+        int64_t nulls = a->null_count;
+        if (a->buffers[0] != NULL && nulls < 0 && !verified) {
+            nulls = 0; /* unknown and uncheckable: no column is convertible */
+        }
+        else if (a->buffers[0] != NULL && nulls != 0) {
+            if (wraps(a->buffers[0], end / 8 + (end % 8 != 0))) {
+                PyErr_SetString(PyExc_ValueError,
+                                "the struct's validity bitmap reaches beyond "
+                                "the address space");
+                return -1;
+            }
+            nulls = count_zero_bits(a->buffers[0], a->offset, a->length);
+        }
+        else if (a->buffers[0] == NULL && nulls > 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "struct array has nulls but no validity bitmap");
+            return -1;
+        }
+        if (nulls > 0) {
+            PyErr_SetString(PyExc_NotImplementedError,
+                            "top-level struct arrays with null rows are not "
+                            "supported as tables");
+            return -1;
         }
     }
     return 0;
@@ -705,15 +853,30 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
 {
     int64_t n_var = a->n_buffers - 3;
     const uint8_t *views = a->buffers[1];
-    const int64_t *sizes = a->buffers[a->n_buffers - 1];
+    /* the variadic buffer sizes, read once (any alignment) into our own
+       memory: they are checked here and trusted below */
+    const char *sizes_p = a->buffers[a->n_buffers - 1];
+    int64_t *sizes = NULL;
     if (length > 0 && views == NULL) {
         PyErr_SetString(PyExc_ValueError, "string view array without views");
         return -1;
     }
-    if (n_var > 0 && sizes == NULL) {
+    if (n_var > 0 && sizes_p == NULL) {
         PyErr_SetString(PyExc_ValueError,
                         "string view array without its buffer sizes");
         return -1;
+    }
+    if (n_var > 0) {
+        if ((size_t)n_var > PY_SSIZE_T_MAX / sizeof(int64_t)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyArrayObject *sz = new_array(NPY_INT64, n_var, refs);
+        if (sz == NULL) {
+            return -1;
+        }
+        sizes = PyArray_DATA(sz);
+        memcpy(sizes, sizes_p, (size_t)n_var * sizeof(int64_t));
     }
     for (int64_t k = 0; k < n_var; k++) {
         if (sizes[k] < 0 || (sizes[k] > 0 && a->buffers[2 + k] == NULL)) {
@@ -751,6 +914,11 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
                 return -1;
             }
         }
+        if (total > PY_SSIZE_T_MAX - len) {
+            PyErr_SetString(PyExc_ValueError,
+                            "string views: the total length overflows");
+            return -1;
+        }
         total += len;
     }
     PyArrayObject *offs = new_array(NPY_INT64, length + 1, refs);
@@ -768,15 +936,25 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
     for (int64_t i = 0; i < length; i++) {
         int64_t j = offset + i;
         if (validity == NULL || get_bit(validity, j)) {
+            /* read again: check again (the memory may have changed since
+               the first pass; never write past `total` or read outside a
+               data buffer) */
             const uint8_t *v = views + 16 * j;
             int32_t len, idx, off;
             memcpy(&len, v, 4);
+            if (len < 0 || len > total - pos) {
+                goto changed;
+            }
             if (len <= 12) {
                 memcpy(d + pos, v + 4, len);
             }
             else {
                 memcpy(&idx, v + 8, 4);
                 memcpy(&off, v + 12, 4);
+                if (idx < 0 || idx >= n_var || off < 0 ||
+                    (int64_t)off + len > sizes[idx]) {
+                    goto changed;
+                }
                 memcpy(d + pos, (const uint8_t *)a->buffers[2 + idx] + off,
                        len);
             }
@@ -795,7 +973,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
         return -1;
     }
     if (validity != NULL) {
-        int64_t nbytes = (length + 7) / 8;
+        int64_t nbytes = length / 8 + (length % 8 != 0);
         PyArrayObject *bm = new_array(NPY_UINT8, nbytes, refs);
         if (bm == NULL) {
             return -1;
@@ -812,25 +990,10 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
         }
     }
     return 0;
-}
-
-/* Number of buffers a format has (string view: at least this many), or -1
-   for formats without a fixed count here. */
-static int64_t
-expected_buffers(const dfb_format *f)
-{
-    switch (f->type) {
-        case DFB_T_NULL:
-            return 0;
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_BINARY:
-        case DFB_T_LARGE_BINARY:
-        case DFB_T_STRING_VIEW:
-            return 3;
-        default:
-            return 2;
-    }
+changed:
+    PyErr_SetString(PyExc_ValueError,
+                    "string views changed while they were converted");
+    return -1;
 }
 
 /* Validates string offsets [offset, offset + length] (int32 or int64):
@@ -842,8 +1005,16 @@ check_offsets(const void *buf, int width, int64_t offset, int64_t length,
 {
     int64_t prev = -1;
     for (int64_t i = offset; i <= offset + length; i++) {
-        int64_t v =
-            width == 4 ? ((const int32_t *)buf)[i] : ((const int64_t *)buf)[i];
+        /* any alignment: Arrow only recommends it */
+        int64_t v;
+        if (width == 4) {
+            int32_t v32;
+            memcpy(&v32, (const char *)buf + i * 4, 4);
+            v = v32;
+        }
+        else {
+            memcpy(&v, (const char *)buf + i * 8, 8);
+        }
         if (v < prev || v < 0) {
             PyErr_Format(PyExc_ValueError,
                          "string offsets must be non-negative and "
@@ -945,6 +1116,11 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                      (long long)nbuf, (long long)a->n_buffers);
         return -1;
     }
+    /* every size, before any buffer (the bitmap included) is read */
+    if (check_node_sizes(s, a, nd->offset, nd->length, name, 0) < 0) {
+        return -1;
+    }
+    const int64_t vbytes = end / 8 + (end % 8 != 0);
     col->fmt = f;
     col->length = nd->length;
     col->offset = nd->offset;
@@ -987,7 +1163,7 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             col->null_kind = DFB_NULL_USE_BITMASK;
             col->null_value = 0;
             if (f.type != DFB_T_STRING_VIEW &&
-                make_span(st, &col->validity, vbuf, (end + 7) / 8,
+                make_span(st, &col->validity, vbuf, vbytes,
                           PyArray_DescrFromType(NPY_UINT8), holder,
                           DFB_NATIVE_ARROW, refs) < 0) {
                 return -1;
@@ -1003,7 +1179,7 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             if (end > 0 && a->buffers[1] == NULL) {
                 goto null_data;
             }
-            if (make_span(st, &col->data, a->buffers[1], (end + 7) / 8,
+            if (make_span(st, &col->data, a->buffers[1], vbytes,
                           PyArray_DescrFromType(NPY_UINT8), holder,
                           DFB_NATIVE_ARROW, refs) < 0) {
                 return -1;
@@ -1261,11 +1437,7 @@ arrow_import_py(PyObject *module, PyObject *args)
                     goto done;
                 }
                 /* unsupported here: raised when the column is used */
-                PyObject *t, *v, *tb;
-                PyErr_Fetch(&t, &v, &tb);
-                PyErr_NormalizeException(&t, &v, &tb);
-                Py_XDECREF(t);
-                Py_XDECREF(tb);
+                PyObject *v = dfb_err_take();
                 d = Py_BuildValue("{sLsN}", "length", (long long)nd.length,
                                   "error", v);
             }
@@ -1536,9 +1708,10 @@ typedef struct {
     const void *buffers[2];
 } export_private;
 
-/* Release callback of exported arrays: drops the Buffer reference (taking
-   the GIL; skipped if the interpreter is gone) and frees the private
-   data.  Marks the array released. */
+/* Release callback of exported arrays (any thread, with or without the
+   GIL, even at exit): drops the Buffer reference as the DLPack deleter does
+   (dfb_decref_any_thread: leaked rather than risk a hang during or after
+   finalization) and frees the private data.  Marks the array released. */
 static void
 export_array_release(struct ArrowArray *array)
 {
@@ -1547,11 +1720,7 @@ export_array_release(struct ArrowArray *array)
     }
     export_private *p = array->private_data;
     if (p != NULL) {
-        if (Py_IsInitialized()) {
-            PyGILState_STATE g = PyGILState_Ensure();
-            Py_XDECREF(p->buffer);
-            PyGILState_Release(g);
-        }
+        dfb_decref_any_thread(p->buffer);
         free(p);
     }
     array->private_data = NULL;
@@ -2012,10 +2181,9 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
         if (dst == NULL) {
             struct ArrowArray tmp = *array;
             array->release = NULL;
-            PyObject *t, *v, *tb;
-            PyErr_Fetch(&t, &v, &tb);
+            PyObject *saved = dfb_err_take();
             tmp.release(&tmp);
-            PyErr_Restore(t, v, tb);
+            dfb_err_give(saved);
             goto done;
         }
         *dst = *array;
@@ -2096,10 +2264,9 @@ import_stream_struct(struct ArrowArrayStream *stream, arrow_import *imp)
     ret = 0;
 done:
     {
-        PyObject *t, *v, *tb;
-        PyErr_Fetch(&t, &v, &tb);
+        PyObject *saved = dfb_err_take();
         stream->release(stream);
-        PyErr_Restore(t, v, tb);
+        dfb_err_give(saved);
     }
     return ret;
 }

@@ -39,15 +39,8 @@
 
 /* Saves and restores the pending exception around code that may run
    Python (release callbacks). */
-#if PY_VERSION_HEX >= 0x030C0000
-#define SAVE_EXC PyObject *saved_exc_ = PyErr_GetRaisedException()
-#define RESTORE_EXC PyErr_SetRaisedException(saved_exc_)
-#else
-#define SAVE_EXC                               \
-    PyObject *saved_t_, *saved_v_, *saved_tb_; \
-    PyErr_Fetch(&saved_t_, &saved_v_, &saved_tb_)
-#define RESTORE_EXC PyErr_Restore(saved_t_, saved_v_, saved_tb_)
-#endif
+#define SAVE_EXC PyObject *saved_exc_ = dfb_err_take()
+#define RESTORE_EXC dfb_err_give(saved_exc_)
 
 /* Returns a human name for DLPack / Arrow device type `t` (never NULL). */
 static const char *
@@ -159,30 +152,19 @@ capsule_pointer(PyObject *cap, const char *name, const char *what)
     return PyCapsule_GetPointer(cap, name);
 }
 
-/* Looks up attribute `name` of `obj`: 1 with a new reference in *out, 0
-   (AttributeError cleared) with *out NULL, or -1 with an exception. */
-static int
-lookup(PyObject *obj, const char *name, PyObject **out)
-{
-    *out = PyObject_GetAttrString(obj, name);
-    if (*out != NULL) {
-        return 1;
-    }
-    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        PyErr_Clear();
-        return 0;
-    }
-    return -1;
-}
-
 int
 dfb_arrow_device_is_producer(PyObject *obj)
 {
-    int r = PyObject_HasAttrString(obj, "__arrow_c_device_array__");
-    if (r) {
-        return 1;
+    /* look-ups that report a producer's errors (hasattr would hide them) */
+    PyObject *attr;
+    int r = dfb_getattr_optional_str(obj, "__arrow_c_device_array__", &attr);
+    Py_XDECREF(attr);
+    if (r != 0) {
+        return r;
     }
-    return PyObject_HasAttrString(obj, "__arrow_c_device_stream__");
+    r = dfb_getattr_optional_str(obj, "__arrow_c_device_stream__", &attr);
+    Py_XDECREF(attr);
+    return r;
 }
 
 /* ------------------------------------------------------------------ */
@@ -383,7 +365,7 @@ dfb_arrow_device_import(PyObject *obj, struct ArrowSchema *schema,
                         dfb_arrow_slot_fn slot, void *ctx, DLDevice *device)
 {
     PyObject *meth;
-    int r = lookup(obj, "__arrow_c_device_array__", &meth);
+    int r = dfb_getattr_optional_str(obj, "__arrow_c_device_array__", &meth);
     if (r < 0) {
         return -1;
     }
@@ -392,7 +374,7 @@ dfb_arrow_device_import(PyObject *obj, struct ArrowSchema *schema,
         Py_DECREF(meth);
         return r;
     }
-    r = lookup(obj, "__arrow_c_device_stream__", &meth);
+    r = dfb_getattr_optional_str(obj, "__arrow_c_device_stream__", &meth);
     if (r < 0) {
         return -1;
     }

@@ -369,6 +369,18 @@ dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt)
     }
     else if (!PyArray_DescrConverter(obj, &d)) {
         d = NULL;
+        /* NumPy's parser raises SyntaxError, KeyError, ... for some strings
+           ("_,,,"): report TypeError naming the dtype, the cause kept */
+        if (PyErr_ExceptionMatches(PyExc_Exception) &&
+            !PyErr_ExceptionMatches(PyExc_TypeError) &&
+            !PyErr_ExceptionMatches(PyExc_ValueError) &&
+            !PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            PyObject *exc = dfb_err_take();
+            PyErr_Format(PyExc_TypeError, "invalid dtype %R", obj);
+            PyObject *now = dfb_err_take();
+            PyException_SetCause(now, exc);
+            dfb_err_give(now);
+        }
     }
     if (d == NULL) {
         return NULL;
@@ -396,7 +408,7 @@ parse_size(PyObject *obj, const char *what, Py_ssize_t *out)
         return -1;
     }
     int ret = -1;
-    if (_PyLong_Sign(n) < 0) {
+    if (dfb_long_sign(n) < 0) {
         PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %R", what, n);
         goto done;
     }
@@ -714,7 +726,7 @@ buffer_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (ptr_o == NULL) {
         return NULL;
     }
-    if (_PyLong_Sign(ptr_o) < 0) {
+    if (dfb_long_sign(ptr_o) < 0) {
         PyErr_Format(PyExc_ValueError, "ptr must be >= 0, got %R", ptr_o);
         Py_DECREF(ptr_o);
         return NULL;

@@ -315,8 +315,7 @@ capi_arrow(const DfBuffer_CAPI *api, struct ArrowArray *array,
     PyObject *m = capi_module(api, &st);
     if (m == NULL || capi_nulls(impl, nulls) == NULL) {
         /* still consume the structs: the caller gave them up */
-        PyObject *t, *v, *tb;
-        PyErr_Fetch(&t, &v, &tb);
+        PyObject *saved = dfb_err_take();
         if (array != NULL && array->release != NULL) {
             array->release(array);
             array->release = NULL;
@@ -325,7 +324,7 @@ capi_arrow(const DfBuffer_CAPI *api, struct ArrowArray *array,
             schema->release(schema);
             schema->release = NULL;
         }
-        PyErr_Restore(t, v, tb);
+        dfb_err_give(saved);
         return NULL;
     }
     return dfb_arrow_from_c(st, array, schema, as_dict, (dfb_nulls_mode)nulls,
@@ -360,11 +359,10 @@ capi_arrow_stream_to_dict(const DfBuffer_CAPI *api,
     if (m == NULL || capi_nulls(impl, nulls) == NULL) {
         /* still consume the stream: the caller gave it up */
         if (stream != NULL && stream->release != NULL) {
-            PyObject *t, *v, *tb;
-            PyErr_Fetch(&t, &v, &tb);
+            PyObject *saved = dfb_err_take();
             stream->release(stream);
             stream->release = NULL;
-            PyErr_Restore(t, v, tb);
+            dfb_err_give(saved);
         }
         return NULL;
     }
@@ -389,14 +387,13 @@ capi_free(capi_impl *impl)
 static void
 capi_capsule_destructor(PyObject *cap)
 {
-    PyObject *t, *v, *tb;
-    PyErr_Fetch(&t, &v, &tb);
+    PyObject *saved = dfb_err_take();
     capi_impl *impl = PyCapsule_GetPointer(cap, DFBUFFER_CAPI_NAME);
     if (impl != NULL) {
         capi_free(impl);
     }
     PyErr_Clear();
-    PyErr_Restore(t, v, tb);
+    dfb_err_give(saved);
 }
 
 /* Returns the C function of convert.c's method `name`, or NULL with

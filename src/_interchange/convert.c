@@ -93,6 +93,18 @@ dfb_convert_state_init(dfb_state *st)
     if (st->names[N_ALLOW_COPY_KW] == NULL) {
         return -1;
     }
+    /* The datetime dtypes are made here, once, not lazily: no conversion
+       ever fills module state (safe for concurrent first use). */
+    static const char *const descrs[9] = {"M8[s]",  "M8[ms]", "M8[us]",
+                                          "M8[ns]", "m8[s]",  "m8[ms]",
+                                          "m8[us]", "m8[ns]", "M8[D]"};
+    for (int i = 0; i < 9; i++) {
+        st->names[N_DESCR_M + i] =
+            (PyObject *)dfb_descr_from_typestr(descrs[i]);
+        if (st->names[N_DESCR_M + i] == NULL) {
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -122,20 +134,14 @@ unit_index(char u)
     }
 }
 
-/* Returns a new reference to the cached datetime/timedelta descr in slot
-   `slot` made from `typestr`, or NULL with an exception set. */
+/* Returns a new reference to the datetime/timedelta descr in slot `slot`
+   (made from `typestr` by dfb_convert_state_init at module exec; never
+   filled here, so concurrent first use is safe).  Cannot fail. */
 static PyArray_Descr *
 cached_descr(dfb_state *st, int slot, const char *typestr)
 {
-    if (st->names[slot] == NULL) {
-        PyArray_Descr *d = dfb_descr_from_typestr(typestr);
-        if (d == NULL) {
-            return NULL;
-        }
-        st->names[slot] = (PyObject *)d;
-    }
-    Py_INCREF(st->names[slot]);
-    return (PyArray_Descr *)st->names[slot];
+    (void)typestr;
+    return (PyArray_Descr *)Py_NewRef(st->names[slot]);
 }
 
 /* Returns 1 if byte order `bo` ('<', '>', '=', '|') is not the host's. */
@@ -740,9 +746,11 @@ chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
             const char *p = c->data.ptr + c->offset * sz;
             const int64_t sentinel = c->null_value;
             if (bits == 64 && !swap) {
-                const int64_t *v = (const int64_t *)(const void *)p;
+                /* any alignment: interchange pointers promise none */
                 for (int64_t i = 0; i < n; i++) {
-                    count += v[i] == sentinel;
+                    int64_t v;
+                    memcpy(&v, p + i * 8, 8);
+                    count += v == sentinel;
                 }
             }
             else {
@@ -1065,7 +1073,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                                              0);
             }
             return dfb_strings_to_object_array(
-                c->data.ptr, c->offsets.ptr,
+                c->data.ptr, c->data.size, c->offsets.ptr,
                 c->fmt.type == DFB_T_UTF8 ? 32 : 64, c->offsets_swapped,
                 c->offset, n, isnull);
         case DFB_T_DICTIONARY:
@@ -1199,20 +1207,32 @@ finish(dfb_state *st, PyObject *values, PyArrayObject *mask, int64_t nnull,
             }
             break;
         default: {
-            if (st->ma_masked_array == NULL) {
+            /* numpy.ma is imported on first use (it costs ~20 ms).  The
+               import runs Python code and may let another thread fill the
+               slot meanwhile: the slot is set only if still empty, with no
+               Python code between the test and the store (the GIL makes
+               that atomic), and the call uses our own reference. */
+            PyObject *cls = st->ma_masked_array;
+            if (cls != NULL) {
+                Py_INCREF(cls);
+            }
+            else {
                 PyObject *ma = PyImport_ImportModule("numpy.ma");
                 if (ma == NULL) {
                     break;
                 }
-                st->ma_masked_array =
-                    PyObject_GetAttrString(ma, "MaskedArray");
+                cls = PyObject_GetAttrString(ma, "MaskedArray");
                 Py_DECREF(ma);
-                if (st->ma_masked_array == NULL) {
+                if (cls == NULL) {
                     break;
+                }
+                if (st->ma_masked_array == NULL) {
+                    st->ma_masked_array = Py_NewRef(cls);
                 }
             }
             PyObject *args[2] = {values, (PyObject *)mask};
-            res = PyObject_Vectorcall(st->ma_masked_array, args, 2, NULL);
+            res = PyObject_Vectorcall(cls, args, 2, NULL);
+            Py_DECREF(cls);
         }
     }
     Py_DECREF(values);
@@ -1359,111 +1379,49 @@ host_device(int t)
            t == kDLCUDAManaged;
 }
 
-/* Reads ptr, bufsize and device of interchange buffer `obj` (our Buffer:
-   from the struct; else attribute reads and __dlpack_device__()).
-   Returns 0, or -1 with an exception set (BufferError for device
-   memory, ValueError for a negative size, TypeError for a non-buffer). */
+/* Reads interchange buffer `obj` once (dfb_read_interchange_buffer, the
+   reader Buffer.from_object uses too) and refuses device memory.  Returns
+   0, or -1 with an exception set (BufferError for device memory). */
 static int
-read_block(dfb_state *st, PyObject *obj, char **ptr, Py_ssize_t *size,
-           DLDevice *dev)
+read_block(dfb_state *st, PyObject *obj, dfb_block *blk)
 {
-    if (DfbBuffer_Check(st, obj)) {
-        DfbBuffer *b = (DfbBuffer *)obj;
-        *ptr = b->ptr;
-        *size = b->bufsize;
-        *dev = b->device;
+    if (dfb_read_interchange_buffer(st, obj, NULL, NULL, blk) < 0) {
+        return -1;
     }
-    else {
-        PyObject *p = PyObject_GetAttr(obj, st->names[N_PTR]);
-        if (p == NULL) {
-            if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-                PyErr_Format(PyExc_TypeError,
-                             "expected an interchange-protocol buffer (with "
-                             "ptr, bufsize, __dlpack_device__), got %.200s",
-                             Py_TYPE(obj)->tp_name);
-            }
-            return -1;
-        }
-        *ptr = PyLong_Check(p) ? (char *)PyLong_AsVoidPtr(p) : NULL;
-        if (!PyLong_Check(p)) {
-            PyErr_Format(PyExc_TypeError,
-                         "buffer ptr must be an int, not %.100s",
-                         Py_TYPE(p)->tp_name);
-        }
-        Py_DECREF(p);
-        if (PyErr_Occurred()) {
-            return -1;
-        }
-        PyObject *s = PyObject_GetAttr(obj, st->names[N_BUFSIZE]);
-        if (s == NULL) {
-            return -1;
-        }
-        if (!PyLong_Check(s)) {
-            PyErr_Format(PyExc_TypeError,
-                         "buffer bufsize must be an int, not %.100s",
-                         Py_TYPE(s)->tp_name);
-            Py_DECREF(s);
-            return -1;
-        }
-        *size = PyLong_AsSsize_t(s);
-        Py_DECREF(s);
-        if (*size == -1 && PyErr_Occurred()) {
-            return -1;
-        }
-        if (*size < 0) {
-            PyErr_Format(PyExc_ValueError, "buffer bufsize is negative (%zd)",
-                         *size);
-            return -1;
-        }
-        PyObject *d =
-            PyObject_CallMethodNoArgs(obj, st->names[N_DLPACK_DEVICE]);
-        if (d == NULL) {
-            return -1;
-        }
-        int r = dfb_parse_device(d, dev);
-        Py_DECREF(d);
-        if (r < 0) {
-            return -1;
-        }
-    }
-    if (!host_device(dev->device_type)) {
+    if (!host_device(blk->device.device_type)) {
         PyErr_Format(PyExc_BufferError,
                      "the buffer is on device (%d, %d), not in CPU memory; "
                      "dfbuffer converts host memory only",
-                     (int)dev->device_type, (int)dev->device_id);
-        return -1;
-    }
-    if (*ptr == NULL && *size != 0) {
-        PyErr_Format(PyExc_ValueError, "the buffer has ptr 0 but bufsize %zd",
-                     *size);
+                     (int)blk->device.device_type, (int)blk->device.device_id);
         return -1;
     }
     return 0;
 }
 
 /* Wraps interchange buffer `obj` in a new dfbuffer Buffer (owner = obj,
-   u1, native INTERCHANGE) and fills `span`.  Returns the new Buffer, or
+   u1, native INTERCHANGE, read-only unless obj is a writable
+   dfbuffer.Buffer) and fills `span`.  Returns the new Buffer, or
    NULL with an exception set. */
 static PyObject *
 wrap_buffer(dfb_state *st, PyObject *obj, dfb_span *span)
 {
-    char *ptr;
-    Py_ssize_t size;
-    DLDevice dev;
-    if (read_block(st, obj, &ptr, &size, &dev) < 0) {
+    dfb_block blk;
+    if (read_block(st, obj, &blk) < 0) {
         return NULL;
     }
     PyArray_Descr *u1 = PyArray_DescrFromType(NPY_UINT8);
-    /* a read-only dfbuffer.Buffer stays read-only through the wrapper */
-    int readonly = DfbBuffer_Check(st, obj) ? ((DfbBuffer *)obj)->readonly : 0;
-    PyObject *b = dfb_buffer_new(st, ptr, size, obj, u1, 1, NULL, NULL, dev,
-                                 readonly, DFB_NATIVE_INTERCHANGE);
+    /* Read-only unless the producer says the memory is writable: only a
+       writable dfbuffer.Buffer does (the interchange protocol grants read
+       access only; pyarrow's memory is immutable, pandas' copy-on-write). */
+    PyObject *b =
+        dfb_buffer_new(st, blk.ptr, blk.size, obj, u1, 1, NULL, NULL,
+                       blk.device, blk.readonly, DFB_NATIVE_INTERCHANGE);
     Py_DECREF(u1);
     if (b == NULL) {
         return NULL;
     }
-    span->ptr = ptr;
-    span->size = size;
+    span->ptr = blk.ptr;
+    span->size = blk.size;
     span->owner = b;
     return b;
 }
@@ -1547,34 +1505,42 @@ ix_to_format(const ix_dtype *d, dfb_format *out)
                                         d->endian, out);
 }
 
-/* Returns a borrowed item of dict `d` or NULL (no exception) when absent
-   or None; -1 through *err on error. */
+/* Returns a NEW reference to item `key` of dict or Mapping `d`, or NULL
+   (no exception) when absent or None; sets *err = 1 (exception set) on
+   error.  The caller owns the item: a Mapping may build it afresh on each
+   access, and any later producer call may remove it from a dict. */
 static PyObject *
 dict_item(PyObject *d, PyObject *key, int *err)
 {
     PyObject *v;
     if (PyDict_CheckExact(d)) {
-        v = PyDict_GetItemWithError(d, key);
-        if (v == NULL && PyErr_Occurred()) {
+        if (dfb_dict_get_ref(d, key, &v) < 0) {
             *err = 1;
+            return NULL;
         }
-        return v == Py_None ? NULL : v;
     }
-    v = PyObject_GetItem(d, key);
-    if (v == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_KeyError)) {
-            PyErr_Clear();
+    else {
+        v = PyObject_GetItem(d, key);
+        if (v == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_KeyError)) {
+                PyErr_Clear();
+            }
+            else {
+                *err = 1;
+            }
+            return NULL;
         }
-        else {
-            *err = 1;
-        }
+    }
+    if (v == Py_None) {
+        Py_DECREF(v);
         return NULL;
     }
-    Py_DECREF(v); /* the mapping holds it; used while `d` lives */
-    return v == Py_None ? NULL : v;
+    return v;
 }
 
-/* Splits a (buffer, dtype) pair.  When the pair's dtype is the very object
+/* Splits a (buffer, dtype) pair (the caller owns `pair`, a tuple: *buf
+   and the dtype stay alive as long as it does).  When the pair's dtype is
+   the very object
    `known` (held alive by the caller, already parsed to `*known_dt`), copies
    that result instead of parsing it again: a tuple's items are immutable
    ints and strs, so the parse would give the same values.  Sets *reused.
@@ -1737,6 +1703,9 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
         err ? NULL : dict_item(bufs, st->names[N_VALIDITY], &err);
     PyObject *opair = err ? NULL : dict_item(bufs, st->names[N_OFFSETS], &err);
     PyObject *dbuf = NULL, *vbuf = NULL, *obuf = NULL;
+    /* dpair, vpair, opair are owned (new references) from here on: the
+       buffers and dtypes in them survive whatever the producer's ptr,
+       bufsize, __dlpack_device__ or null_count do to `bufs`. */
     if (err) {
         goto fail;
     }
@@ -1875,6 +1844,9 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
         }
         keep(w, o);
     }
+    Py_XDECREF(dpair);
+    Py_XDECREF(vpair);
+    Py_XDECREF(opair);
     Py_DECREF(bufs);
     Py_DECREF(dtobj);
 
@@ -1892,8 +1864,7 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
         }
         PyObject *cats = NULL;
         if (PyDict_Check(dc)) {
-            cats = PyDict_GetItemWithError(dc, st->names[N_CATEGORIES]);
-            Py_XINCREF(cats);
+            (void)dfb_dict_get_ref(dc, st->names[N_CATEGORIES], &cats);
         }
         else {
             cats = PyObject_GetItem(dc, st->names[N_CATEGORIES]);
@@ -1926,6 +1897,9 @@ bad_dtype:
                  dtobj, ddt.kind, ddt.bits, ddt.fmt ? ddt.fmt : "",
                  ddt.endian);
 fail:
+    Py_XDECREF(dpair);
+    Py_XDECREF(vpair);
+    Py_XDECREF(opair);
     Py_DECREF(bufs);
     Py_DECREF(dtobj);
     return -1;
@@ -2391,37 +2365,32 @@ get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 static void
 add_column_context(PyObject *key)
 {
-    PyObject *t, *v, *tb;
-    PyErr_Fetch(&t, &v, &tb);
+    PyObject *exc = dfb_err_take();
+    if (exc == NULL) {
+        return;
+    }
+    PyObject *t = (PyObject *)Py_TYPE(exc);
     if (t != PyExc_ValueError && t != PyExc_TypeError &&
         t != PyExc_RuntimeError && t != PyExc_NotImplementedError &&
         t != PyExc_BufferError) {
-        PyErr_Restore(t, v, tb);
+        dfb_err_give(exc);
         return;
     }
-    PyErr_NormalizeException(&t, &v, &tb);
-    if (tb != NULL && v != NULL) {
-        PyException_SetTraceback(v, tb);
-    }
-    PyObject *msg = v != NULL ? PyObject_Str(v) : NULL;
+    PyObject *msg = PyObject_Str(exc);
     if (msg == NULL) {
         PyErr_Clear();
-        PyErr_Restore(t, v, tb);
+        dfb_err_give(exc);
         return;
     }
     PyErr_Format(t, "column %R: %U", key, msg);
     Py_DECREF(msg);
-    PyObject *t2, *v2, *tb2;
-    PyErr_Fetch(&t2, &v2, &tb2);
-    PyErr_NormalizeException(&t2, &v2, &tb2);
-    if (v2 != NULL) {
-        PyException_SetCause(v2, v); /* steals v */
-        v = NULL;
+    PyObject *now = dfb_err_take();
+    if (now == NULL) {
+        dfb_err_give(exc);
+        return;
     }
-    Py_XDECREF(t);
-    Py_XDECREF(v);
-    Py_XDECREF(tb);
-    PyErr_Restore(t2, v2, tb2);
+    PyException_SetCause(now, exc); /* steals exc */
+    dfb_err_give(now);
 }
 
 /* from_dataframe(obj, *, nulls="mask", allow_copy=True). */
@@ -2489,8 +2458,18 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (names == NULL) {
         goto done;
     }
-    seq = PySequence_Fast(names, "column_names() must return an iterable");
+    /* A private tuple, never the producer's own list: get_column() runs
+       producer code that may change that list while we index it. */
+    seq = PySequence_Tuple(names);
     if (seq == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyObject *exc = dfb_err_take();
+            PyErr_SetString(PyExc_TypeError,
+                            "column_names() must return an iterable");
+            PyObject *now = dfb_err_take();
+            PyException_SetCause(now, exc);
+            dfb_err_give(now);
+        }
         goto done;
     }
     result = PyDict_New();
@@ -2502,9 +2481,9 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         Py_CLEAR(result);
         goto done;
     }
-    Py_ssize_t ncols = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t ncols = PyTuple_GET_SIZE(seq);
     for (Py_ssize_t i = 0; i < ncols; i++) {
-        PyObject *name = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *name = PyTuple_GET_ITEM(seq, i);
         PyObject *key =
             PyUnicode_CheckExact(name) ? Py_NewRef(name) : PyObject_Str(name);
         if (key == NULL) {

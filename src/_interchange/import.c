@@ -51,18 +51,7 @@ static const char versioned_marker = 'v';
 static int
 lookup_attr(PyObject *obj, const char *name, PyObject **out)
 {
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyObject_GetOptionalAttrString(obj, name, out);
-#else
-    PyObject *s = PyUnicode_InternFromString(name);
-    if (s == NULL) {
-        *out = NULL;
-        return -1;
-    }
-    int r = _PyObject_LookupAttr(obj, s, out);
-    Py_DECREF(s);
-    return r;
-#endif
+    return dfb_getattr_optional_str(obj, name, out);
 }
 
 /* Converts a Python int to Py_ssize_t for field `what` of protocol
@@ -99,7 +88,7 @@ as_pointer(PyObject *o, const char *proto, void **out)
                      Py_TYPE(o)->tp_name);
         return -1;
     }
-    if (_PyLong_Sign(o) < 0) {
+    if (dfb_long_sign(o) < 0) {
         PyErr_Format(PyExc_ValueError,
                      "%s: the data pointer must be >= 0, got %R", proto, o);
         return -1;
@@ -313,12 +302,7 @@ dlpack_owner_destructor(PyObject *cap)
         PyErr_WriteUnraisable(cap);
         return;
     }
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *exc = PyErr_GetRaisedException();
-#else
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-#endif
+    PyObject *exc = dfb_err_take();
     if (PyCapsule_GetContext(cap) == (void *)&versioned_marker) {
         DLManagedTensorVersioned *m = p;
         if (m->deleter != NULL) {
@@ -331,11 +315,7 @@ dlpack_owner_destructor(PyObject *cap)
             m->deleter(m);
         }
     }
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(exc);
-#else
-    PyErr_Restore(et, ev, tb);
-#endif
+    dfb_err_give(exc);
 }
 
 /* Maps a DLDataType to a new NumPy descr, or NULL with BufferError. */
@@ -512,22 +492,27 @@ from_dlpack_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
     Py_ssize_t itemsize = PyDataType_ELSIZE(descr);
     Py_ssize_t shape[DFB_MAXDIM], strides[DFB_MAXDIM];
     for (int i = 0; i < ndim; i++) {
-        if (t->shape[i] < 0 || t->shape[i] > PY_SSIZE_T_MAX) {
+        /* the producer's arrays are read with memcpy (a hand-made tensor
+           may misalign them), each value once */
+        int64_t dim, stride = 0;
+        memcpy(&dim, (const char *)t->shape + i * sizeof(int64_t), 8);
+        if (dim < 0 || dim > PY_SSIZE_T_MAX) {
             PyErr_Format(PyExc_BufferError,
                          "DLPack tensor has shape[%d] = %lld", i,
-                         (long long)t->shape[i]);
+                         (long long)dim);
             goto fail;
         }
-        shape[i] = (Py_ssize_t)t->shape[i];
+        shape[i] = (Py_ssize_t)dim;
         if (t->strides != NULL) {
+            memcpy(&stride, (const char *)t->strides + i * sizeof(int64_t), 8);
             long long s;
-            if (__builtin_mul_overflow((long long)t->strides[i],
-                                       (long long)itemsize, &s) ||
+            if (__builtin_mul_overflow((long long)stride, (long long)itemsize,
+                                       &s) ||
                 s > PY_SSIZE_T_MAX || s < PY_SSIZE_T_MIN) {
                 PyErr_Format(PyExc_OverflowError,
                              "DLPack tensor stride[%d] = %lld elements "
                              "overflows in bytes",
-                             i, (long long)t->strides[i]);
+                             i, (long long)stride);
                 goto fail;
             }
             strides[i] = (Py_ssize_t)s;
@@ -632,8 +617,10 @@ from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
 /* 4. and 7. __cuda_array_interface__ / __array_interface__             */
 /* ------------------------------------------------------------------ */
 
-/* Returns a borrowed item of dict `d` (NULL if absent, no exception), or
-   NULL with an exception set (check PyErr_Occurred). */
+/* Returns a NEW reference to item `key` of dict `d` (NULL if absent, no
+   exception), or NULL with an exception set (check PyErr_Occurred).  A
+   new reference: a later look-up may run a colliding key's __eq__, which
+   can remove any item. */
 static PyObject *
 dict_get(PyObject *d, const char *key)
 {
@@ -641,7 +628,8 @@ dict_get(PyObject *d, const char *key)
     if (k == NULL) {
         return NULL;
     }
-    PyObject *v = PyDict_GetItemWithError(d, k);
+    PyObject *v;
+    (void)dfb_dict_get_ref(d, k, &v);
     Py_DECREF(k);
     return v;
 }
@@ -670,15 +658,47 @@ descr_is_structured(PyObject *descr, const char *proto)
     return 0;
 }
 
-/* Parsed interface dict (borrowed references into the dict). */
+/* Parsed interface dict (owned references; release with iface_clear). */
 typedef struct {
     PyArray_Descr *dtype; /* new reference */
     int ndim;
     Py_ssize_t shape[DFB_MAXDIM];
     Py_ssize_t strides[DFB_MAXDIM];
     int have_strides;
-    PyObject *data; /* borrowed; NULL if absent */
+    PyObject *data; /* new reference; NULL if absent */
 } iface;
+
+/* Releases what parse_iface stored in `it`.  Cannot fail. */
+static void
+iface_clear(iface *it)
+{
+    Py_CLEAR(it->dtype);
+    Py_CLEAR(it->data);
+}
+
+/* Converts the typestr of an interface to a new descr, or NULL with
+   ValueError naming it (NumPy's parser raises SyntaxError, KeyError, ...
+   for some strings: those become ValueError, the cause attached; TypeError
+   and MemoryError stay). */
+static PyArray_Descr *
+typestr_descr(PyObject *typestr, const char *proto)
+{
+    PyArray_Descr *d = NULL;
+    if (PyArray_DescrConverter(typestr, &d)) {
+        return d;
+    }
+    if (PyErr_ExceptionMatches(PyExc_TypeError) ||
+        PyErr_ExceptionMatches(PyExc_MemoryError) ||
+        !PyErr_ExceptionMatches(PyExc_Exception)) {
+        return NULL;
+    }
+    PyObject *exc = dfb_err_take();
+    PyErr_Format(PyExc_ValueError, "%s: invalid typestr %R", proto, typestr);
+    PyObject *now = dfb_err_take();
+    PyException_SetCause(now, exc);
+    dfb_err_give(now);
+    return NULL;
+}
 
 /* Parses the keys both interfaces share (version, shape, typestr, descr,
    strides, mask, data).  `cuda` selects the CUDA flavour.  Returns 0 with
@@ -687,17 +707,23 @@ static int
 parse_iface(PyObject *d, const char *proto, int cuda, iface *it)
 {
     it->dtype = NULL;
+    it->data = NULL;
     if (!PyDict_Check(d)) {
         PyErr_Format(PyExc_TypeError, "%s must be a dict, not %.100s", proto,
                      Py_TYPE(d)->tp_name);
         return -1;
     }
-    PyObject *v = dict_get(d, "version");
+    /* Every value is owned from its look-up on: a later look-up can run a
+       colliding key's __eq__, which may delete anything from the dict. */
+    PyObject *v = NULL, *mask = NULL, *shape = NULL, *typestr = NULL;
+    PyObject *descr = NULL, *strides = NULL;
+    int ret = -1;
+    v = dict_get(d, "version");
     if (v == NULL) {
         if (!PyErr_Occurred()) {
             PyErr_Format(PyExc_ValueError, "%s has no 'version'", proto);
         }
-        return -1;
+        goto done;
     }
     long ver = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLong(v) : -1;
     if (ver == -1 && PyErr_Occurred()) {
@@ -707,78 +733,88 @@ parse_iface(PyObject *d, const char *proto, int cuda, iface *it)
         PyErr_Format(PyExc_ValueError,
                      "%s version %R is not supported (expected %s)", proto, v,
                      cuda ? "2 or 3" : "3");
-        return -1;
+        goto done;
     }
-    PyObject *mask = dict_get(d, "mask");
+    mask = dict_get(d, "mask");
     if (mask == NULL && PyErr_Occurred()) {
-        return -1;
+        goto done;
     }
     if (mask != NULL && mask != Py_None) {
         PyErr_Format(PyExc_BufferError,
                      "%s has a mask; dfbuffer does not import masked memory",
                      proto);
-        return -1;
+        goto done;
     }
-    PyObject *shape = dict_get(d, "shape");
-    PyObject *typestr = shape ? dict_get(d, "typestr") : NULL;
+    shape = dict_get(d, "shape");
+    typestr = shape ? dict_get(d, "typestr") : NULL;
     if (shape == NULL || typestr == NULL) {
         if (!PyErr_Occurred()) {
             PyErr_Format(PyExc_ValueError, "%s needs 'shape' and 'typestr'",
                          proto);
         }
-        return -1;
+        goto done;
     }
     if (parse_dim_tuple(shape, proto, "shape", it->shape, &it->ndim) < 0) {
-        return -1;
+        goto done;
     }
     if (!PyUnicode_Check(typestr)) {
         PyErr_Format(PyExc_TypeError, "%s: typestr must be a str, not %.100s",
                      proto, Py_TYPE(typestr)->tp_name);
-        return -1;
+        goto done;
     }
-    PyObject *descr = dict_get(d, "descr");
+    descr = dict_get(d, "descr");
     if (descr == NULL && PyErr_Occurred()) {
-        return -1;
+        goto done;
     }
     if (descr != NULL) {
         int s = descr_is_structured(descr, proto);
         if (s < 0) {
-            return -1;
+            goto done;
         }
         if (s) {
             PyErr_Format(PyExc_TypeError,
                          "%s describes a structured dtype %R; a Buffer holds "
                          "plain numbers only",
                          proto, descr);
-            return -1;
+            goto done;
         }
     }
-    PyObject *strides = dict_get(d, "strides");
+    strides = dict_get(d, "strides");
     if (strides == NULL && PyErr_Occurred()) {
-        return -1;
+        goto done;
     }
     it->have_strides = strides != NULL && strides != Py_None;
     if (it->have_strides) {
         int n;
         if (parse_dim_tuple(strides, proto, "strides", it->strides, &n) < 0) {
-            return -1;
+            goto done;
         }
         if (n != it->ndim) {
             PyErr_Format(PyExc_ValueError,
                          "%s: strides has %d entries but shape has %d", proto,
                          n, it->ndim);
-            return -1;
+            goto done;
         }
     }
     it->data = dict_get(d, "data");
     if (it->data == NULL && PyErr_Occurred()) {
-        return -1;
+        goto done;
     }
-    if (!PyArray_DescrConverter(typestr, &it->dtype)) {
-        it->dtype = NULL;
-        return -1;
+    if ((it->dtype = typestr_descr(typestr, proto)) == NULL) {
+        goto done;
     }
-    return 0;
+    ret = 0;
+done:
+    Py_XDECREF(v);
+    Py_XDECREF(mask);
+    Py_XDECREF(shape);
+    Py_XDECREF(typestr);
+    Py_XDECREF(descr);
+    Py_XDECREF(strides);
+    if (ret < 0) {
+        iface_clear(it);
+    }
+    return ret;
 }
 
 /* Parses a (ptr, readonly) data tuple.  Returns 0, or -1 with an
@@ -865,7 +901,7 @@ from_cai(dfb_state *st, PyObject *obj, PyObject *cai, PyObject *dtype)
                  it.have_strides ? it.strides : NULL, dev, readonly,
                  DFB_NATIVE_CUDA_ARRAY_INTERFACE, dtype);
 done:
-    Py_DECREF(it.dtype);
+    iface_clear(&it);
     return res;
 }
 
@@ -909,8 +945,10 @@ from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
     if (off == NULL && PyErr_Occurred()) {
         goto done;
     }
-    if (off != NULL && off != Py_None &&
-        as_ssize(off, proto, "offset", &offset) < 0) {
+    int bad = off != NULL && off != Py_None &&
+              as_ssize(off, proto, "offset", &offset) < 0;
+    Py_XDECREF(off);
+    if (bad) {
         goto done;
     }
     Py_buffer *view = NULL;
@@ -957,7 +995,7 @@ from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
                  view->readonly, DFB_NATIVE_ARRAY_INTERFACE, dtype);
 done:
     Py_XDECREF(mv);
-    Py_DECREF(it.dtype);
+    iface_clear(&it);
     return res;
 }
 
@@ -1140,18 +1178,9 @@ export_holder_dealloc(PyObject *op)
     PyTypeObject *tp = Py_TYPE(op);
     PyObject_GC_UnTrack(op);
     if (self->view.obj != NULL) {
-#if PY_VERSION_HEX >= 0x030C0000
-        PyObject *exc = PyErr_GetRaisedException();
-#else
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-#endif
+        PyObject *exc = dfb_err_take();
         PyBuffer_Release(&self->view);
-#if PY_VERSION_HEX >= 0x030C0000
-        PyErr_SetRaisedException(exc);
-#else
-        PyErr_Restore(et, ev, tb);
-#endif
+        dfb_err_give(exc);
     }
     tp->tp_free(op);
     Py_DECREF(tp);
@@ -1263,34 +1292,95 @@ done:
 /* 6. Interchange-protocol Buffer                                       */
 /* ------------------------------------------------------------------ */
 
+int
+dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
+                            PyObject *size_o, dfb_block *out)
+{
+    const char *proto = "interchange Buffer";
+    if (DfbBuffer_Check(st, obj)) {
+        DfbBuffer *b = (DfbBuffer *)obj;
+        out->ptr = b->ptr;
+        out->size = b->bufsize;
+        out->device = b->device;
+        out->readonly = b->readonly;
+        return 0;
+    }
+    /* each value is read exactly once, and owned while it is parsed */
+    PyObject *p = ptr_o != NULL ? Py_NewRef(ptr_o) : NULL;
+    PyObject *n = size_o != NULL ? Py_NewRef(size_o) : NULL;
+    PyObject *d = NULL;
+    int ret = -1;
+    if (p == NULL && (p = PyObject_GetAttrString(obj, "ptr")) == NULL) {
+        goto missing;
+    }
+    void *ptr;
+    if (as_pointer(p, proto, &ptr) < 0) {
+        goto done;
+    }
+    if (n == NULL && (n = PyObject_GetAttrString(obj, "bufsize")) == NULL) {
+        goto missing;
+    }
+    Py_ssize_t size;
+    if (as_ssize(n, proto, "bufsize", &size) < 0) {
+        goto done;
+    }
+    if (size < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: bufsize must be >= 0, got %zd",
+                     proto, size);
+        goto done;
+    }
+    if (ptr == NULL && size != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: ptr 0 (NULL) cannot hold bufsize %zd bytes", proto,
+                     size);
+        goto done;
+    }
+    if ((uintptr_t)ptr > UINTPTR_MAX - (uintptr_t)size) {
+        PyErr_Format(PyExc_OverflowError,
+                     "%s: ptr + bufsize overflows the address space", proto);
+        goto done;
+    }
+    d = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+    if (d == NULL) {
+        goto missing;
+    }
+    if (dfb_parse_device(d, &out->device) < 0) {
+        goto done;
+    }
+    out->ptr = ptr;
+    out->size = size;
+    out->readonly = 1; /* the protocol grants read access only */
+    ret = 0;
+    goto done;
+missing:
+    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyObject *exc = dfb_err_take();
+        PyErr_Format(PyExc_TypeError,
+                     "expected an interchange-protocol buffer (with ptr, "
+                     "bufsize, __dlpack_device__), got %.200s",
+                     Py_TYPE(obj)->tp_name);
+        PyObject *now = dfb_err_take();
+        PyException_SetCause(now, exc);
+        dfb_err_give(now);
+    }
+done:
+    Py_XDECREF(p);
+    Py_XDECREF(n);
+    Py_XDECREF(d);
+    return ret;
+}
+
 /* Wraps an interchange-protocol Buffer given its `ptr` and `bufsize`
-   values: 1-D bytes (or 1-D of `dtype`), device from __dlpack_device__(),
-   owner = obj, read-only (the protocol grants read access only; Arrow
-   memory is immutable).  Returns a new Buffer or NULL. */
+   values (read once, by the caller's detection): 1-D bytes (or 1-D of
+   `dtype`), device from __dlpack_device__(), owner = obj, read-only (the
+   protocol grants read access only; Arrow memory is immutable).  Returns a
+   new Buffer or NULL. */
 static PyObject *
 from_interchange(dfb_state *st, PyObject *obj, PyObject *ptr_o,
                  PyObject *size_o, PyObject *dtype)
 {
-    const char *proto = "interchange Buffer";
-    void *ptr;
-    Py_ssize_t bufsize;
-    if (as_pointer(ptr_o, proto, &ptr) < 0 ||
-        as_ssize(size_o, proto, "bufsize", &bufsize) < 0) {
-        return NULL;
-    }
-    if (bufsize < 0) {
-        PyErr_Format(PyExc_ValueError, "%s: bufsize must be >= 0, got %zd",
-                     proto, bufsize);
-        return NULL;
-    }
-    PyObject *dev_o = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
-    if (dev_o == NULL) {
-        return NULL;
-    }
-    DLDevice dev;
-    int r = dfb_parse_device(dev_o, &dev);
-    Py_DECREF(dev_o);
-    if (r < 0) {
+    dfb_block blk;
+    if (dfb_read_interchange_buffer(st, obj, ptr_o, size_o, &blk) < 0) {
         return NULL;
     }
     PyArray_Descr *u1 = PyArray_DescrFromType(NPY_UINT8);
@@ -1302,8 +1392,9 @@ from_interchange(dfb_state *st, PyObject *obj, PyObject *ptr_o,
     if (d == NULL) {
         return NULL;
     }
-    PyObject *res = dfb_buffer_new(st, ptr, bufsize, obj, d, 1, NULL, NULL,
-                                   dev, 1, DFB_NATIVE_INTERCHANGE);
+    PyObject *res =
+        dfb_buffer_new(st, blk.ptr, blk.size, obj, d, 1, NULL, NULL,
+                       blk.device, 1, DFB_NATIVE_INTERCHANGE);
     Py_DECREF(d);
     return res;
 }

@@ -173,7 +173,20 @@ static int
 module_exec(PyObject *m)
 {
     dfb_state *st = dfb_state_from_module(m);
+    /* NumPy supports only the main interpreter, and so does dfbuffer: a
+       legacy subinterpreter would load this module and then fail later in
+       NumPy.  (Isolated ones are refused by Py_mod_multiple_interpreters.) */
+    if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+        PyErr_SetString(PyExc_ImportError,
+                        "dfbuffer._interchange can only be loaded in the "
+                        "main interpreter, not in a subinterpreter (NumPy "
+                        "does not support subinterpreters)");
+        return -1;
+    }
     if (PyArray_ImportNumPyAPI() < 0) {
+        return -1;
+    }
+    if (dfb_exit_watch_init(m) < 0) {
         return -1;
     }
     st->buffer_type =

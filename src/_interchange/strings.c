@@ -194,11 +194,40 @@ hash_bytes(const char *s, int64_t n)
     return h;
 }
 
+/* Reads string offset `i` (any alignment, byte-swapped if `swap`) of
+   `bits` 32 or 64.  Cannot fail. */
+static inline int64_t
+load_offset(const char *offsets, int bits, int swap, int64_t i)
+{
+    if (bits == 32) {
+        uint32_t v;
+        memcpy(&v, offsets + i * 4, 4);
+        return (int32_t)(swap ? __builtin_bswap32(v) : v);
+    }
+    uint64_t v;
+    memcpy(&v, offsets + i * 8, 8);
+    return (int64_t)(swap ? __builtin_bswap64(v) : v);
+}
+
+/* Sets ValueError for string `i` whose offsets [start, end) do not lie in
+   the `size`-byte data buffer.  Returns NULL. */
+static PyObject *
+bad_offsets(int64_t i, int64_t start, int64_t end, int64_t size)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "string %lld has offsets [%lld, %lld) outside the %lld-byte "
+                 "data buffer (or decreasing): the offsets changed after "
+                 "they were validated, or are corrupt",
+                 (long long)i, (long long)start, (long long)end,
+                 (long long)size);
+    return NULL;
+}
+
 PyObject *
-dfb_strings_to_object_array(const char *data, const void *offsets,
-                            int offset_bits, int offsets_swapped,
-                            int64_t offset, int64_t length,
-                            const uint8_t *isnull)
+dfb_strings_to_object_array(const char *data, int64_t data_size,
+                            const void *offsets, int offset_bits,
+                            int offsets_swapped, int64_t offset,
+                            int64_t length, const uint8_t *isnull)
 {
     npy_intp dims[1] = {(npy_intp)length};
     PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
@@ -206,8 +235,18 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
         return NULL;
     }
     PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
-    const int32_t *o32 = (const int32_t *)offsets + offset;
-    const int64_t *o64 = (const int64_t *)offsets + offset;
+    /* Offsets are read through memcpy (any alignment: interchange pointers
+       promise none, Arrow only recommends it), each exactly once: the end
+       of string i is the start of string i + 1.  The memory may change
+       under us (another thread, a producer that lies), so every string is
+       checked where it is used: 0 <= start <= end <= data_size. */
+    const char *op =
+        (const char *)offsets + offset * (offset_bits == 32 ? 4 : 8);
+    static const char empty = 0;
+    if (data == NULL) {
+        data = &empty; /* data_size is 0: only empty strings are valid */
+        data_size = 0;
+    }
 
     /* Equal short strings share one str object (as pyarrow's to_pandas
        does by default): repeated values cost a hash and a memcmp instead
@@ -224,30 +263,19 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
     const int plain32 = offset_bits == 32 && !offsets_swapped;
 
     int64_t i = 0;
+    int64_t start = load_offset(op, offset_bits, offsets_swapped, 0);
     for (; i < length && !(table == NULL && plain32); i++) {
         PyObject *item;
+        const int64_t end =
+            load_offset(op, offset_bits, offsets_swapped, i + 1);
         if (isnull != NULL && isnull[i]) {
             item = Py_NewRef(Py_None);
         }
         else {
-            int64_t start, end;
-            if (offset_bits == 32) {
-                uint32_t a = (uint32_t)o32[i], b = (uint32_t)o32[i + 1];
-                if (offsets_swapped) {
-                    a = __builtin_bswap32(a);
-                    b = __builtin_bswap32(b);
-                }
-                start = (int32_t)a;
-                end = (int32_t)b;
-            }
-            else {
-                uint64_t a = (uint64_t)o64[i], b = (uint64_t)o64[i + 1];
-                if (offsets_swapped) {
-                    a = __builtin_bswap64(a);
-                    b = __builtin_bswap64(b);
-                }
-                start = (int64_t)a;
-                end = (int64_t)b;
+            if (start < 0 || end < start || end > data_size) {
+                PyMem_Free(table);
+                Py_DECREF(arr);
+                return bad_offsets(i, start, end, data_size);
             }
             const int64_t n = end - start;
             dedup_slot *slot = NULL;
@@ -255,9 +283,11 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
                 slot = &table[hash_bytes(data + start, n) & (tsize - 1)];
                 lookups++;
                 if (slot->obj != NULL && slot->len == n &&
-                    memcmp(data + slot->start, data + start, (size_t)n) == 0) {
+                    (n == 0 || memcmp(data + slot->start, data + start,
+                                      (size_t)n) == 0)) {
                     hits++;
                     Py_XSETREF(out[i], Py_NewRef(slot->obj));
+                    start = end;
                     continue;
                 }
                 if (lookups == DEDUP_PROBE &&
@@ -280,23 +310,31 @@ dfb_strings_to_object_array(const char *data, const void *offsets,
             }
         }
         Py_XSETREF(out[i], item);
+        start = end;
     }
     /* The same without de-duplication, for native 32-bit offsets (the
        common Arrow layout): no per-element width, swap or table tests. */
     for (; i < length; i++) {
         PyObject *item;
+        int32_t e32;
+        memcpy(&e32, op + (i + 1) * 4, 4);
+        const int64_t end = e32;
         if (isnull != NULL && isnull[i]) {
             item = Py_NewRef(Py_None);
         }
         else {
-            const int64_t start = o32[i];
-            item = decode(data + start, (int64_t)o32[i + 1] - start);
+            if (start < 0 || end < start || end > data_size) {
+                Py_DECREF(arr);
+                return bad_offsets(i, start, end, data_size);
+            }
+            item = decode(data + start, end - start);
             if (item == NULL) {
                 Py_DECREF(arr);
                 return NULL;
             }
         }
         Py_XSETREF(out[i], item);
+        start = end;
     }
     PyMem_Free(table);
     return arr;

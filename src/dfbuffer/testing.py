@@ -183,7 +183,61 @@ def _is_int(x: Any) -> bool:
 
 
 def _describe(obj: Any) -> str:
+    if isinstance(obj, _Snap):
+        obj = obj.obj
     return type(obj).__qualname__
+
+
+class _Snap:
+    """One interchange buffer with its ``ptr``, ``bufsize`` and
+    ``__dlpack_device__()`` read exactly once, when it is first met.
+
+    Every check and every memory read goes through this snapshot, never
+    through the producer again: a producer whose ``bufsize`` changes between
+    reads cannot make the kit read beyond what it checked.  Other attributes
+    (``__dlpack__``, ...) are the producer's own.  ``size_failed`` is set when
+    a size requirement (P-18, P-20, P-23) failed: such a buffer is never
+    read."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+        self.size_failed = False
+        self._ptr = self._get(lambda: obj.ptr)
+        self._bufsize = self._get(lambda: obj.bufsize)
+        self._device = self._get(lambda: obj.__dlpack_device__())
+
+    @staticmethod
+    def of(obj: Any) -> _Snap:
+        return obj if isinstance(obj, _Snap) else _Snap(obj)
+
+    @staticmethod
+    def _get(fn: Callable[[], Any]) -> tuple[bool, Any]:
+        try:
+            return True, fn()
+        except Exception as exc:
+            return False, exc
+
+    @staticmethod
+    def _give(v: tuple[bool, Any]) -> Any:
+        if not v[0]:
+            raise v[1]
+        return v[1]
+
+    @property
+    def ptr(self) -> Any:
+        return self._give(self._ptr)
+
+    @property
+    def bufsize(self) -> Any:
+        return self._give(self._bufsize)
+
+    def __dlpack_device__(self) -> Any:
+        return self._give(self._device)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("ptr", "bufsize", "__dlpack_device__", "obj", "size_failed"):
+            raise AttributeError(name)  # never a second read of the producer
+        return getattr(self.obj, name)
 
 
 # ---------------------------------------------------------------------------
@@ -219,6 +273,8 @@ def _read(buf: Any, dtype: Any, start: int, count: int) -> np.ndarray | None:
     None when the buffer is not host memory or the range is not entirely
     inside [ptr, ptr + bufsize).  Never touches a byte outside that range."""
     dt = np.dtype(dtype)
+    if isinstance(buf, _Snap) and buf.size_failed:
+        return None  # its size check failed: never read it
     if not _buffer_sane(buf) or count < 0 or start < 0:
         return None
     dev = _device_of(buf)
@@ -256,6 +312,7 @@ def _read(buf: Any, dtype: Any, start: int, count: int) -> np.ndarray | None:
 
 def _check_buffer_into(ck: _Checker, buf: Any) -> None:
     """P-1..P-5 (and L-n for dfbuffer Buffers) on `buf`, into `ck`."""
+    buf = _Snap.of(buf)
     ptr = ck.run("P-1", lambda: buf.ptr)
     if ptr is not _ERR:
         ck.expect(
@@ -298,11 +355,11 @@ def _check_buffer_into(ck: _Checker, buf: Any) -> None:
     try:
         import dfbuffer
 
-        is_ours = isinstance(buf, dfbuffer.Buffer)
+        is_ours = isinstance(buf.obj, dfbuffer.Buffer)
     except Exception:
         is_ours = False
     if is_ours:
-        _check_dfbuffer_buffer(ck, buf)
+        _check_dfbuffer_buffer(ck, buf.obj)  # immutable: safe to re-read
 
 
 class _DLPackOnly:
@@ -606,6 +663,8 @@ def _check_column_into(ck: _Checker, col: Any, depth: int = 0) -> None:
             )
         else:
             good = True
+            # each buffer's ptr / bufsize / device is read once, here
+            snaps: dict[str, Any] = {"data": None, "validity": None, "offsets": None}
             for key in ("data", "validity", "offsets"):
                 entry = bufs[key]
                 if entry is None and key != "data":
@@ -621,13 +680,14 @@ def _check_column_into(ck: _Checker, col: Any, depth: int = 0) -> None:
                 if problem is not None:
                     ck.fail("P-15", f"{key} buffer dtype: {problem}")
                     good = False
+                entry = snaps[key] = (_Snap.of(entry[0]), entry[1])
                 sub = check_buffer(entry[0])
                 ck.merge(sub, f"{key} buffer: ")
                 if not sub.ok:
                     good = False
             if good:
                 ck.ok("P-15")
-                data, validity, offsets = bufs["data"], bufs["validity"], bufs["offsets"]
+                data, validity, offsets = snaps["data"], snaps["validity"], snaps["offsets"]
 
     n_total = offset + size if offset is not None and size is not None else None
 
@@ -666,11 +726,12 @@ def _check_column_into(ck: _Checker, col: Any, depth: int = 0) -> None:
             )
         if n_total is not None and _buffer_sane(vbuf):
             need = -(-n_total // 8) if null_kind == USE_BITMASK else n_total
-            ck.expect(
+            if not ck.expect(
                 "P-18",
                 int(vbuf.bufsize) >= need,
                 f"validity holds {vbuf.bufsize} bytes, offset+size={n_total} needs {need}",
-            )
+            ):
+                vbuf.size_failed = True
 
     # P-19 / P-20: data buffer dtype and size.
     data_np = None
@@ -694,12 +755,13 @@ def _check_column_into(ck: _Checker, col: Any, depth: int = 0) -> None:
         if kind != STRING and n_total is not None and _buffer_sane(dbuf):
             bits = dbits if want else cbits
             need = -(-(n_total * bits) // 8)
-            ck.expect(
+            if not ck.expect(
                 "P-20",
                 int(dbuf.bufsize) >= need,
                 f"data holds {dbuf.bufsize} bytes, offset+size={n_total} of "
                 f"{bits} bits needs {need}",
-            )
+            ):
+                dbuf.size_failed = True
             if want:
                 data_np = _np_dtype(ddt)
 
@@ -726,6 +788,7 @@ def _check_column_into(ck: _Checker, col: Any, depth: int = 0) -> None:
             if n_total > 0 or offset:
                 need = (n_total + 1) * obits // 8
                 if not _buffer_sane(obuf) or int(obuf.bufsize) < need:
+                    obuf.size_failed = True
                     ck.fail(
                         "P-23",
                         f"offsets hold {getattr(obuf, 'bufsize', '?')} bytes, "
