@@ -155,3 +155,12 @@ def column_to_ndarray(column: object, *, nulls: _NullsMode = "mask") -> np.ndarr
 def from_dataframe(
     obj: object, *, nulls: _NullsMode = "mask", allow_copy: bool = True
 ) -> dict[str, np.ndarray[Any, Any]]: ...
+def to_matrix(
+    obj: object,
+    *,
+    dtype: _DtypeLike | None = None,
+    order: Literal["C", "F"] = "C",
+    nulls: Literal["nan", "raise", "mask"] = "nan",
+    columns: Sequence[object] | None = None,
+    threads: int | None = None,
+) -> np.ndarray[Any, Any]: ...
