@@ -364,6 +364,7 @@ typedef struct {
     int read;         /* R_* */
     int isz;          /* bytes per stored value (0: bits / none) */
     int nk;           /* NK_* */
+    int same;         /* R_DIRECT values of the output type: memcpy */
     const uint8_t *valid;
     int64_t null_value; /* sentinel, or the mask value meaning null */
     int64_t nnull;      /* -1 while unknown */
@@ -612,14 +613,27 @@ fill_column(const mplan *p, const mcol *col, int64_t r, int64_t n, char *d,
             continue;
         }
         int64_t take = n < avail ? n : avail;
+        int nulls_pass =
+            c->nk != NK_NONE && c->nnull != 0 &&
+            (m != NULL || (p->fill_nan && !(c->nk == NK_NAN && p->is_float)));
+        if (c->same && ds == p->isz && !nulls_pass) {
+            /* one memcpy of the whole run: the C library switches to
+               non-temporal stores for large copies */
+            memcpy(d, c->data + (c->offset + i0) * c->isz,
+                   (size_t)(take * p->isz));
+            r += take;
+            n -= take;
+            d += take * ds;
+            if (m != NULL) {
+                m += take * ms;
+            }
+            continue;
+        }
         if (take > PIECE) {
             take = PIECE;
         }
         const char *s = decode(c, i0, take, buf);
         row[c->st](s, take, d, ds);
-        int nulls_pass =
-            c->nk != NK_NONE && c->nnull != 0 &&
-            (m != NULL || (p->fill_nan && !(c->nk == NK_NAN && p->is_float)));
         if (nulls_pass && null_flags(c, s, i0, take, flags) > 0) {
             for (int64_t i = 0; i < take; i++) {
                 if (flags[i]) {
@@ -1173,6 +1187,50 @@ unsupported_to_type_error(void)
     PyErr_Restore(t2, v2, tb2);
 }
 
+/* For a pandas DataFrame, whose Arrow stream carries a non-default index
+   as extra columns: returns a new list of its own column names (str), so
+   the index stays out of the matrix.  Returns NULL without an exception
+   for other objects, NULL with one on error. */
+static PyObject *
+pandas_columns(PyObject *obj)
+{
+    PyObject *mod =
+        PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__module__");
+    if (mod == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    const char *m = PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+    int is_pandas = m != NULL && strncmp(m, "pandas.", 7) == 0;
+    Py_DECREF(mod);
+    if (!is_pandas) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *cols = PyObject_GetAttrString(obj, "columns");
+    if (cols == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *seq = PySequence_List(cols);
+    Py_DECREF(cols);
+    if (seq == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); i++) {
+        PyObject *it = PyList_GET_ITEM(seq, i);
+        if (!PyUnicode_Check(it)) {
+            PyObject *str = PyObject_Str(it);
+            if (str == NULL) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+            PyList_SetItem(seq, i, str);
+        }
+    }
+    return seq;
+}
+
 /* to_matrix(obj, *, dtype=None, order="C", nulls="nan", columns=None,
    threads=None).  Returns a new array (MaskedArray for nulls="mask"), or
    NULL with an exception set. */
@@ -1232,9 +1290,16 @@ to_matrix(PyObject *module, PyObject *args, PyObject *kwargs)
     int64_t nrows = -1;
     PyArray_Descr *promoted = NULL;
     PyObject *out = NULL, *mask = NULL, *res = NULL;
+    PyObject *own = NULL;
     int r = dfb_arrow_is_producer(obj);
+    if (r == 1 && (o_cols == NULL || o_cols == Py_None)) {
+        own = pandas_columns(obj);
+        if (own == NULL && PyErr_Occurred()) {
+            r = -1;
+        }
+    }
     if (r == 1) {
-        r = dfb_arrow_describe_frame(st, obj, o_cols, &fr);
+        r = dfb_arrow_describe_frame(st, obj, own != NULL ? own : o_cols, &fr);
     }
     else if (r == 0) {
         r = dfb_ix_describe_frame(st, obj, o_cols, &fr);
@@ -1385,6 +1450,12 @@ to_matrix(PyObject *module, PyObject *args, PyObject *kwargs)
             goto done;
         }
     }
+    static const int same_src[D_N] = {-1,    S_I8, S_I16, S_I32,
+                                      S_I64, S_U8, S_U16, S_U32,
+                                      S_U64, -1,   S_F32, S_F64};
+    for (Py_ssize_t i = 0; i < total_chunks; i++) {
+        all[i].same = all[i].read == R_DIRECT && all[i].st == same_src[dst];
+    }
     mplan plan;
     plan.cols = cols;
     plan.ncols = ncols;
@@ -1443,6 +1514,7 @@ done:
     Py_XDECREF(descr);
     PyMem_Free(all);
     PyMem_Free(cols);
+    Py_XDECREF(own);
     dfb_frame_clear(&fr);
     return res;
 }
