@@ -1201,7 +1201,8 @@ pandas_columns(PyObject *obj)
         return NULL;
     }
     const char *m = PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
-    int is_pandas = m != NULL && strncmp(m, "pandas.", 7) == 0;
+    int is_pandas = m != NULL && strncmp(m, "pandas", 6) == 0 &&
+                    (m[6] == 0 || m[6] == '.');
     Py_DECREF(mod);
     if (!is_pandas) {
         PyErr_Clear();
