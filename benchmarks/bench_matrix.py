@@ -136,16 +136,21 @@ def main() -> None:
         },
         args.repeat,
     )
-    report("pandas 1000 x 1000 mixed Int64/float64 with nulls", times,
-           "pandas to_numpy(float64, na_value=nan)")
+    report(
+        "pandas 1000 x 1000 mixed Int64/float64 with nulls",
+        times,
+        "pandas to_numpy(float64, na_value=nan)",
+    )
 
     print("\npeak traced memory of one call / output bytes")
     for label, fn in [
         ("to_matrix(pyarrow 50 x 1e6, order='C')", lambda: dfbuffer.to_matrix(batch)),
         ("to_matrix(polars 50 x 1e6, order='F')", lambda: dfbuffer.to_matrix(pldf, order="F")),
         ("to_matrix(pandas 1000 x 1000 nulls)", lambda: dfbuffer.to_matrix(pdf)),
-        ("to_matrix(pandas 1000 x 1000, nulls='mask')",
-         lambda: dfbuffer.to_matrix(pdf, nulls="mask")),
+        (
+            "to_matrix(pandas 1000 x 1000, nulls='mask')",
+            lambda: dfbuffer.to_matrix(pdf, nulls="mask"),
+        ),
     ]:
         peak, nbytes = peak_memory(fn)
         print(f"  {label:<46} {peak / nbytes:6.3f}  ({peak:,} / {nbytes:,} bytes)")
