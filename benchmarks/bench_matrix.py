@@ -133,6 +133,7 @@ def main() -> None:
             "pandas to_numpy(float64, na_value=nan)": lambda: pdf.to_numpy(
                 dtype="float64", na_value=np.nan
             ),
+            "pa.table(pdf) (pandas' Arrow export alone)": lambda: pa.table(pdf),
         },
         args.repeat,
     )

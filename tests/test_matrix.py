@@ -678,3 +678,33 @@ def test_torch_from_dlpack_shares_the_memory():
     assert tf.data_ptr() == f.ctypes.data and tf.stride() == (1, 2)
     del got, tt
     gc.collect()
+
+
+# --------------------------------------------------------------------------
+# leaks (the measurement of test_no_leaks.py)
+
+
+def _leak_paths():
+    t = _nullable_table()
+    ix = frame(a=with_mask(np.arange(8), [1, 0] * 4), s=strings(["x"] * 8))
+    bad = frame(a=primitive([1, 2, 3]), b=primitive([1.0, 2.0]))
+
+    def run():
+        dfbuffer.to_matrix(t)
+        dfbuffer.to_matrix(t, nulls="mask", order="F")
+        dfbuffer.to_matrix(ix, columns=["a"], dtype="f4")
+        for obj, kw in [(t, {"nulls": "raise"}), (ix, {}), (bad, {}), (t, {"columns": ["?"]})]:
+            try:
+                dfbuffer.to_matrix(obj, **kw)
+            except (TypeError, ValueError, KeyError):
+                pass
+
+    return run
+
+
+def test_no_leaks():
+    from test_no_leaks import MAX_BYTES, growth
+
+    total, count, line = growth(_leak_paths(), 300)
+    assert count < 300, line
+    assert total < MAX_BYTES, (total, line)
