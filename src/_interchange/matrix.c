@@ -101,42 +101,54 @@ dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
         PyErr_NoMemory();
         return -1;
     }
+    /* name -> position (None where several columns share the name) */
+    PyObject *pos = PyDict_New();
+    if (pos == NULL) {
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < nnames; i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        PyObject *had = PyDict_GetItemWithError(pos, name);
+        PyObject *v = had != NULL        ? Py_NewRef(Py_None)
+                      : PyErr_Occurred() ? NULL
+                                         : PyLong_FromSsize_t(i);
+        if (v == NULL || PyDict_SetItem(pos, name, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(pos);
+            goto fail;
+        }
+        Py_DECREF(v);
+    }
     for (Py_ssize_t k = 0; k < ns; k++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
         PyObject *key =
             PyUnicode_Check(item) ? Py_NewRef(item) : PyObject_Str(item);
         if (key == NULL) {
+            Py_DECREF(pos);
             goto fail;
         }
-        Py_ssize_t found = -1, count = 0;
-        for (Py_ssize_t i = 0; i < nnames; i++) {
-            int eq = PyUnicode_Compare(PyList_GET_ITEM(names, i), key);
-            if (eq == -1 && PyErr_Occurred()) {
-                Py_DECREF(key);
-                goto fail;
-            }
-            if (eq == 0) {
-                if (found < 0) {
-                    found = i;
+        PyObject *at = PyDict_GetItemWithError(pos, key);
+        if (at == NULL || at == Py_None) {
+            if (!PyErr_Occurred()) {
+                if (at == NULL) {
+                    PyErr_Format(PyExc_KeyError,
+                                 "column %R is not in the frame", key);
                 }
-                count++;
+                else {
+                    PyErr_Format(PyExc_ValueError,
+                                 "column name %R is ambiguous: several "
+                                 "columns have it",
+                                 key);
+                }
             }
-        }
-        if (found < 0) {
-            PyErr_Format(PyExc_KeyError, "column %R is not in the frame", key);
             Py_DECREF(key);
-            goto fail;
-        }
-        if (count > 1) {
-            PyErr_Format(PyExc_ValueError,
-                         "column name %R is ambiguous: %zd columns have it",
-                         key, count);
-            Py_DECREF(key);
+            Py_DECREF(pos);
             goto fail;
         }
         Py_DECREF(key);
-        (*idx)[k] = found;
+        (*idx)[k] = PyLong_AsSsize_t(at);
     }
+    Py_DECREF(pos);
     *n = ns;
     Py_DECREF(seq);
     return 0;
