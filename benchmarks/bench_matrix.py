@@ -127,6 +127,8 @@ def main() -> None:
     expect = pdf.to_numpy(dtype="float64", na_value=np.nan)
     got = dfbuffer.to_matrix(pdf)
     assert np.array_equal(got, expect, equal_nan=True)
+    ptab = pa.table(pdf)
+    assert np.array_equal(dfbuffer.to_matrix(ptab), expect, equal_nan=True)
     times = best_of(
         {
             "dfbuffer.to_matrix(pandas)": lambda: dfbuffer.to_matrix(pdf),
@@ -134,6 +136,7 @@ def main() -> None:
                 dtype="float64", na_value=np.nan
             ),
             "pa.table(pdf) (pandas' Arrow export alone)": lambda: pa.table(pdf),
+            "dfbuffer.to_matrix(pa.table(pdf) made before)": lambda: dfbuffer.to_matrix(ptab),
         },
         args.repeat,
     )
@@ -148,6 +151,7 @@ def main() -> None:
         ("to_matrix(pyarrow 50 x 1e6, order='C')", lambda: dfbuffer.to_matrix(batch)),
         ("to_matrix(polars 50 x 1e6, order='F')", lambda: dfbuffer.to_matrix(pldf, order="F")),
         ("to_matrix(pandas 1000 x 1000 nulls)", lambda: dfbuffer.to_matrix(pdf)),
+        ("to_matrix(pa.table(pandas 1000 x 1000))", lambda: dfbuffer.to_matrix(ptab)),
         (
             "to_matrix(pandas 1000 x 1000, nulls='mask')",
             lambda: dfbuffer.to_matrix(pdf, nulls="mask"),
