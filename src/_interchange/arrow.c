@@ -1946,9 +1946,17 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
             goto done;
         }
     }
+    /* the holders own every fixed-width buffer: keep them, so that the
+       per-span Buffers of fixed-width columns can go right away */
+    for (Py_ssize_t b = 0; b < imp.n; b++) {
+        if (PyList_Append(out->keep, imp.holders[b]) < 0) {
+            goto done;
+        }
+    }
     Py_ssize_t nch = imp.n > 0 ? imp.n : 1;
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t c = idx[k];
+        Py_ssize_t mark = refs.n;
         const char *name = column_name(&imp, is_table, c);
         dfb_frame_column *fc = &out->cols[k];
         fc->name = Py_NewRef(PyList_GET_ITEM(keys, idx[k]));
@@ -1974,9 +1982,19 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                 goto done;
             }
         }
+        int fixed = 1;
         for (Py_ssize_t b = 0; b < 2 * nch; b++) {
+            dfb_type t = fc->chunks[b].fmt.type;
+            fixed &= t != DFB_T_UTF8 && t != DFB_T_LARGE_UTF8 &&
+                     t != DFB_T_BINARY && t != DFB_T_LARGE_BINARY &&
+                     t != DFB_T_STRING_VIEW;
             fc->chunks[b].fmt.tz = NULL;
             fc->chunks[b].fmt.tz_len = 0;
+        }
+        /* strings may point into arrays made for them (decoded views):
+           their Buffers stay in the keep list */
+        for (; fixed && refs.n > mark; refs.n--) {
+            Py_DECREF(refs.items[refs.n - 1]);
         }
     }
     ret = 0;

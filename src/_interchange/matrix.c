@@ -1493,6 +1493,12 @@ to_matrix(PyObject *module, PyObject *args, PyObject *kwargs)
     if (nrows < 0) {
         nrows = fr.nrows >= 0 ? fr.nrows : 0;
     }
+    /* the plan holds all the fill needs: drop the descriptions before the
+       output exists (the keep list still holds the memory) */
+    for (Py_ssize_t j = 0; j < ncols; j++) {
+        PyMem_Free(fr.cols[j].chunks);
+        fr.cols[j].chunks = NULL;
+    }
     int is_float = dst == D_F16 || dst == D_F32 || dst == D_F64;
     if (mode != 2 && check_nulls(cols, ncols, &fr, mode, is_float) < 0) {
         goto done;
