@@ -294,6 +294,7 @@ sat_i(double v, double lo, double hi)
     return (int64_t)v;
 }
 
+/* The unsigned counterpart of sat_i (negative values give 0). */
 static inline uint64_t
 sat_u(double v, double hi)
 {
@@ -753,6 +754,7 @@ typedef struct {
     int64_t r0, r1;
 } mtask;
 
+/* Thread entry: fills the rows of one mtask.  Cannot fail. */
 #if defined(_WIN32)
 static DWORD WINAPI
 task_main(LPVOID arg)
