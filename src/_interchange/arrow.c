@@ -23,6 +23,7 @@
 #include "dfbuffer/arrow_device.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/format.h"
+#include "dfbuffer/frame.h"
 #include "dfbuffer/export.h"
 
 #include <errno.h>
@@ -2295,4 +2296,113 @@ dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
     }
     import_clear(&imp);
     return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* Whole frames, described for to_matrix (matrix.c)                     */
+/* ------------------------------------------------------------------ */
+
+int
+dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
+                         dfb_frame *out)
+{
+    arrow_import imp = {0};
+    ref_list refs = {0};
+    Py_ssize_t *idx = NULL, n = 0;
+    PyObject *keys = NULL;
+    int ret = -1;
+    if (import_producer(obj, &imp) < 0) {
+        goto done;
+    }
+    int is_table = import_is_table(&imp);
+    if (is_table && validate_table(&imp) < 0) {
+        goto done;
+    }
+    int64_t ncols = is_table ? imp.schema.n_children : 1;
+    keys = PyList_New((Py_ssize_t)ncols);
+    if (keys == NULL) {
+        goto done;
+    }
+    for (int64_t c = 0; c < ncols; c++) {
+        PyObject *key = PyUnicode_FromString(column_name(&imp, is_table, c));
+        if (key == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(keys, (Py_ssize_t)c, key);
+    }
+    if (dfb_frame_select(keys, select, &idx, &n) < 0 ||
+        dfb_frame_init(out, n) < 0) {
+        goto done;
+    }
+    out->nrows = 0;
+    for (Py_ssize_t b = 0; b < imp.n; b++) {
+        if (add_nonneg(out->nrows, imp.arrays[b]->length, &out->nrows) < 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the Arrow chunks' lengths overflow");
+            goto done;
+        }
+    }
+    /* the holders own every fixed-width buffer: keep them, so that the
+       per-span Buffers of fixed-width columns can go right away */
+    for (Py_ssize_t b = 0; b < imp.n; b++) {
+        if (PyList_Append(out->keep, imp.holders[b]) < 0) {
+            goto done;
+        }
+    }
+    Py_ssize_t nch = imp.n > 0 ? imp.n : 1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t c = idx[k];
+        Py_ssize_t mark = refs.n;
+        const char *name = column_name(&imp, is_table, c);
+        dfb_frame_column *fc = &out->cols[k];
+        fc->name = Py_NewRef(PyList_GET_ITEM(keys, idx[k]));
+        fc->chunks = PyMem_Calloc(2 * (size_t)nch, sizeof(dfb_column));
+        if (fc->chunks == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        fc->nchunks = nch;
+        if (imp.n == 0) {
+            const struct ArrowSchema *s =
+                is_table ? imp.schema.children[c] : &imp.schema;
+            if (describe_empty(st, s, &fc->chunks[0], &fc->chunks[1], &refs,
+                               name) < 0) {
+                goto done;
+            }
+        }
+        for (Py_ssize_t b = 0; b < imp.n; b++) {
+            arrow_node nd;
+            if (import_node(&imp, is_table, b, c, &nd) < 0 ||
+                describe_node(st, &nd, &fc->chunks[b], &fc->chunks[nch + b],
+                              &refs, 1, name) < 0) {
+                goto done;
+            }
+        }
+        int fixed = 1;
+        for (Py_ssize_t b = 0; b < 2 * nch; b++) {
+            dfb_type t = fc->chunks[b].fmt.type;
+            fixed &= t != DFB_T_UTF8 && t != DFB_T_LARGE_UTF8 &&
+                     t != DFB_T_BINARY && t != DFB_T_LARGE_BINARY &&
+                     t != DFB_T_STRING_VIEW;
+            fc->chunks[b].fmt.tz = NULL;
+            fc->chunks[b].fmt.tz_len = 0;
+        }
+        /* strings may point into arrays made for them (decoded views):
+           their Buffers stay in the keep list */
+        for (; fixed && refs.n > mark; refs.n--) {
+            Py_DECREF(refs.items[refs.n - 1]);
+        }
+    }
+    ret = 0;
+done:
+    for (Py_ssize_t i = 0; i < refs.n; i++) {
+        if (ret == 0 && PyList_Append(out->keep, refs.items[i]) < 0) {
+            ret = -1;
+        }
+    }
+    refs_clear(&refs);
+    PyMem_Free(idx);
+    Py_XDECREF(keys);
+    import_clear(&imp);
+    return ret;
 }

@@ -10,6 +10,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/frame.h"
 
 #include <math.h>
 #include <string.h>
@@ -2544,3 +2545,181 @@ PyMethodDef dfb_convert_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, from_dataframe_doc},
     {NULL},
 };
+
+/* ------------------------------------------------------------------ */
+/* Whole frames, described for to_matrix (matrix.c)                     */
+/* ------------------------------------------------------------------ */
+
+/* Moves the references `w` holds into list `keep`.  Returns 0, or -1 with
+   MemoryError (the references are released either way). */
+static int
+walked_keep(walked *w, PyObject *keep)
+{
+    int r = 0;
+    for (int i = 0; i < w->nkeep; i++) {
+        if (r == 0 && PyList_Append(keep, w->keep[i]) < 0) {
+            r = -1;
+        }
+    }
+    walked_clear(w);
+    return r;
+}
+
+/* Describes every chunk of interchange column `col` into `fc` (chunks
+   PyMem-allocated, categories copied next to them), keeping the Buffers in
+   `keep`.  Returns 0, or -1 with an exception set. */
+static int
+describe_ix_column(dfb_state *st, PyObject *col, dfb_frame_column *fc,
+                   PyObject *keep)
+{
+    PyObject *o = PyObject_CallMethodNoArgs(col, st->names[N_NUM_CHUNKS]);
+    if (o == NULL) {
+        return -1;
+    }
+    int64_t nchunks;
+    int r = as_int64(o, "Column.num_chunks()", &nchunks);
+    Py_DECREF(o);
+    if (r < 0) {
+        return -1;
+    }
+    PyObject *list;
+    if (nchunks <= 1) {
+        list = PyList_New(1);
+        if (list == NULL) {
+            return -1;
+        }
+        PyList_SET_ITEM(list, 0, Py_NewRef(col));
+    }
+    else {
+        PyObject *it = PyObject_CallMethodNoArgs(col, st->names[N_GET_CHUNKS]);
+        if (it == NULL) {
+            return -1;
+        }
+        list = PySequence_List(it);
+        Py_DECREF(it);
+        if (list == NULL) {
+            return -1;
+        }
+    }
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    if (n == 0) {
+        Py_DECREF(list);
+        PyErr_SetString(PyExc_ValueError,
+                        "Column.get_chunks() yielded no chunks");
+        return -1;
+    }
+    fc->chunks = PyMem_Calloc(2 * (size_t)n, sizeof(dfb_column));
+    if (fc->chunks == NULL) {
+        Py_DECREF(list);
+        PyErr_NoMemory();
+        return -1;
+    }
+    fc->nchunks = n;
+    r = 0;
+    for (Py_ssize_t i = 0; i < n && r == 0; i++) {
+        walked w;
+        w.nkeep = 0;
+        /* the list holds the chunk: get_chunks() cannot drop it */
+        r = walk_chunk(st, PyList_GET_ITEM(list, i), &fc->chunks[i], &w, 0);
+        if (r == 0 && fc->chunks[i].categories == &w.cats) {
+            fc->chunks[n + i] = w.cats;
+            fc->chunks[i].categories = &fc->chunks[n + i];
+        }
+        if (walked_keep(&w, keep) < 0) {
+            r = -1;
+        }
+        fc->chunks[i].fmt.tz = NULL;
+        fc->chunks[i].fmt.tz_len = 0;
+    }
+    Py_DECREF(list);
+    return r;
+}
+
+int
+dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
+                      dfb_frame *out)
+{
+    PyObject *df = get_ix_frame(st, obj, 1);
+    if (df == NULL) {
+        return PyErr_Occurred() ? -1 : 1;
+    }
+    int ret = -1;
+    Py_ssize_t *idx = NULL, n = 0;
+    PyObject *keys = NULL, *getcol = NULL, *seq = NULL;
+    PyObject *names = PyObject_CallMethodNoArgs(df, st->names[N_COLUMN_NAMES]);
+    if (names == NULL) {
+        goto done;
+    }
+    seq = PySequence_Fast(names, "column_names() must return an iterable");
+    if (seq == NULL) {
+        goto done;
+    }
+    Py_ssize_t ncols = PySequence_Fast_GET_SIZE(seq);
+    keys = PyList_New(ncols);
+    if (keys == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        PyObject *name = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *key =
+            PyUnicode_CheckExact(name) ? Py_NewRef(name) : PyObject_Str(name);
+        if (key == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(keys, i, key);
+    }
+    if (dfb_frame_select(keys, select, &idx, &n) < 0 ||
+        dfb_frame_init(out, n) < 0) {
+        goto done;
+    }
+    if (n == 0) {
+        /* no columns selected: the row count gives the shape */
+        PyObject *nr = PyObject_CallMethod(df, "num_rows", NULL);
+        if (nr == NULL) {
+            goto done;
+        }
+        int r = nr == Py_None
+                    ? 0
+                    : as_int64(nr, "DataFrame.num_rows()", &out->nrows);
+        Py_DECREF(nr);
+        if (r < 0) {
+            goto done;
+        }
+    }
+    getcol = PyObject_GetAttr(df, st->names[N_GET_COLUMN]);
+    if (getcol == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *key = PyList_GET_ITEM(keys, idx[k]);
+        out->cols[k].name = Py_NewRef(key);
+        PyObject *pos = PyLong_FromSsize_t(idx[k]);
+        if (pos == NULL) {
+            goto done;
+        }
+        PyObject *col = PyObject_CallOneArg(getcol, pos);
+        Py_DECREF(pos);
+        if (col == NULL) {
+            add_column_context(key);
+            goto done;
+        }
+        int r = PyList_Append(out->keep, col);
+        if (r == 0) {
+            r = describe_ix_column(st, col, &out->cols[k], out->keep);
+        }
+        Py_DECREF(col);
+        if (r < 0) {
+            add_column_context(key);
+            goto done;
+        }
+    }
+    ret = 0;
+done:
+    PyMem_Free(idx);
+    Py_XDECREF(getcol);
+    Py_XDECREF(keys);
+    Py_XDECREF(seq);
+    Py_XDECREF(names);
+    Py_DECREF(df);
+    return ret;
+}

@@ -7,6 +7,7 @@
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/export.h"
+#include "dfbuffer/frame.h"
 
 dfb_state *
 dfb_state_from_module(PyObject *m)
@@ -210,7 +211,8 @@ module_exec(PyObject *m)
     }
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_export_methods) < 0) {
+        PyModule_AddFunctions(m, dfb_export_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_matrix_methods) < 0) {
         return -1;
     }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||

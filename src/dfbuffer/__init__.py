@@ -20,6 +20,7 @@ from dfbuffer._interchange import (
     buffer_to_ndarray,
     column_to_ndarray,
     from_dataframe,
+    to_matrix,
 )
 
 __version__ = "0.1.0"
@@ -36,6 +37,7 @@ __all__ = [
     "get_include",
     "to_interchange",
     "__version__",
+    "to_matrix",
 ]
 
 

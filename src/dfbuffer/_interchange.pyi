@@ -161,3 +161,12 @@ def from_dataframe(
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
 _C_API: CapsuleType
+def to_matrix(
+    obj: object,
+    *,
+    dtype: _DtypeLike | None = None,
+    order: Literal["C", "F"] = "C",
+    nulls: Literal["nan", "raise", "mask"] = "nan",
+    columns: Sequence[object] | None = None,
+    threads: int | None = None,
+) -> np.ndarray[Any, Any]: ...
