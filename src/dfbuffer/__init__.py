@@ -21,8 +21,7 @@ from dfbuffer._interchange import (
     column_to_ndarray,
     from_dataframe,
 )
-
-__version__ = "0.1.0"
+from dfbuffer._version import version as __version__
 
 __all__ = [
     "Buffer",
