@@ -1,7 +1,7 @@
 """Minimal hand-written DataFrame-interchange producers for tests.
 
 They follow the interchange protocol (data-apis/dataframe-api
-``protocol/dataframe_protocol.py``; see PROTOCOL-FACTS.md) and are backed by
+``protocol/dataframe_protocol.py``; see docs/protocol-facts.md) and are backed by
 NumPy arrays, to build the layouts no real peer makes: big-endian columns,
 sentinel nulls, bytemasks with either null value, bitmasks with arbitrary bit
 offsets, device memory, multiple chunks with different validity, the

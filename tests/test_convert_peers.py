@@ -1,6 +1,6 @@
 """Converters against the real producers (pandas, pyarrow; polars where it
 still has ``__dataframe__``), and the peers' known wrong results
-(PROTOCOL-FACTS.md, "Known wrong results in the peers' consumers").
+(docs/protocol-facts.md, "Known wrong results in the peers' consumers").
 
 Expected values are computed independently from the source (the pandas
 Series, ``pyarrow.Array.to_pylist``), never from the interchange objects.

@@ -1,6 +1,6 @@
 """Converters against hand-written producers: every dtype kind, every null
 kind, offsets, chunks, empty columns and the producers' quirks
-(PROTOCOL-FACTS.md, "Producers in the wild disagree")."""
+(docs/protocol-facts.md, "Producers disagree")."""
 
 from __future__ import annotations
 

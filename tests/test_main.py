@@ -89,7 +89,9 @@ def test_conformance_rows_match_the_kit(report):
     rows = {c["producer"]: c for c in report["conformance"]}
     pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
-    assert rows["pandas"]["failed_ids"] == ["P-22"]
+    # pandas 2 also fails P-19 (buffer dtypes), which pandas 3 fixed: see test_testing_kit.
+    pandas_major = int(report["versions"]["pandas"].split(".")[0])
+    assert rows["pandas"]["failed_ids"] == (["P-22"] if pandas_major >= 3 else ["P-19", "P-22"])
     assert rows["pyarrow"]["failed_ids"] == ["P-19", "P-28"]
     assert rows["polars"]["status"] in ("n/a", "ok")
 

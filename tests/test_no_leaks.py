@@ -224,7 +224,14 @@ def test_no_leak_export_and_import_errors():
 
 def test_no_leak_construction_errors():
     """Every row of test_construct_errors' table, N_ERR times each."""
-    calls = [raises(call, exc) for _, call, exc in CASES]
+    # NumPy < 2.4 leaks small objects in repr() of a subarray dtype, which that row's
+    # TypeError message calls (measured with numpy 2.3.5 alone, without dfbuffer).
+    old_numpy = np.lib.NumpyVersion(np.__version__) < "2.4.0"
+    calls = [
+        raises(call, exc)
+        for name, call, exc in CASES
+        if not (old_numpy and name == "subarray dtype")
+    ]
 
     def all_cases():
         for c in calls:

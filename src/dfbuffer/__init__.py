@@ -22,8 +22,7 @@ from dfbuffer._interchange import (
     from_dataframe,
     to_matrix,
 )
-
-__version__ = "0.1.0"
+from dfbuffer._version import version as __version__
 
 __all__ = [
     "Buffer",

@@ -373,7 +373,7 @@ def _split(chunks: list[dict], n_chunks: int | None) -> list[dict]:
             f"n_chunks must be a positive multiple of num_chunks() = {len(chunks)}, "
             f"got {n_chunks}")
     k = n_chunks // len(chunks)
-    out = []
+    out: list[dict[str, Any]] = []
     for c in chunks:
         n = c["length"]
         bounds = [n * i // k for i in range(k + 1)]

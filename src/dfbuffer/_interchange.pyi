@@ -170,3 +170,9 @@ def to_matrix(
     columns: Sequence[object] | None = None,
     threads: int | None = None,
 ) -> np.ndarray[Any, Any]: ...
+# Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,
+# chunks), columns as (name, format, dictionary format, ordered, nullable), chunks one list of
+# per-column dicts per record batch.
+def _arrow_import(
+    obj: object, allow_copy: bool = True
+) -> tuple[bool, list[tuple[str, str, str | None, bool, bool]], list[list[dict[str, Any]]]]: ...

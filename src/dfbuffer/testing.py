@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from dfbuffer._interchange import ColumnNullType, DeviceType, DtypeKind
+
 __all__ = [
     "Report",
     "assert_conformant",
@@ -35,15 +37,23 @@ __all__ = [
     "check_dataframe",
 ]
 
-# The interchange protocol's enums, by value (producers use their own
-# IntEnum classes; only the values matter).
-INT, UINT, FLOAT, BOOL, STRING, DATETIME, CATEGORICAL = 0, 1, 2, 20, 21, 22, 23
-DTYPE_KINDS = {INT, UINT, FLOAT, BOOL, STRING, DATETIME, CATEGORICAL}
-NON_NULLABLE, USE_NAN, USE_SENTINEL, USE_BITMASK, USE_BYTEMASK = 0, 1, 2, 3, 4
-NULL_KINDS = {NON_NULLABLE, USE_NAN, USE_SENTINEL, USE_BITMASK, USE_BYTEMASK}
+# The interchange protocol's enums, dfbuffer's IntEnums (producers use their own IntEnum
+# classes or plain ints; only the values matter, and IntEnum members compare as ints).
+INT, UINT, FLOAT = DtypeKind.INT, DtypeKind.UINT, DtypeKind.FLOAT
+BOOL, STRING, DATETIME, CATEGORICAL = (
+    DtypeKind.BOOL, DtypeKind.STRING, DtypeKind.DATETIME, DtypeKind.CATEGORICAL
+)
+DTYPE_KINDS = set(DtypeKind)
+NON_NULLABLE, USE_NAN, USE_SENTINEL = (
+    ColumnNullType.NON_NULLABLE, ColumnNullType.USE_NAN, ColumnNullType.USE_SENTINEL
+)
+USE_BITMASK, USE_BYTEMASK = ColumnNullType.USE_BITMASK, ColumnNullType.USE_BYTEMASK
+NULL_KINDS = set(ColumnNullType)
 # DLPack device types (dlpack.h 1.x).
-DEVICE_TYPES = {1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}
-HOST_DEVICES = {1, 3, 11, 13}  # CPU, CUDA host, ROCm host, CUDA managed
+DEVICE_TYPES = set(DeviceType)
+HOST_DEVICES = {
+    DeviceType.CPU, DeviceType.CUDA_HOST, DeviceType.ROCM_HOST, DeviceType.CUDA_MANAGED
+}
 
 _INT_FORMATS = {8: "c", 16: "s", 32: "i", 64: "l"}
 _UINT_FORMATS = {8: "C", 16: "S", 32: "I", 64: "L"}
@@ -106,7 +116,7 @@ class Report:
         return "\n".join(lines)
 
 
-def _id_key(rid: str) -> tuple[str, int]:
+def _id_key(rid: str) -> tuple[int, int]:
     prefix, _, num = rid.partition("-")
     return ("PCL".find(prefix[:1]), int(num) if num.isdigit() else 0)
 
@@ -540,7 +550,9 @@ def _dtype_problem(dt: Any) -> str | None:
     if not isinstance(endian, str) or endian not in ("=", "<", ">", "|"):
         return f"endianness must be one of '=<>|', got {endian!r}"
     kind, bits = int(kind), int(bits)
-    tables = {INT: _INT_FORMATS, UINT: _UINT_FORMATS, FLOAT: _FLOAT_FORMATS}
+    tables: dict[int, dict[int, str]] = {
+        INT: _INT_FORMATS, UINT: _UINT_FORMATS, FLOAT: _FLOAT_FORMATS
+    }
     if kind in tables:
         if bits not in tables[kind]:
             return f"bit_width {bits} is not valid for kind {kind}"
@@ -840,7 +852,7 @@ def _check_column_into(ck: _Checker, col: Any, depth: int = 0) -> None:
     _check_chunks(ck, col, size, depth)
 
 
-_NULL_NAMES = {
+_NULL_NAMES: dict[int | None, str] = {
     NON_NULLABLE: "column",
     USE_NAN: "NaN data",
     USE_SENTINEL: "sentinel",
@@ -1055,17 +1067,23 @@ def _check_dataframe_into(ck: _Checker, df: Any, depth: int = 0) -> None:
         else:
             agree = True
             for i, (name, c) in enumerate(zip(names, columns, strict=True)):
-                by_i = ck.run("P-32", lambda i=i: df.get_column(i), f"get_column({i}): ")
+                by_i = ck.run(
+                    "P-32", lambda i=i: df.get_column(i), f"get_column({i}): "  # type: ignore[misc]
+                )
                 by_n = ck.run(
                     "P-32",
-                    lambda n=name: df.get_column_by_name(n),
+                    lambda n=name: df.get_column_by_name(n),  # type: ignore[misc]
                     f"get_column_by_name({name!r}): ",
                 )
                 if by_i is _ERR or by_n is _ERR:
                     agree = False
                     continue
                 sig = [
-                    ck.run("P-32", lambda x=x: (x.size(), tuple(x.dtype)), f"column {name!r}: ")
+                    ck.run(
+                        "P-32",
+                        lambda x=x: (x.size(), tuple(x.dtype)),  # type: ignore[misc]
+                        f"column {name!r}: ",
+                    )
                     for x in (c, by_i, by_n)
                 ]
                 if _ERR in sig:
