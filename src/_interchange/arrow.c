@@ -1379,6 +1379,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
 {
     arrow_import imp = {0};
     PyObject *res = NULL;
+    uint8_t *skip = NULL;
     if (import_producer(obj, &imp) < 0) {
         goto done;
     }
@@ -1387,11 +1388,23 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         goto done;
     }
     int64_t ncols = is_table ? imp.schema.n_children : 1;
+    /* pandas' index stored as columns (schema metadata "pandas") */
+    skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
+    if (skip == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (is_table && dfb_arrow_index_columns(&imp.schema, skip) < 0) {
+        goto done;
+    }
     res = PyDict_New();
     if (res == NULL) {
         goto done;
     }
     for (int64_t c = 0; c < ncols; c++) {
+        if (skip[c]) {
+            continue;
+        }
         PyObject *key = PyUnicode_FromString(column_name(&imp, is_table, c));
         if (key == NULL) {
             Py_CLEAR(res);
@@ -1420,6 +1433,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         Py_DECREF(key);
     }
 done:
+    PyMem_Free(skip);
     import_clear(&imp);
     return res;
 }

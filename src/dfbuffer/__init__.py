@@ -21,6 +21,8 @@ from dfbuffer._interchange import (
     column_to_ndarray,
     from_dataframe,
 )
+from dfbuffer._interchange import CategoricalCodes
+from dfbuffer._schema import ColumnSchema, Schema, schema
 
 __version__ = "0.1.0"
 
@@ -36,6 +38,10 @@ __all__ = [
     "get_include",
     "to_interchange",
     "__version__",
+    "CategoricalCodes",
+    "ColumnSchema",
+    "Schema",
+    "schema",
 ]
 
 
