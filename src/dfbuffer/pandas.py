@@ -21,6 +21,9 @@ from dfbuffer._schema import ColumnSchema, Schema, schema
 
 __all__ = ["from_dataframe"]
 
+# Arrow logical types that NumPy cannot hold (see dfbuffer.schema)
+_DELEGATED = frozenset({"list", "struct", "map", "decimal", "binary", "time", "other"})
+
 
 def _str_storage() -> str:
     """The storage of pandas' default string dtype ("pyarrow" or "python")."""
@@ -139,11 +142,32 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
         return obj
     sch = schema(obj)
     strings = "stringdtype" if _str_storage() == "pyarrow" else "object"
-    cols = _convert(
-        obj, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
-    )
     by_name = {c.name: c for c in sch.columns}
-    data = {name: _column(values, by_name.get(name)) for name, values in cols.items()}
+    delegated = [c.name for c in sch.columns if c.type in _DELEGATED]
+    if sch.source == "arrow" and delegated:
+        # nested, decimal, binary and time columns: NumPy has no dtype for
+        # them; pyarrow converts those (as pandas' consumer does), dfbuffer
+        # the rest
+        import pyarrow as pa
+
+        table = pa.table(obj)
+        native = [c.name for c in sch.columns if c.type not in _DELEGATED]
+        cols = _convert(
+            table.select(native),
+            nulls="mask",
+            allow_copy=allow_copy,
+            categorical="codes",
+            strings=strings,
+        )
+        conv = {name: _column(values, by_name.get(name)) for name, values in cols.items()}
+        for name in delegated:
+            conv[name] = table.column(name).to_pandas(zero_copy_only=not allow_copy)
+        data = {c.name: conv[c.name] for c in sch.columns}
+    else:
+        cols = _convert(
+            obj, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
+        )
+        data = {name: _column(values, by_name.get(name)) for name, values in cols.items()}
     n = len(next(iter(data.values()))) if data else 0
     out = pd.DataFrame(data, copy=False)
     if not data:
