@@ -71,33 +71,165 @@ metadata_dict(const char *md)
     return d;
 }
 
-int
-dfb_arrow_index_columns(const struct ArrowSchema *s, uint8_t *skip)
+/* Finds the value of the top-level key "pandas" in Arrow metadata `md`:
+   sets `*val` / `*len` and returns 1, or returns 0 when absent (or the
+   metadata is malformed).  Cannot fail. */
+static int
+find_pandas_metadata(const char *md, const char **val, int32_t *len)
 {
-    if (s->metadata == NULL || s->n_children <= 0) {
+    if (md == NULL) {
         return 0;
     }
-    PyObject *md = metadata_dict(s->metadata);
-    PyObject *meta = NULL, *json = NULL, *parsed = NULL;
+    int32_t n = read_i32(md);
+    const char *p = md + 4;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t klen = read_i32(p);
+        if (klen < 0) {
+            return 0;
+        }
+        const char *key = p + 4;
+        p = key + klen;
+        int32_t vlen = read_i32(p);
+        if (vlen < 0) {
+            return 0;
+        }
+        if (klen == 6 && memcmp(key, "pandas", 6) == 0) {
+            *val = p + 4;
+            *len = vlen;
+            return 1;
+        }
+        p += 4 + (size_t)vlen;
+    }
+    return 0;
+}
+
+/* Returns the end of the JSON string starting at the quote `p` (one past
+   its closing quote), or NULL if it does not end before `end`. */
+static const char *
+skip_json_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\') {
+            p++;
+        }
+        else if (*p == '"') {
+            return p + 1;
+        }
+    }
+    return NULL;
+}
+
+/* Returns a new reference to the parsed value of the top-level key
+   "index_columns" of the JSON object `js` (`len` bytes), Py_None when there
+   is none, or NULL with an exception set.  Only that value is handed to
+   json.loads: pandas' metadata describes every column and can be large. */
+static PyObject *
+index_columns_value(const char *js, int32_t len)
+{
+    static const char key[] = "\"index_columns\"";
+    const size_t klen = sizeof(key) - 1;
+    const char *p = js, *end = js + len;
+    int depth = 0;
+    while (p < end) {
+        char c = *p;
+        if (c == '"') {
+            const char *q = skip_json_string(p, end);
+            if (q == NULL) {
+                break;
+            }
+            if (depth == 1 && (size_t)(q - p) == klen &&
+                memcmp(p, key, klen) == 0) {
+                while (q < end &&
+                       (*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r')) {
+                    q++;
+                }
+                if (q < end && *q == ':') {
+                    /* the value: up to the matching close at depth 1 */
+                    const char *v = q + 1, *e = v;
+                    int d = 0;
+                    while (e < end) {
+                        if (*e == '"') {
+                            e = skip_json_string(e, end);
+                            if (e == NULL) {
+                                break;
+                            }
+                            continue;
+                        }
+                        if (*e == '[' || *e == '{') {
+                            d++;
+                        }
+                        else if (*e == ']' || *e == '}') {
+                            if (d == 0) {
+                                break;
+                            }
+                            if (--d == 0) {
+                                e++;
+                                break;
+                            }
+                        }
+                        else if (*e == ',' && d == 0) {
+                            break;
+                        }
+                        e++;
+                    }
+                    if (e == NULL) {
+                        break;
+                    }
+                    PyObject *json = PyImport_ImportModule("json");
+                    if (json == NULL) {
+                        return NULL;
+                    }
+                    PyObject *r = PyObject_CallMethod(json, "loads", "s#", v,
+                                                      (Py_ssize_t)(e - v));
+                    Py_DECREF(json);
+                    return r;
+                }
+            }
+            p = q;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        }
+        else if (c == '}' || c == ']') {
+            depth--;
+        }
+        p++;
+    }
+    Py_RETURN_NONE;
+}
+
+/* Returns the parsed "index_columns" of the "pandas" metadata of `s` (new
+   reference; Py_None when there is none), or NULL with an exception set
+   (MemoryError only: unreadable metadata gives Py_None). */
+static PyObject *
+pandas_index_columns(const struct ArrowSchema *s)
+{
+    const char *val;
+    int32_t len;
+    if (!find_pandas_metadata(s->metadata, &val, &len)) {
+        Py_RETURN_NONE;
+    }
+    PyObject *r = index_columns_value(val, len);
+    if (r == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return r;
+}
+
+/* Marks in `skip` the children of `s` named in `meta` (pandas'
+   index_columns list; other entries are ignored).  Returns the number
+   marked, or -1 with an exception set. */
+static int
+mark_index_columns(const struct ArrowSchema *s, PyObject *meta, uint8_t *skip)
+{
     int marked = 0;
-    if (md == NULL) {
-        goto fail_soft;
-    }
-    PyObject *pandas = PyDict_GetItemString(md, "pandas"); /* borrowed */
-    if (pandas == NULL) {
-        goto done;
-    }
-    json = PyImport_ImportModule("json");
-    if (json == NULL) {
-        goto fail_soft;
-    }
-    parsed = PyObject_CallMethod(json, "loads", "O", pandas);
-    if (parsed == NULL || !PyDict_Check(parsed)) {
-        goto fail_soft;
-    }
-    meta = PyDict_GetItemString(parsed, "index_columns"); /* borrowed */
-    if (meta == NULL || !PyList_Check(meta)) {
-        goto done;
+    if (!PyList_Check(meta)) {
+        return 0;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(meta); i++) {
         PyObject *name = PyList_GET_ITEM(meta, i);
@@ -106,7 +238,7 @@ dfb_arrow_index_columns(const struct ArrowSchema *s, uint8_t *skip)
         }
         const char *u = PyUnicode_AsUTF8(name);
         if (u == NULL) {
-            goto fail_soft;
+            return -1;
         }
         /* the last unmarked child of that name: pyarrow appends the index
            columns after the data columns */
@@ -119,20 +251,22 @@ dfb_arrow_index_columns(const struct ArrowSchema *s, uint8_t *skip)
             }
         }
     }
-    goto done;
-fail_soft:
-    /* metadata we cannot read marks nothing; only MemoryError escapes */
-    if (PyErr_ExceptionMatches(PyExc_MemoryError)) {
-        marked = -1;
-    }
-    else {
-        PyErr_Clear();
-    }
-done:
-    Py_XDECREF(parsed);
-    Py_XDECREF(json);
-    Py_XDECREF(md);
     return marked;
+}
+
+int
+dfb_arrow_index_columns(const struct ArrowSchema *s, uint8_t *skip)
+{
+    if (s->metadata == NULL || s->n_children <= 0) {
+        return 0;
+    }
+    PyObject *meta = pandas_index_columns(s);
+    if (meta == NULL) {
+        return -1;
+    }
+    int r = mark_index_columns(s, meta, skip);
+    Py_DECREF(meta);
+    return r;
 }
 
 /* Returns a new dict describing schema node `s` (name, format, nullable,
@@ -232,9 +366,12 @@ PyDoc_STRVAR(arrow_schema_doc,
              "Arrow PyCapsule\n"
              "producer as a dict {name, format, nullable, "
              "dictionary_ordered, metadata,\n"
-             "dictionary, children, index_columns} (index_columns: the "
-             "positions of the\n"
-             "children that pandas' metadata marks as the index), without "
+             "dictionary, children, index_columns, pandas_index} "
+             "(index_columns: the\n"
+             "positions of the children that pandas' metadata marks as the "
+             "index;\n"
+             "pandas_index: that metadata's parsed index_columns, or None), "
+             "without\n"
              "reading data.\n"
              "None when obj speaks no Arrow PyCapsule interface.");
 
@@ -301,7 +438,13 @@ arrow_schema_py(PyObject *module, PyObject *obj)
             int64_t n = s->n_children;
             uint8_t *skip = PyMem_Calloc(n > 0 ? (size_t)n : 1, 1);
             PyObject *idx = skip ? PyList_New(0) : PyErr_NoMemory();
-            int r = idx == NULL ? -1 : dfb_arrow_index_columns(s, skip);
+            PyObject *meta = idx == NULL ? NULL : pandas_index_columns(s);
+            int r = meta == NULL ? -1 : mark_index_columns(s, meta, skip);
+            if (meta != NULL &&
+                PyDict_SetItemString(res, "pandas_index", meta) < 0) {
+                r = -1;
+            }
+            Py_XDECREF(meta);
             for (int64_t c = 0; r > 0 && c < n; c++) {
                 if (skip[c]) {
                     PyObject *ci = PyLong_FromLongLong(c);

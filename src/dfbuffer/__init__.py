@@ -13,6 +13,7 @@ import os
 
 from dfbuffer._interchange import (
     Buffer,
+    CategoricalCodes,
     ColumnNullType,
     DeviceType,
     DtypeKind,
@@ -21,7 +22,6 @@ from dfbuffer._interchange import (
     column_to_ndarray,
     from_dataframe,
 )
-from dfbuffer._interchange import CategoricalCodes
 from dfbuffer._schema import ColumnSchema, Schema, schema
 
 __version__ = "0.1.0"

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pandas.api.internals
 
-from dfbuffer._interchange import CategoricalCodes
+from dfbuffer._interchange import CategoricalCodes, _arrow_schema
 from dfbuffer._interchange import from_dataframe as _convert
-from dfbuffer._schema import ColumnSchema, Schema, schema
+from dfbuffer._schema import _format_type, _ix_frame
 
 __all__ = ["from_dataframe"]
 
@@ -45,78 +46,219 @@ def _strings(values: np.ndarray) -> Any:
     return pd.array(data, dtype=dtype)
 
 
-def _categorical(res: CategoricalCodes, col: ColumnSchema) -> pd.Categorical:
+def _categorical(res: CategoricalCodes) -> pd.Categorical:
     codes = res.codes
     if isinstance(codes, np.ma.MaskedArray):
-        if (
-            col.null_representation == "sentinel"
-            and col.null_value == -1
-            and codes.dtype.kind == "i"
-        ):
-            codes = codes.data  # the null slots already hold -1: no copy
+        data = codes.data
+        mask = np.ma.getmaskarray(codes)
+        if data.dtype.kind == "i" and bool((data[mask] == -1).all()):
+            codes = data  # a -1 sentinel (pandas' producer): no copy
         else:
-            codes = codes.astype(np.int64 if codes.dtype.kind == "u" else codes.dtype)
-            codes = codes.filled(-1)
+            wide = np.int64 if data.dtype.kind == "u" else data.dtype
+            codes = codes.astype(wide).filled(-1)
     elif codes.dtype.kind == "u":
         codes = codes.astype(np.int64)
     cats = res.categories
-    cat_schema = col.categories
-    if cat_schema is not None and cat_schema.type == "string":
-        cats = _strings(cats)
-    else:
-        cats = _column(cats, cat_schema) if cat_schema is not None else cats
+    if isinstance(cats, np.ma.MaskedArray) or cats.dtype.kind == "T":
+        cats = _column(cats, None)
     return pd.Categorical.from_codes(
         codes, categories=pd.Index(cats), ordered=bool(res.ordered), validate=False
     )
 
 
-def _column(values: Any, col: ColumnSchema | None) -> Any:
-    """The pandas array (or NumPy array) for one converted column."""
-    kind = col.type if col is not None else None
+def _column(values: Any, tz: str | None) -> Any:
+    """The pandas (or NumPy) array for one converted column; ``tz`` is the
+    time zone of a timestamp column (the converters return UTC)."""
     if isinstance(values, CategoricalCodes):
-        assert col is not None
-        return _categorical(values, col)
+        return _categorical(values)
     masked = isinstance(values, np.ma.MaskedArray)
-    if values.dtype.kind in "TO" and kind in ("string", None):
-        return _strings(values) if values.dtype.kind == "T" or kind == "string" else values
-    if kind == "datetime" or values.dtype.kind == "M":
+    kind = values.dtype.kind
+    if kind == "T":
+        return _strings(values)
+    if kind == "O":
+        return _strings(values) if _all_str(values) else values.filled(None) if masked else values
+    if kind == "M":
         arr = values.filled(np.datetime64("NaT")) if masked else values
-        if kind == "date":
-            arr = arr.astype("datetime64[s]")  # pandas' unit for dates
-        if col is not None and col.tz:
-            return pd.array(arr).tz_localize("UTC").tz_convert(col.tz)
+        unit = np.datetime_data(arr.dtype)[0]
+        if unit == "D":
+            return arr.astype("datetime64[s]")  # pandas' unit for dates
+        if tz:
+            return pd.array(arr, dtype=pd.DatetimeTZDtype(unit, "UTC")).tz_convert(tz)
         return arr
     if masked:
         mask = np.ma.getmaskarray(values)
         data = values.data
-        if data.dtype.kind in "iu":
+        if kind in "iu":
             return pd.arrays.IntegerArray(data, mask)
-        if data.dtype.kind == "b":
+        if kind == "b":
             return pd.arrays.BooleanArray(data, mask)
-        if data.dtype.kind in "fc":
+        if kind in "fc":
             return values.filled(np.nan)
-        if data.dtype.kind == "m":
+        if kind == "m":
             return values.filled(np.timedelta64("NaT"))
         return values.filled()
     return values
 
 
-def _index(sch: Schema, n: int) -> pd.Index | None:
-    """The index the producer's metadata describes, when it can be rebuilt
-    without data (interchange "pandas.index", Arrow range indexes)."""
-    if sch.source == "interchange":
-        idx = sch.metadata.get("pandas.index")
-        return idx if isinstance(idx, pd.Index) else None
-    meta = sch.metadata.get("pandas")
-    if not isinstance(meta, dict):
-        return None
-    cols = meta.get("index_columns") or []
-    if len(cols) == 1 and isinstance(cols[0], dict) and cols[0].get("kind") == "range":
-        r = cols[0]
-        idx = pd.RangeIndex(r.get("start", 0), r.get("stop", n), r.get("step", 1))
-        idx.name = r.get("name")
-        return idx if len(idx) == n else None
+def _all_str(values: Any) -> bool:
+    """True for an object array of str (None in null slots): a string column
+    converted with strings="object"."""
+    data = values.data if isinstance(values, np.ma.MaskedArray) else values
+    return all(v is None or isinstance(v, str) for v in data[:64])
+
+
+def _tz_of(fmt: str) -> str | None:
+    """The time zone of Arrow timestamp format ``fmt`` (None: none)."""
+    if fmt.startswith("ts") and len(fmt) >= 4 and fmt[3] == ":":
+        return fmt[4:] or None
     return None
+
+
+def _range_index(meta: Any, n: int) -> pd.Index | None:
+    """The range index that pandas' Arrow metadata (its parsed
+    ``index_columns``) describes, if it has one."""
+    if isinstance(meta, list) and len(meta) == 1 and isinstance(meta[0], dict):
+        r = meta[0]
+        if r.get("kind") == "range":
+            idx = pd.RangeIndex(r.get("start", 0), r.get("stop", n), r.get("step", 1))
+            idx.name = r.get("name")
+            return idx if len(idx) == n else None
+    return None
+
+
+def _block_ok(a: Any) -> bool:
+    """True if pandas takes NumPy array ``a`` as a block as it is."""
+    k = a.dtype.kind
+    if k in "mM":
+        return np.datetime_data(a.dtype)[0] in ("s", "ms", "us", "ns")
+    return k in "biufcO"
+
+
+# Same-dtype NumPy columns are copied into one 2-D block (as pandas' own
+# consumers do) when there are at least _STACK_MIN of them and each holds at
+# most _STACK_MAX_BYTES: pandas' per-block cost (~15 us) then exceeds the copy.
+_STACK_MIN = 8
+_STACK_MAX_BYTES = 256 * 1024
+
+
+def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
+    """A DataFrame over the arrays of ``data``: every column zero-copy, except
+    many small same-dtype NumPy columns, which ``allow_copy`` lets share one
+    copied 2-D block."""
+    if not data:
+        return pd.DataFrame(index=pd.RangeIndex(0))
+    arrays = list(data.values())
+    n = len(arrays[0])
+    make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
+    if make is None or len(set(data)) != len(data) or any(len(a) != n for a in arrays):
+        return pd.DataFrame(data, copy=False)
+    blocks: list[tuple[Any, np.ndarray]] = []
+    groups: dict[np.dtype, list[int]] = {}
+    for i, a in enumerate(arrays):
+        if isinstance(a, pd.Series):
+            a = a.to_numpy() if isinstance(a.dtype, np.dtype) else a.array
+            arrays[i] = a
+        if isinstance(a, np.ndarray):
+            if not _block_ok(a):
+                return pd.DataFrame(data, copy=False)
+            groups.setdefault(a.dtype, []).append(i)
+        else:
+            blocks.append((a, np.array([i], dtype=np.intp)))
+    for dt, idx in groups.items():
+        if (
+            allow_copy
+            and len(idx) >= _STACK_MIN
+            and n * dt.itemsize <= _STACK_MAX_BYTES
+            and dt.kind in "biuf"
+        ):
+            blocks.append((np.stack([arrays[i] for i in idx]), np.array(idx, dtype=np.intp)))
+        else:
+            blocks.extend(
+                (arrays[i].reshape(1, n), np.array([i], dtype=np.intp)) for i in idx
+            )
+    return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(list(data)))
+
+
+def _from_arrow(obj: Any, allow_copy: bool, strings: str) -> pd.DataFrame:
+    desc = _arrow_schema(obj)
+    if desc is None:
+        return _from_interchange(obj, allow_copy, strings)
+    if desc["format"] == "+s":
+        skip = set(desc.get("index_columns", ()))
+        fields = [f for i, f in enumerate(desc["children"]) if i not in skip]
+    else:
+        fields = [desc]
+    pyarrow_strings = strings == "stringdtype" and any(
+        f["dictionary"] is None and f["format"] in ("u", "U", "vu") for f in fields
+    )
+    delegated = [
+        f["name"]
+        for f in fields
+        if f["dictionary"] is None and _format_type(f["format"])["type"] in _DELEGATED
+    ]
+    conv: dict[str, Any] = {}
+    src = obj
+    if desc["format"] == "+s" and (pyarrow_strings or delegated):
+        # strings: pandas' str dtype is an Arrow array, taken as it is (as
+        # pandas' consumer does); nested, decimal, binary and time columns,
+        # which NumPy cannot hold: pyarrow's conversion.  The rest: dfbuffer.
+        import pyarrow as pa
+        from pandas.arrays import ArrowStringArray
+
+        src = table = pa.table(obj)
+        for f in fields:
+            name, fmt = f["name"], f["format"]
+            if f["dictionary"] is None and fmt in ("u", "U", "vu") and pyarrow_strings:
+                if not allow_copy and fmt != "U":
+                    raise RuntimeError(
+                        f"column {name!r}: Arrow format {fmt!r} strings need a copy "
+                        "to large strings but allow_copy is False"
+                    )
+                conv[name] = ArrowStringArray(
+                    table.column(name), dtype=pd.StringDtype(na_value=np.nan)
+                )
+            elif name in delegated:
+                conv[name] = table.column(name).to_pandas(zero_copy_only=not allow_copy)
+        native = [f["name"] for f in fields if f["name"] not in conv]
+        src = table.select(native) if len(native) < len(fields) else table
+    if len(conv) < len(fields):
+        cols = _convert(
+            src, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
+        )
+        tz = {f["name"]: _tz_of(f["format"]) for f in fields}
+        for name, values in cols.items():
+            conv[name] = _column(values, tz.get(name))
+    data = {f["name"]: conv[f["name"]] for f in fields if f["name"] in conv}
+    out = _frame(data, allow_copy)
+    idx = _range_index(desc.get("pandas_index"), len(out))
+    if idx is not None:
+        out.index = idx
+    return out
+
+
+def _from_interchange(obj: Any, allow_copy: bool, strings: str) -> pd.DataFrame:
+    df = _ix_frame(obj)
+    if df is None:
+        raise TypeError(
+            "from_dataframe() expects a pandas DataFrame, an Arrow PyCapsule "
+            "producer, an object with __dataframe__ or an interchange DataFrame, "
+            f"got {type(obj).__name__}"
+        )
+    cols = _convert(
+        df, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
+    )
+    data = {}
+    for name, values in cols.items():
+        tz = None
+        if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
+            tz = _tz_of(df.get_column_by_name(name).dtype[2])  # only datetimes
+        data[name] = _column(values, tz)
+    out = _frame(data, allow_copy)
+    md = df.metadata
+    idx = md.get("pandas.index") if isinstance(md, dict) else None
+    if isinstance(idx, pd.Index) and len(idx) == len(out):
+        out.index = idx
+    return out
 
 
 def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
@@ -133,46 +275,19 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     pandas' nullable ``Int*`` / ``boolean`` arrays over the producer's data
     (no copy of the values), where pandas' consumer gives float64 and turns
     null booleans into False.  Numeric columns without nulls are zero-copy
-    views; strings, bit-packed booleans, masked floats/datetimes and several
-    chunks are copied, and ``allow_copy=False`` raises RuntimeError there.
-    The index is restored where the producer's metadata carries it
-    (pandas' interchange ``"pandas.index"``, an Arrow range index).
+    views.  Strings of an Arrow producer are pandas' Arrow-backed ``str``
+    arrays over the producer's Arrow memory (32-bit offsets and string views
+    are widened to large strings); Arrow columns NumPy has no dtype for
+    (lists, structs, maps, decimals, binary, times) are converted by pyarrow,
+    as pandas' consumer does.  Strings of interchange producers,
+    bit-packed booleans, masked floats/datetimes and several chunks are
+    copied, and ``allow_copy=False`` raises RuntimeError there.  The index
+    is restored where the producer's metadata carries it (pandas'
+    interchange ``"pandas.index"``, an Arrow range index).
     """
     if isinstance(obj, pd.DataFrame):
         return obj
-    sch = schema(obj)
     strings = "stringdtype" if _str_storage() == "pyarrow" else "object"
-    by_name = {c.name: c for c in sch.columns}
-    delegated = [c.name for c in sch.columns if c.type in _DELEGATED]
-    if sch.source == "arrow" and delegated:
-        # nested, decimal, binary and time columns: NumPy has no dtype for
-        # them; pyarrow converts those (as pandas' consumer does), dfbuffer
-        # the rest
-        import pyarrow as pa
-
-        table = pa.table(obj)
-        native = [c.name for c in sch.columns if c.type not in _DELEGATED]
-        cols = _convert(
-            table.select(native),
-            nulls="mask",
-            allow_copy=allow_copy,
-            categorical="codes",
-            strings=strings,
-        )
-        conv = {name: _column(values, by_name.get(name)) for name, values in cols.items()}
-        for name in delegated:
-            conv[name] = table.column(name).to_pandas(zero_copy_only=not allow_copy)
-        data = {c.name: conv[c.name] for c in sch.columns}
-    else:
-        cols = _convert(
-            obj, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
-        )
-        data = {name: _column(values, by_name.get(name)) for name, values in cols.items()}
-    n = len(next(iter(data.values()))) if data else 0
-    out = pd.DataFrame(data, copy=False)
-    if not data:
-        out = pd.DataFrame(index=pd.RangeIndex(0))
-    idx = _index(sch, n)
-    if idx is not None:
-        out.index = idx
-    return out
+    if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__"):
+        return _from_arrow(obj, allow_copy, strings)
+    return _from_interchange(obj, allow_copy, strings)
