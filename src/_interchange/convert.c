@@ -2309,7 +2309,8 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 
 PyDoc_STRVAR(
     column_to_ndarray_doc,
-    "column_to_ndarray(column, *, nulls='mask')\n--\n\n"
+    "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
+    "                  strings='object')\n--\n\n"
     "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
     "column) to a NumPy array.\n\n"
     "nulls='mask' gives a numpy.ma.MaskedArray where the column has nulls and "
@@ -2318,8 +2319,14 @@ PyDoc_STRVAR(
     "gives\n"
     "a plain ndarray with NaN / NaT / None in the null slots (ints and bools\n"
     "upcast to float64); 'raise' raises ValueError if any value is null.\n"
-    "Strings become object arrays of str, categoricals are decoded through\n"
-    "their categories, several chunks are concatenated.");
+    "Strings become object arrays of str (strings='object') or NumPy\n"
+    "StringDType(na_object=None) arrays built without Python str objects\n"
+    "(strings='stringdtype'; null slots hold None).  Categoricals are "
+    "decoded\n"
+    "through their categories (categorical='decode') or returned as\n"
+    "dfbuffer.CategoricalCodes(codes, categories, ordered) without decoding\n"
+    "(categorical='codes'; codes zero-copy, masked where null).  Several\n"
+    "chunks are concatenated.");
 
 /* column_to_ndarray(column, *, nulls="mask"). */
 static PyObject *
@@ -2380,7 +2387,9 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 
 PyDoc_STRVAR(
     from_dataframe_doc,
-    "from_dataframe(obj, *, nulls='mask', allow_copy=True)\n--\n\n"
+    "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
+    "categorical='decode',\n"
+    "               strings='object')\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
     "obj is anything with __dataframe__, an interchange DataFrame object, or "
     "an\n"
@@ -2389,7 +2398,15 @@ PyDoc_STRVAR(
     "names raise ValueError.  nulls as in column_to_ndarray.  "
     "allow_copy=False\n"
     "raises RuntimeError wherever a copy is unavoidable (several chunks,\n"
-    "filled nulls, strings, bit-packed bools, categoricals, date32).");
+    "filled nulls, strings, bit-packed bools, decoded categoricals, "
+    "date32).\n"
+    "categorical and strings as in column_to_ndarray.  Columns that pandas'\n"
+    "Arrow metadata marks as its index are left out, as the interchange "
+    "path\n"
+    "leaves them out.  Timestamps with a time zone come back as UTC\n"
+    "datetime64 (the zone is not a NumPy dtype): dfbuffer.schema(obj) gives\n"
+    "each column's zone, unit, categorical ordering and null "
+    "representation.");
 
 /* Returns the interchange DataFrame of `obj` (new reference), NULL with
    an exception set, or NULL without one when `obj` is none. */
