@@ -302,3 +302,52 @@ def test_pandas_front_end_index_and_nested():
     t = pa.table({"l": [[1, 2], [3]], "x": [1, 2]})
     out = dpd.from_dataframe(t)
     assert list(out) == ["l", "x"] and list(out["l"].iloc[0]) == [1, 2]
+
+
+# ---- hardening of the new paths --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        b"{not json",
+        b'{"index_columns": ["nope"]}',
+        b'{"columns": [{"name": "index_columns"}], "x": {"index_columns": ["y"]}}',
+        b'{"index_columns": "y"}',
+        b'{"index_columns": [{"kind": "range", "start": 0, "stop": 2, "step": 1}]}',
+        b'{"index_columns": ["y"',
+        b"",
+    ],
+)
+def test_odd_pandas_metadata_drops_nothing(meta):
+    t = pa.table({"x": [1, 2], "y": [3, 4]}).replace_schema_metadata({b"pandas": meta})
+    assert list(dfbuffer.from_dataframe(t)) == ["x", "y"]
+    assert dfbuffer.schema(t).names() == ["x", "y"]
+
+
+def test_pandas_metadata_index_escaped_names():
+    meta = b'{"index_columns": ["a\\"b"], "columns": []}'
+    t = pa.table({"x": [1], 'a"b': [2]}).replace_schema_metadata({b"pandas": meta})
+    assert list(dfbuffer.from_dataframe(t)) == ["x"]
+    assert dfbuffer.schema(t).index_columns == ('a"b',)
+
+
+def test_categorical_codes_type_is_final_struct_sequence():
+    res = dfbuffer.from_dataframe(pa.table({"c": pa.array(["a"]).dictionary_encode()}),
+                                  categorical="codes")["c"]
+    assert tuple(res)[2] is res.ordered is False and res.codes.tolist() == [0]
+    assert dfbuffer.CategoricalCodes.n_fields == 3
+    with pytest.raises(TypeError):
+        type("Sub", (dfbuffer.CategoricalCodes,), {})
+
+
+def test_codes_on_non_categorical_column_is_the_plain_array():
+    out = dfbuffer.column_to_ndarray(pa.array([1, 2]), categorical="codes")
+    assert out.tolist() == [1, 2]
+
+
+def test_schema_of_array_and_schema_only_producers():
+    sch = dfbuffer.schema(pa.array([1, None], type=pa.int16()))
+    assert [(c.type, c.bits, c.nullable) for c in sch] == [("int", 16, True)]
+    sch = dfbuffer.schema(pa.schema([pa.field("d", pa.date32()), pa.field("u", pa.duration("ms"))]))
+    assert [(c.name, c.type, c.unit) for c in sch] == [("d", "date", "D"), ("u", "duration", "ms")]
