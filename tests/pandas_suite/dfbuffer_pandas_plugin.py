@@ -41,3 +41,37 @@ def _from_dataframe(df, allow_copy: bool = True):
 
 _pandas_consumer.from_dataframe = _from_dataframe
 pandas.api.interchange.from_dataframe = _from_dataframe
+
+
+# The tests of pandas' suite that still fail with dfbuffer.pandas.from_dataframe,
+# each with the reason (docs/requirements.md, "pandas' own tests").  They are
+# strict xfails: a test that starts passing, or any other failure, fails the run.
+_ATTRS = (
+    "asserts pandas' private attrs['_INTERCHANGE_PROTOCOL_BUFFERS'] (pandas' consumer "
+    "keeps the producer's buffers there because its ctypes arrays do not own memory; "
+    "dfbuffer's arrays keep them through .base)"
+)
+KNOWN_FAILURES = {
+    **{f"test_impl.py::test_dataframe[<lambda>{i}]": _ATTRS for i in range(5)},
+    "test_impl.py::test_multi_chunk_pyarrow": (
+        "asserts pyarrow's error text ('Cannot do zero copy conversion into multi-column "
+        "DataFrame block'); dfbuffer raises RuntimeError with its own text"
+    ),
+    "test_impl.py::test_multi_chunk_column": (
+        "asserts pandas' lossy result: Int64 with nulls as float64; dfbuffer returns Int64"
+    ),
+    "test_impl.py::test_non_str_names_w_duplicates": (
+        "asserts the TypeError pandas' producer raises from get_column_by_name; dfbuffer "
+        "reads columns by position and reports the duplicate name itself (ValueError)"
+    ),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        key = item.nodeid.split("/")[-1]
+        reason = KNOWN_FAILURES.get(key)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
