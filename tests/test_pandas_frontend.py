@@ -351,3 +351,50 @@ def test_schema_of_array_and_schema_only_producers():
     assert [(c.type, c.bits, c.nullable) for c in sch] == [("int", 16, True)]
     sch = dfbuffer.schema(pa.schema([pa.field("d", pa.date32()), pa.field("u", pa.duration("ms"))]))
     assert [(c.name, c.type, c.unit) for c in sch] == [("d", "date", "D"), ("u", "duration", "ms")]
+
+
+# ---- right where pandas' consumer is wrong (requirements.md, C-n) ----------
+
+
+def test_pandas_front_end_on_the_known_wrong_inputs():
+    from producers import INAT, datetimes, frame, nonnative, primitive, strings, with_mask
+
+    # C-2: a bitmask offset beyond 8 x length (pandas' consumer: ArrowInvalid)
+    col = with_mask(np.array([1, 2, 3]), [1, 0, 1], offset=8 * 3 + 27)
+    out = dpd.from_dataframe(frame(a=col))["a"]
+    assert out.dtype == "Int64" and out.isna().tolist() == [False, True, False]
+    # C-8: non-native byte order (pandas' consumer reads it as native)
+    be = frame(a=primitive(np.array([1, 2, 3], dtype=nonnative("i4"))))
+    assert dpd.from_dataframe(be)["a"].tolist() == [1, 2, 3]
+    # C-9: strings from a bytemask with an offset, datetimes with an iNaT sentinel
+    s = dpd.from_dataframe(frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask")))
+    assert s["s"].dtype == pd.StringDtype(na_value=np.nan)
+    assert [None if v != v else v for v in s["s"]] == ["a", None, "c", "dd"]
+    raw = np.array([0, INAT, 1000, 5], dtype="i8")
+    t = dpd.from_dataframe(frame(t=datetimes(raw, "tsm:Asia/Kathmandu", offset=2)))["t"]
+    assert t.dtype == pd.DatetimeTZDtype("ms", "Asia/Kathmandu")
+    assert t.isna().tolist() == [False, True, False, False]
+    assert t.iloc[2] == pd.Timestamp(1000, unit="ms", tz="UTC")
+    # C-10: chunks with different validity
+    ca = pa.chunked_array([[1, 2], [None, 4, 5], [6, None]], pa.int16())
+    a = dpd.from_dataframe(pa.table({"a": ca}).__dataframe__())["a"]
+    assert a.dtype == "Int16" and a.isna().tolist() == [False] * 2 + [True] + [False] * 3 + [True]
+    # a sliced Arrow-backed pandas column through pandas' Arrow stream
+    s = pd.Series([1, None, 3, 4, None, 6, 7, 8, 9, 10], dtype="int64[pyarrow]")
+    part = pa.table(pd.DataFrame({"a": s}).iloc[3:])
+    assert dpd.from_dataframe(part)["a"].tolist()[:3] == [4, pd.NA, 6]
+
+
+def test_readme_example_runs():
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.exists():
+        pytest.skip("README.md is not next to the tests (installed tests)")
+    code = re.search(r"## Example\n\n```python\n(.*?)```", readme.read_text(), re.S).group(1)
+    ns: dict = {}
+    exec(code, ns)
+    assert (ns["sch"]["t"].tz, ns["sch"]["c"].ordered) == ("Asia/Kathmandu", True)
+    assert isinstance(ns["res"]["c"], dfbuffer.CategoricalCodes)
+    assert isinstance(ns["pdf"], pd.DataFrame)

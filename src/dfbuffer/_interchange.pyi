@@ -175,7 +175,7 @@ class CategoricalCodes(tuple[Any, ...]):
     n_fields: int
     n_sequence_fields: int
     n_unnamed_fields: int
-    __match_args__: tuple[str, str, str]
+    __match_args__ = ("codes", "categories", "ordered")
     @property
     def codes(self) -> np.ndarray[Any, Any]: ...
     @property
