@@ -9,6 +9,9 @@ each from three producers: a pandas interchange object (df.__dataframe__()),
 a pyarrow Table, and dfbuffer.to_interchange(polars DataFrame).  Both
 consumers get the same producer object; the two are timed interleaved and
 only their ratio is reported.
+For interchange producers the time of the producer's own calls (every
+column's get_column, dtype, describe_null, offset, size, get_buffers), which
+any interchange consumer pays, is printed too.
 (c) 1e6 short strings with 10 % nulls (a pyarrow string column):
 column_to_ndarray(strings="stringdtype") vs strings="object", time and the
 memory the result holds (tracemalloc).
@@ -75,6 +78,15 @@ def producers(df: pd.DataFrame) -> dict[str, object]:
     }
 
 
+def producer_walk(ix) -> None:
+    """What any interchange consumer must call on the producer: every column's
+    get_column, dtype, describe_null, offset, size and get_buffers."""
+    for i in range(ix.num_columns()):
+        c = ix.get_column(i)
+        c.dtype, c.describe_null, c.offset, c.size()
+        c.get_buffers()
+
+
 def bench_frames(quick: bool) -> None:
     n = 10**5 if quick else 10**6
     rep = 3 if quick else 5
@@ -88,9 +100,13 @@ def bench_frames(quick: bool) -> None:
                 lambda src=src: pandas_from_dataframe(src),
                 rep,
             )
+            extra = ""
+            if hasattr(src, "get_column"):
+                t_walk = best(lambda src=src: producer_walk(src), rep)
+                extra = f"  (the producer's own calls: {t_walk * 1e3:.2f} ms)"
             print(
                 f"{label:20s} {pname:24s} dfbuffer.pandas {t_ours * 1e3:9.2f} ms  "
-                f"pandas {t_pd * 1e3:9.2f} ms  ratio {t_pd / t_ours:6.1f}x"
+                f"pandas {t_pd * 1e3:9.2f} ms  ratio {t_pd / t_ours:6.1f}x{extra}"
             )
 
 

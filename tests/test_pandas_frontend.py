@@ -398,3 +398,15 @@ def test_readme_example_runs():
     assert (ns["sch"]["t"].tz, ns["sch"]["c"].ordered) == ("Asia/Kathmandu", True)
     assert isinstance(ns["res"]["c"], dfbuffer.CategoricalCodes)
     assert isinstance(ns["pdf"], pd.DataFrame)
+
+
+def test_pandas_front_end_tz_datetimes_are_views():
+    ts = pa.array([0, None, 10**6], type=pa.timestamp("us", "Asia/Kathmandu"))
+    t = pa.table({"t": ts})
+    out = dpd.from_dataframe(t)["t"]
+    assert out.dtype == pd.DatetimeTZDtype("us", "Asia/Kathmandu")
+    assert out.isna().tolist() == [False, True, False]
+    assert out.iloc[2] == pd.Timestamp(10**6, unit="us", tz="UTC")
+    nonull = pa.table({"t": pa.array([0, 5], type=pa.timestamp("ms", "UTC"))})
+    view = dpd.from_dataframe(nonull)["t"].array
+    assert view._ndarray.ctypes.data == nonull.column(0).chunks[0].buffers()[1].address

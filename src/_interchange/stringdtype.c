@@ -60,6 +60,34 @@ utf8_valid(const char *s, int64_t n)
     return 1;
 }
 
+/* Returns 1 if the `n` bytes at `s` are all ASCII, else 0.  Cannot
+   fail. */
+static int
+all_ascii(const char *s, int64_t n)
+{
+    uint64_t acc = 0, w;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t a, b, c, d;
+        memcpy(&a, s + i, 8);
+        memcpy(&b, s + i + 8, 8);
+        memcpy(&c, s + i + 16, 8);
+        memcpy(&d, s + i + 24, 8);
+        acc |= a | b | c | d;
+        if (acc & UINT64_C(0x8080808080808080)) {
+            return 0;
+        }
+    }
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        acc |= w;
+    }
+    for (; i < n; i++) {
+        acc |= (uint8_t)s[i];
+    }
+    return (acc & UINT64_C(0x8080808080808080)) == 0;
+}
+
 /* Sets UnicodeDecodeError for the `n` invalid bytes at `s` (CPython's own
    message, through its decoder).  Always returns NULL. */
 static PyObject *
@@ -150,6 +178,10 @@ dfb_strings_to_stringdtype(const char *data, const void *offsets,
     int64_t bad = -1,
             start = offset_at(offsets, offset_bits, offsets_swapped, offset);
     int nomem = 0;
+    /* all the bytes of the column ASCII: no string needs checking */
+    const int64_t last =
+        offset_at(offsets, offset_bits, offsets_swapped, offset + length);
+    const int ascii = all_ascii(data + start, last - start);
     for (int64_t i = 0; i < length; i++) {
         int64_t end =
             offset_at(offsets, offset_bits, offsets_swapped, offset + i + 1);
@@ -164,7 +196,7 @@ dfb_strings_to_stringdtype(const char *data, const void *offsets,
         else {
             const char *s = data + start;
             const int64_t n = end - start;
-            if (!utf8_valid(s, n)) {
+            if (!ascii && !utf8_valid(s, n)) {
                 bad = i;
                 break;
             }

@@ -83,7 +83,9 @@ def _column(values: Any, tz: str | None) -> Any:
         if unit == "D":
             return arr.astype("datetime64[s]")  # pandas' unit for dates
         if tz:
-            return pd.array(arr, dtype=pd.DatetimeTZDtype(unit, "UTC")).tz_convert(tz)
+            # the int64 values are UTC instants: a view, no conversion
+            dtype = pd.DatetimeTZDtype(unit, tz)
+            return pd.DatetimeIndex(arr.view(np.int64), dtype=dtype, copy=False).array
         return arr
     if masked:
         mask = np.ma.getmaskarray(values)
