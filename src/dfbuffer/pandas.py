@@ -22,6 +22,8 @@ from dfbuffer._schema import _format_type, _ix_frame
 
 __all__ = ["from_dataframe"]
 
+# Arrow formats of fixed-width numbers and booleans (no further look-up)
+_NUMERIC = frozenset("cCsSiIlLefgb")
 # Arrow logical types that NumPy cannot hold (see dfbuffer.schema)
 _DELEGATED = frozenset({"list", "struct", "map", "decimal", "binary", "time", "other"})
 
@@ -190,14 +192,17 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: str) -> pd.DataFrame:
         fields = [f for i, f in enumerate(desc["children"]) if i not in skip]
     else:
         fields = [desc]
-    pyarrow_strings = strings == "stringdtype" and any(
-        f["dictionary"] is None and f["format"] in ("u", "U", "vu") for f in fields
-    )
-    delegated = [
-        f["name"]
-        for f in fields
-        if f["dictionary"] is None and _format_type(f["format"])["type"] in _DELEGATED
-    ]
+    has_strings = False
+    delegated = []
+    for f in fields:
+        fmt = f["format"]
+        if f["dictionary"] is not None or fmt in _NUMERIC:
+            continue
+        if fmt in ("u", "U", "vu"):
+            has_strings = True
+        elif _format_type(fmt)["type"] in _DELEGATED:
+            delegated.append(f["name"])
+    pyarrow_strings = strings == "stringdtype" and has_strings
     conv: dict[str, Any] = {}
     src = obj
     if desc["format"] == "+s" and (pyarrow_strings or delegated):
@@ -227,9 +232,17 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: str) -> pd.DataFrame:
         cols = _convert(
             src, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
         )
-        tz = {f["name"]: _tz_of(f["format"]) for f in fields}
+        fmts = None
         for name, values in cols.items():
-            conv[name] = _column(values, tz.get(name))
+            if type(values) is np.ndarray and values.dtype.kind in "biuf":
+                conv[name] = values  # the common case: a zero-copy view
+                continue
+            tz = None
+            if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
+                if fmts is None:
+                    fmts = {f["name"]: f["format"] for f in fields}
+                tz = _tz_of(fmts.get(name, ""))
+            conv[name] = _column(values, tz)
     data = {f["name"]: conv[f["name"]] for f in fields if f["name"] in conv}
     out = _frame(data, allow_copy)
     idx = _range_index(desc.get("pandas_index"), len(out))
