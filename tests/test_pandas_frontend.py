@@ -410,3 +410,11 @@ def test_pandas_front_end_tz_datetimes_are_views():
     nonull = pa.table({"t": pa.array([0, 5], type=pa.timestamp("ms", "UTC"))})
     view = dpd.from_dataframe(nonull)["t"].array
     assert view._ndarray.ctypes.data == nonull.column(0).chunks[0].buffers()[1].address
+
+
+def test_to_interchange_leaves_the_pandas_index_out():
+    df = pd.DataFrame({"x": [1, 2, 3]}, index=pd.Index([4, 5, 6], name="x"))
+    ix = dfbuffer.to_interchange(df)
+    assert list(ix.column_names()) == ["x"]
+    assert dfbuffer.from_dataframe(ix)["x"].tolist() == [1, 2, 3]
+    assert list(pd.api.interchange.from_dataframe(ix)) == ["x"]

@@ -1170,6 +1170,7 @@ arrow_import_py(PyObject *module, PyObject *args)
     arrow_import imp = {0};
     ref_list refs = {0};
     PyObject *columns = NULL, *chunks = NULL, *result = NULL;
+    uint8_t *skip = NULL;
     if (import_producer(obj, &imp) < 0) {
         goto done;
     }
@@ -1178,12 +1179,29 @@ arrow_import_py(PyObject *module, PyObject *args)
         goto done;
     }
     int64_t ncols = is_table ? imp.schema.n_children : 1;
+    /* pandas' index stored as columns (schema metadata "pandas") */
+    int64_t nkept = ncols;
+    skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
+    if (skip == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (is_table) {
+        int nskip = dfb_arrow_index_columns(&imp.schema, skip);
+        if (nskip < 0) {
+            goto done;
+        }
+        nkept -= nskip;
+    }
     columns = PyList_New(0);
     chunks = PyList_New(0);
     if (columns == NULL || chunks == NULL) {
         goto done;
     }
     for (int64_t c = 0; c < ncols; c++) {
+        if (skip[c]) {
+            continue;
+        }
         const struct ArrowSchema *s =
             is_table ? imp.schema.children[c] : &imp.schema;
         PyObject *dfmt = Py_None;
@@ -1207,13 +1225,16 @@ arrow_import_py(PyObject *module, PyObject *args)
         Py_DECREF(item);
     }
     for (Py_ssize_t b = 0; b < imp.n; b++) {
-        PyObject *row = PyList_New(ncols);
+        PyObject *row = PyList_New(nkept);
         if (row == NULL || PyList_Append(chunks, row) < 0) {
             Py_XDECREF(row);
             goto done;
         }
         Py_DECREF(row);
-        for (int64_t c = 0; c < ncols; c++) {
+        for (int64_t c = 0, k = 0; c < ncols; c++) {
+            if (skip[c]) {
+                continue;
+            }
             arrow_node nd;
             dfb_column col, dict;
             if (import_node(&imp, is_table, b, c, &nd) < 0) {
@@ -1241,12 +1262,13 @@ arrow_import_py(PyObject *module, PyObject *args)
             if (d == NULL) {
                 goto done;
             }
-            PyList_SET_ITEM(row, c, d);
+            PyList_SET_ITEM(row, k++, d);
         }
     }
     result =
         Py_BuildValue("(OOO)", is_table ? Py_True : Py_False, columns, chunks);
 done:
+    PyMem_Free(skip);
     Py_XDECREF(columns);
     Py_XDECREF(chunks);
     refs_clear(&refs);
