@@ -333,8 +333,9 @@ def test_pandas_metadata_index_escaped_names():
 
 
 def test_categorical_codes_type_is_final_struct_sequence():
-    res = dfbuffer.from_dataframe(pa.table({"c": pa.array(["a"]).dictionary_encode()}),
-                                  categorical="codes")["c"]
+    res = dfbuffer.from_dataframe(
+        pa.table({"c": pa.array(["a"]).dictionary_encode()}), categorical="codes"
+    )["c"]
     assert tuple(res)[2] is res.ordered is False and res.codes.tolist() == [0]
     assert dfbuffer.CategoricalCodes.n_fields == 3
     with pytest.raises(TypeError):
@@ -418,3 +419,54 @@ def test_to_interchange_leaves_the_pandas_index_out():
     assert list(ix.column_names()) == ["x"]
     assert dfbuffer.from_dataframe(ix)["x"].tolist() == [1, 2, 3]
     assert list(pd.api.interchange.from_dataframe(ix)) == ["x"]
+
+
+def test_no_leak_in_the_new_c_paths():
+    from test_no_leaks import check, raises
+
+    cat = pa.table({"c": pa.array(["a", None, "b"] * 10).dictionary_encode()})
+    strs = pa.table({"s": pa.array(["x", None, "yy"] * 10)})
+    # (pandas' own interchange objects keep a bounded cache of strings per dtype
+    # call, which this detector would report: dfbuffer's producer stands in)
+    ix = dfbuffer.to_interchange(cat)
+    bad = pa.table(
+        {
+            "s": pa.Array.from_buffers(
+                pa.string(),
+                1,
+                [None, pa.py_buffer(np.array([0, 1], np.int32)), pa.py_buffer(b"\xff")],
+            )
+        }
+    )
+    oob = pa.table(
+        {
+            "c": pa.DictionaryArray.from_arrays(
+                pa.array([0, 3], pa.int8()), pa.array(["a"]), safe=False
+            )
+        }
+    )
+    meta = pa.table({"x": [1], "i": [2]}).replace_schema_metadata(
+        {b"pandas": b'{"index_columns": ["i"], "columns": []}'}
+    )
+    paths = {
+        "codes": lambda: dfbuffer.from_dataframe(cat, categorical="codes"),
+        "codes fill": lambda: dfbuffer.from_dataframe(cat, categorical="codes", nulls="fill"),
+        "codes interchange": lambda: dfbuffer.from_dataframe(ix, categorical="codes"),
+        "stringdtype": lambda: dfbuffer.from_dataframe(strs, strings="stringdtype"),
+        "stringdtype dict": lambda: dfbuffer.from_dataframe(cat, strings="stringdtype"),
+        "index columns": lambda: dfbuffer.from_dataframe(meta),
+        "arrow schema": lambda: dfbuffer._interchange._arrow_schema(meta),
+        "dlpack device": lambda: dfbuffer.Buffer.from_object(np.arange(2)).__dlpack_device__(),
+        "bad utf8": raises(
+            lambda: dfbuffer.from_dataframe(bad, strings="stringdtype"), UnicodeDecodeError
+        ),
+        "codes out of range": raises(
+            lambda: dfbuffer.from_dataframe(oob, categorical="codes"), ValueError
+        ),
+        "bad option": raises(lambda: dfbuffer.from_dataframe(cat, strings="nope"), ValueError),
+        "codes raise": raises(
+            lambda: dfbuffer.from_dataframe(cat, categorical="codes", nulls="raise"), ValueError
+        ),
+    }
+    for name, fn in paths.items():
+        check(name, fn, 500)
