@@ -137,7 +137,7 @@ def _parse_metadata(md: dict[str, str]) -> dict[str, Any]:
 
 def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
     nullable = bool(node["nullable"])
-    common = {
+    common: dict[str, Any] = {
         "name": node["name"] or "",
         "nullable": nullable,
         "null_representation": "bitmask" if nullable else "non-nullable",
@@ -181,7 +181,7 @@ def _ix_column(name: str, col: Any, depth: int = 0) -> ColumnSchema:
     except Exception:  # the spec lets producers not know it
         nc = None
     md = col.metadata
-    common = {
+    common: dict[str, Any] = {
         "name": name,
         "nullable": null_kind != 0,
         "null_representation": _NULLS.get(null_kind, str(null_kind)),

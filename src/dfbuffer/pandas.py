@@ -10,7 +10,7 @@ only by this module.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,8 @@ from dfbuffer._interchange import from_dataframe as _convert
 from dfbuffer._schema import _format_type, _ix_frame
 
 __all__ = ["from_dataframe"]
+
+_Strings = Literal["object", "stringdtype"]
 
 # Arrow formats of fixed-width numbers and booleans (no further look-up)
 _NUMERIC = frozenset("cCsSiIlLefgb")
@@ -57,7 +59,7 @@ def _categorical(res: CategoricalCodes) -> pd.Categorical:
             codes = data  # a -1 sentinel (pandas' producer): no copy
         else:
             wide = np.int64 if data.dtype.kind == "u" else data.dtype
-            codes = codes.astype(wide).filled(-1)
+            codes = np.ma.MaskedArray(data.astype(wide), mask).filled(-1)
     elif codes.dtype.kind == "u":
         codes = codes.astype(np.int64)
     cats = res.categories
@@ -183,7 +185,7 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
     return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(list(data)))
 
 
-def _from_arrow(obj: Any, allow_copy: bool, strings: str) -> pd.DataFrame:
+def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     desc = _arrow_schema(obj)
     if desc is None:
         return _from_interchange(obj, allow_copy, strings)
@@ -251,7 +253,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: str) -> pd.DataFrame:
     return out
 
 
-def _from_interchange(obj: Any, allow_copy: bool, strings: str) -> pd.DataFrame:
+def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     df = _ix_frame(obj)
     if df is None:
         raise TypeError(
@@ -302,7 +304,7 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     """
     if isinstance(obj, pd.DataFrame):
         return obj
-    strings = "stringdtype" if _str_storage() == "pyarrow" else "object"
+    strings: _Strings = "stringdtype" if _str_storage() == "pyarrow" else "object"
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__"):
         return _from_arrow(obj, allow_copy, strings)
     return _from_interchange(obj, allow_copy, strings)
