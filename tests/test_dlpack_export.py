@@ -182,7 +182,8 @@ def test_dlpack_device():
     buf = make_buffer(np.arange(3))
     dev = buf.__dlpack_device__()
     assert dev == CPU
-    assert all(type(x) is int for x in dev)
+    # (DeviceType member, int), as the interchange spec types it (#11)
+    assert type(dev[0]) is dfbuffer.DeviceType and type(dev[1]) is int
     dbuf = make_buffer(np.arange(3), device=(2, 3))
     assert dbuf.__dlpack_device__() == (2, 3)
 

@@ -55,6 +55,7 @@ typedef struct {
     PyObject *names[DFB_STATE_NAMES]; /* convert.c: interned attribute
                                          names and cached datetime
                                          dtypes (no cycles: no GC) */
+    PyObject *categorical_codes;      /* type dfbuffer.CategoricalCodes */
 } dfb_state;
 
 extern PyModuleDef dfb_module_def;

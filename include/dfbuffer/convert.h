@@ -122,4 +122,70 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
                             int offsets_swapped, int64_t offset,
                             int64_t length, const uint8_t *isnull);
 
+/* Conversion options, OR-ed into the `nulls` argument of
+   dfb_columns_to_ndarray (and of the Arrow converters, which pass it on):
+   the low byte is the dfb_nulls_mode, the bits above select how
+   categoricals and strings are returned. */
+#define DFB_NULLS_MODE_BITS 0xff
+#define DFB_OPT_CATEGORICAL_CODES 0x100 /* categorical="codes" */
+#define DFB_OPT_STRINGDTYPE 0x200       /* strings="stringdtype" */
+
+/* Parses the categorical= ("decode", "codes") and strings= ("object",
+   "stringdtype") arguments (NULL: the default) into DFB_OPT_* bits in
+   `*opts`.  Returns 0, or -1 with ValueError. */
+int
+dfb_parse_conv_opts(PyObject *categorical, PyObject *strings, int *opts);
+
+/* stringdtype.c */
+
+/* Builds a 1-D numpy StringDType(na_object=None) array from Arrow-style
+   offsets and UTF-8 data, as dfb_strings_to_object_array (the caller
+   validated the offsets); null rows hold the dtype's na_object.  No Python
+   str is made.  Returns a new reference, or NULL with UnicodeDecodeError /
+   MemoryError set. */
+PyObject *
+dfb_strings_to_stringdtype(const char *data, const void *offsets,
+                           int offset_bits, int offsets_swapped,
+                           int64_t offset, int64_t length,
+                           const uint8_t *isnull);
+
+/* Decodes the validated categorical chunk `c`, whose categories are
+   strings, into a StringDType(na_object=None) array (null rows: na_object).
+   Returns a new reference, or NULL with ValueError (code out of range),
+   UnicodeDecodeError or MemoryError set. */
+PyObject *
+dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull);
+
+/* categorical.c */
+
+/* Converts the `n` validated DICTIONARY chunks to a
+   dfbuffer.CategoricalCodes(codes, categories, ordered) without decoding:
+   codes a zero-copy integer array (one chunk; masked where null in MASK
+   mode, -1 in FILL mode), categories converted with the options of
+   `nulls`.  Returns a new reference, or NULL with an exception set. */
+PyObject *
+dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
+                      int nulls, int allow_copy);
+
+/* Creates the CategoricalCodes type in `st` and adds it to module `m`.
+   Returns 0, or -1 with an exception set. */
+int
+dfb_categorical_state_init(PyObject *m, dfb_state *st);
+
+/* schema.c */
+
+struct ArrowSchema;
+
+/* Marks in `skip` (n_children bytes, zeroed by the caller) the children of
+   struct schema `s` that its "pandas" metadata lists in "index_columns"
+   (pandas' index stored as columns).  Returns the number marked (0 when
+   there is no such metadata or it cannot be read), or -1 with an
+   exception set (MemoryError only). */
+int
+dfb_arrow_index_columns(const struct ArrowSchema *s, uint8_t *skip);
+
+/* Module-level functions of schema.c (the private helper _arrow_schema),
+   added by module init. */
+extern PyMethodDef dfb_schema_methods[];
+
 #endif /* DFBUFFER_CONVERT_H */

@@ -1376,6 +1376,7 @@ arrow_import_py(PyObject *module, PyObject *args)
     ref_list refs = {0};
     PyObject *columns = NULL, *chunks = NULL, *result = NULL;
     imp.accept_device = 1;
+    uint8_t *skip = NULL;
     if (import_producer(obj, &imp) < 0) {
         goto done;
     }
@@ -1389,12 +1390,29 @@ arrow_import_py(PyObject *module, PyObject *args)
         goto done;
     }
     int64_t ncols = is_table ? imp.schema.n_children : 1;
+    /* pandas' index stored as columns (schema metadata "pandas") */
+    int64_t nkept = ncols;
+    skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
+    if (skip == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (is_table) {
+        int nskip = dfb_arrow_index_columns(&imp.schema, skip);
+        if (nskip < 0) {
+            goto done;
+        }
+        nkept -= nskip;
+    }
     columns = PyList_New(0);
     chunks = PyList_New(0);
     if (columns == NULL || chunks == NULL) {
         goto done;
     }
     for (int64_t c = 0; c < ncols; c++) {
+        if (skip[c]) {
+            continue;
+        }
         const struct ArrowSchema *s =
             is_table ? imp.schema.children[c] : &imp.schema;
         PyObject *dfmt = Py_None;
@@ -1418,13 +1436,16 @@ arrow_import_py(PyObject *module, PyObject *args)
         Py_DECREF(item);
     }
     for (Py_ssize_t b = 0; b < imp.n; b++) {
-        PyObject *row = PyList_New(ncols);
+        PyObject *row = PyList_New(nkept);
         if (row == NULL || PyList_Append(chunks, row) < 0) {
             Py_XDECREF(row);
             goto done;
         }
         Py_DECREF(row);
-        for (int64_t c = 0; c < ncols; c++) {
+        for (int64_t c = 0, k = 0; c < ncols; c++) {
+            if (skip[c]) {
+                continue;
+            }
             arrow_node nd;
             dfb_column col, dict;
             if (import_node(&imp, is_table, b, c, &nd) < 0) {
@@ -1448,12 +1469,13 @@ arrow_import_py(PyObject *module, PyObject *args)
             if (d == NULL) {
                 goto done;
             }
-            PyList_SET_ITEM(row, c, d);
+            PyList_SET_ITEM(row, k++, d);
         }
     }
     result =
         Py_BuildValue("(OOO)", is_table ? Py_True : Py_False, columns, chunks);
 done:
+    PyMem_Free(skip);
     Py_XDECREF(columns);
     Py_XDECREF(chunks);
     refs_clear(&refs);
@@ -1586,6 +1608,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
 {
     arrow_import imp = {0};
     PyObject *res = NULL;
+    uint8_t *skip = NULL;
     if (import_producer(obj, &imp) < 0) {
         goto done;
     }
@@ -1594,11 +1617,23 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         goto done;
     }
     int64_t ncols = is_table ? imp.schema.n_children : 1;
+    /* pandas' index stored as columns (schema metadata "pandas") */
+    skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
+    if (skip == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (is_table && dfb_arrow_index_columns(&imp.schema, skip) < 0) {
+        goto done;
+    }
     res = PyDict_New();
     if (res == NULL) {
         goto done;
     }
     for (int64_t c = 0; c < ncols; c++) {
+        if (skip[c]) {
+            continue;
+        }
         PyObject *key = PyUnicode_FromString(column_name(&imp, is_table, c));
         if (key == NULL) {
             Py_CLEAR(res);
@@ -1627,6 +1662,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         Py_DECREF(key);
     }
 done:
+    PyMem_Free(skip);
     import_clear(&imp);
     return res;
 }

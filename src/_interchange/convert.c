@@ -874,7 +874,7 @@ view_values(dfb_state *st, const dfb_column *c)
 
 static PyObject *
 chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-             int allow_copy);
+             int allow_copy, int opts);
 
 /* Writes the "missing" value of dtype `d` at `p`: NaN for floats, NaT for
    datetimes and timedeltas, zero bytes otherwise.  Cannot fail. */
@@ -926,7 +926,7 @@ static int
 nulls_in_values(const dfb_column *c, PyObject *values)
 {
     const char kind = PyArray_DESCR((PyArrayObject *)values)->kind;
-    if (kind == 'O') {
+    if (kind == 'O' || kind == 'T') {
         return 1;
     }
     switch (c->fmt.type) {
@@ -950,9 +950,15 @@ nulls_in_values(const dfb_column *c, PyObject *values)
    (isnull) hold None for object categories, zero bytes otherwise.
    Returns a new array or NULL (ValueError for codes out of range). */
 static PyObject *
-take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull)
+take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
+                int opts)
 {
-    PyObject *cats0 = chunk_values(st, c->categories, NULL, 1);
+    if ((opts & DFB_OPT_STRINGDTYPE) &&
+        (c->categories->fmt.type == DFB_T_UTF8 ||
+         c->categories->fmt.type == DFB_T_LARGE_UTF8)) {
+        return dfb_stringdtype_take(c, isnull);
+    }
+    PyObject *cats0 = chunk_values(st, c->categories, NULL, 1, opts);
     if (cats0 == NULL) {
         return NULL;
     }
@@ -1016,7 +1022,7 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull)
    has one), or NULL with an exception set. */
 static PyObject *
 chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-             int allow_copy)
+             int allow_copy, int opts)
 {
     const int64_t n = c->length;
     switch (c->fmt.type) {
@@ -1069,6 +1075,12 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             if (need_copy(allow_copy, "strings to Python str objects") < 0) {
                 return NULL;
             }
+            if (opts & DFB_OPT_STRINGDTYPE) {
+                return dfb_strings_to_stringdtype(
+                    c->data.ptr, c->offsets.ptr,
+                    c->fmt.type == DFB_T_UTF8 ? 32 : 64, c->offsets_swapped,
+                    c->offset, n, isnull);
+            }
             if (n == 0) {
                 return (PyObject *)new_array(PyArray_DescrFromType(NPY_OBJECT),
                                              0);
@@ -1081,7 +1093,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             if (need_copy(allow_copy, "categorical codes to values") < 0) {
                 return NULL;
             }
-            return take_categories(st, c, isnull);
+            return take_categories(st, c, isnull, opts);
         case DFB_T_NULL: {
             PyArrayObject *out =
                 new_array(PyArray_DescrFromType(NPY_OBJECT), n);
@@ -1243,15 +1255,15 @@ finish(dfb_state *st, PyObject *values, PyArrayObject *mask, int64_t nnull,
 
 /* Converts one validated chunk to (values, mask).  Returns 0, or -1. */
 static int
-chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy,
+chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy, int opts,
               PyObject **values, PyArrayObject **mask, int64_t *nnull,
               int *filled)
 {
     if (chunk_mask(c, mask, nnull) < 0) {
         return -1;
     }
-    *values =
-        chunk_values(st, c, *mask ? PyArray_DATA(*mask) : NULL, allow_copy);
+    *values = chunk_values(st, c, *mask ? PyArray_DATA(*mask) : NULL,
+                           allow_copy, opts);
     if (*values == NULL) {
         Py_CLEAR(*mask);
         return -1;
@@ -1308,9 +1320,15 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             return NULL;
         }
     }
+    const int opts = (int)nulls & ~DFB_NULLS_MODE_BITS;
+    if ((opts & DFB_OPT_CATEGORICAL_CODES) &&
+        chunks[0].fmt.type == DFB_T_DICTIONARY) {
+        return dfb_categorical_codes(st, chunks, n, (int)nulls, allow_copy);
+    }
+    nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
     if (n == 1) {
-        if (chunk_convert(st, &chunks[0], allow_copy, &values, &mask, &nnull,
-                          &filled) < 0) {
+        if (chunk_convert(st, &chunks[0], allow_copy, opts, &values, &mask,
+                          &nnull, &filled) < 0) {
             return NULL;
         }
         return finish(st, values, mask, nnull, filled, nulls, allow_copy);
@@ -1326,8 +1344,8 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (chunk_convert(st, &chunks[i], allow_copy, &values, &mask, &nnull,
-                          &filled) < 0) {
+        if (chunk_convert(st, &chunks[i], allow_copy, opts, &values, &mask,
+                          &nnull, &filled) < 0) {
             goto done;
         }
         all_filled &= filled;
@@ -1870,6 +1888,24 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
         else {
             cats = PyObject_GetItem(dc, st->names[N_CATEGORIES]);
         }
+        if (cats != NULL && cats != Py_None) {
+            /* is_ordered (read once; absent or unreadable: unordered) */
+            PyObject *ord = PyMapping_Check(dc)
+                                ? PyMapping_GetItemString(dc, "is_ordered")
+                                : NULL;
+            out->is_ordered = ord != NULL ? PyObject_IsTrue(ord) : 0;
+            Py_XDECREF(ord);
+            if (out->is_ordered < 0 || ord == NULL) {
+                if (PyErr_Occurred() &&
+                    !PyErr_ExceptionMatches(PyExc_KeyError)) {
+                    Py_DECREF(cats);
+                    Py_DECREF(dc);
+                    return -1;
+                }
+                PyErr_Clear();
+                out->is_ordered = 0;
+            }
+        }
         Py_DECREF(dc);
         if (cats == NULL || cats == Py_None) {
             if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_KeyError)) {
@@ -2240,7 +2276,7 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     c.data = span;
     res = NULL;
     if (dfb_column_validate(&c) == 0) {
-        res = chunk_values(st, &c, NULL, 1);
+        res = chunk_values(st, &c, NULL, 1, 0);
     }
     Py_DECREF(wrapper);
     return res;
@@ -2248,7 +2284,8 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 
 PyDoc_STRVAR(
     column_to_ndarray_doc,
-    "column_to_ndarray(column, *, nulls='mask')\n--\n\n"
+    "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
+    "                  strings='object')\n--\n\n"
     "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
     "column) to a NumPy array.\n\n"
     "nulls='mask' gives a numpy.ma.MaskedArray where the column has nulls and "
@@ -2257,16 +2294,23 @@ PyDoc_STRVAR(
     "gives\n"
     "a plain ndarray with NaN / NaT / None in the null slots (ints and bools\n"
     "upcast to float64); 'raise' raises ValueError if any value is null.\n"
-    "Strings become object arrays of str, categoricals are decoded through\n"
-    "their categories, several chunks are concatenated.");
+    "Strings become object arrays of str (strings='object') or NumPy\n"
+    "StringDType(na_object=None) arrays built without Python str objects\n"
+    "(strings='stringdtype'; null slots hold None).  Categoricals are "
+    "decoded\n"
+    "through their categories (categorical='decode') or returned as\n"
+    "dfbuffer.CategoricalCodes(codes, categories, ordered) without decoding\n"
+    "(categorical='codes'; codes zero-copy, masked where null).  Several\n"
+    "chunks are concatenated.");
 
 /* column_to_ndarray(column, *, nulls="mask"). */
 static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames)
 {
-    static const char *const kw[] = {"column", "nulls", NULL};
-    PyObject *a[2] = {NULL, NULL};
+    static const char *const kw[] = {"column", "nulls", "categorical",
+                                     "strings", NULL};
+    PyObject *a[4] = {NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError,
@@ -2278,7 +2322,7 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (nargs == 1) {
         a[0] = args[0];
     }
-    PyObject *const fast[] = {NULL, st->names[N_NULLS]};
+    PyObject *const fast[] = {NULL, st->names[N_NULLS], NULL, NULL};
     if (parse_kwargs("column_to_ndarray", args, nargs, kwnames, kw, fast, a) <
         0) {
         return NULL;
@@ -2290,9 +2334,12 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     dfb_nulls_mode nulls;
-    if (parse_nulls(a[1], &nulls) < 0) {
+    int opts;
+    if (parse_nulls(a[1], &nulls) < 0 ||
+        dfb_parse_conv_opts(a[2], a[3], &opts) < 0) {
         return NULL;
     }
+    nulls = (dfb_nulls_mode)((int)nulls | opts);
     int r = has_attr(a[0], st->names[N_GET_BUFFERS]);
     if (r < 0) {
         return NULL;
@@ -2315,7 +2362,9 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 
 PyDoc_STRVAR(
     from_dataframe_doc,
-    "from_dataframe(obj, *, nulls='mask', allow_copy=True)\n--\n\n"
+    "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
+    "categorical='decode',\n"
+    "               strings='object')\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
     "obj is anything with __dataframe__, an interchange DataFrame object, or "
     "an\n"
@@ -2324,7 +2373,15 @@ PyDoc_STRVAR(
     "names raise ValueError.  nulls as in column_to_ndarray.  "
     "allow_copy=False\n"
     "raises RuntimeError wherever a copy is unavoidable (several chunks,\n"
-    "filled nulls, strings, bit-packed bools, categoricals, date32).");
+    "filled nulls, strings, bit-packed bools, decoded categoricals, "
+    "date32).\n"
+    "categorical and strings as in column_to_ndarray.  Columns that pandas'\n"
+    "Arrow metadata marks as its index are left out, as the interchange "
+    "path\n"
+    "leaves them out.  Timestamps with a time zone come back as UTC\n"
+    "datetime64 (the zone is not a NumPy dtype): dfbuffer.schema(obj) gives\n"
+    "each column's zone, unit, categorical ordering and null "
+    "representation.");
 
 /* Returns the interchange DataFrame of `obj` (new reference), NULL with
    an exception set, or NULL without one when `obj` is none. */
@@ -2383,6 +2440,20 @@ add_column_context(PyObject *key)
         dfb_err_give(exc);
         return;
     }
+    /* a message that names the column already keeps its text */
+    PyObject *prefix = PyUnicode_FromFormat("column %R: ", key);
+    int named = prefix == NULL ? -1
+                               : (int)PyUnicode_Tailmatch(msg, prefix, 0,
+                                                          PY_SSIZE_T_MAX, -1);
+    Py_XDECREF(prefix);
+    if (named != 0) {
+        if (named < 0) {
+            PyErr_Clear();
+        }
+        Py_DECREF(msg);
+        dfb_err_give(exc);
+        return;
+    }
     PyErr_Format(t, "column %R: %U", key, msg);
     Py_DECREF(msg);
     PyObject *now = dfb_err_take();
@@ -2399,8 +2470,9 @@ static PyObject *
 from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
 {
-    static const char *const kw[] = {"obj", "nulls", "allow_copy", NULL};
-    PyObject *a[3] = {NULL, NULL, NULL};
+    static const char *const kw[] = {"obj",         "nulls",   "allow_copy",
+                                     "categorical", "strings", NULL};
+    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError,
@@ -2413,7 +2485,7 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         a[0] = args[0];
     }
     PyObject *const fast[] = {NULL, st->names[N_NULLS],
-                              st->names[N_ALLOW_COPY]};
+                              st->names[N_ALLOW_COPY], NULL, NULL};
     if (parse_kwargs("from_dataframe", args, nargs, kwnames, kw, fast, a) <
         0) {
         return NULL;
@@ -2424,9 +2496,12 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     dfb_nulls_mode nulls;
-    if (parse_nulls(a[1], &nulls) < 0) {
+    int opts;
+    if (parse_nulls(a[1], &nulls) < 0 ||
+        dfb_parse_conv_opts(a[3], a[4], &opts) < 0) {
         return NULL;
     }
+    nulls = (dfb_nulls_mode)((int)nulls | opts);
     int allow_copy = 1;
     if (a[2] != NULL && (allow_copy = PyObject_IsTrue(a[2])) < 0) {
         return NULL;

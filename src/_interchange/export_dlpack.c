@@ -797,6 +797,15 @@ PyObject *
 dfb_buffer_dlpack_device(PyObject *self, PyObject *unused)
 {
     DfbBuffer *b = (DfbBuffer *)self;
-    return Py_BuildValue("(ii)", (int)b->device.device_type,
-                         (int)b->device.device_id);
+    dfb_state *st = dfb_state_from_type(Py_TYPE(self));
+    if (st == NULL) {
+        return NULL;
+    }
+    /* (DeviceType member, int), as the interchange spec types it; the
+       member still compares equal to the int */
+    PyObject *t = dfb_enum_member(st->device_type, b->device.device_type);
+    if (t == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(Ni)", t, (int)b->device.device_id);
 }

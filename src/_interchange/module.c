@@ -212,7 +212,11 @@ module_exec(PyObject *m)
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_export_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_matrix_methods) < 0) {
+        PyModule_AddFunctions(m, dfb_matrix_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_schema_methods) < 0) {
+        return -1;
+    }
+    if (dfb_categorical_state_init(m, st) < 0) {
         return -1;
     }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||
@@ -239,6 +243,7 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->dtype_kind);
     Py_VISIT(st->column_null_type);
     Py_VISIT(st->ma_masked_array);
+    Py_VISIT(st->categorical_codes);
     return 0;
 }
 
@@ -253,6 +258,7 @@ module_clear(PyObject *m)
     Py_CLEAR(st->dtype_kind);
     Py_CLEAR(st->column_null_type);
     Py_CLEAR(st->ma_masked_array);
+    Py_CLEAR(st->categorical_codes);
     dfb_convert_state_clear(st);
     return 0;
 }

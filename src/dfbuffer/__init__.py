@@ -13,6 +13,7 @@ import os
 
 from dfbuffer._interchange import (
     Buffer,
+    CategoricalCodes,
     ColumnNullType,
     DeviceType,
     DtypeKind,
@@ -23,6 +24,7 @@ from dfbuffer._interchange import (
     to_matrix,
 )
 from dfbuffer._version import version as __version__
+from dfbuffer._schema import ColumnSchema, Schema, schema
 
 __all__ = [
     "Buffer",
@@ -37,6 +39,10 @@ __all__ = [
     "to_interchange",
     "__version__",
     "to_matrix",
+    "CategoricalCodes",
+    "ColumnSchema",
+    "Schema",
+    "schema",
 ]
 
 

@@ -128,7 +128,7 @@ class Buffer:
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
     ) -> CapsuleType: ...
-    def __dlpack_device__(self) -> tuple[int, int]: ...
+    def __dlpack_device__(self) -> tuple[DeviceType, int]: ...
     def __array__(
         self, dtype: npt.DTypeLike | None = None, copy: bool | None = None
     ) -> np.ndarray[Any, Any]: ...
@@ -154,7 +154,13 @@ def buffer_to_ndarray(
     offset: int = 0,
     length: int | None = None,
 ) -> np.ndarray[Any, Any]: ...
-def column_to_ndarray(column: object, *, nulls: _NullsMode = "mask") -> np.ndarray[Any, Any]: ...
+def column_to_ndarray(
+    column: object,
+    *,
+    nulls: _NullsMode = "mask",
+    categorical: _CategoricalMode = "decode",
+    strings: _StringsMode = "object",
+) -> np.ndarray[Any, Any] | CategoricalCodes: ...
 def from_dataframe(
     obj: object, *, nulls: _NullsMode = "mask", allow_copy: bool = True
 ) -> dict[str, np.ndarray[Any, Any]]: ...
@@ -176,3 +182,29 @@ def to_matrix(
 def _arrow_import(
     obj: object, allow_copy: bool = True
 ) -> tuple[bool, list[tuple[str, str, str | None, bool, bool]], list[list[dict[str, Any]]]]: ...
+    obj: object,
+    *,
+    nulls: _NullsMode = "mask",
+    allow_copy: bool = True,
+    categorical: _CategoricalMode = "decode",
+    strings: _StringsMode = "object",
+) -> dict[str, np.ndarray[Any, Any] | CategoricalCodes]: ...
+
+_CategoricalMode: TypeAlias = Literal["decode", "codes"]
+_StringsMode: TypeAlias = Literal["object", "stringdtype"]
+
+@final
+class CategoricalCodes(tuple[Any, ...]):
+    n_fields: int
+    n_sequence_fields: int
+    n_unnamed_fields: int
+    __match_args__ = ("codes", "categories", "ordered")
+    @property
+    def codes(self) -> np.ndarray[Any, Any]: ...
+    @property
+    def categories(self) -> np.ndarray[Any, Any]: ...
+    @property
+    def ordered(self) -> bool: ...
+    def __new__(cls, sequence: Sequence[Any], dict: dict[str, Any] = ...) -> Self: ...
+
+def _arrow_schema(obj: object) -> dict[str, Any] | None: ...

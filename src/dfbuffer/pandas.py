@@ -1,0 +1,310 @@
+"""dfbuffer.pandas: a pandas front end over dfbuffer's C converters.
+
+``from_dataframe(obj)`` builds a :class:`pandas.DataFrame` from any
+``__dataframe__`` producer, interchange DataFrame or Arrow PyCapsule
+producer, with the dtypes ``pandas.api.interchange.from_dataframe`` gives,
+zero-copy wherever the layout allows, and right where pandas' own consumer
+is wrong (see docs/requirements.md, "dfbuffer.pandas").  pandas is imported
+only by this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import pandas.api.internals
+
+from dfbuffer._interchange import CategoricalCodes, _arrow_schema
+from dfbuffer._interchange import from_dataframe as _convert
+from dfbuffer._schema import _format_type, _ix_frame
+
+__all__ = ["from_dataframe"]
+
+_Strings = Literal["object", "stringdtype"]
+
+# Arrow formats of fixed-width numbers and booleans (no further look-up)
+_NUMERIC = frozenset("cCsSiIlLefgb")
+# Arrow logical types that NumPy cannot hold (see dfbuffer.schema)
+_DELEGATED = frozenset({"list", "struct", "map", "decimal", "binary", "time", "other"})
+
+
+def _str_storage() -> str:
+    """The storage of pandas' default string dtype ("pyarrow" or "python")."""
+    return pd.StringDtype(na_value=np.nan).storage
+
+
+def _strings(values: np.ndarray) -> Any:
+    """pandas' default string array from a StringDType or object array whose
+    null slots hold None."""
+    data = values.data if isinstance(values, np.ma.MaskedArray) else values
+    dtype = pd.StringDtype(na_value=np.nan)
+    if dtype.storage == "pyarrow" and data.dtype.kind == "T":
+        import pyarrow as pa
+        from pandas.arrays import ArrowStringArray
+
+        return ArrowStringArray(pa.array(data, type=pa.large_string()), dtype=dtype)
+    if data.dtype.kind == "T":
+        data = data.astype(object)
+    return pd.array(data, dtype=dtype)
+
+
+def _categorical(res: CategoricalCodes) -> pd.Categorical:
+    codes = res.codes
+    if isinstance(codes, np.ma.MaskedArray):
+        data = codes.data
+        mask = np.ma.getmaskarray(codes)
+        if data.dtype.kind == "i" and bool((data[mask] == -1).all()):
+            codes = data  # a -1 sentinel (pandas' producer): no copy
+        else:
+            wide = np.int64 if data.dtype.kind == "u" else data.dtype
+            codes = np.ma.MaskedArray(data.astype(wide), mask).filled(-1)
+    elif codes.dtype.kind == "u":
+        codes = codes.astype(np.int64)
+    cats = res.categories
+    if isinstance(cats, np.ma.MaskedArray) or cats.dtype.kind == "T":
+        cats = _column(cats, None)
+    return pd.Categorical.from_codes(
+        codes, categories=pd.Index(cats), ordered=bool(res.ordered), validate=False
+    )
+
+
+def _column(values: Any, tz: str | None) -> Any:
+    """The pandas (or NumPy) array for one converted column; ``tz`` is the
+    time zone of a timestamp column (the converters return UTC)."""
+    if isinstance(values, CategoricalCodes):
+        return _categorical(values)
+    masked = isinstance(values, np.ma.MaskedArray)
+    kind = values.dtype.kind
+    if kind == "T":
+        return _strings(values)
+    if kind == "O":
+        return _strings(values) if _all_str(values) else values.filled(None) if masked else values
+    if kind == "M":
+        arr = values.filled(np.datetime64("NaT")) if masked else values
+        unit = np.datetime_data(arr.dtype)[0]
+        if unit == "D":
+            return arr.astype("datetime64[s]")  # pandas' unit for dates
+        if tz:
+            # the int64 values are UTC instants: a view, no conversion
+            dtype = pd.DatetimeTZDtype(unit, tz)
+            return pd.DatetimeIndex(arr.view(np.int64), dtype=dtype, copy=False).array
+        return arr
+    if masked:
+        mask = np.ma.getmaskarray(values)
+        data = values.data
+        if kind in "iu":
+            return pd.arrays.IntegerArray(data, mask)
+        if kind == "b":
+            return pd.arrays.BooleanArray(data, mask)
+        if kind in "fc":
+            return values.filled(np.nan)
+        if kind == "m":
+            return values.filled(np.timedelta64("NaT"))
+        return values.filled()
+    return values
+
+
+def _all_str(values: Any) -> bool:
+    """True for an object array of str (None in null slots): a string column
+    converted with strings="object"."""
+    data = values.data if isinstance(values, np.ma.MaskedArray) else values
+    return all(v is None or isinstance(v, str) for v in data[:64])
+
+
+def _tz_of(fmt: str) -> str | None:
+    """The time zone of Arrow timestamp format ``fmt`` (None: none)."""
+    if fmt.startswith("ts") and len(fmt) >= 4 and fmt[3] == ":":
+        return fmt[4:] or None
+    return None
+
+
+def _range_index(meta: Any, n: int) -> pd.Index | None:
+    """The range index that pandas' Arrow metadata (its parsed
+    ``index_columns``) describes, if it has one."""
+    if isinstance(meta, list) and len(meta) == 1 and isinstance(meta[0], dict):
+        r = meta[0]
+        if r.get("kind") == "range":
+            idx = pd.RangeIndex(r.get("start", 0), r.get("stop", n), r.get("step", 1))
+            idx.name = r.get("name")
+            return idx if len(idx) == n else None
+    return None
+
+
+def _block_ok(a: Any) -> bool:
+    """True if pandas takes NumPy array ``a`` as a block as it is."""
+    k = a.dtype.kind
+    if k in "mM":
+        return np.datetime_data(a.dtype)[0] in ("s", "ms", "us", "ns")
+    return k in "biufcO"
+
+
+# Same-dtype NumPy columns are copied into one 2-D block (as pandas' own
+# consumers do) when there are at least _STACK_MIN of them and each holds at
+# most _STACK_MAX_BYTES: pandas' per-block cost (~15 us) then exceeds the copy.
+_STACK_MIN = 8
+_STACK_MAX_BYTES = 256 * 1024
+
+
+def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
+    """A DataFrame over the arrays of ``data``: every column zero-copy, except
+    many small same-dtype NumPy columns, which ``allow_copy`` lets share one
+    copied 2-D block."""
+    if not data:
+        return pd.DataFrame(index=pd.RangeIndex(0))
+    arrays = list(data.values())
+    n = len(arrays[0])
+    make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
+    if make is None or len(set(data)) != len(data) or any(len(a) != n for a in arrays):
+        return pd.DataFrame(data, copy=False)
+    blocks: list[tuple[Any, np.ndarray]] = []
+    groups: dict[np.dtype, list[int]] = {}
+    for i, a in enumerate(arrays):
+        if isinstance(a, pd.Series):
+            a = a.to_numpy() if isinstance(a.dtype, np.dtype) else a.array
+            arrays[i] = a
+        if isinstance(a, np.ndarray):
+            if not _block_ok(a):
+                return pd.DataFrame(data, copy=False)
+            groups.setdefault(a.dtype, []).append(i)
+        else:
+            blocks.append((a, np.array([i], dtype=np.intp)))
+    for dt, idx in groups.items():
+        if (
+            allow_copy
+            and len(idx) >= _STACK_MIN
+            and n * dt.itemsize <= _STACK_MAX_BYTES
+            and dt.kind in "biuf"
+        ):
+            blocks.append((np.stack([arrays[i] for i in idx]), np.array(idx, dtype=np.intp)))
+        else:
+            blocks.extend(
+                (arrays[i].reshape(1, n), np.array([i], dtype=np.intp)) for i in idx
+            )
+    return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(list(data)))
+
+
+def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    desc = _arrow_schema(obj)
+    if desc is None:
+        return _from_interchange(obj, allow_copy, strings)
+    if desc["format"] == "+s":
+        skip = set(desc.get("index_columns", ()))
+        fields = [f for i, f in enumerate(desc["children"]) if i not in skip]
+    else:
+        fields = [desc]
+    has_strings = False
+    delegated = []
+    for f in fields:
+        fmt = f["format"]
+        if f["dictionary"] is not None or fmt in _NUMERIC:
+            continue
+        if fmt in ("u", "U", "vu"):
+            has_strings = True
+        elif _format_type(fmt)["type"] in _DELEGATED:
+            delegated.append(f["name"])
+    pyarrow_strings = strings == "stringdtype" and has_strings
+    conv: dict[str, Any] = {}
+    src = obj
+    if desc["format"] == "+s" and (pyarrow_strings or delegated):
+        # strings: pandas' str dtype is an Arrow array, taken as it is (as
+        # pandas' consumer does); nested, decimal, binary and time columns,
+        # which NumPy cannot hold: pyarrow's conversion.  The rest: dfbuffer.
+        import pyarrow as pa
+        from pandas.arrays import ArrowStringArray
+
+        src = table = pa.table(obj)
+        for f in fields:
+            name, fmt = f["name"], f["format"]
+            if f["dictionary"] is None and fmt in ("u", "U", "vu") and pyarrow_strings:
+                if not allow_copy and fmt != "U":
+                    raise RuntimeError(
+                        f"column {name!r}: Arrow format {fmt!r} strings need a copy "
+                        "to large strings but allow_copy is False"
+                    )
+                conv[name] = ArrowStringArray(
+                    table.column(name), dtype=pd.StringDtype(na_value=np.nan)
+                )
+            elif name in delegated:
+                conv[name] = table.column(name).to_pandas(zero_copy_only=not allow_copy)
+        native = [f["name"] for f in fields if f["name"] not in conv]
+        src = table.select(native) if len(native) < len(fields) else table
+    if len(conv) < len(fields):
+        cols = _convert(
+            src, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
+        )
+        fmts = None
+        for name, values in cols.items():
+            if type(values) is np.ndarray and values.dtype.kind in "biuf":
+                conv[name] = values  # the common case: a zero-copy view
+                continue
+            tz = None
+            if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
+                if fmts is None:
+                    fmts = {f["name"]: f["format"] for f in fields}
+                tz = _tz_of(fmts.get(name, ""))
+            conv[name] = _column(values, tz)
+    data = {f["name"]: conv[f["name"]] for f in fields if f["name"] in conv}
+    out = _frame(data, allow_copy)
+    idx = _range_index(desc.get("pandas_index"), len(out))
+    if idx is not None:
+        out.index = idx
+    return out
+
+
+def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    df = _ix_frame(obj)
+    if df is None:
+        raise TypeError(
+            "from_dataframe() expects a pandas DataFrame, an Arrow PyCapsule "
+            "producer, an object with __dataframe__ or an interchange DataFrame, "
+            f"got {type(obj).__name__}"
+        )
+    cols = _convert(
+        df, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
+    )
+    data = {}
+    for name, values in cols.items():
+        tz = None
+        if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
+            tz = _tz_of(df.get_column_by_name(name).dtype[2])  # only datetimes
+        data[name] = _column(values, tz)
+    out = _frame(data, allow_copy)
+    md = df.metadata
+    idx = md.get("pandas.index") if isinstance(md, dict) else None
+    if isinstance(idx, pd.Index) and len(idx) == len(out):
+        out.index = idx
+    return out
+
+
+def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
+    """Return a :class:`pandas.DataFrame` built from ``obj`` by dfbuffer's C
+    converters.
+
+    ``obj`` is a pandas DataFrame (returned as it is, as pandas does), an
+    Arrow PyCapsule producer (pyarrow, polars, nanoarrow, ...), an object
+    with ``__dataframe__`` or an interchange DataFrame.  The dtypes are the
+    ones ``pandas.api.interchange.from_dataframe`` gives: categoricals via
+    ``Categorical.from_codes`` (the codes are not decoded), tz-aware
+    ``datetime64[unit, tz]``, pandas' default ``str`` dtype, NaN for nulls
+    of floats and NaT for datetimes; integers and booleans with nulls become
+    pandas' nullable ``Int*`` / ``boolean`` arrays over the producer's data
+    (no copy of the values), where pandas' consumer gives float64 and turns
+    null booleans into False.  Numeric columns without nulls are zero-copy
+    views.  Strings of an Arrow producer are pandas' Arrow-backed ``str``
+    arrays over the producer's Arrow memory (32-bit offsets and string views
+    are widened to large strings); Arrow columns NumPy has no dtype for
+    (lists, structs, maps, decimals, binary, times) are converted by pyarrow,
+    as pandas' consumer does.  Strings of interchange producers,
+    bit-packed booleans, masked floats/datetimes and several chunks are
+    copied, and ``allow_copy=False`` raises RuntimeError there.  The index
+    is restored where the producer's metadata carries it (pandas'
+    interchange ``"pandas.index"``, an Arrow range index).
+    """
+    if isinstance(obj, pd.DataFrame):
+        return obj
+    strings: _Strings = "stringdtype" if _str_storage() == "pyarrow" else "object"
+    if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__"):
+        return _from_arrow(obj, allow_copy, strings)
+    return _from_interchange(obj, allow_copy, strings)

@@ -1,0 +1,472 @@
+"""Issue #11: index columns, DeviceType from __dlpack_device__, column
+context, categorical='codes', strings='stringdtype', dfbuffer.schema and
+dfbuffer.pandas.from_dataframe, against real pandas, pyarrow and polars."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+import weakref
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import dfbuffer
+import dfbuffer.pandas as dpd
+
+pl = pytest.importorskip("polars")
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+# ---- index columns ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        pd.Index(["a", "b", "c"]),
+        pd.Index([7, 8, 9], name="k"),
+        pd.Index([7, 8, 9], name="x"),  # named like the column
+        pd.MultiIndex.from_arrays([[1, 2, 3], ["p", "q", "r"]], names=["i", None]),
+    ],
+)
+def test_index_columns_are_left_out_on_every_path(index):
+    df = pd.DataFrame({"x": [1, 2, 3]}, index=index)
+    for src in (df, pa.table(df), pa.RecordBatch.from_pandas(df), df.__dataframe__()):
+        out = dfbuffer.from_dataframe(src)
+        assert list(out) == ["x"], type(src)
+        np.testing.assert_array_equal(out["x"], [1, 2, 3])
+    assert dfbuffer.schema(df).names() == ["x"]
+    assert dfbuffer.schema(pa.table(df)).names() == ["x"]
+
+
+def test_range_index_keeps_every_column():
+    df = pd.DataFrame({"x": [1, 2], "y": [3.0, 4.0]})
+    assert list(dfbuffer.from_dataframe(pa.table(df))) == ["x", "y"]
+
+
+# ---- __dlpack_device__ -----------------------------------------------------
+
+
+def test_dlpack_device_is_device_type_member():
+    b = dfbuffer.Buffer.from_object(np.arange(3))
+    dev = b.__dlpack_device__()
+    assert type(dev[0]) is dfbuffer.DeviceType and dev[0] is dfbuffer.DeviceType.CPU
+    assert dev == (1, 0) and type(dev[1]) is int
+    ix = dfbuffer.to_interchange(pa.table({"a": [1, 2]}))
+    buf, _ = ix.get_column(0).get_buffers()["data"]
+    assert type(buf.__dlpack_device__()[0]) is dfbuffer.DeviceType
+
+
+# ---- column context ----------------------------------------------------------
+
+
+def test_column_context_is_not_doubled():
+    t = pa.table({"x": pa.array([1, 2], type=pa.decimal128(5, 2))})
+    with pytest.raises(NotImplementedError) as ei:
+        dfbuffer.from_dataframe(dfbuffer.to_interchange(t))
+    assert str(ei.value).count("column 'x'") == 1
+
+
+# ---- categorical="codes" -----------------------------------------------------
+
+
+def _cat_frame():
+    return pd.DataFrame({"c": pd.Categorical(["b", None, "a", "b"], ordered=True)})
+
+
+@pytest.mark.parametrize("make", ["pandas", "pyarrow", "polars", "to_interchange"])
+def test_categorical_codes(make):
+    df = _cat_frame()
+    src = {
+        "pandas": lambda: df.__dataframe__(),
+        "pyarrow": lambda: pa.table(df),
+        "polars": lambda: pl.from_pandas(df),
+        "to_interchange": lambda: dfbuffer.to_interchange(pa.table(df)),
+    }[make]()
+    res = dfbuffer.from_dataframe(src, categorical="codes")["c"]
+    assert isinstance(res, dfbuffer.CategoricalCodes)
+    codes, cats, ordered = res
+    assert isinstance(codes, np.ma.MaskedArray) and codes.dtype.kind in "iu"
+    assert codes.mask.tolist() == [False, True, False, False]
+    assert list(cats[codes.compressed()]) == ["b", "a", "b"]
+    if make != "polars":  # polars' categoricals are unordered by type
+        assert ordered is True
+    decoded = dfbuffer.from_dataframe(src)["c"]
+    assert decoded.mask.tolist() == codes.mask.tolist()
+
+
+def test_categorical_codes_zero_copy_and_fill():
+    df = _cat_frame()
+    ix = df.__dataframe__()
+    res = dfbuffer.column_to_ndarray(ix.get_column(0), categorical="codes")
+    assert np.shares_memory(res.codes.data, df["c"].array.codes)
+    filled = dfbuffer.from_dataframe(pa.table(df), categorical="codes", nulls="fill")
+    assert filled["c"].codes.tolist()[1] == -1 and type(filled["c"].codes) is np.ndarray
+    with pytest.raises(ValueError, match="null"):
+        dfbuffer.from_dataframe(pa.table(df), categorical="codes", nulls="raise")
+    with pytest.raises(ValueError, match="categorical must be"):
+        dfbuffer.from_dataframe(df, categorical="nope")
+
+
+def test_categorical_codes_keep_owner_alive():
+    t = pa.table({"c": pa.array(["x", "y", "x"]).dictionary_encode()})
+    res = dfbuffer.from_dataframe(t, categorical="codes")["c"]
+    del t
+    gc.collect()
+    assert res.codes.tolist() == [0, 1, 0] and list(res.categories) == ["x", "y"]
+
+
+def test_codes_out_of_range_raise():
+    idx = pa.array([0, 5], type=pa.int8())
+    arr = pa.DictionaryArray.from_arrays(idx, pa.array(["a"]), safe=False)
+    with pytest.raises(ValueError, match="out of range"):
+        dfbuffer.from_dataframe(pa.table({"c": arr}), categorical="codes")
+
+
+# ---- strings="stringdtype" ---------------------------------------------------
+
+SD = np.dtypes.StringDType(na_object=None)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "pyarrow", "large", "polars", "view"])
+def test_stringdtype(kind):
+    vals = ["a", None, "ünï", "", "a longer string than fifteen bytes"]
+    src = {
+        "pandas": lambda: pd.DataFrame({"s": vals}).__dataframe__(),
+        "pyarrow": lambda: pa.table({"s": pa.array(vals)}),
+        "large": lambda: pa.table({"s": pa.array(vals, type=pa.large_string())}),
+        "polars": lambda: pl.DataFrame({"s": vals}),
+        "view": lambda: pa.table({"s": pa.array(vals, type=pa.string_view())}),
+    }[kind]()
+    out = dfbuffer.from_dataframe(src, strings="stringdtype", nulls="fill")["s"]
+    assert out.dtype == SD
+    assert out.tolist() == vals
+    masked = dfbuffer.from_dataframe(src, strings="stringdtype")["s"]
+    assert masked.mask.tolist() == [v is None for v in vals]
+
+
+def test_stringdtype_slices_chunks_and_dictionaries():
+    arr = pa.chunked_array([["x", None, "yy"], ["zzz"]])
+    t = pa.table({"s": arr}).slice(1)
+    out = dfbuffer.from_dataframe(t, strings="stringdtype", nulls="fill")["s"]
+    assert out.tolist() == [None, "yy", "zzz"]
+    d = pa.table({"d": pa.array(["p", None, "q", "p"]).dictionary_encode()})
+    out = dfbuffer.from_dataframe(d, strings="stringdtype", nulls="fill")["d"]
+    assert out.dtype == SD and out.tolist() == ["p", None, "q", "p"]
+
+
+def test_stringdtype_rejects_invalid_utf8():
+    bad = pa.Array.from_buffers(
+        pa.string(), 1, [None, pa.py_buffer(np.array([0, 2], np.int32)), pa.py_buffer(b"\xff\xfe")]
+    )
+    with pytest.raises(UnicodeDecodeError):
+        dfbuffer.from_dataframe(pa.table({"s": bad}), strings="stringdtype")
+    with pytest.raises(ValueError, match="strings must be"):
+        dfbuffer.from_dataframe(pa.table({"a": [1]}), strings="bytes")
+
+
+# ---- schema ----------------------------------------------------------------
+
+
+def _mixed():
+    return pd.DataFrame(
+        {
+            "i": pd.array([1, None], dtype="Int64"),
+            "t": pd.to_datetime(["2020-01-01", None]).tz_localize("Asia/Kathmandu"),
+            "c": pd.Categorical(["a", "b"], ordered=True),
+            "s": ["x", None],
+            "f": [1.0, np.nan],
+        }
+    )
+
+
+@pytest.mark.parametrize("make", ["pandas", "interchange", "pyarrow", "polars"])
+def test_schema(make):
+    df = _mixed()
+    src = {
+        "pandas": lambda: df,
+        "interchange": lambda: df.__dataframe__(),
+        "pyarrow": lambda: pa.table(df),
+        "polars": lambda: pl.from_pandas(df),
+    }[make]()
+    sch = dfbuffer.schema(src)
+    assert sch.names() == list(dfbuffer.from_dataframe(src))
+    t = sch["t"]
+    assert (t.type, t.unit) == ("datetime", "us")
+    assert t.tz in ("Asia/Kathmandu",)
+    assert sch["c"].type == "categorical" and sch["c"].categories.type == "string"
+    if make != "polars":
+        assert sch["c"].ordered is True
+    assert sch["i"].type == "int" and sch["i"].bits == 64 and sch["i"].nullable
+    assert sch["s"].type == "string"
+    if make == "interchange":
+        assert sch.source == "interchange"
+        assert sch["c"].null_representation == "sentinel" and sch["c"].null_value == -1
+        assert sch["i"].null_representation == "bytemask" and sch["i"].null_count == 1
+    if make in ("pandas", "pyarrow"):
+        assert sch.source == "arrow" and "pandas" in sch.metadata
+
+
+def test_schema_refuses_other_objects():
+    with pytest.raises(TypeError):
+        dfbuffer.schema(42)
+
+
+# ---- dfbuffer.pandas.from_dataframe ----------------------------------------
+
+
+def _producers(df):
+    return {
+        "pandas": df.__dataframe__(),
+        "pyarrow": pa.table(df),
+        "polars": dfbuffer.to_interchange(pl.from_pandas(df)),
+    }
+
+
+@pytest.mark.parametrize("make", ["pandas", "pyarrow", "polars"])
+def test_pandas_front_end_dtypes(make):
+    df = _mixed()
+    df["b"] = pd.array([True, None], dtype="boolean")
+    src = _producers(df)[make]
+    out = dpd.from_dataframe(src)
+    assert out["i"].dtype == "Int64" and out["i"].isna().tolist() == [False, True]
+    assert out["b"].dtype == "boolean" and out["b"].isna().tolist() == [False, True]
+    assert out["t"].dtype == pd.DatetimeTZDtype("us", "Asia/Kathmandu")
+    assert out["t"].iloc[0] == df["t"].iloc[0]
+    assert isinstance(out["c"].dtype, pd.CategoricalDtype)
+    assert list(out["c"]) == ["a", "b"]
+    assert out["s"].dtype == pd.StringDtype(na_value=np.nan)
+    assert out["s"].tolist()[0] == "x" and pd.isna(out["s"].iloc[1])
+    assert out["f"].dtype == np.float64 and np.isnan(out["f"].iloc[1])
+    ref = pd.api.interchange.from_dataframe(src)
+    for name in ("t", "s", "f", "c"):
+        assert out[name].dtype == ref[name].dtype, name
+
+
+def test_pandas_front_end_right_where_pandas_is_wrong():
+    df = pd.DataFrame(
+        {
+            "b": pd.array([True, None, False], dtype="boolean"),
+            "c": pd.Categorical(["x", None, "y"]),
+            "h": np.array([1, 2, 3], dtype=np.float16),
+        }
+    )
+    out = dpd.from_dataframe(df.__dataframe__())
+    assert out["b"].isna().tolist() == [False, True, False]  # pandas: False
+    assert out["c"].isna().tolist() == [False, True, False]  # pandas: 'y'
+    assert out["h"].dtype == np.float16 and out["h"].tolist() == [1, 2, 3]
+    with pytest.raises(NotImplementedError):  # pandas refuses float16
+        pd.api.interchange.from_dataframe(df.__dataframe__())
+    ref = pd.api.interchange.from_dataframe(df[["b", "c"]].__dataframe__())
+    assert ref["b"].tolist()[1] is False  # pandas' consumer: the null became False
+
+
+def test_pandas_front_end_zero_copy_and_lifetime():
+    t = pa.table({"x": np.arange(5.0), "i": pa.array([1, None, 3, 4, 5])})
+    buf = t.column("x").chunks[0].buffers()[1]
+    out = dpd.from_dataframe(t)
+    assert out["x"].to_numpy().ctypes.data == buf.address
+    ints = out["i"].array
+    assert ints._data.ctypes.data == t.column("i").chunks[0].buffers()[1].address
+    ref = weakref.ref(t)
+    del t, buf
+    gc.collect()
+    assert ref() is None  # the arrays keep the memory, not the table object
+    assert out["x"].tolist() == [0, 1, 2, 3, 4] and out["i"].tolist()[2] == 3
+
+
+def test_pandas_front_end_allow_copy_false():
+    t = pa.table({"s": ["a", "b"]})
+    with pytest.raises(RuntimeError):
+        dpd.from_dataframe(t, allow_copy=False)
+    out = dpd.from_dataframe(pa.table({"x": [1.0, 2.0]}), allow_copy=False)
+    assert out["x"].tolist() == [1.0, 2.0]
+
+
+def test_pandas_front_end_index_and_nested():
+    df = pd.DataFrame({"x": [1, 2]}, index=pd.Index(["a", "b"], name="k"))
+    out = dpd.from_dataframe(df.__dataframe__())
+    assert list(out.index) == ["a", "b"] and list(out) == ["x"]
+    assert dpd.from_dataframe(df) is df
+    t = pa.table({"l": [[1, 2], [3]], "x": [1, 2]})
+    out = dpd.from_dataframe(t)
+    assert list(out) == ["l", "x"] and list(out["l"].iloc[0]) == [1, 2]
+
+
+# ---- hardening of the new paths --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        b"{not json",
+        b'{"index_columns": ["nope"]}',
+        b'{"columns": [{"name": "index_columns"}], "x": {"index_columns": ["y"]}}',
+        b'{"index_columns": "y"}',
+        b'{"index_columns": [{"kind": "range", "start": 0, "stop": 2, "step": 1}]}',
+        b'{"index_columns": ["y"',
+        b"",
+    ],
+)
+def test_odd_pandas_metadata_drops_nothing(meta):
+    t = pa.table({"x": [1, 2], "y": [3, 4]}).replace_schema_metadata({b"pandas": meta})
+    assert list(dfbuffer.from_dataframe(t)) == ["x", "y"]
+    assert dfbuffer.schema(t).names() == ["x", "y"]
+
+
+def test_pandas_metadata_index_escaped_names():
+    meta = b'{"index_columns": ["a\\"b"], "columns": []}'
+    t = pa.table({"x": [1], 'a"b': [2]}).replace_schema_metadata({b"pandas": meta})
+    assert list(dfbuffer.from_dataframe(t)) == ["x"]
+    assert dfbuffer.schema(t).index_columns == ('a"b',)
+
+
+def test_categorical_codes_type_is_final_struct_sequence():
+    res = dfbuffer.from_dataframe(
+        pa.table({"c": pa.array(["a"]).dictionary_encode()}), categorical="codes"
+    )["c"]
+    assert tuple(res)[2] is res.ordered is False and res.codes.tolist() == [0]
+    assert dfbuffer.CategoricalCodes.n_fields == 3
+    with pytest.raises(TypeError):
+        type("Sub", (dfbuffer.CategoricalCodes,), {})
+
+
+def test_codes_on_non_categorical_column_is_the_plain_array():
+    out = dfbuffer.column_to_ndarray(pa.array([1, 2]), categorical="codes")
+    assert out.tolist() == [1, 2]
+
+
+def test_schema_of_array_and_schema_only_producers():
+    sch = dfbuffer.schema(pa.array([1, None], type=pa.int16()))
+    assert [(c.type, c.bits, c.nullable) for c in sch] == [("int", 16, True)]
+    sch = dfbuffer.schema(pa.schema([pa.field("d", pa.date32()), pa.field("u", pa.duration("ms"))]))
+    assert [(c.name, c.type, c.unit) for c in sch] == [("d", "date", "D"), ("u", "duration", "ms")]
+
+
+# ---- right where pandas' consumer is wrong (requirements.md, C-n) ----------
+
+
+def test_pandas_front_end_on_the_known_wrong_inputs():
+    from producers import INAT, datetimes, frame, nonnative, primitive, strings, with_mask
+
+    # C-2: a bitmask offset beyond 8 x length (pandas' consumer: ArrowInvalid)
+    col = with_mask(np.array([1, 2, 3]), [1, 0, 1], offset=8 * 3 + 27)
+    out = dpd.from_dataframe(frame(a=col))["a"]
+    assert out.dtype == "Int64" and out.isna().tolist() == [False, True, False]
+    # C-8: non-native byte order (pandas' consumer reads it as native)
+    be = frame(a=primitive(np.array([1, 2, 3], dtype=nonnative("i4"))))
+    assert dpd.from_dataframe(be)["a"].tolist() == [1, 2, 3]
+    # C-9: strings from a bytemask with an offset, datetimes with an iNaT sentinel
+    s = dpd.from_dataframe(frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask")))
+    assert s["s"].dtype == pd.StringDtype(na_value=np.nan)
+    assert [None if v != v else v for v in s["s"]] == ["a", None, "c", "dd"]
+    raw = np.array([0, INAT, 1000, 5], dtype="i8")
+    t = dpd.from_dataframe(frame(t=datetimes(raw, "tsm:Asia/Kathmandu", offset=2)))["t"]
+    assert t.dtype == pd.DatetimeTZDtype("ms", "Asia/Kathmandu")
+    assert t.isna().tolist() == [False, True, False, False]
+    assert t.iloc[2] == pd.Timestamp(1000, unit="ms", tz="UTC")
+    # C-10: chunks with different validity
+    ca = pa.chunked_array([[1, 2], [None, 4, 5], [6, None]], pa.int16())
+    a = dpd.from_dataframe(pa.table({"a": ca}).__dataframe__())["a"]
+    assert a.dtype == "Int16" and a.isna().tolist() == [False] * 2 + [True] + [False] * 3 + [True]
+    # a sliced Arrow-backed pandas column through pandas' Arrow stream
+    s = pd.Series([1, None, 3, 4, None, 6, 7, 8, 9, 10], dtype="int64[pyarrow]")
+    part = pa.table(pd.DataFrame({"a": s}).iloc[3:])
+    assert dpd.from_dataframe(part)["a"].tolist()[:3] == [4, pd.NA, 6]
+
+
+def test_readme_example_runs():
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.exists():
+        pytest.skip("README.md is not next to the tests (installed tests)")
+    code = re.search(r"## Example\n\n```python\n(.*?)```", readme.read_text(), re.S).group(1)
+    ns: dict = {}
+    exec(code, ns)
+    assert (ns["sch"]["t"].tz, ns["sch"]["c"].ordered) == ("Asia/Kathmandu", True)
+    assert isinstance(ns["res"]["c"], dfbuffer.CategoricalCodes)
+    assert isinstance(ns["pdf"], pd.DataFrame)
+
+
+def test_pandas_front_end_tz_datetimes_are_views():
+    ts = pa.array([0, None, 10**6], type=pa.timestamp("us", "Asia/Kathmandu"))
+    t = pa.table({"t": ts})
+    out = dpd.from_dataframe(t)["t"]
+    assert out.dtype == pd.DatetimeTZDtype("us", "Asia/Kathmandu")
+    assert out.isna().tolist() == [False, True, False]
+    assert out.iloc[2] == pd.Timestamp(10**6, unit="us", tz="UTC")
+    nonull = pa.table({"t": pa.array([0, 5], type=pa.timestamp("ms", "UTC"))})
+    view = dpd.from_dataframe(nonull)["t"].array
+    assert view._ndarray.ctypes.data == nonull.column(0).chunks[0].buffers()[1].address
+
+
+def test_to_interchange_leaves_the_pandas_index_out():
+    df = pd.DataFrame({"x": [1, 2, 3]}, index=pd.Index([4, 5, 6], name="x"))
+    ix = dfbuffer.to_interchange(df)
+    assert list(ix.column_names()) == ["x"]
+    assert dfbuffer.from_dataframe(ix)["x"].tolist() == [1, 2, 3]
+    assert list(pd.api.interchange.from_dataframe(ix)) == ["x"]
+
+
+def test_no_leak_in_the_new_c_paths():
+    from test_no_leaks import check, raises
+
+    cat = pa.table({"c": pa.array(["a", None, "b"] * 10).dictionary_encode()})
+    strs = pa.table({"s": pa.array(["x", None, "yy"] * 10)})
+    # (pandas' own interchange objects keep a bounded cache of strings per dtype
+    # call, which this detector would report: dfbuffer's producer stands in)
+    ix = dfbuffer.to_interchange(cat)
+    bad = pa.table(
+        {
+            "s": pa.Array.from_buffers(
+                pa.string(),
+                1,
+                [None, pa.py_buffer(np.array([0, 1], np.int32)), pa.py_buffer(b"\xff")],
+            )
+        }
+    )
+    oob = pa.table(
+        {
+            "c": pa.DictionaryArray.from_arrays(
+                pa.array([0, 3], pa.int8()), pa.array(["a"]), safe=False
+            )
+        }
+    )
+    meta = pa.table({"x": [1], "i": [2]}).replace_schema_metadata(
+        {b"pandas": b'{"index_columns": ["i"], "columns": []}'}
+    )
+    paths = {
+        "codes": lambda: dfbuffer.from_dataframe(cat, categorical="codes"),
+        "codes fill": lambda: dfbuffer.from_dataframe(cat, categorical="codes", nulls="fill"),
+        "codes interchange": lambda: dfbuffer.from_dataframe(ix, categorical="codes"),
+        "stringdtype": lambda: dfbuffer.from_dataframe(strs, strings="stringdtype"),
+        "stringdtype dict": lambda: dfbuffer.from_dataframe(cat, strings="stringdtype"),
+        "index columns": lambda: dfbuffer.from_dataframe(meta),
+        "arrow schema": lambda: dfbuffer._interchange._arrow_schema(meta),
+        "dlpack device": lambda: dfbuffer.Buffer.from_object(np.arange(2)).__dlpack_device__(),
+        "bad utf8": raises(
+            lambda: dfbuffer.from_dataframe(bad, strings="stringdtype"), UnicodeDecodeError
+        ),
+        "codes out of range": raises(
+            lambda: dfbuffer.from_dataframe(oob, categorical="codes"), ValueError
+        ),
+        "bad option": raises(lambda: dfbuffer.from_dataframe(cat, strings="nope"), ValueError),
+        "codes raise": raises(
+            lambda: dfbuffer.from_dataframe(cat, categorical="codes", nulls="raise"), ValueError
+        ),
+    }
+    for name, fn in paths.items():
+        check(name, fn, 500)
