@@ -41,6 +41,8 @@ typedef enum {
 /* Slots in the module state for convert.c: interned names, cached dtypes. */
 #define DFB_STATE_NAMES 40
 
+/* Slots in the module state for probe.c: interned names (probe.h). */
+#define DFB_PROBE_NAMES 24
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
 typedef struct {
     PyTypeObject *buffer_type;  /* dfbuffer.Buffer */
@@ -53,6 +55,8 @@ typedef struct {
     PyObject *names[DFB_STATE_NAMES]; /* convert.c: interned attribute
                                          names and cached datetime
                                          dtypes (no cycles: no GC) */
+    PyObject *probe_names[DFB_PROBE_NAMES]; /* probe.c: interned names and
+                                               constant tuples (no GC) */
 } dfb_state;
 
 extern PyModuleDef dfb_module_def;

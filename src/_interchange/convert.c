@@ -10,6 +10,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/probe.h"
 
 #include <math.h>
 #include <string.h>
@@ -2460,6 +2461,11 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int allow_copy = 1;
     if (a[2] != NULL && (allow_copy = PyObject_IsTrue(a[2])) < 0) {
         return NULL;
+    }
+    /* A pandas DataFrame: numpy-backed columns directly (probe.c). */
+    PyObject *pdres = dfb_pandas_from_dataframe(st, a[0], nulls, allow_copy);
+    if (pdres != NULL || PyErr_Occurred()) {
+        return pdres;
     }
     /* A library object that speaks the Arrow PyCapsule interface is read
        through it (as pandas 3's own from_dataframe does): Arrow states its
