@@ -26,8 +26,11 @@ enum {
     DFB_PN_PANDAS,
     DFB_PN_DATAFRAME,
     DFB_PN_RANGE_INDEX,
-    DFB_PN_MAX_VERSION_KW, /* the tuple ("max_version",) */
-    DFB_PN_VERSION,        /* the tuple (DLPACK_MAJOR, DLPACK_MINOR) */
+    DFB_PN_PTR,
+    DFB_PN_BUFSIZE,
+    DFB_PN_ARRAY_INTERFACE, /* "__array_interface__" */
+    DFB_PN_MAX_VERSION_KW,  /* the tuple ("max_version",) */
+    DFB_PN_VERSION,         /* the tuple (DLPACK_MAJOR, DLPACK_MINOR) */
     DFB_PN_COUNT
 };
 
@@ -52,8 +55,28 @@ dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out);
 int
 dfb_type_has(PyObject *obj, PyObject *name);
 
-/* Returns 1 if the type of `obj` defines __arrow_c_array__ or
-   __arrow_c_stream__, 0 if neither, -1 with an exception set. */
+/* A protocol probe: 1 if the type of `obj` defines `name`, or, for an
+   object whose type has no custom attribute hook (tp_getattro is the
+   generic one, so no __getattr__ can run), its instance __dict__ holds it;
+   0 if neither, -1 with an exception set.  Never calls a descriptor or a
+   __getattr__. */
+int
+dfb_probe_has(PyObject *obj, PyObject *name);
+
+/* Fetches protocol attribute `name` of `obj` if dfb_probe_has finds it:
+   1 with a new reference in *out, 0 with *out = NULL when absent or when
+   the attribute raised AttributeError (a property refusing, like torch's
+   __cuda_array_interface__ on a CPU tensor), -1 with an exception set. */
+int
+dfb_probe_attr(PyObject *obj, PyObject *name, PyObject **out);
+
+/* dfb_probe_has with a C string name (interned on each call; for callers
+   without the module state).  Same returns. */
+int
+dfb_probe_has_str(PyObject *obj, const char *name);
+
+/* Returns 1 if `obj` speaks __arrow_c_array__ or __arrow_c_stream__
+   (dfb_probe_has), 0 if neither, -1 with an exception set. */
 int
 dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj);
 

@@ -20,6 +20,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/probe.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/format.h"
 
@@ -419,10 +420,17 @@ static int
 import_producer(PyObject *obj, arrow_import *imp)
 {
     int r;
-    if (PyObject_HasAttrString(obj, "__arrow_c_array__")) {
+    /* probed on the type (probe.c): no __getattr__ runs for a miss */
+    int has_array = dfb_probe_has_str(obj, "__arrow_c_array__");
+    int has_stream =
+        has_array ? 0 : dfb_probe_has_str(obj, "__arrow_c_stream__");
+    if (has_array < 0 || has_stream < 0) {
+        return -1;
+    }
+    if (has_array) {
         r = import_array_capsules(obj, imp);
     }
-    else if (PyObject_HasAttrString(obj, "__arrow_c_stream__")) {
+    else if (has_stream) {
         r = import_stream(obj, imp);
     }
     else {
@@ -442,11 +450,11 @@ import_producer(PyObject *obj, arrow_import *imp)
 int
 dfb_arrow_is_producer(PyObject *obj)
 {
-    int r = PyObject_HasAttrString(obj, "__arrow_c_array__");
-    if (r) {
-        return 1;
+    int r = dfb_probe_has_str(obj, "__arrow_c_array__");
+    if (r != 0) {
+        return r;
     }
-    return PyObject_HasAttrString(obj, "__arrow_c_stream__");
+    return dfb_probe_has_str(obj, "__arrow_c_stream__");
 }
 
 /* ------------------------------------------------------------------ */

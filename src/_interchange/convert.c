@@ -2319,18 +2319,26 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (parse_nulls(a[1], &nulls) < 0) {
         return NULL;
     }
-    int r = has_attr(a[0], st->names[N_GET_BUFFERS]);
+    /* each protocol probed once, on the type (probe.c); the instance is
+       asked (has_attr) only when the type names neither */
+    int r = dfb_type_has(a[0], st->names[N_GET_BUFFERS]);
     if (r < 0) {
         return NULL;
     }
     if (r == 1) {
         return ix_column_to_ndarray(st, a[0], nulls, 1);
     }
-    if ((r = dfb_arrow_is_producer(a[0])) < 0) {
+    if ((r = dfb_type_is_arrow_producer(st, a[0])) < 0) {
         return NULL;
     }
     if (r == 1) {
         return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1);
+    }
+    if ((r = has_attr(a[0], st->names[N_GET_BUFFERS])) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return ix_column_to_ndarray(st, a[0], nulls, 1);
     }
     PyErr_Format(PyExc_TypeError,
                  "column_to_ndarray() expects a DataFrame-interchange column "

@@ -40,6 +40,9 @@ static const char *const probe_name_strings[DFB_PN_MAX_VERSION_KW] = {
     [DFB_PN_PANDAS] = "pandas",
     [DFB_PN_DATAFRAME] = "DataFrame",
     [DFB_PN_RANGE_INDEX] = "RangeIndex",
+    [DFB_PN_PTR] = "ptr",
+    [DFB_PN_BUFSIZE] = "bufsize",
+    [DFB_PN_ARRAY_INTERFACE] = "__array_interface__",
 };
 
 /* Above this many elements the pure-C scans run without the GIL. */
@@ -138,13 +141,70 @@ dfb_type_has(PyObject *obj, PyObject *name)
 }
 
 int
-dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj)
+dfb_probe_has(PyObject *obj, PyObject *name)
 {
-    int r = dfb_type_has(obj, st->probe_names[DFB_PN_ARROW_ARRAY]);
+    int r = dfb_type_has(obj, name);
     if (r != 0) {
         return r;
     }
-    return dfb_type_has(obj, st->probe_names[DFB_PN_ARROW_STREAM]);
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_dictoffset == 0) {
+        return 0;
+    }
+    PyObject *d = PyObject_GenericGetDict(obj, NULL);
+    if (d == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            return 0;
+        }
+        return -1;
+    }
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    r = v != NULL ? 1 : (PyErr_Occurred() ? -1 : 0);
+    Py_DECREF(d);
+    return r;
+}
+
+int
+dfb_probe_attr(PyObject *obj, PyObject *name, PyObject **out)
+{
+    *out = NULL;
+    int r = dfb_probe_has(obj, name);
+    if (r <= 0) {
+        return r;
+    }
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            return 0;
+        }
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+int
+dfb_probe_has_str(PyObject *obj, const char *name)
+{
+    PyObject *s = PyUnicode_InternFromString(name);
+    if (s == NULL) {
+        return -1;
+    }
+    int r = dfb_probe_has(obj, s);
+    Py_DECREF(s);
+    return r;
+}
+
+int
+dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj)
+{
+    int r = dfb_probe_has(obj, st->probe_names[DFB_PN_ARROW_ARRAY]);
+    if (r != 0) {
+        return r;
+    }
+    return dfb_probe_has(obj, st->probe_names[DFB_PN_ARROW_STREAM]);
 }
 
 /* ------------------------------------------------------------------ */
