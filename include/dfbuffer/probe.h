@@ -63,6 +63,17 @@ dfb_type_has(PyObject *obj, PyObject *name);
 int
 dfb_probe_has(PyObject *obj, PyObject *name);
 
+/* dfb_probe_has for the interned name st->probe_names[which] (a DFB_PN_*
+   index), answered from a per-module cache for static types (their MRO and
+   dicts cannot change from Python, and they are never freed).  Same
+   returns. */
+int
+dfb_probe(dfb_state *st, PyObject *obj, int which);
+
+/* dfb_probe_attr for st->probe_names[which].  Same returns. */
+int
+dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out);
+
 /* Fetches protocol attribute `name` of `obj` if dfb_probe_has finds it:
    1 with a new reference in *out, 0 with *out = NULL when absent or when
    the attribute raised AttributeError (a property refusing, like torch's

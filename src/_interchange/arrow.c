@@ -417,13 +417,12 @@ done:
    TypeError when obj is no producer, ValueError when the schema has no
    format, or the import's own error. */
 static int
-import_producer(PyObject *obj, arrow_import *imp)
+import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
 {
     int r;
     /* probed on the type (probe.c): no __getattr__ runs for a miss */
-    int has_array = dfb_probe_has_str(obj, "__arrow_c_array__");
-    int has_stream =
-        has_array ? 0 : dfb_probe_has_str(obj, "__arrow_c_stream__");
+    int has_array = dfb_probe(st, obj, DFB_PN_ARROW_ARRAY);
+    int has_stream = has_array ? 0 : dfb_probe(st, obj, DFB_PN_ARROW_STREAM);
     if (has_array < 0 || has_stream < 0) {
         return -1;
     }
@@ -1178,7 +1177,7 @@ arrow_import_py(PyObject *module, PyObject *args)
     arrow_import imp = {0};
     ref_list refs = {0};
     PyObject *columns = NULL, *chunks = NULL, *result = NULL;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     int is_table = import_is_table(&imp);
@@ -1365,7 +1364,7 @@ dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
 {
     arrow_import imp = {0};
     PyObject *res = NULL;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     if (import_is_table(&imp)) {
@@ -1387,7 +1386,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
 {
     arrow_import imp = {0};
     PyObject *res = NULL;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     int is_table = import_is_table(&imp);
@@ -1442,7 +1441,7 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
     arrow_import imp = {0};
     ref_list refs = {0};
     PyObject *result = NULL;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     if (imp.n != 1) {

@@ -2321,7 +2321,7 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     }
     /* each protocol probed once, on the type (probe.c); the instance is
        asked (has_attr) only when the type names neither */
-    int r = dfb_type_has(a[0], st->names[N_GET_BUFFERS]);
+    int r = dfb_probe(st, a[0], DFB_PN_GET_BUFFERS);
     if (r < 0) {
         return NULL;
     }

@@ -215,10 +215,10 @@ done:
    answered true, 0 if false or absent (or not callable), -1 with the
    method's error set. */
 static int
-ask_flag(PyObject *obj, PyObject *method)
+ask_flag(dfb_state *st, PyObject *obj, int method)
 {
     PyObject *meth;
-    int r = dfb_probe_attr(obj, method, &meth);
+    int r = dfb_probe_get(st, obj, method, &meth);
     if (r <= 0) {
         return r;
     }
@@ -246,12 +246,11 @@ ask_flag(PyObject *obj, PyObject *method)
 static int
 refuse_lazy_views(dfb_state *st, PyObject *obj)
 {
-    PyObject *const methods[] = {st->probe_names[DFB_PN_IS_CONJ],
-                                 st->probe_names[DFB_PN_IS_NEG]};
+    static const int methods[] = {DFB_PN_IS_CONJ, DFB_PN_IS_NEG};
     static const char *const fixes[] = {"resolve_conj", "resolve_neg"};
     static const char *const bits[] = {"conjugate", "negative"};
     for (int i = 0; i < 2; i++) {
-        int r = ask_flag(obj, methods[i]);
+        int r = ask_flag(st, obj, methods[i]);
         if (r < 0) {
             return -1;
         }
@@ -1363,13 +1362,12 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
 
     /* Every protocol is probed once, on the type (probe.c): a missing name
        costs no __getattr__ call and no exception. */
-    PyObject *const *nm = st->probe_names;
     PyObject *attr, *attr2;
-    int has_dlpack = dfb_probe_has(obj, nm[DFB_PN_DLPACK]);
+    int has_dlpack = dfb_probe(st, obj, DFB_PN_DLPACK);
     if (has_dlpack > 0) {
-        has_dlpack = dfb_probe_has(obj, nm[DFB_PN_DLPACK_DEVICE]);
+        has_dlpack = dfb_probe(st, obj, DFB_PN_DLPACK_DEVICE);
     }
-    int r = has_dlpack < 0 ? -1 : dfb_probe_has(obj, nm[DFB_PN_CAI]);
+    int r = has_dlpack < 0 ? -1 : dfb_probe(st, obj, DFB_PN_CAI);
     if (r < 0) {
         return NULL;
     }
@@ -1381,7 +1379,7 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
         return from_dlpack_or_arrow(st, obj, dtype);
     }
     if (r > 0) {
-        if ((r = dfb_probe_attr(obj, nm[DFB_PN_CAI], &attr)) < 0) {
+        if ((r = dfb_probe_get(st, obj, DFB_PN_CAI, &attr)) < 0) {
             return NULL;
         }
         if (r > 0) {
@@ -1396,16 +1394,16 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
     }
 
     /* Interchange Buffer: ptr, bufsize and __dlpack_device__. */
-    if ((r = dfb_probe_attr(obj, nm[DFB_PN_PTR], &attr)) < 0) {
+    if ((r = dfb_probe_get(st, obj, DFB_PN_PTR, &attr)) < 0) {
         return NULL;
     }
     if (r > 0) {
-        if ((r = dfb_probe_attr(obj, nm[DFB_PN_BUFSIZE], &attr2)) < 0) {
+        if ((r = dfb_probe_get(st, obj, DFB_PN_BUFSIZE, &attr2)) < 0) {
             Py_DECREF(attr);
             return NULL;
         }
         if (r > 0) {
-            r = dfb_probe_has(obj, nm[DFB_PN_DLPACK_DEVICE]);
+            r = dfb_probe(st, obj, DFB_PN_DLPACK_DEVICE);
             PyObject *res = NULL;
             if (r > 0) {
                 res = from_interchange(st, obj, attr, attr2, dtype);
@@ -1421,7 +1419,7 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
         }
     }
 
-    if ((r = dfb_probe_attr(obj, nm[DFB_PN_ARRAY_INTERFACE], &attr)) < 0) {
+    if ((r = dfb_probe_get(st, obj, DFB_PN_ARRAY_INTERFACE, &attr)) < 0) {
         return NULL;
     }
     if (r > 0) {

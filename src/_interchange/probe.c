@@ -74,6 +74,7 @@ dfb_probe_state_clear(dfb_state *st)
     for (int i = 0; i < DFB_PROBE_NAMES; i++) {
         Py_CLEAR(st->probe_names[i]);
     }
+    memset(st->probe_cache, 0, sizeof(st->probe_cache));
 }
 
 int
@@ -140,6 +141,9 @@ dfb_type_has(PyObject *obj, PyObject *name)
     return r;
 }
 
+static int
+instance_has(PyObject *obj, PyObject *name);
+
 int
 dfb_probe_has(PyObject *obj, PyObject *name)
 {
@@ -147,6 +151,15 @@ dfb_probe_has(PyObject *obj, PyObject *name)
     if (r != 0) {
         return r;
     }
+    return instance_has(obj, name);
+}
+
+/* The instance half of dfb_probe_has: 1 if `obj`'s instance dict holds
+   `name` (types with the generic attribute hook only), 0 if not, -1 with
+   an exception set. */
+static int
+instance_has(PyObject *obj, PyObject *name)
+{
     PyTypeObject *tp = Py_TYPE(obj);
     if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_dictoffset == 0) {
         return 0;
@@ -160,9 +173,61 @@ dfb_probe_has(PyObject *obj, PyObject *name)
         return -1;
     }
     PyObject *v = PyDict_GetItemWithError(d, name);
-    r = v != NULL ? 1 : (PyErr_Occurred() ? -1 : 0);
+    int r = v != NULL ? 1 : (PyErr_Occurred() ? -1 : 0);
     Py_DECREF(d);
     return r;
+}
+
+int
+dfb_probe(dfb_state *st, PyObject *obj, int which)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    PyObject *name = st->probe_names[which];
+    if (PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)) {
+        return dfb_probe_has(obj, name);
+    }
+    dfb_probe_entry *e =
+        &st->probe_cache[((uintptr_t)tp >> 4) % DFB_PROBE_CACHE];
+    const uint32_t bit = (uint32_t)1 << which;
+    if (e->tp != tp) {
+        e->tp = tp;
+        e->known = e->present = 0;
+    }
+    if (!(e->known & bit)) {
+        int r = dfb_type_has(obj, name);
+        if (r < 0) {
+            return -1;
+        }
+        /* the look-up ran no Python code, so the entry is still ours */
+        e->known |= bit;
+        if (r) {
+            e->present |= bit;
+        }
+    }
+    if (e->present & bit) {
+        return 1;
+    }
+    return instance_has(obj, name);
+}
+
+int
+dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out)
+{
+    *out = NULL;
+    int r = dfb_probe(st, obj, which);
+    if (r <= 0) {
+        return r;
+    }
+    PyObject *v = PyObject_GetAttr(obj, st->probe_names[which]);
+    if (v == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            return 0;
+        }
+        return -1;
+    }
+    *out = v;
+    return 1;
 }
 
 int
@@ -200,11 +265,11 @@ dfb_probe_has_str(PyObject *obj, const char *name)
 int
 dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj)
 {
-    int r = dfb_probe_has(obj, st->probe_names[DFB_PN_ARROW_ARRAY]);
+    int r = dfb_probe(st, obj, DFB_PN_ARROW_ARRAY);
     if (r != 0) {
         return r;
     }
-    return dfb_probe_has(obj, st->probe_names[DFB_PN_ARROW_STREAM]);
+    return dfb_probe(st, obj, DFB_PN_ARROW_STREAM);
 }
 
 /* ------------------------------------------------------------------ */
