@@ -59,8 +59,7 @@ def unit(t: float) -> str:
 
 def row(name: str, ours: float, peer: float, peer_name: str, goal: str = "") -> None:
     print(
-        f"{name:<50} {unit(ours)}  {peer_name:<40} {unit(peer)}  "
-        f"ratio {ours / peer:5.2f}x  {goal}",
+        f"{name:<50} {unit(ours)}  {peer_name:<40} {unit(peer)}  ratio {ours / peer:5.2f}x  {goal}",
         flush=True,
     )
 
@@ -82,8 +81,8 @@ def pandas_frames() -> None:
         assert all(np.shares_memory(out[c], df[c].to_numpy()) for c in df), "not zero-copy"
         number = 20 if ncols == 10 else 2
         ours, peer = pair(
-            lambda: dfbuffer.from_dataframe(df),
-            lambda: {c: df[c].to_numpy() for c in df},
+            lambda df=df: dfbuffer.from_dataframe(df),
+            lambda df=df: {c: df[c].to_numpy() for c in df},
             number,
         )
         row(
@@ -133,8 +132,14 @@ def from_object_rows() -> None:
     producers = []
     arr = np.arange(1000.0)
     producers.append(
-        ("numpy.ndarray", arr, [("np.from_dlpack(a)", lambda: np.from_dlpack(arr)),
-                                ("memoryview(a)", lambda: memoryview(arr))])
+        (
+            "numpy.ndarray",
+            arr,
+            [
+                ("np.from_dlpack(a)", lambda: np.from_dlpack(arr)),
+                ("memoryview(a)", lambda: memoryview(arr)),
+            ],
+        )
     )
     data = b"x" * 4096
     producers.append(("bytes", data, [("memoryview(b)", lambda: memoryview(data))]))
@@ -145,12 +150,24 @@ def from_object_rows() -> None:
         pa_nulls = pa.array([1.0, None] * 500)
         pa_buf = pa_arr.buffers()[1]
         producers += [
-            ("pyarrow.Array", pa_arr,
-             [("np.from_dlpack(arr)", lambda: np.from_dlpack(pa_arr)),
-              ("arr.to_numpy()", lambda: pa_arr.to_numpy())]),
-            ("pyarrow.Array with nulls (Arrow fallback)", pa_nulls,
-             [("arr.to_numpy(zero_copy_only=False)",
-               lambda: pa_nulls.to_numpy(zero_copy_only=False))]),
+            (
+                "pyarrow.Array",
+                pa_arr,
+                [
+                    ("np.from_dlpack(arr)", lambda: np.from_dlpack(pa_arr)),
+                    ("arr.to_numpy()", lambda: pa_arr.to_numpy()),
+                ],
+            ),
+            (
+                "pyarrow.Array with nulls (Arrow fallback)",
+                pa_nulls,
+                [
+                    (
+                        "arr.to_numpy(zero_copy_only=False)",
+                        lambda: pa_nulls.to_numpy(zero_copy_only=False),
+                    )
+                ],
+            ),
             ("pyarrow.Buffer", pa_buf, [("memoryview(buf)", lambda: memoryview(pa_buf))]),
         ]
     except ImportError:  # pragma: no cover
@@ -160,8 +177,11 @@ def from_object_rows() -> None:
 
         t = torch.arange(1000.0)
         producers.append(
-            ("torch.Tensor (CPU)", t,
-             [("np.from_dlpack(t)", lambda: np.from_dlpack(t)), ("t.numpy()", t.numpy)])
+            (
+                "torch.Tensor (CPU)",
+                t,
+                [("np.from_dlpack(t)", lambda: np.from_dlpack(t)), ("t.numpy()", t.numpy)],
+            )
         )
     except ImportError:  # pragma: no cover
         pass
@@ -177,8 +197,11 @@ def from_object_rows() -> None:
 
         ps = pd.Series(np.arange(1000.0))
         producers.append(
-            ("pandas.Series", ps,
-             [("s.to_numpy()", ps.to_numpy), ("np.from_dlpack(s)", lambda: np.from_dlpack(ps))])
+            (
+                "pandas.Series",
+                ps,
+                [("s.to_numpy()", ps.to_numpy), ("np.from_dlpack(s)", lambda: np.from_dlpack(ps))],
+            )
         )
     except ImportError:  # pragma: no cover
         pass
@@ -187,9 +210,14 @@ def from_object_rows() -> None:
 
         na_arr = na.Array(np.arange(1000.0))
         producers.append(
-            ("nanoarrow.Array", na_arr,
-             [("np.from_dlpack(arr)", lambda: np.from_dlpack(na_arr)),
-              ("memoryview(arr.buffer(1))", lambda: memoryview(na_arr.buffer(1)))])
+            (
+                "nanoarrow.Array",
+                na_arr,
+                [
+                    ("np.from_dlpack(arr)", lambda: np.from_dlpack(na_arr)),
+                    ("memoryview(arr.buffer(1))", lambda: memoryview(na_arr.buffer(1))),
+                ],
+            )
         )
     except Exception:  # noqa: BLE001 - optional producer
         pass
@@ -281,8 +309,13 @@ def strings() -> None:
         1,
         5,
     )
-    row(f"column_to_ndarray(string_view {n:.0e})", ours, peer, "views.to_numpy(zero_copy_only=False)",
-        "goal <= 0.8x")
+    row(
+        f"column_to_ndarray(string_view {n:.0e})",
+        ours,
+        peer,
+        "views.to_numpy(zero_copy_only=False)",
+        "goal <= 0.8x",
+    )
     ours2, peer2 = pair(
         lambda: dfbuffer.column_to_ndarray(large),
         lambda: large.to_numpy(zero_copy_only=False),
@@ -302,14 +335,21 @@ def strings() -> None:
     for which in ["pyarrow", "dfbuffer", "polars", "polars-to_numpy"]:
         r = subprocess.run(
             [sys.executable, "-c", STRING_CHILD, str(n), which],
-            capture_output=True, text=True, env=env, check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
         )
         if r.returncode != 0:
             print(f"  peak memory ({which}): failed: {r.stderr.strip()[-200:]}")
             continue
         peak, size = map(int, r.stdout.split())
-        label = {"pyarrow": "views.to_numpy()", "dfbuffer": "column_to_ndarray(views)",
-                 "polars": "column_to_ndarray(polars)", "polars-to_numpy": "polars to_numpy()"}
+        label = {
+            "pyarrow": "views.to_numpy()",
+            "dfbuffer": "column_to_ndarray(views)",
+            "polars": "column_to_ndarray(polars)",
+            "polars-to_numpy": "polars to_numpy()",
+        }
         print(
             f"  peak RSS growth of {label[which]:<28} {peak / 2**20:8.1f} MiB; "
             f"output {size / 2**20:8.1f} MiB; ratio {peak / size:4.2f}",

@@ -8,6 +8,25 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/convert.h"
 
+/* Pure-C kernels (bit unpacking, NaN scans, categorical decoding, mask
+   concatenation) release the GIL for inputs of at least this many
+   elements, so other Python threads run meanwhile. */
+#define DFB_NOGIL_MIN 65536
+
+/* Runs statement `stmt` (which must not touch any Python object) without
+   the GIL when `n` >= DFB_NOGIL_MIN and this thread holds the GIL. */
+#define DFB_NOGIL_IF(n, stmt)                             \
+    do {                                                  \
+        if ((n) >= DFB_NOGIL_MIN && PyGILState_Check()) { \
+            Py_BEGIN_ALLOW_THREADS;                       \
+            stmt;                                         \
+            Py_END_ALLOW_THREADS;                         \
+        }                                                 \
+        else {                                            \
+            stmt;                                         \
+        }                                                 \
+    } while (0)
+
 /* Interned names (and constant tuples) kept in dfb_state.probe_names. */
 enum {
     DFB_PN_ITEMS = 0,

@@ -702,10 +702,10 @@ chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
             const int swap = is_swapped(c->fmt.byteorder);
             const char *p = c->data.ptr + c->offset * sz;
             if (bits == 64 && !swap) {
-                count = count_nan_f64(p, n);
+                DFB_NOGIL_IF(n, count = count_nan_f64(p, n));
             }
             else if (bits == 32 && !swap) {
-                count = count_nan_f32(p, n);
+                DFB_NOGIL_IF(n, count = count_nan_f32(p, n));
             }
             else {
                 for (int64_t i = 0; i < n; i++) {
@@ -941,6 +941,30 @@ nulls_in_values(const dfb_column *c, PyObject *values)
 /* Decodes the categorical chunk `c` through its categories.  Null rows
    (isnull) hold None for object categories, zero bytes otherwise.
    Returns a new array or NULL (ValueError for codes out of range). */
+/* Decodes `n` codes (bits/sign/swap as read_int) into fixed-width
+   categories `src` (ncats items of isz bytes) at `dst`, writing the null
+   value of `d` where isnull[i].  Returns -1 when every code was in range,
+   else the row of the first out-of-range code (dst is then incomplete).
+   Touches no Python object (runs without the GIL). */
+static int64_t
+decode_fixed(const char *codes, int bits, int is_signed, int swap,
+             const uint8_t *isnull, int64_t n, const char *src, int64_t ncats,
+             npy_intp isz, char *dst, PyArray_Descr *d)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (isnull != NULL && isnull[i]) {
+            null_value_at(dst + i * isz, d);
+            continue;
+        }
+        int64_t code = read_int(codes + i * (bits / 8), bits, is_signed, swap);
+        if (code < 0 || code >= ncats) {
+            return i;
+        }
+        memcpy(dst + i * isz, src + code * isz, (size_t)isz);
+    }
+    return -1;
+}
+
 static PyObject *
 take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull)
 {
@@ -970,7 +994,19 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull)
     const char *codes = c->data.ptr + c->offset * sz;
     const char *src = PyArray_DATA(cats);
     char *dst = PyArray_DATA(out);
-    for (int64_t i = 0; i < c->length; i++) {
+    int64_t bad = -1;
+    if (!isobj) {
+        /* fixed-width categories: decode without the GIL, then report the
+           first out-of-range code (below) */
+        DFB_NOGIL_IF(c->length,
+                     bad = decode_fixed(codes, bits, is_signed, swap, isnull,
+                                        c->length, src, ncats, isz, dst, d));
+        if (bad < 0) {
+            Py_DECREF(cats);
+            return (PyObject *)out;
+        }
+    }
+    for (int64_t i = bad < 0 ? 0 : bad; i < c->length; i++) {
         if (isnull != NULL && isnull[i]) {
             if (isobj) {
                 Py_XSETREF(((PyObject **)dst)[i], Py_NewRef(Py_None));
@@ -1331,12 +1367,13 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
         char *o = PyArray_DATA(mask);
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *m = PyList_GET_ITEM(masks, i);
+            const size_t len = (size_t)chunks[i].length;
             if (m == Py_None) {
-                memset(o, 0, (size_t)chunks[i].length);
+                DFB_NOGIL_IF(len, memset(o, 0, len));
             }
             else {
-                memcpy(o, PyArray_DATA((PyArrayObject *)m),
-                       (size_t)chunks[i].length);
+                const void *src = PyArray_DATA((PyArrayObject *)m);
+                DFB_NOGIL_IF(len, memcpy(o, src, len));
             }
             o += chunks[i].length;
         }

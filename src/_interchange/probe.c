@@ -45,9 +45,6 @@ static const char *const probe_name_strings[DFB_PN_MAX_VERSION_KW] = {
     [DFB_PN_ARRAY_INTERFACE] = "__array_interface__",
 };
 
-/* Above this many elements the pure-C scans run without the GIL. */
-#define DFB_NOGIL_MIN 32768
-
 int
 dfb_probe_state_init(dfb_state *st)
 {
@@ -376,16 +373,8 @@ scan_nulls(PyArrayObject *view, char kind, uint8_t *mask)
     const npy_intp stride = PyArray_STRIDE(view, 0);
     const int isz = (int)PyArray_ITEMSIZE(view);
     int64_t c;
-    if (n >= DFB_NOGIL_MIN) {
-        Py_BEGIN_ALLOW_THREADS;
-        c = kind == 'f' ? count_nan_strided(p, n, stride, isz)
-                        : count_nat_strided(p, n, stride, mask);
-        Py_END_ALLOW_THREADS;
-    }
-    else {
-        c = kind == 'f' ? count_nan_strided(p, n, stride, isz)
-                        : count_nat_strided(p, n, stride, mask);
-    }
+    DFB_NOGIL_IF(n, c = kind == 'f' ? count_nan_strided(p, n, stride, isz)
+                                    : count_nat_strided(p, n, stride, mask));
     return c;
 }
 
