@@ -43,6 +43,15 @@ typedef enum {
 /* Slots in the module state for convert.c: interned names, cached dtypes. */
 #define DFB_STATE_NAMES 40
 
+/* Slots in the module state for probe.c: interned names (probe.h). */
+#define DFB_PROBE_NAMES 24
+/* One entry of probe.c's cache of protocol names found on static types. */
+typedef struct {
+    const PyTypeObject *tp; /* a static (never freed) type, or NULL */
+    uint32_t known;         /* bit i: probe name i looked up */
+    uint32_t present;       /* bit i: probe name i defined along the MRO */
+} dfb_probe_entry;
+#define DFB_PROBE_CACHE 64
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
 typedef struct {
     PyTypeObject *buffer_type;  /* dfbuffer.Buffer */
@@ -52,10 +61,13 @@ typedef struct {
     PyObject *dtype_kind;       /* IntEnum class dfbuffer.DtypeKind */
     PyObject *column_null_type; /* IntEnum class dfbuffer.ColumnNullType */
     PyObject *ma_masked_array;  /* numpy.ma.MaskedArray, imported lazily */
-    PyObject *names[DFB_STATE_NAMES]; /* convert.c: interned attribute
-                                         names and cached datetime
-                                         dtypes (no cycles: no GC) */
-    PyObject *categorical_codes;      /* type dfbuffer.CategoricalCodes */
+    PyObject *names[DFB_STATE_NAMES];       /* convert.c: interned attribute
+                                               names and cached datetime
+                                               dtypes (no cycles: no GC) */
+    PyObject *probe_names[DFB_PROBE_NAMES]; /* probe.c: interned names and
+                                               constant tuples (no GC) */
+    dfb_probe_entry probe_cache[DFB_PROBE_CACHE]; /* probe.c: no objects */
+    PyObject *categorical_codes; /* type dfbuffer.CategoricalCodes */
 } dfb_state;
 
 extern PyModuleDef dfb_module_def;

@@ -21,6 +21,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/arrow_device.h"
+#include "dfbuffer/probe.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/format.h"
 #include "dfbuffer/frame.h"
@@ -427,25 +428,16 @@ done:
    TypeError when obj is no producer, ValueError when the schema has no
    format, or the import's own error. */
 static int
-import_producer(PyObject *obj, arrow_import *imp)
+import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
 {
-    int r, has_array, has_stream = 0;
-    PyObject *attr;
+    int r;
     imp->device.device_type = kDLCPU;
     imp->device.device_id = 0;
-    /* look-ups that report a producer's errors (hasattr would hide them) */
-    if ((has_array =
-             dfb_getattr_optional_str(obj, "__arrow_c_array__", &attr)) < 0) {
+    /* probed on the type (probe.c): no __getattr__ runs for a miss */
+    int has_array = dfb_probe(st, obj, DFB_PN_ARROW_ARRAY);
+    int has_stream = has_array ? 0 : dfb_probe(st, obj, DFB_PN_ARROW_STREAM);
+    if (has_array < 0 || has_stream < 0) {
         return -1;
-    }
-    Py_XDECREF(attr);
-    if (!has_array) {
-        has_stream =
-            dfb_getattr_optional_str(obj, "__arrow_c_stream__", &attr);
-        Py_XDECREF(attr);
-        if (has_stream < 0) {
-            return -1;
-        }
     }
     if (has_array) {
         r = import_array_capsules(obj, imp);
@@ -481,15 +473,11 @@ import_producer(PyObject *obj, arrow_import *imp)
 int
 dfb_arrow_is_producer(PyObject *obj)
 {
-    /* PyObject_HasAttrString would swallow the producer's own errors */
-    PyObject *attr;
-    int r = dfb_getattr_optional_str(obj, "__arrow_c_array__", &attr);
-    Py_XDECREF(attr);
+    int r = dfb_probe_has_str(obj, "__arrow_c_array__");
     if (r != 0) {
         return r;
     }
-    r = dfb_getattr_optional_str(obj, "__arrow_c_stream__", &attr);
-    Py_XDECREF(attr);
+    r = dfb_probe_has_str(obj, "__arrow_c_stream__");
     if (r != 0) {
         return r;
     }
@@ -1377,7 +1365,7 @@ arrow_import_py(PyObject *module, PyObject *args)
     PyObject *columns = NULL, *chunks = NULL, *result = NULL;
     imp.accept_device = 1;
     uint8_t *skip = NULL;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     if (imp.device.device_type != kDLCPU) {
@@ -1586,7 +1574,7 @@ dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
 {
     arrow_import imp = {0};
     PyObject *res = NULL;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     if (import_is_table(&imp)) {
@@ -1609,7 +1597,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     arrow_import imp = {0};
     PyObject *res = NULL;
     uint8_t *skip = NULL;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     int is_table = import_is_table(&imp);
@@ -1678,7 +1666,7 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
     ref_list refs = {0};
     PyObject *result = NULL;
     imp.accept_device = 1;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     if (imp.n != 1) {
@@ -2347,7 +2335,7 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
     Py_ssize_t *idx = NULL, n = 0;
     PyObject *keys = NULL;
     int ret = -1;
-    if (import_producer(obj, &imp) < 0) {
+    if (import_producer(st, obj, &imp) < 0) {
         goto done;
     }
     int is_table = import_is_table(&imp);

@@ -3,6 +3,7 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/convert.h"
+#include "dfbuffer/probe.h"
 
 #include <string.h>
 #if defined(__SSE2__)
@@ -148,9 +149,10 @@ static const uint64_t spread[256] = {
     UINT64_C(0x0101010101010100), UINT64_C(0x0101010101010101),
 };
 
-void
-dfb_unpack_bits(const uint8_t *bits, int64_t bit_offset, int64_t length,
-                uint8_t *out, int invert)
+/* dfb_unpack_bits without the GIL logic.  Cannot fail. */
+static void
+unpack_bits(const uint8_t *bits, int64_t bit_offset, int64_t length,
+            uint8_t *out, int invert)
 {
     const uint8_t flip = invert ? 1 : 0;
     const uint8_t *p = bits + bit_offset / 8;
@@ -222,8 +224,9 @@ dfb_unpack_bits(const uint8_t *bits, int64_t bit_offset, int64_t length,
     }
 }
 
-int64_t
-dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length)
+/* dfb_count_zero_bits without the GIL logic.  Cannot fail. */
+static int64_t
+count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length)
 {
     const uint8_t *p = bits + bit_offset / 8;
     int shift = (int)(bit_offset % 8);
@@ -253,4 +256,22 @@ dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length)
         }
     }
     return length - ones;
+}
+
+/* Large inputs run without the GIL (the caller holds references to the
+   objects owning `bits` and `out`; nothing here touches Python). */
+void
+dfb_unpack_bits(const uint8_t *bits, int64_t bit_offset, int64_t length,
+                uint8_t *out, int invert)
+{
+    DFB_NOGIL_IF(length / 8,
+                 unpack_bits(bits, bit_offset, length, out, invert));
+}
+
+int64_t
+dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length)
+{
+    int64_t r;
+    DFB_NOGIL_IF(length / 8, r = count_zero_bits(bits, bit_offset, length));
+    return r;
 }

@@ -11,6 +11,7 @@
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/frame.h"
+#include "dfbuffer/probe.h"
 
 #include <math.h>
 #include <string.h>
@@ -708,10 +709,10 @@ chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
             const int swap = is_swapped(c->fmt.byteorder);
             const char *p = c->data.ptr + c->offset * sz;
             if (bits == 64 && !swap) {
-                count = count_nan_f64(p, n);
+                DFB_NOGIL_IF(n, count = count_nan_f64(p, n));
             }
             else if (bits == 32 && !swap) {
-                count = count_nan_f32(p, n);
+                DFB_NOGIL_IF(n, count = count_nan_f32(p, n));
             }
             else {
                 for (int64_t i = 0; i < n; i++) {
@@ -949,6 +950,30 @@ nulls_in_values(const dfb_column *c, PyObject *values)
 /* Decodes the categorical chunk `c` through its categories.  Null rows
    (isnull) hold None for object categories, zero bytes otherwise.
    Returns a new array or NULL (ValueError for codes out of range). */
+/* Decodes `n` codes (bits/sign/swap as read_int) into fixed-width
+   categories `src` (ncats items of isz bytes) at `dst`, writing the null
+   value of `d` where isnull[i].  Returns -1 when every code was in range,
+   else the row of the first out-of-range code (dst is then incomplete).
+   Touches no Python object (runs without the GIL). */
+static int64_t
+decode_fixed(const char *codes, int bits, int is_signed, int swap,
+             const uint8_t *isnull, int64_t n, const char *src, int64_t ncats,
+             npy_intp isz, char *dst, PyArray_Descr *d)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (isnull != NULL && isnull[i]) {
+            null_value_at(dst + i * isz, d);
+            continue;
+        }
+        int64_t code = read_int(codes + i * (bits / 8), bits, is_signed, swap);
+        if (code < 0 || code >= ncats) {
+            return i;
+        }
+        memcpy(dst + i * isz, src + code * isz, (size_t)isz);
+    }
+    return -1;
+}
+
 static PyObject *
 take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                 int opts)
@@ -984,7 +1009,19 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
     const char *codes = c->data.ptr + c->offset * sz;
     const char *src = PyArray_DATA(cats);
     char *dst = PyArray_DATA(out);
-    for (int64_t i = 0; i < c->length; i++) {
+    int64_t bad = -1;
+    if (!isobj) {
+        /* fixed-width categories: decode without the GIL, then report the
+           first out-of-range code (below) */
+        DFB_NOGIL_IF(c->length,
+                     bad = decode_fixed(codes, bits, is_signed, swap, isnull,
+                                        c->length, src, ncats, isz, dst, d));
+        if (bad < 0) {
+            Py_DECREF(cats);
+            return (PyObject *)out;
+        }
+    }
+    for (int64_t i = bad < 0 ? 0 : bad; i < c->length; i++) {
         if (isnull != NULL && isnull[i]) {
             if (isobj) {
                 Py_XSETREF(((PyObject **)dst)[i], Py_NewRef(Py_None));
@@ -1369,12 +1406,13 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
         char *o = PyArray_DATA(mask);
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *m = PyList_GET_ITEM(masks, i);
+            const size_t len = (size_t)chunks[i].length;
             if (m == Py_None) {
-                memset(o, 0, (size_t)chunks[i].length);
+                DFB_NOGIL_IF(len, memset(o, 0, len));
             }
             else {
-                memcpy(o, PyArray_DATA((PyArrayObject *)m),
-                       (size_t)chunks[i].length);
+                const void *src = PyArray_DATA((PyArrayObject *)m);
+                DFB_NOGIL_IF(len, memcpy(o, src, len));
             }
             o += chunks[i].length;
         }
@@ -2340,18 +2378,26 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     nulls = (dfb_nulls_mode)((int)nulls | opts);
-    int r = has_attr(a[0], st->names[N_GET_BUFFERS]);
+    /* each protocol probed once, on the type (probe.c); the instance is
+       asked (has_attr) only when the type names neither */
+    int r = dfb_probe(st, a[0], DFB_PN_GET_BUFFERS);
     if (r < 0) {
         return NULL;
     }
     if (r == 1) {
         return ix_column_to_ndarray(st, a[0], nulls, 1);
     }
-    if ((r = dfb_arrow_is_producer(a[0])) < 0) {
+    if ((r = dfb_type_is_arrow_producer(st, a[0])) < 0) {
         return NULL;
     }
     if (r == 1) {
         return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1);
+    }
+    if ((r = has_attr(a[0], st->names[N_GET_BUFFERS])) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return ix_column_to_ndarray(st, a[0], nulls, 1);
     }
     PyErr_Format(PyExc_TypeError,
                  "column_to_ndarray() expects a DataFrame-interchange column "
@@ -2505,6 +2551,11 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int allow_copy = 1;
     if (a[2] != NULL && (allow_copy = PyObject_IsTrue(a[2])) < 0) {
         return NULL;
+    }
+    /* A pandas DataFrame: numpy-backed columns directly (probe.c). */
+    PyObject *pdres = dfb_pandas_from_dataframe(st, a[0], nulls, allow_copy);
+    if (pdres != NULL || PyErr_Occurred()) {
+        return pdres;
     }
     /* A library object that speaks the Arrow PyCapsule interface is read
        through it (as pandas 3's own from_dataframe does): Arrow states its

@@ -30,6 +30,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/probe.h"
 
 #include <string.h>
 
@@ -204,10 +205,10 @@ done:
    answered true, 0 if false or absent (or not callable), -1 with the
    method's error set. */
 static int
-ask_flag(PyObject *obj, const char *method)
+ask_flag(dfb_state *st, PyObject *obj, int method)
 {
     PyObject *meth;
-    int r = lookup_attr(obj, method, &meth);
+    int r = dfb_probe_get(st, obj, method, &meth);
     if (r <= 0) {
         return r;
     }
@@ -233,13 +234,13 @@ ask_flag(PyObject *obj, const char *method)
    Returns 0 when obj may be wrapped, or -1 with BufferError (or the
    error of obj.is_conj() / obj.is_neg()) set. */
 static int
-refuse_lazy_views(PyObject *obj)
+refuse_lazy_views(dfb_state *st, PyObject *obj)
 {
-    static const char *const methods[] = {"is_conj", "is_neg"};
+    static const int methods[] = {DFB_PN_IS_CONJ, DFB_PN_IS_NEG};
     static const char *const fixes[] = {"resolve_conj", "resolve_neg"};
     static const char *const bits[] = {"conjugate", "negative"};
     for (int i = 0; i < 2; i++) {
-        int r = ask_flag(obj, methods[i]);
+        int r = ask_flag(st, obj, methods[i]);
         if (r < 0) {
             return -1;
         }
@@ -571,18 +572,15 @@ fail:
 static PyObject *
 from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
-    if (refuse_lazy_views(obj) < 0) {
+    if (refuse_lazy_views(st, obj) < 0) {
         return NULL;
     }
-    PyObject *name = PyUnicode_InternFromString("__dlpack__");
-    if (name == NULL) {
-        return NULL;
-    }
-    PyObject *version =
-        Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-    PyObject *kwnames = Py_BuildValue("(s)", "max_version");
+    /* interned once in the module state (probe.c) */
+    PyObject *name = Py_NewRef(st->probe_names[DFB_PN_DLPACK]);
+    PyObject *version = Py_NewRef(st->probe_names[DFB_PN_VERSION]);
+    PyObject *kwnames = Py_NewRef(st->probe_names[DFB_PN_MAX_VERSION_KW]);
     PyObject *cap = NULL;
-    if (version != NULL && kwnames != NULL) {
+    {
         PyObject *args[2] = {obj, version};
         cap = PyObject_VectorcallMethod(
             name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
@@ -596,8 +594,8 @@ from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
         }
     }
     Py_DECREF(name);
-    Py_XDECREF(version);
-    Py_XDECREF(kwnames);
+    Py_DECREF(version);
+    Py_DECREF(kwnames);
     if (cap == NULL) {
         return NULL;
     }
@@ -894,7 +892,7 @@ from_cai(dfb_state *st, PyObject *obj, PyObject *cai, PyObject *dtype)
         goto done;
     }
     if (parse_data_tuple(it.data, proto, &ptr, &readonly) < 0 ||
-        cuda_device(obj, &dev) < 0 || refuse_lazy_views(obj) < 0) {
+        cuda_device(obj, &dev) < 0 || refuse_lazy_views(st, obj) < 0) {
         goto done;
     }
     res = finish(st, ptr, obj, it.dtype, it.ndim, it.shape,
@@ -1403,6 +1401,35 @@ from_interchange(dfb_state *st, PyObject *obj, PyObject *ptr_o,
 /* Entry points                                                         */
 /* ------------------------------------------------------------------ */
 
+/* DLPack, and when the producer refuses it (TypeError, including pyarrow's
+   ArrowTypeError for arrays with nulls; BufferError; NotImplementedError)
+   and also speaks the Arrow PyCapsule interface, the Arrow values buffer.
+   If Arrow refuses too, the DLPack error is raised.  Returns a new Buffer
+   or NULL with an exception set. */
+static PyObject *
+from_dlpack_or_arrow(dfb_state *st, PyObject *obj, PyObject *dtype)
+{
+    PyObject *res = from_dlpack_producer(st, obj, dtype);
+    if (res != NULL || !(PyErr_ExceptionMatches(PyExc_TypeError) ||
+                         PyErr_ExceptionMatches(PyExc_BufferError) ||
+                         PyErr_ExceptionMatches(PyExc_NotImplementedError))) {
+        return res;
+    }
+    PyObject *first = dfb_err_take();
+    int r = dfb_type_is_arrow_producer(st, obj);
+    if (r > 0) {
+        res = dfb_arrow_buffer_from_object(st, obj, dtype);
+    }
+    if (res != NULL) {
+        Py_XDECREF(first);
+        return res;
+    }
+    /* Arrow refused too (or is not spoken): the first refusal stands */
+    PyErr_Clear();
+    dfb_err_give(first);
+    return NULL;
+}
+
 PyObject *
 dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
@@ -1422,15 +1449,33 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
         return from_buffer_protocol(st, obj, dtype);
     }
 
+    /* Every protocol is probed once, on the type (probe.c): a missing name
+       costs no __getattr__ call and no exception. */
     PyObject *attr, *attr2;
-    int r = lookup_attr(obj, "__cuda_array_interface__", &attr);
+    int has_dlpack = dfb_probe(st, obj, DFB_PN_DLPACK);
+    if (has_dlpack > 0) {
+        has_dlpack = dfb_probe(st, obj, DFB_PN_DLPACK_DEVICE);
+    }
+    int r = has_dlpack < 0 ? -1 : dfb_probe(st, obj, DFB_PN_CAI);
     if (r < 0) {
         return NULL;
     }
+    if (r > 0 && has_dlpack > 0) {
+        /* Both DLPack and the CUDA array interface (torch, CuPy): DLPack
+           first.  It states the device and carries its own lifetime and
+           read-only flag, and a CPU tensor's __cuda_array_interface__
+           property only raises. */
+        return from_dlpack_or_arrow(st, obj, dtype);
+    }
     if (r > 0) {
-        PyObject *res = from_cai(st, obj, attr, dtype);
-        Py_DECREF(attr);
-        return res;
+        if ((r = dfb_probe_get(st, obj, DFB_PN_CAI, &attr)) < 0) {
+            return NULL;
+        }
+        if (r > 0) {
+            PyObject *res = from_cai(st, obj, attr, dtype);
+            Py_DECREF(attr);
+            return res;
+        }
     }
 
     if (PyObject_CheckBuffer(obj)) {
@@ -1438,18 +1483,16 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
     }
 
     /* Interchange Buffer: ptr, bufsize and __dlpack_device__. */
-    if ((r = lookup_attr(obj, "ptr", &attr)) < 0) {
+    if ((r = dfb_probe_get(st, obj, DFB_PN_PTR, &attr)) < 0) {
         return NULL;
     }
     if (r > 0) {
-        if ((r = lookup_attr(obj, "bufsize", &attr2)) < 0) {
+        if ((r = dfb_probe_get(st, obj, DFB_PN_BUFSIZE, &attr2)) < 0) {
             Py_DECREF(attr);
             return NULL;
         }
         if (r > 0) {
-            PyObject *dev;
-            r = lookup_attr(obj, "__dlpack_device__", &dev);
-            Py_XDECREF(dev);
+            r = dfb_probe(st, obj, DFB_PN_DLPACK_DEVICE);
             PyObject *res = NULL;
             if (r > 0) {
                 res = from_interchange(st, obj, attr, attr2, dtype);
@@ -1465,7 +1508,7 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
         }
     }
 
-    if ((r = lookup_attr(obj, "__array_interface__", &attr)) < 0) {
+    if ((r = dfb_probe_get(st, obj, DFB_PN_ARRAY_INTERFACE, &attr)) < 0) {
         return NULL;
     }
     if (r > 0) {
@@ -1474,25 +1517,15 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
         return res;
     }
 
-    if ((r = lookup_attr(obj, "__dlpack__", &attr)) < 0) {
-        return NULL;
-    }
-    Py_XDECREF(attr);
-    if (r > 0) {
-        if ((r = lookup_attr(obj, "__dlpack_device__", &attr)) < 0) {
-            return NULL;
-        }
-        Py_XDECREF(attr);
-        if (r > 0) {
-            return from_dlpack_producer(st, obj, dtype);
-        }
+    if (has_dlpack > 0) {
+        return from_dlpack_or_arrow(st, obj, dtype);
     }
 
-    /* An Arrow array: its values buffer (fixed-width types). */
-    if ((r = lookup_attr(obj, "__arrow_c_array__", &attr)) < 0) {
+    /* An Arrow array (or a one-chunk stream): its values buffer
+       (fixed-width types). */
+    if ((r = dfb_type_is_arrow_producer(st, obj)) < 0) {
         return NULL;
     }
-    Py_XDECREF(attr);
     if (r > 0) {
         return dfb_arrow_buffer_from_object(st, obj, dtype);
     }
@@ -1508,7 +1541,8 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
     PyErr_Format(PyExc_TypeError,
                  "%.200s does not export memory through any protocol "
                  "dfbuffer knows (buffer protocol, __array_interface__, "
-                 "__cuda_array_interface__, __dlpack__, interchange Buffer)",
+                 "__cuda_array_interface__, __dlpack__, interchange Buffer, "
+                 "Arrow PyCapsule)",
                  Py_TYPE(obj)->tp_name);
     return NULL;
 }

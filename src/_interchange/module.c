@@ -8,6 +8,7 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/export.h"
 #include "dfbuffer/frame.h"
+#include "dfbuffer/probe.h"
 
 dfb_state *
 dfb_state_from_module(PyObject *m)
@@ -209,6 +210,9 @@ module_exec(PyObject *m)
     if (dfb_convert_state_init(st) < 0) {
         return -1;
     }
+    if (dfb_probe_state_init(st) < 0) {
+        return -1;
+    }
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_export_methods) < 0 ||
@@ -260,6 +264,7 @@ module_clear(PyObject *m)
     Py_CLEAR(st->ma_masked_array);
     Py_CLEAR(st->categorical_codes);
     dfb_convert_state_clear(st);
+    dfb_probe_state_clear(st);
     return 0;
 }
 

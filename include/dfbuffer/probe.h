@@ -1,0 +1,126 @@
+/* dfbuffer: cheap protocol probes (type-level look-ups of special methods,
+ * names interned once in the module state) and the pandas DataFrame fast
+ * path of from_dataframe.  See docs/design.md, "Probes and fast paths".
+ */
+#ifndef DFBUFFER_PROBE_H
+#define DFBUFFER_PROBE_H
+
+#include "dfbuffer/common.h"
+#include "dfbuffer/convert.h"
+
+/* Pure-C kernels (bit unpacking, NaN scans, categorical decoding, mask
+   concatenation) release the GIL for inputs of at least this many
+   elements, so other Python threads run meanwhile. */
+#define DFB_NOGIL_MIN 65536
+
+/* Runs statement `stmt` (which must not touch any Python object) without
+   the GIL when `n` >= DFB_NOGIL_MIN and this thread holds the GIL. */
+#define DFB_NOGIL_IF(n, stmt)                             \
+    do {                                                  \
+        if ((n) >= DFB_NOGIL_MIN && PyGILState_Check()) { \
+            Py_BEGIN_ALLOW_THREADS;                       \
+            stmt;                                         \
+            Py_END_ALLOW_THREADS;                         \
+        }                                                 \
+        else {                                            \
+            stmt;                                         \
+        }                                                 \
+    } while (0)
+
+/* Interned names (and constant tuples) kept in dfb_state.probe_names. */
+enum {
+    DFB_PN_ITEMS = 0,
+    DFB_PN_DTYPE,
+    DFB_PN_TO_NUMPY,
+    DFB_PN_ILOC,
+    DFB_PN_INDEX,
+    DFB_PN_ARROW_ARRAY,  /* "__arrow_c_array__" */
+    DFB_PN_ARROW_STREAM, /* "__arrow_c_stream__" */
+    DFB_PN_GET_BUFFERS,
+    DFB_PN_CAI, /* "__cuda_array_interface__" */
+    DFB_PN_DLPACK,
+    DFB_PN_DLPACK_DEVICE,
+    DFB_PN_IS_CONJ,
+    DFB_PN_IS_NEG,
+    DFB_PN_PANDAS,
+    DFB_PN_DATAFRAME,
+    DFB_PN_RANGE_INDEX,
+    DFB_PN_PTR,
+    DFB_PN_BUFSIZE,
+    DFB_PN_ARRAY_INTERFACE,     /* "__array_interface__" */
+    DFB_PN_ARROW_DEVICE_ARRAY,  /* "__arrow_c_device_array__" */
+    DFB_PN_ARROW_DEVICE_STREAM, /* "__arrow_c_device_stream__" */
+    DFB_PN_MAX_VERSION_KW,      /* the tuple ("max_version",) */
+    DFB_PN_VERSION,             /* the tuple (DLPACK_MAJOR, DLPACK_MINOR) */
+    DFB_PN_COUNT
+};
+
+/* Creates the interned names of probe.c in st->probe_names.  Returns 0, or
+   -1 with an exception set.  Called once by module init. */
+int
+dfb_probe_state_init(dfb_state *st);
+
+/* Releases what dfb_probe_state_init created (idempotent). */
+void
+dfb_probe_state_clear(dfb_state *st);
+
+/* Looks `name` up on the type of `obj` along its MRO, as CPython looks up
+   special methods: the instance, its __getattr__ and the metatype are not
+   consulted and no descriptor is called.  Returns 1 with a new reference
+   in *out, 0 with *out = NULL when absent, or -1 with an exception set. */
+int
+dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out);
+
+/* Returns 1 if the type of `obj` defines `name` (dfb_type_lookup), 0 if
+   not, -1 with an exception set. */
+int
+dfb_type_has(PyObject *obj, PyObject *name);
+
+/* A protocol probe: 1 if the type of `obj` defines `name`, or, for an
+   object whose type has no custom attribute hook (tp_getattro is the
+   generic one, so no __getattr__ can run), its instance __dict__ holds it;
+   0 if neither, -1 with an exception set.  Never calls a descriptor or a
+   __getattr__. */
+int
+dfb_probe_has(PyObject *obj, PyObject *name);
+
+/* dfb_probe_has for the interned name st->probe_names[which] (a DFB_PN_*
+   index), answered from a per-module cache for static types (their MRO and
+   dicts cannot change from Python, and they are never freed).  Same
+   returns. */
+int
+dfb_probe(dfb_state *st, PyObject *obj, int which);
+
+/* dfb_probe_attr for st->probe_names[which].  Same returns. */
+int
+dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out);
+
+/* Fetches protocol attribute `name` of `obj` if dfb_probe_has finds it:
+   1 with a new reference in *out, 0 with *out = NULL when absent or when
+   the attribute raised AttributeError (a property refusing, like torch's
+   __cuda_array_interface__ on a CPU tensor), -1 with an exception set. */
+int
+dfb_probe_attr(PyObject *obj, PyObject *name, PyObject **out);
+
+/* dfb_probe_has with a C string name (interned on each call; for callers
+   without the module state).  Same returns. */
+int
+dfb_probe_has_str(PyObject *obj, const char *name);
+
+/* Returns 1 if `obj` speaks __arrow_c_array__ or __arrow_c_stream__
+   (dfb_probe_has), 0 if neither, -1 with an exception set. */
+int
+dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj);
+
+/* from_dataframe for a pandas.DataFrame (exact type, RangeIndex): numpy-
+   backed numeric columns are read through Series.to_numpy() and wrapped
+   without a copy or a scan (float NaN stays in the values in "mask" and
+   "fill" modes); the other columns go through pandas' Arrow export of
+   the sub-frame.  Returns a new dict, NULL with an exception set, or NULL
+   *without* an exception when `obj` is not such a frame (the caller then
+   takes its usual path). */
+PyObject *
+dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+                          int allow_copy);
+
+#endif /* DFBUFFER_PROBE_H */

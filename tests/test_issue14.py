@@ -1,0 +1,355 @@
+"""Issue 14: the pandas frame fast path, probes on the type, protocol fallbacks,
+and the GIL released in the pure-C kernels."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import dfbuffer
+from dfbuffer import Buffer, NativeFormat
+
+
+def base_chain(arr):
+    out = []
+    b = arr.base
+    while b is not None:
+        out.append(b)
+        b = getattr(b, "base", None) if isinstance(b, np.ndarray) else None
+    return out
+
+
+class StreamOnly:
+    """Only ``__arrow_c_stream__``: forces dfbuffer's Arrow path for a frame."""
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._obj.__arrow_c_stream__(requested_schema)
+
+
+# --------------------------------------------------------------------------
+# pandas frames: numpy-backed columns without copy or scan
+
+
+NUMERIC = [
+    "i1",
+    "i2",
+    "i4",
+    "i8",
+    "u1",
+    "u2",
+    "u4",
+    "u8",
+    "f2",
+    "f4",
+    "f8",
+    "?",
+    "M8[ns]",
+    "m8[us]",
+]
+
+
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_numpy_backed_columns_are_zero_copy_views(dtype):
+    values = (np.arange(40) % 7).astype(dtype)
+    df = pd.DataFrame({"x": values, "y": np.arange(40.0)})
+    out = dfbuffer.from_dataframe(df)
+    res = out["x"]
+    assert type(res) is np.ndarray and res.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(res, df["x"].to_numpy())
+    assert np.shares_memory(res, df["x"].to_numpy())
+    chain = base_chain(res)
+    assert isinstance(chain[-1], Buffer)
+    assert chain[-1].native == NativeFormat.NUMPY
+    assert isinstance(chain[-1].owner, np.ndarray)  # what Series.to_numpy() returned
+    # pandas (copy-on-write) hands read-only memory: it stays read-only
+    assert not res.flags.writeable
+    with pytest.raises(ValueError):
+        res[0] = res[1]
+
+
+def test_bool_columns_zero_copy_even_without_copies():
+    df = pd.DataFrame({"b": np.array([True, False, True])})
+    res = dfbuffer.from_dataframe(df, allow_copy=False)["b"]
+    assert res.dtype == np.bool_ and np.shares_memory(res, df["b"].to_numpy())
+
+
+def test_float_nan_is_a_value_in_mask_and_fill_mode():
+    f = np.array([1.5, np.nan, 3.0, np.nan])
+    df = pd.DataFrame({"f": f})
+    for nulls in ("mask", "fill"):
+        res = dfbuffer.from_dataframe(df, nulls=nulls)["f"]
+        # no mask and no scan: the array pandas holds, NaN included
+        assert type(res) is np.ndarray
+        assert np.shares_memory(res, df["f"].to_numpy())
+        np.testing.assert_array_equal(np.isnan(res), [False, True, False, True])
+    # "raise" asks for the check, so it reads the values
+    with pytest.raises(ValueError, match="2 null values"):
+        dfbuffer.from_dataframe(df, nulls="raise")
+    assert type(dfbuffer.from_dataframe(df[["f"]].fillna(0.0), nulls="raise")["f"]) is np.ndarray
+
+
+def test_interchange_use_nan_column_keeps_its_mask():
+    # an interchange column that *says* USE_NAN is described that way by the
+    # producer: column_to_ndarray still masks it (unchanged)
+    df = pd.DataFrame({"f": [1.5, np.nan, 3.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        col = df.__dataframe__().get_column_by_name("f")
+    res = dfbuffer.column_to_ndarray(col)
+    assert isinstance(res, np.ma.MaskedArray)
+    np.testing.assert_array_equal(np.ma.getmaskarray(res), [False, True, False])
+
+
+@pytest.mark.parametrize("dtype", ["M8[s]", "M8[ns]", "m8[ms]"])
+def test_datetime_nat_still_masked(dtype):
+    t = np.array([1, 0, 3, 0], dtype="i8").view(dtype).copy()
+    t[1] = t[3] = np.array("NaT", dtype=dtype)
+    df = pd.DataFrame({"t": t})
+    res = dfbuffer.from_dataframe(df)["t"]
+    assert isinstance(res, np.ma.MaskedArray) and res.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(np.ma.getmaskarray(res), [False, True, False, True])
+    assert np.shares_memory(res.data, df["t"].to_numpy())
+    filled = dfbuffer.from_dataframe(df, nulls="fill")["t"]
+    assert type(filled) is np.ndarray and np.isnat(filled).tolist() == [False, True, False, True]
+    with pytest.raises(ValueError, match="2 null values"):
+        dfbuffer.from_dataframe(df, nulls="raise")
+
+
+def test_one_block_frame_gives_strided_views():
+    a = np.arange(20.0).reshape(5, 4)
+    df = pd.DataFrame(a, columns=list("abcd"))
+    out = dfbuffer.from_dataframe(df)
+    for j, c in enumerate("abcd"):
+        np.testing.assert_array_equal(out[c], a[:, j])
+        assert np.shares_memory(out[c], df[c].to_numpy())
+
+
+def test_mixed_frame_keeps_order_and_values():
+    n = 12
+    df = pd.DataFrame(
+        {
+            "i": np.arange(n, dtype="i4"),
+            "s": [None if k % 4 == 0 else f"s{k}" for k in range(n)],
+            "f": np.linspace(0, 1, n),
+            "I": pd.array([None if k % 3 == 0 else k for k in range(n)], dtype="Int64"),
+            "c": pd.Categorical(["ab"[k % 2] for k in range(n)]),
+            "p": pd.Series([None if k % 5 == 1 else k for k in range(n)], dtype="int64[pyarrow]"),
+            "t": pd.date_range("2020-01-01", periods=n, tz="UTC"),
+        }
+    )
+    out = dfbuffer.from_dataframe(df)
+    via_arrow = dfbuffer.from_dataframe(StreamOnly(df))
+    assert list(out) == list(df.columns) == list(via_arrow)
+    for c in df.columns:
+        a, b = out[c], via_arrow[c]
+        assert type(a) is type(b), c
+        assert a.dtype == b.dtype, c
+        np.testing.assert_array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b))
+        ok = ~np.ma.getmaskarray(a)
+        np.testing.assert_array_equal(np.asarray(a)[ok], np.asarray(b)[ok])
+    assert np.shares_memory(out["i"], df["i"].to_numpy())
+
+
+@pytest.mark.parametrize("start", [1, 3, 8])
+def test_sliced_arrow_backed_columns_read_the_right_rows(start):
+    # P-26: pandas' __dataframe__ drops the slice offset of Arrow-backed columns;
+    # the fast path sends them through pandas' Arrow export instead
+    vals = [None if k % 3 == 0 else k for k in range(20)]
+    df = pd.DataFrame(
+        {
+            "p": pd.Series(vals, dtype="int64[pyarrow]"),
+            "b": pd.Series(
+                [None if v is None else v % 2 == 0 for v in vals], dtype="bool[pyarrow]"
+            ),
+            "x": np.arange(20.0),
+        }
+    )
+    part = df.iloc[start:]
+    out = dfbuffer.from_dataframe(part)
+    exp = vals[start:]
+    got = [
+        None if m else int(v)
+        for v, m in zip(np.asarray(out["p"]), np.ma.getmaskarray(out["p"]), strict=True)
+    ]
+    assert got == exp
+    gotb = [
+        None if m else bool(v)
+        for v, m in zip(np.asarray(out["b"]), np.ma.getmaskarray(out["b"]), strict=True)
+    ]
+    assert gotb == [None if v is None else v % 2 == 0 for v in exp]
+    np.testing.assert_array_equal(out["x"], np.arange(start, 20.0))
+
+
+def test_other_frames_take_the_arrow_path():
+    f = [1.0, np.nan, 3.0]
+    # a non-range index: pandas' Arrow export (and its index column) as before
+    df = pd.DataFrame({"f": f}, index=[5, 6, 7])
+    out = dfbuffer.from_dataframe(df)
+    assert list(out) == list(dfbuffer.from_dataframe(StreamOnly(df)))
+    assert isinstance(out["f"], np.ma.MaskedArray)  # pandas' export made NaN a null
+
+    class Sub(pd.DataFrame):
+        pass
+
+    assert isinstance(dfbuffer.from_dataframe(Sub({"f": f}))["f"], np.ma.MaskedArray)
+
+
+def test_names_duplicates_and_empty():
+    assert list(dfbuffer.from_dataframe(pd.DataFrame({0: [1.0], "b": ["x"]}))) == ["0", "b"]
+    with pytest.raises(ValueError, match="duplicate"):
+        dfbuffer.from_dataframe(pd.DataFrame([[1, 2]], columns=["a", "a"]))
+    with pytest.raises(ValueError, match="duplicate"):
+        dfbuffer.from_dataframe(pd.DataFrame([[1, 2]], columns=[0, "0"]))
+    assert dfbuffer.from_dataframe(pd.DataFrame()) == {}
+
+
+def test_result_outlives_the_frame():
+    import gc
+    import weakref
+
+    df = pd.DataFrame({"x": np.arange(5.0)})
+    res = dfbuffer.from_dataframe(df)["x"]
+    owner = base_chain(res)[-1].owner
+    ref = weakref.ref(owner)
+    del df, owner
+    gc.collect()
+    assert ref() is not None
+    np.testing.assert_array_equal(res, np.arange(5.0))
+    del res
+    gc.collect()
+    assert ref() is None
+
+
+# --------------------------------------------------------------------------
+# probes on the type
+
+
+class CountingGetattr:
+    """A producer whose class has a __getattr__ hook (as polars' Series does):
+    counts every call, answers none."""
+
+    calls = 0
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __getattr__(self, name):
+        type(self).calls += 1
+        raise AttributeError(name)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._arr.__arrow_c_stream__(requested_schema)
+
+
+def test_probes_never_run_getattr():
+    p = CountingGetattr(pa.chunked_array([pa.array([1.0, 2.0, 3.0])]))
+    CountingGetattr.calls = 0
+    np.testing.assert_array_equal(dfbuffer.column_to_ndarray(p), [1.0, 2.0, 3.0])
+    b = Buffer.from_object(p)
+    assert b.native == NativeFormat.ARROW
+    np.testing.assert_array_equal(np.asarray(b), [1.0, 2.0, 3.0])
+    assert CountingGetattr.calls == 0
+
+
+def test_instance_attributes_still_count_without_a_hook():
+    class Plain:
+        pass
+
+    arr = pa.array([4, 5, 6])
+    p = Plain()
+    p.__arrow_c_array__ = arr.__arrow_c_array__
+    np.testing.assert_array_equal(dfbuffer.column_to_ndarray(p), [4, 5, 6])
+    assert Buffer.from_object(p).native == NativeFormat.ARROW
+
+
+def test_from_object_polars_series_through_its_stream():
+    pl = pytest.importorskip("polars")
+    s = pl.Series("a", np.arange(10, dtype="i8"))
+    b = Buffer.from_object(s)
+    assert b.native == NativeFormat.ARROW and b.readonly
+    v = np.asarray(b)
+    np.testing.assert_array_equal(v, np.arange(10))
+    assert v.__array_interface__["data"][0] == s.to_numpy().__array_interface__["data"][0]
+    np.testing.assert_array_equal(dfbuffer.column_to_ndarray(s), np.arange(10))
+
+
+def test_dlpack_before_cuda_array_interface():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(5.0)
+    assert hasattr(type(t), "__cuda_array_interface__")  # a property that raises on CPU
+    b = Buffer.from_object(t)
+    assert b.native == NativeFormat.DLPACK
+    np.testing.assert_array_equal(np.asarray(b), t.numpy())
+
+
+# --------------------------------------------------------------------------
+# the GIL is released in the pure-C kernels
+
+
+def progress_of_other_thread(convert):
+    """Iterations a second thread makes while convert() runs.  The switch interval
+    is huge and the spinner hands the GIL back itself, so the spinner runs only
+    while the main thread has released the GIL on its own."""
+    counter = [0]
+    stop = threading.Event()
+    started = threading.Event()
+
+    def spin():
+        started.set()
+        while not stop.is_set():
+            counter[0] += 1
+            if counter[0] % 256 == 0:
+                time.sleep(0)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        t = threading.Thread(target=spin)
+        t.start()
+        started.wait()
+        during = 0
+        for _ in range(3):  # a loaded machine may not schedule the spinner at once
+            before = counter[0]
+            result = convert()
+            during += counter[0] - before
+            if during:
+                break
+        stop.set()
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    return during, result
+
+
+def test_second_thread_runs_during_unpacking_1e8_bits():
+    n = 10**8
+    packed = np.random.default_rng(0).integers(0, 256, n // 8, dtype=np.uint8)
+    # a dfbuffer.Buffer: no producer code (which might release the GIL itself)
+    # runs during the conversion, only dfbuffer's unpacking kernel
+    buf = Buffer.from_object(packed)
+    bits = (dfbuffer.DtypeKind.BOOL, 1, "b", "=")
+    during, out = progress_of_other_thread(lambda: dfbuffer.buffer_to_ndarray(buf, bits))
+    assert out.dtype == np.bool_ and out.shape == (n,)
+    np.testing.assert_array_equal(out[:4096], np.unpackbits(packed[:512], bitorder="little"))
+    assert during > 0
+
+
+def test_second_thread_runs_during_a_nan_scan():
+    df = pd.DataFrame({"f": np.arange(2 * 10**7, dtype="f8")})
+    df.iloc[-1, 0] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        col = df.__dataframe__().get_column(0)
+    during, out = progress_of_other_thread(lambda: dfbuffer.column_to_ndarray(col))
+    assert isinstance(out, np.ma.MaskedArray) and out.mask.sum() == 1
+    assert during > 0
