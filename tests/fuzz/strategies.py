@@ -38,11 +38,20 @@ GARBAGE_BUFSIZE = st.sampled_from(
 )
 
 
+def rare(draw, p: float) -> bool:
+    """True with probability about p (a power of 1/2); shrinks to False.  (Hypothesis
+    draws small integers and floats far more often than uniformly.)"""
+    k = 1
+    while 0.5**k > p and k < 8:
+        k += 1
+    return all(draw(st.booleans()) for _ in range(k)) if p > 0 else False
+
+
 @st.composite
-def scripted(draw, honest, lies, garbage=GARBAGE, *, p_hostile=0.25, may_change=True):
+def scripted(draw, honest, lies, garbage=GARBAGE, *, p_hostile=0.06, may_change=True):
     """A Script answering ``honest`` (mostly), a lie, or garbage; later reads may
     return garbage (a producer that changes its answer)."""
-    if draw(st.floats(0, 1)) >= p_hostile:
+    if not rare(draw, p_hostile):
         firsta = honest
     else:
         firsta = draw(st.one_of(lies, garbage) if lies is not None else garbage)
@@ -67,7 +76,7 @@ def memory(draw, kind: str, count: int):
 
 
 @st.composite
-def hostile_buffer(draw, mem: np.ndarray, need: int, *, aligned: int = 1, p_hostile=0.25,
+def hostile_buffer(draw, mem: np.ndarray, need: int, *, aligned: int = 1, p_hostile=0.06,
                    may_change=True):
     """An HBuffer over `mem` whose honest answers are (mem start, need bytes)."""
     base = mem.ctypes.data
@@ -88,7 +97,7 @@ def hostile_buffer(draw, mem: np.ndarray, need: int, *, aligned: int = 1, p_host
 
 
 @st.composite
-def hostile_columns(draw, kind=None, *, may_change=True, mutate=True, p_hostile=0.25):
+def hostile_columns(draw, kind=None, *, may_change=True, mutate=True, p_hostile=0.06):
     """(HColumn, kind) of one chunk: a numeric or bool column with drawn values, null
     representation, and hostile answers."""
     kind = draw(st.sampled_from(KINDS)) if kind is None else kind
@@ -160,7 +169,7 @@ def hostile_columns(draw, kind=None, *, may_change=True, mutate=True, p_hostile=
     # a callback read before get_buffers() empties the producer's own container
     # (callbacks run after it are the borrowed-reference bug fixed on hardening)
     col.mutated = False
-    if mutate and draw(st.integers(0, 9)) == 0:
+    if mutate and rare(draw, 0.06):
         hooked = draw(st.sampled_from(["size", "offset", "describe_null", "dtype"]))
         s[hooked].hook = stored.clear
         col.mutated = True

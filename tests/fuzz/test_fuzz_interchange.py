@@ -72,7 +72,7 @@ def test_column_to_ndarray(colkind, nulls):
 @FUZZ
 @FUZZ_SEED
 @given(st.sampled_from(["i4", "f8", "u1", "?"]).flatmap(
-    lambda k: st.lists(hostile_columns(k, p_hostile=0.08), min_size=2, max_size=4)
+    lambda k: st.lists(hostile_columns(k, p_hostile=0.02), min_size=2, max_size=4)
 ), NULLS)
 def test_column_to_ndarray_chunks(chunks, nulls):
     kind = chunks[0][1]
@@ -97,7 +97,7 @@ NAMES = st.one_of(st.text(max_size=3), st.integers(-2, 3))
 
 @FUZZ
 @FUZZ_SEED
-@given(st.lists(st.tuples(NAMES, hostile_columns(p_hostile=0.1)), max_size=4),
+@given(st.lists(st.tuples(NAMES, hostile_columns(p_hostile=0.03)), max_size=4),
        st.sampled_from(["list", "tuple", "iter", "garbage", "raises"]), NULLS)
 def test_from_dataframe(named, names_as, nulls):
     names = [n for n, _ in named]
