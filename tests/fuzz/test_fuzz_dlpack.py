@@ -194,7 +194,7 @@ def test_dlpack_capsules(d):
         np.testing.assert_array_equal(np.asarray(res), exp[1])
     elif exp == "wrap-empty" and d["device"][0] == 1:
         # NumPy itself may refuse a shape like (0, 2**62) (ValueError)
-        kind, arr = run(lambda: np.asarray(res))
+        kind, arr = run(lambda r=res: np.asarray(r))
         assert kind == "error" or arr.size == 0
         del arr  # a view keeps the Buffer alive
     assert t.deleted == 0
