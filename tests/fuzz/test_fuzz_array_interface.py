@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import FUZZ, FUZZ_SEED
+from fuzz_settings import FUZZ, FUZZ_SEED
 from hostile import run
 from hypothesis import event, given
 from hypothesis import strategies as st

@@ -15,7 +15,7 @@ import gc
 
 import numpy as np
 import pytest
-from conftest import FUZZ, FUZZ_SEED
+from fuzz_settings import FUZZ, FUZZ_SEED
 from hostile import ALLOWED, run
 from hypothesis import event, given
 from hypothesis import strategies as st

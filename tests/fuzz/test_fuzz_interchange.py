@@ -12,7 +12,7 @@ import gc
 
 import numpy as np
 import pytest
-from conftest import FUZZ, FUZZ_SEED
+from fuzz_settings import FUZZ, FUZZ_SEED
 from hostile import (
     EITHER,
     HOST_READABLE,

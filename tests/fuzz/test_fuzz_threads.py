@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES
+from fuzz_settings import EXAMPLES
 from producers import Buffer as IxBuffer
 from producers import frame, with_mask
 

@@ -1,4 +1,5 @@
-"""The fuzz suite: hypothesis drives hostile producers into every public entry point.
+"""Settings of the fuzz suite (tests/fuzz): hypothesis drives hostile producers into
+every public entry point.
 
 Each example ends in a value that matches a Python oracle (NumPy computing the same thing)
 or in a clean exception of an allowed type.  The normal run executes every fuzz test with a
@@ -10,11 +11,8 @@ docs/requirements.md, "Fuzzing".
 from __future__ import annotations
 
 import os
-import sys
 
 from hypothesis import HealthCheck, settings
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 EXAMPLES = int(os.environ.get("DFBUFFER_FUZZ_EXAMPLES", "30"))
 
