@@ -361,7 +361,8 @@ def expected_column(col: HColumn, kind: str, nulls: str, *, chunk: bool = False)
     ptr, claimed, mem = m
     need = (off + size) * npdt.itemsize
     if need > 0 and (ptr == 0 or claimed < need):
-        return RAISE
+        # an empty column reads nothing: its offset may be checked or not
+        return EITHER if size == 0 else RAISE
     if need > mem.size:
         return UNSAFE
     values = np.frombuffer(mem[:need].tobytes(), npdt)[off:] if need else np.zeros(0, npdt)
@@ -397,7 +398,7 @@ def expected_column(col: HColumn, kind: str, nulls: str, *, chunk: bool = False)
             else:
                 vneed = (off + size + 7) // 8 if nk == USE_BITMASK else off + size
                 if vclaimed < vneed:
-                    return RAISE
+                    return EITHER if size == 0 else RAISE
                 if vmem.size < vneed:
                     return UNSAFE
                 if size:
