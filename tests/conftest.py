@@ -15,9 +15,20 @@ def collect():
     return _collect
 
 
-def pytest_collection_finish(session):
-    """Move everything alive after collection (numpy, pandas, pyarrow, torch, ...) into the
-    permanent generation, so that the many explicit gc.collect() calls of the lifetime tests
-    only walk what the tests themselves create."""
-    gc.collect()
-    gc.freeze()
+_frozen_for = [None]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before the first test of each module (and before any of its fixtures): collect, then
+    move everything still alive (numpy, pandas, pyarrow, torch, and what earlier modules
+    kept) into the GC's permanent generation.  The many explicit gc.collect() calls of the
+    lifetime tests then only walk what the current module creates; with one session-wide
+    freeze they walked everything earlier tests left behind (most of the suite's time).
+    Objects a module creates are never frozen before its own tests ran, so a test that
+    needs an object collected still sees it collected."""
+    module = getattr(item, "module", None)
+    if module is not _frozen_for[0]:
+        _frozen_for[0] = module
+        gc.collect()
+        gc.freeze()

@@ -29,17 +29,6 @@ pa = pytest.importorskip("pyarrow")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _frozen_heap():
-    """Move everything alive before these tests to the GC's permanent
-    generation, so that the many full collections below only scan what the
-    tests create (pandas and pyarrow make the heap large)."""
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
-
-
 def churn(nbytes: int, rounds: int = 200) -> None:
     """Allocate and free many same-sized blocks, filled with junk, so freed
     memory gets reused (and overwritten) by the allocator."""

@@ -37,15 +37,23 @@ STRIDED = Buffer.from_object(np.arange(64, dtype="i4").reshape(8, 8)[::2, ::-3])
 DT = Buffer.from_object(np.zeros(4, "M8[ns]"))
 
 
-def growth(fn, n: int) -> tuple[int, int, str]:
+def growth(fn, n: int, *, pretrace: bool = False) -> tuple[int, int, str]:
     """Run fn n times (after a warm-up) under tracemalloc.  Returns the bytes still
     traced afterwards, the largest growth in live allocations attributed to one
     source line, and that line.  A leak of one object per call shows as a count
-    growth >= n on the line that made it; free lists and caches stay far below."""
+    growth >= n on the line that made it; free lists and caches stay far below.
+
+    ``pretrace``: trace one extra window of n calls before the first snapshot, so that
+    blocks a bounded cache frees during the measured window (allocated while traced)
+    cancel the blocks it allocates instead of all of these counting as growth."""
     for _ in range(WARMUP):
         fn()
     tracemalloc.start()
     try:
+        if pretrace:
+            for _ in range(n):
+                fn()
+            gc.collect()
         before = tracemalloc.get_traced_memory()[0]
         snap0 = tracemalloc.take_snapshot()
         for _ in range(n):
@@ -63,9 +71,25 @@ def growth(fn, n: int) -> tuple[int, int, str]:
 
 
 def check(name: str, fn, n: int) -> None:
-    size, count, where = growth(fn, n)
-    assert count < n * 3 // 4, f"{name}: {count} objects left after {n} calls at {where}"
-    assert size < MAX_BYTES, f"{name}: {size} bytes left after {n} calls ({where})"
+    """Fails when the live allocations grow by one per call.  The first measurement
+    counts every block allocated during the window and still alive at its end; when that
+    is over the limits, up to two more keep tracing through a first window and measure
+    the net growth over a second one.  A leak grows by >= n objects in all of them.  A bounded
+    cache that *replaces* its entries fails only the first: CPython 3.13.0 does that here
+    (the first measurement left ~100 KiB / ~360 blocks of ~54 B per window at the
+    from_object and construction-error lines, window after window, while
+    sys.getallocatedblocks() stayed flat within +-10 blocks per 500 rounds of the
+    construction errors after the first 1000: entries were replaced, not accumulated).
+    The net growth of such a cache still swings by +-50 KiB between windows, hence two
+    tries.  3.11 and 3.12 pass the first measurement."""
+    seen = []
+    for pretrace in (False, True, True):
+        size, count, where = growth(fn, n, pretrace=pretrace)
+        if count < n * 3 // 4 and size < MAX_BYTES:
+            return
+        seen.append(f"{size} bytes / {count} objects at {where}")
+    raise AssertionError(f"{name}: grew by one per call in every measurement of {n} "
+                         "calls: " + "; ".join(seen))
 
 
 def raises(fn, exc):
@@ -201,6 +225,13 @@ def test_detector_sees_a_leak():
     size, count, _ = growth(lambda: kept.append(object()), N)
     assert count >= N
     assert size >= N * 16
+
+
+def test_check_fails_on_a_leak_in_every_measurement():
+    kept = []
+    with pytest.raises(AssertionError, match="every measurement"):
+        check("leak", lambda: kept.append(object()), N)
+    assert len(kept) == 5 * N + 3 * WARMUP  # all three measurements ran
 
 
 def run_all(fns):
