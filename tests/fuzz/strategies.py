@@ -26,15 +26,16 @@ BITMASK_DTYPE = (BOOL, 1, "b", "=")
 BYTEMASK_DTYPE = (BOOL, 8, "b", "=")
 SLACK = 16  # bytes of real memory past what the honest answers need
 
-# Answers of the wrong type or an impossible value.  Not in it: a bool or negative
-# ``ptr`` and a bool ``bufsize`` (the converters accept them today: fixed on the
-# hardening branch, see test_fuzz_interchange.py's xfail tests).
+# Answers of the wrong type or an impossible value (bools and negative pointers included:
+# the converters refuse them as Buffer.from_object does).
 GARBAGE = st.sampled_from(
     [None, "8", 8.0, [], (), {}, object(), 2**64, -(2**63) - 1, -1, ProducerError("lie")]
 )
-GARBAGE_PTR = st.sampled_from([None, "8", 8.0, [], object(), 2**64, ProducerError("ptr")])
+GARBAGE_PTR = st.sampled_from(
+    [None, "8", 8.0, [], object(), 2**64, True, False, -8, -(2**62), ProducerError("ptr")]
+)
 GARBAGE_BUFSIZE = st.sampled_from(
-    [None, "8", 8.0, [], object(), 2**64, -1, -(2**62), ProducerError("bufsize")]
+    [None, "8", 8.0, [], object(), 2**64, -1, -(2**62), True, ProducerError("bufsize")]
 )
 
 
@@ -117,9 +118,8 @@ def hostile_columns(draw, kind=None, *, may_change=True, mutate=True, p_hostile=
         nv = None
     order = draw(st.sampled_from(["=", "|" if dt.itemsize == 1 else "="]))
     dtype = ix_dtype(dt, order)
-    # int64 sentinels are read with an aligned load today (fixed on hardening): keep those
-    # aligned
-    aligned = 8 if (nk == USE_SENTINEL and dt.itemsize == 8) else 1
+    # any alignment: every typed load of producer memory goes through memcpy
+    aligned = 1
     data = draw(hostile_buffer(mem, (n + off) * dt.itemsize, aligned=aligned,
                                p_hostile=p_hostile, may_change=may_change))
     validity = None
@@ -167,7 +167,7 @@ def hostile_columns(draw, kind=None, *, may_change=True, mutate=True, p_hostile=
     }
     col = HColumn(**s)
     # a callback read before get_buffers() empties the producer's own container
-    # (callbacks run after it are the borrowed-reference bug fixed on hardening)
+    # (a callback that empties it after get_buffers(): test_known_ptr_clears_the_buffers_dict)
     col.mutated = False
     if mutate and rare(draw, 0.06):
         hooked = draw(st.sampled_from(["size", "offset", "describe_null", "dtype"]))

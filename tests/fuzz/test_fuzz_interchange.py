@@ -203,9 +203,8 @@ def _kit_ok(report):
 
 @FUZZ
 @FUZZ_SEED
-@given(hostile_columns(may_change=False, mutate=False))
+@given(hostile_columns(mutate=False))
 def test_check_column_never_raises(colkind):
-    # may_change=False: the kit re-reads bufsize after P-20 (fixed on hardening)
     col, _ = colkind
     assume(expected_column(col, colkind[1], "mask") != UNSAFE)
     _kit_ok(testing.check_column(col))
@@ -233,10 +232,8 @@ def test_check_buffer_and_dataframe_never_raise(data):
 
 
 # ---------------------------------------------------------------- known crashes
-# Each shape below crashed (or returned a wrong view) before the hardening branch; the
-# strategies above avoid them.  Re-enable after merging hardening.
-
-HARDENING = "fixed on hardening branch: "
+# Each shape below crashed (or returned a wrong view) before the hardening fixes
+# (tests/test_hardening.py has their regression tests too).
 
 
 def _column(**over):
@@ -249,7 +246,6 @@ def _column(**over):
     return HColumn(**s), a
 
 
-@pytest.mark.xfail(reason=HARDENING + "convert.c dict_item() borrowed reference", run=False)
 def test_known_mapping_with_fresh_tuples():
     from collections.abc import Mapping
 
@@ -272,7 +268,6 @@ def test_known_mapping_with_fresh_tuples():
         gc.collect()
 
 
-@pytest.mark.xfail(reason=HARDENING + "walk_chunk() borrowed pairs across ptr", run=False)
 def test_known_ptr_clears_the_buffers_dict():
     a = np.arange(4, dtype="i8")
     d: dict = {}
@@ -289,7 +284,6 @@ def test_known_ptr_clears_the_buffers_dict():
     dfbuffer.column_to_ndarray(col)  # the values or a clean error
 
 
-@pytest.mark.xfail(reason=HARDENING + "from_dataframe() column_names list shrunk", run=False)
 def test_known_column_names_shrunk_from_get_column():
     names = [f"c{i}" + "x" * 40 for i in range(8)]
     cols = [_column()[0] for _ in names]
@@ -304,8 +298,6 @@ def test_known_column_names_shrunk_from_get_column():
     dfbuffer.from_dataframe(df)
 
 
-@pytest.mark.xfail(reason=HARDENING + "negative or bool ptr/bufsize in the converters",
-                   strict=True)
 @pytest.mark.parametrize("ptr, bufsize", [(-(2**62), 8), (True, 8), (8, True)])
 def test_known_negative_or_bool_ptr_refused(ptr, bufsize):
     a = np.zeros(1, "i8")
@@ -318,7 +310,6 @@ def test_known_negative_or_bool_ptr_refused(ptr, bufsize):
         dfbuffer.column_to_ndarray(col)
 
 
-@pytest.mark.xfail(reason=HARDENING + "misaligned int64 sentinel load (UBSan)", run=False)
 def test_known_misaligned_int64_sentinel():
     raw = np.zeros(8 * 4 + 1, np.uint8)
     buf = HBuffer(raw, raw.ctypes.data + 1, 32)
@@ -327,7 +318,6 @@ def test_known_misaligned_int64_sentinel():
     assert dfbuffer.column_to_ndarray(col).tolist() == [0, 0, 0, 0]
 
 
-@pytest.mark.xfail(reason=HARDENING + "testing.py re-reads bufsize after P-20", run=False)
 def test_known_kit_bufsize_grows_after_p20():
     a = np.zeros(8, "u1")
     col, _ = _column()

@@ -88,8 +88,6 @@ def test_convert_while_another_thread_writes(kind):
     assert not errors, errors[0]
 
 
-@pytest.mark.xfail(reason="fixed on hardening branch: string offsets read twice "
-                   "(validate, then decode) race with a writer", run=False)
 def test_strings_while_another_thread_writes_offsets():
     from producers import strings
 
