@@ -830,22 +830,22 @@ new_array(int typenum, int64_t n, ref_list *refs)
     return (PyArrayObject *)arr;
 }
 
-/* Decodes a string-view ("vu") chunk into large-utf8 (int64 offsets +
-   bytes) in new memory, with a realigned validity copy: col->offset
-   becomes 0.  `validity` is the Arrow bitmap (NULL when no nulls).
-   Validates every view against its data buffer.  Returns 0, or -1 with
-   ValueError / MemoryError set. */
+/* Reads the variadic buffer sizes of string-view chunk `a` once (any
+   alignment) into a new int64 array kept in `refs`, followed by the
+   buffer pointers (as int64, same array), and checks them: >= 0, a
+   non-empty buffer not NULL, the views present when `length` > 0.  Sets
+   *n_var, *sizes and *bufs (NULL when there are no variadic buffers).
+   Returns 0, or -1 with ValueError / MemoryError set. */
 static int
-views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
-                    int64_t length, const uint8_t *validity, dfb_column *col,
-                    ref_list *refs)
+read_view_buffers(const struct ArrowArray *a, int64_t length, ref_list *refs,
+                  int64_t *n_var_out, const int64_t **sizes_out,
+                  const char *const **bufs_out)
 {
     int64_t n_var = a->n_buffers - 3;
     const uint8_t *views = a->buffers[1];
-    /* the variadic buffer sizes, read once (any alignment) into our own
-       memory: they are checked here and trusted below */
     const char *sizes_p = a->buffers[a->n_buffers - 1];
     int64_t *sizes = NULL;
+    const char **bufs = NULL;
     if (length > 0 && views == NULL) {
         PyErr_SetString(PyExc_ValueError, "string view array without views");
         return -1;
@@ -856,25 +856,53 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
         return -1;
     }
     if (n_var > 0) {
-        if ((size_t)n_var > PY_SSIZE_T_MAX / sizeof(int64_t)) {
+        if ((size_t)n_var > PY_SSIZE_T_MAX / (2 * sizeof(int64_t))) {
             PyErr_NoMemory();
             return -1;
         }
-        PyArrayObject *sz = new_array(NPY_INT64, n_var, refs);
+        PyArrayObject *sz = new_array(NPY_INT64, 2 * n_var, refs);
         if (sz == NULL) {
             return -1;
         }
         sizes = PyArray_DATA(sz);
         memcpy(sizes, sizes_p, (size_t)n_var * sizeof(int64_t));
+        bufs = (const char **)(sizes + n_var);
+        for (int64_t k = 0; k < n_var; k++) {
+            bufs[k] = a->buffers[2 + k];
+        }
     }
     for (int64_t k = 0; k < n_var; k++) {
-        if (sizes[k] < 0 || (sizes[k] > 0 && a->buffers[2 + k] == NULL)) {
+        if (sizes[k] < 0 || (sizes[k] > 0 && bufs[k] == NULL)) {
             PyErr_Format(PyExc_ValueError,
                          "string view data buffer %lld: bad size %lld or "
                          "NULL pointer",
                          (long long)k, (long long)sizes[k]);
             return -1;
         }
+    }
+    *n_var_out = n_var;
+    *sizes_out = sizes;
+    *bufs_out = bufs;
+    return 0;
+}
+
+/* Decodes a string-view ("vu") chunk into large-utf8 (int64 offsets +
+   bytes) in new memory, with a realigned validity copy: col->offset
+   becomes 0 (the chunk dicts of to_interchange need offsets).
+   `validity` is the Arrow bitmap (NULL when no nulls).  Validates every
+   view against its data buffer.  Returns 0, or -1 with ValueError /
+   MemoryError set. */
+static int
+views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
+                    int64_t length, const uint8_t *validity, dfb_column *col,
+                    ref_list *refs)
+{
+    const uint8_t *views = a->buffers[1];
+    int64_t n_var;
+    const int64_t *sizes;
+    const char *const *bufs;
+    if (read_view_buffers(a, length, refs, &n_var, &sizes, &bufs) < 0) {
+        return -1;
     }
     int64_t total = 0;
     for (int64_t i = 0; i < length; i++) {
@@ -944,8 +972,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
                     (int64_t)off + len > sizes[idx]) {
                     goto changed;
                 }
-                memcpy(d + pos, (const uint8_t *)a->buffers[2 + idx] + off,
-                       len);
+                memcpy(d + pos, bufs[idx] + off, len);
             }
             pos += len;
         }
@@ -1017,10 +1044,16 @@ check_offsets(const void *buf, int width, int64_t offset, int64_t length,
     return 0;
 }
 
+/* The `decode_views` modes of describe_node. */
+#define DFB_VIEWS_COPY 1
+#define DFB_VIEWS_KEEP 2
+
 /* Fills `col` (and `dict` for dictionary-encoded chunks; may be NULL only
    where dictionaries are not allowed) from one validated chunk.  Buffers
-   made over Arrow memory are owned by the node's holder; decoded string
-   views live in new NumPy arrays (when `decode_views`, else RuntimeError).
+   made over Arrow memory are owned by the node's holder.  String views
+   are kept as views when `decode_views` is DFB_VIEWS_KEEP (the converters
+   read them), copied to large-utf8 in new NumPy arrays when it is
+   DFB_VIEWS_COPY, refused with RuntimeError when 0.
    Everything made is kept in `refs`.  Returns 0, or -1 with ValueError
    (malformed), NotImplementedError (unsupported format) or RuntimeError
    set.  `name` names the column in messages. */
@@ -1225,8 +1258,27 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                              name);
                 return -1;
             }
-            if (views_to_large_utf8(st, a, nd->offset, nd->length, vbuf, col,
-                                    refs) < 0) {
+            if (decode_views == DFB_VIEWS_KEEP) {
+                /* read straight from the views by the converters */
+                int64_t vsize;
+                if (mul_nonneg(end, 16, &vsize) < 0) {
+                    goto overflow;
+                }
+                if (read_view_buffers(a, nd->length, refs, &col->n_variadic,
+                                      &col->variadic_sizes,
+                                      &col->variadic) < 0 ||
+                    make_span(st, &col->data, a->buffers[1], vsize,
+                              PyArray_DescrFromType(NPY_UINT8), holder,
+                              DFB_NATIVE_ARROW, refs) < 0 ||
+                    (vbuf != NULL &&
+                     make_span(st, &col->validity, vbuf, vbytes,
+                               PyArray_DescrFromType(NPY_UINT8), holder,
+                               DFB_NATIVE_ARROW, refs) < 0)) {
+                    return -1;
+                }
+            }
+            else if (views_to_large_utf8(st, a, nd->offset, nd->length, vbuf,
+                                         col, refs) < 0) {
                 return -1;
             }
             break;
@@ -1266,7 +1318,8 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         }
         const struct ArrowArray *da = a->dictionary;
         arrow_node dn = {s->dictionary, da, da->offset, da->length, holder};
-        if (describe_node(st, &dn, dict, NULL, refs, decode_views, name) < 0) {
+        if (describe_node(st, &dn, dict, NULL, refs,
+                          decode_views ? DFB_VIEWS_COPY : 0, name) < 0) {
             return -1;
         }
         col->index = f;
@@ -1440,7 +1493,8 @@ arrow_import_py(PyObject *module, PyObject *args)
                 goto done;
             }
             PyObject *d = NULL;
-            if (describe_node(st, &nd, &col, &dict, &refs, allow_copy,
+            if (describe_node(st, &nd, &col, &dict, &refs,
+                              allow_copy ? DFB_VIEWS_COPY : 0,
                               column_name(&imp, is_table, c)) < 0) {
                 if (!PyErr_ExceptionMatches(PyExc_NotImplementedError) &&
                     !PyErr_ExceptionMatches(PyExc_RuntimeError)) {
@@ -1513,7 +1567,7 @@ describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
         arr[0].dictionary = &arr[1];
     }
     arrow_node nd = {s, &arr[0], 0, 0, Py_None};
-    return describe_node(st, &nd, col, dict, refs, 1, name);
+    return describe_node(st, &nd, col, dict, refs, DFB_VIEWS_KEEP, name);
 }
 
 /* Converts column `c` of the import (all its chunks, or an empty column
@@ -1541,8 +1595,8 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
     for (Py_ssize_t b = 0; b < imp->n; b++) {
         arrow_node nd;
         if (import_node(imp, is_table, b, c, &nd) < 0 ||
-            describe_node(st, &nd, &cols[b], &cols[n + b], &refs, 1, name) <
-                0) {
+            describe_node(st, &nd, &cols[b], &cols[n + b], &refs,
+                          DFB_VIEWS_KEEP, name) < 0) {
             goto done;
         }
     }
@@ -2398,7 +2452,7 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
             arrow_node nd;
             if (import_node(&imp, is_table, b, c, &nd) < 0 ||
                 describe_node(st, &nd, &fc->chunks[b], &fc->chunks[nch + b],
-                              &refs, 1, name) < 0) {
+                              &refs, DFB_VIEWS_KEEP, name) < 0) {
                 goto done;
             }
         }

@@ -329,3 +329,55 @@ dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull)
     }
     return (PyObject *)arr;
 }
+
+PyObject *
+dfb_views_to_stringdtype(const dfb_column *c, const uint8_t *isnull)
+{
+    const int64_t length = c->length;
+    PyArrayObject *arr = new_string_array(length);
+    if (arr == NULL || length == 0) {
+        return (PyObject *)arr;
+    }
+    const npy_intp stride = PyArray_ITEMSIZE(arr);
+    char *out = PyArray_DATA(arr);
+    npy_string_allocator *alloc = NpyString_acquire_allocator(
+        (PyArray_StringDTypeObject *)PyArray_DESCR(arr));
+    const char *bad = NULL;
+    int64_t badn = 0;
+    int failed = 0; /* 1: MemoryError to set, -1: ValueError set */
+    for (int64_t i = 0; i < length; i++) {
+        npy_packed_static_string *ps =
+            (npy_packed_static_string *)(out + i * stride);
+        if (isnull != NULL && isnull[i]) {
+            if (NpyString_pack_null(alloc, ps) < 0) {
+                failed = 1;
+                break;
+            }
+            continue;
+        }
+        const char *s;
+        int64_t n;
+        if (dfb_view_at(c, c->offset + i, &s, &n) < 0) {
+            failed = -1;
+            break;
+        }
+        if (!utf8_valid(s, n)) {
+            bad = s;
+            badn = n;
+            break;
+        }
+        if (NpyString_pack(alloc, ps, s, (size_t)n) < 0) {
+            failed = 1;
+            break;
+        }
+    }
+    NpyString_release_allocator(alloc);
+    if (failed || bad != NULL) {
+        Py_DECREF(arr);
+        if (failed == 1) {
+            return PyErr_NoMemory();
+        }
+        return failed ? NULL : set_decode_error(bad, badn);
+    }
+    return (PyObject *)arr;
+}

@@ -155,10 +155,10 @@ decode(const char *s, int64_t n)
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
 }
 
-/* One slot of the de-duplication table: a str made from the bytes
-   data[start, start + len). */
+/* One slot of the de-duplication table: a str made from the `len` bytes
+   at `ptr`. */
 typedef struct {
-    int64_t start;
+    const char *ptr;
     int64_t len;
     PyObject *obj; /* borrowed from the output array; NULL = empty */
 } dedup_slot;
@@ -172,6 +172,21 @@ typedef struct {
    and a cache miss for nothing). */
 #define DEDUP_PROBE 8192
 #define DEDUP_MIN_RATIO 8
+
+/* Returns a zeroed de-duplication table for `length` strings (its slot
+   count, a power of two, in *tsize), or NULL when `length` is too small
+   to be worth one or memory is short (no exception: the converters then
+   decode every string).  Free with PyMem_Free. */
+static dedup_slot *
+dedup_table(int64_t length, size_t *tsize)
+{
+    size_t t = 16;
+    while (t < DEDUP_MAX_SLOTS && (int64_t)t < 2 * length) {
+        t <<= 1;
+    }
+    *tsize = t;
+    return length >= 64 ? PyMem_Calloc(t, sizeof(dedup_slot)) : NULL;
+}
 
 /* Hashes `n` (<= DEDUP_MAX_LEN) bytes at `s`.  Cannot fail. */
 static inline uint64_t
@@ -252,12 +267,8 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
        does by default): repeated values cost a hash and a memcmp instead
        of an allocation and a decode.  A direct-mapped table, switched off
        when the first look-ups show mostly distinct values. */
-    size_t tsize = 16;
-    while (tsize < DEDUP_MAX_SLOTS && (int64_t)tsize < 2 * length) {
-        tsize <<= 1;
-    }
-    dedup_slot *table =
-        length >= 64 ? PyMem_Calloc(tsize, sizeof(dedup_slot)) : NULL;
+    size_t tsize;
+    dedup_slot *table = dedup_table(length, &tsize);
     int64_t lookups = 0, hits = 0;
     /* once the table is off, native 32-bit offsets take the loop below */
     const int plain32 = offset_bits == 32 && !offsets_swapped;
@@ -283,8 +294,8 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
                 slot = &table[hash_bytes(data + start, n) & (tsize - 1)];
                 lookups++;
                 if (slot->obj != NULL && slot->len == n &&
-                    (n == 0 || memcmp(data + slot->start, data + start,
-                                      (size_t)n) == 0)) {
+                    (n == 0 ||
+                     memcmp(slot->ptr, data + start, (size_t)n) == 0)) {
                     hits++;
                     Py_XSETREF(out[i], Py_NewRef(slot->obj));
                     start = end;
@@ -304,7 +315,7 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
                 return NULL;
             }
             if (slot != NULL) {
-                slot->start = start;
+                slot->ptr = data + start;
                 slot->len = n;
                 slot->obj = item; /* borrowed: out[i] holds it */
             }
@@ -338,4 +349,67 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
     }
     PyMem_Free(table);
     return arr;
+}
+
+PyObject *
+dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
+{
+    const int64_t length = c->length;
+    npy_intp dims[1] = {(npy_intp)length};
+    PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
+    if (arr == NULL || length == 0) {
+        return arr;
+    }
+    PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
+    /* as dfb_strings_to_object_array: equal short strings share one str
+       until the first look-ups show mostly distinct values */
+    size_t tsize;
+    dedup_slot *table = dedup_table(length, &tsize);
+    int64_t lookups = 0, hits = 0;
+    for (int64_t i = 0; i < length; i++) {
+        PyObject *item;
+        const char *p;
+        int64_t n;
+        if (isnull != NULL && isnull[i]) {
+            item = Py_NewRef(Py_None);
+        }
+        else {
+            if (dfb_view_at(c, c->offset + i, &p, &n) < 0) {
+                goto fail;
+            }
+            dedup_slot *slot = NULL;
+            if (table != NULL && n <= DEDUP_MAX_LEN) {
+                slot = &table[hash_bytes(p, n) & (tsize - 1)];
+                lookups++;
+                if (slot->obj != NULL && slot->len == n &&
+                    (n == 0 || memcmp(slot->ptr, p, (size_t)n) == 0)) {
+                    hits++;
+                    Py_XSETREF(out[i], Py_NewRef(slot->obj));
+                    continue;
+                }
+                if (lookups == DEDUP_PROBE &&
+                    hits * DEDUP_MIN_RATIO < lookups) {
+                    PyMem_Free(table);
+                    table = NULL;
+                    slot = NULL;
+                }
+            }
+            item = decode(p, n);
+            if (item == NULL) {
+                goto fail;
+            }
+            if (slot != NULL) {
+                slot->ptr = p;
+                slot->len = n;
+                slot->obj = item; /* borrowed: out[i] holds it */
+            }
+        }
+        Py_XSETREF(out[i], item);
+    }
+    PyMem_Free(table);
+    return arr;
+fail:
+    PyMem_Free(table);
+    Py_DECREF(arr);
+    return NULL;
 }
