@@ -354,6 +354,56 @@ stream_error(struct ArrowArrayStream *stream, int rc, const char *what)
     return -1;
 }
 
+/* Moves every chunk of `stream` (a live stream moved in by the caller; the
+   schema and chunks go into `imp`, zeroed by the caller) and releases the
+   stream.  Returns 0, or -1 with an exception set (clear `imp` either
+   way). */
+static int
+import_stream_struct(struct ArrowArrayStream *stream, arrow_import *imp)
+{
+    int ret = -1;
+    if (stream->get_schema == NULL || stream->get_next == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the Arrow stream has no get_schema/get_next");
+        goto done;
+    }
+    int rc = stream->get_schema(stream, &imp->schema);
+    if (rc != 0) {
+        stream_error(stream, rc, "get_schema");
+        goto done;
+    }
+    if (imp->schema.release == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the Arrow stream gave a released schema");
+        goto done;
+    }
+    for (;;) {
+        struct ArrowArray *dst = import_add(imp);
+        if (dst == NULL) {
+            goto done;
+        }
+        rc = stream->get_next(stream, dst);
+        if (rc != 0) {
+            stream_error(stream, rc, "get_next");
+            goto done;
+        }
+        if (dst->release == NULL) {
+            /* end of stream: drop the unused holder */
+            imp->n--;
+            Py_DECREF(imp->holders[imp->n]);
+            break;
+        }
+    }
+    ret = 0;
+done:
+    {
+        PyObject *saved = dfb_err_take();
+        stream->release(stream);
+        dfb_err_give(saved);
+    }
+    return ret;
+}
+
 /* Moves the stream of obj.__arrow_c_stream__() into `imp`: its schema and
    every chunk.  Returns 0, or -1 with an exception set. */
 static int
@@ -379,47 +429,7 @@ import_stream(PyObject *obj, arrow_import *imp)
     struct ArrowArrayStream stream = *src;
     src->release = NULL;
     Py_DECREF(cap);
-    int ret = -1;
-    if (stream.get_schema == NULL || stream.get_next == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream has no get_schema/get_next");
-        goto done;
-    }
-    int rc = stream.get_schema(&stream, &imp->schema);
-    if (rc != 0) {
-        stream_error(&stream, rc, "get_schema");
-        goto done;
-    }
-    if (imp->schema.release == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream gave a released schema");
-        goto done;
-    }
-    for (;;) {
-        struct ArrowArray *dst = import_add(imp);
-        if (dst == NULL) {
-            goto done;
-        }
-        rc = stream.get_next(&stream, dst);
-        if (rc != 0) {
-            stream_error(&stream, rc, "get_next");
-            goto done;
-        }
-        if (dst->release == NULL) {
-            /* end of stream: drop the unused holder */
-            imp->n--;
-            Py_DECREF(imp->holders[imp->n]);
-            break;
-        }
-    }
-    ret = 0;
-done:
-    {
-        PyObject *exc = dfb_err_take();
-        stream.release(&stream);
-        dfb_err_give(exc);
-    }
-    return ret;
+    return import_stream_struct(&stream, imp);
 }
 
 /* Imports `obj` (preferring __arrow_c_array__, else __arrow_c_stream__)
@@ -1644,28 +1654,28 @@ done:
     return res;
 }
 
-PyObject *
-dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
-                         int allow_copy)
+/* Converts every column of an import to a dict name -> array, leaving out
+   pandas' index columns (schema metadata "pandas") when `skip_index`.
+   Returns a new reference or NULL with an exception set (ValueError for a
+   duplicate name). */
+static PyObject *
+import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
+               dfb_nulls_mode nulls, int allow_copy)
 {
-    arrow_import imp = {0};
     PyObject *res = NULL;
     uint8_t *skip = NULL;
-    if (import_producer(st, obj, &imp) < 0) {
+    int is_table = import_is_table(imp);
+    if (is_table && validate_table(imp) < 0) {
         goto done;
     }
-    int is_table = import_is_table(&imp);
-    if (is_table && validate_table(&imp) < 0) {
-        goto done;
-    }
-    int64_t ncols = is_table ? imp.schema.n_children : 1;
-    /* pandas' index stored as columns (schema metadata "pandas") */
+    int64_t ncols = is_table ? imp->schema.n_children : 1;
     skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
     if (skip == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    if (is_table && dfb_arrow_index_columns(&imp.schema, skip) < 0) {
+    if (skip_index && is_table &&
+        dfb_arrow_index_columns(&imp->schema, skip) < 0) {
         goto done;
     }
     res = PyDict_New();
@@ -1676,7 +1686,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         if (skip[c]) {
             continue;
         }
-        PyObject *key = PyUnicode_FromString(column_name(&imp, is_table, c));
+        PyObject *key = PyUnicode_FromString(column_name(imp, is_table, c));
         if (key == NULL) {
             Py_CLEAR(res);
             goto done;
@@ -1693,7 +1703,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
             goto done;
         }
         PyObject *arr =
-            convert_column(st, &imp, is_table, c, nulls, allow_copy);
+            convert_column(st, imp, is_table, c, nulls, allow_copy);
         if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
             Py_XDECREF(arr);
             Py_DECREF(key);
@@ -1705,6 +1715,18 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     }
 done:
     PyMem_Free(skip);
+    return res;
+}
+
+PyObject *
+dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+                         int allow_copy)
+{
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    if (import_producer(st, obj, &imp) == 0) {
+        res = import_to_dict(st, &imp, 1, nulls, allow_copy);
+    }
     import_clear(&imp);
     return res;
 }
@@ -2193,53 +2215,6 @@ PyMethodDef dfb_arrow_methods[] = {
 /* The C API's Arrow entry (capi.c): structs moved in by a C caller     */
 /* ------------------------------------------------------------------ */
 
-/* Converts every column of an import to a dict name -> array (the loop of
-   dfb_arrow_from_dataframe, on an import a C caller moved in).  Returns a
-   new reference or NULL with an exception set. */
-static PyObject *
-import_to_dict(dfb_state *st, const arrow_import *imp, dfb_nulls_mode nulls,
-               int allow_copy)
-{
-    int is_table = import_is_table(imp);
-    if (is_table && validate_table(imp) < 0) {
-        return NULL;
-    }
-    int64_t ncols = is_table ? imp->schema.n_children : 1;
-    PyObject *res = PyDict_New();
-    if (res == NULL) {
-        return NULL;
-    }
-    for (int64_t c = 0; c < ncols; c++) {
-        PyObject *key = PyUnicode_FromString(column_name(imp, is_table, c));
-        if (key == NULL) {
-            Py_DECREF(res);
-            return NULL;
-        }
-        int dup = PyDict_Contains(res, key);
-        if (dup != 0) {
-            if (dup > 0) {
-                PyErr_Format(PyExc_ValueError,
-                             "duplicate column name %R in the Arrow schema",
-                             key);
-            }
-            Py_DECREF(key);
-            Py_DECREF(res);
-            return NULL;
-        }
-        PyObject *arr =
-            convert_column(st, imp, is_table, c, nulls, allow_copy);
-        if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
-            Py_XDECREF(arr);
-            Py_DECREF(key);
-            Py_DECREF(res);
-            return NULL;
-        }
-        Py_DECREF(arr);
-        Py_DECREF(key);
-    }
-    return res;
-}
-
 PyObject *
 dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
                  struct ArrowSchema *schema, int as_dict, dfb_nulls_mode nulls,
@@ -2285,7 +2260,7 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
         goto done;
     }
     if (as_dict) {
-        res = import_to_dict(st, &imp, nulls, allow_copy);
+        res = import_to_dict(st, &imp, 0, nulls, allow_copy);
     }
     else if (import_is_table(&imp)) {
         PyErr_SetString(PyExc_NotImplementedError,
@@ -2299,55 +2274,6 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
 done:
     import_clear(&imp);
     return res;
-}
-
-/* Moves every chunk of `stream` (a live stream moved in by the caller; the
-   schema and chunks go into `imp`, zeroed by the caller) and releases the
-   stream.  Returns 0, or -1 with an exception set (clear `imp` either
-   way). */
-static int
-import_stream_struct(struct ArrowArrayStream *stream, arrow_import *imp)
-{
-    int ret = -1;
-    if (stream->get_schema == NULL || stream->get_next == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream has no get_schema/get_next");
-        goto done;
-    }
-    int rc = stream->get_schema(stream, &imp->schema);
-    if (rc != 0) {
-        stream_error(stream, rc, "get_schema");
-        goto done;
-    }
-    if (imp->schema.release == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream gave a released schema");
-        goto done;
-    }
-    for (;;) {
-        struct ArrowArray *dst = import_add(imp);
-        if (dst == NULL) {
-            goto done;
-        }
-        rc = stream->get_next(stream, dst);
-        if (rc != 0) {
-            stream_error(stream, rc, "get_next");
-            goto done;
-        }
-        if (dst->release == NULL) {
-            imp->n--;
-            Py_DECREF(imp->holders[imp->n]);
-            break;
-        }
-    }
-    ret = 0;
-done:
-    {
-        PyObject *saved = dfb_err_take();
-        stream->release(stream);
-        dfb_err_give(saved);
-    }
-    return ret;
 }
 
 PyObject *
@@ -2369,7 +2295,7 @@ dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
                             "the Arrow schema has no format");
         }
         else {
-            res = import_to_dict(st, &imp, nulls, allow_copy);
+            res = import_to_dict(st, &imp, 0, nulls, allow_copy);
         }
     }
     import_clear(&imp);
