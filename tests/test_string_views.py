@@ -26,7 +26,8 @@ def values(n: int = 300, with_nulls: bool = True) -> list:
 
 def as_list(res) -> list:
     if isinstance(res, np.ma.MaskedArray):
-        return [None if m else v for v, m in zip(res.data.tolist(), np.ma.getmaskarray(res), strict=True)]
+        mask = np.ma.getmaskarray(res)
+        return [None if m else v for v, m in zip(res.data.tolist(), mask, strict=True)]
     return res.tolist()
 
 
