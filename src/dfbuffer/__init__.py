@@ -23,8 +23,8 @@ from dfbuffer._interchange import (
     from_dataframe,
     to_matrix,
 )
-from dfbuffer._version import version as __version__
 from dfbuffer._schema import ColumnSchema, Schema, schema
+from dfbuffer._version import version as __version__
 
 __all__ = [
     "Buffer",

@@ -162,8 +162,13 @@ def column_to_ndarray(
     strings: _StringsMode = "object",
 ) -> np.ndarray[Any, Any] | CategoricalCodes: ...
 def from_dataframe(
-    obj: object, *, nulls: _NullsMode = "mask", allow_copy: bool = True
-) -> dict[str, np.ndarray[Any, Any]]: ...
+    obj: object,
+    *,
+    nulls: _NullsMode = "mask",
+    allow_copy: bool = True,
+    categorical: _CategoricalMode = "decode",
+    strings: _StringsMode = "object",
+) -> dict[str, np.ndarray[Any, Any] | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
 _C_API: CapsuleType
@@ -182,13 +187,6 @@ def to_matrix(
 def _arrow_import(
     obj: object, allow_copy: bool = True
 ) -> tuple[bool, list[tuple[str, str, str | None, bool, bool]], list[list[dict[str, Any]]]]: ...
-    obj: object,
-    *,
-    nulls: _NullsMode = "mask",
-    allow_copy: bool = True,
-    categorical: _CategoricalMode = "decode",
-    strings: _StringsMode = "object",
-) -> dict[str, np.ndarray[Any, Any] | CategoricalCodes]: ...
 
 _CategoricalMode: TypeAlias = Literal["decode", "codes"]
 _StringsMode: TypeAlias = Literal["object", "stringdtype"]
