@@ -250,8 +250,8 @@ import_slot(void *imp)
 /* Returns the pointer of capsule `cap` named `name`, or NULL with
    TypeError (not a capsule, or another name).  `what` names the source in
    the message. */
-static void *
-capsule_pointer(PyObject *cap, const char *name, const char *what)
+void *
+dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what)
 {
     if (!PyCapsule_CheckExact(cap)) {
         PyErr_Format(PyExc_TypeError,
@@ -299,13 +299,13 @@ import_array_capsules(PyObject *obj, arrow_import *imp)
                         "order: (array, schema) instead of (schema, array)");
         goto done;
     }
-    struct ArrowSchema *s =
-        capsule_pointer(sc, "arrow_schema", "__arrow_c_array__()[0]");
+    struct ArrowSchema *s = dfb_arrow_capsule_pointer(
+        sc, "arrow_schema", "__arrow_c_array__()[0]");
     if (s == NULL) {
         goto done;
     }
     struct ArrowArray *a =
-        capsule_pointer(ac, "arrow_array", "__arrow_c_array__()[1]");
+        dfb_arrow_capsule_pointer(ac, "arrow_array", "__arrow_c_array__()[1]");
     if (a == NULL) {
         goto done;
     }
@@ -338,6 +338,21 @@ done:
 /* Sets the exception for a failed stream callback with errno `rc`
    (EINVAL -> ValueError, ENOMEM -> MemoryError, ENOSYS ->
    NotImplementedError, else OSError).  Always returns -1. */
+int
+dfb_arrow_stream_failed(const char *kind, const char *what, int rc,
+                        const char *msg)
+{
+    PyObject *exc = rc == EINVAL   ? PyExc_ValueError
+                    : rc == ENOMEM ? PyExc_MemoryError
+                    : rc == ENOSYS ? PyExc_NotImplementedError
+                                   : PyExc_OSError;
+    PyErr_Format(exc, "%s %s failed (error %d): %s", kind, what, rc,
+                 msg ? msg : "no message");
+    return -1;
+}
+
+/* dfb_arrow_stream_failed with the stream's own last error message.
+   Always returns -1. */
 static int
 stream_error(struct ArrowArrayStream *stream, int rc, const char *what)
 {
@@ -345,13 +360,7 @@ stream_error(struct ArrowArrayStream *stream, int rc, const char *what)
     if (stream->get_last_error != NULL) {
         msg = stream->get_last_error(stream);
     }
-    PyObject *exc = rc == EINVAL   ? PyExc_ValueError
-                    : rc == ENOMEM ? PyExc_MemoryError
-                    : rc == ENOSYS ? PyExc_NotImplementedError
-                                   : PyExc_OSError;
-    PyErr_Format(exc, "Arrow stream %s failed (error %d): %s", what, rc,
-                 msg ? msg : "no message");
-    return -1;
+    return dfb_arrow_stream_failed("Arrow stream", what, rc, msg);
 }
 
 /* Moves every chunk of `stream` (a live stream moved in by the caller; the
@@ -413,8 +422,8 @@ import_stream(PyObject *obj, arrow_import *imp)
     if (cap == NULL) {
         return -1;
     }
-    struct ArrowArrayStream *src =
-        capsule_pointer(cap, "arrow_array_stream", "__arrow_c_stream__()");
+    struct ArrowArrayStream *src = dfb_arrow_capsule_pointer(
+        cap, "arrow_array_stream", "__arrow_c_stream__()");
     if (src == NULL) {
         Py_DECREF(cap);
         return -1;
@@ -2053,8 +2062,8 @@ dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
         return NULL;
     }
     if (requested != Py_None) {
-        struct ArrowSchema *rs =
-            capsule_pointer(requested, "arrow_schema", "requested_schema");
+        struct ArrowSchema *rs = dfb_arrow_capsule_pointer(
+            requested, "arrow_schema", "requested_schema");
         if (rs == NULL) {
             return NULL;
         }
