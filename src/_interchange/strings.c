@@ -209,6 +209,46 @@ hash_bytes(const char *s, int64_t n)
     return h;
 }
 
+/* The de-duplication state of one conversion. */
+typedef struct {
+    dedup_slot *table; /* NULL: off */
+    size_t tsize;
+    int64_t lookups, hits;
+} dedup;
+
+/* Returns a new str for the `n` UTF-8 bytes at `p`: the one already made
+   for equal bytes when the table has it, else a decoded one (remembered
+   when short).  The table borrows the str: the caller stores it in the
+   output right away.  Switches the table off after DEDUP_PROBE look-ups
+   with too few hits.  NULL with an exception set (as decode). */
+static inline PyObject *
+dedup_decode(dedup *d, const char *p, int64_t n)
+{
+    dedup_slot *slot = NULL;
+    if (d->table != NULL && n <= DEDUP_MAX_LEN) {
+        slot = &d->table[hash_bytes(p, n) & (d->tsize - 1)];
+        d->lookups++;
+        if (slot->obj != NULL && slot->len == n &&
+            (n == 0 || memcmp(slot->ptr, p, (size_t)n) == 0)) {
+            d->hits++;
+            return Py_NewRef(slot->obj);
+        }
+        if (d->lookups == DEDUP_PROBE &&
+            d->hits * DEDUP_MIN_RATIO < d->lookups) {
+            PyMem_Free(d->table);
+            d->table = NULL;
+            slot = NULL;
+        }
+    }
+    PyObject *item = decode(p, n);
+    if (item != NULL && slot != NULL) {
+        slot->ptr = p;
+        slot->len = n;
+        slot->obj = item;
+    }
+    return item;
+}
+
 /* Reads string offset `i` (any alignment, byte-swapped if `swap`) of
    `bits` 32 or 64.  Cannot fail. */
 static inline int64_t
@@ -267,15 +307,14 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
        does by default): repeated values cost a hash and a memcmp instead
        of an allocation and a decode.  A direct-mapped table, switched off
        when the first look-ups show mostly distinct values. */
-    size_t tsize;
-    dedup_slot *table = dedup_table(length, &tsize);
-    int64_t lookups = 0, hits = 0;
+    dedup dd = {0};
+    dd.table = dedup_table(length, &dd.tsize);
     /* once the table is off, native 32-bit offsets take the loop below */
     const int plain32 = offset_bits == 32 && !offsets_swapped;
 
     int64_t i = 0;
     int64_t start = load_offset(op, offset_bits, offsets_swapped, 0);
-    for (; i < length && !(table == NULL && plain32); i++) {
+    for (; i < length && !(dd.table == NULL && plain32); i++) {
         PyObject *item;
         const int64_t end =
             load_offset(op, offset_bits, offsets_swapped, i + 1);
@@ -284,40 +323,15 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
         }
         else {
             if (start < 0 || end < start || end > data_size) {
-                PyMem_Free(table);
+                PyMem_Free(dd.table);
                 Py_DECREF(arr);
                 return bad_offsets(i, start, end, data_size);
             }
-            const int64_t n = end - start;
-            dedup_slot *slot = NULL;
-            if (table != NULL && n <= DEDUP_MAX_LEN) {
-                slot = &table[hash_bytes(data + start, n) & (tsize - 1)];
-                lookups++;
-                if (slot->obj != NULL && slot->len == n &&
-                    (n == 0 ||
-                     memcmp(slot->ptr, data + start, (size_t)n) == 0)) {
-                    hits++;
-                    Py_XSETREF(out[i], Py_NewRef(slot->obj));
-                    start = end;
-                    continue;
-                }
-                if (lookups == DEDUP_PROBE &&
-                    hits * DEDUP_MIN_RATIO < lookups) {
-                    PyMem_Free(table);
-                    table = NULL;
-                    slot = NULL;
-                }
-            }
-            item = decode(data + start, n);
+            item = dedup_decode(&dd, data + start, end - start);
             if (item == NULL) {
-                PyMem_Free(table);
+                PyMem_Free(dd.table);
                 Py_DECREF(arr);
                 return NULL;
-            }
-            if (slot != NULL) {
-                slot->ptr = data + start;
-                slot->len = n;
-                slot->obj = item; /* borrowed: out[i] holds it */
             }
         }
         Py_XSETREF(out[i], item);
@@ -347,7 +361,7 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
         Py_XSETREF(out[i], item);
         start = end;
     }
-    PyMem_Free(table);
+    PyMem_Free(dd.table);
     return arr;
 }
 
@@ -363,9 +377,8 @@ dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
     PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
     /* as dfb_strings_to_object_array: equal short strings share one str
        until the first look-ups show mostly distinct values */
-    size_t tsize;
-    dedup_slot *table = dedup_table(length, &tsize);
-    int64_t lookups = 0, hits = 0;
+    dedup dd = {0};
+    dd.table = dedup_table(length, &dd.tsize);
     for (int64_t i = 0; i < length; i++) {
         PyObject *item;
         const char *p;
@@ -377,39 +390,17 @@ dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
             if (dfb_view_at(c, c->offset + i, &p, &n) < 0) {
                 goto fail;
             }
-            dedup_slot *slot = NULL;
-            if (table != NULL && n <= DEDUP_MAX_LEN) {
-                slot = &table[hash_bytes(p, n) & (tsize - 1)];
-                lookups++;
-                if (slot->obj != NULL && slot->len == n &&
-                    (n == 0 || memcmp(slot->ptr, p, (size_t)n) == 0)) {
-                    hits++;
-                    Py_XSETREF(out[i], Py_NewRef(slot->obj));
-                    continue;
-                }
-                if (lookups == DEDUP_PROBE &&
-                    hits * DEDUP_MIN_RATIO < lookups) {
-                    PyMem_Free(table);
-                    table = NULL;
-                    slot = NULL;
-                }
-            }
-            item = decode(p, n);
+            item = dedup_decode(&dd, p, n);
             if (item == NULL) {
                 goto fail;
-            }
-            if (slot != NULL) {
-                slot->ptr = p;
-                slot->len = n;
-                slot->obj = item; /* borrowed: out[i] holds it */
             }
         }
         Py_XSETREF(out[i], item);
     }
-    PyMem_Free(table);
+    PyMem_Free(dd.table);
     return arr;
 fail:
-    PyMem_Free(table);
+    PyMem_Free(dd.table);
     Py_DECREF(arr);
     return NULL;
 }
