@@ -161,6 +161,21 @@ new_string_array(int64_t n)
         &PyArray_Type, (PyArray_Descr *)d, 1, dims, NULL, NULL, 0, NULL);
 }
 
+/* Releases the allocator of *arr (acquired by the caller); when `nomem`
+   (an NpyString_pack* call failed), also drops *arr and sets MemoryError.
+   Returns 0, or -1 with *arr NULL. */
+static int
+release_allocator(npy_string_allocator *alloc, int nomem, PyArrayObject **arr)
+{
+    NpyString_release_allocator(alloc);
+    if (nomem) {
+        Py_CLEAR(*arr);
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *
 dfb_strings_to_stringdtype(const char *data, const void *offsets,
                            int offset_bits, int offsets_swapped,
@@ -207,10 +222,8 @@ dfb_strings_to_stringdtype(const char *data, const void *offsets,
         }
         start = end;
     }
-    NpyString_release_allocator(alloc);
-    if (nomem) {
-        Py_DECREF(arr);
-        return PyErr_NoMemory();
+    if (release_allocator(alloc, nomem, &arr) < 0) {
+        return NULL;
     }
     if (bad >= 0) {
         Py_DECREF(arr);
@@ -314,10 +327,8 @@ dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull)
             break;
         }
     }
-    NpyString_release_allocator(alloc);
-    if (nomem) {
-        Py_DECREF(arr);
-        return PyErr_NoMemory();
+    if (release_allocator(alloc, nomem, &arr) < 0) {
+        return NULL;
     }
     if (bad >= 0) {
         Py_DECREF(arr);
@@ -371,12 +382,11 @@ dfb_views_to_stringdtype(const dfb_column *c, const uint8_t *isnull)
             break;
         }
     }
-    NpyString_release_allocator(alloc);
+    if (release_allocator(alloc, failed == 1, &arr) < 0) {
+        return NULL;
+    }
     if (failed || bad != NULL) {
         Py_DECREF(arr);
-        if (failed == 1) {
-            return PyErr_NoMemory();
-        }
         return failed ? NULL : set_decode_error(bad, badn);
     }
     return (PyObject *)arr;
