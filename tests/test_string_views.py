@@ -206,3 +206,14 @@ def test_to_interchange_still_gives_offsets():
     assert col.dtype[2] == "U"
     bufs = col.get_buffers()
     assert bufs["offsets"] is not None
+
+
+def test_interchange_column_claiming_views_is_not_read_as_views():
+    import producers as P
+
+    views = np.frombuffer(view(20, b"0123", off=0), np.uint8).copy()
+    col = P.Column(size=1, dtype=(P.STRING, 8, "vu", "="),
+                   data=(P.Buffer(views), P.UINT8_DTYPE), offsets=None, validity=None,
+                   offset=0, null=(P.NON_NULLABLE, None), null_count=0)
+    with pytest.raises(NotImplementedError, match="string view"):
+        dfbuffer.column_to_ndarray(col)

@@ -1278,7 +1278,10 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                 return -1;
             }
             if (decode_views == DFB_VIEWS_KEEP) {
-                /* read straight from the views by the converters */
+                /* read straight from the views by the converters;
+                   variadic_sizes is never NULL here (it marks views the
+                   importer checked) */
+                static const int64_t no_sizes[1] = {0};
                 int64_t vsize;
                 if (mul_nonneg(end, 16, &vsize) < 0) {
                     goto overflow;
@@ -1294,6 +1297,9 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                                PyArray_DescrFromType(NPY_UINT8), holder,
                                DFB_NATIVE_ARROW, refs) < 0)) {
                     return -1;
+                }
+                if (col->variadic_sizes == NULL) {
+                    col->variadic_sizes = no_sizes;
                 }
             }
             else if (views_to_large_utf8(st, a, nd->offset, nd->length, vbuf,

@@ -532,9 +532,16 @@ validate(const dfb_column *col, int depth)
                 check_span(&col->data, need, "data (views)") < 0) {
                 return -1;
             }
+            if (col->variadic_sizes == NULL) {
+                /* only the Arrow importer describes views (the
+                   interchange protocol has no variadic buffers) */
+                PyErr_Format(PyExc_NotImplementedError,
+                             "dfbuffer cannot convert %s columns",
+                             type_name(col->fmt.type));
+                return -1;
+            }
             if (col->n_variadic < 0 ||
-                (col->n_variadic > 0 &&
-                 (col->variadic == NULL || col->variadic_sizes == NULL))) {
+                (col->n_variadic > 0 && col->variadic == NULL)) {
                 PyErr_SetString(PyExc_ValueError,
                                 "string views without their data buffers");
                 return -1;
