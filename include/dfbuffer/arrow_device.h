@@ -8,6 +8,22 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/arrow.h"
 
+/* arrow.c helpers shared with arrow_device.c */
+
+/* Returns the pointer of capsule `cap` named `name`, or NULL with
+   TypeError (not a capsule, or another name).  `what` names the source. */
+void *
+dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what);
+
+/* Sets the exception for a failed stream callback (`kind` "Arrow stream"
+   or "Arrow device stream", `what` the callback) with errno `rc`: EINVAL
+   -> ValueError, ENOMEM -> MemoryError, ENOSYS -> NotImplementedError,
+   else OSError; `msg` is the stream's last error (NULL: none).  Always
+   returns -1. */
+int
+dfb_arrow_stream_failed(const char *kind, const char *what, int rc,
+                        const char *msg);
+
 /* Returns 1 if `obj` has __arrow_c_device_array__ or
    __arrow_c_device_stream__, 0 if not, -1 on error. */
 int

@@ -47,7 +47,47 @@ typedef struct dfb_column {
     int is_ordered;                      /* DICTIONARY: ordered categories */
     int offsets_swapped; /* strings: 1 if the offsets are stored in the
                             non-native byte order (0 = native) */
+    /* STRING_VIEW only (`data` holds the 16-byte views, any alignment):
+       the variadic data buffers and their sizes, n_variadic of each, in
+       memory made for them (the sizes were read once and checked >= 0,
+       a buffer of size > 0 is not NULL) */
+    int64_t n_variadic;
+    const char *const *variadic;
+    const int64_t *variadic_sizes;
 } dfb_column;
+
+/* Reads string view `j` of the STRING_VIEW chunk `c` (memcpy: any
+   alignment) into *s and *n: inline strings (length <= 12) point into the
+   view, others into variadic buffer `index` at `offset`, checked against
+   that buffer's size.  Each call reads the view once, so views that change
+   meanwhile cannot send a reader outside the buffers.  Returns 0, or -1
+   with ValueError set. */
+static inline int
+dfb_view_at(const dfb_column *c, int64_t j, const char **s, int64_t *n)
+{
+    const char *v = c->data.ptr + 16 * j;
+    int32_t len, idx, off;
+    memcpy(&len, v, 4);
+    if (len >= 0 && len <= 12) {
+        *s = v + 4;
+        *n = len;
+        return 0;
+    }
+    memcpy(&idx, v + 8, 4);
+    memcpy(&off, v + 12, 4);
+    if (len < 0 || idx < 0 || idx >= c->n_variadic || off < 0 ||
+        (int64_t)off + len > c->variadic_sizes[idx]) {
+        PyErr_Format(PyExc_ValueError,
+                     "string view %lld (length %d, buffer %d, offset %d) "
+                     "points outside its %lld data buffers",
+                     (long long)j, (int)len, (int)idx, (int)off,
+                     (long long)c->n_variadic);
+        return -1;
+    }
+    *s = c->variadic[idx] + off;
+    *n = len;
+    return 0;
+}
 
 /* The `nulls=` argument of the converters. */
 typedef enum {
@@ -122,6 +162,15 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
                             int offsets_swapped, int64_t offset,
                             int64_t length, const uint8_t *isnull);
 
+/* Builds a 1-D object array of Python str (None where isnull[i]) from the
+   validated STRING_VIEW chunk `c` (element offset c->offset, c->length
+   elements), straight from the views, with the de-duplication of
+   dfb_strings_to_object_array.  Returns a new reference, or NULL with
+   ValueError (a view outside its buffers) / UnicodeDecodeError /
+   MemoryError set. */
+PyObject *
+dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull);
+
 /* Conversion options, OR-ed into the `nulls` argument of
    dfb_columns_to_ndarray (and of the Arrow converters, which pass it on):
    the low byte is the dfb_nulls_mode, the bits above select how
@@ -148,6 +197,13 @@ dfb_strings_to_stringdtype(const char *data, const void *offsets,
                            int offset_bits, int offsets_swapped,
                            int64_t offset, int64_t length,
                            const uint8_t *isnull);
+
+/* Builds a 1-D StringDType(na_object=None) array from the validated
+   STRING_VIEW chunk `c`, straight from the views (null rows: na_object).
+   Returns a new reference, or NULL with ValueError (a view outside its
+   buffers) / UnicodeDecodeError / MemoryError set. */
+PyObject *
+dfb_views_to_stringdtype(const dfb_column *c, const uint8_t *isnull);
 
 /* Decodes the validated categorical chunk `c`, whose categories are
    strings, into a StringDType(na_object=None) array (null rows: na_object).

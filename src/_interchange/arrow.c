@@ -250,8 +250,8 @@ import_slot(void *imp)
 /* Returns the pointer of capsule `cap` named `name`, or NULL with
    TypeError (not a capsule, or another name).  `what` names the source in
    the message. */
-static void *
-capsule_pointer(PyObject *cap, const char *name, const char *what)
+void *
+dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what)
 {
     if (!PyCapsule_CheckExact(cap)) {
         PyErr_Format(PyExc_TypeError,
@@ -299,13 +299,13 @@ import_array_capsules(PyObject *obj, arrow_import *imp)
                         "order: (array, schema) instead of (schema, array)");
         goto done;
     }
-    struct ArrowSchema *s =
-        capsule_pointer(sc, "arrow_schema", "__arrow_c_array__()[0]");
+    struct ArrowSchema *s = dfb_arrow_capsule_pointer(
+        sc, "arrow_schema", "__arrow_c_array__()[0]");
     if (s == NULL) {
         goto done;
     }
     struct ArrowArray *a =
-        capsule_pointer(ac, "arrow_array", "__arrow_c_array__()[1]");
+        dfb_arrow_capsule_pointer(ac, "arrow_array", "__arrow_c_array__()[1]");
     if (a == NULL) {
         goto done;
     }
@@ -338,6 +338,21 @@ done:
 /* Sets the exception for a failed stream callback with errno `rc`
    (EINVAL -> ValueError, ENOMEM -> MemoryError, ENOSYS ->
    NotImplementedError, else OSError).  Always returns -1. */
+int
+dfb_arrow_stream_failed(const char *kind, const char *what, int rc,
+                        const char *msg)
+{
+    PyObject *exc = rc == EINVAL   ? PyExc_ValueError
+                    : rc == ENOMEM ? PyExc_MemoryError
+                    : rc == ENOSYS ? PyExc_NotImplementedError
+                                   : PyExc_OSError;
+    PyErr_Format(exc, "%s %s failed (error %d): %s", kind, what, rc,
+                 msg ? msg : "no message");
+    return -1;
+}
+
+/* dfb_arrow_stream_failed with the stream's own last error message.
+   Always returns -1. */
 static int
 stream_error(struct ArrowArrayStream *stream, int rc, const char *what)
 {
@@ -345,13 +360,57 @@ stream_error(struct ArrowArrayStream *stream, int rc, const char *what)
     if (stream->get_last_error != NULL) {
         msg = stream->get_last_error(stream);
     }
-    PyObject *exc = rc == EINVAL   ? PyExc_ValueError
-                    : rc == ENOMEM ? PyExc_MemoryError
-                    : rc == ENOSYS ? PyExc_NotImplementedError
-                                   : PyExc_OSError;
-    PyErr_Format(exc, "Arrow stream %s failed (error %d): %s", what, rc,
-                 msg ? msg : "no message");
-    return -1;
+    return dfb_arrow_stream_failed("Arrow stream", what, rc, msg);
+}
+
+/* Moves every chunk of `stream` (a live stream moved in by the caller; the
+   schema and chunks go into `imp`, zeroed by the caller) and releases the
+   stream.  Returns 0, or -1 with an exception set (clear `imp` either
+   way). */
+static int
+import_stream_struct(struct ArrowArrayStream *stream, arrow_import *imp)
+{
+    int ret = -1;
+    if (stream->get_schema == NULL || stream->get_next == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the Arrow stream has no get_schema/get_next");
+        goto done;
+    }
+    int rc = stream->get_schema(stream, &imp->schema);
+    if (rc != 0) {
+        stream_error(stream, rc, "get_schema");
+        goto done;
+    }
+    if (imp->schema.release == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the Arrow stream gave a released schema");
+        goto done;
+    }
+    for (;;) {
+        struct ArrowArray *dst = import_add(imp);
+        if (dst == NULL) {
+            goto done;
+        }
+        rc = stream->get_next(stream, dst);
+        if (rc != 0) {
+            stream_error(stream, rc, "get_next");
+            goto done;
+        }
+        if (dst->release == NULL) {
+            /* end of stream: drop the unused holder */
+            imp->n--;
+            Py_DECREF(imp->holders[imp->n]);
+            break;
+        }
+    }
+    ret = 0;
+done:
+    {
+        PyObject *saved = dfb_err_take();
+        stream->release(stream);
+        dfb_err_give(saved);
+    }
+    return ret;
 }
 
 /* Moves the stream of obj.__arrow_c_stream__() into `imp`: its schema and
@@ -363,8 +422,8 @@ import_stream(PyObject *obj, arrow_import *imp)
     if (cap == NULL) {
         return -1;
     }
-    struct ArrowArrayStream *src =
-        capsule_pointer(cap, "arrow_array_stream", "__arrow_c_stream__()");
+    struct ArrowArrayStream *src = dfb_arrow_capsule_pointer(
+        cap, "arrow_array_stream", "__arrow_c_stream__()");
     if (src == NULL) {
         Py_DECREF(cap);
         return -1;
@@ -379,47 +438,7 @@ import_stream(PyObject *obj, arrow_import *imp)
     struct ArrowArrayStream stream = *src;
     src->release = NULL;
     Py_DECREF(cap);
-    int ret = -1;
-    if (stream.get_schema == NULL || stream.get_next == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream has no get_schema/get_next");
-        goto done;
-    }
-    int rc = stream.get_schema(&stream, &imp->schema);
-    if (rc != 0) {
-        stream_error(&stream, rc, "get_schema");
-        goto done;
-    }
-    if (imp->schema.release == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream gave a released schema");
-        goto done;
-    }
-    for (;;) {
-        struct ArrowArray *dst = import_add(imp);
-        if (dst == NULL) {
-            goto done;
-        }
-        rc = stream.get_next(&stream, dst);
-        if (rc != 0) {
-            stream_error(&stream, rc, "get_next");
-            goto done;
-        }
-        if (dst->release == NULL) {
-            /* end of stream: drop the unused holder */
-            imp->n--;
-            Py_DECREF(imp->holders[imp->n]);
-            break;
-        }
-    }
-    ret = 0;
-done:
-    {
-        PyObject *exc = dfb_err_take();
-        stream.release(&stream);
-        dfb_err_give(exc);
-    }
-    return ret;
+    return import_stream_struct(&stream, imp);
 }
 
 /* Imports `obj` (preferring __arrow_c_array__, else __arrow_c_stream__)
@@ -830,22 +849,22 @@ new_array(int typenum, int64_t n, ref_list *refs)
     return (PyArrayObject *)arr;
 }
 
-/* Decodes a string-view ("vu") chunk into large-utf8 (int64 offsets +
-   bytes) in new memory, with a realigned validity copy: col->offset
-   becomes 0.  `validity` is the Arrow bitmap (NULL when no nulls).
-   Validates every view against its data buffer.  Returns 0, or -1 with
-   ValueError / MemoryError set. */
+/* Reads the variadic buffer sizes of string-view chunk `a` once (any
+   alignment) into a new int64 array kept in `refs`, followed by the
+   buffer pointers (as int64, same array), and checks them: >= 0, a
+   non-empty buffer not NULL, the views present when `length` > 0.  Sets
+   *n_var, *sizes and *bufs (NULL when there are no variadic buffers).
+   Returns 0, or -1 with ValueError / MemoryError set. */
 static int
-views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
-                    int64_t length, const uint8_t *validity, dfb_column *col,
-                    ref_list *refs)
+read_view_buffers(const struct ArrowArray *a, int64_t length, ref_list *refs,
+                  int64_t *n_var_out, const int64_t **sizes_out,
+                  const char *const **bufs_out)
 {
     int64_t n_var = a->n_buffers - 3;
     const uint8_t *views = a->buffers[1];
-    /* the variadic buffer sizes, read once (any alignment) into our own
-       memory: they are checked here and trusted below */
     const char *sizes_p = a->buffers[a->n_buffers - 1];
     int64_t *sizes = NULL;
+    const char **bufs = NULL;
     if (length > 0 && views == NULL) {
         PyErr_SetString(PyExc_ValueError, "string view array without views");
         return -1;
@@ -856,25 +875,53 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
         return -1;
     }
     if (n_var > 0) {
-        if ((size_t)n_var > PY_SSIZE_T_MAX / sizeof(int64_t)) {
+        if ((size_t)n_var > PY_SSIZE_T_MAX / (2 * sizeof(int64_t))) {
             PyErr_NoMemory();
             return -1;
         }
-        PyArrayObject *sz = new_array(NPY_INT64, n_var, refs);
+        PyArrayObject *sz = new_array(NPY_INT64, 2 * n_var, refs);
         if (sz == NULL) {
             return -1;
         }
         sizes = PyArray_DATA(sz);
         memcpy(sizes, sizes_p, (size_t)n_var * sizeof(int64_t));
+        bufs = (const char **)(sizes + n_var);
+        for (int64_t k = 0; k < n_var; k++) {
+            bufs[k] = a->buffers[2 + k];
+        }
     }
     for (int64_t k = 0; k < n_var; k++) {
-        if (sizes[k] < 0 || (sizes[k] > 0 && a->buffers[2 + k] == NULL)) {
+        if (sizes[k] < 0 || (sizes[k] > 0 && bufs[k] == NULL)) {
             PyErr_Format(PyExc_ValueError,
                          "string view data buffer %lld: bad size %lld or "
                          "NULL pointer",
                          (long long)k, (long long)sizes[k]);
             return -1;
         }
+    }
+    *n_var_out = n_var;
+    *sizes_out = sizes;
+    *bufs_out = bufs;
+    return 0;
+}
+
+/* Decodes a string-view ("vu") chunk into large-utf8 (int64 offsets +
+   bytes) in new memory, with a realigned validity copy: col->offset
+   becomes 0 (the chunk dicts of to_interchange need offsets).
+   `validity` is the Arrow bitmap (NULL when no nulls).  Validates every
+   view against its data buffer.  Returns 0, or -1 with ValueError /
+   MemoryError set. */
+static int
+views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
+                    int64_t length, const uint8_t *validity, dfb_column *col,
+                    ref_list *refs)
+{
+    const uint8_t *views = a->buffers[1];
+    int64_t n_var;
+    const int64_t *sizes;
+    const char *const *bufs;
+    if (read_view_buffers(a, length, refs, &n_var, &sizes, &bufs) < 0) {
+        return -1;
     }
     int64_t total = 0;
     for (int64_t i = 0; i < length; i++) {
@@ -944,8 +991,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
                     (int64_t)off + len > sizes[idx]) {
                     goto changed;
                 }
-                memcpy(d + pos, (const uint8_t *)a->buffers[2 + idx] + off,
-                       len);
+                memcpy(d + pos, bufs[idx] + off, len);
             }
             pos += len;
         }
@@ -1017,10 +1063,16 @@ check_offsets(const void *buf, int width, int64_t offset, int64_t length,
     return 0;
 }
 
+/* The `decode_views` modes of describe_node. */
+#define DFB_VIEWS_COPY 1
+#define DFB_VIEWS_KEEP 2
+
 /* Fills `col` (and `dict` for dictionary-encoded chunks; may be NULL only
    where dictionaries are not allowed) from one validated chunk.  Buffers
-   made over Arrow memory are owned by the node's holder; decoded string
-   views live in new NumPy arrays (when `decode_views`, else RuntimeError).
+   made over Arrow memory are owned by the node's holder.  String views
+   are kept as views when `decode_views` is DFB_VIEWS_KEEP (the converters
+   read them), copied to large-utf8 in new NumPy arrays when it is
+   DFB_VIEWS_COPY, refused with RuntimeError when 0.
    Everything made is kept in `refs`.  Returns 0, or -1 with ValueError
    (malformed), NotImplementedError (unsupported format) or RuntimeError
    set.  `name` names the column in messages. */
@@ -1225,8 +1277,33 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                              name);
                 return -1;
             }
-            if (views_to_large_utf8(st, a, nd->offset, nd->length, vbuf, col,
-                                    refs) < 0) {
+            if (decode_views == DFB_VIEWS_KEEP) {
+                /* read straight from the views by the converters;
+                   variadic_sizes is never NULL here (it marks views the
+                   importer checked) */
+                static const int64_t no_sizes[1] = {0};
+                int64_t vsize;
+                if (mul_nonneg(end, 16, &vsize) < 0) {
+                    goto overflow;
+                }
+                if (read_view_buffers(a, nd->length, refs, &col->n_variadic,
+                                      &col->variadic_sizes,
+                                      &col->variadic) < 0 ||
+                    make_span(st, &col->data, a->buffers[1], vsize,
+                              PyArray_DescrFromType(NPY_UINT8), holder,
+                              DFB_NATIVE_ARROW, refs) < 0 ||
+                    (vbuf != NULL &&
+                     make_span(st, &col->validity, vbuf, vbytes,
+                               PyArray_DescrFromType(NPY_UINT8), holder,
+                               DFB_NATIVE_ARROW, refs) < 0)) {
+                    return -1;
+                }
+                if (col->variadic_sizes == NULL) {
+                    col->variadic_sizes = no_sizes;
+                }
+            }
+            else if (views_to_large_utf8(st, a, nd->offset, nd->length, vbuf,
+                                         col, refs) < 0) {
                 return -1;
             }
             break;
@@ -1266,7 +1343,8 @@ describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         }
         const struct ArrowArray *da = a->dictionary;
         arrow_node dn = {s->dictionary, da, da->offset, da->length, holder};
-        if (describe_node(st, &dn, dict, NULL, refs, decode_views, name) < 0) {
+        if (describe_node(st, &dn, dict, NULL, refs,
+                          decode_views ? DFB_VIEWS_COPY : 0, name) < 0) {
             return -1;
         }
         col->index = f;
@@ -1440,7 +1518,8 @@ arrow_import_py(PyObject *module, PyObject *args)
                 goto done;
             }
             PyObject *d = NULL;
-            if (describe_node(st, &nd, &col, &dict, &refs, allow_copy,
+            if (describe_node(st, &nd, &col, &dict, &refs,
+                              allow_copy ? DFB_VIEWS_COPY : 0,
                               column_name(&imp, is_table, c)) < 0) {
                 if (!PyErr_ExceptionMatches(PyExc_NotImplementedError) &&
                     !PyErr_ExceptionMatches(PyExc_RuntimeError)) {
@@ -1513,7 +1592,7 @@ describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
         arr[0].dictionary = &arr[1];
     }
     arrow_node nd = {s, &arr[0], 0, 0, Py_None};
-    return describe_node(st, &nd, col, dict, refs, 1, name);
+    return describe_node(st, &nd, col, dict, refs, DFB_VIEWS_KEEP, name);
 }
 
 /* Converts column `c` of the import (all its chunks, or an empty column
@@ -1541,8 +1620,8 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
     for (Py_ssize_t b = 0; b < imp->n; b++) {
         arrow_node nd;
         if (import_node(imp, is_table, b, c, &nd) < 0 ||
-            describe_node(st, &nd, &cols[b], &cols[n + b], &refs, 1, name) <
-                0) {
+            describe_node(st, &nd, &cols[b], &cols[n + b], &refs,
+                          DFB_VIEWS_KEEP, name) < 0) {
             goto done;
         }
     }
@@ -1590,28 +1669,28 @@ done:
     return res;
 }
 
-PyObject *
-dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
-                         int allow_copy)
+/* Converts every column of an import to a dict name -> array, leaving out
+   pandas' index columns (schema metadata "pandas") when `skip_index`.
+   Returns a new reference or NULL with an exception set (ValueError for a
+   duplicate name). */
+static PyObject *
+import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
+               dfb_nulls_mode nulls, int allow_copy)
 {
-    arrow_import imp = {0};
     PyObject *res = NULL;
     uint8_t *skip = NULL;
-    if (import_producer(st, obj, &imp) < 0) {
+    int is_table = import_is_table(imp);
+    if (is_table && validate_table(imp) < 0) {
         goto done;
     }
-    int is_table = import_is_table(&imp);
-    if (is_table && validate_table(&imp) < 0) {
-        goto done;
-    }
-    int64_t ncols = is_table ? imp.schema.n_children : 1;
-    /* pandas' index stored as columns (schema metadata "pandas") */
+    int64_t ncols = is_table ? imp->schema.n_children : 1;
     skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
     if (skip == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    if (is_table && dfb_arrow_index_columns(&imp.schema, skip) < 0) {
+    if (skip_index && is_table &&
+        dfb_arrow_index_columns(&imp->schema, skip) < 0) {
         goto done;
     }
     res = PyDict_New();
@@ -1622,7 +1701,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         if (skip[c]) {
             continue;
         }
-        PyObject *key = PyUnicode_FromString(column_name(&imp, is_table, c));
+        PyObject *key = PyUnicode_FromString(column_name(imp, is_table, c));
         if (key == NULL) {
             Py_CLEAR(res);
             goto done;
@@ -1639,7 +1718,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
             goto done;
         }
         PyObject *arr =
-            convert_column(st, &imp, is_table, c, nulls, allow_copy);
+            convert_column(st, imp, is_table, c, nulls, allow_copy);
         if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
             Py_XDECREF(arr);
             Py_DECREF(key);
@@ -1651,6 +1730,18 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     }
 done:
     PyMem_Free(skip);
+    return res;
+}
+
+PyObject *
+dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+                         int allow_copy)
+{
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    if (import_producer(st, obj, &imp) == 0) {
+        res = import_to_dict(st, &imp, 1, nulls, allow_copy);
+    }
     import_clear(&imp);
     return res;
 }
@@ -1977,8 +2068,8 @@ dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
         return NULL;
     }
     if (requested != Py_None) {
-        struct ArrowSchema *rs =
-            capsule_pointer(requested, "arrow_schema", "requested_schema");
+        struct ArrowSchema *rs = dfb_arrow_capsule_pointer(
+            requested, "arrow_schema", "requested_schema");
         if (rs == NULL) {
             return NULL;
         }
@@ -2139,53 +2230,6 @@ PyMethodDef dfb_arrow_methods[] = {
 /* The C API's Arrow entry (capi.c): structs moved in by a C caller     */
 /* ------------------------------------------------------------------ */
 
-/* Converts every column of an import to a dict name -> array (the loop of
-   dfb_arrow_from_dataframe, on an import a C caller moved in).  Returns a
-   new reference or NULL with an exception set. */
-static PyObject *
-import_to_dict(dfb_state *st, const arrow_import *imp, dfb_nulls_mode nulls,
-               int allow_copy)
-{
-    int is_table = import_is_table(imp);
-    if (is_table && validate_table(imp) < 0) {
-        return NULL;
-    }
-    int64_t ncols = is_table ? imp->schema.n_children : 1;
-    PyObject *res = PyDict_New();
-    if (res == NULL) {
-        return NULL;
-    }
-    for (int64_t c = 0; c < ncols; c++) {
-        PyObject *key = PyUnicode_FromString(column_name(imp, is_table, c));
-        if (key == NULL) {
-            Py_DECREF(res);
-            return NULL;
-        }
-        int dup = PyDict_Contains(res, key);
-        if (dup != 0) {
-            if (dup > 0) {
-                PyErr_Format(PyExc_ValueError,
-                             "duplicate column name %R in the Arrow schema",
-                             key);
-            }
-            Py_DECREF(key);
-            Py_DECREF(res);
-            return NULL;
-        }
-        PyObject *arr =
-            convert_column(st, imp, is_table, c, nulls, allow_copy);
-        if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
-            Py_XDECREF(arr);
-            Py_DECREF(key);
-            Py_DECREF(res);
-            return NULL;
-        }
-        Py_DECREF(arr);
-        Py_DECREF(key);
-    }
-    return res;
-}
-
 PyObject *
 dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
                  struct ArrowSchema *schema, int as_dict, dfb_nulls_mode nulls,
@@ -2231,7 +2275,7 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
         goto done;
     }
     if (as_dict) {
-        res = import_to_dict(st, &imp, nulls, allow_copy);
+        res = import_to_dict(st, &imp, 0, nulls, allow_copy);
     }
     else if (import_is_table(&imp)) {
         PyErr_SetString(PyExc_NotImplementedError,
@@ -2245,55 +2289,6 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
 done:
     import_clear(&imp);
     return res;
-}
-
-/* Moves every chunk of `stream` (a live stream moved in by the caller; the
-   schema and chunks go into `imp`, zeroed by the caller) and releases the
-   stream.  Returns 0, or -1 with an exception set (clear `imp` either
-   way). */
-static int
-import_stream_struct(struct ArrowArrayStream *stream, arrow_import *imp)
-{
-    int ret = -1;
-    if (stream->get_schema == NULL || stream->get_next == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream has no get_schema/get_next");
-        goto done;
-    }
-    int rc = stream->get_schema(stream, &imp->schema);
-    if (rc != 0) {
-        stream_error(stream, rc, "get_schema");
-        goto done;
-    }
-    if (imp->schema.release == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream gave a released schema");
-        goto done;
-    }
-    for (;;) {
-        struct ArrowArray *dst = import_add(imp);
-        if (dst == NULL) {
-            goto done;
-        }
-        rc = stream->get_next(stream, dst);
-        if (rc != 0) {
-            stream_error(stream, rc, "get_next");
-            goto done;
-        }
-        if (dst->release == NULL) {
-            imp->n--;
-            Py_DECREF(imp->holders[imp->n]);
-            break;
-        }
-    }
-    ret = 0;
-done:
-    {
-        PyObject *saved = dfb_err_take();
-        stream->release(stream);
-        dfb_err_give(saved);
-    }
-    return ret;
 }
 
 PyObject *
@@ -2315,7 +2310,7 @@ dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
                             "the Arrow schema has no format");
         }
         else {
-            res = import_to_dict(st, &imp, nulls, allow_copy);
+            res = import_to_dict(st, &imp, 0, nulls, allow_copy);
         }
     }
     import_clear(&imp);
@@ -2398,7 +2393,7 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
             arrow_node nd;
             if (import_node(&imp, is_table, b, c, &nd) < 0 ||
                 describe_node(st, &nd, &fc->chunks[b], &fc->chunks[nch + b],
-                              &refs, 1, name) < 0) {
+                              &refs, DFB_VIEWS_KEEP, name) < 0) {
                 goto done;
             }
         }

@@ -127,31 +127,6 @@ dfb_arrow_device_refuse(DLDevice device, const char *what)
     return -1;
 }
 
-/* Returns the pointer of capsule `cap` named `name`, or NULL with
-   TypeError (not a capsule, or another name).  `what` names the source. */
-static void *
-capsule_pointer(PyObject *cap, const char *name, const char *what)
-{
-    if (!PyCapsule_CheckExact(cap)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s must give a PyCapsule named '%s', got %.100s", what,
-                     name, Py_TYPE(cap)->tp_name);
-        return NULL;
-    }
-    const char *got = PyCapsule_GetName(cap);
-    if (got == NULL && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (got == NULL || strcmp(got, name) != 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s must give a PyCapsule named '%s', got one named "
-                     "'%s'",
-                     what, name, got ? got : "(null)");
-        return NULL;
-    }
-    return PyCapsule_GetPointer(cap, name);
-}
-
 int
 dfb_arrow_device_is_producer(PyObject *obj)
 {
@@ -211,12 +186,12 @@ import_device_array(PyObject *meth, struct ArrowSchema *schema,
         goto done;
     }
     PyObject *sc = PyTuple_GET_ITEM(res, 0), *ac = PyTuple_GET_ITEM(res, 1);
-    struct ArrowSchema *s =
-        capsule_pointer(sc, "arrow_schema", "__arrow_c_device_array__()[0]");
+    struct ArrowSchema *s = dfb_arrow_capsule_pointer(
+        sc, "arrow_schema", "__arrow_c_device_array__()[0]");
     if (s == NULL) {
         goto done;
     }
-    struct ArrowDeviceArray *d = capsule_pointer(
+    struct ArrowDeviceArray *d = dfb_arrow_capsule_pointer(
         ac, "arrow_device_array", "__arrow_c_device_array__()[1]");
     if (d == NULL) {
         goto done;
@@ -252,13 +227,7 @@ stream_error(struct ArrowDeviceArrayStream *stream, int rc, const char *what)
     if (stream->get_last_error != NULL) {
         msg = stream->get_last_error(stream);
     }
-    PyObject *exc = rc == EINVAL   ? PyExc_ValueError
-                    : rc == ENOMEM ? PyExc_MemoryError
-                    : rc == ENOSYS ? PyExc_NotImplementedError
-                                   : PyExc_OSError;
-    PyErr_Format(exc, "Arrow device stream %s failed (error %d): %s", what, rc,
-                 msg ? msg : "no message");
-    return -1;
+    return dfb_arrow_stream_failed("Arrow device stream", what, rc, msg);
 }
 
 /* Moves the stream of obj.__arrow_c_device_stream__ (`meth`): its schema
@@ -271,7 +240,7 @@ import_device_stream(PyObject *meth, struct ArrowSchema *schema,
     if (cap == NULL) {
         return -1;
     }
-    struct ArrowDeviceArrayStream *src = capsule_pointer(
+    struct ArrowDeviceArrayStream *src = dfb_arrow_capsule_pointer(
         cap, "arrow_device_array_stream", "__arrow_c_device_stream__()");
     if (src == NULL) {
         Py_DECREF(cap);
@@ -990,8 +959,8 @@ dfb_buffer_arrow_c_device_array(PyObject *self, PyObject *const *args,
         return NULL;
     }
     if (requested != Py_None) {
-        const struct ArrowSchema *rs =
-            capsule_pointer(requested, "arrow_schema", "requested_schema");
+        const struct ArrowSchema *rs = dfb_arrow_capsule_pointer(
+            requested, "arrow_schema", "requested_schema");
         if (rs == NULL) {
             Py_DECREF(scap);
             return NULL;

@@ -222,6 +222,28 @@ capi_nulls(const capi_impl *impl, int nulls)
     return impl->nulls_names[nulls];
 }
 
+/* The start of the calls taking (object, nulls): stores the module in *m
+   and returns the borrowed nulls= string, or NULL with an exception (the
+   module gone, a bad `nulls`, TypeError "<what> is NULL" for a NULL
+   `obj`). */
+static PyObject *
+capi_obj_nulls(const DfBuffer_CAPI *api, PyObject *obj, int nulls,
+               const char *what, PyObject **m)
+{
+    dfb_state *st;
+    *m = capi_module(api, &st);
+    PyObject *n =
+        *m == NULL ? NULL : capi_nulls((const capi_impl *)api, nulls);
+    if (n == NULL) {
+        return NULL;
+    }
+    if (obj == NULL) {
+        PyErr_Format(PyExc_TypeError, "%s is NULL", what);
+        return NULL;
+    }
+    return n;
+}
+
 /* DfBuffer_BufferToNdarray: buffer_to_ndarray(buffer, dtype, offset=,
    length=).  New reference or NULL with an exception. */
 static PyObject *
@@ -263,15 +285,10 @@ static PyObject *
 capi_column_to_ndarray(const DfBuffer_CAPI *api, PyObject *column, int nulls)
 {
     const capi_impl *impl = (const capi_impl *)api;
-    dfb_state *st;
-    PyObject *m = capi_module(api, &st);
-    PyObject *n = m == NULL ? NULL : capi_nulls(impl, nulls);
+    PyObject *m;
+    PyObject *n = capi_obj_nulls(api, column, nulls,
+                                 "DfBuffer_ColumnToNdarray: column", &m);
     if (n == NULL) {
-        return NULL;
-    }
-    if (column == NULL) {
-        PyErr_SetString(PyExc_TypeError,
-                        "DfBuffer_ColumnToNdarray: column is NULL");
         return NULL;
     }
     PyObject *args[2] = {column, n};
@@ -288,15 +305,10 @@ capi_from_dataframe(const DfBuffer_CAPI *api, PyObject *obj, int nulls,
                     int allow_copy)
 {
     const capi_impl *impl = (const capi_impl *)api;
-    dfb_state *st;
-    PyObject *m = capi_module(api, &st);
-    PyObject *n = m == NULL ? NULL : capi_nulls(impl, nulls);
+    PyObject *m;
+    PyObject *n =
+        capi_obj_nulls(api, obj, nulls, "DfBuffer_FromDataFrame: obj", &m);
     if (n == NULL) {
-        return NULL;
-    }
-    if (obj == NULL) {
-        PyErr_SetString(PyExc_TypeError,
-                        "DfBuffer_FromDataFrame: obj is NULL");
         return NULL;
     }
     PyObject *args[3] = {obj, n, allow_copy ? Py_True : Py_False};

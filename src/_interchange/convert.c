@@ -525,6 +525,28 @@ validate(const dfb_column *col, int depth)
             }
             break;
         }
+        case DFB_T_STRING_VIEW:
+            /* the views; each is checked against its buffers where it is
+               read (dfb_view_at) */
+            if ((need = mul_bytes(end, 16)) < 0 ||
+                check_span(&col->data, need, "data (views)") < 0) {
+                return -1;
+            }
+            if (col->variadic_sizes == NULL) {
+                /* only the Arrow importer describes views (the
+                   interchange protocol has no variadic buffers) */
+                PyErr_Format(PyExc_NotImplementedError,
+                             "dfbuffer cannot convert %s columns",
+                             type_name(col->fmt.type));
+                return -1;
+            }
+            if (col->n_variadic < 0 ||
+                (col->n_variadic > 0 && col->variadic == NULL)) {
+                PyErr_SetString(PyExc_ValueError,
+                                "string views without their data buffers");
+                return -1;
+            }
+            break;
         case DFB_T_DICTIONARY:
             if ((need = mul_bytes(end, col->index.bits / 8)) < 0 ||
                 check_span(&col->data, need, "data (codes)") < 0) {
@@ -1126,6 +1148,15 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                 c->data.ptr, c->data.size, c->offsets.ptr,
                 c->fmt.type == DFB_T_UTF8 ? 32 : 64, c->offsets_swapped,
                 c->offset, n, isnull);
+        case DFB_T_STRING_VIEW:
+            if (need_copy(allow_copy, "string views to Python str objects") <
+                0) {
+                return NULL;
+            }
+            if (opts & DFB_OPT_STRINGDTYPE) {
+                return dfb_views_to_stringdtype(c, isnull);
+            }
+            return dfb_views_to_object_array(c, isnull);
         case DFB_T_DICTIONARY:
             if (need_copy(allow_copy, "categorical codes to values") < 0) {
                 return NULL;
@@ -1314,10 +1345,10 @@ static int
 same_output_type(const dfb_column *a, const dfb_column *b)
 {
     dfb_type ta = a->fmt.type, tb = b->fmt.type;
-    if (ta == DFB_T_LARGE_UTF8) {
+    if (ta == DFB_T_LARGE_UTF8 || ta == DFB_T_STRING_VIEW) {
         ta = DFB_T_UTF8;
     }
-    if (tb == DFB_T_LARGE_UTF8) {
+    if (tb == DFB_T_LARGE_UTF8 || tb == DFB_T_STRING_VIEW) {
         tb = DFB_T_UTF8;
     }
     if (ta != tb) {

@@ -76,6 +76,24 @@ dfb_probe_state_clear(dfb_state *st)
     memset(st->probe_cache, 0, sizeof(st->probe_cache));
 }
 
+/* Stores obj.<name> (new reference) in *out: returns 1, 0 with *out
+   unchanged when the get raises AttributeError, -1 with the exception set
+   otherwise. */
+static int
+get_present(PyObject *obj, PyObject *name, PyObject **out)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            return 0;
+        }
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
 int
 dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out)
 {
@@ -84,16 +102,7 @@ dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out)
     PyObject *mro = tp->tp_mro;
     if (mro == NULL || !PyTuple_Check(mro)) {
         /* a type not yet readied: ask the type object itself */
-        PyObject *v = PyObject_GetAttr((PyObject *)tp, name);
-        if (v == NULL) {
-            if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-                PyErr_Clear();
-                return 0;
-            }
-            return -1;
-        }
-        *out = v;
-        return 1;
+        return get_present((PyObject *)tp, name, out);
     }
     Py_INCREF(mro);
     int r = 0;
@@ -217,16 +226,7 @@ dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out)
     if (r <= 0) {
         return r;
     }
-    PyObject *v = PyObject_GetAttr(obj, st->probe_names[which]);
-    if (v == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
-            return 0;
-        }
-        return -1;
-    }
-    *out = v;
-    return 1;
+    return get_present(obj, st->probe_names[which], out);
 }
 
 int
@@ -237,16 +237,7 @@ dfb_probe_attr(PyObject *obj, PyObject *name, PyObject **out)
     if (r <= 0) {
         return r;
     }
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
-            return 0;
-        }
-        return -1;
-    }
-    *out = v;
-    return 1;
+    return get_present(obj, name, out);
 }
 
 int

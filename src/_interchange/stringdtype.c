@@ -161,6 +161,21 @@ new_string_array(int64_t n)
         &PyArray_Type, (PyArray_Descr *)d, 1, dims, NULL, NULL, 0, NULL);
 }
 
+/* Releases the allocator of *arr (acquired by the caller); when `nomem`
+   (an NpyString_pack* call failed), also drops *arr and sets MemoryError.
+   Returns 0, or -1 with *arr NULL. */
+static int
+release_allocator(npy_string_allocator *alloc, int nomem, PyArrayObject **arr)
+{
+    NpyString_release_allocator(alloc);
+    if (nomem) {
+        Py_CLEAR(*arr);
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *
 dfb_strings_to_stringdtype(const char *data, const void *offsets,
                            int offset_bits, int offsets_swapped,
@@ -207,10 +222,8 @@ dfb_strings_to_stringdtype(const char *data, const void *offsets,
         }
         start = end;
     }
-    NpyString_release_allocator(alloc);
-    if (nomem) {
-        Py_DECREF(arr);
-        return PyErr_NoMemory();
+    if (release_allocator(alloc, nomem, &arr) < 0) {
+        return NULL;
     }
     if (bad >= 0) {
         Py_DECREF(arr);
@@ -314,10 +327,8 @@ dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull)
             break;
         }
     }
-    NpyString_release_allocator(alloc);
-    if (nomem) {
-        Py_DECREF(arr);
-        return PyErr_NoMemory();
+    if (release_allocator(alloc, nomem, &arr) < 0) {
+        return NULL;
     }
     if (bad >= 0) {
         Py_DECREF(arr);
@@ -326,6 +337,57 @@ dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull)
                      "%lld categories",
                      (long long)badcode, (long long)bad, (long long)ncats);
         return NULL;
+    }
+    return (PyObject *)arr;
+}
+
+PyObject *
+dfb_views_to_stringdtype(const dfb_column *c, const uint8_t *isnull)
+{
+    const int64_t length = c->length;
+    PyArrayObject *arr = new_string_array(length);
+    if (arr == NULL || length == 0) {
+        return (PyObject *)arr;
+    }
+    const npy_intp stride = PyArray_ITEMSIZE(arr);
+    char *out = PyArray_DATA(arr);
+    npy_string_allocator *alloc = NpyString_acquire_allocator(
+        (PyArray_StringDTypeObject *)PyArray_DESCR(arr));
+    const char *bad = NULL;
+    int64_t badn = 0;
+    int failed = 0; /* 1: MemoryError to set, -1: ValueError set */
+    for (int64_t i = 0; i < length; i++) {
+        npy_packed_static_string *ps =
+            (npy_packed_static_string *)(out + i * stride);
+        if (isnull != NULL && isnull[i]) {
+            if (NpyString_pack_null(alloc, ps) < 0) {
+                failed = 1;
+                break;
+            }
+            continue;
+        }
+        const char *s;
+        int64_t n;
+        if (dfb_view_at(c, c->offset + i, &s, &n) < 0) {
+            failed = -1;
+            break;
+        }
+        if (!utf8_valid(s, n)) {
+            bad = s;
+            badn = n;
+            break;
+        }
+        if (NpyString_pack(alloc, ps, s, (size_t)n) < 0) {
+            failed = 1;
+            break;
+        }
+    }
+    if (release_allocator(alloc, failed == 1, &arr) < 0) {
+        return NULL;
+    }
+    if (failed || bad != NULL) {
+        Py_DECREF(arr);
+        return failed ? NULL : set_decode_error(bad, badn);
     }
     return (PyObject *)arr;
 }

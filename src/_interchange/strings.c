@@ -155,10 +155,10 @@ decode(const char *s, int64_t n)
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
 }
 
-/* One slot of the de-duplication table: a str made from the bytes
-   data[start, start + len). */
+/* One slot of the de-duplication table: a str made from the `len` bytes
+   at `ptr`. */
 typedef struct {
-    int64_t start;
+    const char *ptr;
     int64_t len;
     PyObject *obj; /* borrowed from the output array; NULL = empty */
 } dedup_slot;
@@ -172,6 +172,21 @@ typedef struct {
    and a cache miss for nothing). */
 #define DEDUP_PROBE 8192
 #define DEDUP_MIN_RATIO 8
+
+/* Returns a zeroed de-duplication table for `length` strings (its slot
+   count, a power of two, in *tsize), or NULL when `length` is too small
+   to be worth one or memory is short (no exception: the converters then
+   decode every string).  Free with PyMem_Free. */
+static dedup_slot *
+dedup_table(int64_t length, size_t *tsize)
+{
+    size_t t = 16;
+    while (t < DEDUP_MAX_SLOTS && (int64_t)t < 2 * length) {
+        t <<= 1;
+    }
+    *tsize = t;
+    return length >= 64 ? PyMem_Calloc(t, sizeof(dedup_slot)) : NULL;
+}
 
 /* Hashes `n` (<= DEDUP_MAX_LEN) bytes at `s`.  Cannot fail. */
 static inline uint64_t
@@ -192,6 +207,46 @@ hash_bytes(const char *s, int64_t n)
     }
     h ^= h >> 32;
     return h;
+}
+
+/* The de-duplication state of one conversion. */
+typedef struct {
+    dedup_slot *table; /* NULL: off */
+    size_t tsize;
+    int64_t lookups, hits;
+} dedup;
+
+/* Returns a new str for the `n` UTF-8 bytes at `p`: the one already made
+   for equal bytes when the table has it, else a decoded one (remembered
+   when short).  The table borrows the str: the caller stores it in the
+   output right away.  Switches the table off after DEDUP_PROBE look-ups
+   with too few hits.  NULL with an exception set (as decode). */
+static inline PyObject *
+dedup_decode(dedup *d, const char *p, int64_t n)
+{
+    dedup_slot *slot = NULL;
+    if (d->table != NULL && n <= DEDUP_MAX_LEN) {
+        slot = &d->table[hash_bytes(p, n) & (d->tsize - 1)];
+        d->lookups++;
+        if (slot->obj != NULL && slot->len == n &&
+            (n == 0 || memcmp(slot->ptr, p, (size_t)n) == 0)) {
+            d->hits++;
+            return Py_NewRef(slot->obj);
+        }
+        if (d->lookups == DEDUP_PROBE &&
+            d->hits * DEDUP_MIN_RATIO < d->lookups) {
+            PyMem_Free(d->table);
+            d->table = NULL;
+            slot = NULL;
+        }
+    }
+    PyObject *item = decode(p, n);
+    if (item != NULL && slot != NULL) {
+        slot->ptr = p;
+        slot->len = n;
+        slot->obj = item;
+    }
+    return item;
 }
 
 /* Reads string offset `i` (any alignment, byte-swapped if `swap`) of
@@ -252,19 +307,14 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
        does by default): repeated values cost a hash and a memcmp instead
        of an allocation and a decode.  A direct-mapped table, switched off
        when the first look-ups show mostly distinct values. */
-    size_t tsize = 16;
-    while (tsize < DEDUP_MAX_SLOTS && (int64_t)tsize < 2 * length) {
-        tsize <<= 1;
-    }
-    dedup_slot *table =
-        length >= 64 ? PyMem_Calloc(tsize, sizeof(dedup_slot)) : NULL;
-    int64_t lookups = 0, hits = 0;
+    dedup dd = {0};
+    dd.table = dedup_table(length, &dd.tsize);
     /* once the table is off, native 32-bit offsets take the loop below */
     const int plain32 = offset_bits == 32 && !offsets_swapped;
 
     int64_t i = 0;
     int64_t start = load_offset(op, offset_bits, offsets_swapped, 0);
-    for (; i < length && !(table == NULL && plain32); i++) {
+    for (; i < length && !(dd.table == NULL && plain32); i++) {
         PyObject *item;
         const int64_t end =
             load_offset(op, offset_bits, offsets_swapped, i + 1);
@@ -273,40 +323,15 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
         }
         else {
             if (start < 0 || end < start || end > data_size) {
-                PyMem_Free(table);
+                PyMem_Free(dd.table);
                 Py_DECREF(arr);
                 return bad_offsets(i, start, end, data_size);
             }
-            const int64_t n = end - start;
-            dedup_slot *slot = NULL;
-            if (table != NULL && n <= DEDUP_MAX_LEN) {
-                slot = &table[hash_bytes(data + start, n) & (tsize - 1)];
-                lookups++;
-                if (slot->obj != NULL && slot->len == n &&
-                    (n == 0 || memcmp(data + slot->start, data + start,
-                                      (size_t)n) == 0)) {
-                    hits++;
-                    Py_XSETREF(out[i], Py_NewRef(slot->obj));
-                    start = end;
-                    continue;
-                }
-                if (lookups == DEDUP_PROBE &&
-                    hits * DEDUP_MIN_RATIO < lookups) {
-                    PyMem_Free(table);
-                    table = NULL;
-                    slot = NULL;
-                }
-            }
-            item = decode(data + start, n);
+            item = dedup_decode(&dd, data + start, end - start);
             if (item == NULL) {
-                PyMem_Free(table);
+                PyMem_Free(dd.table);
                 Py_DECREF(arr);
                 return NULL;
-            }
-            if (slot != NULL) {
-                slot->start = start;
-                slot->len = n;
-                slot->obj = item; /* borrowed: out[i] holds it */
             }
         }
         Py_XSETREF(out[i], item);
@@ -336,6 +361,46 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
         Py_XSETREF(out[i], item);
         start = end;
     }
-    PyMem_Free(table);
+    PyMem_Free(dd.table);
     return arr;
+}
+
+PyObject *
+dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
+{
+    const int64_t length = c->length;
+    npy_intp dims[1] = {(npy_intp)length};
+    PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
+    if (arr == NULL || length == 0) {
+        return arr;
+    }
+    PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
+    /* as dfb_strings_to_object_array: equal short strings share one str
+       until the first look-ups show mostly distinct values */
+    dedup dd = {0};
+    dd.table = dedup_table(length, &dd.tsize);
+    for (int64_t i = 0; i < length; i++) {
+        PyObject *item;
+        const char *p;
+        int64_t n;
+        if (isnull != NULL && isnull[i]) {
+            item = Py_NewRef(Py_None);
+        }
+        else {
+            if (dfb_view_at(c, c->offset + i, &p, &n) < 0) {
+                goto fail;
+            }
+            item = dedup_decode(&dd, p, n);
+            if (item == NULL) {
+                goto fail;
+            }
+        }
+        Py_XSETREF(out[i], item);
+    }
+    PyMem_Free(dd.table);
+    return arr;
+fail:
+    PyMem_Free(dd.table);
+    Py_DECREF(arr);
+    return NULL;
 }

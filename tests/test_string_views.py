@@ -1,0 +1,219 @@
+"""Issue 14, strings without detours: string_view ("vu") columns decoded to str
+objects and to StringDType straight from the 16-byte views.  Values equal
+pyarrow's and polars' own; hostile views give a clean ValueError."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from test_arrow_bad import Producer
+
+import dfbuffer
+
+WORDS = ["", "a", "twelve bytes", "thirteen byte", "héllo wörld, out of line",
+         "ünï", "日本語のテキスト", "x" * 200, "🙂 emoji 🙂", "twelve bytes"]
+
+
+def values(n: int = 300, with_nulls: bool = True) -> list:
+    out = []
+    for i in range(n):
+        out.append(None if with_nulls and i % 7 == 3 else WORDS[i % len(WORDS)] + str(i % 5))
+    return out
+
+
+def as_list(res) -> list:
+    if isinstance(res, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(res)
+        return [None if m else v for v, m in zip(res.data.tolist(), mask, strict=True)]
+    return res.tolist()
+
+
+@pytest.mark.parametrize("strings", ["object", "stringdtype"])
+@pytest.mark.parametrize("with_nulls", [False, True])
+def test_views_equal_pyarrow(strings, with_nulls):
+    arr = pa.array(values(with_nulls=with_nulls), pa.string_view())
+    res = dfbuffer.column_to_ndarray(arr, strings=strings, nulls="fill")
+    assert as_list(res) == arr.to_pylist()
+    if strings == "object" and not with_nulls:
+        assert res.tolist() == arr.to_numpy(zero_copy_only=False).tolist()
+
+
+@pytest.mark.parametrize("strings", ["object", "stringdtype"])
+@pytest.mark.parametrize("start,stop", [(0, 1), (3, 40), (1, 299), (150, 300), (299, 300)])
+def test_sliced_views(strings, start, stop):
+    arr = pa.array(values(), pa.string_view()).slice(start, stop - start)
+    res = dfbuffer.column_to_ndarray(arr, strings=strings, nulls="fill")
+    assert as_list(res) == arr.to_pylist()
+
+
+def test_masked_result_has_the_nulls():
+    arr = pa.array(values(), pa.string_view())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert isinstance(res, np.ma.MaskedArray)
+    assert np.ma.getmaskarray(res).tolist() == [v is None for v in arr.to_pylist()]
+
+
+@pytest.mark.parametrize("strings", ["object", "stringdtype"])
+def test_chunked_views_and_mixed_with_large_strings(strings):
+    a = pa.array(values(), pa.string_view())
+    ch = pa.chunked_array([a.slice(5, 100), a.slice(200), pa.array([], pa.string_view()), a])
+    res = dfbuffer.column_to_ndarray(ch, strings=strings, nulls="fill")
+    assert as_list(res) == ch.to_pylist()
+    table = pa.table({"v": ch, "s": ch.cast(pa.large_string())})
+    out = dfbuffer.from_dataframe(table, strings=strings, nulls="fill")
+    assert as_list(out["v"]) == as_list(out["s"]) == ch.to_pylist()
+
+
+def test_dedup_like_the_offsets_decoder():
+    short = pa.array(["ab", "cd", "ab", "long string here, 40 bytes or more....."] * 500)
+    obj_large = dfbuffer.column_to_ndarray(short)
+    obj_views = dfbuffer.column_to_ndarray(short.cast(pa.string_view()))
+    assert obj_views.tolist() == obj_large.tolist()
+    # equal short values share one object, as the offsets decoder does
+    assert (obj_views[0] is obj_views[2]) == (obj_large[0] is obj_large[2])
+    assert obj_views[0] is obj_views[4]
+
+
+def test_polars_string_columns():
+    pl = pytest.importorskip("polars")
+    s = pl.Series("s", values())
+    assert dfbuffer.column_to_ndarray(s, nulls="fill").tolist() == s.to_list()
+    sd = dfbuffer.column_to_ndarray(s, strings="stringdtype")
+    assert as_list(sd) == s.to_list()
+    df = pl.DataFrame({"s": values(), "t": values(50, False) * 6})
+    out = dfbuffer.from_dataframe(df, nulls="fill")
+    assert out["s"].tolist() == df["s"].to_list()
+    assert out["t"].tolist() == df["t"].to_list()
+
+
+def test_long_views_of_50_to_150_chars_equal_pyarrow():
+    rng = np.random.default_rng(1)
+    n = 20000
+    lens = rng.integers(50, 151, n)
+    chars = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", "u1")
+    data = chars[rng.integers(0, len(chars), int(lens.sum()))].tobytes()
+    offs = np.zeros(n + 1, "i8")
+    np.cumsum(lens, out=offs[1:])
+    large = pa.Array.from_buffers(
+        pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)]
+    )
+    views = large.cast(pa.string_view())
+    peer = views.to_numpy(zero_copy_only=False)
+    assert dfbuffer.column_to_ndarray(views).tolist() == peer.tolist()
+
+
+def test_allow_copy_false_refuses_views():
+    table = pa.table({"v": pa.array(["a", "b"], pa.string_view())})
+    with pytest.raises(RuntimeError, match="allow_copy"):
+        dfbuffer.from_dataframe(table, allow_copy=False)
+
+
+# --------------------------------------------------------------------------
+# hostile views
+
+
+def view(n: int, prefix: bytes = b"", idx: int = 0, off: int = 0) -> bytes:
+    if 0 <= n <= 12:
+        return struct.pack("<i12s", n, prefix)
+    return struct.pack("<i4sii", n, prefix[:4], idx, off)
+
+
+DATA = b"0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def producer(views: list[bytes], bufs: list, sizes: list[int], *, misalign: bool = False):
+    raw = np.frombuffer(b"".join(views), np.uint8)
+    if misalign:
+        # one byte in: the views (and the sizes) start at an odd address
+        raw = np.frombuffer(b"\0" + raw.tobytes(), np.uint8)[1:]
+        assert raw.ctypes.data % 2 == 1
+    sz = np.frombuffer(b"\0" + np.array(sizes, "<i8").tobytes(), np.uint8)[1:]
+    return Producer(b"vu", len(views), [None, raw, *bufs, sz])
+
+
+def data_buf():
+    return np.frombuffer(DATA, np.uint8).copy()
+
+
+@pytest.mark.parametrize("strings", ["object", "stringdtype"])
+@pytest.mark.parametrize(
+    "bad_view",
+    [
+        view(20, b"0123", idx=1),            # index out of range
+        view(20, b"0123", idx=-1),           # negative index
+        view(20, b"0123", off=30),           # offset + length past the buffer
+        view(20, b"0123", off=-4),           # negative offset
+        view(-5),                            # negative length
+        view(-(2**31)),                      # most negative length
+    ],
+)
+def test_hostile_views_raise_value_error(strings, bad_view):
+    p = producer([view(3, b"abc"), bad_view], [data_buf()], [len(DATA)])
+    with pytest.raises(ValueError, match="string view 1"):
+        dfbuffer.column_to_ndarray(p, strings=strings)
+    assert p.release_count == 1
+
+
+@pytest.mark.parametrize("strings", ["object", "stringdtype"])
+def test_misaligned_views_read_correctly(strings):
+    p = producer([view(5, b"hello"), view(20, b"2345", off=2), view(0)],
+                 [data_buf()], [len(DATA)], misalign=True)
+    res = dfbuffer.column_to_ndarray(p, strings=strings)
+    assert res.tolist() == ["hello", DATA[2:22].decode(), ""]
+
+
+@pytest.mark.parametrize("strings", ["object", "stringdtype"])
+def test_null_variadic_buffer_with_out_of_line_views(strings):
+    # a NULL data buffer that claims bytes
+    p = producer([view(20, b"0123")], [None], [len(DATA)])
+    with pytest.raises(ValueError, match="NULL"):
+        dfbuffer.column_to_ndarray(p, strings=strings)
+    # a NULL data buffer of size 0: an out-of-line view cannot point into it
+    p = producer([view(4, b"okay"), view(20, b"0123")], [None], [0])
+    with pytest.raises(ValueError, match="string view 1"):
+        dfbuffer.column_to_ndarray(p, strings=strings)
+    # no variadic buffer at all
+    p = producer([view(20, b"0123")], [], [])
+    with pytest.raises(ValueError, match="string view 0"):
+        dfbuffer.column_to_ndarray(p, strings=strings)
+
+
+def test_negative_variadic_size_and_missing_views():
+    p = producer([view(3, b"abc")], [data_buf()], [-1])
+    with pytest.raises(ValueError, match="bad size"):
+        dfbuffer.column_to_ndarray(p)
+    p = Producer(b"vu", 2, [None, None, np.zeros(0, np.int64)])
+    with pytest.raises(ValueError, match="without views"):
+        dfbuffer.column_to_ndarray(p)
+
+
+@pytest.mark.parametrize("strings", ["object", "stringdtype"])
+@pytest.mark.parametrize("bad", [view(2, b"\xff\xfe"), view(14, b"0123", off=0)])
+def test_invalid_utf8_in_a_view(strings, bad):
+    buf = data_buf()
+    buf[5] = 0xC3  # a lead byte without its continuation
+    p = producer([bad], [buf], [len(DATA)])
+    with pytest.raises(UnicodeDecodeError):
+        dfbuffer.column_to_ndarray(p, strings=strings)
+
+
+def test_to_interchange_still_gives_offsets():
+    arr = pa.array(values(), pa.string_view())
+    col = dfbuffer.to_interchange(pa.table({"v": arr})).get_column(0)
+    assert col.dtype[2] == "U"
+    bufs = col.get_buffers()
+    assert bufs["offsets"] is not None
+
+
+def test_interchange_column_claiming_views_is_not_read_as_views():
+    import producers as P
+
+    views = np.frombuffer(view(20, b"0123", off=0), np.uint8).copy()
+    col = P.Column(size=1, dtype=(P.STRING, 8, "vu", "="),
+                   data=(P.Buffer(views), P.UINT8_DTYPE), offsets=None, validity=None,
+                   offset=0, null=(P.NON_NULLABLE, None), null_count=0)
+    with pytest.raises(NotImplementedError, match="string view"):
+        dfbuffer.column_to_ndarray(col)
