@@ -5,7 +5,7 @@
 #define DFBUFFER_CONVERT_H
 
 #include "dfbuffer/common.h"
-#include "dfbuffer/format.h"
+#include "format.h"
 
 /* One buffer of a column: host memory plus the object keeping it alive. */
 typedef struct {

@@ -23,7 +23,8 @@
 #include "dfbuffer/arrow_device.h"
 #include "dfbuffer/probe.h"
 #include "dfbuffer/convert.h"
-#include "dfbuffer/format.h"
+#include "format.h"
+#include "offsets.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/export.h"
 
@@ -992,28 +993,13 @@ static int
 check_offsets(const void *buf, int width, int64_t offset, int64_t length,
               int64_t *end)
 {
-    int64_t prev = -1;
-    for (int64_t i = offset; i <= offset + length; i++) {
-        /* any alignment: Arrow only recommends it */
-        int64_t v;
-        if (width == 4) {
-            int32_t v32;
-            memcpy(&v32, (const char *)buf + i * 4, 4);
-            v = v32;
-        }
-        else {
-            memcpy(&v, (const char *)buf + i * 8, 8);
-        }
-        if (v < prev || v < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "string offsets must be non-negative and "
-                         "non-decreasing; offsets[%lld] = %lld",
-                         (long long)i, (long long)v);
-            return -1;
-        }
-        prev = v;
+    /* any alignment: Arrow only recommends it */
+    dfb_error err;
+    if (dfb_offsets_validate(buf, width, 0, offset, offset + length, end, NULL,
+                             &err) != DFB_OK) {
+        PyErr_SetString(PyExc_ValueError, err.message);
+        return -1;
     }
-    *end = prev;
     return 0;
 }
 

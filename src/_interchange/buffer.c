@@ -5,7 +5,8 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow_device.h"
-#include "dfbuffer/format.h"
+#include "format.h"
+#include "layout.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -33,61 +34,38 @@ mul_ssize(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *out)
     return 0;
 }
 
-/* Returns a+b in *out and 0, or -1 (no exception) on overflow. */
-static int
-add_ssize(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *out)
-{
-    long long r;
-    if (__builtin_add_overflow((long long)a, (long long)b, &r) ||
-        r > PY_SSIZE_T_MAX || r < PY_SSIZE_T_MIN) {
-        return -1;
-    }
-    *out = (Py_ssize_t)r;
-    return 0;
-}
-
+/* The pure computation is core's dfb_extent (layout.c); this converts
+   the Py_ssize_t arrays and turns its DFB_EOVERFLOW into OverflowError. */
 int
 dfb_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
            Py_ssize_t itemsize, Py_ssize_t *lo, Py_ssize_t *hi)
 {
-    Py_ssize_t l = 0, h = 0;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] == 0) {
-            *lo = 0;
-            *hi = 0;
-            return 0;
+    int64_t small[2 * 16] = {0}, *dims = small;
+    int64_t l, h;
+    dfb_error err;
+    if (ndim > 16) {
+        dims = PyMem_Malloc(2 * (size_t)ndim * sizeof(int64_t));
+        if (dims == NULL) {
+            PyErr_NoMemory();
+            return -1;
         }
     }
     for (int i = 0; i < ndim; i++) {
-        Py_ssize_t reach;
-        if (mul_ssize(shape[i] - 1, strides[i], &reach) < 0) {
-            goto overflow;
-        }
-        if (reach < 0) {
-            if (add_ssize(l, reach, &l) < 0) {
-                goto overflow;
-            }
-        }
-        else if (add_ssize(h, reach, &h) < 0) {
-            goto overflow;
-        }
+        dims[i] = shape[i];
+        dims[ndim + i] = strides[i];
     }
-    if (add_ssize(h, itemsize, &h) < 0) {
-        goto overflow;
+    dfb_code rc = dfb_core_extent(ndim, dims, dims + (ndim > 0 ? ndim : 0),
+                                  itemsize, PY_SSIZE_T_MAX, &l, &h, &err);
+    if (dims != small) {
+        PyMem_Free(dims);
     }
-    /* The span hi - lo (a bufsize) must fit too. */
-    Py_ssize_t span;
-    if (__builtin_sub_overflow(h, l, &span)) {
-        goto overflow;
+    if (rc != DFB_OK) {
+        PyErr_SetString(PyExc_OverflowError, err.message);
+        return -1;
     }
-    *lo = l;
-    *hi = h;
+    *lo = (Py_ssize_t)l;
+    *hi = (Py_ssize_t)h;
     return 0;
-overflow:
-    PyErr_SetString(PyExc_OverflowError,
-                    "shape and strides address more memory than fits in "
-                    "Py_ssize_t");
-    return -1;
 }
 
 /* Returns 1 if contiguous in the order dims are visited by `step`. */

@@ -12,6 +12,8 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
+#include "layout.h"
+#include "offsets.h"
 
 #include <math.h>
 #include <string.h>
@@ -408,17 +410,18 @@ check_span(const dfb_span *s, int64_t need, const char *what)
     return 0;
 }
 
-/* Returns the bytes `count` items of `itemsize` take, or -1 with
-   ValueError on overflow. */
+/* Returns the bytes `count` items of `itemsize` take (core's
+   dfb_mul_bytes), or -1 with ValueError on overflow. */
 static int64_t
 mul_bytes(int64_t count, int64_t itemsize)
 {
-    if (itemsize != 0 && count > INT64_MAX / itemsize) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the column's offset + length overflows");
+    int64_t r;
+    dfb_error err;
+    if (dfb_mul_bytes(count, itemsize, &r, &err) != DFB_OK) {
+        PyErr_SetString(PyExc_ValueError, err.message);
         return -1;
     }
-    return count * itemsize;
+    return r;
 }
 
 /* Returns 1 if validity memory is consulted for `col`. */
@@ -468,49 +471,15 @@ validate(const dfb_column *col, int depth)
                 check_span(&col->offsets, need, "offsets") < 0) {
                 return -1;
             }
-            int64_t prev = 0, bad = -1;
-            const char *op = col->offsets.ptr;
-            if (osize == 4 && !col->offsets_swapped) {
-                /* the common case, without a per-element switch */
-                for (int64_t i = col->offset; i <= end; i++) {
-                    int32_t o;
-                    memcpy(&o, op + i * 4, 4);
-                    if (o < prev) {
-                        bad = i;
-                        break;
-                    }
-                    prev = o;
-                }
-            }
-            else if (osize == 8 && !col->offsets_swapped) {
-                for (int64_t i = col->offset; i <= end; i++) {
-                    int64_t o;
-                    memcpy(&o, op + i * 8, 8);
-                    if (o < prev) {
-                        bad = i;
-                        break;
-                    }
-                    prev = o;
-                }
-            }
-            else {
-                for (int64_t i = col->offset; i <= end; i++) {
-                    int64_t o = read_int(op + i * osize, osize * 8, 1,
-                                         col->offsets_swapped);
-                    if (o < prev) {
-                        bad = i;
-                        break;
-                    }
-                    prev = o;
-                }
-            }
-            if (bad >= 0) {
-                int64_t o = read_int(op + bad * osize, osize * 8, 1,
-                                     col->offsets_swapped);
+            int64_t prev;
+            dfb_bad_offset bad;
+            if (dfb_offsets_validate(col->offsets.ptr, osize,
+                                     col->offsets_swapped, col->offset, end,
+                                     &prev, &bad, NULL) != DFB_OK) {
                 PyErr_Format(PyExc_ValueError,
                              "string offsets are %s at element %lld",
-                             o < 0 ? "negative" : "decreasing",
-                             (long long)(bad - col->offset));
+                             bad.value < 0 ? "negative" : "decreasing",
+                             (long long)(bad.index - col->offset));
                 return -1;
             }
             if (prev > 0 && check_span(&col->data, prev, "data") < 0) {

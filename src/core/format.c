@@ -1,6 +1,6 @@
 /* dfbuffer: parsing and mapping of type descriptions (pure C: no Python).
  */
-#include "dfbuffer/format.h"
+#include "format.h"
 
 #include <stdio.h>
 #include <string.h>
