@@ -81,13 +81,6 @@ dfb_convert_state_init(dfb_state *st);
 void
 dfb_convert_state_clear(dfb_state *st);
 
-/* Returns a new reference to the NumPy dtype storing values of `f`
-   (datetime64[D] for DATE32, whose int32 days are widened by the
-   converters), or NULL with NotImplementedError set for bit-packed and
-   variable-width types. */
-PyArray_Descr *
-dfb_format_to_descr(const dfb_format *f);
-
 /* Module-level functions of convert.c (buffer_to_ndarray,
    column_to_ndarray, from_dataframe), added by module init. */
 extern PyMethodDef dfb_convert_methods[];

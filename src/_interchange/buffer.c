@@ -316,9 +316,60 @@ descr_from_interchange(PyObject *tup)
     return dfb_descr_from_typestr(typestr);
 }
 
+/* The NumPy type number of a plain numeric typestr ("=i8", "|b1", "<f2":
+   byte order, kind b/i/u/f, size), or -1 for any other string. */
+static int
+simple_typenum(const char *ts)
+{
+    if ((ts[0] != '=' && ts[0] != '<' && ts[0] != '>' && ts[0] != '|') ||
+        ts[1] == '\0' || ts[2] == '\0' || ts[3] != '\0') {
+        return -1;
+    }
+    switch (ts[1]) {
+        case 'b':
+            return ts[2] == '1' ? NPY_BOOL : -1;
+        case 'i':
+            return ts[2] == '1'   ? NPY_INT8
+                   : ts[2] == '2' ? NPY_INT16
+                   : ts[2] == '4' ? NPY_INT32
+                   : ts[2] == '8' ? NPY_INT64
+                                  : -1;
+        case 'u':
+            return ts[2] == '1'   ? NPY_UINT8
+                   : ts[2] == '2' ? NPY_UINT16
+                   : ts[2] == '4' ? NPY_UINT32
+                   : ts[2] == '8' ? NPY_UINT64
+                                  : -1;
+        case 'f':
+            return ts[2] == '2'   ? NPY_HALF
+                   : ts[2] == '4' ? NPY_FLOAT32
+                   : ts[2] == '8' ? NPY_FLOAT64
+                                  : -1;
+        default:
+            return -1;
+    }
+}
+
+/* Plain numeric typestrs (what core's format table mostly gives) skip
+   NumPy's string parser; anything else goes through it. */
 PyArray_Descr *
 dfb_descr_from_typestr(const char *typestr)
 {
+    int typenum = simple_typenum(typestr);
+    if (typenum >= 0) {
+        PyArray_Descr *d = PyArray_DescrFromType(typenum);
+#if NPY_BYTE_ORDER == NPY_LITTLE_ENDIAN
+        const char foreign = '>';
+#else
+        const char foreign = '<';
+#endif
+        if (d != NULL && typestr[0] == foreign && PyDataType_ELSIZE(d) > 1) {
+            PyArray_Descr *sw = PyArray_DescrNewByteorder(d, NPY_SWAP);
+            Py_DECREF(d);
+            return sw;
+        }
+        return d;
+    }
     PyObject *s = PyUnicode_FromString(typestr);
     if (s == NULL) {
         return NULL;

@@ -108,6 +108,50 @@ test_format_table(void)
     CHECK(f.tz_len == strlen("Europe/Paris"));
     CHECK(f.tz != NULL && memcmp(f.tz, "Europe/Paris", f.tz_len) == 0);
     CHECK(dfb_format_parse_arrow("tsn:", &f) == 0 && f.tz == NULL);
+    /* the result dtype widens DATE32 days to datetime64[D]; the others
+       are their storage */
+    for (size_t i = 0; i < n; i++) {
+        const format_case *c = &format_cases[i];
+        char ts[32] = "", rs[32] = "";
+        CHECK(dfb_format_parse_arrow(c->arrow, &f) == 0);
+        int r = dfb_format_result_typestr(&f, rs, sizeof(rs));
+        if (f.type == DFB_T_DATE32) {
+            CHECK(r == 0);
+            CHECK_STR(rs, "=M8[D]");
+        }
+        else if (dfb_format_numpy_typestr(&f, ts, sizeof(ts)) == 0) {
+            CHECK(r == 0);
+            CHECK_STR(rs, ts);
+        }
+        else {
+            CHECK(r < 0);
+        }
+    }
+    /* Arrow string -> dfb_format -> Arrow string is the identity */
+    for (size_t i = 0; i < n; i++) {
+        char back[32] = "";
+        CHECK(dfb_format_parse_arrow(format_cases[i].arrow, &f) == 0);
+        CHECK(dfb_format_to_arrow(&f, back, sizeof(back)) == 0);
+        CHECK_STR(back, format_cases[i].arrow);
+    }
+    CHECK(dfb_format_parse_arrow("tsn:America/New_York", &f) == 0);
+    {
+        char back[32], small[6];
+        CHECK(dfb_format_to_arrow(&f, back, sizeof(back)) == 0);
+        CHECK_STR(back, "tsn:America/New_York");
+        CHECK(dfb_format_to_arrow(&f, small, sizeof(small)) < 0);
+        dfb_format g = {DFB_T_BOOL8, 8, 0, '|', NULL, 0};
+        CHECK(dfb_format_to_arrow(&g, back, sizeof(back)) < 0);
+        g.type = DFB_T_DICTIONARY;
+        CHECK(dfb_format_to_arrow(&g, back, sizeof(back)) < 0);
+        g.type = DFB_T_INT;
+        g.bits = 24;
+        CHECK(dfb_format_to_arrow(&g, back, sizeof(back)) < 0);
+        g.type = DFB_T_FLOAT;
+        g.bits = 128;
+        CHECK(dfb_format_to_arrow(&g, back, sizeof(back)) < 0);
+        CHECK(dfb_format_to_arrow(&f, back, 1) < 0);
+    }
     /* a too-small buffer fails rather than truncating */
     char tiny[4];
     CHECK(dfb_format_parse_arrow("tsn:", &f) == 0);
@@ -175,6 +219,56 @@ test_format_interchange(void)
     CHECK(dfb_format_parse_interchange(0, 64, "", 'x', &f) < 0);
     CHECK(dfb_format_parse_interchange(99, 64, "", '=', &f) < 0);
     CHECK(f.type == DFB_T_INVALID);
+}
+
+/* NumPy (kind, itemsize, unit) -> dfb_format -> typestr and Arrow. */
+static void
+test_format_from_numpy(void)
+{
+    static const struct {
+        char kind;
+        int itemsize;
+        char unit;
+        const char *typestr, *arrow;
+    } ok[] = {
+        {'b', 1, 0, "|b1", NULL},        {'i', 1, 0, "|i1", "c"},
+        {'i', 2, 0, "=i2", "s"},         {'i', 4, 0, "=i4", "i"},
+        {'i', 8, 0, "=i8", "l"},         {'u', 1, 0, "|u1", "C"},
+        {'u', 2, 0, "=u2", "S"},         {'u', 4, 0, "=u4", "I"},
+        {'u', 8, 0, "=u8", "L"},         {'f', 2, 0, "=f2", "e"},
+        {'f', 4, 0, "=f4", "f"},         {'f', 8, 0, "=f8", "g"},
+        {'M', 8, 's', "=M8[s]", "tss:"}, {'M', 8, 'n', "=M8[ns]", "tsn:"},
+        {'m', 8, 'm', "=m8[ms]", "tDm"}, {'m', 8, 'u', "=m8[us]", "tDu"},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        dfb_format f;
+        char ts[32], arrow[32];
+        CHECK(dfb_format_from_numpy(ok[i].kind, ok[i].itemsize, ok[i].unit,
+                                    &f) == 0);
+        CHECK(dfb_format_numpy_typestr(&f, ts, sizeof(ts)) == 0);
+        CHECK_STR(ts, ok[i].typestr);
+        CHECK(dfb_format_itemsize(&f) == ok[i].itemsize);
+        if (ok[i].arrow != NULL) {
+            CHECK(dfb_format_to_arrow(&f, arrow, sizeof(arrow)) == 0);
+            CHECK_STR(arrow, ok[i].arrow);
+        }
+        else {
+            CHECK(dfb_format_to_arrow(&f, arrow, sizeof(arrow)) < 0);
+        }
+    }
+    static const struct {
+        char kind;
+        int itemsize;
+        char unit;
+    } bad[] = {{'b', 2, 0}, {'i', 3, 0},   {'i', 16, 0},  {'u', 0, 0},
+               {'f', 1, 0}, {'f', 16, 0},  {'c', 8, 0},   {'O', 8, 0},
+               {'M', 8, 0}, {'M', 8, 'D'}, {'m', 4, 's'}, {'S', 1, 0}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        dfb_format f;
+        CHECK(dfb_format_from_numpy(bad[i].kind, bad[i].itemsize, bad[i].unit,
+                                    &f) < 0);
+        CHECK(f.type == DFB_T_INVALID);
+    }
 }
 
 /* ---- layout ---------------------------------------------------------- */
@@ -451,6 +545,7 @@ main(void)
     test_format_table();
     test_format_invalid();
     test_format_interchange();
+    test_format_from_numpy();
     test_mul_bytes();
     test_extent();
     test_bitmap();
