@@ -316,13 +316,19 @@ descr_from_interchange(PyObject *tup)
     return dfb_descr_from_typestr(typestr);
 }
 
-/* The NumPy type number of a plain numeric typestr ("=i8", "|b1", "<f2":
-   byte order, kind b/i/u/f, size), or -1 for any other string. */
+/* The NumPy type number of a plain numeric typestr ("=i8", "|b1", "<f2",
+   "=c16": byte order, kind b/i/u/f/c, size), or -1 for any other string. */
 static int
 simple_typenum(const char *ts)
 {
     if ((ts[0] != '=' && ts[0] != '<' && ts[0] != '>' && ts[0] != '|') ||
-        ts[1] == '\0' || ts[2] == '\0' || ts[3] != '\0') {
+        ts[1] == '\0' || ts[2] == '\0') {
+        return -1;
+    }
+    if (ts[1] == 'c' && strcmp(ts + 2, "16") == 0) {
+        return NPY_COMPLEX128;
+    }
+    if (ts[3] != '\0') {
         return -1;
     }
     switch (ts[1]) {
@@ -345,6 +351,8 @@ simple_typenum(const char *ts)
                    : ts[2] == '4' ? NPY_FLOAT32
                    : ts[2] == '8' ? NPY_FLOAT64
                                   : -1;
+        case 'c':
+            return ts[2] == '8' ? NPY_COMPLEX64 : -1;
         default:
             return -1;
     }

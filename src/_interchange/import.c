@@ -31,6 +31,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/probe.h"
+#include "dlpack_types.h"
 
 #include <string.h>
 
@@ -323,42 +324,8 @@ dlpack_owner_destructor(PyObject *cap)
 static PyArray_Descr *
 descr_from_dldtype(DLDataType t)
 {
-    int typenum = -1;
-    if (t.lanes == 1) {
-        switch (t.code) {
-            case kDLInt:
-                typenum = t.bits == 8    ? NPY_INT8
-                          : t.bits == 16 ? NPY_INT16
-                          : t.bits == 32 ? NPY_INT32
-                          : t.bits == 64 ? NPY_INT64
-                                         : -1;
-                break;
-            case kDLUInt:
-                typenum = t.bits == 8    ? NPY_UINT8
-                          : t.bits == 16 ? NPY_UINT16
-                          : t.bits == 32 ? NPY_UINT32
-                          : t.bits == 64 ? NPY_UINT64
-                                         : -1;
-                break;
-            case kDLFloat:
-                typenum = t.bits == 16   ? NPY_FLOAT16
-                          : t.bits == 32 ? NPY_FLOAT32
-                          : t.bits == 64 ? NPY_FLOAT64
-                                         : -1;
-                break;
-            case kDLComplex:
-                typenum = t.bits == 64    ? NPY_COMPLEX64
-                          : t.bits == 128 ? NPY_COMPLEX128
-                                          : -1;
-                break;
-            case kDLBool:
-                typenum = t.bits == 8 ? NPY_BOOL : -1;
-                break;
-            default:
-                break;
-        }
-    }
-    if (typenum < 0) {
+    char ts[8];
+    if (dfb_dlpack_typestr(t.code, t.bits, t.lanes, ts, sizeof(ts)) < 0) {
         /* The float8/float6/float4 codes (DLPack 1.1+) name their width;
            the others take the bit count as a suffix. */
         static const char *const narrow[] = {
@@ -411,7 +378,7 @@ descr_from_dldtype(DLDataType t)
         }
         return NULL;
     }
-    return PyArray_DescrFromType(typenum);
+    return dfb_descr_from_typestr(ts); /* core's mapping */
 }
 
 /* Consumes a DLPack capsule ("dltensor_versioned" or legacy "dltensor"):
