@@ -5,6 +5,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow_device.h"
+#include "dfbuffer/convert.h"
 #include "format.h"
 #include "layout.h"
 
@@ -276,31 +277,13 @@ descr_from_interchange(PyObject *tup)
                      tup);
         return NULL;
     }
-    PyObject *k = PyTuple_GET_ITEM(tup, 0), *b = PyTuple_GET_ITEM(tup, 1);
-    PyObject *f = PyTuple_GET_ITEM(tup, 2), *e = PyTuple_GET_ITEM(tup, 3);
-    if (!PyLong_Check(k) || !PyLong_Check(b) || !PyUnicode_Check(f) ||
-        !PyUnicode_Check(e)) {
-        PyErr_Format(PyExc_TypeError,
-                     "an interchange dtype is (int, int, str, str), got %R",
-                     tup);
-        return NULL;
-    }
-    long kind = PyLong_AsLong(k);
-    long bits = PyLong_AsLong(b);
-    if ((kind == -1 || bits == -1) && PyErr_Occurred()) {
-        return NULL;
-    }
-    const char *fmt = PyUnicode_AsUTF8(f);
-    Py_ssize_t elen;
-    const char *endian = PyUnicode_AsUTF8AndSize(e, &elen);
-    if (fmt == NULL || endian == NULL) {
-        return NULL;
-    }
+    /* the same parser as the converters' (convert.c) */
     dfb_format pf;
-    if (elen != 1 || kind < INT32_MIN || kind > INT32_MAX || bits < 0 ||
-        bits > 1024 ||
-        dfb_format_parse_interchange((int)kind, (int)bits, fmt, endian[0],
-                                     &pf) < 0) {
+    int r = dfb_interchange_dtype_parse(tup, &pf);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 0) {
         PyErr_Format(PyExc_ValueError, "unsupported interchange dtype %R",
                      tup);
         return NULL;

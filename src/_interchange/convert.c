@@ -1462,6 +1462,16 @@ ix_to_format(const ix_dtype *d, dfb_format *out)
                                         d->endian, out);
 }
 
+int
+dfb_interchange_dtype_parse(PyObject *t, dfb_format *out)
+{
+    ix_dtype d;
+    if (parse_ix_dtype(t, &d) < 0) {
+        return -1;
+    }
+    return ix_to_format(&d, out) == 0 ? 1 : 0;
+}
+
 /* Returns a NEW reference to item `key` of dict or Mapping `d`, or NULL
    (no exception) when absent or None; sets *err = 1 (exception set) on
    error.  The caller owns the item: a Mapping may build it afresh on each
