@@ -432,3 +432,100 @@ dfb_format_to_arrow(const dfb_format *f, char *buf, size_t size)
     buf[1] = '\0';
     return 0;
 }
+
+int
+dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize)
+{
+    const char *f = fmt;
+    char order = '@';
+    if (*f == '@' || *f == '=' || *f == '<' || *f == '>' || *f == '!') {
+        order = *f++;
+    }
+    int native = order == '@';
+    char kind = 0; /* 'b', 'i', 'u', 'f', 'c' */
+    int size = 0;
+    switch (f[0]) {
+        case '?':
+            kind = 'b';
+            size = native ? sizeof(_Bool) : 1;
+            break;
+        case 'b':
+            kind = 'i';
+            size = 1;
+            break;
+        case 'B':
+            kind = 'u';
+            size = 1;
+            break;
+        case 'h':
+            kind = 'i';
+            size = native ? sizeof(short) : 2;
+            break;
+        case 'H':
+            kind = 'u';
+            size = native ? sizeof(short) : 2;
+            break;
+        case 'i':
+            kind = 'i';
+            size = native ? sizeof(int) : 4;
+            break;
+        case 'I':
+            kind = 'u';
+            size = native ? sizeof(int) : 4;
+            break;
+        case 'l':
+            kind = 'i';
+            size = native ? sizeof(long) : 4;
+            break;
+        case 'L':
+            kind = 'u';
+            size = native ? sizeof(long) : 4;
+            break;
+        case 'q':
+            kind = 'i';
+            size = 8;
+            break;
+        case 'Q':
+            kind = 'u';
+            size = 8;
+            break;
+        case 'n':
+            kind = native ? 'i' : 0;
+            size = sizeof(size_t);
+            break;
+        case 'N':
+            kind = native ? 'u' : 0;
+            size = sizeof(size_t);
+            break;
+        case 'e':
+            kind = 'f';
+            size = 2;
+            break;
+        case 'f':
+            kind = 'f';
+            size = 4;
+            break;
+        case 'd':
+            kind = 'f';
+            size = 8;
+            break;
+        case 'Z':
+            if (f[1] == 'f' || f[1] == 'd') {
+                kind = 'c';
+                size = f[1] == 'f' ? 8 : 16;
+                f++;
+            }
+            break;
+        default:
+            break;
+    }
+    if (kind == 0 || f[1] != '\0') {
+        return -1;
+    }
+    char to = size == 1                        ? '|'
+              : (order == '@' || order == '=') ? '='
+              : order == '<'                   ? '<'
+                                               : '>';
+    int n = snprintf(buf, bufsize, "%c%c%d", to, kind, size);
+    return (n > 0 && (size_t)n < bufsize) ? size : -1;
+}

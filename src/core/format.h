@@ -83,6 +83,13 @@ dfb_format_from_numpy(char kind, int itemsize, char unit, dfb_format *out);
 int
 dfb_format_to_arrow(const dfb_format *f, char *buf, size_t size);
 
+/* Writes the NumPy type string of a struct-module format of one item
+   ("<q", "d", "Zf", "?"; optional @ = < > ! prefix; native sizes for the
+   C types without a prefix or with @) into buf (size >= 8).  Returns the
+   item size in bytes, or -1 for any other format or a buffer too small. */
+int
+dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize);
+
 /* Width in bytes of one stored value (0 for bit-packed or variable width). */
 int
 dfb_format_itemsize(const dfb_format *f);

@@ -316,6 +316,40 @@ test_dlpack_types(void)
     CHECK(dfb_dlpack_from_numpy('V', 16, &code, &bits) < 0);
 }
 
+/* struct-module codes -> NumPy typestr and item size. */
+static void
+test_struct_codes(void)
+{
+    static const struct {
+        const char *fmt, *typestr;
+        int size;
+    } ok[] = {
+        {"?", "|b1", 1},     {"b", "|i1", 1},  {"B", "|u1", 1},
+        {"<h", "<i2", 2},    {">H", ">u2", 2}, {"=i", "=i4", 4},
+        {"!I", ">u4", 4},    {"<l", "<i4", 4}, {"=L", "=u4", 4},
+        {"q", "=i8", 8},     {">Q", ">u8", 8}, {"e", "=f2", 2},
+        {"<f", "<f4", 4},    {"d", "=f8", 8},  {"Zf", "=c8", 8},
+        {">Zd", ">c16", 16}, {"@B", "|u1", 1},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        char ts[8] = "";
+        CHECK(dfb_struct_typestr(ok[i].fmt, ts, sizeof(ts)) == ok[i].size);
+        CHECK_STR(ts, ok[i].typestr);
+    }
+    char ts[8];
+    /* native C sizes without a prefix */
+    CHECK(dfb_struct_typestr("l", ts, sizeof(ts)) == (int)sizeof(long));
+    CHECK(dfb_struct_typestr("n", ts, sizeof(ts)) == (int)sizeof(size_t));
+    CHECK(dfb_struct_typestr("N", ts, sizeof(ts)) == (int)sizeof(size_t));
+    static const char *const bad[] = {"",   "x", "<n", "=N", "ii",
+                                      "2i", "Z", "Zg", "g",  "s",
+                                      "P",  "<", "O",  "?x", "w"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK(dfb_struct_typestr(bad[i], ts, sizeof(ts)) < 0);
+    }
+    CHECK(dfb_struct_typestr(">Zd", ts, 4) < 0);
+}
+
 /* ---- layout ---------------------------------------------------------- */
 
 /* Multiplication is exact up to INT64_MAX and refuses one past it. */
@@ -592,6 +626,7 @@ main(void)
     test_format_interchange();
     test_format_from_numpy();
     test_dlpack_types();
+    test_struct_codes();
     test_mul_bytes();
     test_extent();
     test_bitmap();
