@@ -5,7 +5,7 @@
 #define DFBUFFER_CONVERT_H
 
 #include "dfbuffer/common.h"
-#include "dfbuffer/format.h"
+#include "format.h"
 
 /* One buffer of a column: host memory plus the object keeping it alive. */
 typedef struct {
@@ -121,12 +121,12 @@ dfb_convert_state_init(dfb_state *st);
 void
 dfb_convert_state_clear(dfb_state *st);
 
-/* Returns a new reference to the NumPy dtype storing values of `f`
-   (datetime64[D] for DATE32, whose int32 days are widened by the
-   converters), or NULL with NotImplementedError set for bit-packed and
-   variable-width types. */
-PyArray_Descr *
-dfb_format_to_descr(const dfb_format *f);
+/* Parses interchange dtype tuple `t` (kind, bit_width, format, endianness;
+   borrowed, and out->tz points into it) through core's format table.
+   Returns 1, 0 (no exception) when dfbuffer does not support the dtype, or
+   -1 with TypeError for a malformed tuple. */
+int
+dfb_interchange_dtype_parse(PyObject *t, dfb_format *out);
 
 /* Module-level functions of convert.c (buffer_to_ndarray,
    column_to_ndarray, from_dataframe), added by module init. */

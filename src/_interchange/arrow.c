@@ -23,7 +23,8 @@
 #include "dfbuffer/arrow_device.h"
 #include "dfbuffer/probe.h"
 #include "dfbuffer/convert.h"
-#include "dfbuffer/format.h"
+#include "format.h"
+#include "offsets.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/export.h"
 
@@ -768,49 +769,13 @@ import_node(const arrow_import *imp, int is_table, Py_ssize_t b, int64_t c,
 static PyArray_Descr *
 descr_for(const dfb_format *f)
 {
-    int t = -1;
-    switch (f->type) {
-        case DFB_T_INT:
-        case DFB_T_DICTIONARY:
-            t = f->bits == 8    ? NPY_INT8
-                : f->bits == 16 ? NPY_INT16
-                : f->bits == 32 ? NPY_INT32
-                                : NPY_INT64;
-            break;
-        case DFB_T_UINT:
-            t = f->bits == 8    ? NPY_UINT8
-                : f->bits == 16 ? NPY_UINT16
-                : f->bits == 32 ? NPY_UINT32
-                                : NPY_UINT64;
-            break;
-        case DFB_T_FLOAT:
-            t = f->bits == 16   ? NPY_HALF
-                : f->bits == 32 ? NPY_FLOAT32
-                                : NPY_FLOAT64;
-            break;
-        case DFB_T_DATE32:
-            t = NPY_INT32;
-            break;
-        case DFB_T_DATE64:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION: {
-            char ts[32];
-            dfb_format g = *f;
-            g.byteorder = '=';
-            if (dfb_format_numpy_typestr(&g, ts, sizeof(ts)) < 0) {
-                break;
-            }
-            return dfb_descr_from_typestr(ts);
-        }
-        default:
-            t = NPY_UINT8;
-            break;
+    char ts[32];
+    dfb_format g = *f;
+    g.byteorder = '=';
+    if (dfb_format_numpy_typestr(&g, ts, sizeof(ts)) < 0) {
+        return PyArray_DescrFromType(NPY_UINT8); /* bits, bytes */
     }
-    if (t < 0) {
-        PyErr_SetString(PyExc_SystemError, "dfbuffer: no dtype for format");
-        return NULL;
-    }
-    return PyArray_DescrFromType(t);
+    return dfb_descr_from_typestr(ts);
 }
 
 /* Makes a read-only 1-D Buffer of `descr` (stolen; NULL means an error is
@@ -1038,28 +1003,13 @@ static int
 check_offsets(const void *buf, int width, int64_t offset, int64_t length,
               int64_t *end)
 {
-    int64_t prev = -1;
-    for (int64_t i = offset; i <= offset + length; i++) {
-        /* any alignment: Arrow only recommends it */
-        int64_t v;
-        if (width == 4) {
-            int32_t v32;
-            memcpy(&v32, (const char *)buf + i * 4, 4);
-            v = v32;
-        }
-        else {
-            memcpy(&v, (const char *)buf + i * 8, 8);
-        }
-        if (v < prev || v < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "string offsets must be non-negative and "
-                         "non-decreasing; offsets[%lld] = %lld",
-                         (long long)i, (long long)v);
-            return -1;
-        }
-        prev = v;
+    /* any alignment: Arrow only recommends it */
+    dfb_error err;
+    if (dfb_offsets_validate(buf, width, 0, offset, offset + length, end, NULL,
+                             &err) != DFB_OK) {
+        PyErr_SetString(PyExc_ValueError, err.message);
+        return -1;
     }
-    *end = prev;
     return 0;
 }
 
@@ -1919,78 +1869,43 @@ export_format(DfbBuffer *b, char *buf, size_t size)
                         "byte-swapped");
         return -1;
     }
-    const char *f = NULL;
-    static const char *const ints[] = {"c", "s", "i", "l"};
-    static const char *const uints[] = {"C", "S", "I", "L"};
-    int lg = itemsize == 1   ? 0
-             : itemsize == 2 ? 1
-             : itemsize == 4 ? 2
-             : itemsize == 8 ? 3
-                             : -1;
-    /* by kind and size: type numbers alias differently per platform */
-    switch (d->type_num) {
-        case NPY_BYTE:
-        case NPY_SHORT:
-        case NPY_INT:
-        case NPY_LONG:
-        case NPY_LONGLONG:
-            f = lg >= 0 ? ints[lg] : NULL;
-            break;
-        case NPY_UBYTE:
-        case NPY_USHORT:
-        case NPY_UINT:
-        case NPY_ULONG:
-        case NPY_ULONGLONG:
-            f = lg >= 0 ? uints[lg] : NULL;
-            break;
-        case NPY_HALF:
-            f = "e";
-            break;
-        case NPY_FLOAT:
-            f = itemsize == 4 ? "f" : NULL;
-            break;
-        case NPY_DOUBLE:
-            f = itemsize == 8 ? "g" : NULL;
-            break;
-        case NPY_DATETIME:
-        case NPY_TIMEDELTA: {
-            PyArray_DatetimeMetaData *m =
-                &((PyArray_DatetimeDTypeMetaData *)PyDataType_C_METADATA(d))
-                     ->meta;
-            char u = 0;
-            if (m->num == 1) {
-                u = m->base == NPY_FR_s    ? 's'
-                    : m->base == NPY_FR_ms ? 'm'
-                    : m->base == NPY_FR_us ? 'u'
-                    : m->base == NPY_FR_ns ? 'n'
-                                           : 0;
-            }
-            if (u == 0) {
-                PyErr_Format(PyExc_TypeError,
-                             "Arrow has no type for %R (units s, ms, us, ns "
-                             "only)",
-                             (PyObject *)d);
-                return -1;
-            }
-            snprintf(buf, size, d->type_num == NPY_DATETIME ? "ts%c:" : "tD%c",
-                     u);
-            return 0;
-        }
-        case NPY_BOOL:
-            PyErr_SetString(PyExc_TypeError,
-                            "bool Buffers do not export as Arrow arrays: "
-                            "Arrow booleans are bit-packed (copy with "
-                            "pyarrow.array(numpy.asarray(buf)))");
-            return -1;
-        default:
-            break;
+    if (d->type_num == NPY_BOOL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bool Buffers do not export as Arrow arrays: "
+                        "Arrow booleans are bit-packed (copy with "
+                        "pyarrow.array(numpy.asarray(buf)))");
+        return -1;
     }
-    if (f == NULL) {
+    /* the mapping is core's format table, by kind and size (type numbers
+       alias differently per platform); only the datetime unit is read
+       here */
+    char unit = 0;
+    if (d->type_num == NPY_DATETIME || d->type_num == NPY_TIMEDELTA) {
+        PyArray_DatetimeMetaData *m =
+            &((PyArray_DatetimeDTypeMetaData *)PyDataType_C_METADATA(d))->meta;
+        if (m->num == 1) {
+            unit = m->base == NPY_FR_s    ? 's'
+                   : m->base == NPY_FR_ms ? 'm'
+                   : m->base == NPY_FR_us ? 'u'
+                   : m->base == NPY_FR_ns ? 'n'
+                                          : 0;
+        }
+        if (unit == 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "Arrow has no type for %R (units s, ms, us, ns "
+                         "only)",
+                         (PyObject *)d);
+            return -1;
+        }
+    }
+    dfb_format f;
+    if (itemsize > 8 ||
+        dfb_format_from_numpy(d->kind, (int)itemsize, unit, &f) < 0 ||
+        dfb_format_to_arrow(&f, buf, size) < 0) {
         PyErr_Format(PyExc_TypeError, "Arrow has no primitive type for %R",
                      (PyObject *)d);
         return -1;
     }
-    snprintf(buf, size, "%s", f);
     return 0;
 }
 

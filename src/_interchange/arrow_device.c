@@ -27,7 +27,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/arrow_device.h"
-#include "dfbuffer/format.h"
+#include "format.h"
 
 #include <errno.h>
 #include <stdlib.h>

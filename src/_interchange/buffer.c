@@ -5,7 +5,9 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow_device.h"
-#include "dfbuffer/format.h"
+#include "dfbuffer/convert.h"
+#include "format.h"
+#include "layout.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -33,61 +35,38 @@ mul_ssize(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *out)
     return 0;
 }
 
-/* Returns a+b in *out and 0, or -1 (no exception) on overflow. */
-static int
-add_ssize(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *out)
-{
-    long long r;
-    if (__builtin_add_overflow((long long)a, (long long)b, &r) ||
-        r > PY_SSIZE_T_MAX || r < PY_SSIZE_T_MIN) {
-        return -1;
-    }
-    *out = (Py_ssize_t)r;
-    return 0;
-}
-
+/* The pure computation is core's dfb_extent (layout.c); this converts
+   the Py_ssize_t arrays and turns its DFB_EOVERFLOW into OverflowError. */
 int
 dfb_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
            Py_ssize_t itemsize, Py_ssize_t *lo, Py_ssize_t *hi)
 {
-    Py_ssize_t l = 0, h = 0;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] == 0) {
-            *lo = 0;
-            *hi = 0;
-            return 0;
+    int64_t small[2 * 16] = {0}, *dims = small;
+    int64_t l, h;
+    dfb_error err;
+    if (ndim > 16) {
+        dims = PyMem_Malloc(2 * (size_t)ndim * sizeof(int64_t));
+        if (dims == NULL) {
+            PyErr_NoMemory();
+            return -1;
         }
     }
     for (int i = 0; i < ndim; i++) {
-        Py_ssize_t reach;
-        if (mul_ssize(shape[i] - 1, strides[i], &reach) < 0) {
-            goto overflow;
-        }
-        if (reach < 0) {
-            if (add_ssize(l, reach, &l) < 0) {
-                goto overflow;
-            }
-        }
-        else if (add_ssize(h, reach, &h) < 0) {
-            goto overflow;
-        }
+        dims[i] = shape[i];
+        dims[ndim + i] = strides[i];
     }
-    if (add_ssize(h, itemsize, &h) < 0) {
-        goto overflow;
+    dfb_code rc = dfb_core_extent(ndim, dims, dims + (ndim > 0 ? ndim : 0),
+                                  itemsize, PY_SSIZE_T_MAX, &l, &h, &err);
+    if (dims != small) {
+        PyMem_Free(dims);
     }
-    /* The span hi - lo (a bufsize) must fit too. */
-    Py_ssize_t span;
-    if (__builtin_sub_overflow(h, l, &span)) {
-        goto overflow;
+    if (rc != DFB_OK) {
+        PyErr_SetString(PyExc_OverflowError, err.message);
+        return -1;
     }
-    *lo = l;
-    *hi = h;
+    *lo = (Py_ssize_t)l;
+    *hi = (Py_ssize_t)h;
     return 0;
-overflow:
-    PyErr_SetString(PyExc_OverflowError,
-                    "shape and strides address more memory than fits in "
-                    "Py_ssize_t");
-    return -1;
 }
 
 /* Returns 1 if contiguous in the order dims are visited by `step`. */
@@ -298,31 +277,13 @@ descr_from_interchange(PyObject *tup)
                      tup);
         return NULL;
     }
-    PyObject *k = PyTuple_GET_ITEM(tup, 0), *b = PyTuple_GET_ITEM(tup, 1);
-    PyObject *f = PyTuple_GET_ITEM(tup, 2), *e = PyTuple_GET_ITEM(tup, 3);
-    if (!PyLong_Check(k) || !PyLong_Check(b) || !PyUnicode_Check(f) ||
-        !PyUnicode_Check(e)) {
-        PyErr_Format(PyExc_TypeError,
-                     "an interchange dtype is (int, int, str, str), got %R",
-                     tup);
-        return NULL;
-    }
-    long kind = PyLong_AsLong(k);
-    long bits = PyLong_AsLong(b);
-    if ((kind == -1 || bits == -1) && PyErr_Occurred()) {
-        return NULL;
-    }
-    const char *fmt = PyUnicode_AsUTF8(f);
-    Py_ssize_t elen;
-    const char *endian = PyUnicode_AsUTF8AndSize(e, &elen);
-    if (fmt == NULL || endian == NULL) {
-        return NULL;
-    }
+    /* the same parser as the converters' (convert.c) */
     dfb_format pf;
-    if (elen != 1 || kind < INT32_MIN || kind > INT32_MAX || bits < 0 ||
-        bits > 1024 ||
-        dfb_format_parse_interchange((int)kind, (int)bits, fmt, endian[0],
-                                     &pf) < 0) {
+    int r = dfb_interchange_dtype_parse(tup, &pf);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 0) {
         PyErr_Format(PyExc_ValueError, "unsupported interchange dtype %R",
                      tup);
         return NULL;
@@ -338,9 +299,68 @@ descr_from_interchange(PyObject *tup)
     return dfb_descr_from_typestr(typestr);
 }
 
+/* The NumPy type number of a plain numeric typestr ("=i8", "|b1", "<f2",
+   "=c16": byte order, kind b/i/u/f/c, size), or -1 for any other string. */
+static int
+simple_typenum(const char *ts)
+{
+    if ((ts[0] != '=' && ts[0] != '<' && ts[0] != '>' && ts[0] != '|') ||
+        ts[1] == '\0' || ts[2] == '\0') {
+        return -1;
+    }
+    if (ts[1] == 'c' && strcmp(ts + 2, "16") == 0) {
+        return NPY_COMPLEX128;
+    }
+    if (ts[3] != '\0') {
+        return -1;
+    }
+    switch (ts[1]) {
+        case 'b':
+            return ts[2] == '1' ? NPY_BOOL : -1;
+        case 'i':
+            return ts[2] == '1'   ? NPY_INT8
+                   : ts[2] == '2' ? NPY_INT16
+                   : ts[2] == '4' ? NPY_INT32
+                   : ts[2] == '8' ? NPY_INT64
+                                  : -1;
+        case 'u':
+            return ts[2] == '1'   ? NPY_UINT8
+                   : ts[2] == '2' ? NPY_UINT16
+                   : ts[2] == '4' ? NPY_UINT32
+                   : ts[2] == '8' ? NPY_UINT64
+                                  : -1;
+        case 'f':
+            return ts[2] == '2'   ? NPY_HALF
+                   : ts[2] == '4' ? NPY_FLOAT32
+                   : ts[2] == '8' ? NPY_FLOAT64
+                                  : -1;
+        case 'c':
+            return ts[2] == '8' ? NPY_COMPLEX64 : -1;
+        default:
+            return -1;
+    }
+}
+
+/* Plain numeric typestrs (what core's format table mostly gives) skip
+   NumPy's string parser; anything else goes through it. */
 PyArray_Descr *
 dfb_descr_from_typestr(const char *typestr)
 {
+    int typenum = simple_typenum(typestr);
+    if (typenum >= 0) {
+        PyArray_Descr *d = PyArray_DescrFromType(typenum);
+#if NPY_BYTE_ORDER == NPY_LITTLE_ENDIAN
+        const char foreign = '>';
+#else
+        const char foreign = '<';
+#endif
+        if (d != NULL && typestr[0] == foreign && PyDataType_ELSIZE(d) > 1) {
+            PyArray_Descr *sw = PyArray_DescrNewByteorder(d, NPY_SWAP);
+            Py_DECREF(d);
+            return sw;
+        }
+        return d;
+    }
     PyObject *s = PyUnicode_FromString(typestr);
     if (s == NULL) {
         return NULL;

@@ -12,6 +12,8 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
+#include "layout.h"
+#include "offsets.h"
 
 #include <math.h>
 #include <string.h>
@@ -82,6 +84,11 @@ static const char *const name_strings[N_NAMES_END] = {
     NULL,
 };
 
+/* The datetime dtypes cached in module state, slot N_DESCR_M + i. */
+static const char *const datetime_descrs[9] = {"M8[s]",  "M8[ms]", "M8[us]",
+                                               "M8[ns]", "m8[s]",  "m8[ms]",
+                                               "m8[us]", "m8[ns]", "M8[D]"};
+
 int
 dfb_convert_state_init(dfb_state *st)
 {
@@ -97,12 +104,9 @@ dfb_convert_state_init(dfb_state *st)
     }
     /* The datetime dtypes are made here, once, not lazily: no conversion
        ever fills module state (safe for concurrent first use). */
-    static const char *const descrs[9] = {"M8[s]",  "M8[ms]", "M8[us]",
-                                          "M8[ns]", "m8[s]",  "m8[ms]",
-                                          "m8[us]", "m8[ns]", "M8[D]"};
     for (int i = 0; i < 9; i++) {
         st->names[N_DESCR_M + i] =
-            (PyObject *)dfb_descr_from_typestr(descrs[i]);
+            (PyObject *)dfb_descr_from_typestr(datetime_descrs[i]);
         if (st->names[N_DESCR_M + i] == NULL) {
             return -1;
         }
@@ -115,24 +119,6 @@ dfb_convert_state_clear(dfb_state *st)
 {
     for (int i = 0; i < DFB_STATE_NAMES; i++) {
         Py_CLEAR(st->names[i]);
-    }
-}
-
-/* Index 0..3 of a time unit letter s, m, u, n (-1 otherwise). */
-static int
-unit_index(char u)
-{
-    switch (u) {
-        case 's':
-            return 0;
-        case 'm':
-            return 1;
-        case 'u':
-            return 2;
-        case 'n':
-            return 3;
-        default:
-            return -1;
     }
 }
 
@@ -157,89 +143,36 @@ is_swapped(char bo)
 #endif
 }
 
-/* Like dfb_format_to_descr, with the module state for cached dtypes. */
+/* Returns a new reference to the NumPy dtype a conversion of `f` produces
+   (core's dfb_format_result_typestr; datetime64[D] for DATE32), the
+   datetime ones from the module state's cache, or NULL with
+   NotImplementedError for bit-packed and variable-width types. */
 static PyArray_Descr *
 format_to_descr(dfb_state *st, const dfb_format *f)
 {
-    int typenum;
-    PyArray_Descr *d;
-    switch (f->type) {
-        case DFB_T_BOOL8:
-            return PyArray_DescrFromType(NPY_BOOL);
-        case DFB_T_INT:
-        case DFB_T_DICTIONARY:
-            typenum = f->bits == 8    ? NPY_INT8
-                      : f->bits == 16 ? NPY_INT16
-                      : f->bits == 32 ? NPY_INT32
-                                      : NPY_INT64;
-            break;
-        case DFB_T_UINT:
-            typenum = f->bits == 8    ? NPY_UINT8
-                      : f->bits == 16 ? NPY_UINT16
-                      : f->bits == 32 ? NPY_UINT32
-                                      : NPY_UINT64;
-            break;
-        case DFB_T_FLOAT:
-            typenum = f->bits == 16   ? NPY_HALF
-                      : f->bits == 32 ? NPY_FLOAT
-                                      : NPY_DOUBLE;
-            break;
-        case DFB_T_DATE32:
-            return cached_descr(st, N_DESCR_DAY, "M8[D]");
-        case DFB_T_DATE64:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION: {
-            static const char *const m_str[] = {"M8[s]", "M8[ms]", "M8[us]",
-                                                "M8[ns]"};
-            static const char *const td_str[] = {"m8[s]", "m8[ms]", "m8[us]",
-                                                 "m8[ns]"};
-            int u = unit_index(f->type == DFB_T_DATE64 ? 'm' : f->unit);
-            if (u < 0) {
-                PyErr_SetString(PyExc_ValueError, "unknown time unit");
-                return NULL;
-            }
-            d = f->type == DFB_T_DURATION
-                    ? cached_descr(st, N_DESCR_m + u, td_str[u])
-                    : cached_descr(st, N_DESCR_M + u, m_str[u]);
-            if (d == NULL) {
-                return NULL;
-            }
-            goto byteorder;
-        }
-        default:
-            PyErr_SetString(PyExc_NotImplementedError,
-                            "no fixed-width NumPy dtype for this type "
-                            "(bit-packed or variable-width)");
-            return NULL;
-    }
-    d = PyArray_DescrFromType(typenum);
-    if (d == NULL) {
-        return NULL;
-    }
-byteorder:
-    if (PyDataType_ELSIZE(d) > 1 && is_swapped(f->byteorder)) {
-        PyArray_Descr *s = PyArray_DescrNewByteorder(d, NPY_SWAP);
-        Py_DECREF(d);
-        return s;
-    }
-    return d;
-}
-
-PyArray_Descr *
-dfb_format_to_descr(const dfb_format *f)
-{
-    char typestr[32];
-    dfb_format g = *f;
-    if (g.type == DFB_T_DATE32) {
-        return dfb_descr_from_typestr("M8[D]");
-    }
-    if (dfb_format_numpy_typestr(&g, typestr, sizeof(typestr)) < 0) {
+    char ts[32];
+    if (dfb_format_result_typestr(f, ts, sizeof(ts)) < 0) {
         PyErr_SetString(PyExc_NotImplementedError,
                         "no fixed-width NumPy dtype for this type "
                         "(bit-packed or variable-width)");
         return NULL;
     }
-    return dfb_descr_from_typestr(typestr);
+    if (ts[1] != 'M' && ts[1] != 'm') {
+        return dfb_descr_from_typestr(ts);
+    }
+    for (int i = 0; i < 9; i++) {
+        if (strcmp(ts + 1, datetime_descrs[i]) == 0) {
+            PyArray_Descr *d =
+                cached_descr(st, N_DESCR_M + i, datetime_descrs[i]);
+            if (is_swapped(ts[0])) {
+                PyArray_Descr *s = PyArray_DescrNewByteorder(d, NPY_SWAP);
+                Py_DECREF(d);
+                return s;
+            }
+            return d;
+        }
+    }
+    return dfb_descr_from_typestr(ts);
 }
 
 /* ------------------------------------------------------------------ */
@@ -408,17 +341,18 @@ check_span(const dfb_span *s, int64_t need, const char *what)
     return 0;
 }
 
-/* Returns the bytes `count` items of `itemsize` take, or -1 with
-   ValueError on overflow. */
+/* Returns the bytes `count` items of `itemsize` take (core's
+   dfb_mul_bytes), or -1 with ValueError on overflow. */
 static int64_t
 mul_bytes(int64_t count, int64_t itemsize)
 {
-    if (itemsize != 0 && count > INT64_MAX / itemsize) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the column's offset + length overflows");
+    int64_t r;
+    dfb_error err;
+    if (dfb_mul_bytes(count, itemsize, &r, &err) != DFB_OK) {
+        PyErr_SetString(PyExc_ValueError, err.message);
         return -1;
     }
-    return count * itemsize;
+    return r;
 }
 
 /* Returns 1 if validity memory is consulted for `col`. */
@@ -468,49 +402,15 @@ validate(const dfb_column *col, int depth)
                 check_span(&col->offsets, need, "offsets") < 0) {
                 return -1;
             }
-            int64_t prev = 0, bad = -1;
-            const char *op = col->offsets.ptr;
-            if (osize == 4 && !col->offsets_swapped) {
-                /* the common case, without a per-element switch */
-                for (int64_t i = col->offset; i <= end; i++) {
-                    int32_t o;
-                    memcpy(&o, op + i * 4, 4);
-                    if (o < prev) {
-                        bad = i;
-                        break;
-                    }
-                    prev = o;
-                }
-            }
-            else if (osize == 8 && !col->offsets_swapped) {
-                for (int64_t i = col->offset; i <= end; i++) {
-                    int64_t o;
-                    memcpy(&o, op + i * 8, 8);
-                    if (o < prev) {
-                        bad = i;
-                        break;
-                    }
-                    prev = o;
-                }
-            }
-            else {
-                for (int64_t i = col->offset; i <= end; i++) {
-                    int64_t o = read_int(op + i * osize, osize * 8, 1,
-                                         col->offsets_swapped);
-                    if (o < prev) {
-                        bad = i;
-                        break;
-                    }
-                    prev = o;
-                }
-            }
-            if (bad >= 0) {
-                int64_t o = read_int(op + bad * osize, osize * 8, 1,
-                                     col->offsets_swapped);
+            int64_t prev;
+            dfb_bad_offset bad;
+            if (dfb_offsets_validate(col->offsets.ptr, osize,
+                                     col->offsets_swapped, col->offset, end,
+                                     &prev, &bad, NULL) != DFB_OK) {
                 PyErr_Format(PyExc_ValueError,
                              "string offsets are %s at element %lld",
-                             o < 0 ? "negative" : "decreasing",
-                             (long long)(bad - col->offset));
+                             bad.value < 0 ? "negative" : "decreasing",
+                             (long long)(bad.index - col->offset));
                 return -1;
             }
             if (prev > 0 && check_span(&col->data, prev, "data") < 0) {
@@ -1591,6 +1491,16 @@ ix_to_format(const ix_dtype *d, dfb_format *out)
     }
     return dfb_format_parse_interchange((int)d->kind, (int)d->bits, d->fmt,
                                         d->endian, out);
+}
+
+int
+dfb_interchange_dtype_parse(PyObject *t, dfb_format *out)
+{
+    ix_dtype d;
+    if (parse_ix_dtype(t, &d) < 0) {
+        return -1;
+    }
+    return ix_to_format(&d, out) == 0 ? 1 : 0;
 }
 
 /* Returns a NEW reference to item `key` of dict or Mapping `d`, or NULL

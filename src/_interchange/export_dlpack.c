@@ -26,6 +26,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/export.h"
+#include "dlpack_types.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -474,39 +475,19 @@ dlpack_dtype(PyArray_Descr *d, DLDataType *out)
                      (PyObject *)d);
         return -1;
     }
-    out->lanes = 1;
-    out->bits = (uint8_t)(8 * size);
-    switch (d->kind) {
-        case 'b':
-            out->code = kDLBool;
-            return 0;
-        case 'i':
-            out->code = kDLInt;
-            return 0;
-        case 'u':
-            out->code = kDLUInt;
-            return 0;
-        case 'f':
-            if (size == 2 || size == 4 || size == 8) {
-                out->code = kDLFloat;
-                return 0;
-            }
-            break;
-        case 'c':
-            if (size == 8 || size == 16) {
-                out->code = kDLComplex;
-                return 0;
-            }
-            break;
-        case 'M':
-        case 'm':
-            PyErr_Format(PyExc_BufferError,
-                         "DLPack has no datetime or timedelta type (dtype "
-                         "%R); view the Buffer as int64 first",
-                         (PyObject *)d);
-            return -1;
-        default:
-            break;
+    if (d->kind == 'M' || d->kind == 'm') {
+        PyErr_Format(PyExc_BufferError,
+                     "DLPack has no datetime or timedelta type (dtype "
+                     "%R); view the Buffer as int64 first",
+                     (PyObject *)d);
+        return -1;
+    }
+    /* core's mapping, by kind and size */
+    if (size <= INT32_MAX &&
+        dfb_dlpack_from_numpy(d->kind, (int)size, &out->code, &out->bits) ==
+            0) {
+        out->lanes = 1;
+        return 0;
     }
     PyErr_Format(PyExc_BufferError, "dtype %R has no DLPack equivalent",
                  (PyObject *)d);

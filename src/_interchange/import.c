@@ -31,6 +31,8 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/probe.h"
+#include "dlpack_types.h"
+#include "format.h"
 
 #include <string.h>
 
@@ -323,42 +325,8 @@ dlpack_owner_destructor(PyObject *cap)
 static PyArray_Descr *
 descr_from_dldtype(DLDataType t)
 {
-    int typenum = -1;
-    if (t.lanes == 1) {
-        switch (t.code) {
-            case kDLInt:
-                typenum = t.bits == 8    ? NPY_INT8
-                          : t.bits == 16 ? NPY_INT16
-                          : t.bits == 32 ? NPY_INT32
-                          : t.bits == 64 ? NPY_INT64
-                                         : -1;
-                break;
-            case kDLUInt:
-                typenum = t.bits == 8    ? NPY_UINT8
-                          : t.bits == 16 ? NPY_UINT16
-                          : t.bits == 32 ? NPY_UINT32
-                          : t.bits == 64 ? NPY_UINT64
-                                         : -1;
-                break;
-            case kDLFloat:
-                typenum = t.bits == 16   ? NPY_FLOAT16
-                          : t.bits == 32 ? NPY_FLOAT32
-                          : t.bits == 64 ? NPY_FLOAT64
-                                         : -1;
-                break;
-            case kDLComplex:
-                typenum = t.bits == 64    ? NPY_COMPLEX64
-                          : t.bits == 128 ? NPY_COMPLEX128
-                                          : -1;
-                break;
-            case kDLBool:
-                typenum = t.bits == 8 ? NPY_BOOL : -1;
-                break;
-            default:
-                break;
-        }
-    }
-    if (typenum < 0) {
+    char ts[8];
+    if (dfb_dlpack_typestr(t.code, t.bits, t.lanes, ts, sizeof(ts)) < 0) {
         /* The float8/float6/float4 codes (DLPack 1.1+) name their width;
            the others take the bit count as a suffix. */
         static const char *const narrow[] = {
@@ -411,7 +379,7 @@ descr_from_dldtype(DLDataType t)
         }
         return NULL;
     }
-    return PyArray_DescrFromType(typenum);
+    return dfb_descr_from_typestr(ts); /* core's mapping */
 }
 
 /* Consumes a DLPack capsule ("dltensor_versioned" or legacy "dltensor"):
@@ -1008,90 +976,9 @@ static PyArray_Descr *
 descr_from_format(const char *fmt, Py_ssize_t itemsize)
 {
     fmt = fmt == NULL ? "B" : fmt;
-    const char *f = fmt;
-    char order = '@';
-    if (*f == '@' || *f == '=' || *f == '<' || *f == '>' || *f == '!') {
-        order = *f++;
-    }
-    int native = order == '@';
-    char kind = 0; /* 'b', 'i', 'u', 'f', 'c' */
-    int size = 0;
-    switch (f[0]) {
-        case '?':
-            kind = 'b';
-            size = native ? sizeof(_Bool) : 1;
-            break;
-        case 'b':
-            kind = 'i';
-            size = 1;
-            break;
-        case 'B':
-            kind = 'u';
-            size = 1;
-            break;
-        case 'h':
-            kind = 'i';
-            size = native ? sizeof(short) : 2;
-            break;
-        case 'H':
-            kind = 'u';
-            size = native ? sizeof(short) : 2;
-            break;
-        case 'i':
-            kind = 'i';
-            size = native ? sizeof(int) : 4;
-            break;
-        case 'I':
-            kind = 'u';
-            size = native ? sizeof(int) : 4;
-            break;
-        case 'l':
-            kind = 'i';
-            size = native ? sizeof(long) : 4;
-            break;
-        case 'L':
-            kind = 'u';
-            size = native ? sizeof(long) : 4;
-            break;
-        case 'q':
-            kind = 'i';
-            size = 8;
-            break;
-        case 'Q':
-            kind = 'u';
-            size = 8;
-            break;
-        case 'n':
-            kind = native ? 'i' : 0;
-            size = sizeof(Py_ssize_t);
-            break;
-        case 'N':
-            kind = native ? 'u' : 0;
-            size = sizeof(size_t);
-            break;
-        case 'e':
-            kind = 'f';
-            size = 2;
-            break;
-        case 'f':
-            kind = 'f';
-            size = 4;
-            break;
-        case 'd':
-            kind = 'f';
-            size = 8;
-            break;
-        case 'Z':
-            if (f[1] == 'f' || f[1] == 'd') {
-                kind = 'c';
-                size = f[1] == 'f' ? 8 : 16;
-                f++;
-            }
-            break;
-        default:
-            break;
-    }
-    if (kind == 0 || f[1] != '\0') {
+    char ts[8];
+    int size = dfb_struct_typestr(fmt, ts, sizeof(ts)); /* core's table */
+    if (size < 0) {
         PyErr_Format(PyExc_TypeError,
                      "buffer format '%s' is not supported by dfbuffer "
                      "(one of ? b B h H i I l L q Q n N e f d Zf Zd, with an "
@@ -1106,47 +993,7 @@ descr_from_format(const char *fmt, Py_ssize_t itemsize)
                      fmt, size, itemsize);
         return NULL;
     }
-    int typenum;
-    switch (kind) {
-        case 'b':
-            typenum = NPY_BOOL;
-            break;
-        case 'i':
-            typenum = size == 1   ? NPY_INT8
-                      : size == 2 ? NPY_INT16
-                      : size == 4 ? NPY_INT32
-                                  : NPY_INT64;
-            break;
-        case 'u':
-            typenum = size == 1   ? NPY_UINT8
-                      : size == 2 ? NPY_UINT16
-                      : size == 4 ? NPY_UINT32
-                                  : NPY_UINT64;
-            break;
-        case 'f':
-            typenum = size == 2   ? NPY_FLOAT16
-                      : size == 4 ? NPY_FLOAT32
-                                  : NPY_FLOAT64;
-            break;
-        default:
-            typenum = size == 8 ? NPY_COMPLEX64 : NPY_COMPLEX128;
-            break;
-    }
-    PyArray_Descr *d = PyArray_DescrFromType(typenum);
-    if (d == NULL) {
-        return NULL;
-    }
-#if PY_LITTLE_ENDIAN
-    int swap = order == '>' || order == '!';
-#else
-    int swap = order == '<';
-#endif
-    if (swap && size > 1) {
-        PyArray_Descr *s = PyArray_DescrNewByteorder(d, NPY_SWAP);
-        Py_DECREF(d);
-        d = s;
-    }
-    return d;
+    return dfb_descr_from_typestr(ts);
 }
 
 /* The owner of Buffers made through the buffer protocol: a GC-tracked

@@ -1,6 +1,6 @@
 /* dfbuffer: parsing and mapping of type descriptions (pure C: no Python).
  */
-#include "dfbuffer/format.h"
+#include "format.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -302,4 +302,230 @@ dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size)
             return -1;
     }
     return (n > 0 && (size_t)n < size) ? 0 : -1;
+}
+
+int
+dfb_format_result_typestr(const dfb_format *f, char *buf, size_t size)
+{
+    if (f->type == DFB_T_DATE32) {
+        char order = f->byteorder == '>'   ? '>'
+                     : f->byteorder == '<' ? '<'
+                                           : '=';
+        int n = snprintf(buf, size, "%cM8[D]", order);
+        return (n > 0 && (size_t)n < size) ? 0 : -1;
+    }
+    return dfb_format_numpy_typestr(f, buf, size);
+}
+
+int
+dfb_format_from_numpy(char kind, int itemsize, char unit, dfb_format *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->byteorder = itemsize == 1 ? '|' : '=';
+    out->bits = itemsize * 8;
+    switch (kind) {
+        case 'b':
+            out->type = DFB_T_BOOL8;
+            if (itemsize != 1) {
+                goto invalid;
+            }
+            return 0;
+        case 'i':
+        case 'u':
+            out->type = kind == 'i' ? DFB_T_INT : DFB_T_UINT;
+            if (itemsize != 1 && itemsize != 2 && itemsize != 4 &&
+                itemsize != 8) {
+                goto invalid;
+            }
+            return 0;
+        case 'f':
+            out->type = DFB_T_FLOAT;
+            if (itemsize != 2 && itemsize != 4 && itemsize != 8) {
+                goto invalid;
+            }
+            return 0;
+        case 'M':
+        case 'm':
+            out->type = kind == 'M' ? DFB_T_TIMESTAMP : DFB_T_DURATION;
+            out->unit = unit;
+            if (itemsize != 8 || !is_unit(unit)) {
+                goto invalid;
+            }
+            return 0;
+        default:
+            break;
+    }
+invalid:
+    memset(out, 0, sizeof(*out));
+    out->type = DFB_T_INVALID;
+    return -1;
+}
+
+int
+dfb_format_to_arrow(const dfb_format *f, char *buf, size_t size)
+{
+    static const char ints[] = "cs?i???l", uints[] = "CS?I???L";
+    char one = 0;
+    int n;
+    int nbytes = f->bits / 8;
+    switch (f->type) {
+        case DFB_T_NULL:
+            one = 'n';
+            break;
+        case DFB_T_BOOL_BIT:
+            one = 'b';
+            break;
+        case DFB_T_INT:
+        case DFB_T_UINT:
+            if (nbytes < 1 || nbytes > 8 || ints[nbytes - 1] == '?') {
+                return -1;
+            }
+            one = f->type == DFB_T_INT ? ints[nbytes - 1] : uints[nbytes - 1];
+            break;
+        case DFB_T_FLOAT:
+            one = nbytes == 2   ? 'e'
+                  : nbytes == 4 ? 'f'
+                  : nbytes == 8 ? 'g'
+                                : 0;
+            break;
+        case DFB_T_UTF8:
+            one = 'u';
+            break;
+        case DFB_T_LARGE_UTF8:
+            one = 'U';
+            break;
+        case DFB_T_BINARY:
+            one = 'z';
+            break;
+        case DFB_T_LARGE_BINARY:
+            one = 'Z';
+            break;
+        case DFB_T_STRING_VIEW:
+            n = snprintf(buf, size, "vu");
+            return (n > 0 && (size_t)n < size) ? 0 : -1;
+        case DFB_T_DATE32:
+            n = snprintf(buf, size, "tdD");
+            return (n > 0 && (size_t)n < size) ? 0 : -1;
+        case DFB_T_DATE64:
+            n = snprintf(buf, size, "tdm");
+            return (n > 0 && (size_t)n < size) ? 0 : -1;
+        case DFB_T_TIMESTAMP:
+            if (!is_unit(f->unit) || f->tz_len > (size_t)INT32_MAX) {
+                return -1;
+            }
+            n = snprintf(buf, size, "ts%c:%.*s", f->unit, (int)f->tz_len,
+                         f->tz != NULL ? f->tz : "");
+            return (n > 0 && (size_t)n < size) ? 0 : -1;
+        case DFB_T_DURATION:
+            if (!is_unit(f->unit)) {
+                return -1;
+            }
+            n = snprintf(buf, size, "tD%c", f->unit);
+            return (n > 0 && (size_t)n < size) ? 0 : -1;
+        default:
+            return -1;
+    }
+    if (one == 0 || size < 2) {
+        return -1;
+    }
+    buf[0] = one;
+    buf[1] = '\0';
+    return 0;
+}
+
+int
+dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize)
+{
+    const char *f = fmt;
+    char order = '@';
+    if (*f == '@' || *f == '=' || *f == '<' || *f == '>' || *f == '!') {
+        order = *f++;
+    }
+    int native = order == '@';
+    char kind = 0; /* 'b', 'i', 'u', 'f', 'c' */
+    int size = 0;
+    switch (f[0]) {
+        case '?':
+            kind = 'b';
+            size = native ? sizeof(_Bool) : 1;
+            break;
+        case 'b':
+            kind = 'i';
+            size = 1;
+            break;
+        case 'B':
+            kind = 'u';
+            size = 1;
+            break;
+        case 'h':
+            kind = 'i';
+            size = native ? sizeof(short) : 2;
+            break;
+        case 'H':
+            kind = 'u';
+            size = native ? sizeof(short) : 2;
+            break;
+        case 'i':
+            kind = 'i';
+            size = native ? sizeof(int) : 4;
+            break;
+        case 'I':
+            kind = 'u';
+            size = native ? sizeof(int) : 4;
+            break;
+        case 'l':
+            kind = 'i';
+            size = native ? sizeof(long) : 4;
+            break;
+        case 'L':
+            kind = 'u';
+            size = native ? sizeof(long) : 4;
+            break;
+        case 'q':
+            kind = 'i';
+            size = 8;
+            break;
+        case 'Q':
+            kind = 'u';
+            size = 8;
+            break;
+        case 'n':
+            kind = native ? 'i' : 0;
+            size = sizeof(size_t);
+            break;
+        case 'N':
+            kind = native ? 'u' : 0;
+            size = sizeof(size_t);
+            break;
+        case 'e':
+            kind = 'f';
+            size = 2;
+            break;
+        case 'f':
+            kind = 'f';
+            size = 4;
+            break;
+        case 'd':
+            kind = 'f';
+            size = 8;
+            break;
+        case 'Z':
+            if (f[1] == 'f' || f[1] == 'd') {
+                kind = 'c';
+                size = f[1] == 'f' ? 8 : 16;
+                f++;
+            }
+            break;
+        default:
+            break;
+    }
+    if (kind == 0 || f[1] != '\0') {
+        return -1;
+    }
+    char to = size == 1                        ? '|'
+              : (order == '@' || order == '=') ? '='
+              : order == '<'                   ? '<'
+                                               : '>';
+    int n = snprintf(buf, bufsize, "%c%c%d", to, kind, size);
+    return (n > 0 && (size_t)n < bufsize) ? size : -1;
 }

@@ -62,6 +62,34 @@ dfb_format_parse_interchange(int kind, int bits, const char *fmt,
 int
 dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size);
 
+/* Writes the NumPy type string of the values a conversion to NumPy
+   produces: dfb_format_numpy_typestr's, except DATE32, whose int32 days
+   the converters widen to "M8[D]".  Returns 0, or -1 like
+   dfb_format_numpy_typestr. */
+int
+dfb_format_result_typestr(const dfb_format *f, char *buf, size_t size);
+
+/* Fills `out` from a NumPy dtype's kind letter ('b', 'i', 'u', 'f', 'M',
+   'm'), item size in bytes and, for 'M' / 'm', its time unit letter ('s',
+   'm', 'u', 'n'; 0 for any other unit), native byte order.  Returns 0, or
+   -1 (out->type DFB_T_INVALID) when dfbuffer has no format for it. */
+int
+dfb_format_from_numpy(char kind, int itemsize, char unit, dfb_format *out);
+
+/* Writes the Arrow C data interface format string of `f` ("l", "tsu:",
+   "tDn", ... with f's timezone if any) into buf.  Returns 0, or -1 for a
+   type without a fixed Arrow format string here (dictionary, invalid) or a
+   buffer too small. */
+int
+dfb_format_to_arrow(const dfb_format *f, char *buf, size_t size);
+
+/* Writes the NumPy type string of a struct-module format of one item
+   ("<q", "d", "Zf", "?"; optional @ = < > ! prefix; native sizes for the
+   C types without a prefix or with @) into buf (size >= 8).  Returns the
+   item size in bytes, or -1 for any other format or a buffer too small. */
+int
+dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize);
+
 /* Width in bytes of one stored value (0 for bit-packed or variable width). */
 int
 dfb_format_itemsize(const dfb_format *f);

@@ -1,0 +1,82 @@
+/* dfbuffer core: DLPack data types (see dlpack_types.h). */
+#include "dlpack_types.h"
+
+#include <dlpack/dlpack.h>
+#include <stdio.h>
+
+int
+dfb_dlpack_typestr(uint8_t code, uint8_t bits, uint16_t lanes, char *buf,
+                   size_t size)
+{
+    char kind;
+    if (lanes != 1) {
+        return -1;
+    }
+    switch (code) {
+        case kDLInt:
+        case kDLUInt:
+            if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
+                return -1;
+            }
+            kind = code == kDLInt ? 'i' : 'u';
+            break;
+        case kDLFloat:
+            if (bits != 16 && bits != 32 && bits != 64) {
+                return -1;
+            }
+            kind = 'f';
+            break;
+        case kDLComplex:
+            if (bits != 64 && bits != 128) {
+                return -1;
+            }
+            kind = 'c';
+            break;
+        case kDLBool:
+            if (bits != 8) {
+                return -1;
+            }
+            kind = 'b';
+            break;
+        default:
+            return -1;
+    }
+    int n =
+        snprintf(buf, size, "%c%c%d", bits == 8 ? '|' : '=', kind, bits / 8);
+    return (n > 0 && (size_t)n < size) ? 0 : -1;
+}
+
+int
+dfb_dlpack_from_numpy(char kind, int itemsize, uint8_t *code, uint8_t *bits)
+{
+    if (itemsize <= 0 || itemsize > 31) {
+        return -1; /* 8 * itemsize must fit DLDataType.bits */
+    }
+    switch (kind) {
+        case 'b':
+            *code = kDLBool;
+            break;
+        case 'i':
+            *code = kDLInt;
+            break;
+        case 'u':
+            *code = kDLUInt;
+            break;
+        case 'f':
+            if (itemsize != 2 && itemsize != 4 && itemsize != 8) {
+                return -1;
+            }
+            *code = kDLFloat;
+            break;
+        case 'c':
+            if (itemsize != 8 && itemsize != 16) {
+                return -1;
+            }
+            *code = kDLComplex;
+            break;
+        default:
+            return -1;
+    }
+    *bits = (uint8_t)(8 * itemsize);
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* dfbuffer core: overflow-checked layout arithmetic (see layout.h). */
+#include "layout.h"
+
+dfb_code
+dfb_mul_bytes(int64_t count, int64_t itemsize, int64_t *out, dfb_error *err)
+{
+    if (itemsize != 0 && count > INT64_MAX / itemsize) {
+        return dfb_error_set(err, DFB_EOVERFLOW,
+                             "the column's offset + length overflows");
+    }
+    *out = count * itemsize;
+    return DFB_OK;
+}
+
+/* Stores a + b in *r and returns 1 if it stays within [-max, max], else
+   returns 0. */
+static int
+add_in(int64_t a, int64_t b, int64_t max, int64_t *r)
+{
+    return !__builtin_add_overflow(a, b, r) && *r <= max && *r >= -max - 1;
+}
+
+dfb_code
+dfb_core_extent(int ndim, const int64_t *shape, const int64_t *strides,
+                int64_t itemsize, int64_t max, int64_t *lo, int64_t *hi,
+                dfb_error *err)
+{
+    int64_t l = 0, h = 0, reach, span;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) {
+            *lo = 0;
+            *hi = 0;
+            return DFB_OK;
+        }
+    }
+    for (int i = 0; i < ndim; i++) {
+        if (__builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
+            reach > max || reach < -max - 1) {
+            goto overflow;
+        }
+        if (reach < 0 ? !add_in(l, reach, max, &l)
+                      : !add_in(h, reach, max, &h)) {
+            goto overflow;
+        }
+    }
+    if (!add_in(h, itemsize, max, &h)) {
+        goto overflow;
+    }
+    /* The span hi - lo (a buffer size) must fit too. */
+    if (__builtin_sub_overflow(h, l, &span) || span > max) {
+        goto overflow;
+    }
+    *lo = l;
+    *hi = h;
+    return DFB_OK;
+overflow:
+    return dfb_error_set(err, DFB_EOVERFLOW,
+                         "shape and strides address more memory than fits in "
+                         "Py_ssize_t");
+}

@@ -1,0 +1,27 @@
+/* dfbuffer core: overflow-checked layout arithmetic (pure C, no Python).
+ */
+#ifndef DFBUFFER_CORE_LAYOUT_H
+#define DFBUFFER_CORE_LAYOUT_H
+
+#include "core.h"
+
+#include <stdint.h>
+
+/* Stores count * itemsize (both >= 0) in *out.  Returns DFB_OK, or
+   DFB_EOVERFLOW (with a message in err) if it exceeds INT64_MAX; *out is
+   then untouched. */
+dfb_code
+dfb_mul_bytes(int64_t count, int64_t itemsize, int64_t *out, dfb_error *err);
+
+/* Computes the lowest and one-past-highest byte offsets, relative to element
+   (0, ..., 0), that a strided array of `ndim` dimensions touches, with every
+   intermediate value and hi - lo within [-max, max] (max: the caller's
+   address type, e.g. PY_SSIZE_T_MAX).  A zero-size array touches nothing:
+   lo = hi = 0.  Returns DFB_OK, or DFB_EOVERFLOW with a message (lo, hi
+   untouched). */
+dfb_code
+dfb_core_extent(int ndim, const int64_t *shape, const int64_t *strides,
+                int64_t itemsize, int64_t max, int64_t *lo, int64_t *hi,
+                dfb_error *err);
+
+#endif /* DFBUFFER_CORE_LAYOUT_H */
