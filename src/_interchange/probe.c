@@ -460,6 +460,9 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
     if (view == NULL) {
         return -1;
     }
+    /* pandas' memory is read-only through dfbuffer, whatever to_numpy()
+       gave (pandas 2 without copy-on-write hands out writable arrays) */
+    PyArray_CLEARFLAGS((PyArrayObject *)view, NPY_ARRAY_WRITEABLE);
     if (kind != 'f' && kind != 'M' && kind != 'm') {
         *out = view; /* no null representation: nothing to look at */
         return 0;

@@ -14,7 +14,14 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-import pandas.api.internals
+
+if int(pd.__version__.split(".")[0]) < 3:
+    raise ImportError(
+        "dfbuffer.pandas needs pandas >= 3.0 (it builds pandas 3's dtypes: the str dtype, "
+        f"copy-on-write views); pandas {pd.__version__} is installed.  dfbuffer's own "
+        "converters (dfbuffer.from_dataframe) work with pandas >= 2.2.2."
+    )
+import pandas.api.internals  # noqa: E402  (create_dataframe_from_blocks)
 
 from dfbuffer._interchange import CategoricalCodes, _arrow_schema
 from dfbuffer._interchange import from_dataframe as _convert
