@@ -86,4 +86,10 @@ dfb_state_from_module(PyObject *m);
 PyObject *
 dfb_enum_member(PyObject *cls, long value);
 
+/* Stores interned strings of names[0..n) in out[0..n) (new references).
+   Returns 0, or -1 with an exception set (the slots filled so far stay for
+   the caller's clear function). */
+int
+dfb_intern_strings(PyObject **out, const char *const *names, int n);
+
 #endif /* DFBUFFER_COMMON_H */

@@ -92,11 +92,8 @@ static const char *const datetime_descrs[9] = {"M8[s]",  "M8[ms]", "M8[us]",
 int
 dfb_convert_state_init(dfb_state *st)
 {
-    for (int i = 0; i < N_ALLOW_COPY_KW; i++) {
-        st->names[i] = PyUnicode_InternFromString(name_strings[i]);
-        if (st->names[i] == NULL) {
-            return -1;
-        }
+    if (dfb_intern_strings(st->names, name_strings, N_ALLOW_COPY_KW) < 0) {
+        return -1;
     }
     st->names[N_ALLOW_COPY_KW] = PyTuple_Pack(1, st->names[N_ALLOW_COPY]);
     if (st->names[N_ALLOW_COPY_KW] == NULL) {
@@ -123,12 +120,11 @@ dfb_convert_state_clear(dfb_state *st)
 }
 
 /* Returns a new reference to the datetime/timedelta descr in slot `slot`
-   (made from `typestr` by dfb_convert_state_init at module exec; never
-   filled here, so concurrent first use is safe).  Cannot fail. */
+   (made by dfb_convert_state_init at module exec; never filled here, so
+   concurrent first use is safe).  Cannot fail. */
 static PyArray_Descr *
-cached_descr(dfb_state *st, int slot, const char *typestr)
+cached_descr(dfb_state *st, int slot)
 {
-    (void)typestr;
     return (PyArray_Descr *)Py_NewRef(st->names[slot]);
 }
 
@@ -162,8 +158,7 @@ format_to_descr(dfb_state *st, const dfb_format *f)
     }
     for (int i = 0; i < 9; i++) {
         if (strcmp(ts + 1, datetime_descrs[i]) == 0) {
-            PyArray_Descr *d =
-                cached_descr(st, N_DESCR_M + i, datetime_descrs[i]);
+            PyArray_Descr *d = cached_descr(st, N_DESCR_M + i);
             if (is_swapped(ts[0])) {
                 PyArray_Descr *s = PyArray_DescrNewByteorder(d, NPY_SWAP);
                 Py_DECREF(d);

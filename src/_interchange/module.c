@@ -32,6 +32,18 @@ dfb_enum_member(PyObject *cls, long value)
     return PyObject_CallFunction(cls, "l", value);
 }
 
+int
+dfb_intern_strings(PyObject **out, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = PyUnicode_InternFromString(names[i]);
+        if (out[i] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 typedef struct {
     const char *name;
     long value;

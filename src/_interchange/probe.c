@@ -50,11 +50,9 @@ static const char *const probe_name_strings[DFB_PN_MAX_VERSION_KW] = {
 int
 dfb_probe_state_init(dfb_state *st)
 {
-    for (int i = 0; i < DFB_PN_MAX_VERSION_KW; i++) {
-        st->probe_names[i] = PyUnicode_InternFromString(probe_name_strings[i]);
-        if (st->probe_names[i] == NULL) {
-            return -1;
-        }
+    if (dfb_intern_strings(st->probe_names, probe_name_strings,
+                           DFB_PN_MAX_VERSION_KW) < 0) {
+        return -1;
     }
     st->probe_names[DFB_PN_MAX_VERSION_KW] =
         Py_BuildValue("(s)", "max_version");
