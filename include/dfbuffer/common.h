@@ -1,8 +1,8 @@
 /* dfbuffer: what every C file of the extension shares.
  *
- * Include this first in every file that uses Python or NumPy.  module.c
- * defines DFB_IMPORT_ARRAY before including it; every other file shares the
- * NumPy API table through PY_ARRAY_UNIQUE_SYMBOL.
+ * Include this first in every file that uses Python or NumPy.  state.c
+ * defines DFB_IMPORT_ARRAY before including it (it holds the NumPy API
+ * table); every other file shares the table through PY_ARRAY_UNIQUE_SYMBOL.
  */
 #ifndef DFBUFFER_COMMON_H
 #define DFBUFFER_COMMON_H
@@ -70,7 +70,13 @@ typedef struct {
     PyObject *categorical_codes; /* type dfbuffer.CategoricalCodes */
 } dfb_state;
 
+/* state.c: the module definition (module.c fills in its slots at init). */
 extern PyModuleDef dfb_module_def;
+
+/* state.c: imports the NumPy C API table.  Returns 0, or -1 with an
+   exception set.  Called once by module exec. */
+int
+dfb_numpy_import(void);
 
 /* Returns the state of the module that defined `tp`, or NULL with
    TypeError set when `tp` does not come from this module. */

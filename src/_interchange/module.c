@@ -1,7 +1,10 @@
-/* dfbuffer._interchange: module init (multi-phase), module state and the
- * public IntEnums.
+/* dfbuffer._interchange: module init (multi-phase): assembles the types,
+ * the method tables and the state of every other file, and adds the public
+ * IntEnums.
+ *
+ * Nothing else depends on this file; the module definition and the state
+ * accessors every file needs live in state.c.
  */
-#define DFB_IMPORT_ARRAY
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
@@ -9,40 +12,6 @@
 #include "dfbuffer/export.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
-
-dfb_state *
-dfb_state_from_module(PyObject *m)
-{
-    return (dfb_state *)PyModule_GetState(m);
-}
-
-dfb_state *
-dfb_state_from_type(PyTypeObject *tp)
-{
-    PyObject *m = PyType_GetModuleByDef(tp, &dfb_module_def);
-    if (m == NULL) {
-        return NULL;
-    }
-    return dfb_state_from_module(m);
-}
-
-PyObject *
-dfb_enum_member(PyObject *cls, long value)
-{
-    return PyObject_CallFunction(cls, "l", value);
-}
-
-int
-dfb_intern_strings(PyObject **out, const char *const *names, int n)
-{
-    for (int i = 0; i < n; i++) {
-        out[i] = PyUnicode_InternFromString(names[i]);
-        if (out[i] == NULL) {
-            return -1;
-        }
-    }
-    return 0;
-}
 
 typedef struct {
     const char *name;
@@ -197,7 +166,7 @@ module_exec(PyObject *m)
                         "does not support subinterpreters)");
         return -1;
     }
-    if (PyArray_ImportNumPyAPI() < 0) {
+    if (dfb_numpy_import() < 0) {
         return -1;
     }
     if (dfb_exit_watch_init(m) < 0) {
@@ -295,19 +264,15 @@ static PyModuleDef_Slot module_slots[] = {
     {0, NULL},
 };
 
-PyModuleDef dfb_module_def = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "dfbuffer._interchange",
-    .m_doc = "The C core of dfbuffer: the Buffer type and the converters.",
-    .m_size = sizeof(dfb_state),
-    .m_slots = module_slots,
-    .m_traverse = module_traverse,
-    .m_clear = module_clear,
-    .m_free = module_free,
-};
-
 PyMODINIT_FUNC
 PyInit__interchange(void)
 {
+    /* state.c defines the module definition (every file finds the state
+       through it); what it runs, which names every other file, is filled
+       in here, before the first use. */
+    dfb_module_def.m_slots = module_slots;
+    dfb_module_def.m_traverse = module_traverse;
+    dfb_module_def.m_clear = module_clear;
+    dfb_module_def.m_free = module_free;
     return PyModuleDef_Init(&dfb_module_def);
 }
