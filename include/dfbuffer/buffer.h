@@ -13,6 +13,7 @@
 #define DFBUFFER_BUFFER_H
 
 #include "dfbuffer/common.h"
+#include "dfbuffer/dtype.h" /* dfb_descr_from_typestr, dfb_parse_dtype */
 
 typedef struct {
     PyObject_VAR_HEAD     /* ob_size = 2 * ndim: the slots of dims[] */
@@ -149,18 +150,6 @@ dfb_buffer_arrow_c_schema(PyObject *self, PyObject *unused);
 PyObject *
 dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
                          Py_ssize_t nargs, PyObject *kwnames);
-
-/* Returns a new reference to the NumPy dtype named by `typestr` ("<i8",
-   "M8[us]", ...), or NULL with an exception set. */
-PyArray_Descr *
-dfb_descr_from_typestr(const char *typestr);
-
-/* Parses a dtype argument: None -> `dflt` (a new reference), an
-   interchange dtype tuple (kind, bits, format, endianness), or anything
-   numpy.dtype() accepts.  Returns a new reference, or NULL with TypeError /
-   ValueError set (object and other reference-holding dtypes refused). */
-PyArray_Descr *
-dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt);
 
 /* Parses a device argument: a 2-sequence (device_type, device_id) whose
    type is a known DLPack device type; device_id None counts as 0.  Returns

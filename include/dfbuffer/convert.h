@@ -6,6 +6,7 @@
 
 #include "dfbuffer/common.h"
 #include "format.h"
+#include "dfbuffer/dtype.h" /* dfb_interchange_dtype_parse */
 
 /* One buffer of a column: host memory plus the object keeping it alive. */
 typedef struct {
@@ -120,13 +121,6 @@ dfb_convert_state_init(dfb_state *st);
 /* Releases what dfb_convert_state_init created (idempotent). */
 void
 dfb_convert_state_clear(dfb_state *st);
-
-/* Parses interchange dtype tuple `t` (kind, bit_width, format, endianness;
-   borrowed, and out->tz points into it) through core's format table.
-   Returns 1, 0 (no exception) when dfbuffer does not support the dtype, or
-   -1 with TypeError for a malformed tuple. */
-int
-dfb_interchange_dtype_parse(PyObject *t, dfb_format *out);
 
 /* Module-level functions of convert.c (buffer_to_ndarray,
    column_to_ndarray, from_dataframe), added by module init. */

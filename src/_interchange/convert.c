@@ -1430,72 +1430,20 @@ walked_clear(walked *w)
     w->nkeep = 0;
 }
 
-/* Interchange dtype as C values. */
-typedef struct {
-    long kind;
-    long bits;
-    const char *fmt;
-    char endian;
-} ix_dtype;
+/* The interchange dtype reader of dtype.c, under the names this file's
+   code uses. */
+typedef dfb_ix_dtype ix_dtype;
 
-/* Parses an interchange dtype tuple (borrowed; fmt points into it).
-   Returns 0, or -1 with TypeError / ValueError set. */
-static int
+static inline int
 parse_ix_dtype(PyObject *t, ix_dtype *out)
 {
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
-        PyErr_Format(PyExc_TypeError,
-                     "an interchange dtype is a 4-tuple (kind, bit_width, "
-                     "format, endianness), got %R",
-                     t);
-        return -1;
-    }
-    PyObject *k = PyTuple_GET_ITEM(t, 0), *b = PyTuple_GET_ITEM(t, 1);
-    PyObject *f = PyTuple_GET_ITEM(t, 2), *e = PyTuple_GET_ITEM(t, 3);
-    if (!PyLong_Check(k) || !PyLong_Check(b) || !PyUnicode_Check(f) ||
-        !PyUnicode_Check(e)) {
-        PyErr_Format(PyExc_TypeError,
-                     "an interchange dtype is (int, int, str, str), got %R",
-                     t);
-        return -1;
-    }
-    out->kind = PyLong_AsLong(k);
-    out->bits = PyLong_AsLong(b);
-    if ((out->kind == -1 || out->bits == -1) && PyErr_Occurred()) {
-        return -1;
-    }
-    out->fmt = PyUnicode_AsUTF8(f);
-    if (out->fmt == NULL) {
-        return -1;
-    }
-    Py_ssize_t elen;
-    const char *en = PyUnicode_AsUTF8AndSize(e, &elen);
-    if (en == NULL) {
-        return -1;
-    }
-    out->endian = elen == 1 ? en[0] : '?';
-    return 0;
+    return dfb_ix_dtype_read(t, out);
 }
 
-/* Parses `d` to a dfb_format.  Returns 0, or -1 (no exception). */
-static int
+static inline int
 ix_to_format(const ix_dtype *d, dfb_format *out)
 {
-    if (d->kind < 0 || d->kind > 100 || d->bits < 0 || d->bits > 1024) {
-        return -1;
-    }
-    return dfb_format_parse_interchange((int)d->kind, (int)d->bits, d->fmt,
-                                        d->endian, out);
-}
-
-int
-dfb_interchange_dtype_parse(PyObject *t, dfb_format *out)
-{
-    ix_dtype d;
-    if (parse_ix_dtype(t, &d) < 0) {
-        return -1;
-    }
-    return ix_to_format(&d, out) == 0 ? 1 : 0;
+    return dfb_ix_dtype_format(d, out);
 }
 
 /* Returns a NEW reference to item `key` of dict or Mapping `d`, or NULL

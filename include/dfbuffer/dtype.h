@@ -1,0 +1,53 @@
+/* dfbuffer: type descriptions from Python values (dtype.c): the parser of
+ * interchange dtype tuples, typestrs and dtype arguments to NumPy dtypes.
+ */
+#ifndef DFBUFFER_DTYPE_H
+#define DFBUFFER_DTYPE_H
+
+#include "dfbuffer/common.h"
+#include "format.h"
+
+/* An interchange dtype tuple as C values. */
+typedef struct {
+    long kind;
+    long bits;
+    const char *fmt; /* points into the tuple's format str */
+    char endian;     /* its one character, or '?' when longer */
+} dfb_ix_dtype;
+
+/* Reads interchange dtype tuple `t` (kind, bit_width, format, endianness;
+   borrowed, and out->fmt points into it).  Returns 0, or -1 with
+   TypeError / ValueError set. */
+int
+dfb_ix_dtype_read(PyObject *t, dfb_ix_dtype *out);
+
+/* Maps `d` through core's format table.  Returns 0, or -1 (no exception)
+   when dfbuffer does not support the dtype. */
+int
+dfb_ix_dtype_format(const dfb_ix_dtype *d, dfb_format *out);
+
+/* Parses interchange dtype tuple `t` (kind, bit_width, format, endianness;
+   borrowed, and out->tz points into it) through core's format table.
+   Returns 1, 0 (no exception) when dfbuffer does not support the dtype, or
+   -1 with TypeError for a malformed tuple. */
+int
+dfb_interchange_dtype_parse(PyObject *t, dfb_format *out);
+
+/* Returns a new reference to the NumPy dtype named by `typestr` ("<i8",
+   "M8[us]", ...), or NULL with an exception set. */
+PyArray_Descr *
+dfb_descr_from_typestr(const char *typestr);
+
+/* Parses a dtype argument: None -> `dflt` (a new reference), an
+   interchange dtype tuple (kind, bits, format, endianness), or anything
+   numpy.dtype() accepts.  Returns a new reference, or NULL with TypeError /
+   ValueError set (object and other reference-holding dtypes refused). */
+PyArray_Descr *
+dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt);
+
+/* Returns 0 if `d` is a dtype a Buffer may carry, else -1 with TypeError
+   (reference-holding, structured, string or flexible dtypes). */
+int
+dfb_buffer_check_dtype(PyArray_Descr *d);
+
+#endif /* DFBUFFER_DTYPE_H */

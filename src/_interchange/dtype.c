@@ -1,0 +1,245 @@
+/* dfbuffer: type descriptions from Python values: interchange dtype tuples
+ * to core formats, typestrs and dtype arguments to NumPy dtypes.
+ *
+ * The one parser of interchange dtype tuples (the Buffer constructor, the
+ * interchange walk and buffer_to_ndarray all use it) and the one place a
+ * typestr becomes a PyArray_Descr.  Depends only on state.c and core.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/dtype.h"
+#include "format.h"
+
+#include <string.h>
+
+int
+dfb_ix_dtype_read(PyObject *t, dfb_ix_dtype *out)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+        PyErr_Format(PyExc_TypeError,
+                     "an interchange dtype is a 4-tuple (kind, bit_width, "
+                     "format, endianness), got %R",
+                     t);
+        return -1;
+    }
+    PyObject *k = PyTuple_GET_ITEM(t, 0), *b = PyTuple_GET_ITEM(t, 1);
+    PyObject *f = PyTuple_GET_ITEM(t, 2), *e = PyTuple_GET_ITEM(t, 3);
+    if (!PyLong_Check(k) || !PyLong_Check(b) || !PyUnicode_Check(f) ||
+        !PyUnicode_Check(e)) {
+        PyErr_Format(PyExc_TypeError,
+                     "an interchange dtype is (int, int, str, str), got %R",
+                     t);
+        return -1;
+    }
+    out->kind = PyLong_AsLong(k);
+    out->bits = PyLong_AsLong(b);
+    if ((out->kind == -1 || out->bits == -1) && PyErr_Occurred()) {
+        return -1;
+    }
+    out->fmt = PyUnicode_AsUTF8(f);
+    if (out->fmt == NULL) {
+        return -1;
+    }
+    Py_ssize_t elen;
+    const char *en = PyUnicode_AsUTF8AndSize(e, &elen);
+    if (en == NULL) {
+        return -1;
+    }
+    out->endian = elen == 1 ? en[0] : '?';
+    return 0;
+}
+
+int
+dfb_ix_dtype_format(const dfb_ix_dtype *d, dfb_format *out)
+{
+    if (d->kind < 0 || d->kind > 100 || d->bits < 0 || d->bits > 1024) {
+        return -1;
+    }
+    return dfb_format_parse_interchange((int)d->kind, (int)d->bits, d->fmt,
+                                        d->endian, out);
+}
+
+int
+dfb_interchange_dtype_parse(PyObject *t, dfb_format *out)
+{
+    dfb_ix_dtype d;
+    if (dfb_ix_dtype_read(t, &d) < 0) {
+        return -1;
+    }
+    return dfb_ix_dtype_format(&d, out) == 0 ? 1 : 0;
+}
+
+int
+dfb_buffer_check_dtype(PyArray_Descr *d)
+{
+    switch (d->kind) {
+        case 'b':
+        case 'i':
+        case 'u':
+        case 'f':
+        case 'c':
+        case 'm':
+        case 'M':
+            break;
+        default:
+            PyErr_Format(PyExc_TypeError,
+                         "a Buffer holds plain numbers only (bool, integer, "
+                         "float, complex, datetime64, timedelta64), not "
+                         "dtype %R",
+                         (PyObject *)d);
+            return -1;
+    }
+    if (PyDataType_FLAGCHK(d, NPY_ITEM_REFCOUNT) || PyDataType_HASFIELDS(d) ||
+        PyDataType_HASSUBARRAY(d) || PyDataType_ELSIZE(d) <= 0) {
+        PyErr_Format(PyExc_TypeError, "unsupported dtype %R for a Buffer",
+                     (PyObject *)d);
+        return -1;
+    }
+    return 0;
+}
+
+/* Converts an interchange dtype tuple to a NumPy dtype.  Returns a new
+   reference, or NULL with TypeError / ValueError set. */
+static PyArray_Descr *
+descr_from_interchange(PyObject *tup)
+{
+    if (PyTuple_GET_SIZE(tup) != 4) {
+        PyErr_Format(PyExc_ValueError,
+                     "an interchange dtype is a 4-tuple (kind, bit_width, "
+                     "format, endianness), got %R",
+                     tup);
+        return NULL;
+    }
+    /* the same parser as the converters' (the interchange walk) */
+    dfb_format pf;
+    int r = dfb_interchange_dtype_parse(tup, &pf);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 0) {
+        PyErr_Format(PyExc_ValueError, "unsupported interchange dtype %R",
+                     tup);
+        return NULL;
+    }
+    char typestr[32];
+    if (dfb_format_numpy_typestr(&pf, typestr, sizeof(typestr)) < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "interchange dtype %R has no fixed-width NumPy "
+                     "equivalent (bit-packed or variable-width data)",
+                     tup);
+        return NULL;
+    }
+    return dfb_descr_from_typestr(typestr);
+}
+
+/* The NumPy type number of a plain numeric typestr ("=i8", "|b1", "<f2",
+   "=c16": byte order, kind b/i/u/f/c, size), or -1 for any other string. */
+static int
+simple_typenum(const char *ts)
+{
+    if ((ts[0] != '=' && ts[0] != '<' && ts[0] != '>' && ts[0] != '|') ||
+        ts[1] == '\0' || ts[2] == '\0') {
+        return -1;
+    }
+    if (ts[1] == 'c' && strcmp(ts + 2, "16") == 0) {
+        return NPY_COMPLEX128;
+    }
+    if (ts[3] != '\0') {
+        return -1;
+    }
+    switch (ts[1]) {
+        case 'b':
+            return ts[2] == '1' ? NPY_BOOL : -1;
+        case 'i':
+            return ts[2] == '1'   ? NPY_INT8
+                   : ts[2] == '2' ? NPY_INT16
+                   : ts[2] == '4' ? NPY_INT32
+                   : ts[2] == '8' ? NPY_INT64
+                                  : -1;
+        case 'u':
+            return ts[2] == '1'   ? NPY_UINT8
+                   : ts[2] == '2' ? NPY_UINT16
+                   : ts[2] == '4' ? NPY_UINT32
+                   : ts[2] == '8' ? NPY_UINT64
+                                  : -1;
+        case 'f':
+            return ts[2] == '2'   ? NPY_HALF
+                   : ts[2] == '4' ? NPY_FLOAT32
+                   : ts[2] == '8' ? NPY_FLOAT64
+                                  : -1;
+        case 'c':
+            return ts[2] == '8' ? NPY_COMPLEX64 : -1;
+        default:
+            return -1;
+    }
+}
+
+/* Plain numeric typestrs (what core's format table mostly gives) skip
+   NumPy's string parser; anything else goes through it. */
+PyArray_Descr *
+dfb_descr_from_typestr(const char *typestr)
+{
+    int typenum = simple_typenum(typestr);
+    if (typenum >= 0) {
+        PyArray_Descr *d = PyArray_DescrFromType(typenum);
+#if NPY_BYTE_ORDER == NPY_LITTLE_ENDIAN
+        const char foreign = '>';
+#else
+        const char foreign = '<';
+#endif
+        if (d != NULL && typestr[0] == foreign && PyDataType_ELSIZE(d) > 1) {
+            PyArray_Descr *sw = PyArray_DescrNewByteorder(d, NPY_SWAP);
+            Py_DECREF(d);
+            return sw;
+        }
+        return d;
+    }
+    PyObject *s = PyUnicode_FromString(typestr);
+    if (s == NULL) {
+        return NULL;
+    }
+    PyArray_Descr *d = NULL;
+    int ok = PyArray_DescrConverter(s, &d);
+    Py_DECREF(s);
+    return ok ? d : NULL;
+}
+
+PyArray_Descr *
+dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt)
+{
+    PyArray_Descr *d = NULL;
+    if (obj == NULL || obj == Py_None) {
+        if (dflt == NULL) {
+            PyErr_SetString(PyExc_TypeError, "a dtype is required");
+            return NULL;
+        }
+        Py_INCREF(dflt);
+        return dflt;
+    }
+    if (PyTuple_Check(obj) && PyTuple_GET_SIZE(obj) == 4 &&
+        PyLong_Check(PyTuple_GET_ITEM(obj, 0))) {
+        d = descr_from_interchange(obj);
+    }
+    else if (!PyArray_DescrConverter(obj, &d)) {
+        d = NULL;
+        /* NumPy's parser raises SyntaxError, KeyError, ... for some strings
+           ("_,,,"): report TypeError naming the dtype, the cause kept */
+        if (PyErr_ExceptionMatches(PyExc_Exception) &&
+            !PyErr_ExceptionMatches(PyExc_TypeError) &&
+            !PyErr_ExceptionMatches(PyExc_ValueError) &&
+            !PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            PyObject *exc = dfb_err_take();
+            PyErr_Format(PyExc_TypeError, "invalid dtype %R", obj);
+            PyObject *now = dfb_err_take();
+            PyException_SetCause(now, exc);
+            dfb_err_give(now);
+        }
+    }
+    if (d == NULL) {
+        return NULL;
+    }
+    if (dfb_buffer_check_dtype(d) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
