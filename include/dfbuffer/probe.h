@@ -112,7 +112,8 @@ dfb_probe_has_str(PyObject *obj, const char *name);
 int
 dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj);
 
-/* from_dataframe for a pandas.DataFrame (exact type, RangeIndex): numpy-
+/* pandas_fast.c: from_dataframe for a pandas.DataFrame (exact type,
+   RangeIndex): numpy-
    backed numeric columns are read through Series.to_numpy() and wrapped
    without a copy or a scan (float NaN stays in the values in "mask" and
    "fill" modes); the other columns go through pandas' Arrow export of
