@@ -1,0 +1,142 @@
+/* dfbuffer: the frame description shared by to_matrix and the walks: a
+ * dfb_frame's allocation and release and the columns= selection.  (Moved
+ * from matrix.c, so that the interchange and Arrow walks that fill a frame
+ * do not depend on matrix.c, which uses them.)
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/frame.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Frames                                                               */
+/* ------------------------------------------------------------------ */
+
+int
+dfb_frame_init(dfb_frame *f, Py_ssize_t ncols)
+{
+    f->nrows = -1;
+    f->ncols = ncols;
+    f->cols =
+        PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, sizeof(dfb_frame_column));
+    f->keep = PyList_New(0);
+    if (f->cols == NULL || f->keep == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_NoMemory();
+        }
+        return -1;
+    }
+    return 0;
+}
+
+void
+dfb_frame_clear(dfb_frame *f)
+{
+    if (f->cols != NULL) {
+        for (Py_ssize_t i = 0; i < f->ncols; i++) {
+            Py_CLEAR(f->cols[i].name);
+            PyMem_Free(f->cols[i].chunks);
+        }
+        PyMem_Free(f->cols);
+    }
+    Py_CLEAR(f->keep);
+    memset(f, 0, sizeof(*f));
+    f->nrows = -1;
+}
+
+int
+dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
+                 Py_ssize_t *n)
+{
+    Py_ssize_t nnames = PyList_GET_SIZE(names);
+    *idx = NULL;
+    *n = 0;
+    if (select == NULL || select == Py_None) {
+        *idx = PyMem_Malloc((nnames > 0 ? (size_t)nnames : 1) *
+                            sizeof(Py_ssize_t));
+        if (*idx == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < nnames; i++) {
+            (*idx)[i] = i;
+        }
+        *n = nnames;
+        return 0;
+    }
+    if (PyUnicode_Check(select) || PyBytes_Check(select)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "columns must be a sequence of column names, not a "
+                        "single string");
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(select,
+                                    "columns must be a sequence of "
+                                    "column names");
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t ns = PySequence_Fast_GET_SIZE(seq);
+    *idx = PyMem_Malloc((ns > 0 ? (size_t)ns : 1) * sizeof(Py_ssize_t));
+    if (*idx == NULL) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* name -> position (None where several columns share the name) */
+    PyObject *pos = PyDict_New();
+    if (pos == NULL) {
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < nnames; i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        PyObject *had = PyDict_GetItemWithError(pos, name);
+        PyObject *v = had != NULL        ? Py_NewRef(Py_None)
+                      : PyErr_Occurred() ? NULL
+                                         : PyLong_FromSsize_t(i);
+        if (v == NULL || PyDict_SetItem(pos, name, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(pos);
+            goto fail;
+        }
+        Py_DECREF(v);
+    }
+    for (Py_ssize_t k = 0; k < ns; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        PyObject *key =
+            PyUnicode_Check(item) ? Py_NewRef(item) : PyObject_Str(item);
+        if (key == NULL) {
+            Py_DECREF(pos);
+            goto fail;
+        }
+        PyObject *at = PyDict_GetItemWithError(pos, key);
+        if (at == NULL || at == Py_None) {
+            if (!PyErr_Occurred()) {
+                if (at == NULL) {
+                    PyErr_Format(PyExc_KeyError,
+                                 "column %R is not in the frame", key);
+                }
+                else {
+                    PyErr_Format(PyExc_ValueError,
+                                 "column name %R is ambiguous: several "
+                                 "columns have it",
+                                 key);
+                }
+            }
+            Py_DECREF(key);
+            Py_DECREF(pos);
+            goto fail;
+        }
+        Py_DECREF(key);
+        (*idx)[k] = PyLong_AsSsize_t(at);
+    }
+    Py_DECREF(pos);
+    *n = ns;
+    Py_DECREF(seq);
+    return 0;
+fail:
+    Py_DECREF(seq);
+    PyMem_Free(*idx);
+    *idx = NULL;
+    return -1;
+}
