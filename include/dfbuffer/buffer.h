@@ -165,7 +165,20 @@ typedef struct {
     int readonly; /* 1 unless obj is a writable dfbuffer.Buffer */
 } dfb_block;
 
-/* import.c: THE reader of interchange-protocol buffers, shared by
+/* ixbuffer.c: converts a Python int to Py_ssize_t for field `what` of
+   protocol `proto`.  Returns 0, or -1 with TypeError (not an int) or
+   OverflowError set.  Negative values are allowed (strides); callers
+   check signs. */
+int
+dfb_as_ssize(PyObject *o, const char *proto, const char *what,
+             Py_ssize_t *out);
+
+/* ixbuffer.c: converts a non-negative Python int to a pointer.  Returns 0,
+   or -1 with TypeError, ValueError (negative) or OverflowError set. */
+int
+dfb_as_pointer(PyObject *o, const char *proto, void **out);
+
+/* ixbuffer.c: THE reader of interchange-protocol buffers, shared by
    Buffer.from_object and the converters.  Reads ptr, bufsize and
    __dlpack_device__() of `obj` exactly once each (a dfbuffer.Buffer: from
    its struct, no Python code); `ptr_o` / `size_o` are values the caller

@@ -41,6 +41,20 @@
 static PyObject *
 export_owner(dfb_state *st, PyObject *obj, int flags, Py_buffer **view_out);
 
+/* The protocol int readers (ixbuffer.c) under the names this file's code
+   uses. */
+static inline int
+as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
+{
+    return dfb_as_ssize(o, proto, what, out);
+}
+
+static inline int
+as_pointer(PyObject *o, const char *proto, void **out)
+{
+    return dfb_as_pointer(o, proto, out);
+}
+
 /* Address used as the owner capsule's context for a versioned tensor. */
 static const char versioned_marker = 'v';
 
@@ -55,56 +69,6 @@ static int
 lookup_attr(PyObject *obj, const char *name, PyObject **out)
 {
     return dfb_getattr_optional_str(obj, name, out);
-}
-
-/* Converts a Python int to Py_ssize_t for field `what` of protocol
-   `proto`.  Returns 0, or -1 with TypeError (not an int) or OverflowError
-   set.  Negative values are allowed (strides); callers check signs. */
-static int
-as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
-{
-    if (!PyLong_Check(o) || PyBool_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s",
-                     proto, what, Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    Py_ssize_t v = PyLong_AsSsize_t(o);
-    if (v == -1 && PyErr_Occurred()) {
-        PyErr_Format(PyExc_OverflowError,
-                     "%s: %s %R does not fit in "
-                     "Py_ssize_t",
-                     proto, what, o);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Converts a non-negative Python int to a pointer.  Returns 0, or -1 with
-   TypeError, ValueError (negative) or OverflowError set. */
-static int
-as_pointer(PyObject *o, const char *proto, void **out)
-{
-    if (!PyLong_Check(o) || PyBool_Check(o)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s: the data pointer must be an int, not %.100s", proto,
-                     Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    if (dfb_long_sign(o) < 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: the data pointer must be >= 0, got %R", proto, o);
-        return -1;
-    }
-    void *p = PyLong_AsVoidPtr(o);
-    if (p == NULL && PyErr_Occurred()) {
-        PyErr_Format(PyExc_OverflowError,
-                     "%s: the data pointer %R does not fit in a pointer",
-                     proto, o);
-        return -1;
-    }
-    *out = p;
-    return 0;
 }
 
 /* Parses a tuple of ints (shape or strides) into out[0..*n).  Returns 0,
@@ -1136,84 +1100,6 @@ done:
 /* ------------------------------------------------------------------ */
 /* 6. Interchange-protocol Buffer                                       */
 /* ------------------------------------------------------------------ */
-
-int
-dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
-                            PyObject *size_o, dfb_block *out)
-{
-    const char *proto = "interchange Buffer";
-    if (DfbBuffer_Check(st, obj)) {
-        DfbBuffer *b = (DfbBuffer *)obj;
-        out->ptr = b->ptr;
-        out->size = b->bufsize;
-        out->device = b->device;
-        out->readonly = b->readonly;
-        return 0;
-    }
-    /* each value is read exactly once, and owned while it is parsed */
-    PyObject *p = ptr_o != NULL ? Py_NewRef(ptr_o) : NULL;
-    PyObject *n = size_o != NULL ? Py_NewRef(size_o) : NULL;
-    PyObject *d = NULL;
-    int ret = -1;
-    if (p == NULL && (p = PyObject_GetAttrString(obj, "ptr")) == NULL) {
-        goto missing;
-    }
-    void *ptr;
-    if (as_pointer(p, proto, &ptr) < 0) {
-        goto done;
-    }
-    if (n == NULL && (n = PyObject_GetAttrString(obj, "bufsize")) == NULL) {
-        goto missing;
-    }
-    Py_ssize_t size;
-    if (as_ssize(n, proto, "bufsize", &size) < 0) {
-        goto done;
-    }
-    if (size < 0) {
-        PyErr_Format(PyExc_ValueError, "%s: bufsize must be >= 0, got %zd",
-                     proto, size);
-        goto done;
-    }
-    if (ptr == NULL && size != 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: ptr 0 (NULL) cannot hold bufsize %zd bytes", proto,
-                     size);
-        goto done;
-    }
-    if ((uintptr_t)ptr > UINTPTR_MAX - (uintptr_t)size) {
-        PyErr_Format(PyExc_OverflowError,
-                     "%s: ptr + bufsize overflows the address space", proto);
-        goto done;
-    }
-    d = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
-    if (d == NULL) {
-        goto missing;
-    }
-    if (dfb_parse_device(d, &out->device) < 0) {
-        goto done;
-    }
-    out->ptr = ptr;
-    out->size = size;
-    out->readonly = 1; /* the protocol grants read access only */
-    ret = 0;
-    goto done;
-missing:
-    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        PyObject *exc = dfb_err_take();
-        PyErr_Format(PyExc_TypeError,
-                     "expected an interchange-protocol buffer (with ptr, "
-                     "bufsize, __dlpack_device__), got %.200s",
-                     Py_TYPE(obj)->tp_name);
-        PyObject *now = dfb_err_take();
-        PyException_SetCause(now, exc);
-        dfb_err_give(now);
-    }
-done:
-    Py_XDECREF(p);
-    Py_XDECREF(n);
-    Py_XDECREF(d);
-    return ret;
-}
 
 /* Wraps an interchange-protocol Buffer given its `ptr` and `bufsize`
    values (read once, by the caller's detection): 1-D bytes (or 1-D of
