@@ -40,11 +40,70 @@ typedef enum {
     DFB_NATIVE_COUNT = 8
 } dfb_native;
 
-/* Slots in the module state for convert.c: interned names, cached dtypes. */
-#define DFB_STATE_NAMES 40
+/* Interned attribute and method names, made once by module exec
+   (dfb_state_names_init, state.c); each name once, whichever files use
+   it.  Strings only: no GC. */
+typedef struct {
+    /* the interchange protocol */
+    PyObject *ptr;
+    PyObject *bufsize;
+    PyObject *dlpack_device; /* "__dlpack_device__" */
+    PyObject *size;
+    PyObject *offset;
+    PyObject *dtype;
+    PyObject *describe_null;
+    PyObject *num_chunks;
+    PyObject *get_chunks;
+    PyObject *get_buffers;
+    PyObject *describe_categorical;
+    PyObject *data;
+    PyObject *validity;
+    PyObject *offsets;
+    PyObject *categories;
+    PyObject *dataframe; /* "__dataframe__" */
+    PyObject *allow_copy;
+    PyObject *column_names;
+    PyObject *get_column;
+    PyObject *is_dictionary;
+    PyObject *null_count;
+    PyObject *length;
+    PyObject *nulls;
+    /* the other protocols (probes) */
+    PyObject *arrow_c_array;         /* "__arrow_c_array__" */
+    PyObject *arrow_c_stream;        /* "__arrow_c_stream__" */
+    PyObject *arrow_c_device_array;  /* "__arrow_c_device_array__" */
+    PyObject *arrow_c_device_stream; /* "__arrow_c_device_stream__" */
+    PyObject *cuda_array_interface;  /* "__cuda_array_interface__" */
+    PyObject *array_interface;       /* "__array_interface__" */
+    PyObject *dlpack;                /* "__dlpack__" */
+    PyObject *is_conj;
+    PyObject *is_neg;
+    /* pandas (the fast path) */
+    PyObject *pandas;
+    PyObject *DataFrame;
+    PyObject *RangeIndex;
+    PyObject *items;
+    PyObject *to_numpy;
+    PyObject *iloc;
+    PyObject *index;
+} dfb_names;
 
-/* Slots in the module state for probe.c: interned names (probe.h). */
-#define DFB_PROBE_NAMES 24
+/* Constant tuples for vectorcall, made with the names (no GC). */
+typedef struct {
+    PyObject *allow_copy_kw;  /* ("allow_copy",) */
+    PyObject *max_version_kw; /* ("max_version",) */
+    PyObject
+        *dlpack_version; /* (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION) */
+} dfb_consts;
+
+/* The datetime dtypes the converters give, made once by module exec
+   (dfb_convert_state_init, convert.c): M8[s], M8[ms], M8[us], M8[ns],
+   m8[s], m8[ms], m8[us], m8[ns], M8[D], in this order. */
+#define DFB_N_DATETIME 9
+typedef struct {
+    PyArray_Descr *datetime[DFB_N_DATETIME];
+} dfb_dtypes;
+
 /* One entry of probe.c's cache of protocol names found on static types. */
 typedef struct {
     const PyTypeObject *tp; /* a static (never freed) type, or NULL */
@@ -61,11 +120,9 @@ typedef struct {
     PyObject *dtype_kind;       /* IntEnum class dfbuffer.DtypeKind */
     PyObject *column_null_type; /* IntEnum class dfbuffer.ColumnNullType */
     PyObject *ma_masked_array;  /* numpy.ma.MaskedArray, imported lazily */
-    PyObject *names[DFB_STATE_NAMES];       /* convert.c: interned attribute
-                                               names and cached datetime
-                                               dtypes (no cycles: no GC) */
-    PyObject *probe_names[DFB_PROBE_NAMES]; /* probe.c: interned names and
-                                               constant tuples (no GC) */
+    dfb_names str;              /* interned names (no GC) */
+    dfb_consts tup;             /* constant tuples (no GC) */
+    dfb_dtypes descr; /* cached dtypes (no GC: they hold no references) */
     dfb_probe_entry probe_cache[DFB_PROBE_CACHE]; /* probe.c: no objects */
     PyObject *categorical_codes; /* type dfbuffer.CategoricalCodes */
 } dfb_state;
@@ -91,6 +148,16 @@ dfb_state_from_module(PyObject *m);
    with an exception set. */
 PyObject *
 dfb_enum_member(PyObject *cls, long value);
+
+/* state.c: creates st->str and st->tup.  Returns 0, or -1 with an
+   exception set (what was made so far stays for dfb_state_names_clear).
+   Called once by module exec. */
+int
+dfb_state_names_init(dfb_state *st);
+
+/* state.c: releases st->str and st->tup (idempotent).  Cannot fail. */
+void
+dfb_state_names_clear(dfb_state *st);
 
 /* Stores interned strings of names[0..n) in out[0..n) (new references).
    Returns 0, or -1 with an exception set (the slots filled so far stay for

@@ -113,8 +113,8 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
 int
 dfb_column_validate(const dfb_column *col);
 
-/* Creates convert.c's interned names in `st->names`.  Returns 0, or -1
-   with an exception set.  Called once by module init. */
+/* Creates the converters' cached datetime dtypes in `st->descr`.
+   Returns 0, or -1 with an exception set.  Called once by module init. */
 int
 dfb_convert_state_init(dfb_state *st);
 

@@ -27,7 +27,9 @@
         }                                                 \
     } while (0)
 
-/* Interned names (and constant tuples) kept in dfb_state.probe_names. */
+/* Probe ids: each names a field of dfb_state.str (dfb_probe_name) and a
+   bit of the per-type probe cache.  The last two are not probes: their
+   constants are st->tup.max_version_kw and st->tup.dlpack_version. */
 enum {
     DFB_PN_ITEMS = 0,
     DFB_PN_DTYPE,
@@ -55,12 +57,12 @@ enum {
     DFB_PN_COUNT
 };
 
-/* Creates the interned names of probe.c in st->probe_names.  Returns 0, or
-   -1 with an exception set.  Called once by module init. */
-int
-dfb_probe_state_init(dfb_state *st);
+/* Returns the interned name (borrowed, in st->str) of probe id `which`
+   (a DFB_PN_* below DFB_PN_MAX_VERSION_KW).  Cannot fail. */
+PyObject *
+dfb_probe_name(dfb_state *st, int which);
 
-/* Releases what dfb_probe_state_init created (idempotent). */
+/* Empties the probe cache (module clear).  Cannot fail. */
 void
 dfb_probe_state_clear(dfb_state *st);
 
@@ -84,14 +86,14 @@ dfb_type_has(PyObject *obj, PyObject *name);
 int
 dfb_probe_has(PyObject *obj, PyObject *name);
 
-/* dfb_probe_has for the interned name st->probe_names[which] (a DFB_PN_*
+/* dfb_probe_has for the interned name of probe id `which` (a DFB_PN_*
    index), answered from a per-module cache for static types (their MRO and
    dicts cannot change from Python, and they are never freed).  Same
    returns. */
 int
 dfb_probe(dfb_state *st, PyObject *obj, int which);
 
-/* dfb_probe_attr for st->probe_names[which].  Same returns. */
+/* dfb_probe_attr for the name of probe id `which`.  Same returns. */
 int
 dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out);
 

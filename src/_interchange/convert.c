@@ -25,86 +25,19 @@
 /* Module state: interned names and cached datetime dtypes              */
 /* ------------------------------------------------------------------ */
 
-enum {
-    N_PTR = 0,
-    N_BUFSIZE,
-    N_DLPACK_DEVICE,
-    N_SIZE,
-    N_OFFSET,
-    N_DTYPE,
-    N_DESCRIBE_NULL,
-    N_NUM_CHUNKS,
-    N_GET_CHUNKS,
-    N_GET_BUFFERS,
-    N_DESCRIBE_CATEGORICAL,
-    N_DATA,
-    N_VALIDITY,
-    N_OFFSETS,
-    N_CATEGORIES,
-    N_DATAFRAME,
-    N_ALLOW_COPY,
-    N_COLUMN_NAMES,
-    N_GET_COLUMN,
-    N_IS_DICTIONARY,
-    N_NULL_COUNT,
-    N_LENGTH,
-    N_NULLS,
-    N_ALLOW_COPY_KW, /* the tuple ("allow_copy",) for vectorcall */
-    N_NAMES_END,
-    /* cached descrs: M8[s,ms,us,ns], m8[s,ms,us,ns], M8[D] */
-    N_DESCR_M = 24,
-    N_DESCR_m = 28,
-    N_DESCR_DAY = 32,
-};
-
-static const char *const name_strings[N_NAMES_END] = {
-    "ptr",
-    "bufsize",
-    "__dlpack_device__",
-    "size",
-    "offset",
-    "dtype",
-    "describe_null",
-    "num_chunks",
-    "get_chunks",
-    "get_buffers",
-    "describe_categorical",
-    "data",
-    "validity",
-    "offsets",
-    "categories",
-    "__dataframe__",
-    "allow_copy",
-    "column_names",
-    "get_column",
-    "is_dictionary",
-    "null_count",
-    "length",
-    "nulls",
-    NULL,
-};
-
-/* The datetime dtypes cached in module state, slot N_DESCR_M + i. */
-static const char *const datetime_descrs[9] = {"M8[s]",  "M8[ms]", "M8[us]",
-                                               "M8[ns]", "m8[s]",  "m8[ms]",
-                                               "m8[us]", "m8[ns]", "M8[D]"};
+/* The datetime dtypes cached in module state (st->descr.datetime[i]). */
+static const char *const datetime_descrs[DFB_N_DATETIME] = {
+    "M8[s]",  "M8[ms]", "M8[us]", "M8[ns]", "m8[s]",
+    "m8[ms]", "m8[us]", "m8[ns]", "M8[D]"};
 
 int
 dfb_convert_state_init(dfb_state *st)
 {
-    if (dfb_intern_strings(st->names, name_strings, N_ALLOW_COPY_KW) < 0) {
-        return -1;
-    }
-    st->names[N_ALLOW_COPY_KW] = PyTuple_Pack(1, st->names[N_ALLOW_COPY]);
-    if (st->names[N_ALLOW_COPY_KW] == NULL) {
-        return -1;
-    }
     /* The datetime dtypes are made here, once, not lazily: no conversion
        ever fills module state (safe for concurrent first use). */
-    for (int i = 0; i < 9; i++) {
-        st->names[N_DESCR_M + i] =
-            (PyObject *)dfb_descr_from_typestr(datetime_descrs[i]);
-        if (st->names[N_DESCR_M + i] == NULL) {
+    for (int i = 0; i < DFB_N_DATETIME; i++) {
+        st->descr.datetime[i] = dfb_descr_from_typestr(datetime_descrs[i]);
+        if (st->descr.datetime[i] == NULL) {
             return -1;
         }
     }
@@ -114,18 +47,18 @@ dfb_convert_state_init(dfb_state *st)
 void
 dfb_convert_state_clear(dfb_state *st)
 {
-    for (int i = 0; i < DFB_STATE_NAMES; i++) {
-        Py_CLEAR(st->names[i]);
+    for (int i = 0; i < DFB_N_DATETIME; i++) {
+        Py_CLEAR(st->descr.datetime[i]);
     }
 }
 
-/* Returns a new reference to the datetime/timedelta descr in slot `slot`
-   (made by dfb_convert_state_init at module exec; never filled here, so
+/* Returns a new reference to the datetime/timedelta descr `i` (made by
+   dfb_convert_state_init at module exec; never filled here, so
    concurrent first use is safe).  Cannot fail. */
 static PyArray_Descr *
-cached_descr(dfb_state *st, int slot)
+cached_descr(dfb_state *st, int i)
 {
-    return (PyArray_Descr *)Py_NewRef(st->names[slot]);
+    return (PyArray_Descr *)Py_NewRef(st->descr.datetime[i]);
 }
 
 /* Returns 1 if byte order `bo` ('<', '>', '=', '|') is not the host's. */
@@ -156,9 +89,9 @@ format_to_descr(dfb_state *st, const dfb_format *f)
     if (ts[1] != 'M' && ts[1] != 'm') {
         return dfb_descr_from_typestr(ts);
     }
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < DFB_N_DATETIME; i++) {
         if (strcmp(ts + 1, datetime_descrs[i]) == 0) {
-            PyArray_Descr *d = cached_descr(st, N_DESCR_M + i);
+            PyArray_Descr *d = cached_descr(st, i);
             if (is_swapped(ts[0])) {
                 PyArray_Descr *s = PyArray_DescrNewByteorder(d, NPY_SWAP);
                 Py_DECREF(d);
@@ -1559,7 +1492,7 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     out->null_count = -1;
 
     /* size() and offset */
-    if ((o = PyObject_CallMethodNoArgs(col, st->names[N_SIZE])) == NULL) {
+    if ((o = PyObject_CallMethodNoArgs(col, st->str.size)) == NULL) {
         return -1;
     }
     err = as_int64(o, "Column.size()", &out->length);
@@ -1567,7 +1500,7 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     if (err < 0) {
         return -1;
     }
-    if ((o = PyObject_GetAttr(col, st->names[N_OFFSET])) == NULL) {
+    if ((o = PyObject_GetAttr(col, st->str.offset)) == NULL) {
         return -1;
     }
     err = o == Py_None ? 0 : as_int64(o, "Column.offset", &out->offset);
@@ -1577,7 +1510,7 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     }
 
     /* describe_null */
-    if ((o = PyObject_GetAttr(col, st->names[N_DESCRIBE_NULL])) == NULL) {
+    if ((o = PyObject_GetAttr(col, st->str.describe_null)) == NULL) {
         return -1;
     }
     if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2 ||
@@ -1624,7 +1557,7 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     Py_DECREF(o);
 
     /* dtype: the column's logical type */
-    PyObject *dtobj = PyObject_GetAttr(col, st->names[N_DTYPE]);
+    PyObject *dtobj = PyObject_GetAttr(col, st->str.dtype);
     if (dtobj == NULL) {
         return -1;
     }
@@ -1634,15 +1567,14 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     }
 
     /* buffers */
-    PyObject *bufs = PyObject_CallMethodNoArgs(col, st->names[N_GET_BUFFERS]);
+    PyObject *bufs = PyObject_CallMethodNoArgs(col, st->str.get_buffers);
     if (bufs == NULL) {
         Py_DECREF(dtobj);
         return -1;
     }
-    PyObject *dpair = dict_item(bufs, st->names[N_DATA], &err);
-    PyObject *vpair =
-        err ? NULL : dict_item(bufs, st->names[N_VALIDITY], &err);
-    PyObject *opair = err ? NULL : dict_item(bufs, st->names[N_OFFSETS], &err);
+    PyObject *dpair = dict_item(bufs, st->str.data, &err);
+    PyObject *vpair = err ? NULL : dict_item(bufs, st->str.validity, &err);
+    PyObject *opair = err ? NULL : dict_item(bufs, st->str.offsets, &err);
     PyObject *dbuf = NULL, *vbuf = NULL, *obuf = NULL;
     /* dpair, vpair, opair are owned (new references) from here on: the
        buffers and dtypes in them survive whatever the producer's ptr,
@@ -1763,7 +1695,7 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     else if (vbuf == NULL && (out->null_kind == DFB_NULL_USE_BITMASK ||
                               out->null_kind == DFB_NULL_USE_BYTEMASK)) {
         /* no validity buffer: fine only when nothing is null; ask */
-        if ((o = PyObject_GetAttr(col, st->names[N_NULL_COUNT])) == NULL) {
+        if ((o = PyObject_GetAttr(col, st->str.null_count)) == NULL) {
             goto fail;
         }
         int r = o == Py_None
@@ -1798,17 +1730,16 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
                             "nested categoricals are not supported");
             return -1;
         }
-        PyObject *dc =
-            PyObject_GetAttr(col, st->names[N_DESCRIBE_CATEGORICAL]);
+        PyObject *dc = PyObject_GetAttr(col, st->str.describe_categorical);
         if (dc == NULL) {
             return -1;
         }
         PyObject *cats = NULL;
         if (PyDict_Check(dc)) {
-            (void)dfb_dict_get_ref(dc, st->names[N_CATEGORIES], &cats);
+            (void)dfb_dict_get_ref(dc, st->str.categories, &cats);
         }
         else {
-            cats = PyObject_GetItem(dc, st->names[N_CATEGORIES]);
+            cats = PyObject_GetItem(dc, st->str.categories);
         }
         if (cats != NULL && cats != Py_None) {
             /* is_ordered (read once; absent or unreadable: unordered) */
@@ -1870,7 +1801,7 @@ static PyObject *
 ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
                      int allow_copy)
 {
-    PyObject *o = PyObject_CallMethodNoArgs(col, st->names[N_NUM_CHUNKS]);
+    PyObject *o = PyObject_CallMethodNoArgs(col, st->str.num_chunks);
     if (o == NULL) {
         return NULL;
     }
@@ -1894,7 +1825,7 @@ ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
     if (need_copy(allow_copy, "a column of several chunks") < 0) {
         return NULL;
     }
-    PyObject *it = PyObject_CallMethodNoArgs(col, st->names[N_GET_CHUNKS]);
+    PyObject *it = PyObject_CallMethodNoArgs(col, st->str.get_chunks);
     if (it == NULL) {
         return NULL;
     }
@@ -2087,8 +2018,8 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     for (Py_ssize_t i = 0; i < nargs; i++) {
         a[i] = args[i];
     }
-    PyObject *const fast[] = {NULL, st->names[N_DTYPE], st->names[N_OFFSET],
-                              st->names[N_LENGTH]};
+    PyObject *const fast[] = {NULL, st->str.dtype, st->str.offset,
+                              st->str.length};
     if (parse_kwargs("buffer_to_ndarray", args, nargs, kwnames, kw, fast, a) <
         0) {
         return NULL;
@@ -2244,7 +2175,7 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (nargs == 1) {
         a[0] = args[0];
     }
-    PyObject *const fast[] = {NULL, st->names[N_NULLS], NULL, NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL};
     if (parse_kwargs("column_to_ndarray", args, nargs, kwnames, kw, fast, a) <
         0) {
         return NULL;
@@ -2277,7 +2208,7 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (r == 1) {
         return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1);
     }
-    if ((r = has_attr(a[0], st->names[N_GET_BUFFERS])) < 0) {
+    if ((r = has_attr(a[0], st->str.get_buffers)) < 0) {
         return NULL;
     }
     if (r == 1) {
@@ -2320,15 +2251,15 @@ get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 {
     /* an interchange DataFrame already: use it as it is (calling its
        __dataframe__ again may copy, as pandas' does) */
-    int a = has_attr(obj, st->names[N_COLUMN_NAMES]);
-    int b = a == 1 ? has_attr(obj, st->names[N_GET_COLUMN]) : a;
+    int a = has_attr(obj, st->str.column_names);
+    int b = a == 1 ? has_attr(obj, st->str.get_column) : a;
     if (b < 0) {
         return NULL;
     }
     if (b == 1) {
         return Py_NewRef(obj);
     }
-    PyObject *meth = PyObject_GetAttr(obj, st->names[N_DATAFRAME]);
+    PyObject *meth = PyObject_GetAttr(obj, st->str.dataframe);
     if (meth == NULL) {
         if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
             PyErr_Clear();
@@ -2336,8 +2267,7 @@ get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
         return NULL;
     }
     PyObject *kwargs[1] = {allow_copy ? Py_True : Py_False};
-    PyObject *df =
-        PyObject_Vectorcall(meth, kwargs, 0, st->names[N_ALLOW_COPY_KW]);
+    PyObject *df = PyObject_Vectorcall(meth, kwargs, 0, st->tup.allow_copy_kw);
     if (df == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
         df = PyObject_CallNoArgs(meth);
@@ -2414,8 +2344,8 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (nargs == 1) {
         a[0] = args[0];
     }
-    PyObject *const fast[] = {NULL, st->names[N_NULLS],
-                              st->names[N_ALLOW_COPY], NULL, NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy, NULL,
+                              NULL};
     if (parse_kwargs("from_dataframe", args, nargs, kwnames, kw, fast, a) <
         0) {
         return NULL;
@@ -2465,7 +2395,7 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     PyObject *result = NULL, *names = NULL, *seq = NULL;
-    names = PyObject_CallMethodNoArgs(df, st->names[N_COLUMN_NAMES]);
+    names = PyObject_CallMethodNoArgs(df, st->str.column_names);
     if (names == NULL) {
         goto done;
     }
@@ -2487,7 +2417,7 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (result == NULL) {
         goto done;
     }
-    PyObject *getcol = PyObject_GetAttr(df, st->names[N_GET_COLUMN]);
+    PyObject *getcol = PyObject_GetAttr(df, st->str.get_column);
     if (getcol == NULL) {
         Py_CLEAR(result);
         goto done;
@@ -2582,7 +2512,7 @@ static int
 describe_ix_column(dfb_state *st, PyObject *col, dfb_frame_column *fc,
                    PyObject *keep)
 {
-    PyObject *o = PyObject_CallMethodNoArgs(col, st->names[N_NUM_CHUNKS]);
+    PyObject *o = PyObject_CallMethodNoArgs(col, st->str.num_chunks);
     if (o == NULL) {
         return -1;
     }
@@ -2601,7 +2531,7 @@ describe_ix_column(dfb_state *st, PyObject *col, dfb_frame_column *fc,
         PyList_SET_ITEM(list, 0, Py_NewRef(col));
     }
     else {
-        PyObject *it = PyObject_CallMethodNoArgs(col, st->names[N_GET_CHUNKS]);
+        PyObject *it = PyObject_CallMethodNoArgs(col, st->str.get_chunks);
         if (it == NULL) {
             return -1;
         }
@@ -2656,7 +2586,7 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
     int ret = -1;
     Py_ssize_t *idx = NULL, n = 0;
     PyObject *keys = NULL, *getcol = NULL, *seq = NULL;
-    PyObject *names = PyObject_CallMethodNoArgs(df, st->names[N_COLUMN_NAMES]);
+    PyObject *names = PyObject_CallMethodNoArgs(df, st->str.column_names);
     if (names == NULL) {
         goto done;
     }
@@ -2696,7 +2626,7 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
             goto done;
         }
     }
-    getcol = PyObject_GetAttr(df, st->names[N_GET_COLUMN]);
+    getcol = PyObject_GetAttr(df, st->str.get_column);
     if (getcol == NULL) {
         goto done;
     }

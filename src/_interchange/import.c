@@ -508,9 +508,9 @@ from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
         return NULL;
     }
     /* interned once in the module state (probe.c) */
-    PyObject *name = Py_NewRef(st->probe_names[DFB_PN_DLPACK]);
-    PyObject *version = Py_NewRef(st->probe_names[DFB_PN_VERSION]);
-    PyObject *kwnames = Py_NewRef(st->probe_names[DFB_PN_MAX_VERSION_KW]);
+    PyObject *name = Py_NewRef(st->str.dlpack);
+    PyObject *version = Py_NewRef(st->tup.dlpack_version);
+    PyObject *kwnames = Py_NewRef(st->tup.max_version_kw);
     PyObject *cap = NULL;
     {
         PyObject *args[2] = {obj, version};

@@ -188,10 +188,7 @@ module_exec(PyObject *m)
     if (add_enums(m, st) < 0) {
         return -1;
     }
-    if (dfb_convert_state_init(st) < 0) {
-        return -1;
-    }
-    if (dfb_probe_state_init(st) < 0) {
+    if (dfb_state_names_init(st) < 0 || dfb_convert_state_init(st) < 0) {
         return -1;
     }
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
@@ -244,6 +241,7 @@ module_clear(PyObject *m)
     Py_CLEAR(st->column_null_type);
     Py_CLEAR(st->ma_masked_array);
     Py_CLEAR(st->categorical_codes);
+    dfb_state_names_clear(st);
     dfb_convert_state_clear(st);
     dfb_probe_state_clear(st);
     return 0;

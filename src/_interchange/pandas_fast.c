@@ -26,24 +26,24 @@
 static int
 is_plain_pandas_frame(dfb_state *st, PyObject *obj)
 {
-    PyObject *pd = PyImport_GetModule(st->probe_names[DFB_PN_PANDAS]);
+    PyObject *pd = PyImport_GetModule(st->str.pandas);
     if (pd == NULL) {
         return PyErr_Occurred() ? -1 : 0;
     }
     int r = 0;
     PyObject *cls = NULL, *ri = NULL, *index = NULL;
     /* a partly imported or replaced pandas module: not a frame we know */
-    cls = PyObject_GetAttr(pd, st->probe_names[DFB_PN_DATAFRAME]);
+    cls = PyObject_GetAttr(pd, st->str.DataFrame);
     if (cls == NULL || (PyObject *)Py_TYPE(obj) != cls) {
         PyErr_Clear();
         goto done;
     }
-    ri = PyObject_GetAttr(pd, st->probe_names[DFB_PN_RANGE_INDEX]);
+    ri = PyObject_GetAttr(pd, st->str.RangeIndex);
     if (ri == NULL) {
         PyErr_Clear();
         goto done;
     }
-    index = PyObject_GetAttr(obj, st->probe_names[DFB_PN_INDEX]);
+    index = PyObject_GetAttr(obj, st->str.index);
     if (index == NULL) {
         r = -1;
         goto done;
@@ -165,7 +165,7 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
               PyObject **out)
 {
     *out = NULL;
-    PyObject *dtype = PyObject_GetAttr(series, st->probe_names[DFB_PN_DTYPE]);
+    PyObject *dtype = PyObject_GetAttr(series, st->str.dtype);
     if (dtype == NULL) {
         return -1;
     }
@@ -184,8 +184,7 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
         Py_DECREF(dtype);
         return 0;
     }
-    PyObject *arr =
-        PyObject_CallMethodNoArgs(series, st->probe_names[DFB_PN_TO_NUMPY]);
+    PyObject *arr = PyObject_CallMethodNoArgs(series, st->str.to_numpy);
     if (arr == NULL) {
         Py_DECREF(dtype);
         return -1;
@@ -263,7 +262,7 @@ static PyObject *
 arrow_columns(dfb_state *st, PyObject *df, PyObject *positions,
               dfb_nulls_mode nulls, int allow_copy)
 {
-    PyObject *iloc = PyObject_GetAttr(df, st->probe_names[DFB_PN_ILOC]);
+    PyObject *iloc = PyObject_GetAttr(df, st->str.iloc);
     if (iloc == NULL) {
         return NULL;
     }
@@ -329,7 +328,7 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     if (keys == NULL || vals == NULL || pending == NULL || seen == NULL) {
         goto done;
     }
-    items = PyObject_CallMethodNoArgs(obj, st->probe_names[DFB_PN_ITEMS]);
+    items = PyObject_CallMethodNoArgs(obj, st->str.items);
     if (items == NULL || (it = PyObject_GetIter(items)) == NULL) {
         goto done;
     }

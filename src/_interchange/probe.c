@@ -13,59 +13,43 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/probe.h"
 
+#include <stddef.h>
 #include <string.h>
 
-_Static_assert(DFB_PN_COUNT <= DFB_PROBE_NAMES,
-               "DFB_PROBE_NAMES too small for probe.h's names");
-
-static const char *const probe_name_strings[DFB_PN_MAX_VERSION_KW] = {
-    [DFB_PN_ITEMS] = "items",
-    [DFB_PN_DTYPE] = "dtype",
-    [DFB_PN_TO_NUMPY] = "to_numpy",
-    [DFB_PN_ILOC] = "iloc",
-    [DFB_PN_INDEX] = "index",
-    [DFB_PN_ARROW_ARRAY] = "__arrow_c_array__",
-    [DFB_PN_ARROW_STREAM] = "__arrow_c_stream__",
-    [DFB_PN_ARROW_DEVICE_ARRAY] = "__arrow_c_device_array__",
-    [DFB_PN_ARROW_DEVICE_STREAM] = "__arrow_c_device_stream__",
-    [DFB_PN_GET_BUFFERS] = "get_buffers",
-    [DFB_PN_CAI] = "__cuda_array_interface__",
-    [DFB_PN_DLPACK] = "__dlpack__",
-    [DFB_PN_DLPACK_DEVICE] = "__dlpack_device__",
-    [DFB_PN_IS_CONJ] = "is_conj",
-    [DFB_PN_IS_NEG] = "is_neg",
-    [DFB_PN_PANDAS] = "pandas",
-    [DFB_PN_DATAFRAME] = "DataFrame",
-    [DFB_PN_RANGE_INDEX] = "RangeIndex",
-    [DFB_PN_PTR] = "ptr",
-    [DFB_PN_BUFSIZE] = "bufsize",
-    [DFB_PN_ARRAY_INTERFACE] = "__array_interface__",
+/* The field of st->str each probe id (DFB_PN_*) names. */
+static const size_t probe_field[DFB_PN_MAX_VERSION_KW] = {
+    [DFB_PN_ITEMS] = offsetof(dfb_names, items),
+    [DFB_PN_DTYPE] = offsetof(dfb_names, dtype),
+    [DFB_PN_TO_NUMPY] = offsetof(dfb_names, to_numpy),
+    [DFB_PN_ILOC] = offsetof(dfb_names, iloc),
+    [DFB_PN_INDEX] = offsetof(dfb_names, index),
+    [DFB_PN_ARROW_ARRAY] = offsetof(dfb_names, arrow_c_array),
+    [DFB_PN_ARROW_STREAM] = offsetof(dfb_names, arrow_c_stream),
+    [DFB_PN_ARROW_DEVICE_ARRAY] = offsetof(dfb_names, arrow_c_device_array),
+    [DFB_PN_ARROW_DEVICE_STREAM] = offsetof(dfb_names, arrow_c_device_stream),
+    [DFB_PN_GET_BUFFERS] = offsetof(dfb_names, get_buffers),
+    [DFB_PN_CAI] = offsetof(dfb_names, cuda_array_interface),
+    [DFB_PN_DLPACK] = offsetof(dfb_names, dlpack),
+    [DFB_PN_DLPACK_DEVICE] = offsetof(dfb_names, dlpack_device),
+    [DFB_PN_IS_CONJ] = offsetof(dfb_names, is_conj),
+    [DFB_PN_IS_NEG] = offsetof(dfb_names, is_neg),
+    [DFB_PN_PANDAS] = offsetof(dfb_names, pandas),
+    [DFB_PN_DATAFRAME] = offsetof(dfb_names, DataFrame),
+    [DFB_PN_RANGE_INDEX] = offsetof(dfb_names, RangeIndex),
+    [DFB_PN_PTR] = offsetof(dfb_names, ptr),
+    [DFB_PN_BUFSIZE] = offsetof(dfb_names, bufsize),
+    [DFB_PN_ARRAY_INTERFACE] = offsetof(dfb_names, array_interface),
 };
 
-int
-dfb_probe_state_init(dfb_state *st)
+PyObject *
+dfb_probe_name(dfb_state *st, int which)
 {
-    if (dfb_intern_strings(st->probe_names, probe_name_strings,
-                           DFB_PN_MAX_VERSION_KW) < 0) {
-        return -1;
-    }
-    st->probe_names[DFB_PN_MAX_VERSION_KW] =
-        Py_BuildValue("(s)", "max_version");
-    st->probe_names[DFB_PN_VERSION] =
-        Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-    if (st->probe_names[DFB_PN_MAX_VERSION_KW] == NULL ||
-        st->probe_names[DFB_PN_VERSION] == NULL) {
-        return -1;
-    }
-    return 0;
+    return *(PyObject *const *)((const char *)&st->str + probe_field[which]);
 }
 
 void
 dfb_probe_state_clear(dfb_state *st)
 {
-    for (int i = 0; i < DFB_PROBE_NAMES; i++) {
-        Py_CLEAR(st->probe_names[i]);
-    }
     memset(st->probe_cache, 0, sizeof(st->probe_cache));
 }
 
@@ -183,7 +167,7 @@ int
 dfb_probe(dfb_state *st, PyObject *obj, int which)
 {
     PyTypeObject *tp = Py_TYPE(obj);
-    PyObject *name = st->probe_names[which];
+    PyObject *name = dfb_probe_name(st, which);
     if (PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)) {
         return dfb_probe_has(obj, name);
     }
@@ -219,7 +203,7 @@ dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out)
     if (r <= 0) {
         return r;
     }
-    return get_present(obj, st->probe_names[which], out);
+    return get_present(obj, dfb_probe_name(st, which), out);
 }
 
 int
