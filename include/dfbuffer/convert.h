@@ -90,6 +90,17 @@ dfb_view_at(const dfb_column *c, int64_t j, const char **s, int64_t *n)
     return 0;
 }
 
+/* Returns 1 if byte order `bo` ('<', '>', '=', '|') is not the host's. */
+static inline int
+dfb_is_swapped(char bo)
+{
+#if NPY_BYTE_ORDER == NPY_LITTLE_ENDIAN
+    return bo == '>';
+#else
+    return bo == '<';
+#endif
+}
+
 /* The `nulls=` argument of the converters. */
 typedef enum {
     DFB_NULLS_MASK = 0,
@@ -97,15 +108,43 @@ typedef enum {
     DFB_NULLS_RAISE = 2
 } dfb_nulls_mode;
 
-/* Converts `n` chunks of one column to a NumPy array (MaskedArray in MASK
-   mode where any value is null).  Zero-copy where n == 1 and the layout
-   allows.  Returns a new reference, or NULL with an exception set:
+/* categorical.c: converts `n` chunks of one column to a NumPy array
+   (MaskedArray in MASK mode where any value is null), or, for DICTIONARY
+   chunks with DFB_OPT_CATEGORICAL_CODES in `nulls`, to a
+   dfbuffer.CategoricalCodes (dfb_categorical_codes); every other column
+   goes to the kernel, dfb_columns_convert.  Zero-copy where n == 1 and the
+   layout allows.  Returns a new reference, or NULL with an exception set:
    ValueError for bad lengths/offsets/buffers or nulls in RAISE mode,
    RuntimeError when a copy is needed and allow_copy is 0,
    NotImplementedError for unsupported types. */
 PyObject *
 dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
                        dfb_nulls_mode nulls, int allow_copy);
+
+/* convert.c: the kernel of dfb_columns_to_ndarray, for every column but
+   categorical="codes" ones (DFB_OPT_CATEGORICAL_CODES is ignored here).
+   Same returns. */
+PyObject *
+dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
+                    dfb_nulls_mode nulls, int allow_copy);
+
+/* convert.c: validates the `n` chunks of one column (dfb_column_validate)
+   and that they share one output type.  Returns 0, or -1 with ValueError
+   (no chunk, a bad chunk, chunks of different types). */
+int
+dfb_columns_check(const dfb_column *chunks, Py_ssize_t n);
+
+/* convert.c: the values of validated chunk `c` as a new array (zero-copy
+   for fixed-width types; null slots of copies hold None / NaT where the
+   type has one; `opts` DFB_OPT_* bits), or NULL with an exception set. */
+PyObject *
+dfb_chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
+                 int allow_copy, int opts);
+
+/* convert.c: returns 0, or -1 with RuntimeError naming `why` when a copy
+   is needed and allow_copy is 0. */
+int
+dfb_need_copy(int allow_copy, const char *why);
 
 /* Validates that every buffer of `col` is large enough for its offset and
    length (and that string offsets are in range and non-decreasing).
@@ -122,7 +161,7 @@ dfb_convert_state_init(dfb_state *st);
 void
 dfb_convert_state_clear(dfb_state *st);
 
-/* Module-level functions of convert.c (buffer_to_ndarray,
+/* Module-level functions of convert_functions.c (buffer_to_ndarray,
    column_to_ndarray, from_dataframe), added by module init. */
 extern PyMethodDef dfb_convert_methods[];
 

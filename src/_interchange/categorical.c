@@ -1,5 +1,7 @@
 /* dfbuffer: categorical columns without decoding (categorical="codes"),
- * and the parser of the converters' categorical= / strings= options.
+ * the converters' entry dfb_columns_to_ndarray that routes them here (every
+ * other column goes to the kernel, convert.c), and the parser of the
+ * converters' categorical= / strings= options.
  *
  * The result is dfbuffer.CategoricalCodes, a struct sequence (a final heap
  * type with GC, made by PyStructSequence_NewType) with the fields codes,
@@ -281,4 +283,18 @@ done:
     Py_XDECREF(cats);
     PyMem_Free(cc);
     return res;
+}
+
+PyObject *
+dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
+                       dfb_nulls_mode nulls, int allow_copy)
+{
+    if (((int)nulls & DFB_OPT_CATEGORICAL_CODES) && n > 0 &&
+        chunks[0].fmt.type == DFB_T_DICTIONARY) {
+        if (dfb_columns_check(chunks, n) < 0) {
+            return NULL;
+        }
+        return dfb_categorical_codes(st, chunks, n, (int)nulls, allow_copy);
+    }
+    return dfb_columns_convert(st, chunks, n, nulls, allow_copy);
 }

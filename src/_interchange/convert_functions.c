@@ -1,0 +1,588 @@
+/* dfbuffer: the module functions buffer_to_ndarray, column_to_ndarray and
+ * from_dataframe (their argument parsing and dispatch to the interchange
+ * walk, the Arrow converters or the pandas fast path).
+ *
+ * Nothing but module.c and capi.c depends on this file.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/buffer.h"
+#include "dfbuffer/convert.h"
+#include "dfbuffer/arrow.h"
+#include "dfbuffer/ixwalk.h"
+#include "dfbuffer/probe.h"
+
+#include <string.h>
+
+/* The walk's and the kernel's entries under the names the functions below
+   use. */
+typedef dfb_ix_dtype ix_dtype;
+
+static inline int
+parse_ix_dtype(PyObject *t, ix_dtype *out)
+{
+    return dfb_ix_dtype_read(t, out);
+}
+
+static inline int
+ix_to_format(const ix_dtype *d, dfb_format *out)
+{
+    return dfb_ix_dtype_format(d, out);
+}
+
+static inline PyObject *
+wrap_buffer(dfb_state *st, PyObject *obj, dfb_span *span)
+{
+    return dfb_ix_wrap_buffer(st, obj, span);
+}
+
+static inline PyObject *
+chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
+             int allow_copy, int opts)
+{
+    return dfb_chunk_values(st, c, isnull, allow_copy, opts);
+}
+
+static inline PyObject *
+ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+                     int allow_copy)
+{
+    return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+}
+
+static inline int
+has_attr(PyObject *obj, PyObject *name)
+{
+    return dfb_has_attr(obj, name);
+}
+
+static inline void
+add_column_context(PyObject *key)
+{
+    dfb_add_column_context(key);
+}
+
+static inline PyObject *
+get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
+{
+    return dfb_ix_frame(st, obj, allow_copy);
+}
+
+/* ------------------------------------------------------------------ */
+/* Python entry points                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Parses nulls= ("mask", "fill", "raise").  Returns 0, or -1 with
+   ValueError / TypeError. */
+static int
+parse_nulls(PyObject *o, dfb_nulls_mode *out)
+{
+    if (o == NULL) {
+        *out = DFB_NULLS_MASK;
+        return 0;
+    }
+    if (PyUnicode_Check(o)) {
+        if (PyUnicode_CompareWithASCIIString(o, "mask") == 0) {
+            *out = DFB_NULLS_MASK;
+            return 0;
+        }
+        if (PyUnicode_CompareWithASCIIString(o, "fill") == 0) {
+            *out = DFB_NULLS_FILL;
+            return 0;
+        }
+        if (PyUnicode_CompareWithASCIIString(o, "raise") == 0) {
+            *out = DFB_NULLS_RAISE;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "nulls must be 'mask', 'fill' or 'raise', not %R", o);
+    return -1;
+}
+
+/* Matches keyword arguments against `names` (NULL-terminated; `fast`
+   holds the same names interned, or NULL, for an identity check first) and
+   stores borrowed values in `out`.  Returns 0, or -1 with TypeError. */
+static int
+parse_kwargs(const char *func, PyObject *const *args, Py_ssize_t nargs,
+             PyObject *kwnames, const char *const *names,
+             PyObject *const *fast, PyObject **out)
+{
+    if (kwnames == NULL) {
+        return 0;
+    }
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        int j = 0;
+        for (; names[j] != NULL; j++) {
+            if (fast[j] == k) {
+                break;
+            }
+        }
+        if (names[j] == NULL) {
+            for (j = 0; names[j] != NULL; j++) {
+                if (PyUnicode_CompareWithASCIIString(k, names[j]) == 0) {
+                    break;
+                }
+            }
+        }
+        if (names[j] == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got an unexpected keyword argument %R", func,
+                         k);
+            return -1;
+        }
+        if (out[j] != NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got multiple values for argument %R", func, k);
+            return -1;
+        }
+        out[j] = args[nargs + i];
+    }
+    return 0;
+}
+
+/* Parses an element count argument (None -> -1).  Returns 0/-1. */
+static int
+parse_count(PyObject *o, const char *what, int64_t *out)
+{
+    if (o == NULL || o == Py_None) {
+        *out = -1;
+        return 0;
+    }
+    if (!PyIndex_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_OverflowError);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (v < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %zd", what, v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+PyDoc_STRVAR(
+    buffer_to_ndarray_doc,
+    "buffer_to_ndarray(buffer, dtype, *, offset=0, length=None)\n--\n\n"
+    "View an interchange-protocol buffer (anything with ptr, bufsize and\n"
+    "__dlpack_device__) as a 1-D NumPy array without copying.\n\n"
+    "dtype is an interchange dtype tuple (kind, bit_width, format,\n"
+    "endianness) or anything numpy.dtype accepts; non-native byte order "
+    "gives\n"
+    "a byte-swapped dtype.  offset and length count elements (bits for a\n"
+    "bit-packed bool dtype, which is unpacked to a new bool array; int32\n"
+    "dates become a new datetime64[D] array).  The result's base is a\n"
+    "dfbuffer.Buffer whose owner is `buffer`.  CPU memory only (BufferError\n"
+    "otherwise); ValueError when offset/length exceed bufsize.");
+
+/* buffer_to_ndarray(buffer, dtype, *, offset=0, length=None). */
+static PyObject *
+buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames)
+{
+    static const char *const kw[] = {"buffer", "dtype", "offset", "length",
+                                     NULL};
+    PyObject *a[4] = {NULL, NULL, NULL, NULL};
+    dfb_state *st = dfb_state_from_module(module);
+    if (nargs > 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "buffer_to_ndarray() takes 2 positional arguments but "
+                     "%zd were given",
+                     nargs);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        a[i] = args[i];
+    }
+    PyObject *const fast[] = {NULL, st->str.dtype, st->str.offset,
+                              st->str.length};
+    if (parse_kwargs("buffer_to_ndarray", args, nargs, kwnames, kw, fast, a) <
+        0) {
+        return NULL;
+    }
+    if (a[0] == NULL || a[1] == NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "buffer_to_ndarray() missing required argument '%s'",
+                     a[0] == NULL ? "buffer" : "dtype");
+        return NULL;
+    }
+    int64_t offset, length;
+    if (parse_count(a[2], "offset", &offset) < 0 ||
+        parse_count(a[3], "length", &length) < 0) {
+        return NULL;
+    }
+    if (offset < 0) {
+        offset = 0;
+    }
+
+    /* the type: an interchange tuple or a NumPy dtype-like */
+    dfb_format fmt;
+    PyArray_Descr *descr = NULL;
+    int64_t isz;
+    if (PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) == 4 &&
+        PyLong_Check(PyTuple_GET_ITEM(a[1], 0))) {
+        ix_dtype dt;
+        if (parse_ix_dtype(a[1], &dt) < 0) {
+            return NULL;
+        }
+        if (ix_to_format(&dt, &fmt) < 0) {
+            PyErr_Format(PyExc_ValueError, "unsupported interchange dtype %R",
+                         a[1]);
+            return NULL;
+        }
+        if (fmt.type == DFB_T_UTF8 || fmt.type == DFB_T_LARGE_UTF8) {
+            /* a string column's dtype on its data buffer: the bytes */
+            fmt.type = DFB_T_UINT;
+            fmt.bits = 8;
+        }
+        else if (fmt.type == DFB_T_DICTIONARY) {
+            fmt.type = DFB_T_INT; /* the codes */
+        }
+        else if (fmt.type == DFB_T_STRING_VIEW) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "cannot view a buffer as %R", a[1]);
+            return NULL;
+        }
+        isz = fmt.type == DFB_T_BOOL_BIT ? 0 : dfb_format_itemsize(&fmt);
+    }
+    else {
+        descr = dfb_parse_dtype(a[1], NULL);
+        if (descr == NULL) {
+            return NULL;
+        }
+        memset(&fmt, 0, sizeof(fmt));
+        isz = PyDataType_ELSIZE(descr);
+    }
+
+    dfb_span span;
+    PyObject *wrapper = wrap_buffer(st, a[0], &span);
+    if (wrapper == NULL) {
+        Py_XDECREF(descr);
+        return NULL;
+    }
+    /* element capacity of the block */
+    int64_t cap = isz == 0
+                      ? (span.size > INT64_MAX / 8 ? INT64_MAX : span.size * 8)
+                      : span.size / isz;
+    if (offset > cap || (length >= 0 && length > cap - offset)) {
+        PyErr_Format(PyExc_ValueError,
+                     "offset %lld + length %lld exceed the buffer's %lld "
+                     "elements (bufsize %lld bytes)",
+                     (long long)offset, (long long)(length < 0 ? 0 : length),
+                     (long long)cap, (long long)span.size);
+        Py_DECREF(wrapper);
+        Py_XDECREF(descr);
+        return NULL;
+    }
+    if (length < 0) {
+        length = cap - offset;
+    }
+    PyObject *res;
+    if (descr != NULL) {
+        npy_intp dims[1] = {(npy_intp)length};
+        static char dummy;
+        char *p = span.ptr != NULL ? (char *)span.ptr + offset * isz : &dummy;
+        res = PyArray_NewFromDescr(
+            &PyArray_Type, descr, 1, dims, NULL, p,
+            ((DfbBuffer *)wrapper)->readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
+        if (res != NULL) {
+            if (PyArray_SetBaseObject((PyArrayObject *)res, wrapper) < 0) {
+                Py_DECREF(res);
+                return NULL;
+            }
+            return res;
+        }
+        Py_DECREF(wrapper);
+        return NULL;
+    }
+    dfb_column c;
+    memset(&c, 0, sizeof(c));
+    c.fmt = fmt;
+    c.length = length;
+    c.offset = offset;
+    c.null_count = 0;
+    c.null_kind = DFB_NULL_NON_NULLABLE;
+    c.data = span;
+    res = NULL;
+    if (dfb_column_validate(&c) == 0) {
+        res = chunk_values(st, &c, NULL, 1, 0);
+    }
+    Py_DECREF(wrapper);
+    return res;
+}
+
+PyDoc_STRVAR(
+    column_to_ndarray_doc,
+    "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
+    "                  strings='object')\n--\n\n"
+    "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
+    "column) to a NumPy array.\n\n"
+    "nulls='mask' gives a numpy.ma.MaskedArray where the column has nulls and "
+    "a\n"
+    "plain (zero-copy where the layout allows) ndarray otherwise; 'fill' "
+    "gives\n"
+    "a plain ndarray with NaN / NaT / None in the null slots (ints and bools\n"
+    "upcast to float64); 'raise' raises ValueError if any value is null.\n"
+    "Strings become object arrays of str (strings='object') or NumPy\n"
+    "StringDType(na_object=None) arrays built without Python str objects\n"
+    "(strings='stringdtype'; null slots hold None).  Categoricals are "
+    "decoded\n"
+    "through their categories (categorical='decode') or returned as\n"
+    "dfbuffer.CategoricalCodes(codes, categories, ordered) without decoding\n"
+    "(categorical='codes'; codes zero-copy, masked where null).  Several\n"
+    "chunks are concatenated.");
+
+/* column_to_ndarray(column, *, nulls="mask"). */
+static PyObject *
+column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames)
+{
+    static const char *const kw[] = {"column", "nulls", "categorical",
+                                     "strings", NULL};
+    PyObject *a[4] = {NULL, NULL, NULL, NULL};
+    dfb_state *st = dfb_state_from_module(module);
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "column_to_ndarray() takes 1 positional argument but "
+                     "%zd were given",
+                     nargs);
+        return NULL;
+    }
+    if (nargs == 1) {
+        a[0] = args[0];
+    }
+    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL};
+    if (parse_kwargs("column_to_ndarray", args, nargs, kwnames, kw, fast, a) <
+        0) {
+        return NULL;
+    }
+    if (a[0] == NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "column_to_ndarray() missing required argument "
+                        "'column'");
+        return NULL;
+    }
+    dfb_nulls_mode nulls;
+    int opts;
+    if (parse_nulls(a[1], &nulls) < 0 ||
+        dfb_parse_conv_opts(a[2], a[3], &opts) < 0) {
+        return NULL;
+    }
+    nulls = (dfb_nulls_mode)((int)nulls | opts);
+    /* each protocol probed once, on the type (probe.c); the instance is
+       asked (has_attr) only when the type names neither */
+    int r = dfb_probe(st, a[0], DFB_PN_GET_BUFFERS);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return ix_column_to_ndarray(st, a[0], nulls, 1);
+    }
+    if ((r = dfb_type_is_arrow_producer(st, a[0])) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1);
+    }
+    if ((r = has_attr(a[0], st->str.get_buffers)) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return ix_column_to_ndarray(st, a[0], nulls, 1);
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "column_to_ndarray() expects a DataFrame-interchange column "
+                 "(with get_buffers, describe_null, ...), got %.200s",
+                 Py_TYPE(a[0])->tp_name);
+    return NULL;
+}
+
+PyDoc_STRVAR(
+    from_dataframe_doc,
+    "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
+    "categorical='decode',\n"
+    "               strings='object')\n--\n\n"
+    "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
+    "obj is anything with __dataframe__, an interchange DataFrame object, or "
+    "an\n"
+    "Arrow producer of a table.  Non-string column names become str; "
+    "duplicate\n"
+    "names raise ValueError.  nulls as in column_to_ndarray.  "
+    "allow_copy=False\n"
+    "raises RuntimeError wherever a copy is unavoidable (several chunks,\n"
+    "filled nulls, strings, bit-packed bools, decoded categoricals, "
+    "date32).\n"
+    "categorical and strings as in column_to_ndarray.  Columns that pandas'\n"
+    "Arrow metadata marks as its index are left out, as the interchange "
+    "path\n"
+    "leaves them out.  Timestamps with a time zone come back as UTC\n"
+    "datetime64 (the zone is not a NumPy dtype): dfbuffer.schema(obj) gives\n"
+    "each column's zone, unit, categorical ordering and null "
+    "representation.");
+
+/* from_dataframe(obj, *, nulls="mask", allow_copy=True). */
+static PyObject *
+from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+               PyObject *kwnames)
+{
+    static const char *const kw[] = {"obj",         "nulls",   "allow_copy",
+                                     "categorical", "strings", NULL};
+    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+    dfb_state *st = dfb_state_from_module(module);
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "from_dataframe() takes 1 positional argument but %zd "
+                     "were given",
+                     nargs);
+        return NULL;
+    }
+    if (nargs == 1) {
+        a[0] = args[0];
+    }
+    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy, NULL,
+                              NULL};
+    if (parse_kwargs("from_dataframe", args, nargs, kwnames, kw, fast, a) <
+        0) {
+        return NULL;
+    }
+    if (a[0] == NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "from_dataframe() missing required argument 'obj'");
+        return NULL;
+    }
+    dfb_nulls_mode nulls;
+    int opts;
+    if (parse_nulls(a[1], &nulls) < 0 ||
+        dfb_parse_conv_opts(a[3], a[4], &opts) < 0) {
+        return NULL;
+    }
+    nulls = (dfb_nulls_mode)((int)nulls | opts);
+    int allow_copy = 1;
+    if (a[2] != NULL && (allow_copy = PyObject_IsTrue(a[2])) < 0) {
+        return NULL;
+    }
+    /* A pandas DataFrame: numpy-backed columns directly (probe.c). */
+    PyObject *pdres = dfb_pandas_from_dataframe(st, a[0], nulls, allow_copy);
+    if (pdres != NULL || PyErr_Occurred()) {
+        return pdres;
+    }
+    /* A library object that speaks the Arrow PyCapsule interface is read
+       through it (as pandas 3's own from_dataframe does): Arrow states its
+       offsets and buffers exactly, where producers' __dataframe__ have known
+       bugs.  Interchange DataFrame objects have no __arrow_c_* methods and
+       take the protocol. */
+    int r = dfb_arrow_is_producer(a[0]);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy);
+    }
+    PyObject *df = get_ix_frame(st, a[0], allow_copy);
+    if (df == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        PyErr_Format(PyExc_TypeError,
+                     "from_dataframe() expects an object with __dataframe__ "
+                     "or an interchange DataFrame, got %.200s",
+                     Py_TYPE(a[0])->tp_name);
+        return NULL;
+    }
+    PyObject *result = NULL, *names = NULL, *seq = NULL;
+    names = PyObject_CallMethodNoArgs(df, st->str.column_names);
+    if (names == NULL) {
+        goto done;
+    }
+    /* A private tuple, never the producer's own list: get_column() runs
+       producer code that may change that list while we index it. */
+    seq = PySequence_Tuple(names);
+    if (seq == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyObject *exc = dfb_err_take();
+            PyErr_SetString(PyExc_TypeError,
+                            "column_names() must return an iterable");
+            PyObject *now = dfb_err_take();
+            PyException_SetCause(now, exc);
+            dfb_err_give(now);
+        }
+        goto done;
+    }
+    result = PyDict_New();
+    if (result == NULL) {
+        goto done;
+    }
+    PyObject *getcol = PyObject_GetAttr(df, st->str.get_column);
+    if (getcol == NULL) {
+        Py_CLEAR(result);
+        goto done;
+    }
+    Py_ssize_t ncols = PyTuple_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        PyObject *name = PyTuple_GET_ITEM(seq, i);
+        PyObject *key =
+            PyUnicode_CheckExact(name) ? Py_NewRef(name) : PyObject_Str(name);
+        if (key == NULL) {
+            goto fail;
+        }
+        int has = PyDict_Contains(result, key);
+        if (has != 0) {
+            if (has > 0) {
+                PyErr_Format(PyExc_ValueError, "duplicate column name %R",
+                             key);
+            }
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *idx = PyLong_FromSsize_t(i);
+        if (idx == NULL) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *col = PyObject_CallOneArg(getcol, idx);
+        Py_DECREF(idx);
+        if (col == NULL) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *arr = ix_column_to_ndarray(st, col, nulls, allow_copy);
+        Py_DECREF(col);
+        if (arr == NULL) {
+            add_column_context(key);
+            Py_DECREF(key);
+            goto fail;
+        }
+        int r = PyDict_SetItem(result, key, arr);
+        Py_DECREF(key);
+        Py_DECREF(arr);
+        if (r < 0) {
+            goto fail;
+        }
+    }
+    Py_DECREF(getcol);
+    goto done;
+fail:
+    Py_DECREF(getcol);
+    Py_CLEAR(result);
+done:
+    Py_XDECREF(seq);
+    Py_XDECREF(names);
+    Py_DECREF(df);
+    return result;
+}
+
+PyMethodDef dfb_convert_methods[] = {
+    {"buffer_to_ndarray", (PyCFunction)(void (*)(void))buffer_to_ndarray,
+     METH_FASTCALL | METH_KEYWORDS, buffer_to_ndarray_doc},
+    {"column_to_ndarray", (PyCFunction)(void (*)(void))column_to_ndarray,
+     METH_FASTCALL | METH_KEYWORDS, column_to_ndarray_doc},
+    {"from_dataframe", (PyCFunction)(void (*)(void))from_dataframe,
+     METH_FASTCALL | METH_KEYWORDS, from_dataframe_doc},
+    {NULL},
+};
