@@ -93,9 +93,14 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
 PyObject *
 dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype);
 
-/* Module-level functions of arrow.c (private helpers for
-   dfbuffer.to_interchange), added by module init. */
+/* Module-level functions of arrow_functions.c (the test-only
+   _arrow_to_ndarray, _arrow_from_dataframe, _arrow_buffer), added by module
+   init. */
 extern PyMethodDef dfb_arrow_methods[];
+
+/* Module-level function of arrow_interchange.c (_arrow_import, the private
+   helper of dfbuffer.to_interchange), added by module init. */
+extern PyMethodDef dfb_arrow_interchange_methods[];
 
 /* capi.c: converts an ArrowArray + ArrowSchema a C caller moves in (both
    marked released in the caller's structs on return, success or error;

@@ -193,6 +193,7 @@ module_exec(PyObject *m)
     }
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_arrow_interchange_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_export_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_matrix_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_schema_methods) < 0) {

@@ -1,0 +1,420 @@
+/* dfbuffer: Arrow producers to NumPy: one column, a table (dict name ->
+ * array), the structs a C caller moves in (the C API), and whole frames
+ * described for to_matrix.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/buffer.h"
+#include "dfbuffer/arrow.h"
+#include "dfbuffer/arrow_device.h"
+#include "dfbuffer/arrow_internal.h"
+#include "dfbuffer/probe.h"
+#include "dfbuffer/convert.h"
+#include "format.h"
+#include "offsets.h"
+#include "dfbuffer/frame.h"
+#include "dfbuffer/export.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Converters                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Release callback of the stand-in arrays of describe_empty (they own
+   nothing). */
+static void
+noop_release(struct ArrowArray *a)
+{
+    a->release = NULL;
+}
+
+/* Describes a zero-length chunk of schema `s` (a stream without chunks),
+   through describe_node on stand-in arrays without memory.  Returns 0, or
+   -1 with an exception set. */
+static int
+describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
+               dfb_column *dict, ref_list *refs, const char *name)
+{
+    static const void *no_buffers[3] = {NULL, NULL, NULL};
+    struct ArrowArray arr[2];
+    dfb_format f;
+    memset(arr, 0, sizeof(arr));
+    for (int k = 0; k < 2; k++) {
+        const struct ArrowSchema *ks = k == 0 ? s : s->dictionary;
+        if (ks == NULL) {
+            break;
+        }
+        if (ks->format == NULL || dfb_format_parse_arrow(ks->format, &f) < 0) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "column '%s': Arrow format '%s' is not supported",
+                         name, ks->format ? ks->format : "(null)");
+            return -1;
+        }
+        arr[k].n_buffers = dfb_arrow_expected_buffers(&f);
+        arr[k].buffers = no_buffers;
+        arr[k].release = noop_release;
+    }
+    if (s->dictionary != NULL) {
+        arr[0].dictionary = &arr[1];
+    }
+    arrow_node nd = {s, &arr[0], 0, 0, Py_None};
+    return dfb_arrow_describe_node(st, &nd, col, dict, refs, DFB_VIEWS_KEEP,
+                                   name);
+}
+
+/* Converts column `c` of the import (all its chunks, or an empty column
+   when there are none) with dfb_columns_to_ndarray.  Returns a new
+   reference, or NULL with an exception set. */
+static PyObject *
+convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
+               dfb_nulls_mode nulls, int allow_copy)
+{
+    const char *name = dfb_arrow_column_name(imp, is_table, c);
+    Py_ssize_t n = imp->n > 0 ? imp->n : 1;
+    dfb_column *cols = PyMem_Calloc(2 * (size_t)n, sizeof(dfb_column));
+    ref_list refs = {0};
+    PyObject *res = NULL;
+    if (cols == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (imp->n == 0) {
+        const struct ArrowSchema *s =
+            is_table ? imp->schema.children[c] : &imp->schema;
+        if (describe_empty(st, s, &cols[0], &cols[n], &refs, name) < 0) {
+            goto done;
+        }
+    }
+    for (Py_ssize_t b = 0; b < imp->n; b++) {
+        arrow_node nd;
+        if (dfb_arrow_import_node(imp, is_table, b, c, &nd) < 0 ||
+            dfb_arrow_describe_node(st, &nd, &cols[b], &cols[n + b], &refs,
+                                    DFB_VIEWS_KEEP, name) < 0) {
+            goto done;
+        }
+    }
+    dfb_type t = cols[0].fmt.type == DFB_T_DICTIONARY
+                     ? cols[0].categories->fmt.type
+                     : cols[0].fmt.type;
+    if (t == DFB_T_BINARY || t == DFB_T_LARGE_BINARY) {
+        const struct ArrowSchema *s =
+            is_table ? imp->schema.children[c] : &imp->schema;
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column '%s': Arrow format '%s' (binary) is not "
+                     "supported",
+                     name,
+                     cols[0].fmt.type == DFB_T_DICTIONARY
+                         ? s->dictionary->format
+                         : s->format);
+        goto done;
+    }
+    res = dfb_columns_to_ndarray(st, cols, n, nulls, allow_copy);
+done:
+    dfb_arrow_refs_clear(&refs);
+    PyMem_Free(cols);
+    return res;
+}
+
+PyObject *
+dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+                            int allow_copy)
+{
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
+        goto done;
+    }
+    if (dfb_arrow_import_is_table(&imp)) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column_to_ndarray: Arrow format '+s' (struct) is not a "
+                     "column; use from_dataframe for tables and record "
+                     "batches");
+        goto done;
+    }
+    res = convert_column(st, &imp, 0, 0, nulls, allow_copy);
+done:
+    dfb_arrow_import_clear(&imp);
+    return res;
+}
+
+/* Converts every column of an import to a dict name -> array, leaving out
+   pandas' index columns (schema metadata "pandas") when `skip_index`.
+   Returns a new reference or NULL with an exception set (ValueError for a
+   duplicate name). */
+static PyObject *
+import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
+               dfb_nulls_mode nulls, int allow_copy)
+{
+    PyObject *res = NULL;
+    uint8_t *skip = NULL;
+    int is_table = dfb_arrow_import_is_table(imp);
+    if (is_table && dfb_arrow_validate_table(imp) < 0) {
+        goto done;
+    }
+    int64_t ncols = is_table ? imp->schema.n_children : 1;
+    skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
+    if (skip == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (skip_index && is_table &&
+        dfb_arrow_index_columns(&imp->schema, skip) < 0) {
+        goto done;
+    }
+    res = PyDict_New();
+    if (res == NULL) {
+        goto done;
+    }
+    for (int64_t c = 0; c < ncols; c++) {
+        if (skip[c]) {
+            continue;
+        }
+        PyObject *key =
+            PyUnicode_FromString(dfb_arrow_column_name(imp, is_table, c));
+        if (key == NULL) {
+            Py_CLEAR(res);
+            goto done;
+        }
+        int dup = PyDict_Contains(res, key);
+        if (dup != 0) {
+            if (dup > 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "duplicate column name %R in the Arrow schema",
+                             key);
+            }
+            Py_DECREF(key);
+            Py_CLEAR(res);
+            goto done;
+        }
+        PyObject *arr =
+            convert_column(st, imp, is_table, c, nulls, allow_copy);
+        if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
+            Py_XDECREF(arr);
+            Py_DECREF(key);
+            Py_CLEAR(res);
+            goto done;
+        }
+        Py_DECREF(arr);
+        Py_DECREF(key);
+    }
+done:
+    PyMem_Free(skip);
+    return res;
+}
+
+PyObject *
+dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+                         int allow_copy)
+{
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
+        res = import_to_dict(st, &imp, 1, nulls, allow_copy);
+    }
+    dfb_arrow_import_clear(&imp);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* The C API's Arrow entry (capi.c): structs moved in by a C caller     */
+/* ------------------------------------------------------------------ */
+
+PyObject *
+dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
+                 struct ArrowSchema *schema, int as_dict, dfb_nulls_mode nulls,
+                 int allow_copy)
+{
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    int had_schema = schema != NULL && schema->release != NULL;
+    int had_array = array != NULL && array->release != NULL;
+    /* Move both in before anything can fail: from here on import_clear (or
+       the holder, when a result keeps it) releases each exactly once. */
+    if (had_schema) {
+        imp.schema = *schema;
+        schema->release = NULL;
+    }
+    if (had_array) {
+        struct ArrowArray *dst = dfb_arrow_import_add(&imp);
+        if (dst == NULL) {
+            struct ArrowArray tmp = *array;
+            array->release = NULL;
+            PyObject *saved = dfb_err_take();
+            tmp.release(&tmp);
+            dfb_err_give(saved);
+            goto done;
+        }
+        *dst = *array;
+        array->release = NULL;
+    }
+    if (!had_schema || !had_array) {
+        PyErr_Format(PyExc_ValueError,
+                     "the ArrowSchema and the ArrowArray must be live (not "
+                     "released); got a %s schema and a %s array",
+                     schema == NULL ? "NULL"
+                     : had_schema   ? "live"
+                                    : "released",
+                     array == NULL ? "NULL"
+                     : had_array   ? "live"
+                                   : "released");
+        goto done;
+    }
+    if (imp.schema.format == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
+        goto done;
+    }
+    if (as_dict) {
+        res = import_to_dict(st, &imp, 0, nulls, allow_copy);
+    }
+    else if (dfb_arrow_import_is_table(&imp)) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "DfBuffer_ArrowToNdarray: Arrow format '+s' (struct) "
+                        "is not a column; use DfBuffer_ArrowToDict for "
+                        "record batches");
+    }
+    else {
+        res = convert_column(st, &imp, 0, 0, nulls, allow_copy);
+    }
+done:
+    dfb_arrow_import_clear(&imp);
+    return res;
+}
+
+PyObject *
+dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
+                        dfb_nulls_mode nulls, int allow_copy)
+{
+    if (stream == NULL || stream->release == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the ArrowArrayStream must be live (not released)");
+        return NULL;
+    }
+    struct ArrowArrayStream s = *stream;
+    stream->release = NULL;
+    arrow_import imp = {0};
+    PyObject *res = NULL;
+    if (dfb_arrow_import_stream_struct(&s, &imp) == 0) {
+        if (imp.schema.format == NULL) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the Arrow schema has no format");
+        }
+        else {
+            res = import_to_dict(st, &imp, 0, nulls, allow_copy);
+        }
+    }
+    dfb_arrow_import_clear(&imp);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* Whole frames, described for to_matrix (matrix.c)                     */
+/* ------------------------------------------------------------------ */
+
+int
+dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
+                         dfb_frame *out)
+{
+    arrow_import imp = {0};
+    ref_list refs = {0};
+    Py_ssize_t *idx = NULL, n = 0;
+    PyObject *keys = NULL;
+    int ret = -1;
+    if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
+        goto done;
+    }
+    int is_table = dfb_arrow_import_is_table(&imp);
+    if (is_table && dfb_arrow_validate_table(&imp) < 0) {
+        goto done;
+    }
+    int64_t ncols = is_table ? imp.schema.n_children : 1;
+    keys = PyList_New((Py_ssize_t)ncols);
+    if (keys == NULL) {
+        goto done;
+    }
+    for (int64_t c = 0; c < ncols; c++) {
+        PyObject *key =
+            PyUnicode_FromString(dfb_arrow_column_name(&imp, is_table, c));
+        if (key == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(keys, (Py_ssize_t)c, key);
+    }
+    if (dfb_frame_select(keys, select, &idx, &n) < 0 ||
+        dfb_frame_init(out, n) < 0) {
+        goto done;
+    }
+    out->nrows = 0;
+    for (Py_ssize_t b = 0; b < imp.n; b++) {
+        if (dfb_arrow_add_nonneg(out->nrows, imp.arrays[b]->length,
+                                 &out->nrows) < 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the Arrow chunks' lengths overflow");
+            goto done;
+        }
+    }
+    /* the holders own every fixed-width buffer: keep them, so that the
+       per-span Buffers of fixed-width columns can go right away */
+    for (Py_ssize_t b = 0; b < imp.n; b++) {
+        if (PyList_Append(out->keep, imp.holders[b]) < 0) {
+            goto done;
+        }
+    }
+    Py_ssize_t nch = imp.n > 0 ? imp.n : 1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t c = idx[k];
+        Py_ssize_t mark = refs.n;
+        const char *name = dfb_arrow_column_name(&imp, is_table, c);
+        dfb_frame_column *fc = &out->cols[k];
+        fc->name = Py_NewRef(PyList_GET_ITEM(keys, idx[k]));
+        fc->chunks = PyMem_Calloc(2 * (size_t)nch, sizeof(dfb_column));
+        if (fc->chunks == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        fc->nchunks = nch;
+        if (imp.n == 0) {
+            const struct ArrowSchema *s =
+                is_table ? imp.schema.children[c] : &imp.schema;
+            if (describe_empty(st, s, &fc->chunks[0], &fc->chunks[1], &refs,
+                               name) < 0) {
+                goto done;
+            }
+        }
+        for (Py_ssize_t b = 0; b < imp.n; b++) {
+            arrow_node nd;
+            if (dfb_arrow_import_node(&imp, is_table, b, c, &nd) < 0 ||
+                dfb_arrow_describe_node(st, &nd, &fc->chunks[b],
+                                        &fc->chunks[nch + b], &refs,
+                                        DFB_VIEWS_KEEP, name) < 0) {
+                goto done;
+            }
+        }
+        int fixed = 1;
+        for (Py_ssize_t b = 0; b < 2 * nch; b++) {
+            dfb_type t = fc->chunks[b].fmt.type;
+            fixed &= t != DFB_T_UTF8 && t != DFB_T_LARGE_UTF8 &&
+                     t != DFB_T_BINARY && t != DFB_T_LARGE_BINARY &&
+                     t != DFB_T_STRING_VIEW;
+            fc->chunks[b].fmt.tz = NULL;
+            fc->chunks[b].fmt.tz_len = 0;
+        }
+        /* strings may point into arrays made for them (decoded views):
+           their Buffers stay in the keep list */
+        for (; fixed && refs.n > mark; refs.n--) {
+            Py_DECREF(refs.items[refs.n - 1]);
+        }
+    }
+    ret = 0;
+done:
+    for (Py_ssize_t i = 0; i < refs.n; i++) {
+        if (ret == 0 && PyList_Append(out->keep, refs.items[i]) < 0) {
+            ret = -1;
+        }
+    }
+    dfb_arrow_refs_clear(&refs);
+    PyMem_Free(idx);
+    Py_XDECREF(keys);
+    dfb_arrow_import_clear(&imp);
+    return ret;
+}

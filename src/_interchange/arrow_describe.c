@@ -1,0 +1,584 @@
+/* dfbuffer: one imported Arrow column chunk described as a dfb_column
+ * (describe_node), with Buffers over its memory owned by its holder.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/buffer.h"
+#include "dfbuffer/arrow.h"
+#include "dfbuffer/arrow_device.h"
+#include "dfbuffer/arrow_internal.h"
+#include "dfbuffer/probe.h"
+#include "dfbuffer/convert.h"
+#include "format.h"
+#include "offsets.h"
+#include "dfbuffer/frame.h"
+#include "dfbuffer/export.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Describing one column chunk as a dfb_column                          */
+/* ------------------------------------------------------------------ */
+
+/* Returns a new reference to the NumPy dtype of a fixed-width format's
+   stored values (bitmaps and bytes: uint8), or NULL with an exception. */
+static PyArray_Descr *
+descr_for(const dfb_format *f)
+{
+    char ts[32];
+    dfb_format g = *f;
+    g.byteorder = '=';
+    if (dfb_format_numpy_typestr(&g, ts, sizeof(ts)) < 0) {
+        return PyArray_DescrFromType(NPY_UINT8); /* bits, bytes */
+    }
+    return dfb_descr_from_typestr(ts);
+}
+
+/* Makes a read-only 1-D Buffer of `descr` (stolen; NULL means an error is
+   set) over [ptr, ptr + size) owned by `owner`, keeps it in `refs` and
+   fills `span`.  Returns 0, or -1 with an exception set. */
+static int
+make_span(dfb_state *st, dfb_span *span, const void *ptr, int64_t size,
+          PyArray_Descr *descr, PyObject *owner, int native, ref_list *refs)
+{
+    if (descr == NULL) {
+        return -1;
+    }
+    DLDevice cpu = {kDLCPU, 0};
+    PyObject *b = dfb_buffer_new(st, (char *)ptr, (Py_ssize_t)size, owner,
+                                 descr, 1, NULL, NULL, cpu, 1, native);
+    Py_DECREF(descr);
+    if (b == NULL || dfb_arrow_refs_add(refs, b) < 0) {
+        return -1;
+    }
+    span->ptr = ptr;
+    span->size = size;
+    span->owner = b;
+    return 0;
+}
+
+/* Returns a new 1-D NumPy array of `n` elements of type `typenum`, kept in
+   `refs` (borrowed result), or NULL with an exception. */
+static PyArrayObject *
+new_array(int typenum, int64_t n, ref_list *refs)
+{
+    npy_intp dims[1] = {(npy_intp)n};
+    PyObject *arr = PyArray_SimpleNew(1, dims, typenum);
+    if (arr == NULL || dfb_arrow_refs_add(refs, arr) < 0) {
+        return NULL;
+    }
+    return (PyArrayObject *)arr;
+}
+
+/* Reads the variadic buffer sizes of string-view chunk `a` once (any
+   alignment) into a new int64 array kept in `refs`, followed by the
+   buffer pointers (as int64, same array), and checks them: >= 0, a
+   non-empty buffer not NULL, the views present when `length` > 0.  Sets
+   *n_var, *sizes and *bufs (NULL when there are no variadic buffers).
+   Returns 0, or -1 with ValueError / MemoryError set. */
+static int
+read_view_buffers(const struct ArrowArray *a, int64_t length, ref_list *refs,
+                  int64_t *n_var_out, const int64_t **sizes_out,
+                  const char *const **bufs_out)
+{
+    int64_t n_var = a->n_buffers - 3;
+    const uint8_t *views = a->buffers[1];
+    const char *sizes_p = a->buffers[a->n_buffers - 1];
+    int64_t *sizes = NULL;
+    const char **bufs = NULL;
+    if (length > 0 && views == NULL) {
+        PyErr_SetString(PyExc_ValueError, "string view array without views");
+        return -1;
+    }
+    if (n_var > 0 && sizes_p == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "string view array without its buffer sizes");
+        return -1;
+    }
+    if (n_var > 0) {
+        if ((size_t)n_var > PY_SSIZE_T_MAX / (2 * sizeof(int64_t))) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyArrayObject *sz = new_array(NPY_INT64, 2 * n_var, refs);
+        if (sz == NULL) {
+            return -1;
+        }
+        sizes = PyArray_DATA(sz);
+        memcpy(sizes, sizes_p, (size_t)n_var * sizeof(int64_t));
+        bufs = (const char **)(sizes + n_var);
+        for (int64_t k = 0; k < n_var; k++) {
+            bufs[k] = a->buffers[2 + k];
+        }
+    }
+    for (int64_t k = 0; k < n_var; k++) {
+        if (sizes[k] < 0 || (sizes[k] > 0 && bufs[k] == NULL)) {
+            PyErr_Format(PyExc_ValueError,
+                         "string view data buffer %lld: bad size %lld or "
+                         "NULL pointer",
+                         (long long)k, (long long)sizes[k]);
+            return -1;
+        }
+    }
+    *n_var_out = n_var;
+    *sizes_out = sizes;
+    *bufs_out = bufs;
+    return 0;
+}
+
+/* Decodes a string-view ("vu") chunk into large-utf8 (int64 offsets +
+   bytes) in new memory, with a realigned validity copy: col->offset
+   becomes 0 (the chunk dicts of to_interchange need offsets).
+   `validity` is the Arrow bitmap (NULL when no nulls).  Validates every
+   view against its data buffer.  Returns 0, or -1 with ValueError /
+   MemoryError set. */
+static int
+views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
+                    int64_t length, const uint8_t *validity, dfb_column *col,
+                    ref_list *refs)
+{
+    const uint8_t *views = a->buffers[1];
+    int64_t n_var;
+    const int64_t *sizes;
+    const char *const *bufs;
+    if (read_view_buffers(a, length, refs, &n_var, &sizes, &bufs) < 0) {
+        return -1;
+    }
+    int64_t total = 0;
+    for (int64_t i = 0; i < length; i++) {
+        int64_t j = offset + i;
+        if (validity != NULL && !dfb_arrow_get_bit(validity, j)) {
+            continue;
+        }
+        const uint8_t *v = views + 16 * j;
+        int32_t len, idx, off;
+        memcpy(&len, v, 4);
+        if (len < 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "string view %lld has negative length %d",
+                         (long long)j, (int)len);
+            return -1;
+        }
+        if (len > 12) {
+            memcpy(&idx, v + 8, 4);
+            memcpy(&off, v + 12, 4);
+            if (idx < 0 || idx >= n_var || off < 0 ||
+                (int64_t)off + len > sizes[idx]) {
+                PyErr_Format(PyExc_ValueError,
+                             "string view %lld points outside its data "
+                             "buffers (buffer %d, offset %d, length %d)",
+                             (long long)j, (int)idx, (int)off, (int)len);
+                return -1;
+            }
+        }
+        if (total > PY_SSIZE_T_MAX - len) {
+            PyErr_SetString(PyExc_ValueError,
+                            "string views: the total length overflows");
+            return -1;
+        }
+        total += len;
+    }
+    PyArrayObject *offs = new_array(NPY_INT64, length + 1, refs);
+    if (offs == NULL) {
+        return -1;
+    }
+    PyArrayObject *data = new_array(NPY_UINT8, total, refs);
+    if (data == NULL) {
+        return -1;
+    }
+    int64_t *o = PyArray_DATA(offs);
+    uint8_t *d = PyArray_DATA(data);
+    int64_t pos = 0;
+    o[0] = 0;
+    for (int64_t i = 0; i < length; i++) {
+        int64_t j = offset + i;
+        if (validity == NULL || dfb_arrow_get_bit(validity, j)) {
+            /* read again: check again (the memory may have changed since
+               the first pass; never write past `total` or read outside a
+               data buffer) */
+            const uint8_t *v = views + 16 * j;
+            int32_t len, idx, off;
+            memcpy(&len, v, 4);
+            if (len < 0 || len > total - pos) {
+                goto changed;
+            }
+            if (len <= 12) {
+                memcpy(d + pos, v + 4, len);
+            }
+            else {
+                memcpy(&idx, v + 8, 4);
+                memcpy(&off, v + 12, 4);
+                if (idx < 0 || idx >= n_var || off < 0 ||
+                    (int64_t)off + len > sizes[idx]) {
+                    goto changed;
+                }
+                memcpy(d + pos, bufs[idx] + off, len);
+            }
+            pos += len;
+        }
+        o[i + 1] = pos;
+    }
+    col->fmt.type = DFB_T_LARGE_UTF8;
+    col->fmt.bits = 8;
+    col->offset = 0;
+    PyArray_Descr *i8 = PyArray_DescrFromType(NPY_INT64);
+    if (make_span(st, &col->offsets, o, 8 * (length + 1), i8, (PyObject *)offs,
+                  DFB_NATIVE_NUMPY, refs) < 0 ||
+        make_span(st, &col->data, d, total, PyArray_DescrFromType(NPY_UINT8),
+                  (PyObject *)data, DFB_NATIVE_NUMPY, refs) < 0) {
+        return -1;
+    }
+    if (validity != NULL) {
+        int64_t nbytes = length / 8 + (length % 8 != 0);
+        PyArrayObject *bm = new_array(NPY_UINT8, nbytes, refs);
+        if (bm == NULL) {
+            return -1;
+        }
+        uint8_t *out = PyArray_DATA(bm);
+        memset(out, 0, nbytes);
+        for (int64_t i = 0; i < length; i++) {
+            out[i >> 3] |=
+                (uint8_t)(dfb_arrow_get_bit(validity, offset + i) << (i & 7));
+        }
+        if (make_span(st, &col->validity, out, nbytes,
+                      PyArray_DescrFromType(NPY_UINT8), (PyObject *)bm,
+                      DFB_NATIVE_NUMPY, refs) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+changed:
+    PyErr_SetString(PyExc_ValueError,
+                    "string views changed while they were converted");
+    return -1;
+}
+
+/* Validates string offsets [offset, offset + length] (int32 or int64):
+   non-negative and non-decreasing.  Stores the last one in *end.  Returns
+   0, or -1 with ValueError. */
+static int
+check_offsets(const void *buf, int width, int64_t offset, int64_t length,
+              int64_t *end)
+{
+    /* any alignment: Arrow only recommends it */
+    dfb_error err;
+    if (dfb_offsets_validate(buf, width, 0, offset, offset + length, end, NULL,
+                             &err) != DFB_OK) {
+        PyErr_SetString(PyExc_ValueError, err.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Fills `col` (and `dict` for dictionary-encoded chunks; may be NULL only
+   where dictionaries are not allowed) from one validated chunk.  Buffers
+   made over Arrow memory are owned by the node's holder.  String views
+   are kept as views when `decode_views` is DFB_VIEWS_KEEP (the converters
+   read them), copied to large-utf8 in new NumPy arrays when it is
+   DFB_VIEWS_COPY, refused with RuntimeError when 0.
+   Everything made is kept in `refs`.  Returns 0, or -1 with ValueError
+   (malformed), NotImplementedError (unsupported format) or RuntimeError
+   set.  `name` names the column in messages. */
+int
+dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
+                        dfb_column *dict, ref_list *refs, int decode_views,
+                        const char *name)
+{
+    const struct ArrowSchema *s = nd->schema;
+    const struct ArrowArray *a = nd->array;
+    memset(col, 0, sizeof(*col));
+    if (s->format == NULL) {
+        PyErr_Format(PyExc_ValueError, "column '%s': schema has no format",
+                     name);
+        return -1;
+    }
+    if (a->release == NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': the Arrow array was released", name);
+        return -1;
+    }
+    int64_t end;
+    if (a->length < 0 || a->offset < 0 || nd->offset < 0 || nd->length < 0 ||
+        dfb_arrow_add_nonneg(nd->offset, nd->length, &end) < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': negative or overflowing length %lld / "
+                     "offset %lld",
+                     name, (long long)nd->length, (long long)nd->offset);
+        return -1;
+    }
+    if (a->null_count < -1 || a->null_count > a->length) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': null_count %lld is outside [-1, length "
+                     "%lld]",
+                     name, (long long)a->null_count, (long long)a->length);
+        return -1;
+    }
+    if (a->n_buffers < 0 || (a->n_buffers > 0 && a->buffers == NULL)) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': bad buffer list (n_buffers %lld)", name,
+                     (long long)a->n_buffers);
+        return -1;
+    }
+    dfb_format f;
+    if (dfb_format_parse_arrow(s->format, &f) < 0) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column '%s': Arrow format '%s' is not supported", name,
+                     s->format);
+        return -1;
+    }
+    if ((s->dictionary != NULL) != (a->dictionary != NULL)) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': schema and array disagree about the "
+                     "dictionary",
+                     name);
+        return -1;
+    }
+    if (s->n_children != 0 || a->n_children != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': format '%s' has no children, got %lld "
+                     "(schema %lld)",
+                     name, s->format, (long long)a->n_children,
+                     (long long)s->n_children);
+        return -1;
+    }
+    int is_dict = s->dictionary != NULL;
+    if (is_dict && f.type != DFB_T_INT && f.type != DFB_T_UINT) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': dictionary index format '%s' is not an "
+                     "integer type",
+                     name, s->format);
+        return -1;
+    }
+    int64_t nbuf = dfb_arrow_expected_buffers(&f);
+    if (f.type == DFB_T_STRING_VIEW ? a->n_buffers < nbuf
+                                    : a->n_buffers != nbuf) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': an Arrow array of format '%s' has %s%lld "
+                     "buffers, got %lld",
+                     name, s->format,
+                     f.type == DFB_T_STRING_VIEW ? "at least " : "",
+                     (long long)nbuf, (long long)a->n_buffers);
+        return -1;
+    }
+    /* every size, before any buffer (the bitmap included) is read */
+    if (dfb_arrow_check_node_sizes(s, a, nd->offset, nd->length, name, 0) <
+        0) {
+        return -1;
+    }
+    const int64_t vbytes = end / 8 + (end % 8 != 0);
+    col->fmt = f;
+    col->length = nd->length;
+    col->offset = nd->offset;
+    col->null_kind = DFB_NULL_NON_NULLABLE;
+    PyObject *holder = nd->holder;
+
+    /* validity */
+    const uint8_t *vbuf = NULL;
+    if (f.type == DFB_T_NULL) {
+        col->null_count = nd->length;
+    }
+    else {
+        vbuf = a->buffers[0];
+        int64_t nulls = 0;
+        if (vbuf == NULL) {
+            if (a->null_count > 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "column '%s': null_count %lld but no validity "
+                             "bitmap",
+                             name, (long long)a->null_count);
+                return -1;
+            }
+        }
+        else if (a->null_count == 0 && nd->offset == a->offset &&
+                 nd->length == a->length) {
+            nulls = 0;
+        }
+        else if (a->null_count > 0 && nd->offset == a->offset &&
+                 nd->length == a->length) {
+            nulls = a->null_count;
+        }
+        else {
+            nulls = dfb_bitmap_count_zeros(vbuf, nd->offset, nd->length);
+        }
+        col->null_count = nulls;
+        if (nulls == 0) {
+            vbuf = NULL;
+        }
+        else {
+            col->null_kind = DFB_NULL_USE_BITMASK;
+            col->null_value = 0;
+            if (f.type != DFB_T_STRING_VIEW &&
+                make_span(st, &col->validity, vbuf, vbytes,
+                          PyArray_DescrFromType(NPY_UINT8), holder,
+                          DFB_NATIVE_ARROW, refs) < 0) {
+                return -1;
+            }
+        }
+    }
+
+    /* values */
+    switch (f.type) {
+        case DFB_T_NULL:
+            break;
+        case DFB_T_BOOL_BIT:
+            if (end > 0 && a->buffers[1] == NULL) {
+                goto null_data;
+            }
+            if (make_span(st, &col->data, a->buffers[1], vbytes,
+                          PyArray_DescrFromType(NPY_UINT8), holder,
+                          DFB_NATIVE_ARROW, refs) < 0) {
+                return -1;
+            }
+            break;
+        case DFB_T_UTF8:
+        case DFB_T_LARGE_UTF8:
+        case DFB_T_BINARY:
+        case DFB_T_LARGE_BINARY: {
+            int w = (f.type == DFB_T_UTF8 || f.type == DFB_T_BINARY) ? 4 : 8;
+            static const int64_t zero_offsets[1] = {0};
+            const void *obuf = a->buffers[1];
+            int64_t last = 0, osize;
+            if (obuf == NULL) {
+                if (nd->length > 0) {
+                    PyErr_Format(PyExc_ValueError,
+                                 "column '%s': string array without offsets",
+                                 name);
+                    return -1;
+                }
+                obuf = zero_offsets;
+                col->offset = 0;
+                osize = w;
+            }
+            else {
+                if (dfb_arrow_mul_nonneg(end + 1, w, &osize) < 0) {
+                    goto overflow;
+                }
+                if (check_offsets(obuf, w, nd->offset, nd->length, &last) <
+                    0) {
+                    return -1;
+                }
+            }
+            if (last > 0 && a->buffers[2] == NULL) {
+                goto null_data;
+            }
+            if (make_span(
+                    st, &col->offsets, obuf, osize,
+                    PyArray_DescrFromType(w == 4 ? NPY_INT32 : NPY_INT64),
+                    holder, DFB_NATIVE_ARROW, refs) < 0 ||
+                make_span(st, &col->data, a->buffers[2], last,
+                          PyArray_DescrFromType(NPY_UINT8), holder,
+                          DFB_NATIVE_ARROW, refs) < 0) {
+                return -1;
+            }
+            break;
+        }
+        case DFB_T_STRING_VIEW:
+            if (!decode_views) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "column '%s': string view ('vu') data must be "
+                             "copied to offsets + bytes, which "
+                             "allow_copy=False forbids",
+                             name);
+                return -1;
+            }
+            if (decode_views == DFB_VIEWS_KEEP) {
+                /* read straight from the views by the converters;
+                   variadic_sizes is never NULL here (it marks views the
+                   importer checked) */
+                static const int64_t no_sizes[1] = {0};
+                int64_t vsize;
+                if (dfb_arrow_mul_nonneg(end, 16, &vsize) < 0) {
+                    goto overflow;
+                }
+                if (read_view_buffers(a, nd->length, refs, &col->n_variadic,
+                                      &col->variadic_sizes,
+                                      &col->variadic) < 0 ||
+                    make_span(st, &col->data, a->buffers[1], vsize,
+                              PyArray_DescrFromType(NPY_UINT8), holder,
+                              DFB_NATIVE_ARROW, refs) < 0 ||
+                    (vbuf != NULL &&
+                     make_span(st, &col->validity, vbuf, vbytes,
+                               PyArray_DescrFromType(NPY_UINT8), holder,
+                               DFB_NATIVE_ARROW, refs) < 0)) {
+                    return -1;
+                }
+                if (col->variadic_sizes == NULL) {
+                    col->variadic_sizes = no_sizes;
+                }
+            }
+            else if (views_to_large_utf8(st, a, nd->offset, nd->length, vbuf,
+                                         col, refs) < 0) {
+                return -1;
+            }
+            break;
+        default: {
+            /* fixed width: ints, floats, dates, timestamps, durations,
+               dictionary codes */
+            int64_t size;
+            int itemsize = dfb_format_itemsize(&f);
+            if (itemsize <= 0) {
+                PyErr_Format(PyExc_NotImplementedError,
+                             "column '%s': Arrow format '%s' is not "
+                             "supported",
+                             name, s->format);
+                return -1;
+            }
+            if (dfb_arrow_mul_nonneg(end, itemsize, &size) < 0) {
+                goto overflow;
+            }
+            if (size > 0 && a->buffers[1] == NULL) {
+                goto null_data;
+            }
+            if (make_span(st, &col->data, a->buffers[1], size, descr_for(&f),
+                          holder, DFB_NATIVE_ARROW, refs) < 0) {
+                return -1;
+            }
+            break;
+        }
+    }
+
+    if (is_dict) {
+        if (dict == NULL || s->dictionary->dictionary != NULL) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "column '%s': nested dictionaries are not "
+                         "supported",
+                         name);
+            return -1;
+        }
+        const struct ArrowArray *da = a->dictionary;
+        arrow_node dn = {s->dictionary, da, da->offset, da->length, holder};
+        if (dfb_arrow_describe_node(st, &dn, dict, NULL, refs,
+                                    decode_views ? DFB_VIEWS_COPY : 0,
+                                    name) < 0) {
+            return -1;
+        }
+        col->index = f;
+        col->fmt.type = DFB_T_DICTIONARY;
+        col->categories = dict;
+        col->is_ordered = (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0;
+    }
+    return 0;
+
+null_data:
+    PyErr_Format(PyExc_ValueError,
+                 "column '%s': a data buffer of format '%s' is NULL but "
+                 "length + offset is %lld",
+                 name, s->format, (long long)end);
+    return -1;
+overflow:
+    PyErr_Format(PyExc_ValueError,
+                 "column '%s': the buffer size for offset + length %lld "
+                 "overflows",
+                 name, (long long)end);
+    return -1;
+}
+
+/* Returns the name of column `c` of the import (UTF-8, never NULL). */
+const char *
+dfb_arrow_column_name(const arrow_import *imp, int is_table, int64_t c)
+{
+    const char *n =
+        is_table ? imp->schema.children[c]->name : imp->schema.name;
+    return n ? n : "";
+}

@@ -1,0 +1,86 @@
+/* dfbuffer: the Arrow fallback of Buffer.from_object: a Buffer over the
+ * values of a 1-D fixed-width Arrow array.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/buffer.h"
+#include "dfbuffer/arrow.h"
+#include "dfbuffer/arrow_device.h"
+#include "dfbuffer/arrow_internal.h"
+#include "dfbuffer/probe.h"
+#include "dfbuffer/convert.h"
+#include "format.h"
+#include "offsets.h"
+#include "dfbuffer/frame.h"
+#include "dfbuffer/export.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Buffer.from_object fallback                                          */
+/* ------------------------------------------------------------------ */
+
+PyObject *
+dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
+{
+    arrow_import imp = {0};
+    ref_list refs = {0};
+    PyObject *result = NULL;
+    imp.accept_device = 1;
+    if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
+        goto done;
+    }
+    if (imp.n != 1) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "Buffer.from_object needs exactly one Arrow chunk, got "
+                     "%zd",
+                     imp.n);
+        goto done;
+    }
+    if (imp.device.device_type != kDLCPU) {
+        result = dfb_arrow_device_buffer(st, &imp.schema, imp.arrays[0],
+                                         imp.holders[0], imp.device, dtype);
+        goto done;
+    }
+    dfb_format f;
+    if (dfb_format_parse_arrow(imp.schema.format, &f) < 0 ||
+        imp.schema.dictionary != NULL || dfb_format_itemsize(&f) <= 0) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "Buffer.from_object wraps fixed-width primitive Arrow "
+                     "arrays only, not format '%s'",
+                     imp.schema.format);
+        goto done;
+    }
+    arrow_node nd;
+    dfb_column col, dict;
+    if (dfb_arrow_import_node(&imp, 0, 0, 0, &nd) < 0 ||
+        dfb_arrow_describe_node(st, &nd, &col, &dict, &refs, 0, "") < 0) {
+        goto done;
+    }
+    int itemsize = dfb_format_itemsize(&col.fmt);
+    DfbBuffer *vb = (DfbBuffer *)col.data.owner;
+    PyArray_Descr *d = dfb_parse_dtype(dtype, vb->dtype);
+    if (d == NULL) {
+        goto done;
+    }
+    if (PyDataType_ELSIZE(d) != itemsize) {
+        PyErr_Format(
+            PyExc_ValueError, "dtype %R has itemsize %zd, the Arrow values %d",
+            (PyObject *)d, (Py_ssize_t)PyDataType_ELSIZE(d), itemsize);
+        Py_DECREF(d);
+        goto done;
+    }
+    DLDevice cpu = {kDLCPU, 0};
+    char *start = col.data.ptr == NULL
+                      ? NULL
+                      : (char *)col.data.ptr + col.offset * itemsize;
+    result = dfb_buffer_new(st, col.length == 0 ? NULL : start,
+                            (Py_ssize_t)(col.length * itemsize), nd.holder, d,
+                            1, NULL, NULL, cpu, 1, DFB_NATIVE_ARROW);
+    Py_DECREF(d);
+done:
+    dfb_arrow_refs_clear(&refs);
+    dfb_arrow_import_clear(&imp);
+    return result;
+}
