@@ -64,28 +64,21 @@ dfb_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
     return 0;
 }
 
-/* Returns 1 if contiguous in the order dims are visited by `step`. */
+/* Core's dfb_layout_is_contiguous (layout.c) over the Py_ssize_t arrays
+   (copied: at most DFB_MAXDIM dimensions). */
 static int
 is_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
               Py_ssize_t itemsize, int fortran)
 {
-    Py_ssize_t expected = itemsize;
-    for (int k = 0; k < ndim; k++) {
-        if (shape[k] == 0) {
-            return 1;
-        }
+    int64_t sh[DFB_MAXDIM], st[DFB_MAXDIM];
+    if (ndim < 0 || ndim > DFB_MAXDIM) {
+        return 0; /* no Buffer has such a shape */
     }
-    for (int k = 0; k < ndim; k++) {
-        int i = fortran ? k : ndim - 1 - k;
-        if (shape[i] == 1) {
-            continue;
-        }
-        if (strides[i] != expected) {
-            return 0;
-        }
-        expected *= shape[i];
+    for (int i = 0; i < ndim; i++) {
+        sh[i] = shape[i];
+        st[i] = strides[i];
     }
-    return 1;
+    return dfb_layout_is_contiguous(ndim, sh, st, itemsize, fortran);
 }
 
 int

@@ -21,6 +21,7 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
+#include "format.h"
 #include "dfbuffer/export.h"
 
 #include <string.h>
@@ -139,10 +140,12 @@ dfb_buffer_cuda_array_interface(PyObject *self, void *closure)
 static const char *
 struct_format(PyArray_Descr *d)
 {
-    Py_ssize_t size = PyDataType_ELSIZE(d);
-    int native = PyArray_ISNBO(d->byteorder);
-    char kind = d->kind;
-    if (kind == 'M' || kind == 'm') {
+    const char *f = dfb_numpy_struct_format(
+        d->kind, d->type, PyDataType_ELSIZE(d), d->byteorder);
+    if (f != NULL) {
+        return f;
+    }
+    if (d->kind == 'M' || d->kind == 'm') {
         PyErr_Format(PyExc_BufferError,
                      "the buffer protocol has no format for dtype %R; "
                      "request no format (raw bytes) or use "
@@ -150,99 +153,6 @@ struct_format(PyArray_Descr *d)
                      (PyObject *)d);
         return NULL;
     }
-    if (kind == 'b') {
-        return "?";
-    }
-    if (native) {
-        /* NumPy's type characters are the struct module's native codes. */
-        switch (d->type) {
-            case 'b':
-                return "b";
-            case 'B':
-                return "B";
-            case 'h':
-                return "h";
-            case 'H':
-                return "H";
-            case 'i':
-                return "i";
-            case 'I':
-                return "I";
-            case 'l':
-                return "l";
-            case 'L':
-                return "L";
-            case 'q':
-                return "q";
-            case 'Q':
-                return "Q";
-            case 'e':
-                return "e";
-            case 'f':
-                return "f";
-            case 'd':
-                return "d";
-            case 'g':
-                return "g";
-            case 'F':
-                return "Zf";
-            case 'D':
-                return "Zd";
-            case 'G':
-                return "Zg";
-            default:
-                break;
-        }
-    }
-    /* Non-native order (or an unusual type char): explicit byte order and
-       standard sizes. */
-    int big = d->byteorder == '>' || (native && PY_BIG_ENDIAN);
-#define PICK(lit) return big ? ">" lit : "<" lit
-    switch (kind) {
-        case 'i':
-            switch (size) {
-                case 1:
-                    return "b";
-                case 2:
-                    PICK("h");
-                case 4:
-                    PICK("i");
-                case 8:
-                    PICK("q");
-            }
-            break;
-        case 'u':
-            switch (size) {
-                case 1:
-                    return "B";
-                case 2:
-                    PICK("H");
-                case 4:
-                    PICK("I");
-                case 8:
-                    PICK("Q");
-            }
-            break;
-        case 'f':
-            switch (size) {
-                case 2:
-                    PICK("e");
-                case 4:
-                    PICK("f");
-                case 8:
-                    PICK("d");
-            }
-            break;
-        case 'c':
-            switch (size) {
-                case 8:
-                    PICK("Zf");
-                case 16:
-                    PICK("Zd");
-            }
-            break;
-    }
-#undef PICK
     PyErr_Format(PyExc_BufferError,
                  "the buffer protocol has no format for dtype %R",
                  (PyObject *)d);

@@ -529,3 +529,115 @@ dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize)
     int n = snprintf(buf, bufsize, "%c%c%d", to, kind, size);
     return (n > 0 && (size_t)n < bufsize) ? size : -1;
 }
+
+/* 1 on a big-endian host. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define DFB_HOST_BIG 1
+#else
+#define DFB_HOST_BIG 0
+#endif
+
+const char *
+dfb_numpy_struct_format(char kind, char type, int64_t itemsize, char byteorder)
+{
+    /* NumPy's rule (PyArray_ISNBO): everything but the host's opposite
+       order is native */
+    const int native = byteorder != (DFB_HOST_BIG ? '<' : '>');
+    if (kind == 'M' || kind == 'm') {
+        return NULL;
+    }
+    if (kind == 'b') {
+        return "?";
+    }
+    if (native) {
+        /* NumPy's type characters are the struct module's native codes. */
+        switch (type) {
+            case 'b':
+                return "b";
+            case 'B':
+                return "B";
+            case 'h':
+                return "h";
+            case 'H':
+                return "H";
+            case 'i':
+                return "i";
+            case 'I':
+                return "I";
+            case 'l':
+                return "l";
+            case 'L':
+                return "L";
+            case 'q':
+                return "q";
+            case 'Q':
+                return "Q";
+            case 'e':
+                return "e";
+            case 'f':
+                return "f";
+            case 'd':
+                return "d";
+            case 'g':
+                return "g";
+            case 'F':
+                return "Zf";
+            case 'D':
+                return "Zd";
+            case 'G':
+                return "Zg";
+            default:
+                break;
+        }
+    }
+    /* Non-native order (or an unusual type char): explicit byte order and
+       standard sizes. */
+    const int big = byteorder == '>' || (native && DFB_HOST_BIG);
+#define PICK(lit) return big ? ">" lit : "<" lit
+    switch (kind) {
+        case 'i':
+            switch (itemsize) {
+                case 1:
+                    return "b";
+                case 2:
+                    PICK("h");
+                case 4:
+                    PICK("i");
+                case 8:
+                    PICK("q");
+            }
+            break;
+        case 'u':
+            switch (itemsize) {
+                case 1:
+                    return "B";
+                case 2:
+                    PICK("H");
+                case 4:
+                    PICK("I");
+                case 8:
+                    PICK("Q");
+            }
+            break;
+        case 'f':
+            switch (itemsize) {
+                case 2:
+                    PICK("e");
+                case 4:
+                    PICK("f");
+                case 8:
+                    PICK("d");
+            }
+            break;
+        case 'c':
+            switch (itemsize) {
+                case 8:
+                    PICK("Zf");
+                case 16:
+                    PICK("Zd");
+            }
+            break;
+    }
+#undef PICK
+    return NULL;
+}

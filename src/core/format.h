@@ -90,6 +90,20 @@ dfb_format_to_arrow(const dfb_format *f, char *buf, size_t size);
 int
 dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize);
 
+/* The struct-module format of one item of a NumPy dtype, the reverse of
+   dfb_struct_typestr: `kind` the dtype's kind ('b', 'i', 'u', 'f', 'c',
+   ...), `type` its type character (NumPy's type characters of native
+   dtypes are the struct module's native codes: 'l', 'q', 'g', 'F', ...),
+   `itemsize` its size, `byteorder` its byte-order character ('=', '|',
+   '<', '>').  Native order gives the native code ("l", "Zd", "?"), the
+   other order an explicit prefix with standard sizes ("<q", ">Zf"); bool
+   is "?" whatever its size.
+   Returns a static string, or NULL when the buffer protocol has no format
+   for the dtype (datetime64 / timedelta64, other kinds or sizes). */
+const char *
+dfb_numpy_struct_format(char kind, char type, int64_t itemsize,
+                        char byteorder);
+
 /* Width in bytes of one stored value (0 for bit-packed or variable width). */
 int
 dfb_format_itemsize(const dfb_format *f);

@@ -58,3 +58,27 @@ overflow:
                          "shape and strides address more memory than fits in "
                          "Py_ssize_t");
 }
+
+int
+dfb_layout_is_contiguous(int ndim, const int64_t *shape,
+                         const int64_t *strides, int64_t itemsize, int fortran)
+{
+    int64_t expected = itemsize;
+    int over = 0; /* the expected stride left int64 */
+    for (int k = 0; k < ndim; k++) {
+        if (shape[k] == 0) {
+            return 1;
+        }
+    }
+    for (int k = 0; k < ndim; k++) {
+        int i = fortran ? k : ndim - 1 - k;
+        if (shape[i] == 1) {
+            continue;
+        }
+        if (over || strides[i] != expected) {
+            return 0;
+        }
+        over = __builtin_mul_overflow(expected, shape[i], &expected);
+    }
+    return 1;
+}

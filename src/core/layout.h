@@ -24,4 +24,15 @@ dfb_core_extent(int ndim, const int64_t *shape, const int64_t *strides,
                 int64_t itemsize, int64_t max, int64_t *lo, int64_t *hi,
                 dfb_error *err);
 
+/* Returns 1 if a strided array of `ndim` dimensions is contiguous for
+   `itemsize` in C order (fortran 0: the last dimension varies fastest) or
+   Fortran order (fortran 1), else 0.  Size-1 dimensions ignore their
+   strides, a zero-size array (any dimension 0) and a 0-d array are
+   contiguous; an expected stride beyond INT64_MAX matches no stride.
+   Cannot fail. */
+int
+dfb_layout_is_contiguous(int ndim, const int64_t *shape,
+                         const int64_t *strides, int64_t itemsize,
+                         int fortran);
+
 #endif /* DFBUFFER_CORE_LAYOUT_H */

@@ -1,6 +1,6 @@
 /* C unit tests of src/core (no Python): format round trips, layout
- * overflow edges, bitmap kernels at every bit offset, offsets validation.
- * Run by `meson test`; exits non-zero if any check fails.
+ * overflow edges, contiguity, bitmap kernels at every bit offset, offsets
+ * validation. Run by `meson test`; exits non-zero if any check fails.
  */
 #include "core.h"
 #include "bitmap.h"
@@ -14,6 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* 1 on a big-endian host. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define DFB_TEST_BIG 1
+#else
+#define DFB_TEST_BIG 0
+#endif
 
 static int failures = 0;
 static int checks = 0;
@@ -350,6 +357,92 @@ test_struct_codes(void)
     CHECK(dfb_struct_typestr(">Zd", ts, 4) < 0);
 }
 
+/* The reverse direction (dfb_numpy_struct_format) for every NumPy type,
+   native and byte-swapped, round-tripped through dfb_struct_typestr. */
+static void
+test_struct_format(void)
+{
+    const char native = '=', swapped = DFB_TEST_BIG ? '<' : '>',
+               host = DFB_TEST_BIG ? '>' : '<';
+    static const struct {
+        char kind, type;
+        int size;
+        const char *code;    /* native order */
+        const char *typestr; /* what dfb_struct_typestr gives back */
+    } cases[] = {
+        {'b', '?', 1, "?", "|b1"},
+        {'i', 'b', 1, "b", "|i1"},
+        {'u', 'B', 1, "B", "|u1"},
+        {'i', 'h', 2, "h", "=i2"},
+        {'u', 'H', 2, "H", "=u2"},
+        {'i', 'i', 4, "i", "=i4"},
+        {'u', 'I', 4, "I", "=u4"},
+        {'i', 'l', (int)sizeof(long), "l", NULL},
+        {'u', 'L', (int)sizeof(long), "L", NULL},
+        {'i', 'q', 8, "q", "=i8"},
+        {'u', 'Q', 8, "Q", "=u8"},
+        {'f', 'e', 2, "e", "=f2"},
+        {'f', 'f', 4, "f", "=f4"},
+        {'f', 'd', 8, "d", "=f8"},
+        {'c', 'F', 8, "Zf", "=c8"},
+        {'c', 'D', 16, "Zd", "=c16"},
+        {'f', 'g', (int)sizeof(long double), "g", NULL},
+        {'c', 'G', 2 * (int)sizeof(long double), "Zg", NULL},
+    };
+    char ts[16];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *n = cases[i].code;
+        /* '=', '|' and the host's own order character are native */
+        const char orders[3] = {native, '|', host};
+        for (int o = 0; o < 3; o++) {
+            const char *got = dfb_numpy_struct_format(
+                cases[i].kind, cases[i].type, cases[i].size, orders[o]);
+            CHECK(got != NULL && strcmp(got, n) == 0);
+        }
+        if (cases[i].typestr != NULL) {
+            CHECK(dfb_struct_typestr(n, ts, sizeof(ts)) == cases[i].size);
+            CHECK_STR(ts, cases[i].typestr);
+        }
+        else if (cases[i].type == 'l' || cases[i].type == 'L') {
+            CHECK(dfb_struct_typestr(n, ts, sizeof(ts)) == cases[i].size);
+        }
+        else { /* long double: no struct-module code dfbuffer imports */
+            CHECK(dfb_struct_typestr(n, ts, sizeof(ts)) < 0);
+        }
+        /* the other byte order: an explicit prefix and standard sizes,
+           read back as the same kind and size in that order */
+        const char *sw = dfb_numpy_struct_format(cases[i].kind, cases[i].type,
+                                                 cases[i].size, swapped);
+        if (cases[i].type == 'g' || cases[i].type == 'G') {
+            CHECK(sw == NULL || cases[i].size == 8 || cases[i].size == 16);
+            continue;
+        }
+        CHECK(sw != NULL);
+        if (sw == NULL) {
+            continue;
+        }
+        CHECK(dfb_struct_typestr(sw, ts, sizeof(ts)) == cases[i].size);
+        if (cases[i].size == 1) {
+            CHECK(ts[0] == '|');
+        }
+        else {
+            CHECK(sw[0] == swapped && ts[0] == swapped);
+        }
+        CHECK(ts[1] == cases[i].kind);
+    }
+    /* no format: datetimes, unknown kinds and sizes */
+    CHECK(dfb_numpy_struct_format('M', 'M', 8, native) == NULL);
+    CHECK(dfb_numpy_struct_format('m', 'm', 8, swapped) == NULL);
+    CHECK(dfb_numpy_struct_format('O', 'O', 8, '|') == NULL);
+    CHECK(dfb_numpy_struct_format('V', 'V', 4, '|') == NULL);
+    CHECK(dfb_numpy_struct_format('i', 'x', 16, native) == NULL);
+    CHECK(dfb_numpy_struct_format('f', 'x', 1, swapped) == NULL);
+    CHECK(dfb_numpy_struct_format('c', 'x', 4, swapped) == NULL);
+    /* an unusual type char in native order: standard sizes, host order */
+    const char *q = dfb_numpy_struct_format('i', 'x', 8, native);
+    CHECK(q != NULL && q[0] == host && strcmp(q + 1, "q") == 0);
+}
+
 /* ---- layout ---------------------------------------------------------- */
 
 /* Multiplication is exact up to INT64_MAX and refuses one past it. */
@@ -440,6 +533,67 @@ test_extent(void)
               hi == INT32_MAX);
         CHECK(dfb_core_extent(1, shape, strides, 2, INT32_MAX, &lo, &hi,
                               &err) == DFB_EOVERFLOW);
+    }
+}
+
+/* Contiguity: both orders, size-1 and zero-size dimensions, 0-d arrays,
+   and expected strides beyond INT64_MAX. */
+static void
+test_contiguous(void)
+{
+    /* 0-d: contiguous in both orders */
+    CHECK(dfb_layout_is_contiguous(0, NULL, NULL, 8, 0) == 1);
+    CHECK(dfb_layout_is_contiguous(0, NULL, NULL, 8, 1) == 1);
+    {
+        int64_t shape[] = {3, 4}, c[] = {32, 8}, f[] = {8, 24};
+        CHECK(dfb_layout_is_contiguous(2, shape, c, 8, 0) == 1);
+        CHECK(dfb_layout_is_contiguous(2, shape, c, 8, 1) == 0);
+        CHECK(dfb_layout_is_contiguous(2, shape, f, 8, 1) == 1);
+        CHECK(dfb_layout_is_contiguous(2, shape, f, 8, 0) == 0);
+        int64_t gap[] = {64, 8}, neg[] = {-32, 8};
+        CHECK(dfb_layout_is_contiguous(2, shape, gap, 8, 0) == 0);
+        CHECK(dfb_layout_is_contiguous(2, shape, neg, 8, 0) == 0);
+    }
+    {
+        /* size-1 dimensions ignore their strides: both orders */
+        int64_t shape[] = {1, 5, 1}, strides[] = {-7, 4, INT64_MIN};
+        CHECK(dfb_layout_is_contiguous(3, shape, strides, 4, 0) == 1);
+        CHECK(dfb_layout_is_contiguous(3, shape, strides, 4, 1) == 1);
+        int64_t ones[] = {1, 1, 1};
+        CHECK(dfb_layout_is_contiguous(3, ones, strides, 4, 0) == 1);
+    }
+    {
+        /* zero-size: contiguous whatever the strides */
+        int64_t shape[] = {3, 0, 2}, strides[] = {5, INT64_MAX, -3};
+        CHECK(dfb_layout_is_contiguous(3, shape, strides, 8, 0) == 1);
+        CHECK(dfb_layout_is_contiguous(3, shape, strides, 8, 1) == 1);
+    }
+    {
+        /* the expected stride of the outer dimension overflows int64: no
+           stride matches it, and nothing overflows silently */
+        int64_t shape[] = {2, INT64_MAX / 4 + 1};
+        int64_t strides[] = {INT64_MIN, 8};
+        CHECK(dfb_layout_is_contiguous(2, shape, strides, 8, 0) == 0);
+        strides[0] = INT64_MAX;
+        CHECK(dfb_layout_is_contiguous(2, shape, strides, 8, 0) == 0);
+        /* the overflow after the last dimension that matters is harmless */
+        int64_t one[] = {1, INT64_MAX / 4 + 1};
+        CHECK(dfb_layout_is_contiguous(2, one, strides, 8, 0) == 1);
+        int64_t big[] = {INT64_MAX};
+        int64_t s1[] = {1};
+        CHECK(dfb_layout_is_contiguous(1, big, s1, 1, 0) == 1);
+        CHECK(dfb_layout_is_contiguous(1, big, s1, 1, 1) == 1);
+    }
+    {
+        /* 64 dimensions of size 2, itemsize 1: expected strides 2^0..2^63,
+           the last beyond INT64_MAX */
+        int64_t shape[64], strides[64];
+        for (int i = 0; i < 64; i++) {
+            shape[i] = 2;
+            strides[63 - i] = i < 63 ? (int64_t)1 << i : INT64_MAX;
+        }
+        CHECK(dfb_layout_is_contiguous(64, shape, strides, 1, 0) == 0);
+        CHECK(dfb_layout_is_contiguous(63, shape + 1, strides + 1, 1, 0) == 1);
     }
 }
 
@@ -627,8 +781,10 @@ main(void)
     test_format_from_numpy();
     test_dlpack_types();
     test_struct_codes();
+    test_struct_format();
     test_mul_bytes();
     test_extent();
+    test_contiguous();
     test_bitmap();
     test_offsets();
     test_error();
