@@ -214,7 +214,8 @@ dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull);
 
 /* Parses the categorical= ("decode", "codes") and strings= ("object",
    "stringdtype") arguments (NULL: the default) into DFB_OPT_* bits in
-   `*opts`.  Returns 0, or -1 with ValueError. */
+   `*opts`.  Returns 0, or -1 with TypeError (not a str) or ValueError
+   (another str). */
 int
 dfb_parse_conv_opts(PyObject *categorical, PyObject *strings, int *opts);
 

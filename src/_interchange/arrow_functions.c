@@ -5,6 +5,7 @@
  * Nothing but module.c depends on this file.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/args.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/arrow_device.h"
@@ -29,47 +30,38 @@ PyDoc_STRVAR(
 /* _arrow_buffer(obj, dtype=None): dfb_arrow_buffer_from_object from
    Python.  Returns a new Buffer or NULL with an exception set. */
 static PyObject *
-arrow_buffer_py(PyObject *module, PyObject *args)
+arrow_buffer_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
 {
-    PyObject *obj, *dtype = Py_None;
-    if (!PyArg_ParseTuple(args, "O|O:_arrow_buffer", &obj, &dtype)) {
+    static const char *const kw[] = {"obj", "dtype", NULL};
+    static const dfb_argspec spec = {"_arrow_buffer", kw, 2, 1};
+    PyObject *a[2] = {NULL, NULL};
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    return dfb_arrow_buffer_from_object(dfb_state_from_module(module), obj,
-                                        dtype);
+    return dfb_arrow_buffer_from_object(dfb_state_from_module(module), a[0],
+                                        a[1] != NULL ? a[1] : Py_None);
 }
 
-/* Parses the nulls= argument ("mask", "fill", "raise").  Returns 0, or -1
-   with TypeError / ValueError set. */
+/* Parses the (obj, nulls='mask', allow_copy=True) arguments of the two
+   converters below for function `func`.  Returns 0, or -1 with TypeError /
+   ValueError set. */
 static int
-parse_nulls_arg(PyObject *o, dfb_nulls_mode *out)
+parse_converter_args(const char *func, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames, PyObject **obj, dfb_nulls_mode *nulls,
+                     int *allow_copy)
 {
-    if (o == NULL) {
-        *out = DFB_NULLS_MASK;
-        return 0;
-    }
-    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
-    if (s == NULL) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError,
-                            "nulls must be 'mask', 'fill' or 'raise'");
-        }
+    static const char *const kw[] = {"obj", "nulls", "allow_copy", NULL};
+    const dfb_argspec spec = {func, kw, 3, 1};
+    PyObject *a[3] = {NULL, NULL, NULL};
+    *nulls = DFB_NULLS_MASK;
+    *allow_copy = 1;
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
+        dfb_parse_nulls(a[1], nulls) < 0 ||
+        dfb_parse_flag(a[2], allow_copy) < 0) {
         return -1;
     }
-    if (strcmp(s, "mask") == 0) {
-        *out = DFB_NULLS_MASK;
-    }
-    else if (strcmp(s, "fill") == 0) {
-        *out = DFB_NULLS_FILL;
-    }
-    else if (strcmp(s, "raise") == 0) {
-        *out = DFB_NULLS_RAISE;
-    }
-    else {
-        PyErr_Format(PyExc_ValueError,
-                     "nulls must be 'mask', 'fill' or 'raise', not %R", o);
-        return -1;
-    }
+    *obj = a[0];
     return 0;
 }
 
@@ -81,14 +73,14 @@ PyDoc_STRVAR(
 /* _arrow_to_ndarray(obj, nulls, allow_copy).  Returns a new array or NULL
    with an exception set. */
 static PyObject *
-arrow_to_ndarray_py(PyObject *module, PyObject *args)
+arrow_to_ndarray_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames)
 {
-    PyObject *obj, *nulls_o = NULL;
-    int allow_copy = 1;
+    PyObject *obj;
+    int allow_copy;
     dfb_nulls_mode nulls;
-    if (!PyArg_ParseTuple(args, "O|Op:_arrow_to_ndarray", &obj, &nulls_o,
-                          &allow_copy) ||
-        parse_nulls_arg(nulls_o, &nulls) < 0) {
+    if (parse_converter_args("_arrow_to_ndarray", args, nargs, kwnames, &obj,
+                             &nulls, &allow_copy) < 0) {
         return NULL;
     }
     return dfb_arrow_column_to_ndarray(dfb_state_from_module(module), obj,
@@ -103,14 +95,14 @@ PyDoc_STRVAR(
 /* _arrow_from_dataframe(obj, nulls, allow_copy).  Returns a new dict or
    NULL with an exception set. */
 static PyObject *
-arrow_from_dataframe_py(PyObject *module, PyObject *args)
+arrow_from_dataframe_py(PyObject *module, PyObject *const *args,
+                        Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *obj, *nulls_o = NULL;
-    int allow_copy = 1;
+    PyObject *obj;
+    int allow_copy;
     dfb_nulls_mode nulls;
-    if (!PyArg_ParseTuple(args, "O|Op:_arrow_from_dataframe", &obj, &nulls_o,
-                          &allow_copy) ||
-        parse_nulls_arg(nulls_o, &nulls) < 0) {
+    if (parse_converter_args("_arrow_from_dataframe", args, nargs, kwnames,
+                             &obj, &nulls, &allow_copy) < 0) {
         return NULL;
     }
     return dfb_arrow_from_dataframe(dfb_state_from_module(module), obj, nulls,
@@ -118,10 +110,12 @@ arrow_from_dataframe_py(PyObject *module, PyObject *args)
 }
 
 PyMethodDef dfb_arrow_methods[] = {
-    {"_arrow_to_ndarray", arrow_to_ndarray_py, METH_VARARGS,
-     arrow_to_ndarray_doc},
-    {"_arrow_from_dataframe", arrow_from_dataframe_py, METH_VARARGS,
-     arrow_from_dataframe_doc},
-    {"_arrow_buffer", arrow_buffer_py, METH_VARARGS, arrow_buffer_doc},
+    {"_arrow_to_ndarray", (PyCFunction)(void (*)(void))arrow_to_ndarray_py,
+     METH_FASTCALL | METH_KEYWORDS, arrow_to_ndarray_doc},
+    {"_arrow_from_dataframe",
+     (PyCFunction)(void (*)(void))arrow_from_dataframe_py,
+     METH_FASTCALL | METH_KEYWORDS, arrow_from_dataframe_doc},
+    {"_arrow_buffer", (PyCFunction)(void (*)(void))arrow_buffer_py,
+     METH_FASTCALL | METH_KEYWORDS, arrow_buffer_doc},
     {NULL},
 };

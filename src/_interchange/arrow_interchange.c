@@ -4,6 +4,7 @@
  * Nothing but module.c depends on this file.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/args.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/arrow_device.h"
@@ -72,13 +73,18 @@ PyDoc_STRVAR(
 /* _arrow_import(obj, allow_copy=True): see the docstring.  Returns a new
    tuple or NULL with an exception set. */
 static PyObject *
-arrow_import_py(PyObject *module, PyObject *args)
+arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
 {
-    PyObject *obj;
+    static const char *const kw[] = {"obj", "allow_copy", NULL};
+    static const dfb_argspec spec = {"_arrow_import", kw, 2, 1};
+    PyObject *a[2] = {NULL, NULL};
     int allow_copy = 1;
-    if (!PyArg_ParseTuple(args, "O|p:_arrow_import", &obj, &allow_copy)) {
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
+        dfb_parse_flag(a[1], &allow_copy) < 0) {
         return NULL;
     }
+    PyObject *obj = a[0];
     dfb_state *st = dfb_state_from_module(module);
     arrow_import imp = {0};
     ref_list refs = {0};
@@ -194,6 +200,7 @@ done:
 }
 
 PyMethodDef dfb_arrow_interchange_methods[] = {
-    {"_arrow_import", arrow_import_py, METH_VARARGS, arrow_import_doc},
+    {"_arrow_import", (PyCFunction)(void (*)(void))arrow_import_py,
+     METH_FASTCALL | METH_KEYWORDS, arrow_import_doc},
     {NULL},
 };

@@ -10,6 +10,7 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/convert.h"
+#include "dfbuffer/args.h"
 
 #include <string.h>
 
@@ -45,35 +46,19 @@ dfb_categorical_state_init(PyObject *m, dfb_state *st)
     return PyModule_AddObjectRef(m, "CategoricalCodes", (PyObject *)tp);
 }
 
-/* Returns 1 if `o` is the str `s`, 0 if not. */
-static int
-is_str(PyObject *o, const char *s)
-{
-    return PyUnicode_Check(o) && PyUnicode_CompareWithASCIIString(o, s) == 0;
-}
-
 int
 dfb_parse_conv_opts(PyObject *categorical, PyObject *strings, int *opts)
 {
+    static const char *const cat[] = {"decode", "codes", NULL};
+    static const char *const str[] = {"object", "stringdtype", NULL};
+    int c = 0, t = 0;
     *opts = 0;
-    if (categorical != NULL && !is_str(categorical, "decode")) {
-        if (!is_str(categorical, "codes")) {
-            PyErr_Format(PyExc_ValueError,
-                         "categorical must be 'decode' or 'codes', not %R",
-                         categorical);
-            return -1;
-        }
-        *opts |= DFB_OPT_CATEGORICAL_CODES;
+    if (dfb_parse_choice(categorical, "categorical", cat, &c) < 0 ||
+        dfb_parse_choice(strings, "strings", str, &t) < 0) {
+        return -1;
     }
-    if (strings != NULL && !is_str(strings, "object")) {
-        if (!is_str(strings, "stringdtype")) {
-            PyErr_Format(PyExc_ValueError,
-                         "strings must be 'object' or 'stringdtype', not %R",
-                         strings);
-            return -1;
-        }
-        *opts |= DFB_OPT_STRINGDTYPE;
-    }
+    *opts =
+        (c ? DFB_OPT_CATEGORICAL_CODES : 0) | (t ? DFB_OPT_STRINGDTYPE : 0);
     return 0;
 }
 

@@ -5,6 +5,7 @@
  * Nothing but module.c and capi.c depends on this file.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/args.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
@@ -71,102 +72,6 @@ get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 /* Python entry points                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Parses nulls= ("mask", "fill", "raise").  Returns 0, or -1 with
-   ValueError / TypeError. */
-static int
-parse_nulls(PyObject *o, dfb_nulls_mode *out)
-{
-    if (o == NULL) {
-        *out = DFB_NULLS_MASK;
-        return 0;
-    }
-    if (PyUnicode_Check(o)) {
-        if (PyUnicode_CompareWithASCIIString(o, "mask") == 0) {
-            *out = DFB_NULLS_MASK;
-            return 0;
-        }
-        if (PyUnicode_CompareWithASCIIString(o, "fill") == 0) {
-            *out = DFB_NULLS_FILL;
-            return 0;
-        }
-        if (PyUnicode_CompareWithASCIIString(o, "raise") == 0) {
-            *out = DFB_NULLS_RAISE;
-            return 0;
-        }
-    }
-    PyErr_Format(PyExc_ValueError,
-                 "nulls must be 'mask', 'fill' or 'raise', not %R", o);
-    return -1;
-}
-
-/* Matches keyword arguments against `names` (NULL-terminated; `fast`
-   holds the same names interned, or NULL, for an identity check first) and
-   stores borrowed values in `out`.  Returns 0, or -1 with TypeError. */
-static int
-parse_kwargs(const char *func, PyObject *const *args, Py_ssize_t nargs,
-             PyObject *kwnames, const char *const *names,
-             PyObject *const *fast, PyObject **out)
-{
-    if (kwnames == NULL) {
-        return 0;
-    }
-    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
-        int j = 0;
-        for (; names[j] != NULL; j++) {
-            if (fast[j] == k) {
-                break;
-            }
-        }
-        if (names[j] == NULL) {
-            for (j = 0; names[j] != NULL; j++) {
-                if (PyUnicode_CompareWithASCIIString(k, names[j]) == 0) {
-                    break;
-                }
-            }
-        }
-        if (names[j] == NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() got an unexpected keyword argument %R", func,
-                         k);
-            return -1;
-        }
-        if (out[j] != NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() got multiple values for argument %R", func, k);
-            return -1;
-        }
-        out[j] = args[nargs + i];
-    }
-    return 0;
-}
-
-/* Parses an element count argument (None -> -1).  Returns 0/-1. */
-static int
-parse_count(PyObject *o, const char *what, int64_t *out)
-{
-    if (o == NULL || o == Py_None) {
-        *out = -1;
-        return 0;
-    }
-    if (!PyIndex_Check(o) || PyBool_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
-                     Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_OverflowError);
-    if (v == -1 && PyErr_Occurred()) {
-        return -1;
-    }
-    if (v < 0) {
-        PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %zd", what, v);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 PyDoc_STRVAR(
     buffer_to_ndarray_doc,
     "buffer_to_ndarray(buffer, dtype, *, offset=0, length=None)\n--\n\n"
@@ -188,33 +93,17 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 {
     static const char *const kw[] = {"buffer", "dtype", "offset", "length",
                                      NULL};
+    static const dfb_argspec spec = {"buffer_to_ndarray", kw, 2, 2};
     PyObject *a[4] = {NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    if (nargs > 2) {
-        PyErr_Format(PyExc_TypeError,
-                     "buffer_to_ndarray() takes 2 positional arguments but "
-                     "%zd were given",
-                     nargs);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        a[i] = args[i];
-    }
     PyObject *const fast[] = {NULL, st->str.dtype, st->str.offset,
                               st->str.length};
-    if (parse_kwargs("buffer_to_ndarray", args, nargs, kwnames, kw, fast, a) <
-        0) {
-        return NULL;
-    }
-    if (a[0] == NULL || a[1] == NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "buffer_to_ndarray() missing required argument '%s'",
-                     a[0] == NULL ? "buffer" : "dtype");
+    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
     int64_t offset, length;
-    if (parse_count(a[2], "offset", &offset) < 0 ||
-        parse_count(a[3], "length", &length) < 0) {
+    if (dfb_parse_count(a[2], "offset", &offset) < 0 ||
+        dfb_parse_count(a[3], "length", &length) < 0) {
         return NULL;
     }
     if (offset < 0) {
@@ -345,32 +234,16 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 {
     static const char *const kw[] = {"column", "nulls", "categorical",
                                      "strings", NULL};
+    static const dfb_argspec spec = {"column_to_ndarray", kw, 1, 1};
     PyObject *a[4] = {NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    if (nargs > 1) {
-        PyErr_Format(PyExc_TypeError,
-                     "column_to_ndarray() takes 1 positional argument but "
-                     "%zd were given",
-                     nargs);
-        return NULL;
-    }
-    if (nargs == 1) {
-        a[0] = args[0];
-    }
     PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL};
-    if (parse_kwargs("column_to_ndarray", args, nargs, kwnames, kw, fast, a) <
-        0) {
-        return NULL;
-    }
-    if (a[0] == NULL) {
-        PyErr_SetString(PyExc_TypeError,
-                        "column_to_ndarray() missing required argument "
-                        "'column'");
+    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
     dfb_nulls_mode nulls;
     int opts;
-    if (parse_nulls(a[1], &nulls) < 0 ||
+    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
         dfb_parse_conv_opts(a[2], a[3], &opts) < 0) {
         return NULL;
     }
@@ -433,38 +306,23 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 {
     static const char *const kw[] = {"obj",         "nulls",   "allow_copy",
                                      "categorical", "strings", NULL};
+    static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
     PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    if (nargs > 1) {
-        PyErr_Format(PyExc_TypeError,
-                     "from_dataframe() takes 1 positional argument but %zd "
-                     "were given",
-                     nargs);
-        return NULL;
-    }
-    if (nargs == 1) {
-        a[0] = args[0];
-    }
     PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy, NULL,
                               NULL};
-    if (parse_kwargs("from_dataframe", args, nargs, kwnames, kw, fast, a) <
-        0) {
-        return NULL;
-    }
-    if (a[0] == NULL) {
-        PyErr_SetString(PyExc_TypeError,
-                        "from_dataframe() missing required argument 'obj'");
+    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
     dfb_nulls_mode nulls;
     int opts;
-    if (parse_nulls(a[1], &nulls) < 0 ||
+    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
         dfb_parse_conv_opts(a[3], a[4], &opts) < 0) {
         return NULL;
     }
     nulls = (dfb_nulls_mode)((int)nulls | opts);
     int allow_copy = 1;
-    if (a[2] != NULL && (allow_copy = PyObject_IsTrue(a[2])) < 0) {
+    if (dfb_parse_flag(a[2], &allow_copy) < 0) {
         return NULL;
     }
     /* A pandas DataFrame: numpy-backed columns directly (probe.c). */

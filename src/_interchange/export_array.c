@@ -20,10 +20,12 @@
  *     TypeError.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/args.h"
 #include "dfbuffer/buffer.h"
 #include "format.h"
 #include "dfbuffer/export.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* A non-NULL address for zero-size exports (never read or written). */
@@ -420,15 +422,35 @@ done:
    but a writable Buffer is wanted, or not C-contiguous.  NULL with
    TypeError / ValueError on malformed arguments. */
 static PyObject *
-rebuild(PyObject *module, PyObject *args)
+rebuild(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+        PyObject *kwnames)
 {
-    PyObject *data, *dtype_o, *shape_o;
-    int readonly, native, fortran = 0;
-    if (!PyArg_ParseTuple(args, "OOO!pi|p:_rebuild", &data, &dtype_o,
-                          &PyTuple_Type, &shape_o, &readonly, &native,
-                          &fortran)) {
+    static const char *const kw[] = {"data",   "dtype",   "shape", "readonly",
+                                     "native", "fortran", NULL};
+    static const dfb_argspec spec = {"_rebuild", kw, 6, 5};
+    PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    int readonly = 0, fortran = 0;
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
+        dfb_parse_flag(a[3], &readonly) < 0 ||
+        dfb_parse_flag(a[5], &fortran) < 0) {
         return NULL;
     }
+    PyObject *data = a[0], *dtype_o = a[1], *shape_o = a[2];
+    if (!PyTuple_Check(shape_o)) {
+        PyErr_Format(PyExc_TypeError,
+                     "_rebuild() argument 'shape' must be tuple, not %.100s",
+                     Py_TYPE(shape_o)->tp_name);
+        return NULL;
+    }
+    long native_l = PyLong_AsLong(a[4]);
+    if (native_l == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (native_l < INT_MIN || native_l > INT_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "_rebuild: native out of range");
+        return NULL;
+    }
+    int native = (int)native_l;
     dfb_state *st = dfb_state_from_module(module);
     Py_ssize_t ndim = PyTuple_GET_SIZE(shape_o);
     if (ndim > DFB_MAXDIM) {
@@ -502,7 +524,8 @@ done:
 }
 
 PyMethodDef dfb_export_methods[] = {
-    {"_rebuild", rebuild, METH_VARARGS,
+    {"_rebuild", (PyCFunction)(void (*)(void))rebuild,
+     METH_FASTCALL | METH_KEYWORDS,
      "_rebuild(data, dtype, shape, readonly, native, fortran=False)\n--\n\n"
      "Pickle reconstructor of Buffer (private): a C- (or Fortran-) contiguous "
      "CPU "

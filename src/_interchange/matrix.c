@@ -8,6 +8,7 @@
  * values into it with the row stride.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/args.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/frame.h"
@@ -971,26 +972,15 @@ dst_of(PyArray_Descr *d)
     return -1;
 }
 
-/* Parses a str argument against `choices` (NULL-terminated).  Returns the
-   index, or -1 with ValueError naming `what`. */
+/* Parses a str argument against `choices` (NULL-terminated;
+   dfb_parse_choice).  Returns the index, or -1 with TypeError (not a str)
+   or ValueError naming `what`. */
 static int
 parse_choice(PyObject *o, const char *what, const char *const *choices,
              int dflt)
 {
-    if (o == NULL) {
-        return dflt;
-    }
-    if (PyUnicode_Check(o)) {
-        for (int i = 0; choices[i] != NULL; i++) {
-            if (PyUnicode_CompareWithASCIIString(o, choices[i]) == 0) {
-                return i;
-            }
-        }
-    }
-    PyErr_Format(PyExc_ValueError, "%s must be one of %s, not %R", what,
-                 choices[0][0] == 'C' ? "'C', 'F'" : "'nan', 'raise', 'mask'",
-                 o);
-    return -1;
+    int i = dflt;
+    return dfb_parse_choice(o, what, choices, &i) < 0 ? -1 : i;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1155,20 +1145,21 @@ pandas_columns(PyObject *obj)
    threads=None).  Returns a new array (MaskedArray for nulls="mask"), or
    NULL with an exception set. */
 static PyObject *
-to_matrix(PyObject *module, PyObject *args, PyObject *kwargs)
+to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+          PyObject *kwnames)
 {
-    static char *kw[] = {"obj",     "dtype",   "order", "nulls",
-                         "columns", "threads", NULL};
+    static const char *const kw[] = {"obj",     "dtype",   "order", "nulls",
+                                     "columns", "threads", NULL};
+    static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
     static const char *const modes[] = {"nan", "raise", "mask", NULL};
-    PyObject *obj, *o_dtype = NULL, *o_order = NULL, *o_nulls = NULL;
-    PyObject *o_cols = NULL, *o_threads = NULL;
+    PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOOO:to_matrix", kw,
-                                     &obj, &o_dtype, &o_order, &o_nulls,
-                                     &o_cols, &o_threads)) {
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
+    PyObject *obj = a[0], *o_dtype = a[1], *o_order = a[2], *o_nulls = a[3];
+    PyObject *o_cols = a[4], *o_threads = a[5];
     int order = parse_choice(o_order, "order", orders, 0);
     if (order < 0) {
         return NULL;
@@ -1453,6 +1444,6 @@ done:
 
 PyMethodDef dfb_matrix_methods[] = {
     {"to_matrix", (PyCFunction)(void (*)(void))to_matrix,
-     METH_VARARGS | METH_KEYWORDS, to_matrix_doc},
+     METH_FASTCALL | METH_KEYWORDS, to_matrix_doc},
     {NULL},
 };

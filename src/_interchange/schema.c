@@ -7,6 +7,7 @@
  * metadata, which marks the columns that hold a pandas index.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/args.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
 
@@ -378,8 +379,15 @@ PyDoc_STRVAR(arrow_schema_doc,
 /* _arrow_schema(obj).  Returns a new dict, None, or NULL with an
    exception set. */
 static PyObject *
-arrow_schema_py(PyObject *module, PyObject *obj)
+arrow_schema_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
 {
+    static const char *const kw[] = {"obj", NULL};
+    static const dfb_argspec spec = {"_arrow_schema", kw, 1, 1};
+    PyObject *obj = NULL;
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, &obj) < 0) {
+        return NULL;
+    }
     PyObject *cap = call_if_present(obj, "__arrow_c_schema__");
     PyObject *keep = NULL, *res = NULL;
     struct ArrowSchema own;
@@ -469,6 +477,7 @@ arrow_schema_py(PyObject *module, PyObject *obj)
 }
 
 PyMethodDef dfb_schema_methods[] = {
-    {"_arrow_schema", arrow_schema_py, METH_O, arrow_schema_doc},
+    {"_arrow_schema", (PyCFunction)(void (*)(void))arrow_schema_py,
+     METH_FASTCALL | METH_KEYWORDS, arrow_schema_doc},
     {NULL},
 };

@@ -1,0 +1,167 @@
+/* dfbuffer: the one argument parser of the module functions and the
+ * parsers of their shared options (nulls=, flags, counts, str choices).
+ *
+ * Depends on no other file of the extension.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/args.h"
+
+#include <string.h>
+
+/* Returns the index of keyword `k` in spec->names, or -1. */
+static int
+find_name(const dfb_argspec *spec, PyObject *const *fast, PyObject *k)
+{
+    if (fast != NULL) {
+        for (int j = 0; spec->names[j] != NULL; j++) {
+            if (fast[j] != NULL && fast[j] == k) {
+                return j;
+            }
+        }
+    }
+    for (int j = 0; spec->names[j] != NULL; j++) {
+        if (PyUnicode_CompareWithASCIIString(k, spec->names[j]) == 0) {
+            return j;
+        }
+    }
+    return -1;
+}
+
+int
+dfb_parse_args(const dfb_argspec *spec, PyObject *const *fast,
+               PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+               PyObject **out)
+{
+    if (nargs > spec->npos) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes %d positional argument%s but %zd were given",
+                     spec->func, spec->npos, spec->npos == 1 ? "" : "s",
+                     nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        out[i] = args[i];
+    }
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        int j = find_name(spec, fast, k);
+        if (j < 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got an unexpected keyword argument %R",
+                         spec->func, k);
+            return -1;
+        }
+        if (out[j] != NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got multiple values for argument %R",
+                         spec->func, k);
+            return -1;
+        }
+        out[j] = args[nargs + i];
+    }
+    for (int j = 0; j < spec->nreq; j++) {
+        if (out[j] == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() missing required argument '%s'", spec->func,
+                         spec->names[j]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Writes "'a', 'b' or 'c'" for `choices` into buf.  Cannot fail. */
+static void
+list_choices(const char *const *choices, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; choices[i] != NULL && n < size; i++) {
+        const char *sep = i == 0 ? "" : choices[i + 1] == NULL ? " or " : ", ";
+        int w = snprintf(buf + n, size - n, "%s'%s'", sep, choices[i]);
+        if (w < 0) {
+            break;
+        }
+        n += (size_t)w;
+    }
+}
+
+int
+dfb_parse_choice(PyObject *o, const char *what, const char *const *choices,
+                 int *out)
+{
+    if (o == NULL) {
+        return 0;
+    }
+    char names[128];
+    if (!PyUnicode_Check(o)) {
+        list_choices(choices, names, sizeof(names));
+        PyErr_Format(PyExc_TypeError, "%s must be a str (%s), not %.100s",
+                     what, names, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    for (int i = 0; choices[i] != NULL; i++) {
+        if (PyUnicode_CompareWithASCIIString(o, choices[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    list_choices(choices, names, sizeof(names));
+    PyErr_Format(PyExc_ValueError, "%s must be %s, not %R", what, names, o);
+    return -1;
+}
+
+int
+dfb_parse_nulls(PyObject *o, dfb_nulls_mode *out)
+{
+    /* index i of the choices is the dfb_nulls_mode value i */
+    static const char *const modes[] = {"mask", "fill", "raise", NULL};
+    _Static_assert(
+        DFB_NULLS_MASK == 0 && DFB_NULLS_FILL == 1 && DFB_NULLS_RAISE == 2,
+        "nulls= choices in dfb_nulls_mode order");
+    int m = DFB_NULLS_MASK;
+    if (dfb_parse_choice(o, "nulls", modes, &m) < 0) {
+        return -1;
+    }
+    *out = (dfb_nulls_mode)m;
+    return 0;
+}
+
+int
+dfb_parse_flag(PyObject *o, int *out)
+{
+    if (o == NULL) {
+        return 0;
+    }
+    int r = PyObject_IsTrue(o);
+    if (r < 0) {
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+int
+dfb_parse_count(PyObject *o, const char *what, int64_t *out)
+{
+    if (o == NULL || o == Py_None) {
+        *out = -1;
+        return 0;
+    }
+    if (!PyIndex_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_OverflowError);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (v < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %zd", what, v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
