@@ -8,7 +8,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/arrow.h"
 
-/* arrow.c helpers shared with arrow_device.c */
+/* arrow_common.c helpers shared with arrow_device.c */
 
 /* Returns the pointer of capsule `cap` named `name`, or NULL with
    TypeError (not a capsule, or another name).  `what` names the source. */

@@ -144,7 +144,7 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype);
    st->export_type from it. */
 extern PyType_Spec dfb_export_holder_spec;
 
-/* arrow.c: Arrow PyCapsule export of 1-D primitive buffers. */
+/* arrow_export.c: Arrow PyCapsule export of 1-D primitive buffers. */
 PyObject *
 dfb_buffer_arrow_c_schema(PyObject *self, PyObject *unused);
 PyObject *

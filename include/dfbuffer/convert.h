@@ -27,7 +27,8 @@ typedef enum {
 } dfb_null_kind;
 
 /* One chunk of a column, physically described.  Filled from an
-   interchange Column (convert.c) or an ArrowArray + ArrowSchema (arrow.c).
+   interchange Column (ixwalk.c) or an ArrowArray + ArrowSchema
+   (arrow_describe.c).
    All pointers are borrowed; the owners in the spans keep memory alive for
    as long as the dfb_column is used. */
 typedef struct dfb_column {

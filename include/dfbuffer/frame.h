@@ -1,8 +1,8 @@
 /* dfbuffer: a whole dataframe described as dfb_column chunks, for consumers
  * that read several columns at once (to_matrix in matrix.c).
  *
- * convert.c fills it from an interchange DataFrame, arrow.c from an Arrow
- * PyCapsule producer; both reuse their column walks (walk_chunk,
+ * ixwalk.c fills it from an interchange DataFrame, arrow_convert.c from an
+ * Arrow PyCapsule producer; both reuse their column walks (walk_chunk,
  * describe_node), so a frame column is described exactly as the converters
  * describe it.
  */

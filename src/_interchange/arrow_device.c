@@ -6,9 +6,9 @@
  * ArrowArray whose buffers live on a device, plus the device and an
  * optional sync event.  Releasing the device array is releasing its
  * embedded ArrowArray, so the importer moves that embedded array into
- * arrow.c's holders (dfb_arrow_device_import): CPU data then takes exactly
- * the path of __arrow_c_array__, and data on any other device is described
- * here without reading a byte of it (dfb_arrow_device_buffer for
+ * arrow_import.c's holders (dfb_arrow_device_import): CPU data then takes
+ * exactly the path of __arrow_c_array__, and data on any other device is
+ * described here without reading a byte of it (dfb_arrow_device_buffer for
  * Buffer.from_object, dfb_arrow_device_describe for to_interchange).  Only
  * the structs (ArrowArray, its buffers list, children, dictionary) are read
  * on the host, as the specification says they are host memory.  A
