@@ -17,6 +17,7 @@ typedef struct {
     Py_ssize_t n, cap;
 } ref_list;
 
+/* One import: its schema and the holder capsules of its chunks. */
 typedef struct {
     struct ArrowSchema schema;  /* moved in; released by
                                    dfb_arrow_import_clear */
@@ -38,7 +39,7 @@ typedef struct {
     PyObject *holder; /* borrowed: the capsule owning the top array */
 } arrow_node;
 
-/* The `decode_views` modes of describe_node. */
+/* The `decode_views` modes of dfb_arrow_describe_node. */
 #define DFB_VIEWS_COPY 1
 #define DFB_VIEWS_KEEP 2
 
