@@ -150,4 +150,24 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
 const char *
 dfb_arrow_column_name(const arrow_import *imp, int is_table, int64_t c);
 
+/* arrow_common.c: checks the children list of struct schema `s` (a table's
+   top level) as both imports (CPU and device) need it: n_children >= 0, a
+   list when > 0, every child with a format.  Returns 0, or -1 with
+   ValueError. */
+int
+dfb_arrow_check_struct_schema(const struct ArrowSchema *s);
+
+/* arrow_common.c: checks that struct array `a` has the children of its
+   schema `s` (same count, a list when > 0).  Returns 0, or -1 with
+   ValueError. */
+int
+dfb_arrow_check_struct_children(const struct ArrowSchema *s,
+                                const struct ArrowArray *a);
+
+/* arrow_common.c: checks that `res`, the result of `method`
+   (__arrow_c_array__ or __arrow_c_device_array__), is a 2-tuple (schema
+   capsule, `second`).  Returns 0, or -1 with TypeError. */
+int
+dfb_arrow_check_pair(PyObject *res, const char *method, const char *second);
+
 #endif /* DFBUFFER_ARROW_INTERNAL_H */

@@ -118,3 +118,48 @@ dfb_arrow_stream_failed(const char *kind, const char *what, int rc,
                  msg ? msg : "no message");
     return -1;
 }
+
+int
+dfb_arrow_check_struct_schema(const struct ArrowSchema *s)
+{
+    if (s->n_children < 0 || (s->n_children > 0 && s->children == NULL)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "struct schema with a bad children list");
+        return -1;
+    }
+    for (int64_t c = 0; c < s->n_children; c++) {
+        if (s->children[c] == NULL || s->children[c]->format == NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "struct schema child %lld is NULL or has no format",
+                         (long long)c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int
+dfb_arrow_check_struct_children(const struct ArrowSchema *s,
+                                const struct ArrowArray *a)
+{
+    if (a->n_children != s->n_children ||
+        (a->n_children > 0 && a->children == NULL)) {
+        PyErr_Format(PyExc_ValueError,
+                     "struct array has %lld children, its schema %lld",
+                     (long long)a->n_children, (long long)s->n_children);
+        return -1;
+    }
+    return 0;
+}
+
+int
+dfb_arrow_check_pair(PyObject *res, const char *method, const char *second)
+{
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s must return a tuple (schema capsule, %s), got %.100s",
+                     method, second, Py_TYPE(res)->tp_name);
+        return -1;
+    }
+    return 0;
+}

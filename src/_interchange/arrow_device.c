@@ -26,6 +26,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/arrow_internal.h"
 #include "dfbuffer/arrow_device.h"
 #include "format.h"
 
@@ -178,11 +179,8 @@ import_device_array(PyObject *meth, struct ArrowSchema *schema,
         return -1;
     }
     int ret = -1;
-    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
-        PyErr_Format(PyExc_TypeError,
-                     "__arrow_c_device_array__ must return a tuple (schema "
-                     "capsule, device array capsule), got %.100s",
-                     Py_TYPE(res)->tp_name);
+    if (dfb_arrow_check_pair(res, "__arrow_c_device_array__",
+                             "device array capsule") < 0) {
         goto done;
     }
     PyObject *sc = PyTuple_GET_ITEM(res, 0), *ac = PyTuple_GET_ITEM(res, 1);
@@ -618,18 +616,8 @@ static int
 check_table(const struct ArrowSchema *s, struct ArrowArray *const *arrays,
             Py_ssize_t n)
 {
-    if (s->n_children < 0 || (s->n_children > 0 && s->children == NULL)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "struct schema with a bad children list");
+    if (dfb_arrow_check_struct_schema(s) < 0) {
         return -1;
-    }
-    for (int64_t c = 0; c < s->n_children; c++) {
-        if (s->children[c] == NULL || s->children[c]->format == NULL) {
-            PyErr_Format(PyExc_ValueError,
-                         "struct schema child %lld is NULL or has no format",
-                         (long long)c);
-            return -1;
-        }
     }
     for (Py_ssize_t b = 0; b < n; b++) {
         const struct ArrowArray *a = arrays[b];
@@ -637,11 +625,7 @@ check_table(const struct ArrowSchema *s, struct ArrowArray *const *arrays,
         if (check_array(a, a->offset, a->length, 1, "(struct)", &end) < 0) {
             return -1;
         }
-        if (a->n_children != s->n_children ||
-            (a->n_children > 0 && a->children == NULL)) {
-            PyErr_Format(PyExc_ValueError,
-                         "struct array has %lld children, its schema %lld",
-                         (long long)a->n_children, (long long)s->n_children);
+        if (dfb_arrow_check_struct_children(s, a) < 0) {
             return -1;
         }
         if (a->buffers[0] != NULL && a->null_count != 0) {

@@ -153,11 +153,7 @@ import_array_capsules(PyObject *obj, arrow_import *imp)
         return -1;
     }
     int ret = -1;
-    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
-        PyErr_Format(PyExc_TypeError,
-                     "__arrow_c_array__ must return a tuple (schema capsule, "
-                     "array capsule), got %.100s",
-                     Py_TYPE(res)->tp_name);
+    if (dfb_arrow_check_pair(res, "__arrow_c_array__", "array capsule") < 0) {
         goto done;
     }
     PyObject *sc = PyTuple_GET_ITEM(res, 0), *ac = PyTuple_GET_ITEM(res, 1);
@@ -483,18 +479,8 @@ int
 dfb_arrow_validate_table(const arrow_import *imp)
 {
     const struct ArrowSchema *s = &imp->schema;
-    if (s->n_children < 0 || (s->n_children > 0 && s->children == NULL)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "struct schema with a bad children list");
+    if (dfb_arrow_check_struct_schema(s) < 0) {
         return -1;
-    }
-    for (int64_t c = 0; c < s->n_children; c++) {
-        if (s->children[c] == NULL || s->children[c]->format == NULL) {
-            PyErr_Format(PyExc_ValueError,
-                         "struct schema child %lld is NULL or has no format",
-                         (long long)c);
-            return -1;
-        }
     }
     for (Py_ssize_t b = 0; b < imp->n; b++) {
         const struct ArrowArray *a = imp->arrays[b];
@@ -507,11 +493,7 @@ dfb_arrow_validate_table(const arrow_import *imp)
                          (long long)a->length, (long long)a->offset);
             return -1;
         }
-        if (a->n_children != s->n_children ||
-            (a->n_children > 0 && a->children == NULL)) {
-            PyErr_Format(PyExc_ValueError,
-                         "struct array has %lld children, its schema %lld",
-                         (long long)a->n_children, (long long)s->n_children);
+        if (dfb_arrow_check_struct_children(s, a) < 0) {
             return -1;
         }
         if (a->n_buffers != 1 || a->buffers == NULL) {
