@@ -117,4 +117,9 @@ PyObject *
 dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
                         dfb_nulls_mode nulls, int allow_copy);
 
+/* arrow.c: _arrow_import(obj, allow_copy) (see its docstring), called by
+   ixview.c.  Returns a new tuple or NULL with an exception set. */
+PyObject *
+arrow_import_py(PyObject *module, PyObject *args);
+
 #endif /* DFBUFFER_ARROW_H */

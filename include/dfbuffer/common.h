@@ -68,6 +68,8 @@ typedef struct {
                                                constant tuples (no GC) */
     dfb_probe_entry probe_cache[DFB_PROBE_CACHE]; /* probe.c: no objects */
     PyObject *categorical_codes; /* type dfbuffer.CategoricalCodes */
+    PyTypeObject *ixview_field_type; /* ixview.c: struct sequence _IxField */
+    PyTypeObject *ixview_chunk_type; /* ixview.c: struct sequence _IxChunk */
 } dfb_state;
 
 extern PyModuleDef dfb_module_def;

@@ -1379,7 +1379,7 @@ PyDoc_STRVAR(
 
 /* _arrow_import(obj, allow_copy=True): see the docstring.  Returns a new
    tuple or NULL with an exception set. */
-static PyObject *
+PyObject *
 arrow_import_py(PyObject *module, PyObject *args)
 {
     PyObject *obj;

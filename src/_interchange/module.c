@@ -9,6 +9,7 @@
 #include "dfbuffer/export.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
+#include "dfbuffer/ixview.h"
 
 dfb_state *
 dfb_state_from_module(PyObject *m)
@@ -235,6 +236,9 @@ module_exec(PyObject *m)
     if (dfb_categorical_state_init(m, st) < 0) {
         return -1;
     }
+    if (dfb_ixview_state_init(m, st) < 0) {
+        return -1;
+    }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||
         PyModule_AddIntConstant(m, "DLPACK_MAJOR_VERSION",
                                 DLPACK_MAJOR_VERSION) < 0 ||
@@ -260,6 +264,8 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->column_null_type);
     Py_VISIT(st->ma_masked_array);
     Py_VISIT(st->categorical_codes);
+    Py_VISIT(st->ixview_field_type);
+    Py_VISIT(st->ixview_chunk_type);
     return 0;
 }
 
@@ -275,6 +281,8 @@ module_clear(PyObject *m)
     Py_CLEAR(st->column_null_type);
     Py_CLEAR(st->ma_masked_array);
     Py_CLEAR(st->categorical_codes);
+    Py_CLEAR(st->ixview_field_type);
+    Py_CLEAR(st->ixview_chunk_type);
     dfb_convert_state_clear(st);
     dfb_probe_state_clear(st);
     return 0;
