@@ -787,7 +787,7 @@ done:
 
 PyDoc_STRVAR(
     ixview_import_doc,
-    "_ixview_import(obj, allow_copy=True)\n--\n\n"
+    "_ixview_import(obj, allow_copy=True, /)\n--\n\n"
     "Private helper of dfbuffer.to_interchange: import an Arrow PyCapsule\n"
     "producer once.  Returns (fields, chunks): a tuple of _IxField (one per\n"
     "column) and a list (one per record batch) of lists (one per column) of\n"
@@ -871,7 +871,7 @@ done:
 /* ------------------------------------------------------------------ */
 
 PyDoc_STRVAR(ixview_slice_doc,
-             "_ixview_slice(chunk, start, length, allow_copy=True)\n--\n\n"
+             "_ixview_slice(chunk, start, length, allow_copy=True, /)\n--\n\n"
              "A new _IxChunk viewing elements [start, start + length) of\n"
              "`chunk`, re-based like _ixview_import's (no copy but of a\n"
              "bitmap at an odd bit offset when allow_copy); the null count\n"
@@ -1429,7 +1429,7 @@ span_of(dfb_span *s, const DfbBuffer *b)
 }
 
 PyDoc_STRVAR(ixview_values_doc,
-             "_ixview_values(chunk)\n--\n\n"
+             "_ixview_values(chunk, /)\n--\n\n"
              "The values of one host _IxChunk as a NumPy array, through\n"
              "dfbuffer's converters (a MaskedArray where it has nulls;\n"
              "strings as objects, dates as datetime64[D]; dictionary codes\n"

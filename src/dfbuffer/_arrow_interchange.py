@@ -59,6 +59,7 @@ _BOOL_BITS = (DtypeKind.BOOL, 1, "b", "=")
 def _raise_error(chunk: _IxChunk) -> None:
     """Raise a fresh copy of the exception recorded for a chunk."""
     err = chunk.error
+    assert err is not None
     raise type(err)(*err.args)
 
 
@@ -132,6 +133,7 @@ class _ArrowColumn:
         if self._field.dictionary is None:
             raise TypeError(f"column {self._name!r} is not categorical (dictionary-encoded)")
         chunk = self._single()
+        assert chunk.dictionary is not None
         cats = _ArrowColumn(self._field.dictionary, [chunk.dictionary], self._allow_copy)
         return {"is_ordered": self._field.ordered, "is_dictionary": True, "categories": cats}
 
@@ -234,6 +236,7 @@ def _concat(field: _IxField, chunks: list[_IxChunk]) -> _IxChunk:
     firsts: list[_IxChunk] = []
     maps = []
     for c in chunks:
+        assert c.dictionary is not None
         values = _values(c.dictionary)
         mapping = np.empty(len(values), dtype=np.int64)
         for i, v in enumerate(values):
