@@ -33,7 +33,8 @@ def values_of(chunk):
     """The chunk's values through the C converter, None for nulls."""
     v = _ixview_values(chunk)
     if isinstance(v, np.ma.MaskedArray):
-        return [None if m else x for x, m in zip(v.data.tolist(), np.ma.getmaskarray(v))]
+        mask = np.ma.getmaskarray(v)
+        return [None if m else x for x, m in zip(v.data.tolist(), mask, strict=True)]
     return v.tolist()
 
 
@@ -114,17 +115,18 @@ def test_sliced_at_every_bit_offset(kind, off, allow_copy):
         assert c.data.native == NativeFormat.ARROW  # never copied
         assert c.data.ptr == base.buffers()[1].address + 8 * (off - c.offset)
         got = np.frombuffer(memoryview(c.data), np.int64)[c.offset:c.offset + n]
-        assert [g for g, e in zip(got.tolist(), expect) if e is not None] == \
+        assert [g for g, e in zip(got.tolist(), expect, strict=True) if e is not None] == \
             [e for e in expect if e is not None]
     if kind == "bool":
-        assert [b for b, e in zip(bits(c.data, c.offset, n), expect) if e is not None] == \
+        got_bits = bits(c.data, c.offset, n)
+        assert [b for b, e in zip(got_bits, expect, strict=True) if e is not None] == \
             [e for e in expect if e is not None]
     if kind == "str":
         o = np.frombuffer(memoryview(c.offsets), np.int32)
         assert len(o) == c.offset + n + 1
         raw = bytes(memoryview(c.data))
         got = [raw[o[c.offset + i]:o[c.offset + i + 1]].decode() for i in range(n)]
-        assert [g for g, e in zip(got, expect) if e is not None] == \
+        assert [g for g, e in zip(got, expect, strict=True) if e is not None] == \
             [e for e in expect if e is not None]
 
 
@@ -293,4 +295,5 @@ def test_dataframe_allow_copy_rebases_once():
     assert x.get_column(0).offset == 3
     for z in (x, y):
         got = dfbuffer.from_dataframe(z)["i"]
-        assert [None if m else v for v, m in zip(got.data.tolist(), got.mask)] == BASE_INT[3:]
+        vals = got.data.tolist()
+        assert [None if m else v for v, m in zip(vals, got.mask, strict=True)] == BASE_INT[3:]
