@@ -183,9 +183,21 @@ def test_string_views():
     assert values_of(c) == arr.to_pylist()
     fields, chunks = _ixview_import(arr.slice(1), False)
     assert fields[0].format == "vu"
+    assert fields[0].offsets_dtype == (DtypeKind.INT, 64, "l", "=")
     assert isinstance(chunks[0][0].error, RuntimeError)
     with pytest.raises(RuntimeError, match="allow_copy=False"):
         _ixview_values(chunks[0][0])
+
+
+def test_empty_string_view_column():
+    # no batches: an empty large-string chunk, with offsets typed as such
+    t = pa.Table.from_batches([], schema=pa.schema([("v", pa.string_view())]))
+    for allow_copy in (True, False):
+        col = to_interchange(t, allow_copy=allow_copy).get_column(0)
+        bufs = col.get_buffers()
+        assert bufs["offsets"][1] == (DtypeKind.INT, 64, "l", "=")
+        assert np.frombuffer(memoryview(bufs["offsets"][0]), np.int64).tolist() == [0]
+        assert col.size() == 0
 
 
 def test_dictionary_sliced():

@@ -638,6 +638,11 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
             odt = f.type == DFB_T_UTF8 ? dtype_tuple(st, K_INT, 32, "i")
                                        : dtype_tuple(st, K_INT, 64, "l");
             break;
+        case DFB_T_STRING_VIEW:
+            /* its chunks are copied to large strings (or raise) */
+            ddt = dtype_tuple(st, kind, bits, fmt);
+            odt = dtype_tuple(st, K_INT, 64, "l");
+            break;
         case DFB_T_DATE32:
             ddt = dtype_tuple(st, K_INT, 32, "i");
             break;
@@ -650,7 +655,7 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
             ddt = dtype_tuple(st, kind, bits, fmt);
     }
     if (odt == NULL && ddt != NULL && dt != NULL && f.type != DFB_T_UTF8 &&
-        f.type != DFB_T_LARGE_UTF8) {
+        f.type != DFB_T_LARGE_UTF8 && f.type != DFB_T_STRING_VIEW) {
         odt = Py_NewRef(Py_None);
     }
     if (dt == NULL || ddt == NULL || odt == NULL) {
