@@ -112,6 +112,16 @@ def run(t: pa.Table, batches: int, repeat: int) -> None:
 
 
 
+def print_pair(name: str, t: pa.Table, repeat: int) -> None:
+    """pandas from_dataframe over the old and the new to_interchange, interleaved."""
+    r = best_interleaved({
+        "old": lambda: pd.api.interchange.from_dataframe(old_ti(t)),
+        "new": lambda: pd.api.interchange.from_dataframe(new_ti(t)),
+    }, repeat)
+    print(f"  {name:<44} old {r['old'] * 1e3:8.2f} ms  new {r['new'] * 1e3:8.2f} ms"
+          f"  new/old {r['new'] / r['old']:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=200_000)
@@ -121,6 +131,11 @@ def main() -> None:
     print(f"load: {os.getloadavg()}")
     for batches in (1, 8):
         run(make_table(args.rows, batches), batches, args.repeat)
+    # pandas' own work (str objects) dominates its from_dataframe: per column kind
+    t = make_table(args.rows // 4, 1)
+    print(f"\npandas from_dataframe(to_interchange(t)) per column kind, {t.num_rows} rows")
+    for cols in (["s0", "s1"], ["c0", "c1"], ["i0", "f0", "b0"]):
+        print_pair(" ".join(cols), t.select(cols), args.repeat + 4)
 
 
 if __name__ == "__main__":
