@@ -754,40 +754,40 @@ chunk_from_dict(dfb_state *st, PyObject *d, PyObject *fmt, PyObject *dict_fmt,
                           Py_NewRef(Py_None), Py_NewRef(error),
                           Py_NewRef(fmt));
     }
-    /* the dicts are arrow.c's own, with every key: read them as a chunk */
+    /* the dicts are arrow.c's own, with every key and Buffers or None */
     PyObject *nulls = PyDict_GetItemString(d, "null_count");
     PyObject *dict = PyDict_GetItemString(d, "dictionary");
-    PyObject *raw = make_chunk(
-        st, n, PyLong_AsLongLong(PyDict_GetItemString(d, "offset")),
-        Py_NewRef(nulls), Py_NewRef(PyDict_GetItemString(d, "validity")),
-        Py_NewRef(PyDict_GetItemString(d, "offsets")),
-        Py_NewRef(PyDict_GetItemString(d, "data")), Py_NewRef(Py_None),
-        Py_NewRef(Py_None), Py_NewRef(fmt));
-    if (raw == NULL) {
+    PyObject *bufs[3] = {PyDict_GetItemString(d, "validity"),
+                         PyDict_GetItemString(d, "offsets"),
+                         PyDict_GetItemString(d, "data")};
+    ixchunk c;
+    memset(&c, 0, sizeof(c));
+    c.length = n;
+    c.offset = PyLong_AsLongLong(PyDict_GetItemString(d, "offset"));
+    c.format = fmt;
+    c.fmt = PyUnicode_AsUTF8(fmt);
+    if (c.fmt == NULL || (c.offset == -1 && PyErr_Occurred()) ||
+        read_buffer(st, bufs[0], "validity", &c.validity) < 0 ||
+        read_buffer(st, bufs[1], "offsets", &c.offsets) < 0 ||
+        read_buffer(st, bufs[2], "data", &c.data) < 0) {
         return NULL;
     }
-    ixchunk c;
-    rebased r;
-    PyObject *out = NULL, *dchunk = Py_None;
+    PyObject *dchunk = Py_None;
     Py_INCREF(dchunk);
     if (dict != NULL && dict != Py_None) {
         Py_SETREF(dchunk,
                   chunk_from_dict(st, dict, dict_fmt, Py_None, allow_copy));
         if (dchunk == NULL) {
-            goto done;
+            return NULL;
         }
     }
-    if (read_chunk(st, raw, &c) < 0 ||
-        rebase(st, &c, c.validity, c.offset, c.length, allow_copy, &r) < 0) {
-        goto done;
+    rebased r;
+    if (rebase(st, &c, c.validity, c.offset, c.length, allow_copy, &r) < 0) {
+        Py_DECREF(dchunk);
+        return NULL;
     }
-    out = make_chunk(st, n, r.offset, Py_NewRef(nulls), r.validity, r.offsets,
-                     r.data, Py_NewRef(dchunk), Py_NewRef(Py_None),
-                     Py_NewRef(fmt));
-done:
-    Py_XDECREF(dchunk);
-    Py_DECREF(raw);
-    return out;
+    return make_chunk(st, n, r.offset, Py_NewRef(nulls), r.validity, r.offsets,
+                      r.data, dchunk, Py_NewRef(Py_None), Py_NewRef(fmt));
 }
 
 PyDoc_STRVAR(

@@ -287,8 +287,18 @@ dfb_bitmap_copy(const uint8_t *src, int64_t src_offset, int64_t length,
         }
         else {
             /* output byte k takes bits shift..7 of p[k] and 0..shift-1 of
-               p[k + 1]: p[k + 1] holds copied bits too */
-            for (int64_t k = 0; k < nbytes; k++) {
+               p[k + 1]: p[k + 1] holds copied bits too (p[0 .. nbytes]
+               are all read) */
+            int64_t k = 0;
+#if DFB_LITTLE_ENDIAN
+            for (; k + 8 <= nbytes; k += 8) {
+                uint64_t w;
+                memcpy(&w, p + k, 8);
+                w = (w >> shift) | ((uint64_t)p[k + 8] << (64 - shift));
+                memcpy(q + k, &w, 8);
+            }
+#endif
+            for (; k < nbytes; k++) {
                 q[k] = (uint8_t)((p[k] >> shift) | (p[k + 1] << (8 - shift)));
             }
         }

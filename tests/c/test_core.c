@@ -518,8 +518,8 @@ test_bitmap(void)
 static void
 test_bitmap_copy(void)
 {
-    static const int64_t lengths[] = {0,  1,  7,  8,  9,  15,
-                                      16, 17, 63, 64, 65, 200};
+    static const int64_t lengths[] = {0,  1,  7,  8,  9,   15,  16,
+                                      17, 63, 64, 65, 127, 200, 1000};
     uint32_t seed = 777;
     for (int64_t so = 0; so < 12; so++) {
         for (int64_t d = 0; d < 12; d++) {
