@@ -267,6 +267,11 @@ def test_bad_input():
         _ixview_slice(_IxChunk((100, 0, 0, buf, None, buf, None, None, "b")), 20, 50)
     with pytest.raises(ValueError, match="too small"):
         _ixview_concat("l", [_IxChunk((100, 0, 0, None, None, buf, None, None, "l"))])
+    huge = 2**61
+    with pytest.raises(ValueError, match="too large"):
+        _ixview_slice(_IxChunk((huge, huge, 0, None, None, buf, None, None, "l")), 1, 2)
+    with pytest.raises(ValueError, match="too long"):
+        _ixview_concat("n", [_IxChunk((huge, 0, 0, None, None, None, None, None, "n"))] * 3)
     with pytest.raises(ValueError, match="no buffer layout"):
         _ixview_concat("+s", [])
     with pytest.raises(ValueError, match="has format 'i', not 'l'"):

@@ -68,8 +68,9 @@ typedef struct {
                                                constant tuples (no GC) */
     dfb_probe_entry probe_cache[DFB_PROBE_CACHE]; /* probe.c: no objects */
     PyObject *categorical_codes; /* type dfbuffer.CategoricalCodes */
-    PyTypeObject *ixview_field_type; /* ixview.c: struct sequence _IxField */
-    PyTypeObject *ixview_chunk_type; /* ixview.c: struct sequence _IxChunk */
+    /* ixview.c: the struct sequence types _IxField and _IxChunk */
+    PyTypeObject *ixview_field_type;
+    PyTypeObject *ixview_chunk_type;
 } dfb_state;
 
 extern PyModuleDef dfb_module_def;

@@ -438,6 +438,13 @@ rebase(dfb_state *st, const ixchunk *c, const DfbBuffer *validity, int64_t off,
         return -1;
     }
     const DfbBuffer *data = c->data, *offsets = c->offsets;
+    if (n > INT64_MAX / 16 || off > INT64_MAX / 16 - n) {
+        /* byte positions below are (off + n + 1) * 8 at most */
+        PyErr_Format(PyExc_ValueError,
+                     "chunk offset %lld + length %lld is too large",
+                     (long long)off, (long long)n);
+        return -1;
+    }
     if (off == 0) {
         /* already at the first element: the same Buffers */
         r->validity = Py_NewRef(validity ? (PyObject *)validity : Py_None);
@@ -1132,6 +1139,12 @@ ixview_concat(PyObject *module, PyObject *args, PyObject *kwargs)
         if (read_chunk(st, PySequence_Fast_GET_ITEM(list, i), c) < 0) {
             goto done;
         }
+        if (c->length > INT64_MAX / 16 - total) {
+            /* sizes below are (total + 1) * 8 at most */
+            PyErr_SetString(PyExc_ValueError,
+                            "the joined chunks are too long");
+            goto done;
+        }
         if (c->error != NULL) {
             raise_error(c->error);
             goto done;
@@ -1200,6 +1213,11 @@ ixview_concat(PyObject *module, PyObject *args, PyObject *kwargs)
                              "chunk %zd: string offsets reach byte %lld of a "
                              "shorter data buffer",
                              i, (long long)last);
+                goto done;
+            }
+            if (last - first > PY_SSIZE_T_MAX - nbytes_str) {
+                PyErr_SetString(PyExc_ValueError,
+                                "the joined string data is too large");
                 goto done;
             }
             nbytes_str += last - first;
