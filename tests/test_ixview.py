@@ -278,6 +278,10 @@ def test_bad_input():
         _ixview_concat("l", [_ixview_import(pa.array([1], pa.int32()))[1][0][0]])
     with pytest.raises(ValueError, match="too small"):
         _ixview_values(_IxChunk((100, 0, 0, None, None, buf, None, None, "l")))
+    # a null count that lies is not trusted: the bitmap is counted
+    (v,), = _ixview_import(pa.array([1, None, 3]))[1]
+    liar = _IxChunk((3, 0, 0, v.validity, None, v.data, None, None, "l"))
+    assert values_of(liar) == [1, None, 3]
     # dictionary maps
     (d,), = _ixview_import(pa.array(["a", "b", "a"]).dictionary_encode())[1]
     with pytest.raises(ValueError, match="1 maps for 2 chunks"):

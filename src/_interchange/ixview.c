@@ -1488,7 +1488,8 @@ ixview_values(PyObject *module, PyObject *obj)
     }
     col.length = c.length;
     col.offset = c.offset;
-    col.null_count = c.null_count;
+    col.null_count = -1; /* counted by the converter: a hand-made chunk's
+                            field is not trusted */
     col.null_kind =
         c.validity != NULL ? DFB_NULL_USE_BITMASK : DFB_NULL_NON_NULLABLE;
     span_of(&col.data, c.data);
