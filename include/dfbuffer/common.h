@@ -125,6 +125,9 @@ typedef struct {
     dfb_dtypes descr; /* cached dtypes (no GC: they hold no references) */
     dfb_probe_entry probe_cache[DFB_PROBE_CACHE]; /* probe.c: no objects */
     PyObject *categorical_codes; /* type dfbuffer.CategoricalCodes */
+    /* ixview.c: the struct sequence types _IxField and _IxChunk */
+    PyTypeObject *ixview_field_type;
+    PyTypeObject *ixview_chunk_type;
 } dfb_state;
 
 /* state.c: the module definition (module.c fills in its slots at init). */

@@ -72,7 +72,7 @@ PyDoc_STRVAR(
 
 /* _arrow_import(obj, allow_copy=True): see the docstring.  Returns a new
    tuple or NULL with an exception set. */
-static PyObject *
+PyObject *
 arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames)
 {

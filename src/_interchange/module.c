@@ -12,6 +12,7 @@
 #include "dfbuffer/export.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
+#include "dfbuffer/ixview.h"
 
 typedef struct {
     const char *name;
@@ -202,6 +203,9 @@ module_exec(PyObject *m)
     if (dfb_categorical_state_init(m, st) < 0) {
         return -1;
     }
+    if (dfb_ixview_state_init(m, st) < 0) {
+        return -1;
+    }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||
         PyModule_AddIntConstant(m, "DLPACK_MAJOR_VERSION",
                                 DLPACK_MAJOR_VERSION) < 0 ||
@@ -227,6 +231,8 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->column_null_type);
     Py_VISIT(st->ma_masked_array);
     Py_VISIT(st->categorical_codes);
+    Py_VISIT(st->ixview_field_type);
+    Py_VISIT(st->ixview_chunk_type);
     return 0;
 }
 
@@ -243,6 +249,8 @@ module_clear(PyObject *m)
     Py_CLEAR(st->ma_masked_array);
     Py_CLEAR(st->categorical_codes);
     dfb_state_names_clear(st);
+    Py_CLEAR(st->ixview_field_type);
+    Py_CLEAR(st->ixview_chunk_type);
     dfb_convert_state_clear(st);
     dfb_probe_state_clear(st);
     return 0;

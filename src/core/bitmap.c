@@ -256,3 +256,63 @@ dfb_bitmap_count_zeros(const uint8_t *bits, int64_t bit_offset, int64_t length)
     }
     return length - ones;
 }
+
+void
+dfb_bitmap_copy(const uint8_t *src, int64_t src_offset, int64_t length,
+                uint8_t *dst, int64_t dst_offset)
+{
+    int64_t i = 0;
+    if (length <= 0) {
+        return;
+    }
+    /* bit by bit up to a byte boundary of the output */
+    for (; i < length && ((dst_offset + i) & 7) != 0; i++) {
+        int64_t s = src_offset + i, d = dst_offset + i;
+        uint8_t bit = (uint8_t)(1u << (d & 7));
+        if ((src[s >> 3] >> (s & 7)) & 1) {
+            dst[d >> 3] |= bit;
+        }
+        else {
+            dst[d >> 3] &= (uint8_t)~bit;
+        }
+    }
+    /* whole output bytes */
+    int64_t nbytes = (length - i) / 8;
+    if (nbytes > 0) {
+        const uint8_t *p = src + ((src_offset + i) >> 3);
+        uint8_t *q = dst + ((dst_offset + i) >> 3);
+        int shift = (int)((src_offset + i) & 7);
+        if (shift == 0) {
+            memcpy(q, p, (size_t)nbytes);
+        }
+        else {
+            /* output byte k takes bits shift..7 of p[k] and 0..shift-1 of
+               p[k + 1]: p[k + 1] holds copied bits too (p[0 .. nbytes]
+               are all read) */
+            int64_t k = 0;
+#if DFB_LITTLE_ENDIAN
+            for (; k + 8 <= nbytes; k += 8) {
+                uint64_t w;
+                memcpy(&w, p + k, 8);
+                w = (w >> shift) | ((uint64_t)p[k + 8] << (64 - shift));
+                memcpy(q + k, &w, 8);
+            }
+#endif
+            for (; k < nbytes; k++) {
+                q[k] = (uint8_t)((p[k] >> shift) | (p[k + 1] << (8 - shift)));
+            }
+        }
+        i += 8 * nbytes;
+    }
+    /* the rest, bit by bit */
+    for (; i < length; i++) {
+        int64_t s = src_offset + i, d = dst_offset + i;
+        uint8_t bit = (uint8_t)(1u << (d & 7));
+        if ((src[s >> 3] >> (s & 7)) & 1) {
+            dst[d >> 3] |= bit;
+        }
+        else {
+            dst[d >> 3] &= (uint8_t)~bit;
+        }
+    }
+}

@@ -19,4 +19,12 @@ int64_t
 dfb_bitmap_count_zeros(const uint8_t *bits, int64_t bit_offset,
                        int64_t length);
 
+/* Copies bits [src_offset, src_offset + length) of `src` to bits
+   [dst_offset, dst_offset + length) of `dst`; the other bits of dst's
+   bytes are kept.  Reads only the source bytes holding those bits; any
+   alignment; src and dst must not overlap.  Cannot fail. */
+void
+dfb_bitmap_copy(const uint8_t *src, int64_t src_offset, int64_t length,
+                uint8_t *dst, int64_t dst_offset);
+
 #endif /* DFBUFFER_CORE_BITMAP_H */

@@ -665,6 +665,54 @@ test_bitmap(void)
     CHECK(dfb_bitmap_count_zeros(ones, 3, -1) == 0);
 }
 
+/* Copy agrees with the bit-by-bit reference for every source and
+   destination bit offset 0..7 (and beyond) and lengths around the byte
+   steps; it reads exactly the source bytes it needs (ASan) and keeps the
+   destination's other bits. */
+static void
+test_bitmap_copy(void)
+{
+    static const int64_t lengths[] = {0,  1,  7,  8,  9,   15,  16,
+                                      17, 63, 64, 65, 127, 200, 1000};
+    uint32_t seed = 777;
+    for (int64_t so = 0; so < 12; so++) {
+        for (int64_t d = 0; d < 12; d++) {
+            for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]);
+                 li++) {
+                int64_t len = lengths[li];
+                int64_t sbytes = (so + len + 7) / 8;
+                int64_t dbytes = (d + len + 7) / 8 + 1;
+                uint8_t *src = malloc(sbytes > 0 ? (size_t)sbytes : 1);
+                uint8_t *dst = malloc((size_t)dbytes);
+                uint8_t *before = malloc((size_t)dbytes);
+                if (src == NULL || dst == NULL || before == NULL) {
+                    abort();
+                }
+                for (int64_t b = 0; b < sbytes; b++) {
+                    seed = seed * 1103515245u + 12345u;
+                    src[b] = (uint8_t)(seed >> 16);
+                }
+                for (int64_t b = 0; b < dbytes; b++) {
+                    seed = seed * 1103515245u + 12345u;
+                    dst[b] = before[b] = (uint8_t)(seed >> 16);
+                }
+                dfb_bitmap_copy(src, so, len, dst, d);
+                int ok = 1;
+                for (int64_t i = 0; i < 8 * dbytes; i++) {
+                    int want = (i >= d && i < d + len)
+                                   ? ref_bit(src, so + i - d)
+                                   : ref_bit(before, i);
+                    ok &= ref_bit(dst, i) == want;
+                }
+                CHECK(ok);
+                free(src);
+                free(dst);
+                free(before);
+            }
+        }
+    }
+}
+
 /* ---- offsets --------------------------------------------------------- */
 
 /* Offsets: accepted when non-negative and non-decreasing, else the first
@@ -786,6 +834,7 @@ main(void)
     test_extent();
     test_contiguous();
     test_bitmap();
+    test_bitmap_copy();
     test_offsets();
     test_error();
     printf("test_core: %d checks, %d failed\n", checks, failures);
