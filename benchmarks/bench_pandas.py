@@ -7,8 +7,8 @@ and strings="stringdtype" vs strings="object".
 (int64 with nulls, strings with nulls, a categorical, tz-aware timestamps),
 each from three producers: a pandas interchange object (df.__dataframe__()),
 a pyarrow Table, and dfbuffer.to_interchange(polars DataFrame).  Both
-consumers get the same producer object; the two are timed interleaved and
-only their ratio is reported.
+consumers get the same producer object; the two are timed interleaved
+(9 times each) and the medians and their ratio are reported.
 For interchange producers the time of the producer's own calls (every
 column's get_column, dtype, describe_null, offset, size, get_buffers), which
 any interchange consumer pays, is printed too.
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import timeit
 import tracemalloc
@@ -44,12 +45,12 @@ def best(fn, repeat: int) -> float:
 
 
 def pair(a, b, repeat: int) -> tuple[float, float]:
-    """Best times of a and b, measured alternately."""
+    """Median times of a and b, measured alternately."""
     ta, tb = [], []
     for _ in range(repeat):
         ta.append(best(a, 1))
         tb.append(best(b, 1))
-    return min(ta), min(tb)
+    return statistics.median(ta), statistics.median(tb)
 
 
 def wide_frame() -> pd.DataFrame:
@@ -89,7 +90,7 @@ def producer_walk(ix) -> None:
 
 def bench_frames(quick: bool) -> None:
     n = 10**5 if quick else 10**6
-    rep = 3 if quick else 5
+    rep = 3 if quick else 9
     for label, df in (("1000 float columns", wide_frame()), (f"{n:.0e}-row mixed", mixed_frame(n))):
         for pname, src in producers(df).items():
             ours = dpd.from_dataframe(src)

@@ -160,36 +160,46 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
     copied 2-D block."""
     if not data:
         return pd.DataFrame(index=pd.RangeIndex(0))
+    names = list(data)
     arrays = list(data.values())
     n = len(arrays[0])
     make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
-    if make is None or len(set(data)) != len(data) or any(len(a) != n for a in arrays):
+    if make is None or len(set(names)) != len(names):
         return pd.DataFrame(data, copy=False)
     blocks: list[tuple[Any, np.ndarray]] = []
     groups: dict[np.dtype, list[int]] = {}
     for i, a in enumerate(arrays):
-        if isinstance(a, pd.Series):
-            a = a.to_numpy() if isinstance(a.dtype, np.dtype) else a.array
-            arrays[i] = a
-        if isinstance(a, np.ndarray):
-            if not _block_ok(a):
+        if type(a) is not np.ndarray:
+            if isinstance(a, pd.Series):
+                a = a.to_numpy() if isinstance(a.dtype, np.dtype) else a.array
+                arrays[i] = a
+            if not isinstance(a, np.ndarray):
+                if len(a) != n:
+                    return pd.DataFrame(data, copy=False)
+                blocks.append((a, np.array([i], dtype=np.intp)))
+                continue
+        dt = a.dtype
+        g = groups.get(dt)
+        if g is None:
+            if a.ndim != 1 or not _block_ok(a):
                 return pd.DataFrame(data, copy=False)
-            groups.setdefault(a.dtype, []).append(i)
-        else:
-            blocks.append((a, np.array([i], dtype=np.intp)))
+            groups[dt] = g = []
+        g.append(i)
     for dt, idx in groups.items():
+        if any(len(arrays[i]) != n for i in idx):
+            return pd.DataFrame(data, copy=False)
         if (
             allow_copy
             and len(idx) >= _STACK_MIN
             and n * dt.itemsize <= _STACK_MAX_BYTES
             and dt.kind in "biuf"
         ):
-            blocks.append((np.stack([arrays[i] for i in idx]), np.array(idx, dtype=np.intp)))
+            # one copy into the C-ordered (columns, rows) block pandas stores
+            block = np.concatenate([arrays[i] for i in idx]).reshape(len(idx), n)
+            blocks.append((block, np.array(idx, dtype=np.intp)))
         else:
-            blocks.extend(
-                (arrays[i].reshape(1, n), np.array([i], dtype=np.intp)) for i in idx
-            )
-    return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(list(data)))
+            blocks.extend((arrays[i].reshape(1, n), np.array([i], dtype=np.intp)) for i in idx)
+    return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(names))
 
 
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
@@ -260,6 +270,37 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     return out
 
 
+class _Fetched:
+    """An interchange DataFrame whose columns were fetched with one
+    ``get_columns()`` call (pandas' producer makes each ``get_column(i)``
+    an ``iloc`` look-up, three times the cost of its ``get_columns``)."""
+
+    def __init__(self, names: list[Any], cols: list[Any]) -> None:
+        self._names = names
+        self._cols = cols
+
+    def column_names(self) -> list[Any]:
+        return self._names
+
+    def get_column(self, i: int) -> Any:
+        return self._cols[i]
+
+
+def _fetch_columns(df: Any) -> tuple[list[Any], list[Any]] | None:
+    """The names and column objects of interchange DataFrame ``df`` from one
+    ``get_columns()`` call, or None (no such method, duplicate names, or a
+    count that does not match: the caller walks ``get_column(i)``)."""
+    get_columns = getattr(df, "get_columns", None)
+    if get_columns is None:
+        return None
+    names = df.column_names()
+    names = list(names) if not isinstance(names, str) else None
+    if names is None or len({str(k) for k in names}) != len(names):
+        return None
+    cols = list(get_columns())
+    return (names, cols) if len(cols) == len(names) else None
+
+
 def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     df = _ix_frame(obj)
     if df is None:
@@ -268,14 +309,20 @@ def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataF
             "producer, an object with __dataframe__ or an interchange DataFrame, "
             f"got {type(obj).__name__}"
         )
+    fetched = _fetch_columns(df)
+    src = df if fetched is None else _Fetched(*fetched)
     cols = _convert(
-        df, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
+        src, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
     )
     data = {}
-    for name, values in cols.items():
+    for i, (name, values) in enumerate(cols.items()):
+        if type(values) is np.ndarray and values.dtype.kind in "biuf":
+            data[name] = values  # the common case: a zero-copy view
+            continue
         tz = None
         if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
-            tz = _tz_of(df.get_column_by_name(name).dtype[2])  # only datetimes
+            col = df.get_column_by_name(name) if fetched is None else fetched[1][i]
+            tz = _tz_of(col.dtype[2])  # only datetimes
         data[name] = _column(values, tz)
     out = _frame(data, allow_copy)
     md = df.metadata
