@@ -14,13 +14,16 @@ import dfbuffer
 PANDAS3 = int(pd.__version__.split(".")[0]) >= 3
 
 
-def _dict(codes, values, index=pa.int8(), ordered=False):
+INT8 = pa.int8()
+
+
+def _dict(codes, values, index=INT8, ordered=False):
     return pa.DictionaryArray.from_arrays(
         pa.array(codes, type=index), pa.array(values), ordered=ordered
     )
 
 
-def _chunked(ordered=False, index=pa.int8()):
+def _chunked(ordered=False, index=INT8):
     return pa.chunked_array(
         [
             _dict([0, 1, None, 1], ["a", "b"], index, ordered),
@@ -37,7 +40,7 @@ def _unified_categories(ch):
 def _decode(res):
     codes = np.ma.getdata(res.codes)
     mask = np.ma.getmaskarray(res.codes)
-    return [None if m else res.categories[c] for c, m in zip(codes.tolist(), mask)]
+    return [None if m else res.categories[c] for c, m in zip(codes.tolist(), mask, strict=True)]
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ only by this module.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import numpy as np
@@ -224,6 +225,18 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     pyarrow_strings = strings == "stringdtype" and has_strings
     conv: dict[str, Any] = {}
     src = obj
+    index_pos = desc.get("index_columns", ()) if desc["format"] == "+s" else ()
+    index_levels: list[Any] = []
+    if index_pos:
+        # pandas' metadata marks these columns as the index: read them with
+        # the same converters (pyarrow wrote that metadata, so it is there)
+        import pyarrow as pa
+
+        src = pa.table(obj)
+        for pos in index_pos:
+            values = _convert_one(src.column(pos), allow_copy, strings)
+            tz = _tz_of(desc["children"][pos]["format"])
+            index_levels.append(values if isinstance(values, CategoricalCodes) else (values, tz))
     if desc["format"] == "+s" and (pyarrow_strings or delegated):
         # strings: pandas' str dtype is an Arrow array, taken as it is (as
         # pandas' consumer does); nested, decimal, binary and time columns,
@@ -231,7 +244,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         import pyarrow as pa
         from pandas.arrays import ArrowStringArray
 
-        src = table = pa.table(obj)
+        src = table = pa.table(src)
         for f in fields:
             name, fmt = f["name"], f["format"]
             if f["dictionary"] is None and fmt in ("u", "U", "vu") and pyarrow_strings:
@@ -264,10 +277,46 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
             conv[name] = _column(values, tz)
     data = {f["name"]: conv[f["name"]] for f in fields if f["name"] in conv}
     out = _frame(data, allow_copy)
-    idx = _range_index(desc.get("pandas_index"), len(out))
+    idx = _arrow_index(desc, index_levels, len(out))
     if idx is not None:
         out.index = idx
     return out
+
+
+def _convert_one(column: Any, allow_copy: bool, strings: _Strings) -> Any:
+    """One Arrow column (a pyarrow ChunkedArray) through the converters."""
+    from dfbuffer._interchange import column_to_ndarray
+
+    if column.num_chunks != 1 and not allow_copy:
+        raise RuntimeError("an index column of several chunks needs a copy")
+    return column_to_ndarray(column, nulls="mask", categorical="codes", strings=strings)
+
+
+def _arrow_index(desc: dict[str, Any], levels: list[Any], n: int) -> pd.Index | None:
+    """The index pandas' Arrow metadata describes (a range, or the columns
+    it marks, converted into ``levels``), named as the metadata names it,
+    as ``pyarrow.Table.to_pandas`` restores it; None where it describes
+    none or is not understood."""
+    meta = desc.get("pandas_index")
+    if not levels:
+        return _range_index(meta, n)
+    try:
+        md = json.loads(desc["metadata"]["pandas"])
+        names = {c["field_name"]: c["name"] for c in md["columns"]}
+        level_names = [names[k] for k in md["index_columns"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if len(level_names) != len(levels):
+        return None
+    arrays = []
+    for lv in levels:
+        arr = _column(lv, None) if isinstance(lv, CategoricalCodes) else _column(*lv)
+        if len(arr) != n:
+            return None
+        arrays.append(arr)
+    if len(arrays) == 1:
+        return pd.Index(arrays[0], name=level_names[0], copy=False)
+    return pd.MultiIndex.from_arrays(arrays, names=level_names)
 
 
 class _Fetched:
