@@ -165,3 +165,32 @@ def test_pandas_front_end_unified_categorical(ordered):
     assert list(out["x"].cat.categories) == list(expect["x"].cat.categories)
     assert out["x"].cat.codes.tolist() == expect["x"].cat.codes.tolist()
     pd.testing.assert_frame_equal(out, expect, check_categorical=True)
+
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+
+@st.composite
+def _chunks(draw):
+    words = ["a", "b", "c", "d", "e", "f", "g"]
+    chunks = []
+    for _ in range(draw(st.integers(1, 4))):
+        vals = draw(st.lists(st.sampled_from(words), min_size=1, max_size=5, unique=True))
+        codes = draw(
+            st.lists(
+                st.one_of(st.none(), st.integers(0, len(vals) - 1)), min_size=0, max_size=8
+            )
+        )
+        chunks.append(_dict(codes, vals))
+    return pa.chunked_array(chunks)
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(_chunks())
+def test_codes_unify_property(ch):
+    res = dfbuffer.column_to_ndarray(ch, categorical="codes")
+    assert _decode(res) == ch.to_pylist()
+    assert list(res.categories) == _unified_categories(ch)
+    fill = dfbuffer.column_to_ndarray(ch, categorical="codes", nulls="fill")
+    assert fill.codes.tolist() == pa.table({"x": ch}).to_pandas()["x"].cat.codes.tolist()
