@@ -228,10 +228,13 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     index_pos = desc.get("index_columns", ()) if desc["format"] == "+s" else ()
     index_levels: list[Any] = []
     if index_pos:
+        try:
+            import pyarrow as pa
+        except ImportError:  # the index columns stay out, no index restored
+            index_pos = ()
+    if index_pos:
         # pandas' metadata marks these columns as the index: read them with
-        # the same converters (pyarrow wrote that metadata, so it is there)
-        import pyarrow as pa
-
+        # the same converters (pyarrow wrote that metadata)
         src = pa.table(obj)
         for pos in index_pos:
             values = _convert_one(src.column(pos), allow_copy, strings)
