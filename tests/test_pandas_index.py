@@ -95,3 +95,25 @@ def test_no_metadata_no_index():
     out = dpd.from_dataframe(t)
     assert list(out.columns) == ["x", "__index_level_0__"]
     assert isinstance(out.index, pd.RangeIndex)
+
+
+def test_multiindex_levels_in_metadata_order():
+    # index columns stored before the data and out of level order: the levels
+    # follow the metadata's index_columns, as in to_pandas
+    df = pd.DataFrame(
+        {"x": [1, 2]}, index=pd.MultiIndex.from_arrays([["a", "b"], [10, 20]], names=["k1", "k2"])
+    )
+    meta = pa.Table.from_pandas(df).schema.metadata
+    t = pa.table({"k2": [10, 20], "x": [1, 2], "k1": ["a", "b"]}).replace_schema_metadata(meta)
+    out = dpd.from_dataframe(t)
+    pd.testing.assert_frame_equal(out, t.to_pandas())
+    assert out.index.names == ["k1", "k2"] and out.index.tolist() == [("a", 10), ("b", 20)]
+
+
+def test_index_allow_copy_false():
+    t = pa.Table.from_pandas(FRAMES["named"]())
+    out = dpd.from_dataframe(t, allow_copy=False)
+    assert out.index.name == "k" and out.index.tolist() == [5, 6, 7]
+    two = pa.Table.from_batches(t.to_batches() * 2)
+    with pytest.raises(RuntimeError, match="copy"):
+        dpd.from_dataframe(two, allow_copy=False)

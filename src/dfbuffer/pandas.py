@@ -226,7 +226,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     conv: dict[str, Any] = {}
     src = obj
     index_pos = desc.get("index_columns", ()) if desc["format"] == "+s" else ()
-    index_levels: list[Any] = []
+    index_levels: list[tuple[int, Any]] = []
     if index_pos:
         try:
             import pyarrow as pa
@@ -239,7 +239,9 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         for pos in index_pos:
             values = _convert_one(src.column(pos), allow_copy, strings)
             tz = _tz_of(desc["children"][pos]["format"])
-            index_levels.append(values if isinstance(values, CategoricalCodes) else (values, tz))
+            index_levels.append(
+                (pos, values if isinstance(values, CategoricalCodes) else (values, tz))
+            )
     if desc["format"] == "+s" and (pyarrow_strings or delegated):
         # strings: pandas' str dtype is an Arrow array, taken as it is (as
         # pandas' consumer does); nested, decimal, binary and time columns,
@@ -295,9 +297,12 @@ def _convert_one(column: Any, allow_copy: bool, strings: _Strings) -> Any:
     return column_to_ndarray(column, nulls="mask", categorical="codes", strings=strings)
 
 
-def _arrow_index(desc: dict[str, Any], levels: list[Any], n: int) -> pd.Index | None:
+def _arrow_index(
+    desc: dict[str, Any], levels: list[tuple[int, Any]], n: int
+) -> pd.Index | None:
     """The index pandas' Arrow metadata describes (a range, or the columns
-    it marks, converted into ``levels``), named as the metadata names it,
+    it marks, converted into ``levels``: (child position, converted)), named
+    as the metadata names it,
     as ``pyarrow.Table.to_pandas`` restores it; None where it describes
     none or is not understood."""
     meta = desc.get("pandas_index")
@@ -306,13 +311,21 @@ def _arrow_index(desc: dict[str, Any], levels: list[Any], n: int) -> pd.Index | 
     try:
         md = json.loads(desc["metadata"]["pandas"])
         names = {c["field_name"]: c["name"] for c in md["columns"]}
-        level_names = [names[k] for k in md["index_columns"]]
-    except (KeyError, TypeError, ValueError):
+        fields = [str(k) for k in md["index_columns"]]
+        level_names = [names[k] for k in fields]
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    if len(level_names) != len(levels):
+    if len(fields) != len(levels):
         return None
+    # the levels in the metadata's order; each is the last child of its name
+    # (as the converters pick the columns they leave out)
+    left = dict(levels)
     arrays = []
-    for lv in levels:
+    for k in fields:
+        pos = max((p for p in left if desc["children"][p]["name"] == k), default=None)
+        if pos is None:
+            return None
+        lv = left.pop(pos)
         arr = _column(lv, None) if isinstance(lv, CategoricalCodes) else _column(*lv)
         if len(arr) != n:
             return None
