@@ -418,8 +418,10 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     as pandas' consumer does.  Strings of interchange producers,
     bit-packed booleans, masked floats/datetimes and several chunks are
     copied, and ``allow_copy=False`` raises RuntimeError there.  The index
-    is restored where the producer's metadata carries it (pandas'
-    interchange ``"pandas.index"``, an Arrow range index).
+    is restored where the producer's metadata carries it: pandas'
+    interchange ``"pandas.index"``, or pandas' Arrow schema metadata (a
+    range, a named index, a MultiIndex, as ``pyarrow.Table.to_pandas``
+    restores them; the index columns are never columns of the result).
     """
     if isinstance(obj, pd.DataFrame):
         return obj
