@@ -7,11 +7,12 @@ and strings="stringdtype" vs strings="object".
 (int64 with nulls, strings with nulls, a categorical, tz-aware timestamps),
 each from three producers: a pandas interchange object (df.__dataframe__()),
 a pyarrow Table, and dfbuffer.to_interchange(polars DataFrame).  Both
-consumers get the same producer object; the two are timed interleaved and
-only their ratio is reported.
-For interchange producers the time of the producer's own calls (every
-column's get_column, dtype, describe_null, offset, size, get_buffers), which
-any interchange consumer pays, is printed too.
+consumers get the same producer object; the two are timed interleaved
+(9 times each) and the medians and their ratio are reported.
+For interchange producers the time of the producer's own calls (get_columns,
+every column's dtype, describe_null, offset, size, get_buffers, and each
+buffer's ptr, bufsize, __dlpack_device__), which
+any interchange consumer pays, is printed too (median of the same repeats).
 (c) 1e6 short strings with 10 % nulls (a pyarrow string column):
 column_to_ndarray(strings="stringdtype") vs strings="object", time and the
 memory the result holds (tracemalloc).
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import timeit
 import tracemalloc
@@ -44,12 +46,12 @@ def best(fn, repeat: int) -> float:
 
 
 def pair(a, b, repeat: int) -> tuple[float, float]:
-    """Best times of a and b, measured alternately."""
+    """Median times of a and b, measured alternately."""
     ta, tb = [], []
     for _ in range(repeat):
         ta.append(best(a, 1))
         tb.append(best(b, 1))
-    return min(ta), min(tb)
+    return statistics.median(ta), statistics.median(tb)
 
 
 def wide_frame() -> pd.DataFrame:
@@ -79,17 +81,20 @@ def producers(df: pd.DataFrame) -> dict[str, object]:
 
 
 def producer_walk(ix) -> None:
-    """What any interchange consumer must call on the producer: every column's
-    get_column, dtype, describe_null, offset, size and get_buffers."""
-    for i in range(ix.num_columns()):
-        c = ix.get_column(i)
+    """What any interchange consumer must call on the producer: the columns
+    (one get_columns() call, as dfbuffer.pandas fetches them), and every
+    column's dtype, describe_null, offset, size and get_buffers, and the ptr,
+    bufsize and __dlpack_device__ of each buffer it returns."""
+    for c in ix.get_columns():
         c.dtype, c.describe_null, c.offset, c.size()
-        c.get_buffers()
+        for b in c.get_buffers().values():
+            if b is not None:
+                b[0].ptr, b[0].bufsize, b[0].__dlpack_device__()
 
 
 def bench_frames(quick: bool) -> None:
     n = 10**5 if quick else 10**6
-    rep = 3 if quick else 5
+    rep = 3 if quick else 9
     for label, df in (("1000 float columns", wide_frame()), (f"{n:.0e}-row mixed", mixed_frame(n))):
         for pname, src in producers(df).items():
             ours = dpd.from_dataframe(src)
@@ -102,7 +107,8 @@ def bench_frames(quick: bool) -> None:
             )
             extra = ""
             if hasattr(src, "get_column"):
-                t_walk = best(lambda src=src: producer_walk(src), rep)
+                walk = lambda src=src: producer_walk(src)  # noqa: E731
+                t_walk = statistics.median(best(walk, 1) for _ in range(rep))
                 extra = f"  (the producer's own calls: {t_walk * 1e3:.2f} ms)"
             print(
                 f"{label:20s} {pname:24s} dfbuffer.pandas {t_ours * 1e3:9.2f} ms  "

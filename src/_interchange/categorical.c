@@ -191,6 +191,205 @@ done:
     return res;
 }
 
+/* The categories of several chunks unified: `dicts` (a list of the
+   distinct converted category arrays, none masked) concatenated, the
+   values kept in order of first appearance.  On success returns the
+   unified categories (a new reference) and sets *map (PyMem: for the
+   category at position k of the concatenation, its unified code) and
+   *ncats; returns NULL with an exception set otherwise. */
+static PyObject *
+unify_categories(PyObject *dicts, int64_t **map, int64_t *ncats)
+{
+    PyObject *all = NULL, *vals = NULL, *seen = NULL, *take = NULL;
+    PyObject *res = NULL;
+    *map = NULL;
+    all = PyArray_Concatenate(dicts, 0);
+    if (all == NULL) {
+        goto done;
+    }
+    vals = PyObject_CallMethod(all, "tolist", NULL);
+    if (vals == NULL || !PyList_Check(vals)) {
+        if (vals != NULL) {
+            PyErr_SetString(PyExc_TypeError, "tolist() did not give a list");
+        }
+        goto done;
+    }
+    Py_ssize_t total = PyList_GET_SIZE(vals);
+    npy_intp dim = total;
+    take = PyArray_SimpleNew(1, &dim, NPY_INTP);
+    seen = PyDict_New();
+    *map = PyMem_Malloc((size_t)(total > 0 ? total : 1) * sizeof(int64_t));
+    if (take == NULL || seen == NULL || *map == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_NoMemory();
+        }
+        goto done;
+    }
+    npy_intp *tk = PyArray_DATA((PyArrayObject *)take);
+    npy_intp nnew = 0;
+    for (Py_ssize_t k = 0; k < total; k++) {
+        PyObject *v = PyList_GET_ITEM(vals, k); /* the list is ours */
+        PyObject *code = PyDict_GetItemWithError(seen, v);
+        if (code != NULL) {
+            (*map)[k] = (int64_t)PyLong_AsSsize_t(code);
+            continue;
+        }
+        if (PyErr_Occurred()) {
+            goto done; /* an unhashable category */
+        }
+        code = PyLong_FromSsize_t(nnew);
+        int r = code == NULL ? -1 : PyDict_SetItem(seen, v, code);
+        Py_XDECREF(code);
+        if (r < 0) {
+            goto done;
+        }
+        tk[nnew] = k;
+        (*map)[k] = nnew++;
+    }
+    PyArray_Dims keep = {&nnew, 1};
+    PyObject *r = PyArray_Resize((PyArrayObject *)take, &keep, 0, NPY_CORDER);
+    if (r == NULL) {
+        goto done;
+    }
+    Py_DECREF(r);
+    res = PyArray_TakeFrom((PyArrayObject *)all, take, 0, NULL, NPY_RAISE);
+    *ncats = nnew;
+done:
+    if (res == NULL) {
+        PyMem_Free(*map);
+        *map = NULL;
+    }
+    Py_XDECREF(all);
+    Py_XDECREF(vals);
+    Py_XDECREF(seen);
+    Py_XDECREF(take);
+    return res;
+}
+
+/* The smallest signed integer type that holds codes 0..ncats-1 and -1. */
+static int
+codes_typenum(int64_t ncats)
+{
+    return ncats <= INT8_MAX    ? NPY_INT8
+           : ncats <= INT16_MAX ? NPY_INT16
+           : ncats <= INT32_MAX ? NPY_INT32
+                                : NPY_INT64;
+}
+
+/* Stores code `v` as element `j` of the array data `out` of type `tn`. */
+static void
+store_code(void *out, int tn, int64_t j, int64_t v)
+{
+    switch (tn) {
+        case NPY_INT8:
+            ((int8_t *)out)[j] = (int8_t)v;
+            break;
+        case NPY_INT16:
+            ((int16_t *)out)[j] = (int16_t)v;
+            break;
+        case NPY_INT32:
+            ((int32_t *)out)[j] = (int32_t)v;
+            break;
+        default:
+            ((int64_t *)out)[j] = v;
+    }
+}
+
+/* Remaps `codes` (the chunks' codes concatenated: an ndarray, or a
+   MaskedArray where null; stolen) to the unified categories: chunk i
+   (`lens[i]` codes) uses dictionary `dict_of[i]`, whose code c becomes
+   map[base[dict_of[i]] + c]; `dlen` gives each dictionary's length.  Null
+   slots hold -1.  Returns a new array of codes_typenum(ncats) (a
+   MaskedArray with the same mask where null), or NULL with ValueError for
+   a code out of its dictionary's range. */
+static PyObject *
+remap_codes(PyObject *codes, Py_ssize_t n, const int64_t *lens,
+            const Py_ssize_t *dict_of, const int64_t *base,
+            const int64_t *dlen, const int64_t *map, int64_t ncats)
+{
+    PyObject *data = NULL, *mask = NULL, *src = NULL, *msk = NULL;
+    PyObject *out = NULL, *res = NULL;
+    int masked = !PyArray_CheckExact(codes);
+    if (masked) {
+        data = PyObject_GetAttrString(codes, "data");
+        mask = PyObject_GetAttrString(codes, "mask");
+        if (data == NULL || mask == NULL) {
+            goto done;
+        }
+    }
+    else {
+        data = Py_NewRef(codes);
+    }
+    src = PyArray_FROMANY(data, NPY_INT64, 1, 1,
+                          NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+    if (src == NULL) {
+        goto done;
+    }
+    npy_intp len = PyArray_SIZE((PyArrayObject *)src);
+    if (masked) {
+        msk = PyArray_FROMANY(mask, NPY_BOOL, 0, 1, NPY_ARRAY_CARRAY_RO);
+        if (msk == NULL) {
+            goto done;
+        }
+        if (PyArray_NDIM((PyArrayObject *)msk) != 1 ||
+            PyArray_SIZE((PyArrayObject *)msk) != len) {
+            Py_CLEAR(msk); /* numpy.ma.nomask: no nulls */
+        }
+    }
+    int64_t sum = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        sum += lens[i];
+    }
+    if (sum != (int64_t)len) {
+        PyErr_SetString(PyExc_ValueError,
+                        "categorical codes do not match the chunk lengths");
+        goto done;
+    }
+    int tn = codes_typenum(ncats);
+    out = PyArray_SimpleNew(1, &len, tn);
+    if (out == NULL) {
+        goto done;
+    }
+    const int64_t *sv = PyArray_DATA((PyArrayObject *)src);
+    const npy_bool *mv = msk ? PyArray_DATA((PyArrayObject *)msk) : NULL;
+    void *ov = PyArray_DATA((PyArrayObject *)out);
+    int64_t pos = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int64_t *m = map + base[dict_of[i]];
+        const int64_t nc = dlen[dict_of[i]];
+        for (int64_t j = 0; j < lens[i]; j++, pos++) {
+            if (mv != NULL && mv[pos]) {
+                store_code(ov, tn, pos, -1);
+                continue;
+            }
+            int64_t v = sv[pos];
+            if (v < 0 || v >= nc) {
+                PyErr_Format(PyExc_ValueError,
+                             "categorical code %lld is out of range for "
+                             "%lld categories",
+                             (long long)v, (long long)nc);
+                goto done;
+            }
+            store_code(ov, tn, pos, m[v]);
+        }
+    }
+    if (masked) {
+        res = PyObject_CallFunctionObjArgs((PyObject *)Py_TYPE(codes), out,
+                                           mask, NULL);
+    }
+    else {
+        res = Py_NewRef(out);
+    }
+done:
+    Py_DECREF(codes);
+    Py_XDECREF(data);
+    Py_XDECREF(mask);
+    Py_XDECREF(src);
+    Py_XDECREF(msk);
+    Py_XDECREF(out);
+    return res;
+}
+
 PyObject *
 dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
                       int nulls, int allow_copy)
@@ -198,7 +397,9 @@ dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
     const int mode = nulls & DFB_NULLS_MODE_BITS;
     const int cat_opts =
         (nulls & ~DFB_NULLS_MODE_BITS) & ~DFB_OPT_CATEGORICAL_CODES;
-    PyObject *codes = NULL, *cats = NULL, *res = NULL;
+    PyObject *codes = NULL, *cats = NULL, *res = NULL, *dicts = NULL;
+    Py_ssize_t *dict_of = NULL, *rep = NULL;
+    int64_t *lens = NULL, *base = NULL, *dlen = NULL;
     dfb_column *cc = PyMem_Calloc((size_t)n, sizeof(dfb_column));
     if (cc == NULL) {
         return PyErr_NoMemory();
@@ -214,14 +415,30 @@ dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             goto done;
         }
     }
-    cats =
-        dfb_columns_to_ndarray(st, chunks[0].categories, 1,
-                               (dfb_nulls_mode)(mode | cat_opts), allow_copy);
-    if (cats == NULL) {
+    /* the distinct dictionaries (by memory, then by value) */
+    dict_of = PyMem_Calloc((size_t)n, sizeof(Py_ssize_t));
+    lens = PyMem_Calloc((size_t)n, sizeof(int64_t));
+    base = PyMem_Calloc((size_t)n + 1, sizeof(int64_t));
+    dlen = PyMem_Calloc((size_t)n, sizeof(int64_t));
+    rep = PyMem_Calloc((size_t)n, sizeof(Py_ssize_t));
+    dicts = PyList_New(0);
+    if (dict_of == NULL || lens == NULL || base == NULL || dlen == NULL ||
+        rep == NULL || dicts == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_NoMemory();
+        }
         goto done;
     }
-    for (Py_ssize_t i = 1; i < n; i++) {
-        if (same_categories(chunks[0].categories, chunks[i].categories)) {
+    Py_ssize_t ndicts = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        lens[i] = chunks[i].length;
+        Py_ssize_t d = 0;
+        while (d < ndicts && !same_categories(chunks[rep[d]].categories,
+                                              chunks[i].categories)) {
+            d++;
+        }
+        if (d < ndicts) {
+            dict_of[i] = d;
             continue;
         }
         PyObject *other = dfb_columns_to_ndarray(
@@ -230,25 +447,64 @@ dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
         if (other == NULL) {
             goto done;
         }
-        int eq = arrays_equal(cats, other);
+        for (d = 0; d < ndicts; d++) {
+            int eq = arrays_equal(PyList_GET_ITEM(dicts, d), other);
+            if (eq < 0) {
+                Py_DECREF(other);
+                goto done;
+            }
+            if (eq == 1) {
+                break;
+            }
+        }
+        if (d == ndicts) {
+            int r = PyList_Append(dicts, other);
+            if (r < 0) {
+                Py_DECREF(other);
+                goto done;
+            }
+            rep[d] = i;
+            dlen[d] = chunks[i].categories->length;
+            base[d + 1] = base[d] + dlen[d];
+            ndicts++;
+        }
         Py_DECREF(other);
-        if (eq < 0) {
-            goto done;
-        }
-        if (eq == 0) {
-            PyErr_Format(PyExc_NotImplementedError,
-                         "chunk %zd of the categorical column has other "
-                         "categories than chunk 0; use categorical='decode'",
-                         i);
-            goto done;
-        }
+        dict_of[i] = d;
     }
     codes = dfb_columns_to_ndarray(st, cc, n, DFB_NULLS_MASK, allow_copy);
     if (codes == NULL) {
         goto done;
     }
-    if (check_code_range(codes, chunks[0].categories->length) < 0) {
-        goto done;
+    if (ndicts == 1) {
+        cats = Py_NewRef(PyList_GET_ITEM(dicts, 0));
+        if (check_code_range(codes, chunks[0].categories->length) < 0) {
+            goto done;
+        }
+    }
+    else {
+        /* other categories in later chunks: unified in order of first
+           appearance, the codes remapped (a copy: several chunks are) */
+        for (Py_ssize_t d = 0; d < ndicts; d++) {
+            if (!PyArray_CheckExact(PyList_GET_ITEM(dicts, d))) {
+                PyErr_SetString(PyExc_NotImplementedError,
+                                "the chunks of the categorical column have "
+                                "different categories, some of them null; "
+                                "use categorical='decode'");
+                goto done;
+            }
+        }
+        int64_t *map = NULL, ncats = 0;
+        cats = unify_categories(dicts, &map, &ncats);
+        if (cats == NULL) {
+            goto done;
+        }
+        PyObject *tmp = codes;
+        codes = NULL;
+        codes = remap_codes(tmp, n, lens, dict_of, base, dlen, map, ncats);
+        PyMem_Free(map);
+        if (codes == NULL) {
+            goto done;
+        }
     }
     codes = codes_nulls(codes, mode, allow_copy);
     if (codes == NULL) {
@@ -266,6 +522,12 @@ dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
 done:
     Py_XDECREF(codes);
     Py_XDECREF(cats);
+    Py_XDECREF(dicts);
+    PyMem_Free(dict_of);
+    PyMem_Free(rep);
+    PyMem_Free(lens);
+    PyMem_Free(base);
+    PyMem_Free(dlen);
     PyMem_Free(cc);
     return res;
 }

@@ -270,11 +270,27 @@ dfb_arrow_index_columns(const struct ArrowSchema *s, uint8_t *skip)
     return r;
 }
 
+/* The keys of the dicts describe_schema makes, made once per
+   _arrow_schema call (interned strs; the caller owns them). */
+enum {
+    K_NAME,
+    K_FORMAT,
+    K_NULLABLE,
+    K_ORDERED,
+    K_METADATA,
+    K_DICT,
+    K_CHILDREN,
+    K_COUNT
+};
+static const char *const key_names[K_COUNT] = {
+    "name",     "format",     "nullable", "dictionary_ordered",
+    "metadata", "dictionary", "children"};
+
 /* Returns a new dict describing schema node `s` (name, format, nullable,
-   dictionary_ordered, metadata, dictionary, children), or NULL with an
-   exception set. */
+   dictionary_ordered, metadata, dictionary, children; `keys` its keys), or
+   NULL with an exception set. */
 static PyObject *
-describe_schema(const struct ArrowSchema *s, int depth)
+describe_schema(const struct ArrowSchema *s, int depth, PyObject *const *keys)
 {
     if (depth > MAX_SCHEMA_DEPTH) {
         PyErr_SetString(PyExc_ValueError, "Arrow schema nested too deeply");
@@ -292,7 +308,7 @@ describe_schema(const struct ArrowSchema *s, int depth)
     Py_INCREF(dict);
     if (s->dictionary != NULL) {
         Py_DECREF(dict);
-        dict = describe_schema(s->dictionary, depth + 1);
+        dict = describe_schema(s->dictionary, depth + 1, keys);
         if (dict == NULL) {
             return NULL;
         }
@@ -302,7 +318,7 @@ describe_schema(const struct ArrowSchema *s, int depth)
         goto done;
     }
     for (int64_t c = 0; c < s->n_children; c++) {
-        PyObject *ch = describe_schema(s->children[c], depth + 1);
+        PyObject *ch = describe_schema(s->children[c], depth + 1, keys);
         if (ch == NULL) {
             goto done;
         }
@@ -312,19 +328,31 @@ describe_schema(const struct ArrowSchema *s, int depth)
     if (md == NULL) {
         goto done;
     }
-    PyObject *name =
+    PyObject *vals[K_COUNT] = {NULL};
+    vals[K_NAME] =
         s->name ? PyUnicode_DecodeUTF8(s->name, (Py_ssize_t)strlen(s->name),
                                        "surrogateescape")
                 : Py_NewRef(Py_None);
-    if (name == NULL) {
+    vals[K_FORMAT] = PyUnicode_FromString(s->format);
+    if (vals[K_NAME] == NULL || vals[K_FORMAT] == NULL) {
+        Py_XDECREF(vals[K_NAME]);
+        Py_XDECREF(vals[K_FORMAT]);
         goto done;
     }
-    res = Py_BuildValue(
-        "{sNsssOsOsOsOsO}", "name", name, "format", s->format, "nullable",
-        (s->flags & ARROW_FLAG_NULLABLE) ? Py_True : Py_False,
-        "dictionary_ordered",
-        (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? Py_True : Py_False,
-        "metadata", md, "dictionary", dict, "children", children);
+    vals[K_NULLABLE] = (s->flags & ARROW_FLAG_NULLABLE) ? Py_True : Py_False;
+    vals[K_ORDERED] =
+        (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? Py_True : Py_False;
+    vals[K_METADATA] = md;
+    vals[K_DICT] = dict;
+    vals[K_CHILDREN] = children;
+    res = PyDict_New();
+    for (int k = 0; res != NULL && k < K_COUNT; k++) {
+        if (PyDict_SetItem(res, keys[k], vals[k]) < 0) {
+            Py_CLEAR(res);
+        }
+    }
+    Py_DECREF(vals[K_NAME]);
+    Py_DECREF(vals[K_FORMAT]);
 done:
     Py_XDECREF(md);
     Py_XDECREF(children);
@@ -440,8 +468,15 @@ arrow_schema_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     else {
         Py_RETURN_NONE;
     }
-    if (s != NULL) {
-        res = describe_schema(s, 0);
+    PyObject *keys[K_COUNT] = {NULL};
+    int nkeys = 0;
+    while (s != NULL && nkeys < K_COUNT &&
+           (keys[nkeys] = PyUnicode_InternFromString(key_names[nkeys])) !=
+               NULL) {
+        nkeys++;
+    }
+    if (s != NULL && nkeys == K_COUNT) {
+        res = describe_schema(s, 0, keys);
         if (res != NULL) {
             int64_t n = s->n_children;
             uint8_t *skip = PyMem_Calloc(n > 0 ? (size_t)n : 1, 1);
@@ -468,6 +503,9 @@ arrow_schema_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             }
             Py_XDECREF(idx);
         }
+    }
+    for (int k = 0; k < nkeys; k++) {
+        Py_DECREF(keys[k]);
     }
     if (own.release != NULL) {
         own.release(&own);

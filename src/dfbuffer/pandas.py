@@ -10,6 +10,7 @@ only by this module.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import numpy as np
@@ -160,36 +161,46 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
     copied 2-D block."""
     if not data:
         return pd.DataFrame(index=pd.RangeIndex(0))
+    names = list(data)
     arrays = list(data.values())
     n = len(arrays[0])
     make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
-    if make is None or len(set(data)) != len(data) or any(len(a) != n for a in arrays):
+    if make is None or len(set(names)) != len(names):
         return pd.DataFrame(data, copy=False)
     blocks: list[tuple[Any, np.ndarray]] = []
     groups: dict[np.dtype, list[int]] = {}
     for i, a in enumerate(arrays):
-        if isinstance(a, pd.Series):
-            a = a.to_numpy() if isinstance(a.dtype, np.dtype) else a.array
-            arrays[i] = a
-        if isinstance(a, np.ndarray):
-            if not _block_ok(a):
+        if type(a) is not np.ndarray:
+            if isinstance(a, pd.Series):
+                a = a.to_numpy() if isinstance(a.dtype, np.dtype) else a.array
+                arrays[i] = a
+            if not isinstance(a, np.ndarray):
+                if len(a) != n:
+                    return pd.DataFrame(data, copy=False)
+                blocks.append((a, np.array([i], dtype=np.intp)))
+                continue
+        dt = a.dtype
+        g = groups.get(dt)
+        if g is None:
+            if a.ndim != 1 or not _block_ok(a):
                 return pd.DataFrame(data, copy=False)
-            groups.setdefault(a.dtype, []).append(i)
-        else:
-            blocks.append((a, np.array([i], dtype=np.intp)))
+            groups[dt] = g = []
+        g.append(i)
     for dt, idx in groups.items():
+        if any(len(arrays[i]) != n for i in idx):
+            return pd.DataFrame(data, copy=False)
         if (
             allow_copy
             and len(idx) >= _STACK_MIN
             and n * dt.itemsize <= _STACK_MAX_BYTES
             and dt.kind in "biuf"
         ):
-            blocks.append((np.stack([arrays[i] for i in idx]), np.array(idx, dtype=np.intp)))
+            # one copy into the C-ordered (columns, rows) block pandas stores
+            block = np.concatenate([arrays[i] for i in idx]).reshape(len(idx), n)
+            blocks.append((block, np.array(idx, dtype=np.intp)))
         else:
-            blocks.extend(
-                (arrays[i].reshape(1, n), np.array([i], dtype=np.intp)) for i in idx
-            )
-    return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(list(data)))
+            blocks.extend((arrays[i].reshape(1, n), np.array([i], dtype=np.intp)) for i in idx)
+    return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(names))
 
 
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
@@ -214,6 +225,23 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     pyarrow_strings = strings == "stringdtype" and has_strings
     conv: dict[str, Any] = {}
     src = obj
+    index_pos = desc.get("index_columns", ()) if desc["format"] == "+s" else ()
+    index_levels: list[tuple[int, Any]] = []
+    if index_pos:
+        try:
+            import pyarrow as pa
+        except ImportError:  # the index columns stay out, no index restored
+            index_pos = ()
+    if index_pos:
+        # pandas' metadata marks these columns as the index: read them with
+        # the same converters (pyarrow wrote that metadata)
+        src = pa.table(obj)
+        for pos in index_pos:
+            values = _convert_one(src.column(pos), allow_copy, strings)
+            tz = _tz_of(desc["children"][pos]["format"])
+            index_levels.append(
+                (pos, values if isinstance(values, CategoricalCodes) else (values, tz))
+            )
     if desc["format"] == "+s" and (pyarrow_strings or delegated):
         # strings: pandas' str dtype is an Arrow array, taken as it is (as
         # pandas' consumer does); nested, decimal, binary and time columns,
@@ -221,7 +249,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         import pyarrow as pa
         from pandas.arrays import ArrowStringArray
 
-        src = table = pa.table(obj)
+        src = table = pa.table(src)
         for f in fields:
             name, fmt = f["name"], f["format"]
             if f["dictionary"] is None and fmt in ("u", "U", "vu") and pyarrow_strings:
@@ -254,10 +282,88 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
             conv[name] = _column(values, tz)
     data = {f["name"]: conv[f["name"]] for f in fields if f["name"] in conv}
     out = _frame(data, allow_copy)
-    idx = _range_index(desc.get("pandas_index"), len(out))
+    idx = _arrow_index(desc, index_levels, len(out))
     if idx is not None:
         out.index = idx
     return out
+
+
+def _convert_one(column: Any, allow_copy: bool, strings: _Strings) -> Any:
+    """One Arrow column (a pyarrow ChunkedArray) through the converters."""
+    from dfbuffer._interchange import column_to_ndarray
+
+    if column.num_chunks != 1 and not allow_copy:
+        raise RuntimeError("an index column of several chunks needs a copy")
+    return column_to_ndarray(column, nulls="mask", categorical="codes", strings=strings)
+
+
+def _arrow_index(
+    desc: dict[str, Any], levels: list[tuple[int, Any]], n: int
+) -> pd.Index | None:
+    """The index pandas' Arrow metadata describes (a range, or the columns
+    it marks, converted into ``levels``: (child position, converted)), named
+    as the metadata names it,
+    as ``pyarrow.Table.to_pandas`` restores it; None where it describes
+    none or is not understood."""
+    meta = desc.get("pandas_index")
+    if not levels:
+        return _range_index(meta, n)
+    try:
+        md = json.loads(desc["metadata"]["pandas"])
+        names = {c["field_name"]: c["name"] for c in md["columns"]}
+        fields = [str(k) for k in md["index_columns"]]
+        level_names = [names[k] for k in fields]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    if len(fields) != len(levels):
+        return None
+    # the levels in the metadata's order; each is the last child of its name
+    # (as the converters pick the columns they leave out)
+    left = dict(levels)
+    arrays = []
+    for k in fields:
+        pos = max((p for p in left if desc["children"][p]["name"] == k), default=None)
+        if pos is None:
+            return None
+        lv = left.pop(pos)
+        arr = _column(lv, None) if isinstance(lv, CategoricalCodes) else _column(*lv)
+        if len(arr) != n:
+            return None
+        arrays.append(arr)
+    if len(arrays) == 1:
+        return pd.Index(arrays[0], name=level_names[0], copy=False)
+    return pd.MultiIndex.from_arrays(arrays, names=level_names)
+
+
+class _Fetched:
+    """An interchange DataFrame whose columns were fetched with one
+    ``get_columns()`` call (pandas' producer makes each ``get_column(i)``
+    an ``iloc`` look-up, three times the cost of its ``get_columns``)."""
+
+    def __init__(self, names: list[Any], cols: list[Any]) -> None:
+        self._names = names
+        self._cols = cols
+
+    def column_names(self) -> list[Any]:
+        return self._names
+
+    def get_column(self, i: int) -> Any:
+        return self._cols[i]
+
+
+def _fetch_columns(df: Any) -> tuple[list[Any], list[Any]] | None:
+    """The names and column objects of interchange DataFrame ``df`` from one
+    ``get_columns()`` call, or None (no such method, duplicate names, or a
+    count that does not match: the caller walks ``get_column(i)``)."""
+    get_columns = getattr(df, "get_columns", None)
+    if get_columns is None:
+        return None
+    names = df.column_names()
+    names = list(names) if not isinstance(names, str) else None
+    if names is None or len({str(k) for k in names}) != len(names):
+        return None
+    cols = list(get_columns())
+    return (names, cols) if len(cols) == len(names) else None
 
 
 def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
@@ -268,14 +374,20 @@ def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataF
             "producer, an object with __dataframe__ or an interchange DataFrame, "
             f"got {type(obj).__name__}"
         )
+    fetched = _fetch_columns(df)
+    src = df if fetched is None else _Fetched(*fetched)
     cols = _convert(
-        df, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
+        src, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
     )
     data = {}
-    for name, values in cols.items():
+    for i, (name, values) in enumerate(cols.items()):
+        if type(values) is np.ndarray and values.dtype.kind in "biuf":
+            data[name] = values  # the common case: a zero-copy view
+            continue
         tz = None
         if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
-            tz = _tz_of(df.get_column_by_name(name).dtype[2])  # only datetimes
+            col = df.get_column_by_name(name) if fetched is None else fetched[1][i]
+            tz = _tz_of(col.dtype[2])  # only datetimes
         data[name] = _column(values, tz)
     out = _frame(data, allow_copy)
     md = df.metadata
@@ -306,8 +418,10 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     as pandas' consumer does.  Strings of interchange producers,
     bit-packed booleans, masked floats/datetimes and several chunks are
     copied, and ``allow_copy=False`` raises RuntimeError there.  The index
-    is restored where the producer's metadata carries it (pandas'
-    interchange ``"pandas.index"``, an Arrow range index).
+    is restored where the producer's metadata carries it: pandas'
+    interchange ``"pandas.index"``, or pandas' Arrow schema metadata (a
+    range, a named index, a MultiIndex, as ``pyarrow.Table.to_pandas``
+    restores them; the index columns are never columns of the result).
     """
     if isinstance(obj, pd.DataFrame):
         return obj
