@@ -210,3 +210,32 @@ def test_dictionary_codes_checked_and_null_type():
             to_ndarray(p)
     got = to_ndarray(pa.nulls(3))
     assert np.ma.getmaskarray(got).all()
+
+
+@pytest.mark.parametrize(
+    "values, fill",
+    [(["a", None, "c"], None), ([1.5, None, 3.0], np.nan)],
+)
+def test_dictionary_with_null_categories_decodes_to_nulls(values, fill):
+    # a code that names a null category is a null row, as in pyarrow
+    arr = pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, None, 2, 1], pa.int8()), pa.array(values)
+    )
+    want = arr.to_pylist()
+    out = dfbuffer.column_to_ndarray(arr)
+    assert list(np.ma.getmaskarray(out)) == [v is None for v in want]
+    assert [v for v, m in zip(out.data, out.mask) if not m] == [
+        v for v in want if v is not None
+    ]
+    filled = dfbuffer.column_to_ndarray(arr, nulls="fill")
+    for got, w in zip(filled, want):
+        if w is not None:
+            assert got == w
+        elif fill is None:
+            assert got is None
+        else:
+            assert np.isnan(got)
+    with pytest.raises(ValueError, match="3 null values"):
+        dfbuffer.column_to_ndarray(arr, nulls="raise")
+    via = dfbuffer.from_dataframe(dfbuffer.to_interchange(pa.table({"x": arr})))
+    assert list(np.ma.getmaskarray(via["x"])) == [v is None for v in want]

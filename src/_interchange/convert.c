@@ -1138,6 +1138,55 @@ finish(dfb_state *st, PyObject *values, PyArrayObject *mask, int64_t nnull,
     return res;
 }
 
+/* Adds to *mask (allocated here when NULL) the rows of the categorical
+   chunk `c` whose code names a null category, counting them in *nnull
+   (codes out of range are left for the decoder to report).  Returns 0, or
+   -1 with an exception set (*mask is then still the caller's). */
+static int
+mask_null_categories(const dfb_column *c, PyArrayObject **mask, int64_t *nnull)
+{
+    PyArrayObject *catmask;
+    int64_t catnull;
+    if (chunk_mask(c->categories, &catmask, &catnull) < 0) {
+        return -1;
+    }
+    if (catmask == NULL) {
+        return 0;
+    }
+    const int64_t n = c->length, ncats = c->categories->length;
+    if (*mask == NULL) {
+        *mask = new_array(PyArray_DescrFromType(NPY_BOOL), n);
+        if (*mask == NULL) {
+            Py_DECREF(catmask);
+            return -1;
+        }
+        memset(PyArray_DATA(*mask), 0, (size_t)n);
+    }
+    const int bits = c->index.bits, sz = bits / 8;
+    const int is_signed = c->index.type != DFB_T_UINT;
+    const int swap = dfb_is_swapped(c->index.byteorder);
+    const char *codes = c->data.ptr + c->offset * sz;
+    const uint8_t *cn = PyArray_DATA(catmask);
+    uint8_t *o = PyArray_DATA(*mask);
+    int64_t added = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (o[i]) {
+            continue;
+        }
+        int64_t code = read_int(codes + i * sz, bits, is_signed, swap);
+        if (code >= 0 && code < ncats && cn[code]) {
+            o[i] = 1;
+            added++;
+        }
+    }
+    Py_DECREF(catmask);
+    *nnull += added;
+    if (*nnull == 0) {
+        Py_CLEAR(*mask);
+    }
+    return 0;
+}
+
 /* Converts one validated chunk to (values, mask).  Returns 0, or -1. */
 static int
 chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy, int opts,
@@ -1145,6 +1194,12 @@ chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy, int opts,
               int *filled)
 {
     if (chunk_mask(c, mask, nnull) < 0) {
+        return -1;
+    }
+    if (c->fmt.type == DFB_T_DICTIONARY && c->categories != NULL &&
+        c->categories->null_count != 0 &&
+        mask_null_categories(c, mask, nnull) < 0) {
+        Py_CLEAR(*mask);
         return -1;
     }
     *values = chunk_values(st, c, *mask ? PyArray_DATA(*mask) : NULL,
