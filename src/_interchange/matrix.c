@@ -855,6 +855,174 @@ run_plan(const mplan *p, int nt)
 }
 
 /* ------------------------------------------------------------------ */
+/* Output memory                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Large outputs (>= OUT_BIG bytes) get a NumPy memory handler of their own
+   that keeps the memory of the last one freed for the next one of about
+   the same size (jemalloc and mimalloc, behind polars and pyarrow, do the
+   same): fresh memory costs a page fault and the kernel zeroing each page,
+   which is as long as the copy itself.  The kept block is marked
+   MADV_FREE, so the kernel may take its pages back under memory pressure;
+   it is released when an output of another size is asked for.  The
+   allocations are reported to tracemalloc in NumPy's domain. */
+#define OUT_BIG ((size_t)16 << 20)
+#define OUT_TRACE_DOMAIN 389047 /* NumPy's tracemalloc domain */
+
+#if !defined(_WIN32)
+#include <sys/mman.h>
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *out_kept;       /* guarded by out_lock */
+static size_t out_kept_size; /* the size NumPy freed it with */
+
+/* Applies madvise `advice` to the whole pages inside [p, p + size).
+   Advisory: failures are ignored. */
+static void
+out_advise(void *p, size_t size, int advice)
+{
+    const uintptr_t pg = 4096;
+    uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+    uintptr_t b = ((uintptr_t)p + size) & ~(pg - 1);
+    if (b > a) {
+        (void)madvise((void *)a, b - a, advice);
+    }
+}
+
+/* malloc of the handler: the kept block when it fits (at most 1/8
+   larger), else new memory (huge pages asked for, as NumPy asks).
+   Returns NULL when out of memory. */
+static void *
+out_malloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    void *p = NULL, *drop = NULL;
+    if (size >= OUT_BIG) {
+        pthread_mutex_lock(&out_lock);
+        if (out_kept != NULL && out_kept_size >= size &&
+            out_kept_size - size <= size / 8) {
+            p = out_kept;
+        }
+        else {
+            drop = out_kept; /* released before the new block is made */
+        }
+        out_kept = NULL;
+        out_kept_size = 0;
+        pthread_mutex_unlock(&out_lock);
+        free(drop);
+    }
+    if (p == NULL) {
+        p = malloc(size > 0 ? size : 1);
+#if defined(MADV_HUGEPAGE)
+        if (p != NULL && size >= OUT_BIG) {
+            out_advise(p, size, MADV_HUGEPAGE);
+        }
+#endif
+    }
+    if (p != NULL) {
+        (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)p, size);
+    }
+    return p;
+}
+
+/* calloc of the handler (not served from the kept block). */
+static void *
+out_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+    (void)ctx;
+    void *p = calloc(nelem > 0 ? nelem : 1, elsize > 0 ? elsize : 1);
+    if (p != NULL) {
+        (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)p,
+                                  nelem * elsize);
+    }
+    return p;
+}
+
+/* realloc of the handler (NULL when out of memory: `ptr` stays valid, traced
+   from then on as one byte, its size being unknown here). */
+static void *
+out_realloc(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    if (ptr != NULL) {
+        (void)PyTraceMalloc_Untrack(OUT_TRACE_DOMAIN, (uintptr_t)ptr);
+    }
+    void *p = realloc(ptr, size > 0 ? size : 1);
+    if (p != NULL) {
+        (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)p, size);
+    }
+    else if (ptr != NULL) {
+        (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)ptr, 1);
+    }
+    return p;
+}
+
+/* free of the handler: a large block becomes the kept one (the previous
+   kept block is released). */
+static void
+out_free(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    if (ptr == NULL) {
+        return;
+    }
+    (void)PyTraceMalloc_Untrack(OUT_TRACE_DOMAIN, (uintptr_t)ptr);
+    if (size < OUT_BIG) {
+        free(ptr);
+        return;
+    }
+#if defined(MADV_FREE)
+    out_advise(ptr, size, MADV_FREE);
+#endif
+    pthread_mutex_lock(&out_lock);
+    void *drop = out_kept;
+    out_kept = ptr;
+    out_kept_size = size;
+    pthread_mutex_unlock(&out_lock);
+    free(drop);
+}
+
+static PyDataMem_Handler out_handler = {
+    "dfbuffer_to_matrix",
+    1,
+    {NULL, out_malloc, out_calloc, out_realloc, out_free},
+};
+#endif
+
+/* Returns a new C- or F-ordered (`fortran`) 2-D array of `descr` (reference
+   stolen), allocated through the handler above when it is large; NULL with
+   an exception set. */
+static PyObject *
+new_output(PyArray_Descr *descr, npy_intp *dims, int fortran)
+{
+#if !defined(_WIN32)
+    size_t bytes =
+        (size_t)dims[0] * (size_t)dims[1] * (size_t)PyDataType_ELSIZE(descr);
+    if (bytes >= OUT_BIG) {
+        PyObject *cap = PyCapsule_New(&out_handler, "mem_handler", NULL);
+        PyObject *old = cap != NULL ? PyDataMem_SetHandler(cap) : NULL;
+        Py_XDECREF(cap);
+        if (old == NULL) {
+            Py_DECREF(descr);
+            return NULL;
+        }
+        PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims,
+                                             NULL, NULL, fortran, NULL);
+        PyObject *back = PyDataMem_SetHandler(old);
+        Py_DECREF(old);
+        if (back == NULL) {
+            Py_XDECREF(out);
+            return NULL;
+        }
+        Py_DECREF(back);
+        return out;
+    }
+#endif
+    return PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, NULL, NULL,
+                                fortran, NULL);
+}
+
+/* ------------------------------------------------------------------ */
 /* Types                                                                */
 /* ------------------------------------------------------------------ */
 
@@ -1864,8 +2032,7 @@ described:
     npy_intp dims[2] = {(npy_intp)nrows, (npy_intp)ncols};
     int fortran = order == 1;
     Py_INCREF(descr);
-    out = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, NULL, NULL,
-                               fortran, NULL);
+    out = new_output(descr, dims, fortran);
     if (out == NULL) {
         goto done;
     }
