@@ -688,16 +688,8 @@ def _leak_paths():
     t = _nullable_table()
     ix = frame(a=with_mask(np.arange(8), [1, 0] * 4), s=strings(["x"] * 8))
     bad = frame(a=primitive([1, 2, 3]), b=primitive([1.0, 2.0]))
-    pdf = pd.DataFrame({"m": pd.array([1, None] * 4, dtype="Int64"), "f": np.arange(8.0)})
-    pdf["o"] = np.array(["x"] * 8, dtype=object)
 
     def run():
-        dfbuffer.to_matrix(pdf, columns=["m", "f"], nulls="mask")
-        dfbuffer.to_matrix(pdf.iloc[::3], columns=["f", "m"], order="F")
-        try:
-            dfbuffer.to_matrix(pdf)
-        except TypeError:
-            pass
         dfbuffer.to_matrix(t)
         dfbuffer.to_matrix(t, nulls="mask", order="F")
         dfbuffer.to_matrix(ix, columns=["a"], dtype="f4")
@@ -988,3 +980,23 @@ def test_large_outputs_reuse_memory_correctly():
     c = other.copy()
     c.resize((10, 8), refcheck=False)
     assert c.shape == (10, 8)
+
+
+def test_pandas_blocks_no_leaks():
+    from test_no_leaks import MAX_BYTES, growth
+
+    pdf = pd.DataFrame({"m": pd.array([1, None] * 4, dtype="Int64"), "f": np.arange(8.0)})
+    pdf["o"] = pd.Series([1, "x"] * 4, dtype=object)  # stays object in pandas 3
+    strided = pdf.iloc[::3]  # made once: pandas tracks its views
+
+    def run():
+        dfbuffer.to_matrix(pdf, columns=["m", "f"], nulls="mask")
+        dfbuffer.to_matrix(strided, columns=["f", "m"], order="F")
+        try:
+            dfbuffer.to_matrix(pdf)
+        except TypeError:
+            pass
+
+    total, count, line = growth(run, 300, pretrace=True)
+    assert count < 300, line
+    assert total < MAX_BYTES, (total, line)
