@@ -881,6 +881,9 @@ def test_pandas_refusals_name_the_column():
     d = pd.DataFrame({"a": [1, 2], "d": pd.to_timedelta([1, 2], unit="s")})
     with pytest.raises(TypeError, match="'d'.*duration"):
         dfbuffer.to_matrix(d)
+    z = pd.DataFrame({"a": [1, 2], "z": np.array([1 + 2j, 3j])})
+    with pytest.raises(TypeError, match="'z' has a complex type"):
+        dfbuffer.to_matrix(z)
     # columns the blocks path does not read go through pandas' Arrow export
     c = pd.DataFrame({"a": [1, 2, 3], "c": pd.Categorical(["x", "y", "x"])})
     got = dfbuffer.to_matrix(c, dtype="i8")

@@ -1587,7 +1587,7 @@ done:
 /* Describes column `s` (named `name`) as one chunk `c` (zeroed) with the
    strides in st2[0] (data) and st2[1] (mask).  Returns 0, 1 for a dtype
    the Arrow path should judge (no exception), or -1 with TypeError for
-   object, datetime and timedelta columns (naming the column). */
+   object, datetime, timedelta and complex columns (naming the column). */
 static int
 pandas_chunk(const pd_src *s, PyObject *name, int64_t nrows, dfb_column *c,
              int64_t *st2)
@@ -1597,6 +1597,7 @@ pandas_chunk(const pd_src *s, PyObject *name, int64_t nrows, dfb_column *c,
     const char *what = d->kind == 'O'   ? "an object"
                        : d->kind == 'M' ? "a timestamp"
                        : d->kind == 'm' ? "a duration"
+                       : d->kind == 'c' ? "a complex"
                                         : NULL;
     if (what != NULL) {
         PyErr_Format(PyExc_TypeError,
@@ -1663,7 +1664,8 @@ pandas_chunk(const pd_src *s, PyObject *name, int64_t nrows, dfb_column *c,
    Returns 0; 1 when `obj` is not such a frame or a selected column is of
    another kind (no exception; `out` and *strides are cleared: the caller
    takes pandas' Arrow export); or -1 with an exception set (TypeError
-   naming an object, datetime or timedelta column; the selection's). */
+   naming an object, datetime, timedelta or complex column; the
+   selection's). */
 static int
 pandas_describe_frame(PyObject *obj, PyObject *select, dfb_frame *out,
                       int64_t **strides)
@@ -1748,7 +1750,7 @@ pandas_describe_frame(PyObject *obj, PyObject *select, dfb_frame *out,
     for (Py_ssize_t k = 0; k < n; k++) {
         const pd_src *s = &src[idx[k]];
         char kind = s->arr != NULL ? s->descr->kind : 0;
-        if (kind == 'O' || kind == 'M' || kind == 'm') {
+        if (kind == 'O' || kind == 'M' || kind == 'm' || kind == 'c') {
             dfb_column scratch;
             int64_t st2[2];
             memset(&scratch, 0, sizeof(scratch));
