@@ -7,6 +7,9 @@ interleaved in the same run, and the ratio to the peer named in the issue
 which sees NumPy's allocations) against the output size.
 
     PYTHONPATH=build/dev/stage python benchmarks/bench_matrix.py [--rows N] [--repeat R]
+
+Last, the first call of each side in fresh processes (alternating), where no allocator has
+pages of an earlier output to hand back.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import subprocess
+import sys
 import time
 import tracemalloc
 
@@ -159,6 +164,35 @@ def main() -> None:
     ]:
         peak, nbytes = peak_memory(fn)
         print(f"  {label:<46} {peak / nbytes:6.3f}  ({peak:,} / {nbytes:,} bytes)")
+
+    first_calls(n, k)
+    print(f"load: {os.getloadavg()}")
+
+
+FIRST_CALL = """
+import sys, time, numpy as np, polars as pl, dfbuffer
+rng = np.random.default_rng(0)
+df = pl.DataFrame({f"c{i}": rng.random(%d) for i in range(%d)})
+t0 = time.perf_counter()
+df.to_numpy() if sys.argv[1] == "polars" else dfbuffer.to_matrix(df, order="F")
+print(time.perf_counter() - t0)
+"""
+
+
+def first_calls(n: int, k: int, runs: int = 3) -> None:
+    code = FIRST_CALL % (n, k)
+    got: dict = {"polars": [], "dfbuffer": []}
+    for _ in range(runs):
+        for who in got:
+            out = subprocess.run(
+                [sys.executable, "-c", code, who], capture_output=True, text=True, check=True
+            )
+            got[who].append(float(out.stdout))
+    print("\nfirst call in a fresh process, order='F' vs polars to_numpy() (each run)")
+    for who, ts in got.items():
+        print(f"  {who:<10} " + "  ".join(f"{t * 1e3:7.1f} ms" for t in ts))
+    ratios = [a / b for a, b in zip(got["dfbuffer"], got["polars"], strict=True)]
+    print("  ratios     " + "  ".join(f"{r:7.2f}x  " for r in ratios))
 
 
 if __name__ == "__main__":

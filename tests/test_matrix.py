@@ -708,3 +708,298 @@ def test_no_leaks():
     total, count, line = growth(_leak_paths(), 300)
     assert count < 300, line
     assert total < MAX_BYTES, (total, line)
+
+
+# --------------------------------------------------------------------------
+# pandas frames read through their blocks (numpy blocks, masked arrays)
+
+PANDAS_MAJOR = int(pd.__version__.split(".")[0])
+
+
+def _masked_frame(n: int = 40, seed: int = 3) -> pd.DataFrame:
+    """Int64 / boolean / Float64 / Float32 / UInt8 with pd.NA, numpy float
+    with NaN, numpy int, bool and float16: one block each, not consolidated."""
+    rng = np.random.default_rng(seed)
+    miss = rng.random((6, n)) < 0.2
+    i64 = pd.array(rng.integers(-50, 50, n), dtype="Int64")
+    i64[miss[0]] = pd.NA
+    bo = pd.array(rng.random(n) < 0.5, dtype="boolean")
+    bo[miss[1]] = pd.NA
+    f64 = pd.array(rng.integers(0, 100, n) / 2, dtype="Float64")
+    f64[miss[2]] = pd.NA
+    f32 = pd.array(rng.integers(0, 100, n) / 4, dtype="Float32")
+    f32[miss[3]] = pd.NA
+    u8 = pd.array(rng.integers(0, 200, n), dtype="UInt8")
+    u8[miss[4]] = pd.NA
+    fl = rng.integers(0, 100, n) / 2
+    fl[miss[5]] = np.nan
+    df = pd.DataFrame({"i64": i64, "bo": bo, "f64": f64})
+    df["fl"] = fl
+    df["f32"] = f32
+    df["n"] = rng.integers(0, 9, n).astype("i2")
+    df["u8"] = u8
+    df["b"] = rng.random(n) < 0.5
+    df["h"] = (rng.integers(0, 64, n) / 4).astype("f2")
+    return df
+
+
+def _stack(df: pd.DataFrame, dtype="f8") -> tuple[np.ndarray, np.ndarray]:
+    """np.column_stack of the columns' values (NA -> NaN) and the null mask."""
+    vals = [df[c].to_numpy(dtype=dtype, na_value=np.nan) for c in df.columns]
+    nulls = [df[c].isna().to_numpy() for c in df.columns]
+    shape = (len(df), 0)
+    if not vals:
+        return np.empty(shape, dtype), np.zeros(shape, bool)
+    return np.column_stack(vals), np.column_stack(nulls)
+
+
+def _as_arrow(df: pd.DataFrame) -> pa.Table:
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_pandas_blocks_nulls_modes(order):
+    df = _masked_frame()
+    expect, nulls = _stack(df)
+    got = dfbuffer.to_matrix(df, order=order)
+    assert got.flags.c_contiguous if order == "C" else got.flags.f_contiguous
+    np.testing.assert_array_equal(got, expect)
+    # the same as the Arrow path on the same data (pandas' own export)
+    np.testing.assert_array_equal(got, dfbuffer.to_matrix(_as_arrow(df), order=order))
+    m = dfbuffer.to_matrix(df, order=order, nulls="mask")
+    assert isinstance(m, np.ma.MaskedArray)
+    np.testing.assert_array_equal(np.ma.getmaskarray(m), nulls)
+    np.testing.assert_array_equal(m.data[~nulls], expect[~nulls])
+    am = dfbuffer.to_matrix(_as_arrow(df), order=order, nulls="mask")
+    np.testing.assert_array_equal(np.ma.getmaskarray(am), np.ma.getmaskarray(m))
+    with pytest.raises(ValueError, match="'i64' has \\d+ null value.*nulls='raise'"):
+        dfbuffer.to_matrix(df, nulls="raise")
+    with pytest.raises(ValueError, match="'fl' has \\d+ null value"):
+        dfbuffer.to_matrix(df, nulls="raise", columns=["n", "fl"])
+    with pytest.raises(ValueError, match="'bo'.*non-float dtype"):
+        dfbuffer.to_matrix(df, dtype="i8", columns=["n", "bo"])
+    # no nulls selected: the columns' own types promote, nothing becomes float
+    got = dfbuffer.to_matrix(df, columns=["n", "b"], nulls="raise")
+    check(got, np.column_stack([df["n"].to_numpy(), df["b"].to_numpy()]))
+    assert got.dtype == np.int16
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8", "f2"])
+def test_pandas_masked_arrays_cast(dtype):
+    df = _masked_frame(n=25)
+    expect, nulls = _stack(df, dtype)
+    got = dfbuffer.to_matrix(df, dtype=dtype)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, expect)
+    m = dfbuffer.to_matrix(df, dtype="i4", nulls="mask", order="F")
+    np.testing.assert_array_equal(np.ma.getmaskarray(m), nulls)
+    as_f8, _ = _stack(df)
+    np.testing.assert_array_equal(m.data[~nulls], as_f8[~nulls].astype("i4"))
+
+
+def test_pandas_masked_float_nan_is_a_value():
+    # a NaN stored in a Float64 array (not masked) is a value, as in pandas'
+    # Arrow export; a masked slot is a null
+    f = pd.arrays.FloatingArray(np.array([1.0, np.nan, 3.0]), np.array([False, False, True]))
+    df = pd.DataFrame({"f": f})
+    got = dfbuffer.to_matrix(df, nulls="mask")
+    ref = dfbuffer.to_matrix(_as_arrow(df), nulls="mask")
+    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(ref))
+    np.testing.assert_array_equal(got.data[:2], ref.data[:2])
+    np.testing.assert_array_equal(np.ma.getmaskarray(got)[:, 0], [False, False, True])
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_pandas_slices_and_strided_views(order):
+    df = _masked_frame(n=101)
+    for sub in [
+        df.iloc[7:90],
+        df.iloc[3::3],
+        df.iloc[::-2],
+        df.iloc[5:60:7, ::-1],
+        df.iloc[:, [4, 0, 2]],
+        df.iloc[0:0],
+        df.iloc[50:51],
+    ]:
+        expect, nulls = _stack(sub)
+        got = dfbuffer.to_matrix(sub, order=order)
+        np.testing.assert_array_equal(got, expect)
+        m = dfbuffer.to_matrix(sub, order=order, nulls="mask")
+        np.testing.assert_array_equal(np.ma.getmaskarray(m), nulls)
+
+
+def test_pandas_consolidated_2d_blocks():
+    rng = np.random.default_rng(1)
+    for arr in [
+        rng.random((37, 6)),  # C-ordered 2-D: pandas 2 keeps it, strided columns
+        np.asfortranarray(rng.random((37, 6))),
+        rng.integers(0, 9, (37, 6)).astype("u2"),
+        (rng.random((37, 6)) < 0.5),
+        rng.random((37, 6)).astype("f2"),
+    ]:
+        df = pd.DataFrame(arr, columns=list("abcdef"))
+        for order in "CF":
+            check(dfbuffer.to_matrix(df, order=order), np.asarray(arr, order=order), order)
+        sub = df.iloc[1::4, 1::2]
+        check(dfbuffer.to_matrix(sub), arr[1::4, 1::2])
+        check(dfbuffer.to_matrix(df, columns=["f", "a"]), arr[:, [5, 0]])
+    # one consolidated float block after an operation, plus masked blocks
+    df = pd.DataFrame(rng.random((20, 3)), columns=["x", "y", "z"])
+    df["m"] = pd.array([1, None] * 10, dtype="Int32")
+    df = df.copy()
+    expect, _ = _stack(df)
+    np.testing.assert_array_equal(dfbuffer.to_matrix(df), expect)
+
+
+def test_pandas_non_consolidated_frames():
+    base = _masked_frame(n=30)
+    parts = [base[[c]] for c in base.columns]
+    cat = pd.concat(parts, axis=1)
+    expect, nulls = _stack(base)
+    np.testing.assert_array_equal(dfbuffer.to_matrix(cat), expect)
+    grown = pd.DataFrame(index=range(30))
+    for c in base.columns:
+        grown[c] = base[c]
+    np.testing.assert_array_equal(dfbuffer.to_matrix(grown, order="F"), expect)
+    m = dfbuffer.to_matrix(grown, nulls="mask")
+    np.testing.assert_array_equal(np.ma.getmaskarray(m), nulls)
+
+
+def test_pandas_refusals_name_the_column():
+    df = pd.DataFrame({"a": [1, 2], "o": np.array([1, 2], dtype=object)})
+    with pytest.raises(TypeError, match="'o' has an object type"):
+        dfbuffer.to_matrix(df)
+    check(dfbuffer.to_matrix(df, columns=["a"]), np.array([[1], [2]]))
+    s = pd.DataFrame({"a": [1.0, 2.0], "s": ["x", "y"]})
+    # pandas 3 stores strings as str (its Arrow export says string); pandas 2
+    # as object
+    with pytest.raises(TypeError, match="'s'.*(string|object)"):
+        dfbuffer.to_matrix(s)
+    t = pd.DataFrame({"t": pd.to_datetime(["2024-01-01", "2024-01-02"]), "a": [1, 2]})
+    with pytest.raises(TypeError, match="'t'.*timestamp"):
+        dfbuffer.to_matrix(t)
+    d = pd.DataFrame({"a": [1, 2], "d": pd.to_timedelta([1, 2], unit="s")})
+    with pytest.raises(TypeError, match="'d'.*duration"):
+        dfbuffer.to_matrix(d)
+    z = pd.DataFrame({"a": [1, 2], "z": np.array([1 + 2j, 3j])})
+    with pytest.raises(TypeError, match="'z' has a complex type"):
+        dfbuffer.to_matrix(z)
+    # columns the blocks path does not read go through pandas' Arrow export
+    c = pd.DataFrame({"a": [1, 2, 3], "c": pd.Categorical(["x", "y", "x"])})
+    got = dfbuffer.to_matrix(c, dtype="i8")
+    np.testing.assert_array_equal(got, [[1, 0], [2, 1], [3, 0]])
+    ar = pd.DataFrame({"a": pd.array([1, None, 3], dtype="int64[pyarrow]"), "b": [1.0, 2, 3]})
+    np.testing.assert_array_equal(
+        dfbuffer.to_matrix(ar), np.array([[1, 1], [np.nan, 2], [3, 3]], dtype="f8")
+    )
+
+
+def test_pandas_string_semantics_by_version():
+    s = pd.DataFrame({"s": ["x", "y"]})
+    what = "object" if s["s"].dtype == object else "string"
+    with pytest.raises(TypeError, match=f"'s' has an? {what} type"):
+        dfbuffer.to_matrix(s)
+    if PANDAS_MAJOR >= 3:
+        assert what == "string"
+
+
+def test_pandas_duplicate_names_and_subclass():
+    dup = pd.DataFrame([[1, 2], [3, 4]], columns=["d", "d"])
+    check(dfbuffer.to_matrix(dup), np.array([[1, 2], [3, 4]]))
+    with pytest.raises(ValueError, match="ambiguous"):
+        dfbuffer.to_matrix(dup, columns=["d"])
+    num = pd.DataFrame({0: [1.5, 2.5], 1: [3, 4]})
+    check(dfbuffer.to_matrix(num, columns=[1]), np.array([[3], [4]]))
+
+    class Sub(pd.DataFrame):
+        pass
+
+    sub = Sub({"x": pd.array([1, None], dtype="Int64"), "y": [0.5, 1.5]})
+    np.testing.assert_array_equal(dfbuffer.to_matrix(sub), [[1, 0.5], [np.nan, 1.5]])
+
+
+def test_pandas_read_only_sources_and_copies():
+    arr = np.arange(12.0).reshape(4, 3)
+    arr.flags.writeable = False
+    df = pd.DataFrame(arr, columns=list("abc"), copy=False)
+    got = dfbuffer.to_matrix(df)
+    assert got.flags.writeable and got.flags.owndata and got.base is None
+    got[0, 0] = 99.0  # our own memory: the source is not touched
+    assert arr[0, 0] == 0.0 and df.iloc[0, 0] == 0.0
+    ro = np.array([1, 2, 3], "i8")
+    mask = np.array([False, True, False])
+    ro.flags.writeable = False
+    mask.flags.writeable = False
+    mdf = pd.DataFrame({"m": pd.arrays.IntegerArray(ro, mask)})
+    np.testing.assert_array_equal(dfbuffer.to_matrix(mdf), [[1.0], [np.nan], [3.0]])
+    # later writes to the frame do not reach an earlier result
+    w = pd.DataFrame({"a": [1.0, 2.0], "m": pd.array([1, None], dtype="Int64")})
+    before = dfbuffer.to_matrix(w)
+    w.loc[0, "a"] = 7.0
+    w.loc[1, "m"] = 5
+    np.testing.assert_array_equal(before, [[1.0, 1.0], [2.0, np.nan]])
+    np.testing.assert_array_equal(dfbuffer.to_matrix(w), [[7.0, 1.0], [2.0, 5.0]])
+
+
+def test_pandas_blocks_lifetime(collect):
+    df = _masked_frame(n=50)
+    expect, _ = _stack(df)
+    arrays = [df[c].array for c in ("i64", "f64")]
+    refs = [weakref.ref(df)] + [weakref.ref(a) for a in arrays]
+    got = dfbuffer.to_matrix(df, nulls="mask", order="F")
+    del df, arrays
+    collect()
+    assert all(r() is None for r in refs)
+    assert got.data.base is None or got.data.base.base is None
+    np.testing.assert_array_equal(got.filled(np.nan), expect)
+
+
+def test_pandas_empty_and_zero_rows():
+    assert dfbuffer.to_matrix(pd.DataFrame()).shape == (0, 0)
+    z = dfbuffer.to_matrix(pd.DataFrame({"a": pd.array([], dtype="Int8"), "b": np.array([], "f4")}))
+    assert z.shape == (0, 2) and z.dtype == np.float32
+    m = dfbuffer.to_matrix(pd.DataFrame({"a": pd.array([None, None], dtype="Int8")}), nulls="mask")
+    np.testing.assert_array_equal(np.ma.getmaskarray(m), [[True], [True]])
+
+
+def test_large_outputs_reuse_memory_correctly():
+    # outputs of 16 MiB and more come from dfbuffer's NumPy memory handler,
+    # which keeps the last freed block for the next one of about its size
+    t = pa.table({f"c{i}": np.full(300_000, float(i)) for i in range(8)})
+    first = dfbuffer.to_matrix(t)
+    assert first.nbytes >= 16 << 20
+    assert first.flags.owndata and first.base is None
+    np.testing.assert_array_equal(first[-1], np.arange(8.0))
+    del first
+    for order in "CFC":
+        got = dfbuffer.to_matrix(t, order=order)
+        np.testing.assert_array_equal(got[123], np.arange(8.0))
+        np.testing.assert_array_equal(got[:, 5], np.full(300_000, 5.0))
+    kept = got
+    other = dfbuffer.to_matrix(t, order="F")  # while another one is alive
+    assert other.ctypes.data != kept.ctypes.data
+    np.testing.assert_array_equal(other, kept)
+    # NumPy operations on such an array still work (resize uses the handler)
+    c = other.copy()
+    c.resize((10, 8), refcheck=False)
+    assert c.shape == (10, 8)
+
+
+def test_pandas_blocks_no_leaks():
+    from test_no_leaks import MAX_BYTES, growth
+
+    pdf = pd.DataFrame({"m": pd.array([1, None] * 4, dtype="Int64"), "f": np.arange(8.0)})
+    pdf["o"] = pd.Series([1, "x"] * 4, dtype=object)  # stays object in pandas 3
+    strided = pdf.iloc[::3]  # made once: pandas tracks its views
+
+    def run():
+        dfbuffer.to_matrix(pdf, columns=["m", "f"], nulls="mask")
+        dfbuffer.to_matrix(strided, columns=["f", "m"], order="F")
+        try:
+            dfbuffer.to_matrix(pdf)
+        except TypeError:
+            pass
+
+    total, count, line = growth(run, 300, pretrace=True)
+    assert count < 300, line
+    assert total < MAX_BYTES, (total, line)

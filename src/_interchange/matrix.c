@@ -253,6 +253,9 @@ typedef struct {
     const uint8_t *valid;
     int64_t null_value; /* sentinel, or the mask value meaning null */
     int64_t nnull;      /* -1 while unknown */
+    int64_t stride;     /* bytes between stored values, 0: isz (pandas
+                           views may be strided; R_DIRECT/R_BOOL8/R_F16) */
+    int64_t vstride;    /* bytes between NK_BYTES mask bytes, 0: 1 */
 } mchunk;
 
 typedef struct {
@@ -320,6 +323,14 @@ static const char *
 decode(const mchunk *c, int64_t i0, int64_t n, char *buf)
 {
     const char *p = c->data + (c->offset + i0) * c->isz;
+    if (c->stride != 0) {
+        /* a strided view: gathered into buf, then read from there */
+        const char *q = c->data + (c->offset + i0) * c->stride;
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(buf + i * c->isz, q + i * c->stride, (size_t)c->isz);
+        }
+        p = buf;
+    }
     switch (c->read) {
         case R_DIRECT:
             return p;
@@ -356,7 +367,9 @@ decode(const mchunk *c, int64_t i0, int64_t n, char *buf)
             return buf;
         case R_F16:
         case R_F16SWAP:
-            for (int64_t i = 0; i < n; i++) {
+            /* backwards: p may be buf (each float lands at or after the
+               half it comes from, which has been read by then) */
+            for (int64_t i = n - 1; i >= 0; i--) {
                 uint16_t v;
                 memcpy(&v, p + 2 * i, 2);
                 if (c->read == R_F16SWAP) {
@@ -408,9 +421,10 @@ null_flags(const mchunk *c, const char *s, int64_t i0, int64_t n,
                             c->null_value == 0);
             break;
         case NK_BYTES: {
-            const uint8_t *v = c->valid + c->offset + i0;
+            const int64_t vs = c->vstride != 0 ? c->vstride : 1;
+            const uint8_t *v = c->valid + (c->offset + i0) * vs;
             for (int64_t i = 0; i < n; i++) {
-                flags[i] = (v[i] != 0) == (c->null_value != 0);
+                flags[i] = (v[i * vs] != 0) == (c->null_value != 0);
             }
             break;
         }
@@ -706,6 +720,180 @@ run_plan(const mplan *p, int nt)
 #endif
         }
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Output memory                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Large outputs (>= OUT_BIG bytes) get a NumPy memory handler of their own
+   that keeps the memory of the last one freed for the next one of about
+   the same size (jemalloc and mimalloc, behind polars and pyarrow, do the
+   same): fresh memory costs a page fault and the kernel zeroing each page,
+   which is as long as the copy itself.  The kept block is marked
+   MADV_FREE, so the kernel may take its pages back under memory pressure;
+   it is released when an output of another size is asked for.  The
+   allocations are reported to tracemalloc in NumPy's domain. */
+#define OUT_BIG ((size_t)16 << 20)
+#define OUT_TRACE_DOMAIN 389047 /* NumPy's tracemalloc domain */
+
+#if !defined(_WIN32)
+#include <sys/mman.h>
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *out_kept;       /* guarded by out_lock */
+static size_t out_kept_size; /* the size NumPy freed it with */
+
+#if defined(MADV_FREE) || defined(MADV_HUGEPAGE)
+/* Applies madvise `advice` to the whole pages inside [p, p + size).
+   Advisory: failures are ignored. */
+static void
+out_advise(void *p, size_t size, int advice)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    const uintptr_t pg = ps > 0 ? (uintptr_t)ps : 4096;
+    uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+    uintptr_t b = ((uintptr_t)p + size) & ~(pg - 1);
+    if (b > a) {
+        (void)madvise((void *)a, b - a, advice);
+    }
+}
+#endif
+
+/* malloc of the handler: the kept block when it fits (at most 1/8
+   larger), else new memory with huge pages asked for, as NumPy asks for
+   every large array (fewer TLB misses in the copy; where the kernel
+   compacts memory for them on demand, THP defrag "madvise", a first
+   400 MB output can take seconds: measured in docs/performance.md).
+   Returns NULL when out of memory. */
+static void *
+out_malloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    void *p = NULL, *drop = NULL;
+    if (size >= OUT_BIG) {
+        pthread_mutex_lock(&out_lock);
+        if (out_kept != NULL && out_kept_size >= size &&
+            out_kept_size - size <= size / 8) {
+            p = out_kept;
+        }
+        else {
+            drop = out_kept; /* released before the new block is made */
+        }
+        out_kept = NULL;
+        out_kept_size = 0;
+        pthread_mutex_unlock(&out_lock);
+        free(drop);
+    }
+    if (p == NULL) {
+        p = malloc(size > 0 ? size : 1);
+#if defined(MADV_HUGEPAGE)
+        if (p != NULL && size >= OUT_BIG) {
+            out_advise(p, size, MADV_HUGEPAGE);
+        }
+#endif
+    }
+    if (p != NULL) {
+        (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)p, size);
+    }
+    return p;
+}
+
+/* calloc of the handler (not served from the kept block). */
+static void *
+out_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+    (void)ctx;
+    void *p = calloc(nelem > 0 ? nelem : 1, elsize > 0 ? elsize : 1);
+    if (p != NULL) {
+        (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)p,
+                                  nelem * elsize);
+    }
+    return p;
+}
+
+/* realloc of the handler (NULL when out of memory: `ptr` stays valid, traced
+   from then on as one byte, its size being unknown here). */
+static void *
+out_realloc(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    if (ptr != NULL) {
+        (void)PyTraceMalloc_Untrack(OUT_TRACE_DOMAIN, (uintptr_t)ptr);
+    }
+    void *p = realloc(ptr, size > 0 ? size : 1);
+    if (p != NULL) {
+        (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)p, size);
+    }
+    else if (ptr != NULL) {
+        (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)ptr, 1);
+    }
+    return p;
+}
+
+/* free of the handler: a large block becomes the kept one (the previous
+   kept block is released). */
+static void
+out_free(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    if (ptr == NULL) {
+        return;
+    }
+    (void)PyTraceMalloc_Untrack(OUT_TRACE_DOMAIN, (uintptr_t)ptr);
+    if (size < OUT_BIG) {
+        free(ptr);
+        return;
+    }
+#if defined(MADV_FREE)
+    out_advise(ptr, size, MADV_FREE);
+#endif
+    pthread_mutex_lock(&out_lock);
+    void *drop = out_kept;
+    out_kept = ptr;
+    out_kept_size = size;
+    pthread_mutex_unlock(&out_lock);
+    free(drop);
+}
+
+static PyDataMem_Handler out_handler = {
+    "dfbuffer_to_matrix",
+    1,
+    {NULL, out_malloc, out_calloc, out_realloc, out_free},
+};
+#endif
+
+/* Returns a new C- or F-ordered (`fortran`) 2-D array of `descr` (reference
+   stolen), allocated through the handler above when it is large; NULL with
+   an exception set. */
+static PyObject *
+new_output(PyArray_Descr *descr, npy_intp *dims, int fortran)
+{
+#if !defined(_WIN32)
+    size_t bytes =
+        (size_t)dims[0] * (size_t)dims[1] * (size_t)PyDataType_ELSIZE(descr);
+    if (bytes >= OUT_BIG) {
+        PyObject *cap = PyCapsule_New(&out_handler, "mem_handler", NULL);
+        PyObject *old = cap != NULL ? PyDataMem_SetHandler(cap) : NULL;
+        Py_XDECREF(cap);
+        if (old == NULL) {
+            Py_DECREF(descr);
+            return NULL;
+        }
+        PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims,
+                                             NULL, NULL, fortran, NULL);
+        PyObject *back = PyDataMem_SetHandler(old);
+        Py_DECREF(old);
+        if (back == NULL) {
+            Py_XDECREF(out);
+            return NULL;
+        }
+        Py_DECREF(back);
+        return out;
+    }
+#endif
+    return PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, NULL, NULL,
+                                fortran, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1141,6 +1329,348 @@ pandas_columns(PyObject *obj)
     return seq;
 }
 
+/* ------------------------------------------------------------------ */
+/* pandas DataFrame source: its blocks, read in place                   */
+/* ------------------------------------------------------------------ */
+
+/* Where one column of a pandas frame is (borrowed from `arr`, which the
+   frame's keep list holds). */
+typedef struct {
+    PyObject *arr;       /* borrowed: the values array (NULL: not seen) */
+    const char *data;    /* first value */
+    int64_t stride;      /* bytes between values */
+    const uint8_t *mask; /* masked arrays: True = missing; or NULL */
+    int64_t vstride;
+    PyArray_Descr *descr; /* borrowed: the values' dtype */
+    int masked;
+} pd_src;
+
+/* Returns a new reference to attribute `name` of `obj` when it is exactly
+   a 1-D ndarray of `n` elements, NULL with no exception otherwise (any
+   exception the lookup raised is cleared: the caller falls back). */
+static PyObject *
+vector_attr(PyObject *obj, const char *name, npy_intp n)
+{
+    PyObject *a = PyObject_GetAttrString(obj, name);
+    if (a == NULL || !PyArray_CheckExact(a) ||
+        PyArray_NDIM((PyArrayObject *)a) != 1 ||
+        PyArray_DIM((PyArrayObject *)a, 0) != n) {
+        PyErr_Clear();
+        Py_XDECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* Reads block `blk` of a pandas BlockManager into `src` (ncols entries,
+   by column position) and appends what holds its memory to `keep`.
+   Returns 0, 1 when the block is not one read here (no exception: the
+   caller takes the Arrow path), or -1 with an exception set. */
+static int
+pandas_block(PyObject *blk, PyObject *masked_types, npy_intp nrows,
+             pd_src *src, Py_ssize_t ncols, PyObject *keep)
+{
+    int r = 1;
+    PyObject *locs = NULL, *values = NULL, *data = NULL, *mask = NULL;
+    PyObject *pl = PyObject_GetAttrString(blk, "mgr_locs");
+    if (pl != NULL) {
+        locs = PyObject_GetAttrString(pl, "as_array");
+        Py_DECREF(pl);
+    }
+    values = locs != NULL ? PyObject_GetAttrString(blk, "values") : NULL;
+    if (values == NULL || !PyArray_CheckExact(locs) ||
+        PyArray_NDIM((PyArrayObject *)locs) != 1 ||
+        PyArray_TYPE((PyArrayObject *)locs) != NPY_INTP) {
+        PyErr_Clear();
+        goto done;
+    }
+    PyArrayObject *la = (PyArrayObject *)locs;
+    npy_intp nloc = PyArray_DIM(la, 0);
+    PyArrayObject *va = NULL, *ma = NULL;
+    if (PyArray_CheckExact(values)) {
+        va = (PyArrayObject *)values;
+        if (PyArray_NDIM(va) != 2 || PyArray_DIM(va, 0) != nloc ||
+            PyArray_DIM(va, 1) != nrows) {
+            goto done;
+        }
+    }
+    else {
+        int is_masked = 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(masked_types); i++) {
+            is_masked |= (PyObject *)Py_TYPE(values) ==
+                         PyTuple_GET_ITEM(masked_types, i);
+        }
+        if (!is_masked || nloc != 1 ||
+            (data = vector_attr(values, "_data", nrows)) == NULL ||
+            (mask = vector_attr(values, "_mask", nrows)) == NULL ||
+            PyArray_TYPE((PyArrayObject *)mask) != NPY_BOOL) {
+            goto done;
+        }
+        va = (PyArrayObject *)data;
+        ma = (PyArrayObject *)mask;
+    }
+    if (PyList_Append(keep, (PyObject *)va) < 0 ||
+        (ma != NULL && PyList_Append(keep, (PyObject *)ma) < 0)) {
+        r = -1;
+        goto done;
+    }
+    int nd = PyArray_NDIM(va);
+    for (npy_intp i = 0; i < nloc; i++) {
+        npy_intp pos;
+        memcpy(&pos, PyArray_BYTES(la) + i * PyArray_STRIDE(la, 0),
+               sizeof(pos));
+        if (pos < 0 || pos >= ncols || src[pos].arr != NULL) {
+            goto done; /* not a placement we understand */
+        }
+        pd_src *s = &src[pos];
+        s->arr = (PyObject *)va;
+        s->descr = PyArray_DESCR(va);
+        s->data =
+            PyArray_BYTES(va) + (nd == 2 ? i * PyArray_STRIDE(va, 0) : 0);
+        s->stride = PyArray_STRIDE(va, nd - 1);
+        s->masked = ma != NULL;
+        s->mask = ma != NULL ? (const uint8_t *)PyArray_BYTES(ma) : NULL;
+        s->vstride = ma != NULL ? PyArray_STRIDE(ma, 0) : 0;
+    }
+    r = 0;
+done:
+    Py_XDECREF(mask);
+    Py_XDECREF(data);
+    Py_XDECREF(values);
+    Py_XDECREF(locs);
+    return r;
+}
+
+/* Describes column `s` (named `name`) as one chunk `c` (zeroed) with the
+   strides in st2[0] (data) and st2[1] (mask).  Returns 0, 1 for a dtype
+   the Arrow path should judge (no exception), or -1 with TypeError for
+   object, datetime, timedelta and complex columns (naming the column). */
+static int
+pandas_chunk(const pd_src *s, PyObject *name, int64_t nrows, dfb_column *c,
+             int64_t *st2)
+{
+    const PyArray_Descr *d = s->descr;
+    const int isz = (int)PyDataType_ELSIZE(d);
+    const char *what = d->kind == 'O'   ? "an object"
+                       : d->kind == 'M' ? "a timestamp"
+                       : d->kind == 'm' ? "a duration"
+                       : d->kind == 'c' ? "a complex"
+                                        : NULL;
+    if (what != NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "column %R has %s type; to_matrix takes bool, integer "
+                     "and float columns",
+                     name, what);
+        return -1;
+    }
+    if (!PyArray_ISNBO(d->byteorder) || PyDataType_HASFIELDS(d)) {
+        return 1;
+    }
+    switch (d->kind) {
+        case 'b':
+            c->fmt.type = DFB_T_BOOL8;
+            break;
+        case 'i':
+            c->fmt.type = DFB_T_INT;
+            break;
+        case 'u':
+            c->fmt.type = DFB_T_UINT;
+            break;
+        case 'f':
+            c->fmt.type = DFB_T_FLOAT;
+            break;
+        default:
+            return 1;
+    }
+    if (isz != 1 && isz != 2 && isz != 4 && isz != 8) {
+        return 1;
+    }
+    if (d->kind == 'f' && isz == 1) {
+        return 1;
+    }
+    c->fmt.bits = 8 * isz;
+    c->fmt.byteorder = '=';
+    c->length = nrows;
+    c->data.ptr = s->data;
+    c->data.size = nrows * (int64_t)isz; /* not checked: see st2 */
+    if (s->masked) {
+        c->null_kind = DFB_NULL_USE_BYTEMASK;
+        c->null_value = 1;
+        c->null_count = -1;
+        c->validity.ptr = (const char *)s->mask;
+    }
+    else if (d->kind == 'f') {
+        /* NaN is pandas' missing float, as its Arrow export says */
+        c->null_kind = DFB_NULL_USE_NAN;
+        c->null_count = -1;
+    }
+    else {
+        c->null_kind = DFB_NULL_NON_NULLABLE;
+        c->null_count = 0;
+    }
+    st2[0] = s->stride == isz ? 0 : s->stride;
+    st2[1] = s->vstride == 1 ? 0 : s->vstride;
+    return 0;
+}
+
+/* Describes the selected columns of pandas DataFrame `obj` (exactly
+   pandas.DataFrame with a block manager) into `out` (zeroed), reading the
+   arrays of its numpy blocks and of its masked arrays (Int*, UInt*,
+   Float*, boolean) in place; sets *strides to a PyMem array of 2 per
+   selected column (data and mask byte strides, 0 when contiguous).
+   Returns 0; 1 when `obj` is not such a frame or a selected column is of
+   another kind (no exception; `out` and *strides are cleared: the caller
+   takes pandas' Arrow export); or -1 with an exception set (TypeError
+   naming an object, datetime, timedelta or complex column; the
+   selection's). */
+static int
+pandas_describe_frame(PyObject *obj, PyObject *select, dfb_frame *out,
+                      int64_t **strides)
+{
+    static const char *const masked_names[] = {"IntegerArray", "FloatingArray",
+                                               "BooleanArray"};
+    *strides = NULL;
+    int r = 1;
+    PyObject *pd = NULL, *names = NULL, *mgr = NULL, *blocks = NULL;
+    PyObject *types = NULL, *keep = NULL, *arrays = NULL;
+    pd_src *src = NULL;
+    Py_ssize_t *idx = NULL, n = 0;
+    PyObject *pdname = PyUnicode_FromString("pandas");
+    if (pdname == NULL) {
+        return -1;
+    }
+    pd = PyImport_GetModule(pdname);
+    Py_DECREF(pdname);
+    if (pd == NULL) {
+        return PyErr_Occurred() ? -1 : 1;
+    }
+    PyObject *cls = PyObject_GetAttrString(pd, "DataFrame");
+    int exact = cls != NULL && (PyObject *)Py_TYPE(obj) == cls;
+    Py_XDECREF(cls);
+    if (!exact) {
+        PyErr_Clear();
+        goto done;
+    }
+    arrays = PyObject_GetAttrString(pd, "arrays");
+    types = arrays != NULL ? PyTuple_New(3) : NULL;
+    for (int i = 0; types != NULL && i < 3; i++) {
+        PyObject *t = PyObject_GetAttrString(arrays, masked_names[i]);
+        if (t == NULL) {
+            Py_CLEAR(types);
+            break;
+        }
+        PyTuple_SET_ITEM(types, i, t);
+    }
+    if (types == NULL) {
+        PyErr_Clear();
+        goto done;
+    }
+    names = pandas_columns(obj);
+    if (names == NULL) {
+        r = PyErr_Occurred() ? -1 : 1;
+        goto done;
+    }
+    Py_ssize_t ncols = PyList_GET_SIZE(names);
+    Py_ssize_t len = PyObject_Size(obj);
+    if (len < 0) {
+        r = -1;
+        goto done;
+    }
+    mgr = PyObject_GetAttrString(obj, "_mgr");
+    blocks = mgr != NULL ? PyObject_GetAttrString(mgr, "blocks") : NULL;
+    if (blocks == NULL || !PyTuple_Check(blocks)) {
+        PyErr_Clear();
+        goto done;
+    }
+    src = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, sizeof(pd_src));
+    keep = PyList_New(0);
+    if (src == NULL || keep == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_NoMemory();
+        }
+        r = -1;
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < PyTuple_GET_SIZE(blocks); b++) {
+        int rb = pandas_block(PyTuple_GET_ITEM(blocks, b), types, len, src,
+                              ncols, keep);
+        if (rb != 0) {
+            r = rb;
+            goto done;
+        }
+    }
+    if (dfb_frame_select(names, select, &idx, &n) < 0) {
+        r = -1;
+        goto done;
+    }
+    /* refusals first (they name the column), then anything unread */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const pd_src *s = &src[idx[k]];
+        char kind = s->arr != NULL ? s->descr->kind : 0;
+        if (kind == 'O' || kind == 'M' || kind == 'm' || kind == 'c') {
+            dfb_column scratch;
+            int64_t st2[2];
+            memset(&scratch, 0, sizeof(scratch));
+            r = pandas_chunk(s, PyList_GET_ITEM(names, idx[k]), len, &scratch,
+                             st2);
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (src[idx[k]].arr == NULL) {
+            goto done;
+        }
+    }
+    if (dfb_frame_init(out, n) < 0) {
+        r = -1;
+        goto done;
+    }
+    Py_DECREF(out->keep);
+    out->keep = keep; /* takes the reference */
+    keep = NULL;
+    out->nrows = len;
+    *strides = PyMem_Calloc(n > 0 ? 2 * (size_t)n : 1, sizeof(int64_t));
+    if (*strides == NULL) {
+        PyErr_NoMemory();
+        r = -1;
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        dfb_frame_column *fc = &out->cols[k];
+        fc->name = Py_NewRef(PyList_GET_ITEM(names, idx[k]));
+        fc->chunks = PyMem_Calloc(2, sizeof(dfb_column));
+        if (fc->chunks == NULL) {
+            PyErr_NoMemory();
+            r = -1;
+            goto done;
+        }
+        fc->nchunks = 1;
+        int rc = pandas_chunk(&src[idx[k]], fc->name, len, fc->chunks,
+                              *strides + 2 * k);
+        if (rc != 0) {
+            r = rc;
+            goto done;
+        }
+    }
+    r = 0;
+done:
+    if (r != 0) {
+        dfb_frame_clear(out);
+        PyMem_Free(*strides);
+        *strides = NULL;
+    }
+    PyMem_Free(idx);
+    PyMem_Free(src);
+    Py_XDECREF(keep);
+    Py_XDECREF(blocks);
+    Py_XDECREF(mgr);
+    Py_XDECREF(names);
+    Py_XDECREF(types);
+    Py_XDECREF(arrays);
+    Py_DECREF(pd);
+    return r;
+}
+
 /* to_matrix(obj, *, dtype=None, order="C", nulls="nan", columns=None,
    threads=None).  Returns a new array (MaskedArray for nulls="mask"), or
    NULL with an exception set. */
@@ -1202,7 +1732,14 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     PyArray_Descr *promoted = NULL;
     PyObject *out = NULL, *mask = NULL, *res = NULL;
     PyObject *own = NULL;
-    int r = dfb_arrow_is_producer(obj);
+    int64_t *pd_strides = NULL;
+    int r = pandas_describe_frame(obj, o_cols, &fr, &pd_strides);
+    if (r == 0) {
+        goto described;
+    }
+    if (r == 1) {
+        r = dfb_arrow_is_producer(obj);
+    }
     if (r == 1 && (o_cols == NULL || o_cols == Py_None)) {
         own = pandas_columns(obj);
         if (own == NULL && PyErr_Occurred()) {
@@ -1228,6 +1765,7 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         goto done;
     }
 
+described:
     /* plan every chunk; promote */
     Py_ssize_t ncols = fr.ncols, total_chunks = 0;
     for (Py_ssize_t j = 0; j < ncols; j++) {
@@ -1255,7 +1793,12 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             if (plan_chunk(c, fc->name, descr != NULL, mc, &tn) < 0) {
                 goto fail_promote;
             }
-            if (dfb_column_validate(c) < 0) {
+            if (pd_strides != NULL) {
+                /* a pandas array, checked when read: strides instead */
+                mc->stride = pd_strides[2 * j];
+                mc->vstride = pd_strides[2 * j + 1];
+            }
+            else if (dfb_column_validate(c) < 0) {
                 add_name(fc->name);
                 goto fail_promote;
             }
@@ -1355,8 +1898,7 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     npy_intp dims[2] = {(npy_intp)nrows, (npy_intp)ncols};
     int fortran = order == 1;
     Py_INCREF(descr);
-    out = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, NULL, NULL,
-                               fortran, NULL);
+    out = new_output(descr, dims, fortran);
     if (out == NULL) {
         goto done;
     }
@@ -1371,7 +1913,8 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                       S_I64, S_U8, S_U16, S_U32,
                                       S_U64, -1,   S_F32, S_F64};
     for (Py_ssize_t i = 0; i < total_chunks; i++) {
-        all[i].same = all[i].read == R_DIRECT && all[i].st == same_src[dst];
+        all[i].same = all[i].read == R_DIRECT && all[i].stride == 0 &&
+                      all[i].st == same_src[dst];
     }
     mplan plan;
     plan.cols = cols;
@@ -1438,6 +1981,7 @@ done:
     PyMem_Free(all);
     PyMem_Free(cols);
     Py_XDECREF(own);
+    PyMem_Free(pd_strides);
     dfb_frame_clear(&fr);
     return res;
 }
