@@ -744,7 +744,7 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *out_kept;       /* guarded by out_lock */
 static size_t out_kept_size; /* the size NumPy freed it with */
 
-#if defined(MADV_FREE) || defined(MADV_HUGEPAGE)
+#if defined(MADV_FREE)
 /* Applies madvise `advice` to the whole pages inside [p, p + size).
    Advisory: failures are ignored. */
 static void
@@ -761,11 +761,11 @@ out_advise(void *p, size_t size, int advice)
 #endif
 
 /* malloc of the handler: the kept block when it fits (at most 1/8
-   larger), else new memory with huge pages asked for, as NumPy asks for
-   every large array (fewer TLB misses in the copy; where the kernel
-   compacts memory for them on demand, THP defrag "madvise", a first
-   400 MB output can take seconds: measured in docs/performance.md).
-   Returns NULL when out of memory. */
+   larger), else new memory.  No huge pages are asked for (NumPy asks for
+   them for every large array): where the kernel compacts memory for them
+   on demand (THP defrag "madvise"), a first 400 MB output took 0.9-1.4 s
+   instead of 0.25 s, and the kept block already spares repeated calls the
+   page faults (docs/performance.md).  Returns NULL when out of memory. */
 static void *
 out_malloc(void *ctx, size_t size)
 {
@@ -787,11 +787,6 @@ out_malloc(void *ctx, size_t size)
     }
     if (p == NULL) {
         p = malloc(size > 0 ? size : 1);
-#if defined(MADV_HUGEPAGE)
-        if (p != NULL && size >= OUT_BIG) {
-            out_advise(p, size, MADV_HUGEPAGE);
-        }
-#endif
     }
     if (p != NULL) {
         (void)PyTraceMalloc_Track(OUT_TRACE_DOMAIN, (uintptr_t)p, size);
