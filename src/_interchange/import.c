@@ -1155,14 +1155,17 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
     PyObject *n = size_o != NULL ? Py_NewRef(size_o) : NULL;
     PyObject *d = NULL;
     int ret = -1;
-    if (p == NULL && (p = PyObject_GetAttrString(obj, "ptr")) == NULL) {
+    /* the names are interned once in the module state (probe.c) */
+    if (p == NULL &&
+        (p = PyObject_GetAttr(obj, st->probe_names[DFB_PN_PTR])) == NULL) {
         goto missing;
     }
     void *ptr;
     if (as_pointer(p, proto, &ptr) < 0) {
         goto done;
     }
-    if (n == NULL && (n = PyObject_GetAttrString(obj, "bufsize")) == NULL) {
+    if (n == NULL &&
+        (n = PyObject_GetAttr(obj, st->probe_names[DFB_PN_BUFSIZE])) == NULL) {
         goto missing;
     }
     Py_ssize_t size;
@@ -1185,7 +1188,7 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
                      "%s: ptr + bufsize overflows the address space", proto);
         goto done;
     }
-    d = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+    d = PyObject_CallMethodNoArgs(obj, st->probe_names[DFB_PN_DLPACK_DEVICE]);
     if (d == NULL) {
         goto missing;
     }
