@@ -142,7 +142,16 @@ def from_object_rows() -> None:
         )
     )
     data = b"x" * 4096
-    producers.append(("bytes", data, [("memoryview(b)", lambda: memoryview(data))]))
+    producers.append(
+        (
+            "bytes",
+            data,
+            [
+                ("memoryview(b)", lambda: memoryview(data)),
+                ("np.frombuffer(b, 'u1')", lambda: np.frombuffer(data, "u1")),
+            ],
+        )
+    )
     try:
         import pyarrow as pa
 
@@ -156,6 +165,10 @@ def from_object_rows() -> None:
                 [
                     ("np.from_dlpack(arr)", lambda: np.from_dlpack(pa_arr)),
                     ("arr.to_numpy()", lambda: pa_arr.to_numpy()),
+                    (
+                        "np.frombuffer(arr.buffers()[1])",
+                        lambda: np.frombuffer(pa_arr.buffers()[1], "f8"),
+                    ),
                 ],
             ),
             (
@@ -165,7 +178,13 @@ def from_object_rows() -> None:
                     (
                         "arr.to_numpy(zero_copy_only=False)",
                         lambda: pa_nulls.to_numpy(zero_copy_only=False),
-                    )
+                    ),
+                    # the same memory from_object wraps (the values buffer),
+                    # zero-copy and typed: pyarrow's fastest export of it
+                    (
+                        "np.frombuffer(arr.buffers()[1])",
+                        lambda: np.frombuffer(pa_nulls.buffers()[1], "f8"),
+                    ),
                 ],
             ),
             ("pyarrow.Buffer", pa_buf, [("memoryview(buf)", lambda: memoryview(pa_buf))]),

@@ -146,9 +146,9 @@ import_slot(void *imp)
    `imp`.  Returns 0, or -1 with TypeError (wrong result or capsule names),
    ValueError (already released) set. */
 static int
-import_array_capsules(PyObject *obj, arrow_import *imp)
+import_array_capsules(dfb_state *st, PyObject *obj, arrow_import *imp)
 {
-    PyObject *res = PyObject_CallMethod(obj, "__arrow_c_array__", NULL);
+    PyObject *res = PyObject_CallMethodNoArgs(obj, st->str.arrow_c_array);
     if (res == NULL) {
         return -1;
     }
@@ -266,9 +266,9 @@ done:
 /* Moves the stream of obj.__arrow_c_stream__() into `imp`: its schema and
    every chunk.  Returns 0, or -1 with an exception set. */
 static int
-import_stream(PyObject *obj, arrow_import *imp)
+import_stream(dfb_state *st, PyObject *obj, arrow_import *imp)
 {
-    PyObject *cap = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
+    PyObject *cap = PyObject_CallMethodNoArgs(obj, st->str.arrow_c_stream);
     if (cap == NULL) {
         return -1;
     }
@@ -309,10 +309,10 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
         return -1;
     }
     if (has_array) {
-        r = import_array_capsules(obj, imp);
+        r = import_array_capsules(st, obj, imp);
     }
     else if (has_stream) {
-        r = import_stream(obj, imp);
+        r = import_stream(st, obj, imp);
     }
     else if ((r = dfb_arrow_device_is_producer(obj)) != 0) {
         /* device data: CPU takes the same path as __arrow_c_array__ */

@@ -36,6 +36,14 @@ int
 dfb_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
            Py_ssize_t itemsize, Py_ssize_t *lo, Py_ssize_t *hi)
 {
+    /* the common case, 1-D contiguous (core's general rule gives the
+       same): no copy into int64 arrays */
+    if (ndim == 1 && strides[0] == itemsize && itemsize > 0 && shape[0] >= 0 &&
+        shape[0] <= PY_SSIZE_T_MAX / itemsize) {
+        *lo = 0;
+        *hi = shape[0] * itemsize;
+        return 0;
+    }
     int64_t small[2 * 16] = {0}, *dims = small;
     int64_t l, h;
     dfb_error err;

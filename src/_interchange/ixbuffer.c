@@ -87,14 +87,15 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
     PyObject *n = size_o != NULL ? Py_NewRef(size_o) : NULL;
     PyObject *d = NULL;
     int ret = -1;
-    if (p == NULL && (p = PyObject_GetAttrString(obj, "ptr")) == NULL) {
+    /* the names are interned once in the module state (state.c) */
+    if (p == NULL && (p = PyObject_GetAttr(obj, st->str.ptr)) == NULL) {
         goto missing;
     }
     void *ptr;
     if (as_pointer(p, proto, &ptr) < 0) {
         goto done;
     }
-    if (n == NULL && (n = PyObject_GetAttrString(obj, "bufsize")) == NULL) {
+    if (n == NULL && (n = PyObject_GetAttr(obj, st->str.bufsize)) == NULL) {
         goto missing;
     }
     Py_ssize_t size;
@@ -117,7 +118,7 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
                      "%s: ptr + bufsize overflows the address space", proto);
         goto done;
     }
-    d = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+    d = PyObject_CallMethodNoArgs(obj, st->str.dlpack_device);
     if (d == NULL) {
         goto missing;
     }

@@ -1,8 +1,8 @@
 /* dfbuffer core: DLPack data types (see dlpack_types.h). */
 #include "dlpack_types.h"
+#include "format.h"
 
 #include <dlpack/dlpack.h>
-#include <stdio.h>
 
 int
 dfb_dlpack_typestr(uint8_t code, uint8_t bits, uint16_t lanes, char *buf,
@@ -41,9 +41,10 @@ dfb_dlpack_typestr(uint8_t code, uint8_t bits, uint16_t lanes, char *buf,
         default:
             return -1;
     }
-    int n =
-        snprintf(buf, size, "%c%c%d", bits == 8 ? '|' : '=', kind, bits / 8);
-    return (n > 0 && (size_t)n < size) ? 0 : -1;
+    return dfb_typestr_put(buf, size, bits == 8 ? '|' : '=', kind, bits / 8) >
+                   0
+               ? 0
+               : -1;
 }
 
 int

@@ -256,6 +256,23 @@ dfb_format_itemsize(const dfb_format *f)
 }
 
 int
+dfb_typestr_put(char *buf, size_t size, char order, char kind, int nbytes)
+{
+    if (nbytes < 1 || nbytes > 99 || size < (nbytes < 10 ? 4u : 5u)) {
+        return -1;
+    }
+    int n = 0;
+    buf[n++] = order;
+    buf[n++] = kind;
+    if (nbytes >= 10) {
+        buf[n++] = (char)('0' + nbytes / 10);
+    }
+    buf[n++] = (char)('0' + nbytes % 10);
+    buf[n] = '\0';
+    return n;
+}
+
+int
 dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size)
 {
     char order = f->byteorder == '>' ? '>' : (f->byteorder == '<' ? '<' : '=');
@@ -263,19 +280,19 @@ dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size)
     int nbytes = f->bits / 8;
     switch (f->type) {
         case DFB_T_BOOL8:
-            n = snprintf(buf, size, "|b1");
+            n = dfb_typestr_put(buf, size, '|', 'b', 1);
             break;
         case DFB_T_INT:
         case DFB_T_DICTIONARY:
-            n = nbytes == 1 ? snprintf(buf, size, "|i1")
-                            : snprintf(buf, size, "%ci%d", order, nbytes);
+            n = dfb_typestr_put(buf, size, nbytes == 1 ? '|' : order, 'i',
+                                nbytes);
             break;
         case DFB_T_UINT:
-            n = nbytes == 1 ? snprintf(buf, size, "|u1")
-                            : snprintf(buf, size, "%cu%d", order, nbytes);
+            n = dfb_typestr_put(buf, size, nbytes == 1 ? '|' : order, 'u',
+                                nbytes);
             break;
         case DFB_T_FLOAT:
-            n = snprintf(buf, size, "%cf%d", order, nbytes);
+            n = dfb_typestr_put(buf, size, order, 'f', nbytes);
             break;
         case DFB_T_DATE32:
             /* int32 days: NumPy's datetime64 is 64-bit only */
@@ -526,8 +543,7 @@ dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize)
               : (order == '@' || order == '=') ? '='
               : order == '<'                   ? '<'
                                                : '>';
-    int n = snprintf(buf, bufsize, "%c%c%d", to, kind, size);
-    return (n > 0 && (size_t)n < bufsize) ? size : -1;
+    return dfb_typestr_put(buf, bufsize, to, kind, size) > 0 ? size : -1;
 }
 
 /* 1 on a big-endian host. */

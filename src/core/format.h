@@ -108,4 +108,12 @@ dfb_numpy_struct_format(char kind, char type, int64_t itemsize,
 int
 dfb_format_itemsize(const dfb_format *f);
 
+/* Writes the plain type string <order><kind><nbytes> ("=i8", "|u1",
+   "<c16") into buf without stdio (these strings are made on every
+   conversion, and snprintf cost more than the rest of one).  nbytes is 1
+   to 99.  Returns the string's length, or -1 (nothing written) for an
+   nbytes out of range or a buffer too small. */
+int
+dfb_typestr_put(char *buf, size_t size, char order, char kind, int nbytes);
+
 #endif /* DFBUFFER_FORMAT_H */

@@ -355,6 +355,18 @@ test_struct_codes(void)
         CHECK(dfb_struct_typestr(bad[i], ts, sizeof(ts)) < 0);
     }
     CHECK(dfb_struct_typestr(">Zd", ts, 4) < 0);
+    /* the hand-written writer behind these typestrs (no stdio) */
+    char w[8] = "unset";
+    CHECK(dfb_typestr_put(w, sizeof(w), '=', 'i', 8) == 3);
+    CHECK_STR(w, "=i8");
+    CHECK(dfb_typestr_put(w, sizeof(w), '>', 'c', 16) == 4);
+    CHECK_STR(w, ">c16");
+    CHECK(dfb_typestr_put(w, 4, '<', 'c', 16) < 0); /* no room for 4 + NUL */
+    CHECK_STR(w, ">c16");                           /* nothing written */
+    CHECK(dfb_typestr_put(w, sizeof(w), '|', 'u', 0) < 0);
+    CHECK(dfb_typestr_put(w, sizeof(w), '|', 'u', 100) < 0);
+    CHECK(dfb_typestr_put(w, 4, '|', 'u', 1) == 3);
+    CHECK_STR(w, "|u1");
 }
 
 /* The reverse direction (dfb_numpy_struct_format) for every NumPy type,
