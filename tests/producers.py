@@ -51,11 +51,13 @@ INT32_DTYPE = (INT, 32, "i", "=")
 INT64_DTYPE = (INT, 64, "l", "=")
 
 
-def interchange_dtype(dt: Any) -> tuple[int, int, str, str]:
-    """The interchange dtype tuple of a NumPy dtype (byte order kept)."""
+def interchange_dtype(dt: Any, order: str | None = None) -> tuple[int, int, str, str]:
+    """The interchange dtype tuple of a NumPy dtype (byte order kept, or ``order``)."""
     dt = np.dtype(dt)
     fmt = _FORMATS[(dt.kind, dt.itemsize)]
-    if dt.itemsize == 1:
+    if order is not None:
+        pass
+    elif dt.itemsize == 1:
         order = "|"
     elif dt.byteorder in ("=", "|"):
         order = "="
@@ -89,7 +91,8 @@ class Buffer:
 
     ``bufsize``/``ptr`` may be overridden to lie; ``device`` is what
     ``__dlpack_device__`` returns; the memory is always host memory (for a
-    "device" buffer it is just never supposed to be read)."""
+    "device" buffer it is just never supposed to be read).  Each of the three may
+    also be a ``Script`` (an answer that changes between reads or raises)."""
 
     def __init__(
         self,
@@ -107,11 +110,11 @@ class Buffer:
 
     @property
     def bufsize(self) -> int:
-        return self._bufsize
+        return answer(self._bufsize)
 
     @property
     def ptr(self) -> int:
-        return self._ptr
+        return answer(self._ptr)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if self._device[0] != CPU:
@@ -123,10 +126,10 @@ class Buffer:
         )
 
     def __dlpack_device__(self) -> tuple[Any, Any]:
-        return self._device
+        return answer(self._device)
 
-    def __repr__(self) -> str:
-        return f"producers.Buffer(ptr={self.ptr:#x}, bufsize={self.bufsize}, device={self._device})"
+    def __repr__(self) -> str:  # reads no Script
+        return f"Buffer(ptr={self._ptr!r}, bufsize={self._bufsize!r}, device={self._device!r})"
 
 
 class NoKwDlpackBuffer(Buffer):
@@ -656,10 +659,12 @@ def mutate(obj: Any, **answers: Any) -> Any:
 _KEEP = np.arange(16, dtype="u1")  # real memory behind raw buffers
 
 
-def raw_buffer(ptr: Any = None, bufsize: Any = 16, device: Any = (CPU, 0)) -> Buffer:
-    """A Buffer (no ``__dlpack__``) whose ptr, bufsize and device are given verbatim (or
-    as Scripts); ``ptr`` defaults to 16 bytes of real memory."""
-    return mutate(Buffer(_KEEP, ptr=ptr, bufsize=bufsize, device=device), __dlpack__=MISSING)
+def raw_buffer(ptr: Any = None, bufsize: Any = 16, device: Any = (CPU, 0), *,
+               mem: np.ndarray = _KEEP) -> Buffer:
+    """A Buffer without ``__dlpack__`` (the spec's minimum) over ``mem`` (kept alive; by
+    default 16 bytes) whose ptr, bufsize and device are given verbatim or as Scripts;
+    ``ptr`` defaults to the start of ``mem``."""
+    return mutate(Buffer(mem, ptr=ptr, bufsize=bufsize, device=device), __dlpack__=MISSING)
 
 
 # ---------------------------------------------------------------------------
