@@ -566,23 +566,25 @@ def address(a: np.ndarray) -> int:
 
 
 class Script:
-    """The answers of one attribute: ``first``, then ``later`` (default: ``first``) on every
-    later read (a producer that changes its answer between reads); an answer that is an
-    exception instance is raised.  ``hook`` (a callable) runs before every answer: it may
-    mutate the producer."""
+    """The answers of one attribute: ``first`` for the first ``first_reads`` reads, then
+    ``later`` (default: ``first``; a producer that changes its answer between reads); an
+    answer that is an exception instance is raised.  ``reads`` counts the reads.  ``hook``
+    (a callable) runs before every answer: it may mutate the producer."""
 
-    __slots__ = ("first", "later", "reads", "hook")
+    __slots__ = ("first", "later", "reads", "hook", "first_reads")
 
-    def __init__(self, first: Any, later: Any = None, *, changes: bool = False, hook=None):
+    def __init__(self, first: Any, later: Any = None, *, changes: bool = False, hook=None,
+                 first_reads: int = 1):
         self.first = first
         self.later = later if changes else first
         self.reads = 0
         self.hook = hook
+        self.first_reads = first_reads
 
     def __call__(self) -> Any:
         if self.hook is not None:
             self.hook()
-        v = self.first if self.reads == 0 else self.later
+        v = self.first if self.reads < self.first_reads else self.later
         self.reads += 1
         if isinstance(v, BaseException):
             raise v
