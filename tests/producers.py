@@ -661,11 +661,11 @@ def mutate(obj: Any, **answers: Any) -> Any:
 _KEEP = np.arange(16, dtype="u1")  # real memory behind raw buffers
 
 
-def raw_buffer(ptr: Any = None, bufsize: Any = 16, device: Any = (CPU, 0), *,
+def raw_buffer(ptr: Any = None, bufsize: Any = None, device: Any = (CPU, 0), *,
                mem: np.ndarray = _KEEP) -> Buffer:
     """A Buffer without ``__dlpack__`` (the spec's minimum) over ``mem`` (kept alive; by
     default 16 bytes) whose ptr, bufsize and device are given verbatim or as Scripts;
-    ``ptr`` defaults to the start of ``mem``."""
+    ``ptr`` and ``bufsize`` default to the start and size of ``mem``."""
     return mutate(Buffer(mem, ptr=ptr, bufsize=bufsize, device=device), __dlpack__=MISSING)
 
 

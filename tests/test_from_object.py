@@ -13,6 +13,7 @@ import pytest
 from _dlpack_ctypes import READ_ONLY, Producer, Tensor
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from producers import NoDlpackBuffer
 
 import dfbuffer
 from dfbuffer import Buffer, DeviceType, NativeFormat
@@ -334,26 +335,10 @@ def test_interchange_lifetime(collect):
     assert r() is None
 
 
-class HandBuffer:
-    """An interchange-protocol Buffer over a numpy array (ints or enum device)."""
-
-    def __init__(self, arr, device=(1, None)):
-        self.arr = arr
-        self.device = device
-
-    @property
-    def ptr(self):
-        return self.arr.ctypes.data
-
-    @property
-    def bufsize(self):
-        return self.arr.nbytes
-
-    def __dlpack_device__(self):
-        return self.device
-
-    def __dlpack__(self):
-        raise NotImplementedError
+def HandBuffer(arr, device=(1, None)):  # noqa: N802 - reads as the class it was
+    """An interchange-protocol Buffer over a numpy array (ints or enum device) whose
+    __dlpack__ raises NotImplementedError."""
+    return NoDlpackBuffer(arr, device=device)
 
 
 def test_interchange_hand_buffer_device_and_dtype():
