@@ -24,18 +24,11 @@ def _plain_env() -> dict:
     return env
 
 
-def start(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=False,
-          opt="-O1", owner: str = __file__) -> Pending:
-    """Submit the compilation of ``capi_consumer/<source>`` (one file name, or a list) into
-    module ``name`` in ``out_dir`` to tests/background.py (a child Python runs setuptools,
-    so neither it nor Cython lands in the test process); ``Pending.load()`` imports it.
-    ``macros``: extra (name, value) defines (the ABI/version tests); ``opt``: the
-    optimisation flag (the tests compile fast, the benchmark passes -O2)."""
-    import background
-
+def _spec(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=False,
+          opt="-O1") -> dict:
     import dfbuffer
 
-    spec = {
+    return {
         "name": name,
         "sources": [source] if isinstance(source, str) else list(source),
         "out_dir": str(out_dir),
@@ -46,8 +39,22 @@ def start(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=Fals
         "include": dfbuffer.get_include(),
         "pkg_parent": str(Path(dfbuffer.__file__).resolve().parent.parent),
     }
-    argv = [sys.executable, str(Path(__file__).resolve()), json.dumps(spec)]
-    return Pending(name, background.submit(argv, owner=owner, env=_plain_env(), timeout=600))
+
+
+def start_all(builds: dict, out_dir: Path, *, owner: str = __file__) -> dict:
+    """Submit the compilation of several consumers to tests/background.py: one child Python
+    (setuptools, and Cython, never enter the test process) builds them one after the other.
+    ``builds`` maps a key to ``(name, source, macros, options)``: module ``name`` from
+    ``capi_consumer/<source>`` (one file name, or a list) with extra (name, value) defines
+    ``macros`` (the ABI/version tests) and ``options`` (cpp, cython, opt) into
+    ``out_dir/<key>``.  Returns key -> ``Pending``, whose ``load()`` imports it."""
+    import background
+
+    specs = [_spec(name, source, out_dir / key, macros, **opts)
+             for key, (name, source, macros, opts) in builds.items()]
+    argv = [sys.executable, str(Path(__file__).resolve()), json.dumps(specs)]
+    job = background.submit(argv, owner=owner, env=_plain_env(), timeout=600)
+    return {key: Pending(spec["name"], job) for key, spec in zip(builds, specs, strict=True)}
 
 
 class Pending:
@@ -59,10 +66,16 @@ class Pending:
     def load(self):
         if self._mod is None:
             proc = self.job.result()
-            if proc.returncode != 0:
-                raise RuntimeError(f"building {self.name} failed:\n{proc.stdout}{proc.stderr}")
-            path = proc.stdout.strip().splitlines()[-1]
-            spec = importlib.util.spec_from_file_location(self.name, path)
+            made = {}
+            for line in proc.stdout.splitlines():
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    made[r["name"]] = r
+            r = made.get(self.name)
+            if r is None or r.get("error"):
+                why = r["error"] if r else f"exit status {proc.returncode}"
+                raise RuntimeError(f"building {self.name} failed: {why}\n{proc.stderr}")
+            spec = importlib.util.spec_from_file_location(self.name, r["path"])
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)
             sys.modules[self.name] = mod
@@ -71,8 +84,12 @@ class Pending:
 
 
 def build(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=False, opt="-O1"):
-    """Compile (see ``start``) and import now."""
-    return start(name, source, out_dir, macros, cpp=cpp, cython=cython, opt=opt).load()
+    """Compile ``capi_consumer/<source>`` into module ``name`` in ``out_dir`` (in a child
+    Python, see ``start_all``) and import it now.  ``opt``: the optimisation flag (the tests
+    compile fast, the benchmark passes -O2)."""
+    opts = {"cpp": cpp, "cython": cython, "opt": opt}
+    pending = start_all({"": (name, source, macros, opts)}, Path(out_dir))
+    return pending[""].load()
 
 
 def _compile(spec: dict) -> str:
@@ -117,4 +134,8 @@ def _compile(spec: dict) -> str:
 
 
 if __name__ == "__main__":
-    print(_compile(json.loads(sys.argv[1])))
+    for spec in json.loads(sys.argv[1]):
+        try:
+            print(json.dumps({"name": spec["name"], "path": _compile(spec)}), flush=True)
+        except BaseException as e:  # noqa: B036 - reported for this build, the next one runs
+            print(json.dumps({"name": spec["name"], "error": repr(e)}), flush=True)

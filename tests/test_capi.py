@@ -17,24 +17,26 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from capi_build import start
+from capi_build import start_all
 
 import dfbuffer
 
 # Every consumer is compiled by a child process submitted now, at collection
-# (tests/background.py): the builds run while the tests before this module run.
-_DIR = background.scratch_dir() / "capi"
-_BUILDS = {
-    "c": start("capi_consumer", "consumer.c", _DIR / "c"),
-    "cpp": start("capi_consumer_cpp", "consumer_cpp.cpp", _DIR / "cpp", cpp=True),
-    "cy": start("consumer_cy", "consumer_cy.pyx", _DIR / "cy", cython=True),
-    "newer": start("capi_newer", "consumer.c", _DIR / "newer",
-                   [("DFBUFFER_TARGET_VERSION", "3")]),
-    "abi2": start("capi_abi2", "consumer.c", _DIR / "abi2", [("DFBUFFER_ABI_VERSION", "2")]),
-    "older": start("capi_older", "consumer.c", _DIR / "older",
-                   [("DFBUFFER_TARGET_VERSION", "1")]),
-    "multi": start("capi_multi", ["multi_a.c", "multi_b.c"], _DIR / "multi"),
-}
+# (tests/background.py), in the order the tests below need them: the builds run while
+# the tests before this module run.
+_C = {"cpp": False, "cython": False, "opt": "-O1"}
+_BUILDS = start_all(
+    {
+        "c": ("capi_consumer", "consumer.c", (), _C),
+        "newer": ("capi_newer", "consumer.c", [("DFBUFFER_TARGET_VERSION", "3")], _C),
+        "abi2": ("capi_abi2", "consumer.c", [("DFBUFFER_ABI_VERSION", "2")], _C),
+        "older": ("capi_older", "consumer.c", [("DFBUFFER_TARGET_VERSION", "1")], _C),
+        "multi": ("capi_multi", ["multi_a.c", "multi_b.c"], (), _C),
+        "cpp": ("capi_consumer_cpp", "consumer_cpp.cpp", (), _C | {"cpp": True}),
+        "cy": ("consumer_cy", "consumer_cy.pyx", (), _C | {"cython": True}),
+    },
+    background.scratch_dir() / "capi",
+)
 
 
 @pytest.fixture(scope="session")
