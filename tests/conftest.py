@@ -40,7 +40,9 @@ def pytest_collection_finish(session):
     they run one after the other beside the in-process tests."""
     import background
 
-    owners = {os.path.abspath(str(item.fspath)) for item in session.items}
+    if session.config.option.collectonly:
+        return
+    owners = {os.path.abspath(str(item.path)) for item in session.items}
     background.start(owners)
 
 
