@@ -41,13 +41,15 @@ def _spec(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=Fals
     }
 
 
-def start_all(builds: dict, out_dir: Path, *, owner: str = __file__) -> dict:
+def start_all(builds: dict, out_dir: Path, *, owner: str) -> dict:
     """Submit the compilation of several consumers to tests/background.py: one child Python
     (setuptools, and Cython, never enter the test process) builds them one after the other.
     ``builds`` maps a key to ``(name, source, macros, options)``: module ``name`` from
     ``capi_consumer/<source>`` (one file name, or a list) with extra (name, value) defines
     ``macros`` (the ABI/version tests) and ``options`` (cpp, cython, opt) into
-    ``out_dir/<key>``.  Returns key -> ``Pending``, whose ``load()`` imports it."""
+    ``out_dir/<key>``; ``owner``: the test module's ``__file__`` (background.submit).
+    Returns key -> ``Pending``, whose ``load()`` imports it (building there and then when
+    no runner took the job)."""
     import background
 
     specs = [_spec(name, source, out_dir / key, macros, **opts)
@@ -88,7 +90,7 @@ def build(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=Fals
     Python, see ``start_all``) and import it now.  ``opt``: the optimisation flag (the tests
     compile fast, the benchmark passes -O2)."""
     opts = {"cpp": cpp, "cython": cython, "opt": opt}
-    pending = start_all({"": (name, source, macros, opts)}, Path(out_dir))
+    pending = start_all({"": (name, source, macros, opts)}, Path(out_dir), owner=__file__)
     return pending[""].load()
 
 

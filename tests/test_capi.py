@@ -36,6 +36,7 @@ _BUILDS = start_all(
         "cy": ("consumer_cy", "consumer_cy.pyx", (), _C | {"cython": True}),
     },
     background.scratch_dir() / "capi",
+    owner=__file__,
 )
 
 
