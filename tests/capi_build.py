@@ -1,62 +1,126 @@
 """Builds the C API consumer extensions of tests/capi_consumer/ against the installed (or
 staged) dfbuffer: ``dfbuffer.get_include()`` is the only include path, the compiler is the
-one setuptools finds (the one Python was built with).  Used by tests/test_capi.py and
-benchmarks/bench_capi.py."""
+one setuptools finds (the one Python was built with), run in a child Python.  Used by
+tests/test_capi.py (which submits its builds at collection, so they compile while other
+tests run) and benchmarks/bench_capi.py."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
-
-import dfbuffer
 
 HERE = Path(__file__).resolve().parent / "capi_consumer"
 WARNINGS = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
 
 
-@contextlib.contextmanager
-def _plain_env():
+def _plain_env() -> dict:
     """The compiler runs without the sanitizer runtime the ASan suite preloads."""
-    saved = os.environ.pop("LD_PRELOAD", None)
-    try:
-        yield
-    finally:
-        if saved is not None:
-            os.environ["LD_PRELOAD"] = saved
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+def _spec(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=False,
+          opt="-O1") -> dict:
+    import dfbuffer
+
+    return {
+        "name": name,
+        "sources": [source] if isinstance(source, str) else list(source),
+        "out_dir": str(out_dir),
+        "macros": [list(m) for m in macros],
+        "cpp": cpp,
+        "cython": cython,
+        "opt": opt,
+        "include": dfbuffer.get_include(),
+        "pkg_parent": str(Path(dfbuffer.__file__).resolve().parent.parent),
+    }
+
+
+def start_all(builds: dict, out_dir: Path, *, owner: str) -> dict:
+    """Submit the compilation of several consumers to tests/background.py: one child Python
+    (setuptools, and Cython, never enter the test process) builds them one after the other.
+    ``builds`` maps a key to ``(name, source, macros, options)``: module ``name`` from
+    ``capi_consumer/<source>`` (one file name, or a list) with extra (name, value) defines
+    ``macros`` (the ABI/version tests) and ``options`` (cpp, cython, opt) into
+    ``out_dir/<key>``; ``owner``: the test module's ``__file__`` (background.submit).
+    Returns key -> ``Pending``, whose ``load()`` imports it (building there and then when
+    no runner took the job)."""
+    import background
+
+    specs = [_spec(name, source, out_dir / key, macros, **opts)
+             for key, (name, source, macros, opts) in builds.items()]
+    argv = [sys.executable, str(Path(__file__).resolve()), json.dumps(specs)]
+    job = background.submit(argv, owner=owner, env=_plain_env(), timeout=600)
+    return {key: Pending(spec["name"], job) for key, spec in zip(builds, specs, strict=True)}
+
+
+class Pending:
+    """A submitted build: ``load()`` waits for it and imports the extension."""
+
+    def __init__(self, name: str, job) -> None:
+        self.name, self.job, self._mod = name, job, None
+
+    def load(self):
+        if self._mod is None:
+            proc = self.job.result()
+            made = {}
+            for line in proc.stdout.splitlines():
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    made[r["name"]] = r
+            r = made.get(self.name)
+            if r is None or r.get("error"):
+                why = r["error"] if r else f"exit status {proc.returncode}"
+                raise RuntimeError(f"building {self.name} failed: {why}\n{proc.stderr}")
+            spec = importlib.util.spec_from_file_location(self.name, r["path"])
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            sys.modules[self.name] = mod
+            self._mod = mod
+        return self._mod
 
 
 def build(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=False, opt="-O1"):
-    """Compile ``capi_consumer/<source>`` (one file name, or a list) into module ``name``
-    in ``out_dir`` and import it.  ``macros``: extra (name, value) defines (the ABI/version
-    tests); ``opt``: the optimisation flag (the tests compile fast, the benchmark passes
-    -O2)."""
+    """Compile ``capi_consumer/<source>`` into module ``name`` in ``out_dir`` (in a child
+    Python, see ``start_all``) and import it now.  ``opt``: the optimisation flag (the tests
+    compile fast, the benchmark passes -O2)."""
+    opts = {"cpp": cpp, "cython": cython, "opt": opt}
+    pending = start_all({"": (name, source, macros, opts)}, Path(out_dir), owner=__file__)
+    return pending[""].load()
+
+
+def _compile(spec: dict) -> str:
+    """In the child: build the extension with setuptools, return the file it made."""
     from setuptools import Distribution, Extension
 
+    name, out_dir = spec["name"], Path(spec["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
-    sources = [source] if isinstance(source, str) else list(source)
-    args = [opt] if cython else [opt, *WARNINGS]
-    if cpp:
+    macros = [tuple(m) for m in spec["macros"]]
+    args = [spec["opt"]] if spec["cython"] else [spec["opt"], *WARNINGS]
+    if spec["cpp"]:
         args.append("-std=c++17")
     ext = Extension(
         name,
-        [str(HERE / s) for s in sources],
-        include_dirs=[dfbuffer.get_include()],
+        [str(HERE / s) for s in spec["sources"]],
+        include_dirs=[spec["include"]],
         define_macros=[("CONSUMER_NAME", name), *macros],
         extra_compile_args=args,
-        language="c++" if cpp else "c",
+        language="c++" if spec["cpp"] else "c",
     )
     exts = [ext]
-    if cython:
+    if spec["cython"]:
         from Cython.Build import cythonize
 
         ext.define_macros = list(macros)
         exts = cythonize(
             exts,
             build_dir=str(out_dir / "cython"),
-            include_path=[str(Path(dfbuffer.__file__).resolve().parent.parent)],
+            include_path=[spec["pkg_parent"]],
             quiet=True,
             compiler_directives={"language_level": 3},
         )
@@ -65,11 +129,15 @@ def build(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=Fals
     cmd.build_lib = str(out_dir)
     cmd.build_temp = str(out_dir / "tmp")
     cmd.ensure_finalized()
-    with _plain_env():
+    with contextlib.redirect_stdout(sys.stderr):
         cmd.run()
-    (path,) = (Path(p) for p in cmd.get_outputs())
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    sys.modules[name] = mod
-    return mod
+    (path,) = cmd.get_outputs()
+    return path
+
+
+if __name__ == "__main__":
+    for spec in json.loads(sys.argv[1]):
+        try:
+            print(json.dumps({"name": spec["name"], "path": _compile(spec)}), flush=True)
+        except BaseException as e:  # noqa: B036 - reported for this build, the next one runs
+            print(json.dumps({"name": spec["name"], "error": repr(e)}), flush=True)

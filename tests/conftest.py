@@ -1,4 +1,5 @@
 import gc
+import os
 
 import pytest
 
@@ -32,3 +33,20 @@ def pytest_runtest_setup(item):
         _frozen_for[0] = module
         gc.collect()
         gc.freeze()
+
+
+def pytest_collection_finish(session):
+    """Start the child processes the collected modules submitted (tests/background.py):
+    they run one after the other beside the in-process tests."""
+    import background
+
+    if session.config.option.collectonly:
+        return
+    owners = {os.path.abspath(str(item.path)) for item in session.items}
+    background.start(owners)
+
+
+def pytest_unconfigure(config):
+    import background
+
+    background.stop()

@@ -51,11 +51,13 @@ INT32_DTYPE = (INT, 32, "i", "=")
 INT64_DTYPE = (INT, 64, "l", "=")
 
 
-def interchange_dtype(dt: Any) -> tuple[int, int, str, str]:
-    """The interchange dtype tuple of a NumPy dtype (byte order kept)."""
+def interchange_dtype(dt: Any, order: str | None = None) -> tuple[int, int, str, str]:
+    """The interchange dtype tuple of a NumPy dtype (byte order kept, or ``order``)."""
     dt = np.dtype(dt)
     fmt = _FORMATS[(dt.kind, dt.itemsize)]
-    if dt.itemsize == 1:
+    if order is not None:
+        pass
+    elif dt.itemsize == 1:
         order = "|"
     elif dt.byteorder in ("=", "|"):
         order = "="
@@ -89,7 +91,8 @@ class Buffer:
 
     ``bufsize``/``ptr`` may be overridden to lie; ``device`` is what
     ``__dlpack_device__`` returns; the memory is always host memory (for a
-    "device" buffer it is just never supposed to be read)."""
+    "device" buffer it is just never supposed to be read).  Each of the three may
+    also be a ``Script`` (an answer that changes between reads or raises)."""
 
     def __init__(
         self,
@@ -107,11 +110,11 @@ class Buffer:
 
     @property
     def bufsize(self) -> int:
-        return self._bufsize
+        return answer(self._bufsize)
 
     @property
     def ptr(self) -> int:
-        return self._ptr
+        return answer(self._ptr)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if self._device[0] != CPU:
@@ -123,10 +126,10 @@ class Buffer:
         )
 
     def __dlpack_device__(self) -> tuple[Any, Any]:
-        return self._device
+        return answer(self._device)
 
-    def __repr__(self) -> str:
-        return f"producers.Buffer(ptr={self.ptr:#x}, bufsize={self.bufsize}, device={self._device})"
+    def __repr__(self) -> str:  # reads no Script
+        return f"Buffer(ptr={self._ptr!r}, bufsize={self._bufsize!r}, device={self._device!r})"
 
 
 class NoKwDlpackBuffer(Buffer):
@@ -555,3 +558,288 @@ def base_chain(a: Any) -> list:
 
 def address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
+
+
+# ---------------------------------------------------------------------------
+# Mutators: a producer that breaks one rule.  Every broken producer of the tests is a
+# conformant one from above with some answers replaced.
+
+
+class Script:
+    """The answers of one attribute: ``first`` for the first ``first_reads`` reads, then
+    ``later`` (default: ``first``; a producer that changes its answer between reads); an
+    answer that is an exception instance is raised.  ``reads`` counts the reads.  ``hook``
+    (a callable) runs before every answer: it may mutate the producer."""
+
+    __slots__ = ("first", "later", "reads", "hook", "first_reads")
+
+    def __init__(self, first: Any, later: Any = None, *, changes: bool = False, hook=None,
+                 first_reads: int = 1):
+        self.first = first
+        self.later = later if changes else first
+        self.reads = 0
+        self.hook = hook
+        self.first_reads = first_reads
+
+    def __call__(self) -> Any:
+        if self.hook is not None:
+            self.hook()
+        v = self.first if self.reads < self.first_reads else self.later
+        self.reads += 1
+        if isinstance(v, BaseException):
+            raise v
+        return v
+
+    def __repr__(self) -> str:
+        if self.later is self.first:
+            return f"Script({self.first!r})"
+        return f"Script({self.first!r}, later={self.later!r})"
+
+
+class calls:  # noqa: N801 - reads as a marker: mutate(col, get_column=calls(fn))
+    """A replaced method that is ``fn`` itself (called with the consumer's arguments)."""
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+
+MISSING = object()  # mutate(obj, name=MISSING): the attribute does not exist
+
+
+def answer(a: Any, args: tuple = (), kw: dict | None = None) -> Any:
+    """What a replaced attribute gives: ``calls(fn)`` -> fn(*args), a Script -> its next
+    answer, an exception instance -> raised, anything else -> itself."""
+    if isinstance(a, calls):
+        return a.fn(*args, **(kw or {}))
+    if isinstance(a, Script):
+        return a()
+    if isinstance(a, BaseException):
+        raise a
+    return a
+
+
+def _replaced_method(a: Any):
+    def method(self, *args: Any, **kw: Any) -> Any:
+        return answer(a, args, kw)
+
+    return method
+
+
+def _absent(name: str) -> property:
+    def get(self) -> Any:
+        raise AttributeError(name)
+
+    return property(get)
+
+
+def mutate(obj: Any, **answers: Any) -> Any:
+    """A copy of producer ``obj`` (same state, an instance of a subclass of its class) in
+    which each named attribute answers as given instead.  For a method of ``obj``'s class
+    (``size``, ``get_buffers``, ``num_chunks``, ``get_column``...) the answer is what every
+    call returns; for a property or a data attribute (``ptr``, ``offset``, ``dtype``,
+    ``describe_null``, ``metadata``...) what every read returns.  An answer is a value, a
+    ``Script`` (changes between reads, or raises on a later read), an exception instance
+    (raised), ``calls(fn)`` (the method is ``fn``) or ``MISSING`` (no such attribute)."""
+    import inspect
+
+    cls = type(obj)
+    ns: dict[str, Any] = {}
+    for name, a in answers.items():
+        static = inspect.getattr_static(cls, name, None)
+        if a is MISSING:
+            ns[name] = _absent(name)
+        elif static is not None and not isinstance(static, property) and callable(static):
+            ns[name] = _replaced_method(a)
+        else:
+            ns[name] = property(lambda self, a=a: answer(a))
+    sub = type(f"{cls.__name__}*", (cls,), ns)
+    new = object.__new__(sub)
+    new.__dict__.update(obj.__dict__)
+    return new
+
+
+_KEEP = np.arange(16, dtype="u1")  # real memory behind raw buffers
+
+
+def raw_buffer(ptr: Any = None, bufsize: Any = None, device: Any = (CPU, 0), *,
+               mem: np.ndarray = _KEEP) -> Buffer:
+    """A Buffer without ``__dlpack__`` (the spec's minimum) over ``mem`` (kept alive; by
+    default 16 bytes) whose ptr, bufsize and device are given verbatim or as Scripts;
+    ``ptr`` and ``bufsize`` default to the start and size of ``mem``."""
+    return mutate(Buffer(mem, ptr=ptr, bufsize=bufsize, device=device), __dlpack__=MISSING)
+
+
+# ---------------------------------------------------------------------------
+# Conformant producers over one NumPy array each (the testing kit's subjects)
+
+
+def _ix(arr: np.ndarray) -> tuple:
+    return (*interchange_dtype(arr.dtype)[:3], "=")
+
+
+def column(
+    data: np.ndarray,
+    *,
+    dtype: tuple | None = None,
+    data_dtype: tuple | None = None,
+    offset: int = 0,
+    size: int | None = None,
+    null: tuple = (NON_NULLABLE, None),
+    null_count: int | None = 0,
+    validity: tuple | None = None,
+    offsets: tuple | None = None,
+    categorical: Categorical | None = None,
+) -> Column:
+    """A conformant one-chunk Column whose data buffer is all of ``data`` (size: what follows
+    ``offset``)."""
+    buf = Buffer(np.ascontiguousarray(data), device=(CPU, None))
+    return Column(
+        size=len(data) - offset if size is None else size,
+        dtype=dtype or _ix(data),
+        data=(buf, data_dtype or dtype or _ix(data)),
+        validity=validity,
+        offsets=offsets,
+        offset=offset,
+        null=null,
+        null_count=null_count,
+        categorical=categorical,
+    )
+
+
+def int_column(**kw: Any) -> Column:
+    return column(np.arange(10, dtype="i8"), **kw)
+
+
+def string_column(strs=("a", "bb", None, "dddd"), *, large: bool = False, **kw: Any) -> Column:
+    raw = [s.encode() if s is not None else b"" for s in strs]
+    data = np.frombuffer(b"".join(raw) or b"\0", dtype="u1").copy()
+    offs = np.zeros(len(raw) + 1, dtype="i8" if large else "i4")
+    offs[1:] = np.cumsum([len(r) for r in raw])
+    valid = np.packbits(np.array([s is not None for s in strs], dtype=bool), bitorder="little")
+    args: dict[str, Any] = {
+        "dtype": (STRING, 8, "U" if large else "u", "="),
+        "data_dtype": UINT8_DTYPE[:3] + ("=",),
+        "size": len(strs),
+        "null": (USE_BITMASK, 0),
+        "null_count": sum(s is None for s in strs),
+        "validity": (Buffer(valid, device=(CPU, None)), BITMASK_DTYPE),
+        "offsets": (Buffer(offs, device=(CPU, None)), _ix(offs)),
+    }
+    args.update(kw)
+    return column(data, **args)
+
+
+def categorical_column(codes=(0, 1, -1, 1), **kw: Any) -> Column:
+    cats = string_column(("low", "high"), null=(NON_NULLABLE, None), null_count=0, validity=None)
+    c = np.array(codes, dtype="i1")
+    args: dict[str, Any] = {
+        "dtype": (CATEGORICAL, 8, "c", "="),
+        "data_dtype": (INT, 8, "c", "="),
+        "null": (USE_SENTINEL, -1),
+        "null_count": int(np.count_nonzero(c == -1)),
+        "categorical": Categorical(cats),
+    }
+    args.update(kw)
+    return column(c, **args)
+
+
+def masked_validity() -> tuple:
+    """The bitmask of ``masked_column``: 12 bits, bit 4 clear."""
+    bits = np.ones(12, dtype=bool)
+    bits[4] = False
+    return (Buffer(np.packbits(bits, bitorder="little"), device=(CPU, None)), BITMASK_DTYPE)
+
+
+def masked_column(**kw: Any) -> Column:
+    """int32 values with a bitmask; element 3 (after offset 1) is null."""
+    args: dict[str, Any] = {
+        "offset": 1,
+        "size": 11,
+        "null": (USE_BITMASK, 0),
+        "null_count": 1,
+        "validity": masked_validity(),
+    }
+    args.update(kw)
+    return column(np.arange(12, dtype="i4"), **args)
+
+
+def good_dataframe() -> DataFrame:
+    return DataFrame(
+        {
+            "i": column(np.arange(4, dtype="i8")),
+            "f": column(np.array([1.0, np.nan, 3.0, 4.0]), null=(USE_NAN, None), null_count=1),
+            "s": string_column(),
+            "c": categorical_column(),
+            "m": masked_column(offset=8, size=4, null_count=0),
+        }
+    )
+
+
+def _with_buffers(base: Column, **changes: Any) -> Column:
+    bufs = dict(base.get_buffers())
+    bufs.update(changes)
+    return mutate(base, get_buffers=bufs)
+
+
+def _wrong_chunks() -> Column:
+    """size() says 10, its two chunks hold 3 + 3 values."""
+    chunks = [column(np.arange(3, dtype="i8")), column(np.arange(6, dtype="i8"), offset=3)]
+    return mutate(int_column(), num_chunks=2, get_chunks=calls(lambda n_chunks=None: iter(chunks)))
+
+
+def _no_dataframe_method(base: DataFrame) -> Any:
+    return mutate(base, __dataframe__=MISSING)
+
+
+# For every producer requirement (P-n in docs/requirements.md) one producer that breaks it:
+# requirement ID -> factory returning (kind, object), kind "buffer", "column" or "dataframe".
+BROKEN: dict[str, Any] = {
+    # Buffers
+    "P-1": lambda: ("buffer", raw_buffer(ptr=-8)),
+    "P-2": lambda: ("buffer", raw_buffer(bufsize=-1)),
+    "P-3": lambda: ("buffer", raw_buffer(device=(99, 0))),
+    "P-4": lambda: ("buffer", raw_buffer(ptr=0, bufsize=16)),
+    # claims 8 bytes but exports 16 through DLPack
+    "P-5": lambda: ("buffer", Buffer(np.arange(2, dtype="i8"), bufsize=8, device=(CPU, None))),
+    # Columns
+    "P-10": lambda: ("column", mutate(int_column(), size=-1)),
+    "P-11": lambda: ("column", mutate(int_column(), offset=-2)),
+    "P-12": lambda: ("column", mutate(int_column(), dtype=(INT, 64, "i", "="))),
+    "P-13": lambda: ("column", mutate(masked_column(), describe_null=(USE_BITMASK, 7))),
+    "P-14": lambda: ("column", mutate(int_column(), null_count=11)),
+    "P-15": lambda: ("column", mutate(int_column(), get_buffers={"data": None})),
+    "P-16": lambda: ("column", _with_buffers(int_column(), validity=masked_validity())),
+    "P-17": lambda: (
+        "column",
+        _with_buffers(masked_column(), validity=(masked_validity()[0], BYTEMASK_DTYPE)),
+    ),
+    "P-18": lambda: (
+        "column",
+        masked_column(
+            null_count=0,
+            validity=(Buffer(np.array([0xFF], dtype="u1"), device=(CPU, None)), BITMASK_DTYPE),
+        ),
+    ),
+    "P-19": lambda: ("column", string_column(data_dtype=(STRING, 8, "u", "="))),
+    "P-20": lambda: ("column", column(np.arange(4, dtype="i8"), size=6)),
+    "P-21": lambda: ("column", string_column(offsets=None)),
+    "P-22": lambda: ("column", string_column(dtype=(STRING, 8, "u", "="), large=True)),
+    "P-23": lambda: (
+        "column",
+        string_column(offsets=(Buffer(np.array([0, 1, 3, 2, 40], dtype="i4")), INT32_DTYPE)),
+    ),
+    "P-24": lambda: ("column", mutate(categorical_column(), describe_categorical=None)),
+    "P-25": lambda: ("column", categorical_column(codes=(0, 1, 5, -1))),
+    "P-26": lambda: ("column", masked_column(null_count=3)),
+    "P-27": lambda: ("column", _wrong_chunks()),
+    "P-28": lambda: ("column", mutate(int_column(), metadata=None)),
+    # DataFrames
+    "P-30": lambda: ("dataframe", mutate(good_dataframe(), num_columns=7)),
+    "P-31": lambda: ("dataframe", mutate(good_dataframe(), num_rows=3)),
+    "P-32": lambda: ("dataframe", mutate(good_dataframe(), get_column=int_column())),
+    "P-33": lambda: ("dataframe", mutate(good_dataframe(), select_columns=good_dataframe())),
+    "P-34": lambda: ("dataframe", mutate(good_dataframe(), select_columns_by_name=DataFrame({}))),
+    "P-35": lambda: ("dataframe", mutate(good_dataframe(), num_chunks=2)),
+    "P-36": lambda: ("dataframe", mutate(good_dataframe(), metadata=[("a", 1)])),
+    "P-37": lambda: ("dataframe", _no_dataframe_method(good_dataframe())),
+}

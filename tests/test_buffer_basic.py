@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
 import sys
+import textwrap
 import weakref
 
 import numpy as np
@@ -166,3 +168,32 @@ def test_get_include_has_the_public_header_only():
     assert os.path.isfile(os.path.join(inc, "dfbuffer", "dfbuffer.h"))
     for h in ("arrow.h", "format.h", "buffer.h", "common.h", "convert.h"):  # internal
         assert not os.path.exists(os.path.join(inc, "dfbuffer", h)), h
+
+
+# --- buffer.c buffer_dealloc: no trashcan, deep owner chains overflowed the C
+# stack (segfault) when the last reference went away.
+
+
+def test_deep_owner_chain_dealloc_does_not_overflow_the_stack():
+    code = textwrap.dedent(
+        """
+        import threading
+        import numpy as np
+        from dfbuffer import Buffer
+
+        def run():
+            b = Buffer.from_object(np.zeros(8, "u1"))
+            for i in range(20000):
+                b = Buffer.from_object(b, dtype="i1" if i % 2 else "u1")
+            del b
+
+        threading.stack_size(512 * 1024)
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+        print("ok")
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "ok"

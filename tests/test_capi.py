@@ -12,35 +12,49 @@ import shutil
 import subprocess
 import weakref
 
+import background
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from capi_build import build
+from capi_build import start_all
 
 import dfbuffer
 
+# Every consumer is compiled by a child process submitted now, at collection
+# (tests/background.py), in the order the tests below need them: the builds run while
+# the tests before this module run.
+_C = {"cpp": False, "cython": False, "opt": "-O1"}
+_BUILDS = start_all(
+    {
+        "c": ("capi_consumer", "consumer.c", (), _C),
+        "newer": ("capi_newer", "consumer.c", [("DFBUFFER_TARGET_VERSION", "3")], _C),
+        "abi2": ("capi_abi2", "consumer.c", [("DFBUFFER_ABI_VERSION", "2")], _C),
+        "older": ("capi_older", "consumer.c", [("DFBUFFER_TARGET_VERSION", "1")], _C),
+        "multi": ("capi_multi", ["multi_a.c", "multi_b.c"], (), _C),
+        "cpp": ("capi_consumer_cpp", "consumer_cpp.cpp", (), _C | {"cpp": True}),
+        "cy": ("consumer_cy", "consumer_cy.pyx", (), _C | {"cython": True}),
+    },
+    background.scratch_dir() / "capi",
+    owner=__file__,
+)
+
 
 @pytest.fixture(scope="session")
-def capi_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("capi")
-
-
-@pytest.fixture(scope="session")
-def cons(capi_dir):
+def cons():
     """The C consumer (built once per test run)."""
-    return build("capi_consumer", "consumer.c", capi_dir / "c")
+    return _BUILDS["c"].load()
 
 
 @pytest.fixture(scope="session")
-def cons_cpp(capi_dir):
-    return build("capi_consumer_cpp", "consumer_cpp.cpp", capi_dir / "cpp", cpp=True)
+def cons_cpp():
+    return _BUILDS["cpp"].load()
 
 
 @pytest.fixture(scope="session")
-def cons_cy(capi_dir):
+def cons_cy():
     pytest.importorskip("Cython")
-    return build("consumer_cy", "consumer_cy.pyx", capi_dir / "cy", cython=True)
+    return _BUILDS["cy"].load()
 
 
 def collect():
@@ -363,25 +377,25 @@ def test_pyarrow_record_batch_and_stream(cons):
 # ---------------------------------------------------------------- versions
 
 
-def test_newer_consumer_fails_with_both_numbers(capi_dir):
+def test_newer_consumer_fails_with_both_numbers():
     with pytest.raises(ImportError) as ei:
-        build("capi_newer", "consumer.c", capi_dir / "newer", [("DFBUFFER_TARGET_VERSION", "3")])
+        _BUILDS["newer"].load()
     msg = str(ei.value)
     assert "ABI 1, API version 3 or later" in msg
     assert "provides ABI 1, API version 2" in msg
     assert "upgrade dfbuffer" in msg
 
 
-def test_other_abi_fails(capi_dir):
+def test_other_abi_fails():
     with pytest.raises(ImportError) as ei:
-        build("capi_abi2", "consumer.c", capi_dir / "abi2", [("DFBUFFER_ABI_VERSION", "2")])
+        _BUILDS["abi2"].load()
     msg = str(ei.value)
     assert "compiled for ABI 2" in msg and "provides ABI 1" in msg
     assert "rebuild the extension" in msg
 
 
-def test_older_consumer_works(capi_dir):
-    old = build("capi_older", "consumer.c", capi_dir / "older", [("DFBUFFER_TARGET_VERSION", "1")])
+def test_older_consumer_works():
+    old = _BUILDS["older"].load()
     assert old.api() == (1, 2, 1)
     assert not hasattr(old, "column_to_ndarray")  # version-2 macros are hidden from it
     b = old.make_block(3)
@@ -391,8 +405,8 @@ def test_older_consumer_works(capi_dir):
 # ---------------------------------------------------------------- C++ and Cython
 
 
-def test_two_files_share_one_table(capi_dir):
-    multi = build("capi_multi", ["multi_a.c", "multi_b.c"], capi_dir / "multi")
+def test_two_files_share_one_table():
+    multi = _BUILDS["multi"].load()
     b = multi.make(10)
     assert np.asarray(b).tolist() == list(range(10))
     assert b.owner is None and b.readonly is True

@@ -252,3 +252,108 @@ def test_zero_size_with_huge_dims_is_fine():
     # 0 elements: strides computed for the other dims must not overflow
     b = B(P, 0, shape=(0, 2**62, 2**62))
     assert b.bufsize == 0 and b.shape == (0, 2**62, 2**62)
+
+
+# --- buffer.c dfb_extent: hi - lo overflowed (signed overflow, UB) -------------
+# Each reach fits in Py_ssize_t, but the span from the lowest to the highest
+# byte does not: hi - lo wrapped negative and passed the "fits in bufsize"
+# check, giving a 16-byte Buffer whose elements lie 2**62 bytes apart.
+
+
+@pytest.mark.parametrize(
+    ("shape", "strides"),
+    [
+        ((2, 2), (2**62, -(2**62))),
+        ((2, 2), (-(2**62), 2**62)),
+        ((3, 2), (2**62 - 1, -(2**62))),
+    ],
+)
+def test_extent_span_overflow_is_refused(shape, strides):
+    with pytest.raises(OverflowError):
+        Buffer(P, 16, owner=MEM, shape=shape, strides=strides)
+
+
+def test_extent_span_overflow_dlpack_import():
+    from _dlpack_ctypes import Tensor
+
+    t = Tensor(MEM, shape=(2, 2), strides=(2**62, -(2**62)), code=1, bits=8)
+    with pytest.raises(OverflowError):
+        Buffer.from_object(t.capsule())
+
+
+def test_extent_large_but_valid_span_still_accepted():
+    # a span just inside Py_ssize_t over a zero-size array: nothing addressed
+    b = Buffer(P, 0, owner=MEM, shape=(0, 2), strides=(2**62, -(2**62)))
+    assert b.bufsize == 0
+
+
+# --- buffer.c parse_dims: borrowed items of a list mutated by __index__ --------
+# PySequence_Fast returns the list itself; an item's __index__ that shrinks
+# the list made the loop read freed / out-of-bounds item slots (segfault).
+
+
+def test_shape_list_mutated_by_index_does_not_crash():
+    lst: list = []
+
+    class Shrinker:
+        def __index__(self):
+            lst.clear()
+            return 1
+
+    lst[:] = [Shrinker(), Shrinker(), 1]
+    b = Buffer(P, 8, owner=MEM, shape=lst)
+    assert b.shape == (1, 1, 1)
+
+
+def test_strides_list_mutated_by_index_does_not_crash():
+    lst: list = []
+
+    class Shrinker:
+        def __index__(self):
+            lst.clear()
+            return 1
+
+    lst[:] = [Shrinker(), Shrinker()]
+    b = Buffer(P, 8, owner=MEM, shape=(2, 2), strides=lst)
+    assert b.strides == (1, 1)
+
+
+# --- buffer.c tp_new: integers were accepted as shape items only -------------
+# shape=(np.int64(8),) worked but shape=np.int64(8), bufsize=np.int64(64) and
+# ptr=np.uint64(...) raised TypeError: every size and pointer argument now
+# takes any integer (operator.index), never bool or float.
+
+
+def test_numpy_integers_accepted_everywhere():
+    a = np.arange(8.0)
+    p = a.ctypes.data
+    b = Buffer(np.uint64(p), np.int64(64), owner=a, dtype="f8", shape=np.int64(8))
+    assert (b.ptr, b.bufsize, b.shape) == (p, 64, (8,))
+    assert type(b.bufsize) is int
+    b2 = Buffer(p, 64, owner=a, dtype="f8", shape=np.array([2, 4]))  # still a sequence
+    assert b2.shape == (2, 4)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc"),
+    [
+        ({"ptr": np.float64(1.0)}, TypeError),
+        pytest.param(
+            {"bufsize": np.True_},
+            TypeError,
+            marks=pytest.mark.skipif(
+                np.lib.NumpyVersion(np.__version__) < "2.3.0",
+                reason="NumPy < 2.3 still accepts np.bool_ as an index (with a DeprecationWarning)",
+            ),
+        ),
+        ({"bufsize": True}, TypeError),
+        ({"bufsize": np.int64(-1)}, ValueError),
+        ({"ptr": np.int64(-8)}, ValueError),
+        ({"shape": np.float64(2.0)}, TypeError),
+    ],
+)
+def test_numpy_scalars_still_checked(kwargs, exc):
+    a = np.arange(8.0)
+    args = {"ptr": a.ctypes.data, "bufsize": 64} | kwargs
+    with pytest.raises(exc):
+        Buffer(args.pop("ptr"), args.pop("bufsize"), owner=a, **args)

@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 import pytest
+from producers import raw_buffer
 
 import dfbuffer
 
@@ -25,23 +26,10 @@ INT, UINT, FLOAT, BOOL, STRING, DATETIME, CATEGORICAL = 0, 1, 2, 20, 21, 22, 23
 OTHER = ">" if sys.byteorder == "little" else "<"
 
 
-class RawBuffer:
-    """A minimal interchange-protocol buffer over a NumPy array."""
-
-    def __init__(self, arr, device=(1, None)):
-        self.arr = np.ascontiguousarray(arr)
-        self._device = device
-
-    @property
-    def ptr(self):
-        return self.arr.ctypes.data
-
-    @property
-    def bufsize(self):
-        return self.arr.nbytes
-
-    def __dlpack_device__(self):
-        return self._device
+def RawBuffer(arr, device=(1, None)):  # noqa: N802 - reads as the class it was
+    """A minimal interchange-protocol buffer over a NumPy array (no __dlpack__)."""
+    a = np.ascontiguousarray(arr)
+    return raw_buffer(device=device, mem=a)
 
 
 def chain_end(arr):
@@ -76,7 +64,7 @@ def test_buffer_to_ndarray_primitive_zero_copy(np_dtype, ix_dtype):
         res = dfbuffer.buffer_to_ndarray(buf, dt)
         assert res.dtype == np.dtype(np_dtype)
         np.testing.assert_array_equal(res, src)
-        assert np.shares_memory(res, buf.arr)
+        assert np.shares_memory(res, buf._x)
         end = chain_end(res)
         assert isinstance(end, dfbuffer.Buffer)
         assert end.owner is buf
@@ -127,7 +115,7 @@ def test_buffer_to_ndarray_byteswapped(np_dtype):
     res = dfbuffer.buffer_to_ndarray(buf, (ix[0], ix[1], ix[2], OTHER))
     assert res.dtype.byteorder == OTHER
     np.testing.assert_array_equal(res, values)
-    assert np.shares_memory(res, buf.arr)
+    assert np.shares_memory(res, buf._x)
 
 
 def test_buffer_to_ndarray_datetime_units():

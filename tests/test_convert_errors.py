@@ -26,6 +26,7 @@ from producers import (
     categorical,
     chunked,
     frame,
+    mutate,
     pack_bits,
     primitive,
     strings,
@@ -111,32 +112,13 @@ def _ptr_null():
     return _with_data(col, Buffer(col.data_buffer._x, ptr=0))
 
 
-class _WeirdBuffer(Buffer):
-    def __init__(self, x, **kw):
-        super().__init__(x)
-        self.kw = kw
-
-    @property
-    def ptr(self):
-        if "ptr" in self.kw:
-            return self.kw["ptr"]
-        return super().ptr
-
-    @property
-    def bufsize(self):
-        if "bufsize" in self.kw:
-            return self.kw["bufsize"]
-        return super().bufsize
-
-    def __dlpack_device__(self):
-        if "device_exc" in self.kw:
-            raise self.kw["device_exc"]
-        return self.kw.get("device", (1, 0))
-
-
 def _weird(**kw):
+    """The data buffer answers ptr, bufsize or __dlpack_device__ as given (device_exc:
+    __dlpack_device__ raises it)."""
     col = primitive(np.arange(4))
-    return _with_data(col, _WeirdBuffer(col.data_buffer._x, **kw))
+    answers = {k: kw[k] for k in ("ptr", "bufsize") if k in kw}
+    answers["__dlpack_device__"] = kw.get("device_exc", kw.get("device", (1, 0)))
+    return _with_data(col, mutate(Buffer(col.data_buffer._x), **answers))
 
 
 class _Boom(Exception):

@@ -5,9 +5,12 @@ out-of-band framing of Buffers by distributed's serialisation."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import pathlib
 import sys
 
+import background
 import numpy as np
 import pytest
 
@@ -31,16 +34,48 @@ def example():
         del sys.modules[spec.name]
 
 
-def test_example_on_local_cluster(example):
-    from dask.distributed import Client, LocalCluster
+# The cluster runs in a child process submitted at collection (tests/background.py), so
+# that it starts while the tests before this module run; the child prints what the test
+# checks.
+_CLUSTER_CHILD = r"""
+import importlib.util, json, sys
+from dask.distributed import Client, LocalCluster
 
+if __name__ == "__main__":
+    spec = importlib.util.spec_from_file_location("dask_partitions", sys.argv[1])
+    example = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = example
+    spec.loader.exec_module(example)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None, worker_dashboard_address=None) as cluster, \
             Client(cluster, timeout="60s") as client:
-        assert len(client.scheduler_info()["workers"]) == 2
+        workers = len(client.scheduler_info()["workers"])
         # the workers import the example's functions by name, as they would a package's
-        client.upload_file(str(EXAMPLE))
+        client.upload_file(sys.argv[1])
         checks = example.run(client, n=4_000, npartitions=4, timeout=120)
+    print(json.dumps({"workers": workers, "checks": checks}))
+"""
+
+
+def _cluster_job() -> background.Job:
+    env = dict(os.environ)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(dfbuffer.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
+    script = background.scratch_dir() / "dask_cluster_child.py"
+    script.write_text(_CLUSTER_CHILD)
+    return background.submit([sys.executable, str(script), str(EXAMPLE)], owner=__file__,
+                             env=env, timeout=300)
+
+
+_CLUSTER = _cluster_job()
+
+
+def test_example_on_local_cluster():
+    proc = _CLUSTER.result()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["workers"] == 2
+    checks = out["checks"]
     failed = [name for name, ok in checks.items() if not ok]
     assert not failed, failed
     assert len(checks) == 13

@@ -400,3 +400,26 @@ def test_tvm_ffi_lifetime_and_readonly(collect):
     # read-only memory has no legacy capsule: the consumer gets our BufferError
     with pytest.raises(BufferError):
         tvm_ffi.from_dlpack(RO)
+
+
+# --- export_dlpack.c copy_to_c_order: the rewritten strided inner loop ---------
+
+
+@pytest.mark.parametrize("step", [-3, -1, 2])
+def test_dlpack_copy_of_strided_inner_dimension(step):
+    v = np.arange(60, dtype="i4").reshape(5, 12)[::-2, ::step]
+    b = dfbuffer.Buffer.from_object(v)
+
+    class Wrap:
+        def __init__(self, cap):
+            self.cap = cap
+
+        def __dlpack__(self, **kw):
+            return self.cap
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    r = np.from_dlpack(Wrap(b.__dlpack__(max_version=(1, 0), copy=True)))
+    assert r.flags.c_contiguous
+    assert r.tolist() == v.tolist()

@@ -13,6 +13,7 @@ import pytest
 from _dlpack_ctypes import READ_ONLY, Producer, Tensor
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from producers import NoDlpackBuffer
 
 import dfbuffer
 from dfbuffer import Buffer, DeviceType, NativeFormat
@@ -334,26 +335,10 @@ def test_interchange_lifetime(collect):
     assert r() is None
 
 
-class HandBuffer:
-    """An interchange-protocol Buffer over a numpy array (ints or enum device)."""
-
-    def __init__(self, arr, device=(1, None)):
-        self.arr = arr
-        self.device = device
-
-    @property
-    def ptr(self):
-        return self.arr.ctypes.data
-
-    @property
-    def bufsize(self):
-        return self.arr.nbytes
-
-    def __dlpack_device__(self):
-        return self.device
-
-    def __dlpack__(self):
-        raise NotImplementedError
+def HandBuffer(arr, device=(1, None)):  # noqa: N802 - reads as the class it was
+    """An interchange-protocol Buffer over a numpy array (ints or enum device) whose
+    __dlpack__ raises NotImplementedError."""
+    return NoDlpackBuffer(arr, device=device)
 
 
 def test_interchange_hand_buffer_device_and_dtype():
@@ -731,3 +716,79 @@ def test_call_signature():
     with pytest.raises(TypeError, match="unexpected keyword"):
         from_object(b"a", dtpe="u1")
     assert from_object(b"ab", dtype="u2").shape == (1,)
+
+
+# --- import.c export_owner: the buffer-protocol export was held by a PyCapsule,
+# which the garbage collector cannot traverse; a cycle through the exporter
+# (an exporter instance keeping its own Buffer) was never collected.
+
+
+class _ByteArray(bytearray):
+    pass
+
+
+class _AIBuffer:
+    """__array_interface__ whose data is a buffer object (exported by dfbuffer)."""
+
+    def __init__(self):
+        self.mem = _ByteArray(32)
+        self.__array_interface__ = {"version": 3, "shape": (4,), "typestr": "<f8", "data": self.mem}
+
+
+def _cycle_collected(collect, make):
+    import array
+    import weakref
+
+    class _Array(array.array):
+        pass
+
+    obj = make(_Array)
+    r = weakref.ref(obj)
+    obj.keep = Buffer.from_object(obj)
+    view = np.asarray(obj.keep)  # an export of the Buffer, released below
+    assert view.size > 0
+    del obj, view
+    collect()
+    return r() is None
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda _Array: _ByteArray(16),
+        lambda _Array: _Array("d", [1.0, 2.0]),
+    ],
+    ids=["bytearray subclass", "array.array subclass"],
+)
+def test_buffer_protocol_cycle_through_exporter_is_collected(collect, make):
+    assert _cycle_collected(collect, make)
+
+
+def test_array_interface_buffer_cycle_is_collected(collect):
+    import weakref
+
+    x = _AIBuffer()
+    x.mem.keep = Buffer.from_object(x)  # the Buffer's export pins x.mem
+    r = weakref.ref(x.mem)
+    del x
+    collect()
+    assert r() is None
+
+
+def test_buffer_protocol_owner_pins_the_export():
+    ba = bytearray(16)
+    b = Buffer.from_object(ba)
+    with pytest.raises(BufferError):
+        ba.extend(b"x" * 100)  # cannot resize while the Buffer lives
+    assert not hasattr(b.owner, "release")  # no early release from Python
+    del b
+    ba.extend(b"x")
+    assert len(ba) == 17
+
+
+def test_buffer_protocol_owner_type_is_private():
+    b = Buffer.from_object(bytearray(8))
+    tp = type(b.owner)
+    assert tp.__name__ == "buffer_export"
+    with pytest.raises(TypeError):
+        tp()

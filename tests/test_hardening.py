@@ -41,6 +41,9 @@ from producers import (
     Buffer,
     Column,
     DataFrame,
+    Script,
+    calls,
+    mutate,
     nonnative,
     pack_bits,
     primitive,
@@ -124,19 +127,18 @@ def test_uaf_mapping_builds_fresh_pairs():
         np.testing.assert_array_equal(res.mask, ~valid)
 
 
-class ClearingBuffer(Buffer):
+def clearing_buffer(x, target: dict) -> Buffer:
     """A data buffer whose ptr property empties the dict get_buffers()
     returned (freeing the offsets and validity pairs the consumer read from
     it)."""
+    buf = Buffer(x)
 
-    target: dict | None = None
+    def ptr():
+        target.clear()
+        gc.collect()
+        return buf._ptr
 
-    @property
-    def ptr(self):
-        if self.target is not None:
-            self.target.clear()
-            gc.collect()
-        return super().ptr
+    return mutate(buf, ptr=calls(ptr))
 
 
 class ClearingColumn(Column):
@@ -153,8 +155,7 @@ class ClearingColumn(Column):
 
     def get_buffers(self):
         d = {}
-        data = ClearingBuffer(self._raw)
-        data.target = d
+        data = clearing_buffer(self._raw, d)
         # the pairs and buffers below are referenced only by `d`
         d["data"] = (data, UINT8_DTYPE)
         d["validity"] = (Buffer(self._bits.copy()), BITMASK_DTYPE)
@@ -376,30 +377,19 @@ def test_arrow_struct_bitmap_checked_after_children():
         dfbuffer.from_dataframe(Table())
 
 
-class GrowingBuffer(Buffer):
-    """bufsize is honest (8 bytes) for its first five reads, then claims
-    16 MiB: a checker reading bufsize again would read far past the memory."""
-
-    def __init__(self, x, **kw):
-        super().__init__(x, **kw)
-        self.reads = 0
-
-    @property
-    def bufsize(self):
-        self.reads += 1
-        return 8 if self.reads <= 5 else 16 << 20
-
-
 def test_testing_kit_reads_bufsize_once():
     page = mmap.mmap(-1, mmap.PAGESIZE)
     mem = np.frombuffer(page, dtype=np.uint8)[-8:]  # the last 8 bytes of a page
     n = (16 << 20) // 8
-    col = Column(size=n, dtype=INT64_DTYPE, data=(GrowingBuffer(mem), INT64_DTYPE),
+    # bufsize is honest (8 bytes) for its first five reads, then claims 16 MiB: a
+    # checker reading bufsize again would read far past the memory
+    bufsize = Script(8, 16 << 20, changes=True, first_reads=5)
+    col = Column(size=n, dtype=INT64_DTYPE, data=(Buffer(mem, bufsize=bufsize), INT64_DTYPE),
                  null=(USE_SENTINEL, -1), null_count=0)
     report = check_column(col)
     assert "P-20" in report.failed_ids
     assert "P-26" not in report.passed  # the data buffer was never read
-    assert col.get_buffers()["data"][0].reads <= 2
+    assert bufsize.reads <= 2
     del mem, report
     gc.collect()
 

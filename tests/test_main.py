@@ -5,37 +5,37 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
+import background
 import pytest
 
 import dfbuffer
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
+def _submit(*args: str) -> background.Job:
     env = dict(os.environ)
     # The staged package may come from PYTHONPATH or from sys.path[0].
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(dfbuffer.__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
-    return subprocess.run(
-        [sys.executable, "-m", "dfbuffer", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return background.submit([sys.executable, "-m", "dfbuffer", *args], owner=__file__,
+                             env=env, timeout=120)
+
+
+# both reports run as child processes submitted at collection (tests/background.py)
+_TEXT = _submit()
+_JSON = _submit("--json")
 
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    proc = _run("--json")
+    proc = _JSON.result()
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 
 def test_text_report_exits_zero_and_names_everything():
-    proc = _run()
+    proc = _TEXT.result()
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.startswith(f"dfbuffer {dfbuffer.__version__}")

@@ -10,14 +10,17 @@ import warnings
 
 import numpy as np
 import pytest
-from broken_producers import (
+from producers import (
     BROKEN,
-    Buf,
-    Col,
+    Buffer,
+    calls,
     categorical_column,
+    column,
     good_dataframe,
     int_column,
     masked_column,
+    mutate,
+    raw_buffer,
     string_column,
 )
 
@@ -101,7 +104,7 @@ def test_conformant_dataframe_passes_every_requirement():
 def test_large_strings_and_bool8_pass():
     assert check_column(string_column(large=True)).ok
     flags = np.array([1, 0, 1], dtype="u1")
-    col = Col(flags, dtype=(20, 8, "b", "|"))
+    col = column(flags, dtype=(20, 8, "b", "|"))
     assert check_column(col).ok
 
 
@@ -140,25 +143,15 @@ def test_checks_never_raise(check):
 
 
 def test_exception_text_is_recorded():
-    class Col2(Col):
-        def size(self):
-            raise ValueError("sizes are hard")
-
-    report = check_column(Col2(np.arange(3, dtype="i8")))
+    col = mutate(column(np.arange(3, dtype="i8")), size=ValueError("sizes are hard"))
+    report = check_column(col)
     assert ("P-10", "ValueError: sizes are hard") in report.failed
 
 
 def test_device_buffers_are_not_read():
     # A "CUDA" buffer whose pointer is garbage: the kit must not read it.
-    class CudaBuf:
-        ptr = 0xDEAD0000
-        bufsize = 1 << 40
-
-        def __dlpack_device__(self):
-            return (2, 0)
-
-    cuda = CudaBuf()
-    col = Col(np.arange(4, dtype="i8"))
+    cuda = raw_buffer(ptr=0xDEAD0000, bufsize=1 << 40, device=(2, 0))
+    col = column(np.arange(4, dtype="i8"))
     col._data = (cuda, (0, 64, "l", "="))
     report = check_column(col)
     assert report.ok, str(report)
@@ -168,21 +161,18 @@ def test_device_buffers_are_not_read():
 def test_reads_stay_inside_bufsize():
     # Offsets claim more entries than the buffer holds: reported, never read.
     offs = np.array([0, 1], dtype="i4")
-    col = string_column(offsets=(Buf(offs), (0, 32, "i", "=")))
+    col = string_column(offsets=(Buffer(offs), (0, 32, "i", "=")))
     report = check_column(col)
     assert "P-23" in report.failed_ids
 
 
 def test_chunked_column_checks_each_chunk():
-    class Chunked(Col):
-        def num_chunks(self):
-            return 2
+    def chunks(n_chunks=None):
+        yield int_column(size=4, offset=0)
+        yield _bad_null_count()
 
-        def get_chunks(self, n_chunks=None):
-            yield int_column(size=4, offset=0)
-            yield _bad_null_count()
-
-    report = check_column(Chunked(np.arange(15, dtype="i8"), size=15))
+    col = mutate(column(np.arange(15, dtype="i8"), size=15), num_chunks=2, get_chunks=calls(chunks))
+    report = check_column(col)
     assert report.failed_ids == ["P-26"]
     assert any("chunk 1" in msg for _, msg in report.failed)
 
@@ -199,7 +189,7 @@ def _bad_null_count():
 def test_assert_conformant_dispatches():
     assert assert_conformant(good_dataframe()).ok
     assert assert_conformant(int_column()).ok
-    assert assert_conformant(Buf(np.arange(3))).ok
+    assert assert_conformant(Buffer(np.arange(3))).ok
 
     class Producer:
         def __dataframe__(self, nan_as_null=False, allow_copy=True):
@@ -415,14 +405,11 @@ def test_pyarrow_empty_table_is_zero_chunks_and_still_passes_P35():
 def test_endless_generators_are_cut_off():
     import itertools
 
-    class Endless(Col):
-        def num_chunks(self):
-            return 2
+    def chunks(n_chunks=None):
+        yield from itertools.repeat(int_column())
 
-        def get_chunks(self, n_chunks=None):
-            yield from itertools.repeat(int_column())
-
-    report = check_column(Endless(np.arange(10, dtype="i8")))
+    col = mutate(column(np.arange(10, dtype="i8")), num_chunks=2, get_chunks=calls(chunks))
+    report = check_column(col)
     assert report.failed_ids == ["P-27"]
     assert "yielded 3 chunks" in report.failed[0][1]
 

@@ -15,11 +15,11 @@ layout, lifetimes, and torch's known sharp edges (recorded with torch 2.13):
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 import weakref
 
+import background
 import numpy as np
 import pytest
 from export_helpers import (
@@ -208,11 +208,10 @@ def test_negative_strides_copy_keyword():
     assert all(s > 0 for s in info["strides"])
 
 
-def test_negative_strides_never_silently_wrong():
+def _negative_strides_child() -> background.Job:
     # torch 2.13 aborts in C++ on any negative-stride DLPack tensor (NumPy's
-    # own __dlpack__ too), so this runs in a child.  Acceptable outcomes: a
-    # Python exception, or the right values; an abort is torch's known bug
-    # (xfail); wrong values fail.
+    # own __dlpack__ too), so this runs in a child (submitted at collection,
+    # tests/background.py).
     code = textwrap.dedent(
         """
         import numpy as np, torch
@@ -229,10 +228,19 @@ def test_negative_strides_never_silently_wrong():
         """
     )
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(sys.path)
-    p = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.abspath(__file__)), *sys.path]
     )
+    return background.submit([sys.executable, "-c", code], owner=__file__, env=env, timeout=300)
+
+
+_NEGATIVE_STRIDES = _negative_strides_child()
+
+
+def test_negative_strides_never_silently_wrong():
+    # Acceptable outcomes: a Python exception, or the right values; an abort is
+    # torch's known bug (xfail); wrong values fail.
+    p = _NEGATIVE_STRIDES.result()
     if p.returncode != 0 and "real___cxa_throw" in p.stderr:
         pytest.skip("torch C++ exceptions abort under an ASan preload without libstdc++")
     if p.returncode != 0 and "Storage size calculation overflowed" in p.stderr:

@@ -1,7 +1,9 @@
 """Hostile DataFrame-interchange producers for the fuzz suite, and their oracle.
 
-A producer is described by a *model*: the real memory (NumPy arrays the producer keeps
-alive) and, for every attribute a consumer may read, a *script* of answers: the first read
+Built on the one producer stack (tests/producers.py: its Buffer without ``__dlpack__``,
+``raw_buffer``, and its ``Script``).  A producer is described by a *model*: the real memory
+(NumPy arrays the producer keeps alive) and, for every attribute a consumer may read, a
+*script* of answers: the first read
 gets ``first``, every later read gets ``later`` (which may differ: a producer that changes
 its answer between calls), and an answer that is an exception instance is raised.
 Containers may be dicts or Mappings, and some callbacks mutate the producer's own
@@ -23,9 +25,25 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from producers import (  # the one producer stack (tests/producers.py)
+    BOOL,
+    FLOAT,
+    INT,
+    NON_NULLABLE,
+    STRING,
+    UINT,
+    USE_BITMASK,
+    USE_BYTEMASK,
+    USE_NAN,
+    USE_SENTINEL,
+    Buffer,
+    Script,
+    interchange_dtype,
+    raw_buffer,
+)
 
-INT, UINT, FLOAT, BOOL, STRING = 0, 1, 2, 20, 21
-NON_NULLABLE, USE_NAN, USE_SENTINEL, USE_BITMASK, USE_BYTEMASK = 0, 1, 2, 3, 4
+__all__ = ["BOOL", "FLOAT", "INT", "NON_NULLABLE", "STRING", "UINT", "USE_BITMASK",
+           "USE_BYTEMASK", "USE_NAN", "USE_SENTINEL", "Script", "raw_buffer"]
 
 
 class ProducerError(Exception):
@@ -47,79 +65,12 @@ RAISE = "raise"
 EITHER = "either"
 UNSAFE = "unsafe"  # the model claims more memory than it has and the column needs it
 
-FORMATS = {
-    ("i", 1): "c",
-    ("i", 2): "s",
-    ("i", 4): "i",
-    ("i", 8): "l",
-    ("u", 1): "C",
-    ("u", 2): "S",
-    ("u", 4): "I",
-    ("u", 8): "L",
-    ("f", 2): "e",
-    ("f", 4): "f",
-    ("f", 8): "g",
-    ("b", 1): "b",
-}
-KINDS = {"i": INT, "u": UINT, "f": FLOAT, "b": BOOL}
-
-
 def ix_dtype(dt: np.dtype, order: str = "=") -> tuple:
-    dt = np.dtype(dt)
-    return (KINDS[dt.kind], dt.itemsize * 8, FORMATS[(dt.kind, dt.itemsize)], order)
-
-
-class Script:
-    """The answers of one attribute: ``first``, then ``later`` (default: ``first``).
-    ``hook`` (a callable) runs before every answer: it may mutate the producer."""
-
-    __slots__ = ("first", "later", "reads", "hook")
-
-    def __init__(self, first: Any, later: Any = None, *, changes: bool = False, hook=None):
-        self.first = first
-        self.later = later if changes else first
-        self.reads = 0
-        self.hook = hook
-
-    def __call__(self) -> Any:
-        if self.hook is not None:
-            self.hook()
-        v = self.first if self.reads == 0 else self.later
-        self.reads += 1
-        if isinstance(v, BaseException):
-            raise v
-        return v
-
-    def __repr__(self) -> str:
-        if self.later is self.first:
-            return f"Script({self.first!r})"
-        return f"Script({self.first!r}, later={self.later!r})"
+    return interchange_dtype(dt, order)
 
 
 def _answer(s: Any) -> Any:
     return s() if isinstance(s, Script) else s
-
-
-class HBuffer:
-    """An interchange Buffer with scripted ``ptr``, ``bufsize`` and ``__dlpack_device__``."""
-
-    def __init__(self, mem: np.ndarray, ptr: Any, bufsize: Any, device: Any = (1, 0)):
-        self.mem = mem  # keeps the memory alive
-        self._ptr, self._bufsize, self._device = ptr, bufsize, device
-
-    @property
-    def ptr(self):
-        return _answer(self._ptr)
-
-    @property
-    def bufsize(self):
-        return _answer(self._bufsize)
-
-    def __dlpack_device__(self):
-        return _answer(self._device)
-
-    def __repr__(self) -> str:
-        return f"HBuffer(ptr={self._ptr!r}, bufsize={self._bufsize!r}, dev={self._device!r})"
 
 
 class StoredMapping(Mapping):
@@ -262,9 +213,9 @@ def int_or_either(v: Any):
     return RAISE
 
 
-def mem_of(buf: HBuffer):
+def mem_of(buf: Buffer):
     """(bytes view of the buffer's first answers, device ok) or RAISE/EITHER."""
-    if not isinstance(buf, HBuffer):
+    if not isinstance(buf, Buffer):
         return RAISE
     ptr, size, dev = buf._ptr, buf._bufsize, buf._device
     ptr = ptr.first if isinstance(ptr, Script) else ptr
@@ -288,14 +239,14 @@ def mem_of(buf: HBuffer):
         return EITHER
     if dev[0] not in HOST_READABLE:
         return RAISE  # device memory is never read
-    base = buf.mem.ctypes.data
+    base = buf._x.ctypes.data
     if p == 0 and n > 0:
         return EITHER  # NULL with a size: refused now or when memory is needed
     if n == 0:
         return (p, n, np.zeros(0, np.uint8))
-    assert base <= p <= base + buf.mem.nbytes, "the model points outside its memory"
+    assert base <= p <= base + buf._x.nbytes, "the model points outside its memory"
     start = p - base
-    return (p, n, buf.mem.view(np.uint8).reshape(-1)[start : start + n])
+    return (p, n, buf._x.view(np.uint8).reshape(-1)[start : start + n])
 
 
 def first(s: Any) -> Any:
@@ -369,7 +320,7 @@ def expected_column(col: HColumn, kind: str, nulls: str, *, chunk: bool = False)
     vpair = bufs.get("validity")
     isnull = np.zeros(size, bool)
     if vpair is not None and nk not in (USE_BITMASK, USE_BYTEMASK):
-        ok = (isinstance(vpair, tuple) and len(vpair) == 2 and isinstance(vpair[0], HBuffer)
+        ok = (isinstance(vpair, tuple) and len(vpair) == 2 and isinstance(vpair[0], Buffer)
               and isinstance(vpair[1], tuple) and len(vpair[1]) == 4)
         if not ok:
             return EITHER  # an unused but malformed validity entry: refused or ignored
@@ -387,7 +338,7 @@ def expected_column(col: HColumn, kind: str, nulls: str, *, chunk: bool = False)
         else:
             if not (isinstance(vpair, tuple) and len(vpair) == 2):
                 return RAISE
-            if not isinstance(vpair[0], HBuffer) or not isinstance(vpair[1], tuple):
+            if not isinstance(vpair[0], Buffer) or not isinstance(vpair[1], tuple):
                 return RAISE
             vm = mem_of(vpair[0])
             if vm in (RAISE, EITHER):

@@ -11,12 +11,12 @@ from hostile import (
     USE_BYTEMASK,
     USE_NAN,
     USE_SENTINEL,
-    HBuffer,
     HColumn,
     ProducerError,
     Script,
     StoredMapping,
     ix_dtype,
+    raw_buffer,
 )
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -79,7 +79,7 @@ def memory(draw, kind: str, count: int):
 @st.composite
 def hostile_buffer(draw, mem: np.ndarray, need: int, *, aligned: int = 1, p_hostile=0.06,
                    may_change=True):
-    """An HBuffer over `mem` whose honest answers are (mem start, need bytes)."""
+    """A raw_buffer over `mem` whose honest answers are (mem start, need bytes)."""
     base = mem.ctypes.data
     shifts = [0] if aligned > 1 else [0, 1, 3]
     shift = draw(st.sampled_from(shifts)) if draw(st.booleans()) else 0
@@ -94,7 +94,7 @@ def hostile_buffer(draw, mem: np.ndarray, need: int, *, aligned: int = 1, p_host
                          may_change=may_change))
     dev_lies = st.sampled_from([(2, 0), (1, None), (13, 0), [1, 0], (1,), (1, 0, 0)])
     dev = draw(scripted((1, 0), dev_lies, p_hostile=p_hostile / 2, may_change=may_change))
-    return HBuffer(mem, ptr, size, dev)
+    return raw_buffer(ptr, size, dev, mem=mem)
 
 
 @st.composite

@@ -18,7 +18,6 @@ from hostile import (
     HOST_READABLE,
     RAISE,
     UNSAFE,
-    HBuffer,
     HColumn,
     HFrame,
     ProducerError,
@@ -26,10 +25,12 @@ from hostile import (
     check_result,
     expected_column,
     mem_of,
+    raw_buffer,
     run,
 )
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
+from producers import calls, mutate
 from strategies import GARBAGE, hostile_buffer, hostile_columns, memory, scripted
 
 import dfbuffer
@@ -238,7 +239,7 @@ def test_check_buffer_and_dataframe_never_raise(data):
 
 def _column(**over):
     a = np.arange(4, dtype="i8")
-    buf = HBuffer(a, a.ctypes.data, a.nbytes)
+    buf = raw_buffer(a.ctypes.data, a.nbytes, mem=a)
     dt = (0, 64, "l", "=")
     s = dict(size=4, offset=0, dtype=dt, describe_null=(0, None), null_count=0,
              num_chunks=1, get_buffers={"data": (buf, dt), "validity": None, "offsets": None})
@@ -253,7 +254,7 @@ def test_known_mapping_with_fresh_tuples():
 
     class Fresh(Mapping):
         def __getitem__(self, k):
-            buf = HBuffer(a, a.ctypes.data, a.nbytes)
+            buf = raw_buffer(a.ctypes.data, a.nbytes, mem=a)
             return {"data": (buf, (0, 64, "l", "=")), "validity": None, "offsets": None}[k]
 
         def __iter__(self):
@@ -272,14 +273,13 @@ def test_known_ptr_clears_the_buffers_dict():
     a = np.arange(4, dtype="i8")
     d: dict = {}
 
-    class ClearingBuffer(HBuffer):
-        @property
-        def ptr(self):
-            d.clear()
-            gc.collect()
-            return a.ctypes.data
+    def clearing_ptr():
+        d.clear()
+        gc.collect()
+        return a.ctypes.data
 
-    d.update(data=(ClearingBuffer(a, 0, a.nbytes), (0, 64, "l", "=")), validity=None)
+    clearing = mutate(raw_buffer(0, a.nbytes, mem=a), ptr=calls(clearing_ptr))
+    d.update(data=(clearing, (0, 64, "l", "=")), validity=None)
     col, _ = _column(get_buffers=d)
     dfbuffer.column_to_ndarray(col)  # the values or a clean error
 
@@ -301,7 +301,7 @@ def test_known_column_names_shrunk_from_get_column():
 @pytest.mark.parametrize("ptr, bufsize", [(-(2**62), 8), (True, 8), (8, True)])
 def test_known_negative_or_bool_ptr_refused(ptr, bufsize):
     a = np.zeros(1, "i8")
-    buf = HBuffer(a, ptr, bufsize)
+    buf = raw_buffer(ptr, bufsize, mem=a)
     with pytest.raises((TypeError, ValueError, BufferError)):
         dfbuffer.buffer_to_ndarray(buf, "u1", length=0)
     col, _ = _column(size=0)
@@ -312,7 +312,7 @@ def test_known_negative_or_bool_ptr_refused(ptr, bufsize):
 
 def test_known_misaligned_int64_sentinel():
     raw = np.zeros(8 * 4 + 1, np.uint8)
-    buf = HBuffer(raw, raw.ctypes.data + 1, 32)
+    buf = raw_buffer(raw.ctypes.data + 1, 32, mem=raw)
     dt = (0, 64, "l", "=")
     col, _ = _column(describe_null=(2, -1), get_buffers={"data": (buf, dt), "validity": None})
     assert dfbuffer.column_to_ndarray(col).tolist() == [0, 0, 0, 0]
@@ -322,6 +322,6 @@ def test_known_kit_bufsize_grows_after_p20():
     a = np.zeros(8, "u1")
     col, _ = _column()
     grow = Script(4, 16 << 20, changes=True)
-    buf = HBuffer(a, a.ctypes.data, grow)
+    buf = raw_buffer(a.ctypes.data, grow, mem=a)
     col.s["get_buffers"] = {"data": (buf, (0, 64, "l", "=")), "validity": None}
     _kit_ok(testing.check_column(col))
