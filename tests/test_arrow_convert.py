@@ -224,11 +224,11 @@ def test_dictionary_with_null_categories_decodes_to_nulls(values, fill):
     want = arr.to_pylist()
     out = dfbuffer.column_to_ndarray(arr)
     assert list(np.ma.getmaskarray(out)) == [v is None for v in want]
-    assert [v for v, m in zip(out.data, out.mask) if not m] == [
+    assert [v for v, m in zip(out.data, out.mask, strict=True) if not m] == [
         v for v in want if v is not None
     ]
     filled = dfbuffer.column_to_ndarray(arr, nulls="fill")
-    for got, w in zip(filled, want):
+    for got, w in zip(filled, want, strict=True):
         if w is not None:
             assert got == w
         elif fill is None:

@@ -986,7 +986,7 @@ def test_large_outputs_reuse_memory_correctly():
 
 
 def test_pandas_blocks_no_leaks():
-    from test_no_leaks import MAX_BYTES, growth
+    from test_no_leaks import check
 
     pdf = pd.DataFrame({"m": pd.array([1, None] * 4, dtype="Int64"), "f": np.arange(8.0)})
     pdf["o"] = pd.Series([1, "x"] * 4, dtype=object)  # stays object in pandas 3
@@ -1000,6 +1000,6 @@ def test_pandas_blocks_no_leaks():
         except TypeError:
             pass
 
-    total, count, line = growth(run, 300, pretrace=True)
-    assert count < 300, line
-    assert total < MAX_BYTES, (total, line)
+    # pandas keeps weak references to the views of its blocks and prunes them now
+    # and then: check() measures the net growth again when the first window is over
+    check("to_matrix(pandas blocks)", run, 300)
