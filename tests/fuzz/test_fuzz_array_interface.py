@@ -110,6 +110,9 @@ def may_refuse(d: dict, ref: np.ndarray, data_kind: str, within: bool) -> bool:
             # NumPy accepts views past the end of a buffer object's memory
             or (data_kind == "buffer" and not within)
             or "mask" in d or "descr" in d or d.get("version") != 3
+            # without "data" (and no buffer protocol on the object) NumPy does not read the
+            # interface: it converts the object as a scalar (bool(obj) for "|b1")
+            or "data" not in d
             or not isinstance(d.get("typestr"), str) or not isinstance(d.get("shape"), tuple)
             or ("strides" in d and not isinstance(d["strides"], tuple))
             # an extent no address space holds: NumPy builds the view, dfbuffer refuses

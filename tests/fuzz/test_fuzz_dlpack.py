@@ -143,7 +143,10 @@ def oracle(d):
     if d["byte_offset"] > SSIZE_MAX:
         return "refuse"
     if any(s == 0 for s in shape):
-        return "wrap-empty"
+        # NumPy too refuses a zero-size shape whose other dimensions overflow, such as
+        # (2**62, 2, 0): "array is too big"
+        big = int(np.prod([s for s in shape if s], dtype=object)) * itemsize >= 2**62
+        return "maybe" if big else "wrap-empty"
     if d["data"] == "null":
         return "refuse-consumed"  # NULL data for a non-empty tensor, refused when wrapped
     # the extent (lowest and highest byte) in Python integers
