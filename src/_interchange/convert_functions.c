@@ -14,60 +14,6 @@
 
 #include <string.h>
 
-/* The walk's and the kernel's entries under the names the functions below
-   use. */
-typedef dfb_ix_dtype ix_dtype;
-
-static inline int
-parse_ix_dtype(PyObject *t, ix_dtype *out)
-{
-    return dfb_ix_dtype_read(t, out);
-}
-
-static inline int
-ix_to_format(const ix_dtype *d, dfb_format *out)
-{
-    return dfb_ix_dtype_format(d, out);
-}
-
-static inline PyObject *
-wrap_buffer(dfb_state *st, PyObject *obj, dfb_span *span)
-{
-    return dfb_ix_wrap_buffer(st, obj, span);
-}
-
-static inline PyObject *
-chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-             int allow_copy, int opts)
-{
-    return dfb_chunk_values(st, c, isnull, allow_copy, opts);
-}
-
-static inline PyObject *
-ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
-                     int allow_copy)
-{
-    return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
-}
-
-static inline int
-has_attr(PyObject *obj, PyObject *name)
-{
-    return dfb_has_attr(obj, name);
-}
-
-static inline void
-add_column_context(PyObject *key)
-{
-    dfb_add_column_context(key);
-}
-
-static inline PyObject *
-get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
-{
-    return dfb_ix_frame(st, obj, allow_copy);
-}
-
 /* ------------------------------------------------------------------ */
 /* Python entry points                                                  */
 /* ------------------------------------------------------------------ */
@@ -116,11 +62,11 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int64_t isz;
     if (PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) == 4 &&
         PyLong_Check(PyTuple_GET_ITEM(a[1], 0))) {
-        ix_dtype dt;
-        if (parse_ix_dtype(a[1], &dt) < 0) {
+        dfb_ix_dtype dt;
+        if (dfb_ix_dtype_read(a[1], &dt) < 0) {
             return NULL;
         }
-        if (ix_to_format(&dt, &fmt) < 0) {
+        if (dfb_ix_dtype_format(&dt, &fmt) < 0) {
             PyErr_Format(PyExc_ValueError, "unsupported interchange dtype %R",
                          a[1]);
             return NULL;
@@ -150,7 +96,7 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     }
 
     dfb_span span;
-    PyObject *wrapper = wrap_buffer(st, a[0], &span);
+    PyObject *wrapper = dfb_ix_wrap_buffer(st, a[0], &span);
     if (wrapper == NULL) {
         Py_XDECREF(descr);
         return NULL;
@@ -200,7 +146,7 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     c.data = span;
     res = NULL;
     if (dfb_column_validate(&c) == 0) {
-        res = chunk_values(st, &c, NULL, 1, 0);
+        res = dfb_chunk_values(st, &c, NULL, 1, 0);
     }
     Py_DECREF(wrapper);
     return res;
@@ -255,7 +201,7 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     if (r == 1) {
-        return ix_column_to_ndarray(st, a[0], nulls, 1);
+        return dfb_ix_column_to_ndarray(st, a[0], nulls, 1);
     }
     if ((r = dfb_type_is_arrow_producer(st, a[0])) < 0) {
         return NULL;
@@ -263,11 +209,11 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (r == 1) {
         return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1);
     }
-    if ((r = has_attr(a[0], st->str.get_buffers)) < 0) {
+    if ((r = dfb_has_attr(a[0], st->str.get_buffers)) < 0) {
         return NULL;
     }
     if (r == 1) {
-        return ix_column_to_ndarray(st, a[0], nulls, 1);
+        return dfb_ix_column_to_ndarray(st, a[0], nulls, 1);
     }
     PyErr_Format(PyExc_TypeError,
                  "column_to_ndarray() expects a DataFrame-interchange column "
@@ -342,7 +288,7 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (r == 1) {
         return dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy);
     }
-    PyObject *df = get_ix_frame(st, a[0], allow_copy);
+    PyObject *df = dfb_ix_frame(st, a[0], allow_copy);
     if (df == NULL) {
         if (PyErr_Occurred()) {
             return NULL;
@@ -409,10 +355,10 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             Py_DECREF(key);
             goto fail;
         }
-        PyObject *arr = ix_column_to_ndarray(st, col, nulls, allow_copy);
+        PyObject *arr = dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
         Py_DECREF(col);
         if (arr == NULL) {
-            add_column_context(key);
+            dfb_add_column_context(key);
             Py_DECREF(key);
             goto fail;
         }

@@ -41,20 +41,6 @@
 static PyObject *
 export_owner(dfb_state *st, PyObject *obj, int flags, Py_buffer **view_out);
 
-/* The protocol int readers (ixbuffer.c) under the names this file's code
-   uses. */
-static inline int
-as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
-{
-    return dfb_as_ssize(o, proto, what, out);
-}
-
-static inline int
-as_pointer(PyObject *o, const char *proto, void **out)
-{
-    return dfb_as_pointer(o, proto, out);
-}
-
 /* Address used as the owner capsule's context for a versioned tensor. */
 static const char versioned_marker = 'v';
 
@@ -90,7 +76,7 @@ parse_dim_tuple(PyObject *o, const char *proto, const char *what,
         return -1;
     }
     for (Py_ssize_t i = 0; i < len; i++) {
-        if (as_ssize(PyTuple_GET_ITEM(o, i), proto, what, &out[i]) < 0) {
+        if (dfb_as_ssize(PyTuple_GET_ITEM(o, i), proto, what, &out[i]) < 0) {
             return -1;
         }
     }
@@ -759,7 +745,7 @@ parse_data_tuple(PyObject *data, const char *proto, char **ptr, int *readonly)
         return -1;
     }
     void *p;
-    if (as_pointer(PyTuple_GET_ITEM(data, 0), proto, &p) < 0) {
+    if (dfb_as_pointer(PyTuple_GET_ITEM(data, 0), proto, &p) < 0) {
         return -1;
     }
     int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
@@ -876,7 +862,7 @@ from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
         goto done;
     }
     int bad = off != NULL && off != Py_None &&
-              as_ssize(off, proto, "offset", &offset) < 0;
+              dfb_as_ssize(off, proto, "offset", &offset) < 0;
     Py_XDECREF(off);
     if (bad) {
         goto done;

@@ -55,20 +55,6 @@ dfb_as_pointer(PyObject *o, const char *proto, void **out)
     return 0;
 }
 
-/* The protocol int readers (ixbuffer.c) under the names this file's code
-   uses. */
-static inline int
-as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
-{
-    return dfb_as_ssize(o, proto, what, out);
-}
-
-static inline int
-as_pointer(PyObject *o, const char *proto, void **out)
-{
-    return dfb_as_pointer(o, proto, out);
-}
-
 int
 dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
                             PyObject *size_o, dfb_block *out)
@@ -92,14 +78,14 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
         goto missing;
     }
     void *ptr;
-    if (as_pointer(p, proto, &ptr) < 0) {
+    if (dfb_as_pointer(p, proto, &ptr) < 0) {
         goto done;
     }
     if (n == NULL && (n = PyObject_GetAttr(obj, st->str.bufsize)) == NULL) {
         goto missing;
     }
     Py_ssize_t size;
-    if (as_ssize(n, proto, "bufsize", &size) < 0) {
+    if (dfb_as_ssize(n, proto, "bufsize", &size) < 0) {
         goto done;
     }
     if (size < 0) {

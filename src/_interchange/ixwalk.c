@@ -95,22 +95,6 @@ walked_clear(walked *w)
     w->nkeep = 0;
 }
 
-/* The interchange dtype reader of dtype.c, under the names this file's
-   code uses. */
-typedef dfb_ix_dtype ix_dtype;
-
-static inline int
-parse_ix_dtype(PyObject *t, ix_dtype *out)
-{
-    return dfb_ix_dtype_read(t, out);
-}
-
-static inline int
-ix_to_format(const ix_dtype *d, dfb_format *out)
-{
-    return dfb_ix_dtype_format(d, out);
-}
-
 /* Returns a NEW reference to item `key` of dict or Mapping `d`, or NULL
    (no exception) when absent or None; sets *err = 1 (exception set) on
    error.  The caller owns the item: a Mapping may build it afresh on each
@@ -152,8 +136,8 @@ dict_item(PyObject *d, PyObject *key, int *err)
    ints and strs, so the parse would give the same values.  Sets *reused.
    Returns 0, or -1 with TypeError. */
 static int
-split_pair(PyObject *pair, const char *what, PyObject **buf, ix_dtype *dt,
-           PyObject *known, const ix_dtype *known_dt, int *reused)
+split_pair(PyObject *pair, const char *what, PyObject **buf, dfb_ix_dtype *dt,
+           PyObject *known, const dfb_ix_dtype *known_dt, int *reused)
 {
     *reused = 0;
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
@@ -170,7 +154,7 @@ split_pair(PyObject *pair, const char *what, PyObject **buf, ix_dtype *dt,
         *reused = 1;
         return 0;
     }
-    return parse_ix_dtype(t, dt);
+    return dfb_ix_dtype_read(t, dt);
 }
 
 /* Reads an int64 from a Python int (TypeError otherwise).  Returns 0/-1. */
@@ -218,7 +202,7 @@ static int
 walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
 {
     PyObject *o;
-    ix_dtype cdt, ddt, vdt, odt;
+    dfb_ix_dtype cdt, ddt, vdt, odt;
     int err = 0;
     memset(out, 0, sizeof(*out));
     out->null_count = -1;
@@ -293,7 +277,7 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     if (dtobj == NULL) {
         return -1;
     }
-    if (parse_ix_dtype(dtobj, &cdt) < 0) {
+    if (dfb_ix_dtype_read(dtobj, &cdt) < 0) {
         Py_DECREF(dtobj);
         return -1;
     }
@@ -330,14 +314,14 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     /* the physical format (parsed once when the data buffer's dtype is the
        column's dtype object) */
     dfb_format cf, df;
-    int have_c = ix_to_format(&cdt, &cf) == 0;
+    int have_c = dfb_ix_dtype_format(&cdt, &cf) == 0;
     int have_d;
     if (same_d) {
         have_d = have_c;
         df = cf;
     }
     else {
-        have_d = ix_to_format(&ddt, &df) == 0;
+        have_d = dfb_ix_dtype_format(&ddt, &df) == 0;
     }
     switch (cdt.kind) {
         case 21: /* STRING */
