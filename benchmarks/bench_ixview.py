@@ -2,7 +2,8 @@
 
     PYTHONPATH=build/dev/stage python benchmarks/bench_ixview.py [--rows N] [--repeat N]
 
-The old module (benchmarks/_old_arrow_interchange.py, main's copy) and the new one
+The old module (src/dfbuffer/_arrow_interchange.py as of commit 8bfabc6, read with
+``git show``, so this benchmark needs the git checkout) and the new one
 (dfbuffer._arrow_interchange) are timed interleaved in one run on the same pyarrow table
 (sliced at an odd row so that every bitmap needs re-basing).  Prints best-of-N times and
 ratios new / old (< 1: the new one is faster), and dfbuffer.from_dataframe vs
@@ -25,8 +26,27 @@ import pyarrow as pa
 import dfbuffer
 from dfbuffer._arrow_interchange import to_interchange as new_ti
 
-sys.path.insert(0, os.path.dirname(__file__))
-from _old_arrow_interchange import to_interchange as old_ti  # noqa: E402
+OLD_REV = "8bfabc6"  # the last commit before ixview.c
+
+
+def _load_old():
+    """The Python-only to_interchange of OLD_REV, as a module (its C helper
+    ``_arrow_import`` is still in the extension)."""
+    import subprocess
+    import types
+
+    src = subprocess.run(
+        ["git", "show", f"{OLD_REV}:src/dfbuffer/_arrow_interchange.py"],
+        cwd=os.path.dirname(os.path.abspath(__file__)), check=True,
+        capture_output=True, text=True).stdout
+    mod = types.ModuleType("_old_arrow_interchange")
+    mod.__file__ = f"<{OLD_REV}:_arrow_interchange.py>"
+    sys.modules[mod.__name__] = mod
+    exec(compile(src, mod.__file__, "exec"), mod.__dict__)
+    return mod
+
+
+old_ti = _load_old().to_interchange
 
 
 def make_table(rows: int, batches: int) -> pa.Table:
