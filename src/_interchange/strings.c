@@ -6,20 +6,31 @@
 #include <string.h>
 
 /* Returns 1 if the `n` bytes at `s` are all ASCII (< 0x80), else 0.
-   Short strings are checked with two overlapping loads. */
+   32 bytes a step in four independent 8-byte lanes; the tail and short
+   strings with overlapping loads. */
 static inline int
 is_ascii(const char *s, int64_t n)
 {
+    const uint64_t hi = UINT64_C(0x8080808080808080);
     if (n >= 8) {
-        uint64_t acc = 0, w;
+        uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, w0, w1, w2, w3;
         int64_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            memcpy(&w, s + i, 8);
-            acc |= w;
+        for (; i + 32 <= n; i += 32) {
+            memcpy(&w0, s + i, 8);
+            memcpy(&w1, s + i + 8, 8);
+            memcpy(&w2, s + i + 16, 8);
+            memcpy(&w3, s + i + 24, 8);
+            a0 |= w0;
+            a1 |= w1;
+            a2 |= w2;
+            a3 |= w3;
         }
-        memcpy(&w, s + n - 8, 8);
-        acc |= w;
-        return (acc & UINT64_C(0x8080808080808080)) == 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&w0, s + i, 8);
+            a0 |= w0;
+        }
+        memcpy(&w1, s + n - 8, 8);
+        return ((a0 | a1 | a2 | a3 | w1) & hi) == 0;
     }
     if (n >= 4) {
         uint32_t a, b;
@@ -365,6 +376,11 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
     return arr;
 }
 
+/* Views read ahead of the one decoded: each view is read once (memcpy,
+   dfb_view_at) and checked that many elements early, and its bytes are
+   prefetched meanwhile. */
+#define VIEW_AHEAD 8
+
 PyObject *
 dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
 {
@@ -375,25 +391,48 @@ dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
         return arr;
     }
     PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
+    /* a private copy: the calls below cannot make the compiler reload the
+       column's fields for every element */
+    const dfb_column col = *c;
     /* as dfb_strings_to_object_array: equal short strings share one str
        until the first look-ups show mostly distinct values */
     dedup dd = {0};
     dd.table = dedup_table(length, &dd.tsize);
+    /* ring of the views read ahead: element i is in slot i % VIEW_AHEAD;
+       n < 0 marks a null (its view is not read) */
+    const char *ptrs[VIEW_AHEAD];
+    int64_t lens[VIEW_AHEAD];
+    int64_t ahead = 0; /* elements read so far */
     for (int64_t i = 0; i < length; i++) {
+        /* read (once), check and prefetch up to VIEW_AHEAD views ahead */
+        for (; ahead < length && ahead <= i + (VIEW_AHEAD - 1); ahead++) {
+            const int k = (int)(ahead % VIEW_AHEAD);
+            if (isnull != NULL && isnull[ahead]) {
+                lens[k] = -1;
+                continue;
+            }
+            if (dfb_view_at(&col, col.offset + ahead, &ptrs[k], &lens[k]) <
+                0) {
+                goto fail;
+            }
+            if (lens[k] > 12) {
+                __builtin_prefetch(ptrs[k]);
+                __builtin_prefetch(ptrs[k] + lens[k] - 1);
+            }
+        }
+        const int k = (int)(i % VIEW_AHEAD);
         PyObject *item;
-        const char *p;
-        int64_t n;
-        if (isnull != NULL && isnull[i]) {
+        if (lens[k] < 0) {
             item = Py_NewRef(Py_None);
         }
+        else if (dd.table == NULL) {
+            item = decode(ptrs[k], lens[k]);
+        }
         else {
-            if (dfb_view_at(c, c->offset + i, &p, &n) < 0) {
-                goto fail;
-            }
-            item = dedup_decode(&dd, p, n);
-            if (item == NULL) {
-                goto fail;
-            }
+            item = dedup_decode(&dd, ptrs[k], lens[k]);
+        }
+        if (item == NULL) {
+            goto fail;
         }
         Py_XSETREF(out[i], item);
     }
