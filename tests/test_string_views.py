@@ -4,6 +4,8 @@ pyarrow's and polars' own; hostile views give a clean ValueError."""
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import struct
 
 import numpy as np
@@ -323,3 +325,35 @@ def test_hostile_view_anywhere_in_the_read_ahead(where):
     with pytest.raises(ValueError, match=f"string view {where} "):
         dfbuffer.column_to_ndarray(p)
     assert p.release_count == 1
+
+
+class ArenaAllocator(ctypes.Structure):
+    _fields_ = [("ctx", ctypes.c_void_p), ("alloc", ctypes.c_void_p), ("free", ctypes.c_void_p)]
+
+
+def arena_allocator() -> tuple:
+    a = ArenaAllocator()
+    ctypes.pythonapi.PyObject_GetArenaAllocator(ctypes.byref(a))
+    return (a.ctx, a.alloc, a.free)
+
+
+@pytest.mark.parametrize("kind", ["views", "large"])
+def test_large_conversions_restore_the_arena_allocator(kind):
+    # 4e5 strings of 40 bytes: large enough for the prefaulting arena allocator
+    n = 400_000
+    before = arena_allocator()
+    items = [b"%039d" % i for i in range(n)]
+    good = pa.array([b.decode() for b in items],
+                    pa.string_view() if kind == "views" else pa.large_string())
+    res = dfbuffer.column_to_ndarray(good)
+    assert arena_allocator() == before
+    assert res[12345] == items[12345].decode() and len(res) == n
+    # a conversion that fails half-way (invalid UTF-8) restores it too
+    items[n // 2] = b"\xff" * 39
+    bad = views_producer(items) if kind == "views" else large_from_bytes(items)
+    with pytest.raises(UnicodeDecodeError):
+        dfbuffer.column_to_ndarray(bad)
+    assert arena_allocator() == before
+    del res
+    gc.collect()
+    assert arena_allocator() == before

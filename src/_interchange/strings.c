@@ -4,6 +4,9 @@
 #include "dfbuffer/convert.h"
 
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 /* Returns 1 if the `n` bytes at `s` are all ASCII (< 0x80), else 0.
    32 bytes a step in four independent 8-byte lanes; the tail and short
@@ -260,6 +263,95 @@ dedup_decode(dedup *d, const char *p, int64_t n)
     return item;
 }
 
+/* Prefaulting the str objects' memory.  A conversion of many strings
+   spends most of its time in the kernel: every 4 KiB page of the new
+   pymalloc arenas that hold the str objects is faulted in one at a time.
+   For large conversions the arena allocator is wrapped (public API,
+   PyObject_SetArenaAllocator) for the duration of the loop so that each
+   new arena is populated in one madvise(MADV_POPULATE_WRITE) call: the
+   same pages (no more memory), without a page fault for each.  The
+   wrapper forwards every call to the allocator it replaced, so arenas
+   allocated meanwhile are freed by it later, and it is removed before the
+   converter returns.  The GIL is held throughout and the module refuses
+   subinterpreters, so no other thread sees the swap half-done. */
+#if defined(MADV_POPULATE_WRITE)
+static PyObjectArenaAllocator prefault_orig;
+
+/* Arena allocation: the replaced allocator's arena, populated (best
+   effort: a failed madvise changes nothing).  NULL on out of memory. */
+static void *
+prefault_alloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    void *p = prefault_orig.alloc(prefault_orig.ctx, size);
+    if (p != NULL) {
+        (void)madvise(p, size, MADV_POPULATE_WRITE);
+    }
+    return p;
+}
+
+/* Arena release: forwarded to the replaced allocator.  Cannot fail. */
+static void
+prefault_free(void *ctx, void *p, size_t size)
+{
+    (void)ctx;
+    prefault_orig.free(prefault_orig.ctx, p, size);
+}
+#endif
+
+/* Estimated bytes of new str objects from which prefaulting pays. */
+#define PREFAULT_MIN_BYTES ((int64_t)16 << 20)
+
+/* Installs the prefaulting arena allocator when `bytes` (the estimated
+   size of the str objects to make) is large.  Returns 1 if installed
+   (undo with prefault_end), else 0.  Cannot fail. */
+static int
+prefault_begin(int64_t bytes)
+{
+#if defined(MADV_POPULATE_WRITE)
+    PyObjectArenaAllocator cur;
+    if (bytes < PREFAULT_MIN_BYTES) {
+        return 0;
+    }
+    PyObject_GetArenaAllocator(&cur);
+    if (cur.alloc == prefault_alloc || cur.alloc == NULL || cur.free == NULL) {
+        return 0;
+    }
+    prefault_orig = cur;
+    PyObjectArenaAllocator mine = {NULL, prefault_alloc, prefault_free};
+    PyObject_SetArenaAllocator(&mine);
+    return 1;
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
+
+/* Restores the arena allocator prefault_begin replaced, if `on`.  Cannot
+   fail. */
+static void
+prefault_end(int on)
+{
+#if defined(MADV_POPULATE_WRITE)
+    if (on) {
+        PyObject_SetArenaAllocator(&prefault_orig);
+    }
+#else
+    (void)on;
+#endif
+}
+
+/* Estimated bytes of `length` str objects holding `data` bytes in all. */
+static int64_t
+str_bytes(int64_t length, int64_t data)
+{
+    const int64_t head = (int64_t)sizeof(PyASCIIObject) + 8;
+    if (length > INT64_MAX / head || data > INT64_MAX - length * head) {
+        return INT64_MAX;
+    }
+    return length * head + data;
+}
+
 /* Reads string offset `i` (any alignment, byte-swapped if `swap`) of
    `bits` 32 or 64.  Cannot fail. */
 static inline int64_t
@@ -289,11 +381,11 @@ bad_offsets(int64_t i, int64_t start, int64_t end, int64_t size)
     return NULL;
 }
 
-PyObject *
-dfb_strings_to_object_array(const char *data, int64_t data_size,
-                            const void *offsets, int offset_bits,
-                            int offsets_swapped, int64_t offset,
-                            int64_t length, const uint8_t *isnull)
+/* dfb_strings_to_object_array without the prefaulting (same contract). */
+static PyObject *
+strings_to_objects(const char *data, int64_t data_size, const void *offsets,
+                   int offset_bits, int offsets_swapped, int64_t offset,
+                   int64_t length, const uint8_t *isnull)
 {
     npy_intp dims[1] = {(npy_intp)length};
     PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
@@ -381,8 +473,9 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
    prefetched meanwhile. */
 #define VIEW_AHEAD 8
 
-PyObject *
-dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
+/* dfb_views_to_object_array without the prefaulting (same contract). */
+static PyObject *
+views_to_objects(const dfb_column *c, const uint8_t *isnull)
 {
     const int64_t length = c->length;
     npy_intp dims[1] = {(npy_intp)length};
@@ -442,4 +535,34 @@ fail:
     PyMem_Free(dd.table);
     Py_DECREF(arr);
     return NULL;
+}
+
+PyObject *
+dfb_strings_to_object_array(const char *data, int64_t data_size,
+                            const void *offsets, int offset_bits,
+                            int offsets_swapped, int64_t offset,
+                            int64_t length, const uint8_t *isnull)
+{
+    const int on = prefault_begin(str_bytes(length, data_size));
+    PyObject *arr =
+        strings_to_objects(data, data_size, offsets, offset_bits,
+                           offsets_swapped, offset, length, isnull);
+    prefault_end(on);
+    return arr;
+}
+
+PyObject *
+dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
+{
+    /* the out-of-line bytes are at most the variadic buffers' sizes */
+    int64_t data = 0;
+    for (int64_t b = 0; b < c->n_variadic; b++) {
+        data = c->variadic_sizes[b] > INT64_MAX - data
+                   ? INT64_MAX
+                   : data + c->variadic_sizes[b];
+    }
+    const int on = prefault_begin(str_bytes(c->length, data));
+    PyObject *arr = views_to_objects(c, isnull);
+    prefault_end(on);
+    return arr;
 }
