@@ -299,8 +299,9 @@ prefault_free(void *ctx, void *p, size_t size)
 }
 #endif
 
-/* Estimated bytes of new str objects from which prefaulting pays. */
-#define PREFAULT_MIN_BYTES ((int64_t)16 << 20)
+/* Estimated bytes of new str objects from which prefaulting pays (the
+   last, partly used arena is populated whole: at most 1 MiB more). */
+#define PREFAULT_MIN_BYTES ((int64_t)8 << 20)
 
 /* Installs the prefaulting arena allocator when `bytes` (the estimated
    size of the str objects to make) is large.  Returns 1 if installed
