@@ -4,6 +4,8 @@ pyarrow's and polars' own; hostile views give a clean ValueError."""
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import struct
 
 import numpy as np
@@ -226,3 +228,132 @@ def test_interchange_column_claiming_views_is_not_read_as_views():
                    offset=0, null=(P.NON_NULLABLE, None), null_count=0)
     with pytest.raises(NotImplementedError, match="string view"):
         dfbuffer.column_to_ndarray(col)
+
+
+# --------------------------------------------------------------------------
+# the ASCII fast path and the read-ahead of the views (issue 14)
+
+
+def large_from_bytes(items: list[bytes]) -> pa.Array:
+    """A large_string array of raw (possibly invalid UTF-8) bytes, unvalidated."""
+    offs = np.zeros(len(items) + 1, "i8")
+    np.cumsum([len(b) for b in items], out=offs[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(items),
+                                 [None, pa.py_buffer(offs), pa.py_buffer(b"".join(items))])
+
+
+def views_producer(items: list[bytes]):
+    """A string_view producer of raw bytes (inline when <= 12 bytes)."""
+    buf = np.frombuffer(b"".join(items) + b"\0", np.uint8).copy()
+    views, pos = [], 0
+    for b in items:
+        views.append(view(len(b), b if len(b) <= 12 else b[:4], off=pos))
+        pos += len(b)
+    return producer(views, [buf], [pos])
+
+
+@pytest.mark.parametrize("kind", ["views", "large"])
+def test_pure_ascii_of_every_length(kind):
+    items = ["".join(chr(33 + (i + j) % 94) for j in range(n)) for i, n in
+             enumerate(list(range(0, 101)) + [127, 128, 129, 255, 256, 1000])]
+    arr = pa.array(items, pa.string_view() if kind == "views" else pa.large_string())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert res.dtype == object
+    assert res.tolist() == items
+    assert all(type(s) is str and s.isascii() for s in res)
+    # the bytes are copied: equal to pyarrow's own conversion
+    assert res.tolist() == arr.to_numpy(zero_copy_only=False).tolist()
+
+
+@pytest.mark.parametrize("kind", ["views", "large"])
+@pytest.mark.parametrize("char", ["\x80", "é", "日", "🙂"])
+def test_non_ascii_at_every_position_0_to_40(kind, char):
+    items = ["x" * p + char + "y" * tail for p in [*range(41), 63, 64, 95, 96, 127, 140]
+             for tail in (0, 1, 3, 11, 40, 90)]
+    arr = pa.array(items, pa.string_view() if kind == "views" else pa.large_string())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert res.tolist() == items
+    assert not any(s.isascii() for s in res)
+    assert [len(s) for s in res] == [len(s) for s in items]
+
+
+@pytest.mark.parametrize("kind", ["views", "large"])
+@pytest.mark.parametrize("bad", [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80"])
+def test_invalid_utf8_at_every_position_raises_unicode_decode_error(kind, bad):
+    for p in range(41):
+        for tail in (0, 5, 40):
+            item = b"x" * p + bad + b"y" * tail
+            items = [b"ok, plain ascii and long enough", item, b"z" * 30]
+            src = views_producer(items) if kind == "views" else large_from_bytes(items)
+            with pytest.raises(UnicodeDecodeError):
+                dfbuffer.column_to_ndarray(src)
+            # CPython's own decoder agrees that the bytes are invalid
+            with pytest.raises(UnicodeDecodeError):
+                item.decode("utf-8")
+
+
+def test_views_producer_round_trip_inline_and_out_of_line():
+    items = [b"", b"a", b"twelve bytes", b"thirteen byte", "héllo".encode(), b"x" * 50]
+    res = dfbuffer.column_to_ndarray(views_producer(items))
+    assert res.tolist() == [b.decode() for b in items]
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 33])
+@pytest.mark.parametrize("pattern", ["nulls-first", "nulls-last", "alternating", "none"])
+def test_empty_inline_and_null_strings_around_the_read_ahead(n, pattern):
+    words = ["", "short", "twelve bytes", "thirteen byte", "a much longer string of ascii",
+             "ünïcode, out of line", "日本"]
+    items = [words[i % len(words)] for i in range(n)]
+    if pattern == "nulls-first":
+        items[0] = None
+    elif pattern == "nulls-last":
+        items[-1] = None
+    elif pattern == "alternating":
+        items = [None if i % 2 else v for i, v in enumerate(items)]
+    arr = pa.array(items, pa.string_view())
+    res = dfbuffer.column_to_ndarray(arr, nulls="fill")
+    assert res.tolist() == items
+    for start in range(min(n, 3)):
+        assert dfbuffer.column_to_ndarray(arr.slice(start), nulls="fill").tolist() == items[start:]
+
+
+@pytest.mark.parametrize("where", [0, 5, 8, 9, 20])
+def test_hostile_view_anywhere_in_the_read_ahead(where):
+    views = [view(3, b"abc") if i % 2 else view(20, b"0123", off=i % 10) for i in range(24)]
+    views[where] = view(20, b"0123", idx=3)
+    p = producer(views, [data_buf()], [len(DATA)])
+    with pytest.raises(ValueError, match=f"string view {where} "):
+        dfbuffer.column_to_ndarray(p)
+    assert p.release_count == 1
+
+
+class ArenaAllocator(ctypes.Structure):
+    _fields_ = [("ctx", ctypes.c_void_p), ("alloc", ctypes.c_void_p), ("free", ctypes.c_void_p)]
+
+
+def arena_allocator() -> tuple:
+    a = ArenaAllocator()
+    ctypes.pythonapi.PyObject_GetArenaAllocator(ctypes.byref(a))
+    return (a.ctx, a.alloc, a.free)
+
+
+@pytest.mark.parametrize("kind", ["views", "large"])
+def test_large_conversions_restore_the_arena_allocator(kind):
+    # 4e5 strings of 40 bytes: large enough for the prefaulting arena allocator
+    n = 400_000
+    before = arena_allocator()
+    items = [b"%039d" % i for i in range(n)]
+    good = pa.array([b.decode() for b in items],
+                    pa.string_view() if kind == "views" else pa.large_string())
+    res = dfbuffer.column_to_ndarray(good)
+    assert arena_allocator() == before
+    assert res[12345] == items[12345].decode() and len(res) == n
+    # a conversion that fails half-way (invalid UTF-8) restores it too
+    items[n // 2] = b"\xff" * 39
+    bad = views_producer(items) if kind == "views" else large_from_bytes(items)
+    with pytest.raises(UnicodeDecodeError):
+        dfbuffer.column_to_ndarray(bad)
+    assert arena_allocator() == before
+    del res
+    gc.collect()
+    assert arena_allocator() == before

@@ -4,22 +4,36 @@
 #include "dfbuffer/convert.h"
 
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 /* Returns 1 if the `n` bytes at `s` are all ASCII (< 0x80), else 0.
-   Short strings are checked with two overlapping loads. */
+   32 bytes a step in four independent 8-byte lanes; the tail and short
+   strings with overlapping loads. */
 static inline int
 is_ascii(const char *s, int64_t n)
 {
+    const uint64_t hi = UINT64_C(0x8080808080808080);
     if (n >= 8) {
-        uint64_t acc = 0, w;
+        uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, w0, w1, w2, w3;
         int64_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            memcpy(&w, s + i, 8);
-            acc |= w;
+        for (; i + 32 <= n; i += 32) {
+            memcpy(&w0, s + i, 8);
+            memcpy(&w1, s + i + 8, 8);
+            memcpy(&w2, s + i + 16, 8);
+            memcpy(&w3, s + i + 24, 8);
+            a0 |= w0;
+            a1 |= w1;
+            a2 |= w2;
+            a3 |= w3;
         }
-        memcpy(&w, s + n - 8, 8);
-        acc |= w;
-        return (acc & UINT64_C(0x8080808080808080)) == 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&w0, s + i, 8);
+            a0 |= w0;
+        }
+        memcpy(&w1, s + n - 8, 8);
+        return ((a0 | a1 | a2 | a3 | w1) & hi) == 0;
     }
     if (n >= 4) {
         uint32_t a, b;
@@ -249,6 +263,96 @@ dedup_decode(dedup *d, const char *p, int64_t n)
     return item;
 }
 
+/* Prefaulting the str objects' memory.  A conversion of many strings
+   spends most of its time in the kernel: every 4 KiB page of the new
+   pymalloc arenas that hold the str objects is faulted in one at a time.
+   For large conversions the arena allocator is wrapped (public API,
+   PyObject_SetArenaAllocator) for the duration of the loop so that each
+   new arena is populated in one madvise(MADV_POPULATE_WRITE) call: the
+   same pages (no more memory), without a page fault for each.  The
+   wrapper forwards every call to the allocator it replaced, so arenas
+   allocated meanwhile are freed by it later, and it is removed before the
+   converter returns.  The GIL is held throughout and the module refuses
+   subinterpreters, so no other thread sees the swap half-done. */
+#if defined(MADV_POPULATE_WRITE)
+static PyObjectArenaAllocator prefault_orig;
+
+/* Arena allocation: the replaced allocator's arena, populated (best
+   effort: a failed madvise changes nothing).  NULL on out of memory. */
+static void *
+prefault_alloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    void *p = prefault_orig.alloc(prefault_orig.ctx, size);
+    if (p != NULL) {
+        (void)madvise(p, size, MADV_POPULATE_WRITE);
+    }
+    return p;
+}
+
+/* Arena release: forwarded to the replaced allocator.  Cannot fail. */
+static void
+prefault_free(void *ctx, void *p, size_t size)
+{
+    (void)ctx;
+    prefault_orig.free(prefault_orig.ctx, p, size);
+}
+#endif
+
+/* Estimated bytes of new str objects from which prefaulting pays (the
+   last, partly used arena is populated whole: at most 1 MiB more). */
+#define PREFAULT_MIN_BYTES ((int64_t)8 << 20)
+
+/* Installs the prefaulting arena allocator when `bytes` (the estimated
+   size of the str objects to make) is large.  Returns 1 if installed
+   (undo with prefault_end), else 0.  Cannot fail. */
+static int
+prefault_begin(int64_t bytes)
+{
+#if defined(MADV_POPULATE_WRITE)
+    PyObjectArenaAllocator cur;
+    if (bytes < PREFAULT_MIN_BYTES) {
+        return 0;
+    }
+    PyObject_GetArenaAllocator(&cur);
+    if (cur.alloc == prefault_alloc || cur.alloc == NULL || cur.free == NULL) {
+        return 0;
+    }
+    prefault_orig = cur;
+    PyObjectArenaAllocator mine = {NULL, prefault_alloc, prefault_free};
+    PyObject_SetArenaAllocator(&mine);
+    return 1;
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
+
+/* Restores the arena allocator prefault_begin replaced, if `on`.  Cannot
+   fail. */
+static void
+prefault_end(int on)
+{
+#if defined(MADV_POPULATE_WRITE)
+    if (on) {
+        PyObject_SetArenaAllocator(&prefault_orig);
+    }
+#else
+    (void)on;
+#endif
+}
+
+/* Estimated bytes of `length` str objects holding `data` bytes in all. */
+static int64_t
+str_bytes(int64_t length, int64_t data)
+{
+    const int64_t head = (int64_t)sizeof(PyASCIIObject) + 8;
+    if (length > INT64_MAX / head || data > INT64_MAX - length * head) {
+        return INT64_MAX;
+    }
+    return length * head + data;
+}
+
 /* Reads string offset `i` (any alignment, byte-swapped if `swap`) of
    `bits` 32 or 64.  Cannot fail. */
 static inline int64_t
@@ -278,11 +382,11 @@ bad_offsets(int64_t i, int64_t start, int64_t end, int64_t size)
     return NULL;
 }
 
-PyObject *
-dfb_strings_to_object_array(const char *data, int64_t data_size,
-                            const void *offsets, int offset_bits,
-                            int offsets_swapped, int64_t offset,
-                            int64_t length, const uint8_t *isnull)
+/* dfb_strings_to_object_array without the prefaulting (same contract). */
+static PyObject *
+strings_to_objects(const char *data, int64_t data_size, const void *offsets,
+                   int offset_bits, int offsets_swapped, int64_t offset,
+                   int64_t length, const uint8_t *isnull)
 {
     npy_intp dims[1] = {(npy_intp)length};
     PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
@@ -365,8 +469,14 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
     return arr;
 }
 
-PyObject *
-dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
+/* Views read ahead of the one decoded: each view is read once (memcpy,
+   dfb_view_at) and checked that many elements early, and its bytes are
+   prefetched meanwhile. */
+#define VIEW_AHEAD 8
+
+/* dfb_views_to_object_array without the prefaulting (same contract). */
+static PyObject *
+views_to_objects(const dfb_column *c, const uint8_t *isnull)
 {
     const int64_t length = c->length;
     npy_intp dims[1] = {(npy_intp)length};
@@ -375,25 +485,48 @@ dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
         return arr;
     }
     PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
+    /* a private copy: the calls below cannot make the compiler reload the
+       column's fields for every element */
+    const dfb_column col = *c;
     /* as dfb_strings_to_object_array: equal short strings share one str
        until the first look-ups show mostly distinct values */
     dedup dd = {0};
     dd.table = dedup_table(length, &dd.tsize);
+    /* ring of the views read ahead: element i is in slot i % VIEW_AHEAD;
+       n < 0 marks a null (its view is not read) */
+    const char *ptrs[VIEW_AHEAD];
+    int64_t lens[VIEW_AHEAD];
+    int64_t ahead = 0; /* elements read so far */
     for (int64_t i = 0; i < length; i++) {
+        /* read (once), check and prefetch up to VIEW_AHEAD views ahead */
+        for (; ahead < length && ahead <= i + (VIEW_AHEAD - 1); ahead++) {
+            const int k = (int)(ahead % VIEW_AHEAD);
+            if (isnull != NULL && isnull[ahead]) {
+                lens[k] = -1;
+                continue;
+            }
+            if (dfb_view_at(&col, col.offset + ahead, &ptrs[k], &lens[k]) <
+                0) {
+                goto fail;
+            }
+            if (lens[k] > 12) {
+                __builtin_prefetch(ptrs[k]);
+                __builtin_prefetch(ptrs[k] + lens[k] - 1);
+            }
+        }
+        const int k = (int)(i % VIEW_AHEAD);
         PyObject *item;
-        const char *p;
-        int64_t n;
-        if (isnull != NULL && isnull[i]) {
+        if (lens[k] < 0) {
             item = Py_NewRef(Py_None);
         }
+        else if (dd.table == NULL) {
+            item = decode(ptrs[k], lens[k]);
+        }
         else {
-            if (dfb_view_at(c, c->offset + i, &p, &n) < 0) {
-                goto fail;
-            }
-            item = dedup_decode(&dd, p, n);
-            if (item == NULL) {
-                goto fail;
-            }
+            item = dedup_decode(&dd, ptrs[k], lens[k]);
+        }
+        if (item == NULL) {
+            goto fail;
         }
         Py_XSETREF(out[i], item);
     }
@@ -403,4 +536,34 @@ fail:
     PyMem_Free(dd.table);
     Py_DECREF(arr);
     return NULL;
+}
+
+PyObject *
+dfb_strings_to_object_array(const char *data, int64_t data_size,
+                            const void *offsets, int offset_bits,
+                            int offsets_swapped, int64_t offset,
+                            int64_t length, const uint8_t *isnull)
+{
+    const int on = prefault_begin(str_bytes(length, data_size));
+    PyObject *arr =
+        strings_to_objects(data, data_size, offsets, offset_bits,
+                           offsets_swapped, offset, length, isnull);
+    prefault_end(on);
+    return arr;
+}
+
+PyObject *
+dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
+{
+    /* the out-of-line bytes are at most the variadic buffers' sizes */
+    int64_t data = 0;
+    for (int64_t b = 0; b < c->n_variadic; b++) {
+        data = c->variadic_sizes[b] > INT64_MAX - data
+                   ? INT64_MAX
+                   : data + c->variadic_sizes[b];
+    }
+    const int on = prefault_begin(str_bytes(c->length, data));
+    PyObject *arr = views_to_objects(c, isnull);
+    prefault_end(on);
+    return arr;
 }
