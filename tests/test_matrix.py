@@ -1000,6 +1000,7 @@ def test_pandas_blocks_no_leaks():
         except TypeError:
             pass
 
-    # pandas keeps weak references to the views of its blocks and prunes them now
-    # and then: check() measures the net growth again when the first window is over
-    check("to_matrix(pandas blocks)", run, 300)
+    # pandas' own bookkeeping (Cython, so tracemalloc names this test's lines) grows and
+    # is pruned now and then by several hundred blocks: windows of 2000 calls keep that
+    # bounded growth far below one block per call, which a real leak still exceeds
+    check("to_matrix(pandas blocks)", run, 2000)
