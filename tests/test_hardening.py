@@ -646,17 +646,20 @@ def test_arrow_probe_reports_producer_errors():
         dfbuffer.column_to_ndarray(RaisingArrowAttr())
 
 
-def test_arrow_export_release_without_gil_on_another_thread():
+@pytest.mark.parametrize("method, name", [("__arrow_c_array__", b"arrow_array"),
+                                          ("__arrow_c_device_array__", b"arrow_device_array")])
+def test_arrow_export_release_without_gil_on_another_thread(method, name):
     """The exported array's release callback may run on any thread without
-    the GIL (ctypes calls drop it): it takes the GIL to drop the Buffer."""
+    the GIL (ctypes calls drop it): it takes the GIL to drop the Buffer.  A
+    device array starts with its ArrowArray, released the same way."""
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype = ctypes.c_void_p
     get.argtypes = [ctypes.py_object, ctypes.c_char_p]
     src = np.arange(4, dtype=np.int64)
     buf = dfbuffer.Buffer.from_object(src)
     ref = weakref.ref(buf)
-    _s, acap = buf.__arrow_c_array__()
-    ptr = get(acap, b"arrow_array")
+    _s, acap = getattr(buf, method)()
+    ptr = get(acap, name)
     a = ArrowArray.from_address(ptr)
     release = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(a.release)
     del buf
@@ -677,6 +680,7 @@ def test_exports_released_at_interpreter_exit():
         b = dfbuffer.Buffer.from_object(np.arange(5))
         keep_arrow = pa.array(b)
         keep_dlpack = np.from_dlpack(b)
+        keep_device = b.__arrow_c_device_array__()
         # a daemon thread still holding exports while the interpreter exits
         ev = threading.Event()
         def hold(x=pa.array(dfbuffer.Buffer.from_object(np.arange(3)))):

@@ -170,4 +170,19 @@ dfb_arrow_check_struct_children(const struct ArrowSchema *s,
 int
 dfb_arrow_check_pair(PyObject *res, const char *method, const char *second);
 
+/* arrow_export.c: checks a consumer's `requested_schema` (Py_None: none
+   asked) against the format `fmt` a Buffer exports as.  Returns 0, or -1
+   with TypeError / ValueError (not a live "arrow_schema" capsule) or
+   NotImplementedError (another type) set. */
+int
+dfb_arrow_check_requested(PyObject *requested, const char *fmt);
+
+/* arrow_export.c: fills `a` as the export of 1-D contiguous primitive
+   Buffer `self` (no validity, its data as the values buffer), holding a
+   strong reference to `self` that a->release drops on any thread
+   (dfb_decref_any_thread).  Returns 0, or -1 with MemoryError (`a`
+   untouched). */
+int
+dfb_arrow_export_fill(PyObject *self, struct ArrowArray *a);
+
 #endif /* DFBUFFER_ARROW_INTERNAL_H */

@@ -777,34 +777,6 @@ dfb_arrow_device_buffer(dfb_state *st, const struct ArrowSchema *s,
 /* Export: Buffer.__arrow_c_device_array__                              */
 /* ------------------------------------------------------------------ */
 
-/* Private data of an exported device array. */
-typedef struct {
-    PyObject *buffer; /* strong reference to the exported Buffer */
-    const void *buffers[2];
-} export_private;
-
-/* Release callback of exported device arrays: drops the Buffer reference
-   (taking the GIL; leaked deliberately once the interpreter is gone) and
-   frees the private data.  Marks the array released. */
-static void
-export_release(struct ArrowArray *array)
-{
-    if (array == NULL || array->release == NULL) {
-        return;
-    }
-    export_private *p = array->private_data;
-    if (p != NULL) {
-        if (Py_IsInitialized()) {
-            PyGILState_STATE g = PyGILState_Ensure();
-            Py_XDECREF(p->buffer);
-            PyGILState_Release(g);
-        }
-        free(p);
-    }
-    array->private_data = NULL;
-    array->release = NULL;
-}
-
 /* Capsule destructor of "arrow_device_array" capsules we made: releases
    the array unless a consumer moved it out, then frees the struct.  Keeps
    any pending exception. */
@@ -942,47 +914,20 @@ dfb_buffer_arrow_c_device_array(PyObject *self, PyObject *const *args,
         Py_DECREF(scap);
         return NULL;
     }
-    if (requested != Py_None) {
-        const struct ArrowSchema *rs = dfb_arrow_capsule_pointer(
-            requested, "arrow_schema", "requested_schema");
-        if (rs == NULL) {
-            Py_DECREF(scap);
-            return NULL;
-        }
-        if (rs->release == NULL || rs->format == NULL ||
-            strcmp(rs->format, ours->format) != 0 || rs->n_children != 0 ||
-            rs->dictionary != NULL) {
-            PyErr_Format(PyExc_NotImplementedError,
-                         "a Buffer exports as Arrow format '%s' only; it "
-                         "cannot be cast to the requested schema '%s'",
-                         ours->format,
-                         rs->release && rs->format ? rs->format : "?");
-            Py_DECREF(scap);
-            return NULL;
-        }
+    if (dfb_arrow_check_requested(requested, ours->format) < 0) {
+        Py_DECREF(scap);
+        return NULL;
     }
     struct ArrowDeviceArray *d = calloc(1, sizeof(*d)); /* reserved zeroed */
-    export_private *p = calloc(1, sizeof(*p));
-    if (d == NULL || p == NULL) {
-        free(d);
-        free(p);
+    if (d == NULL) {
         Py_DECREF(scap);
         return PyErr_NoMemory();
     }
-    static const uint64_t empty[1] = {0};
-    p->buffer = Py_NewRef(self);
-    p->buffers[0] = NULL;
-    p->buffers[1] = b->data != NULL ? (const void *)b->data : empty;
-    d->array.length = b->shape[0];
-    d->array.null_count = 0;
-    d->array.offset = 0;
-    d->array.n_buffers = 2;
-    d->array.n_children = 0;
-    d->array.buffers = p->buffers;
-    d->array.children = NULL;
-    d->array.dictionary = NULL;
-    d->array.release = export_release;
-    d->array.private_data = p;
+    if (dfb_arrow_export_fill(self, &d->array) < 0) {
+        free(d);
+        Py_DECREF(scap);
+        return NULL;
+    }
     /* Arrow's CPU producers (pyarrow, nanoarrow) give CPU the id -1 */
     d->device_type = (ArrowDeviceType)b->device.device_type;
     d->device_id =
@@ -991,7 +936,7 @@ dfb_buffer_arrow_c_device_array(PyObject *self, PyObject *const *args,
     PyObject *acap =
         PyCapsule_New(d, "arrow_device_array", device_capsule_destructor);
     if (acap == NULL) {
-        export_release(&d->array);
+        d->array.release(&d->array);
         free(d);
         Py_DECREF(scap);
         return NULL;

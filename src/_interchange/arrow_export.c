@@ -194,6 +194,55 @@ schema_capsule(const char *fmt)
     return cap;
 }
 
+int
+dfb_arrow_check_requested(PyObject *requested, const char *fmt)
+{
+    if (requested == Py_None) {
+        return 0;
+    }
+    const struct ArrowSchema *rs = dfb_arrow_capsule_pointer(
+        requested, "arrow_schema", "requested_schema");
+    if (rs == NULL) {
+        return -1;
+    }
+    if (rs->release == NULL || rs->format == NULL ||
+        strcmp(rs->format, fmt) != 0 || rs->n_children != 0 ||
+        rs->dictionary != NULL) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "a Buffer exports as Arrow format '%s' only; it "
+                     "cannot be cast to the requested schema '%s'",
+                     fmt, rs->release && rs->format ? rs->format : "?");
+        return -1;
+    }
+    return 0;
+}
+
+int
+dfb_arrow_export_fill(PyObject *self, struct ArrowArray *a)
+{
+    const DfbBuffer *b = (const DfbBuffer *)self;
+    export_private *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    static const uint64_t empty[1] = {0};
+    p->buffer = Py_NewRef(self);
+    p->buffers[0] = NULL;
+    p->buffers[1] = b->data != NULL ? (const void *)b->data : empty;
+    a->length = b->shape[0];
+    a->null_count = 0;
+    a->offset = 0;
+    a->n_buffers = 2;
+    a->n_children = 0;
+    a->buffers = p->buffers;
+    a->children = NULL;
+    a->dictionary = NULL;
+    a->release = export_array_release;
+    a->private_data = p;
+    return 0;
+}
+
 PyObject *
 dfb_buffer_arrow_c_schema(PyObject *self, PyObject *unused)
 {
@@ -238,51 +287,26 @@ dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
     if (export_format(b, fmt, sizeof(fmt)) < 0) {
         return NULL;
     }
-    if (requested != Py_None) {
-        struct ArrowSchema *rs = dfb_arrow_capsule_pointer(
-            requested, "arrow_schema", "requested_schema");
-        if (rs == NULL) {
-            return NULL;
-        }
-        if (rs->release == NULL || rs->format == NULL ||
-            strcmp(rs->format, fmt) != 0 || rs->n_children != 0 ||
-            rs->dictionary != NULL) {
-            PyErr_Format(PyExc_NotImplementedError,
-                         "a Buffer exports as Arrow format '%s' only; it "
-                         "cannot be cast to the requested schema '%s'",
-                         fmt, rs->release && rs->format ? rs->format : "?");
-            return NULL;
-        }
+    if (dfb_arrow_check_requested(requested, fmt) < 0) {
+        return NULL;
     }
     PyObject *scap = schema_capsule(fmt);
     if (scap == NULL) {
         return NULL;
     }
     struct ArrowArray *a = calloc(1, sizeof(*a));
-    export_private *p = calloc(1, sizeof(*p));
-    if (a == NULL || p == NULL) {
-        free(a);
-        free(p);
+    if (a == NULL) {
         Py_DECREF(scap);
         return PyErr_NoMemory();
     }
-    static const uint64_t empty[1] = {0};
-    p->buffer = Py_NewRef(self);
-    p->buffers[0] = NULL;
-    p->buffers[1] = b->data != NULL ? (const void *)b->data : empty;
-    a->length = b->shape[0];
-    a->null_count = 0;
-    a->offset = 0;
-    a->n_buffers = 2;
-    a->n_children = 0;
-    a->buffers = p->buffers;
-    a->children = NULL;
-    a->dictionary = NULL;
-    a->release = export_array_release;
-    a->private_data = p;
+    if (dfb_arrow_export_fill(self, a) < 0) {
+        free(a);
+        Py_DECREF(scap);
+        return NULL;
+    }
     PyObject *acap = PyCapsule_New(a, "arrow_array", array_capsule_destructor);
     if (acap == NULL) {
-        export_array_release(a);
+        a->release(a);
         free(a);
         Py_DECREF(scap);
         return NULL;
