@@ -239,3 +239,13 @@ def test_dictionary_with_null_categories_decodes_to_nulls(values, fill):
         dfbuffer.column_to_ndarray(arr, nulls="raise")
     via = dfbuffer.from_dataframe(dfbuffer.to_interchange(pa.table({"x": arr})))
     assert list(np.ma.getmaskarray(via["x"])) == [v is None for v in want]
+
+
+@pytest.mark.parametrize("bad", [5, -3, 2])
+def test_null_categories_with_out_of_range_codes_raise(bad):
+    # the null-category pass skips codes it cannot index; the decoder names them
+    arr = pa.DictionaryArray.from_arrays(
+        pa.array([0, bad, 1], pa.int8()), pa.array(["a", None]), safe=False
+    )
+    with pytest.raises(ValueError, match=f"categorical code {bad} at row 1 is out of range"):
+        dfbuffer.column_to_ndarray(arr)
