@@ -1,13 +1,16 @@
 """Child processes that tests need, run ahead of the tests that read their results.
 
-A test module ``submit()``s a command when it is imported (at collection); once collection
-is done, conftest.py ``start()``s one runner process that executes the submitted commands
-of the collected modules one after the other, while the in-process tests run.  A test
+A test module ``submit()``s a command when it is imported (at collection).  Under pytest
+(conftest.py calls ``enable()`` before collecting) the first submission starts one runner
+process, which executes the submitted commands one after the other while collection goes
+on and the in-process tests run: the child processes use the second core from the start.
+Once collection is done, ``keep()`` names the modules that have collected tests; the jobs
+of the others (modules imported but deselected) are skipped, or killed if running.  A test
 then asks ``job.result()`` for the finished ``subprocess.CompletedProcess`` (waiting if the
 runner is not there yet).  Nothing of the test process changes: no thread, no fork; each
 command is exactly the child process the test would have started itself.  Without a
-runner (the module imported outside pytest, or its jobs not started), ``result()`` runs
-the command there and then.
+runner (the module imported outside pytest, or under ``--collect-only``), ``result()``
+runs the command there and then.
 """
 
 from __future__ import annotations
@@ -22,30 +25,44 @@ import tempfile
 import time
 from pathlib import Path
 
+# The runner reads one job per line on stdin (until EOF).  Before starting job i it looks
+# for ``i.skip`` (a deselected module's job); it starts the child in a session of its own
+# (so that killing it kills what it started), writes its pid to ``i.pid``, and the exit
+# status (or "timeout", "skipped", "127") to ``i.rc`` last, atomically.
 _RUNNER = r"""
 import json, os, subprocess, sys
-for job in json.load(open(sys.argv[1])):
+def finish(job, rc):
+    with open(job["rc"] + ".tmp", "w") as f:
+        f.write(rc)
+    os.replace(job["rc"] + ".tmp", job["rc"])
+for line in sys.stdin:
+    job = json.loads(line)
+    if os.path.exists(job["skip"]):
+        finish(job, "skipped")
+        continue
     with open(job["out"], "wb") as out, open(job["err"], "wb") as err:
         try:
             p = subprocess.Popen(job["argv"], stdout=out, stderr=err, env=job["env"],
-                                 cwd=job["cwd"], stdin=subprocess.DEVNULL)
+                                 cwd=job["cwd"], stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
         except OSError as e:
             err.write(repr(e).encode())
             rc = "127"
         else:
+            with open(job["pid"] + ".tmp", "w") as f:
+                f.write(str(p.pid))
+            os.replace(job["pid"] + ".tmp", job["pid"])
             try:
                 rc = str(p.wait(timeout=job["timeout"]))
             except subprocess.TimeoutExpired:
-                p.kill()
+                os.killpg(p.pid, 9)
                 p.wait()
                 rc = "timeout"
-    with open(job["rc"] + ".tmp", "w") as f:
-        f.write(rc)
-    os.replace(job["rc"] + ".tmp", job["rc"])
+    finish(job, rc)
 """
 
 _jobs: list[Job] = []
-_state: dict = {"dir": None, "runner": None}
+_state: dict = {"dir": None, "runner": None, "enabled": False}
 
 
 class Job:
@@ -72,6 +89,8 @@ class Job:
                 raise RuntimeError(f"the background runner exited ({runner.returncode})")
             time.sleep(0.01)
         rc = rc_path.read_text()
+        if rc == "skipped":
+            raise RuntimeError(f"the job of {self.owner} was skipped: its module was deselected")
         out = Path(self.files["out"]).read_text(errors="replace")
         err = Path(self.files["err"]).read_text(errors="replace")
         if rc == "timeout":
@@ -81,11 +100,19 @@ class Job:
 
 
 def submit(argv, *, owner: str, env: dict | None = None, cwd=None, timeout: float = 300) -> Job:
-    """Registers a command for the runner; ``owner``: the submitting module's ``__file__``
-    (its jobs run only when one of its tests was collected)."""
+    """Registers a command (and hands it to the runner once ``enable()`` was called);
+    ``owner``: the submitting module's ``__file__`` (its job is kept only if one of its
+    tests is collected)."""
     job = Job(argv, env, None if cwd is None else str(cwd), timeout, os.path.abspath(owner))
     _jobs.append(job)
+    if _state["enabled"]:
+        _hand_over(job)
     return job
+
+
+def python(code: str, *, owner: str, env: dict | None = None, timeout: float = 120) -> Job:
+    """Submits ``python -c code`` (this interpreter)."""
+    return submit([sys.executable, "-c", code], owner=owner, env=env, timeout=timeout)
 
 
 def scratch_dir() -> Path:
@@ -95,29 +122,66 @@ def scratch_dir() -> Path:
     return Path(_state["dir"])
 
 
-def start(owners: set[str]) -> None:
-    """Starts the runner over the submitted jobs of these modules (in submission order)."""
-    todo = [j for j in _jobs if j.owner in owners and j.files is None and j._result is None]
-    if not todo or _state["runner"] is not None:
-        return
+def enable() -> None:
+    """Lets ``submit()`` start the runner and hand it each job at once (called by
+    conftest.py before collection)."""
+    _state["enabled"] = True
+
+
+def _hand_over(job: Job) -> None:
+    """Gives ``job`` to the runner, starting the runner on the first job."""
     d = scratch_dir() / "jobs"
-    d.mkdir(exist_ok=True)
-    specs = []
-    for i, j in enumerate(todo):
-        j.files = {k: str(d / f"{i}.{k}") for k in ("out", "err", "rc")}
-        env = dict(os.environ) if j.env is None else j.env
-        specs.append({"argv": j.argv, "env": env, "cwd": j.cwd, "timeout": j.timeout, **j.files})
-    spec_file = d / "jobs.json"
-    spec_file.write_text(json.dumps(specs))
-    _state["runner"] = subprocess.Popen([sys.executable, "-c", _RUNNER, str(spec_file)],
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
+    if _state["runner"] is None:
+        d.mkdir(exist_ok=True)
+        _state["runner"] = subprocess.Popen([sys.executable, "-c", _RUNNER],
+                                            stdin=subprocess.PIPE, text=True,
+                                            stdout=subprocess.DEVNULL,
+                                            start_new_session=True)
+    i = sum(j.files is not None for j in _jobs)
+    job.files = {k: str(d / f"{i}.{k}") for k in ("out", "err", "rc", "skip", "pid")}
+    env = dict(os.environ) if job.env is None else job.env
+    spec = {"argv": job.argv, "env": env, "cwd": job.cwd, "timeout": job.timeout, **job.files}
+    runner = _state["runner"]
+    runner.stdin.write(json.dumps(spec) + "\n")
+    runner.stdin.flush()
+
+
+def keep(owners: set[str]) -> None:
+    """Collection is done: skips the jobs of modules without collected tests (killing the
+    one running, if it is one of them) and tells the runner no job follows."""
+    for j in _jobs:
+        if j.files is None or j.owner in owners:
+            continue
+        Path(j.files["skip"]).touch()
+        _kill(j)
+    runner = _state["runner"]
+    if runner is not None and not runner.stdin.closed:
+        runner.stdin.close()
+
+
+def _kill(job: Job) -> None:
+    """Kills the job's process group if the runner started it and it has not ended."""
+    pid_path, rc_path = Path(job.files["pid"]), Path(job.files["rc"])
+    if pid_path.exists() and not rc_path.exists():
+        try:
+            os.killpg(int(pid_path.read_text()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass  # it just ended
 
 
 def stop() -> None:
-    """Ends the runner (and the job it runs) if the session ends early; removes the files."""
+    """Ends the runner and the job it runs if the session ends early; removes the files."""
     runner = _state["runner"]
+    if runner is not None and not runner.stdin.closed:
+        try:
+            runner.stdin.close()
+        except OSError:
+            pass
     if runner is not None and runner.poll() is None:
-        os.killpg(runner.pid, signal.SIGKILL)  # the runner and the command it runs
+        os.killpg(runner.pid, signal.SIGKILL)  # the runner first: it starts no other job
         runner.wait()
+    for j in _jobs:
+        if j.files is not None:
+            _kill(j)  # the job it ran, in a session of its own
     if _state["dir"] is not None:
         shutil.rmtree(_state["dir"], ignore_errors=True)

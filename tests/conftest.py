@@ -35,15 +35,23 @@ def pytest_runtest_setup(item):
         gc.freeze()
 
 
-def pytest_collection_finish(session):
-    """Start the child processes the collected modules submitted (tests/background.py):
-    they run one after the other beside the in-process tests."""
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    """Let test modules start their child processes as they are imported
+    (tests/background.py): the runner executes them one after the other, beside collection
+    and then the in-process tests.  Not under ``--collect-only``."""
     import background
 
-    if session.config.option.collectonly:
-        return
+    if not session.config.option.collectonly:
+        background.enable()
+
+
+def pytest_collection_finish(session):
+    """Keep only the child processes of modules with collected tests."""
+    import background
+
     owners = {os.path.abspath(str(item.path)) for item in session.items}
-    background.start(owners)
+    background.keep(owners)
 
 
 def pytest_unconfigure(config):

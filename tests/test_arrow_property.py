@@ -10,6 +10,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyarrow.interchange import from_dataframe as pa_from_dataframe
+from text_strategy import text
 
 from dfbuffer import to_interchange
 
@@ -19,9 +20,9 @@ TYPES = {
     "int64": (pa.int64(), st.integers(-(2**63), 2**63 - 1)),
     "float64": (pa.float64(), st.floats(allow_nan=False)),
     "bool": (pa.bool_(), st.booleans()),
-    "string": (pa.string(), st.text(max_size=20)),
-    "large_string": (pa.large_string(), st.text(max_size=20)),
-    "string_view": (pa.string_view(), st.text(max_size=30)),
+    "string": (pa.string(), text(max_size=20)),
+    "large_string": (pa.large_string(), text(max_size=20)),
+    "string_view": (pa.string_view(), text(max_size=30)),
     "timestamp": (pa.timestamp("us", "UTC"),
                   st.datetimes(min_value=dt.datetime(1900, 1, 1),
                                max_value=dt.datetime(2200, 1, 1),

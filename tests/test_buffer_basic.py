@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
 import textwrap
 import weakref
 
+import background
 import numpy as np
 import pytest
 
@@ -174,26 +174,27 @@ def test_get_include_has_the_public_header_only():
 # stack (segfault) when the last reference went away.
 
 
+# The child process of the test below, submitted at collection (tests/background.py).
+_DEEP_CHAIN = background.python(textwrap.dedent("""
+    import threading
+    import numpy as np
+    from dfbuffer import Buffer
+
+    def run():
+        b = Buffer.from_object(np.zeros(8, "u1"))
+        for i in range(20000):
+            b = Buffer.from_object(b, dtype="i1" if i % 2 else "u1")
+        del b
+
+    threading.stack_size(512 * 1024)
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    print("ok")
+"""), owner=__file__)
+
+
 def test_deep_owner_chain_dealloc_does_not_overflow_the_stack():
-    code = textwrap.dedent(
-        """
-        import threading
-        import numpy as np
-        from dfbuffer import Buffer
-
-        def run():
-            b = Buffer.from_object(np.zeros(8, "u1"))
-            for i in range(20000):
-                b = Buffer.from_object(b, dtype="i1" if i % 2 else "u1")
-            del b
-
-        threading.stack_size(512 * 1024)
-        t = threading.Thread(target=run)
-        t.start()
-        t.join()
-        print("ok")
-        """
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = _DEEP_CHAIN.result()
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "ok"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import sys
 import weakref
 
+import background
 import numpy as np
 import pytest
 from export_helpers import Owner, PyBUF_WRITABLE, consume, get_buffer, make_buffer
@@ -252,16 +254,19 @@ print("exiting", flush=True)
 """
 
 
-@pytest.mark.parametrize("with_thread", [False, True])
-def test_deleters_at_interpreter_exit(tmp_path, with_thread):
-    import os
-    import subprocess
+def _finalize_job(with_thread: bool) -> background.Job:
+    """The child process of test_deleters_at_interpreter_exit, submitted at collection
+    (tests/background.py)."""
+    code = FINALIZE_SCRIPT.format(tests=os.path.dirname(__file__), with_thread=with_thread)
+    return background.python(code, owner=__file__)
 
-    script = tmp_path / "finalize.py"
-    script.write_text(
-        FINALIZE_SCRIPT.format(tests=os.path.dirname(__file__), with_thread=with_thread)
-    )
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+
+_FINALIZE = {with_thread: _finalize_job(with_thread) for with_thread in (False, True)}
+
+
+@pytest.mark.parametrize("with_thread", [False, True])
+def test_deleters_at_interpreter_exit(with_thread):
+    r = _FINALIZE[with_thread].result()
     assert r.returncode == 0, r.stderr
     assert "exiting" in r.stdout
     assert "Fatal" not in r.stderr and "Error" not in r.stderr, r.stderr

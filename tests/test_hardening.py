@@ -15,16 +15,17 @@ import collections.abc
 import ctypes
 import gc
 import mmap
+import os
 import pathlib
 import re
 import struct
-import subprocess
 import sys
 import textwrap
 import threading
 import warnings
 import weakref
 
+import background
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -599,12 +600,18 @@ def test_readonly_arrow_paths():
 # ---------------------------------------------------------------------------
 
 
-def test_refuses_subinterpreter(tmp_path):
-    _testcapi = pytest.importorskip("_testcapi")
+def _subinterpreter_job():
+    """The child process of test_refuses_subinterpreter (submitted at collection, see
+    tests/background.py): a subinterpreter that loaded NumPy-using extensions can leave
+    state behind in the process that ran it."""
+    try:
+        import _testcapi
+    except ImportError:
+        return None
     if not hasattr(_testcapi, "run_in_subinterp"):
-        pytest.skip("no _testcapi.run_in_subinterp")
+        return None
     so = pathlib.Path(dfbuffer._interchange.__file__)
-    out = tmp_path / "result.txt"
+    out = background.scratch_dir() / "subinterpreter.txt"
     code = textwrap.dedent(f"""
         import importlib.machinery, importlib.util
         loader = importlib.machinery.ExtensionFileLoader("dfbuffer._interchange", {str(so)!r})
@@ -620,13 +627,18 @@ def test_refuses_subinterpreter(tmp_path):
             msg = type(e).__name__ + ": " + str(e)
         open({str(out)!r}, "w").write(msg)
     """)
-    # run in a child process: a subinterpreter that loaded NumPy-using
-    # extensions can leave state behind in this one
-    r = subprocess.run(
-        [sys.executable, "-c",
-         f"import _testcapi; _testcapi.run_in_subinterp({code!r})"],
-        capture_output=True, text=True, timeout=120,
-    )
+    return out, background.python(f"import _testcapi; _testcapi.run_in_subinterp({code!r})",
+                                  owner=__file__)
+
+
+_SUBINTERPRETER = _subinterpreter_job()
+
+
+def test_refuses_subinterpreter():
+    if _SUBINTERPRETER is None:
+        pytest.skip("no _testcapi.run_in_subinterp")
+    out, job = _SUBINTERPRETER
+    r = job.result()
     assert r.returncode == 0, r.stderr
     msg = out.read_text()
     assert msg.startswith("ImportError"), msg
@@ -674,27 +686,48 @@ def test_arrow_export_release_without_gil_on_another_thread(method, name):
     assert ref() is None
 
 
-def test_exports_released_at_interpreter_exit():
-    code = textwrap.dedent("""
-        import threading, numpy as np, pyarrow as pa, dfbuffer
-        b = dfbuffer.Buffer.from_object(np.arange(5))
-        keep_arrow = pa.array(b)
-        keep_dlpack = np.from_dlpack(b)
-        keep_device = b.__arrow_c_device_array__()
-        # a daemon thread still holding exports while the interpreter exits
-        ev = threading.Event()
-        def hold(x=pa.array(dfbuffer.Buffer.from_object(np.arange(3)))):
-            ev.set()
-            threading.Event().wait()
-        threading.Thread(target=hold, daemon=True).start()
-        ev.wait()
-        print("ok")
-    """)
-    env = {"PYTHONPATH": str(pathlib.Path(dfbuffer.__file__).parents[1])}
-    import os
+_CHILD_ENV = {**os.environ, "PYTHONPATH": str(pathlib.Path(dfbuffer.__file__).parents[1])}
 
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, env={**os.environ, **env})
+# The two child processes below are submitted at collection (tests/background.py).
+_EXPORTS_AT_EXIT = background.python(textwrap.dedent("""
+    import threading, numpy as np, pyarrow as pa, dfbuffer
+    b = dfbuffer.Buffer.from_object(np.arange(5))
+    keep_arrow = pa.array(b)
+    keep_dlpack = np.from_dlpack(b)
+    keep_device = b.__arrow_c_device_array__()
+    # a daemon thread still holding exports while the interpreter exits
+    ev = threading.Event()
+    def hold(x=pa.array(dfbuffer.Buffer.from_object(np.arange(3)))):
+        ev.set()
+        threading.Event().wait()
+    threading.Thread(target=hold, daemon=True).start()
+    ev.wait()
+    print("ok")
+"""), owner=__file__, env=_CHILD_ENV)
+
+# The first MaskedArray result and the first datetime column, from many threads at once
+# in a fresh process.
+_FIRST_USE = background.python(textwrap.dedent("""
+    import threading, numpy as np, pyarrow as pa, dfbuffer
+    arrs = [pa.array([1, None, 3]), pa.array(np.arange(3).astype("M8[us]"))]
+    barrier = threading.Barrier(8)
+    out = []
+    def work():
+        barrier.wait()
+        out.append([dfbuffer.column_to_ndarray(a) for a in arrs])
+    ts = [threading.Thread(target=work) for _ in range(8)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    assert len(out) == 8
+    assert all(isinstance(m, np.ma.MaskedArray) for m, _ in out)
+    assert all(m.mask.tolist() == [False, True, False] for m, _ in out)
+    assert all(d.dtype == np.dtype("M8[us]") for _, d in out)
+    print("ok")
+"""), owner=__file__, env=_CHILD_ENV)
+
+
+def test_exports_released_at_interpreter_exit():
+    r = _EXPORTS_AT_EXIT.result()
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
 
@@ -702,28 +735,7 @@ def test_exports_released_at_interpreter_exit():
 def test_concurrent_first_use_of_module_state():
     """The first MaskedArray result and the first datetime column, from many
     threads at once in a fresh process: all succeed."""
-    code = textwrap.dedent("""
-        import threading, numpy as np, pyarrow as pa, dfbuffer
-        arrs = [pa.array([1, None, 3]), pa.array(np.arange(3).astype("M8[us]"))]
-        barrier = threading.Barrier(8)
-        out = []
-        def work():
-            barrier.wait()
-            out.append([dfbuffer.column_to_ndarray(a) for a in arrs])
-        ts = [threading.Thread(target=work) for _ in range(8)]
-        [t.start() for t in ts]
-        [t.join() for t in ts]
-        assert len(out) == 8
-        assert all(isinstance(m, np.ma.MaskedArray) for m, _ in out)
-        assert all(m.mask.tolist() == [False, True, False] for m, _ in out)
-        assert all(d.dtype == np.dtype("M8[us]") for _, d in out)
-        print("ok")
-    """)
-    import os
-
-    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(dfbuffer.__file__).parents[1])}
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, env=env)
+    r = _FIRST_USE.result()
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from strategies import rare
 from test_arrow_bad import ArrowArray, ArrowSchema, Producer, child_array
+from text_strategy import text
 
 import dfbuffer
 from dfbuffer import Buffer, to_interchange
@@ -58,7 +59,7 @@ def arrow_arrays(draw):
         buffers = [bitmap, np.concatenate([np.packbits(bits, bitorder="little"),
                                            np.zeros(1, np.uint8)])]
     else:
-        words = draw(st.lists(st.text(max_size=4), min_size=end, max_size=end))
+        words = draw(st.lists(text(max_size=4), min_size=end, max_size=end))
         raw = [w.encode() for w in words]
         off = np.zeros(end + 1, np.int64)
         off[1:] = np.cumsum([len(r) for r in raw])

@@ -32,6 +32,7 @@ from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from producers import calls, mutate
 from strategies import GARBAGE, hostile_buffer, hostile_columns, memory, scripted
+from text_strategy import text
 
 import dfbuffer
 from dfbuffer import testing
@@ -93,7 +94,7 @@ def test_column_to_ndarray_chunks(chunks, nulls):
     judge(outcome, exp, nulls)
 
 
-NAMES = st.one_of(st.text(max_size=3), st.integers(-2, 3))
+NAMES = st.one_of(text(max_size=3), st.integers(-2, 3))
 
 
 @FUZZ
