@@ -1,5 +1,6 @@
 /* dfbuffer: the Arrow fallback of Buffer.from_object: a Buffer over the
- * values of a 1-D fixed-width Arrow array.
+ * values of a 1-D fixed-width Arrow array, on the CPU or on a device (the
+ * device half of the PyCapsule interface; nothing is read there).
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
@@ -38,11 +39,6 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
                      imp.n);
         goto done;
     }
-    if (imp.device.device_type != kDLCPU) {
-        result = dfb_arrow_device_buffer(st, &imp.schema, imp.arrays[0],
-                                         imp.holders[0], imp.device, dtype);
-        goto done;
-    }
     dfb_format f;
     if (dfb_format_parse_arrow(imp.schema.format, &f) < 0 ||
         imp.schema.dictionary != NULL || dfb_format_itemsize(&f) <= 0) {
@@ -55,7 +51,8 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
     arrow_node nd;
     dfb_column col, dict;
     if (dfb_arrow_import_node(&imp, 0, 0, 0, &nd) < 0 ||
-        dfb_arrow_describe_node(st, &nd, &col, &dict, &refs, 0, "") < 0) {
+        dfb_arrow_describe_node(st, &nd, &col, &dict, NULL, &refs, 0, "") <
+            0) {
         goto done;
     }
     int itemsize = dfb_format_itemsize(&col.fmt);
@@ -71,13 +68,12 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
         Py_DECREF(d);
         goto done;
     }
-    DLDevice cpu = {kDLCPU, 0};
     char *start = col.data.ptr == NULL
                       ? NULL
                       : (char *)col.data.ptr + col.offset * itemsize;
     result = dfb_buffer_new(st, col.length == 0 ? NULL : start,
                             (Py_ssize_t)(col.length * itemsize), nd.holder, d,
-                            1, NULL, NULL, cpu, 1, DFB_NATIVE_ARROW);
+                            1, NULL, NULL, nd.device, 1, DFB_NATIVE_ARROW);
     Py_DECREF(d);
 done:
     dfb_arrow_refs_clear(&refs);
