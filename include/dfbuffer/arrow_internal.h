@@ -169,20 +169,20 @@ dfb_arrow_export_fill(PyObject *self, struct ArrowArray *a);
    what _arrow_import and ixview.c's _ixview_import both build from. */
 typedef struct {
     arrow_import imp;
-    ref_list refs;   /* everything the descriptions made */
-    uint8_t *skip;   /* skip[c]: column c is pandas' index, left out */
-    int is_table;    /* top level "+s": the children are the columns */
-    int64_t ncols;   /* columns of the schema */
-    int64_t nkept;   /* of them not skipped */
-    int allow_copy;  /* string views decoded (else refused) */
+    ref_list refs;  /* everything the descriptions made */
+    uint8_t *skip;  /* skip[c]: column c is pandas' index, left out */
+    int is_table;   /* top level "+s": the children are the columns */
+    int64_t ncols;  /* columns of the schema */
+    int64_t nkept;  /* of them not skipped */
+    int allow_copy; /* string views decoded (else refused) */
 } dfb_arrow_ix;
 
 /* One chunk of one column of a dfb_arrow_ix. */
 typedef struct {
     int64_t length;
-    dfb_column col, dict;  /* when error is NULL; dict for dictionaries */
-    PyObject *error;       /* strong: the exception to raise on use */
-    PyObject *dict_error;  /* strong: the same for the dictionary only */
+    dfb_column col, dict; /* when error is NULL; dict for dictionaries */
+    PyObject *error;      /* strong: the exception to raise on use */
+    PyObject *dict_error; /* strong: the same for the dictionary only */
 } dfb_arrow_ix_chunk_t;
 
 /* arrow_interchange.c: imports `obj` into `x` (accepting device data),

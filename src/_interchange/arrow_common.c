@@ -23,8 +23,6 @@
 /* Small helpers                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Appends `o` (stolen, may not be NULL).  Returns 0, or -1 with MemoryError
-   (`o` is released). */
 int
 dfb_arrow_refs_add(ref_list *r, PyObject *o)
 {
@@ -43,7 +41,6 @@ dfb_arrow_refs_add(ref_list *r, PyObject *o)
     return 0;
 }
 
-/* Drops every reference and frees the storage.  Cannot fail. */
 void
 dfb_arrow_refs_clear(ref_list *r)
 {
@@ -55,9 +52,6 @@ dfb_arrow_refs_clear(ref_list *r)
     r->n = r->cap = 0;
 }
 
-/* Returns the pointer of capsule `cap` named `name`, or NULL with
-   TypeError (not a capsule, or another name).  `what` names the source in
-   the message. */
 void *
 dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what)
 {
@@ -84,8 +78,8 @@ dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what)
 int
 dfb_arrow_raise(dfb_code rc, const dfb_error *err)
 {
-    PyErr_SetString(rc == DFB_ENOTSUP ? PyExc_NotImplementedError
-                                      : PyExc_ValueError,
-                    err->message);
+    PyErr_SetString(
+        rc == DFB_ENOTSUP ? PyExc_NotImplementedError : PyExc_ValueError,
+        err->message);
     return -1;
 }

@@ -302,7 +302,8 @@ describe_dictionary(dfb_state *st, const arrow_node *nd,
 {
     arrow_node dn = {ds, da, da->offset, da->length, nd->holder, nd->device};
     if (dfb_arrow_describe_node(st, &dn, dict, NULL, NULL, refs,
-                                decode_views ? DFB_VIEWS_COPY : 0, name) == 0) {
+                                decode_views ? DFB_VIEWS_COPY : 0,
+                                name) == 0) {
         return 0;
     }
     if (dict_error == NULL || nd->device.device_type == kDLCPU ||
@@ -411,8 +412,9 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             int64_t last = 0, osize;
             if (!readable) {
                 return dfb_arrow_device_unread(
-                    name, "variable-width data: its size is stored in its "
-                          "offsets",
+                    name,
+                    "variable-width data: its size is stored in its "
+                    "offsets",
                     nd->device);
             }
             if (obuf == NULL) {
@@ -451,8 +453,9 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         case DFB_T_STRING_VIEW:
             if (!readable) {
                 return dfb_arrow_device_unread(
-                    name, "variable-width data: its size is stored in its "
-                          "views",
+                    name,
+                    "variable-width data: its size is stored in its "
+                    "views",
                     nd->device);
             }
             if (!decode_views) {
@@ -549,7 +552,6 @@ overflow:
     return -1;
 }
 
-/* Returns the name of column `c` of the import (UTF-8, never NULL). */
 const char *
 dfb_arrow_column_name(const arrow_import *imp, int is_table, int64_t c)
 {

@@ -85,8 +85,6 @@ holder_new(arrow_holder **out)
 /* Import: producer -> schema + holders                                 */
 /* ------------------------------------------------------------------ */
 
-/* Releases everything `imp` holds (arrays live on in any Buffer made over
-   them).  Cannot fail. */
 void
 dfb_arrow_import_clear(arrow_import *imp)
 {
@@ -104,8 +102,6 @@ dfb_arrow_import_clear(arrow_import *imp)
     dfb_err_give(exc);
 }
 
-/* Appends a new holder.  Returns its (released) array to be filled, or
-   NULL with MemoryError. */
 struct ArrowArray *
 dfb_arrow_import_add(arrow_import *imp)
 {
@@ -149,13 +145,12 @@ move_pair(PyObject *res, const char *method, const char *array_name,
 {
     char what[64];
     if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s must return a tuple (schema capsule, %s), got %.100s",
-                     method,
-                     strcmp(array_name, "arrow_array") == 0
-                         ? "array capsule"
-                         : "device array capsule",
-                     Py_TYPE(res)->tp_name);
+        PyErr_Format(
+            PyExc_TypeError,
+            "%s must return a tuple (schema capsule, %s), got %.100s", method,
+            strcmp(array_name, "arrow_array") == 0 ? "array capsule"
+                                                   : "device array capsule",
+            Py_TYPE(res)->tp_name);
         return -1;
     }
     PyObject *sc = PyTuple_GET_ITEM(res, 0), *ac = PyTuple_GET_ITEM(res, 1);
@@ -168,7 +163,8 @@ move_pair(PyObject *res, const char *method, const char *array_name,
         return -1;
     }
     snprintf(what, sizeof(what), "%s()[0]", method);
-    struct ArrowSchema *s = dfb_arrow_capsule_pointer(sc, "arrow_schema", what);
+    struct ArrowSchema *s =
+        dfb_arrow_capsule_pointer(sc, "arrow_schema", what);
     if (s == NULL) {
         return -1;
     }
@@ -318,23 +314,23 @@ walk_stream(any_stream *s, arrow_import *imp)
             Py_DECREF(imp->holders[imp->n]);
             break;
         }
-        if (s->device &&
-            dfb_arrow_device_next(s->dev.device_type, &d, &imp->device,
-                                  first) < 0) {
+        if (s->device && dfb_arrow_device_next(s->dev.device_type, &d,
+                                               &imp->device, first) < 0) {
             goto done;
         }
     }
     ret = 0;
-done: {
-    PyObject *saved = dfb_err_take();
-    if (s->device) {
-        s->dev.release(&s->dev);
+done:
+    {
+        PyObject *saved = dfb_err_take();
+        if (s->device) {
+            s->dev.release(&s->dev);
+        }
+        else {
+            s->cpu.release(&s->cpu);
+        }
+        dfb_err_give(saved);
     }
-    else {
-        s->cpu.release(&s->cpu);
-    }
-    dfb_err_give(saved);
-}
     return ret;
 }
 
@@ -427,8 +423,8 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
         return -1;
     }
     if (has_array) {
-        r = import_pair(
-            PyObject_CallMethodNoArgs(obj, st->str.arrow_c_array), 0, imp);
+        r = import_pair(PyObject_CallMethodNoArgs(obj, st->str.arrow_c_array),
+                        0, imp);
     }
     else if (has_stream) {
         r = import_stream(
@@ -475,8 +471,6 @@ dfb_arrow_is_producer(PyObject *obj)
 /* Columns of an import                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Returns 1 if the import's top level is a struct ("+s"): a table whose
-   children are the columns. */
 int
 dfb_arrow_import_is_table(const arrow_import *imp)
 {
@@ -492,8 +486,6 @@ dfb_arrow_validate_table(const arrow_import *imp)
     return rc == DFB_OK ? 0 : dfb_arrow_raise(rc, &err);
 }
 
-/* Fills `nd` for column `c` of chunk `b` (the top array itself when not a
-   table).  Returns 0, or -1 with ValueError (overflowing offsets). */
 int
 dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
                       int64_t c, arrow_node *nd)

@@ -124,8 +124,8 @@ chunk_dict(const dfb_column *col, PyObject *dict_error)
         Py_DECREF(dict);
         dict = dict_error != NULL
                    ? Py_BuildValue("{sLsO}", "length",
-                                   (long long)col->categories->length,
-                                   "error", dict_error)
+                                   (long long)col->categories->length, "error",
+                                   dict_error)
                    : chunk_dict(col->categories, NULL);
         if (dict == NULL) {
             return NULL;

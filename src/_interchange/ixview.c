@@ -1,8 +1,9 @@
 /* dfbuffer: the typed view of an Arrow import behind
  * dfbuffer.to_interchange (dfbuffer._arrow_interchange).
  *
- * _ixview_import imports a producer once (arrow.c's import, validation and
- * description: string views are copied to large strings there) and returns
+ * _ixview_import imports a producer once (arrow_interchange.c's
+ * dfb_arrow_ix_*: the Arrow import, validation and describer, called
+ * directly; string views are copied to large strings there) and returns
  * struct sequences: an _IxField per column (name, formats, the interchange
  * dtypes of the column and its buffers) and an _IxChunk per column chunk
  * whose Buffers are already re-based to the chunk's first element: the
@@ -557,8 +558,7 @@ error_chunk(dfb_state *st, int64_t length, PyObject *error, PyObject *format)
 {
     return make_chunk(st, length, 0, PyLong_FromLong(0), Py_NewRef(Py_None),
                       Py_NewRef(Py_None), Py_NewRef(Py_None),
-                      Py_NewRef(Py_None), Py_NewRef(error),
-                      Py_NewRef(format));
+                      Py_NewRef(Py_None), Py_NewRef(error), Py_NewRef(format));
 }
 
 /* Returns a new interchange dtype tuple (DtypeKind(kind), bits, fmt, "="),
@@ -778,7 +778,8 @@ chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *dict_error,
         dchunk = Py_NewRef(Py_None);
     }
     else if (dict_error != NULL) {
-        dchunk = error_chunk(st, col->categories->length, dict_error, dict_fmt);
+        dchunk =
+            error_chunk(st, col->categories->length, dict_error, dict_fmt);
     }
     else {
         dchunk = chunk_from_column(st, col->categories, NULL, dict_fmt,
@@ -817,18 +818,17 @@ field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
          PyObject **fmt, PyObject **dfmt)
 {
     const struct ArrowSchema *s = dfb_arrow_ix_schema(x, c);
-    PyObject *name = PyUnicode_FromString(
-        dfb_arrow_column_name(&x->imp, x->is_table, c));
+    PyObject *name =
+        PyUnicode_FromString(dfb_arrow_column_name(&x->imp, x->is_table, c));
     *fmt = dfb_arrow_ix_format(s, x->allow_copy);
     *dfmt = s->dictionary != NULL && s->dictionary->format != NULL
                 ? dfb_arrow_ix_format(s->dictionary, x->allow_copy)
                 : Py_NewRef(Py_None);
     *field = name == NULL || *fmt == NULL || *dfmt == NULL
                  ? NULL
-                 : make_field(
-                       st, name, *fmt, *dfmt,
-                       (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0,
-                       (s->flags & ARROW_FLAG_NULLABLE) != 0);
+                 : make_field(st, name, *fmt, *dfmt,
+                              (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0,
+                              (s->flags & ARROW_FLAG_NULLABLE) != 0);
     Py_XDECREF(name);
     return *field == NULL ? -1 : 0;
 }
@@ -891,12 +891,11 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 goto done;
             }
             PyObject *fmt = PyTuple_GET_ITEM(fmts, k);
-            PyObject *o =
-                ch.error != NULL
-                    ? error_chunk(st, ch.length, ch.error, fmt)
-                    : chunk_from_column(st, &ch.col, ch.dict_error, fmt,
-                                        PyTuple_GET_ITEM(dfmts, k),
-                                        allow_copy);
+            PyObject *o = ch.error != NULL
+                              ? error_chunk(st, ch.length, ch.error, fmt)
+                              : chunk_from_column(
+                                    st, &ch.col, ch.dict_error, fmt,
+                                    PyTuple_GET_ITEM(dfmts, k), allow_copy);
             dfb_arrow_ix_chunk_clear(&ch);
             if (o == NULL) {
                 goto done;

@@ -115,10 +115,9 @@ node_sizes(const struct ArrowSchema *s, const struct ArrowArray *a,
     }
     if (depth == 0 && s->dictionary != NULL && a->dictionary != NULL) {
         int dv;
-        DFB_RETURN_NOT_OK(node_sizes(s->dictionary, a->dictionary,
-                                     a->dictionary->offset,
-                                     a->dictionary->length, name, 1, &dv,
-                                     err));
+        DFB_RETURN_NOT_OK(
+            node_sizes(s->dictionary, a->dictionary, a->dictionary->offset,
+                       a->dictionary->length, name, 1, &dv, err));
     }
     *verified = 1;
     return DFB_OK;
