@@ -1,9 +1,9 @@
-/* dfbuffer: _arrow_import, the Python view of an Arrow import that
- * dfbuffer.to_interchange builds its interchange objects from.
+/* dfbuffer: the described Arrow import behind dfbuffer.to_interchange
+ * (dfb_arrow_ix_*, which ixview.c builds its typed view from) and
+ * _arrow_import, its Python view as dicts (for tests).
  *
- * The import, validation and description of every chunk (dfb_arrow_ix_*)
- * are shared with ixview.c, which builds its typed view from them; the
- * dicts of _arrow_import serve the tests.
+ * dfb_arrow_ix_* import a producer (CPU or device), validate a table, leave
+ * out pandas' index columns and describe every chunk with the describer.
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/args.h"

@@ -1,6 +1,7 @@
 /* C unit tests of src/core (no Python): format round trips, layout
  * overflow edges, contiguity, bitmap kernels at every bit offset, offsets
- * validation. Run by `meson test`; exits non-zero if any check fails.
+ * validation, the checks of imported Arrow structs.  Run by `meson test`;
+ * exits non-zero if any check fails.
  */
 #include "core.h"
 #include "arrow_check.h"
