@@ -202,17 +202,21 @@ dfb_arrow_ix_schema(const dfb_arrow_ix *x, int64_t c);
 PyObject *
 dfb_arrow_ix_format(const struct ArrowSchema *s, int decode);
 
-/* arrow_interchange.c: describes chunk `b` of column `c` into `out`; a
-   column that cannot be described here (NotImplementedError,
-   RuntimeError) gets out->error instead.  Returns 0 (clear `out` with
-   dfb_arrow_ix_chunk_clear), or -1 with an exception set. */
-int
-dfb_arrow_ix_chunk(dfb_state *st, dfb_arrow_ix *x, Py_ssize_t b, int64_t c,
-                   dfb_arrow_ix_chunk_t *out);
+/* Makes one item of dfb_arrow_ix_rows from chunk `ch` (borrowed; its
+   dict_error too) of kept column `k`: a new reference, or NULL with an
+   exception set. */
+typedef PyObject *(*dfb_arrow_ix_make_fn)(void *ctx,
+                                          const dfb_arrow_ix_chunk_t *ch,
+                                          Py_ssize_t k);
 
-/* arrow_interchange.c: drops the errors `ch` holds.  Cannot fail. */
-void
-dfb_arrow_ix_chunk_clear(dfb_arrow_ix_chunk_t *ch);
+/* arrow_interchange.c: describes every chunk of every kept column of `x`
+   (a column that cannot be described here, NotImplementedError or
+   RuntimeError, gets ch->error instead) and returns a new list (one per
+   chunk) of lists (one per kept column) of what `make(ctx, ...)` made
+   of them, or NULL with an exception set. */
+PyObject *
+dfb_arrow_ix_rows(dfb_state *st, dfb_arrow_ix *x, dfb_arrow_ix_make_fn make,
+                  void *ctx);
 
 /* arrow_interchange.c: releases everything `x` holds (Buffers made over
    its memory keep it alive).  Cannot fail. */

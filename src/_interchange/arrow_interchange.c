@@ -73,9 +73,13 @@ dfb_arrow_ix_schema(const dfb_arrow_ix *x, int64_t c)
     return x->is_table ? x->imp.schema.children[c] : &x->imp.schema;
 }
 
-int
-dfb_arrow_ix_chunk(dfb_state *st, dfb_arrow_ix *x, Py_ssize_t b, int64_t c,
-                   dfb_arrow_ix_chunk_t *out)
+/* Describes chunk `b` of column `c` into `out`; a column that cannot be
+   described here (NotImplementedError, RuntimeError) gets out->error
+   instead.  Returns 0 (clear `out` with ix_chunk_clear), or -1 with an
+   exception set. */
+static int
+ix_chunk(dfb_state *st, dfb_arrow_ix *x, Py_ssize_t b, int64_t c,
+         dfb_arrow_ix_chunk_t *out)
 {
     arrow_node nd;
     memset(out, 0, sizeof(*out));
@@ -97,11 +101,48 @@ dfb_arrow_ix_chunk(dfb_state *st, dfb_arrow_ix *x, Py_ssize_t b, int64_t c,
     return 0;
 }
 
-void
-dfb_arrow_ix_chunk_clear(dfb_arrow_ix_chunk_t *ch)
+/* Drops the errors `ch` holds.  Cannot fail. */
+static void
+ix_chunk_clear(dfb_arrow_ix_chunk_t *ch)
 {
     Py_CLEAR(ch->error);
     Py_CLEAR(ch->dict_error);
+}
+
+PyObject *
+dfb_arrow_ix_rows(dfb_state *st, dfb_arrow_ix *x, dfb_arrow_ix_make_fn make,
+                  void *ctx)
+{
+    PyObject *rows = PyList_New(x->imp.n);
+    if (rows == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t b = 0; b < x->imp.n; b++) {
+        PyObject *row = PyList_New(x->nkept);
+        if (row == NULL) {
+            goto fail;
+        }
+        PyList_SET_ITEM(rows, b, row);
+        for (int64_t c = 0, k = 0; c < x->ncols; c++) {
+            if (x->skip[c]) {
+                continue;
+            }
+            dfb_arrow_ix_chunk_t ch;
+            if (ix_chunk(st, x, b, c, &ch) < 0) {
+                goto fail;
+            }
+            PyObject *o = make(ctx, &ch, (Py_ssize_t)k);
+            ix_chunk_clear(&ch);
+            if (o == NULL) {
+                goto fail;
+            }
+            PyList_SET_ITEM(row, k++, o);
+        }
+    }
+    return rows;
+fail:
+    Py_DECREF(rows);
+    return NULL;
 }
 
 void
@@ -143,6 +184,20 @@ chunk_dict(const dfb_column *col, PyObject *dict_error)
 #undef OWNER
 }
 
+/* A dfb_arrow_ix_make_fn: the chunk dict of `ch`, or {length, error}.
+   Returns a new reference or NULL with an exception. */
+static PyObject *
+chunk_dict_of(void *ctx, const dfb_arrow_ix_chunk_t *ch, Py_ssize_t k)
+{
+    (void)ctx;
+    (void)k;
+    if (ch->error != NULL) {
+        return Py_BuildValue("{sLsO}", "length", (long long)ch->length,
+                             "error", ch->error);
+    }
+    return chunk_dict(&ch->col, ch->dict_error);
+}
+
 PyDoc_STRVAR(
     arrow_import_doc,
     "_arrow_import(obj, allow_copy=True)\n--\n\n"
@@ -176,8 +231,7 @@ arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         goto done;
     }
     columns = PyList_New(0);
-    chunks = PyList_New(0);
-    if (columns == NULL || chunks == NULL) {
+    if (columns == NULL) {
         goto done;
     }
     for (int64_t c = 0; c < x.ncols; c++) {
@@ -205,32 +259,9 @@ arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         }
         Py_DECREF(item);
     }
-    for (Py_ssize_t b = 0; b < x.imp.n; b++) {
-        PyObject *row = PyList_New(x.nkept);
-        if (row == NULL || PyList_Append(chunks, row) < 0) {
-            Py_XDECREF(row);
-            goto done;
-        }
-        Py_DECREF(row);
-        for (int64_t c = 0, k = 0; c < x.ncols; c++) {
-            if (x.skip[c]) {
-                continue;
-            }
-            dfb_arrow_ix_chunk_t ch;
-            if (dfb_arrow_ix_chunk(st, &x, b, c, &ch) < 0) {
-                goto done;
-            }
-            PyObject *d =
-                ch.error != NULL
-                    ? Py_BuildValue("{sLsO}", "length", (long long)ch.length,
-                                    "error", ch.error)
-                    : chunk_dict(&ch.col, ch.dict_error);
-            dfb_arrow_ix_chunk_clear(&ch);
-            if (d == NULL) {
-                goto done;
-            }
-            PyList_SET_ITEM(row, k++, d);
-        }
+    chunks = dfb_arrow_ix_rows(st, &x, chunk_dict_of, NULL);
+    if (chunks == NULL) {
+        goto done;
     }
     result = Py_BuildValue("(OOO)", x.is_table ? Py_True : Py_False, columns,
                            chunks);

@@ -818,19 +818,49 @@ field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
          PyObject **fmt, PyObject **dfmt)
 {
     const struct ArrowSchema *s = dfb_arrow_ix_schema(x, c);
-    PyObject *name =
-        PyUnicode_FromString(dfb_arrow_column_name(&x->imp, x->is_table, c));
+    *field = *dfmt = NULL;
     *fmt = dfb_arrow_ix_format(s, x->allow_copy);
+    if (*fmt == NULL) {
+        return -1;
+    }
     *dfmt = s->dictionary != NULL && s->dictionary->format != NULL
                 ? dfb_arrow_ix_format(s->dictionary, x->allow_copy)
                 : Py_NewRef(Py_None);
-    *field = name == NULL || *fmt == NULL || *dfmt == NULL
-                 ? NULL
-                 : make_field(st, name, *fmt, *dfmt,
-                              (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0,
-                              (s->flags & ARROW_FLAG_NULLABLE) != 0);
-    Py_XDECREF(name);
+    if (*dfmt == NULL) {
+        return -1;
+    }
+    PyObject *name =
+        PyUnicode_FromString(dfb_arrow_column_name(&x->imp, x->is_table, c));
+    if (name == NULL) {
+        return -1;
+    }
+    *field = make_field(st, name, *fmt, *dfmt,
+                        (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0,
+                        (s->flags & ARROW_FLAG_NULLABLE) != 0);
+    Py_DECREF(name);
     return *field == NULL ? -1 : 0;
+}
+
+/* What chunk_of needs: the kept columns' formats and dictionary formats
+   (tuples, borrowed). */
+typedef struct {
+    dfb_state *st;
+    PyObject *fmts, *dfmts;
+    int allow_copy;
+} ix_ctx;
+
+/* A dfb_arrow_ix_make_fn: the _IxChunk of `ch` of kept column `k`.
+   Returns a new reference or NULL with an exception set. */
+static PyObject *
+chunk_of(void *ctx, const dfb_arrow_ix_chunk_t *ch, Py_ssize_t k)
+{
+    const ix_ctx *c = ctx;
+    PyObject *fmt = PyTuple_GET_ITEM(c->fmts, k);
+    if (ch->error != NULL) {
+        return error_chunk(c->st, ch->length, ch->error, fmt);
+    }
+    return chunk_from_column(c->st, &ch->col, ch->dict_error, fmt,
+                             PyTuple_GET_ITEM(c->dfmts, k), c->allow_copy);
 }
 
 /* _ixview_import(obj, allow_copy=True): see the docstring.  Returns a new
@@ -857,8 +887,7 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     fields = PyTuple_New(x.nkept);
     fmts = PyTuple_New(x.nkept);
     dfmts = PyTuple_New(x.nkept);
-    chunks = PyList_New(x.imp.n);
-    if (fields == NULL || fmts == NULL || dfmts == NULL || chunks == NULL) {
+    if (fields == NULL || fmts == NULL || dfmts == NULL) {
         goto done;
     }
     for (int64_t c = 0, k = 0; c < x.ncols; c++) {
@@ -876,32 +905,10 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             goto done;
         }
     }
-    for (Py_ssize_t b = 0; b < x.imp.n; b++) {
-        PyObject *out = PyList_New(x.nkept);
-        if (out == NULL) {
-            goto done;
-        }
-        PyList_SET_ITEM(chunks, b, out);
-        for (int64_t c = 0, k = 0; c < x.ncols; c++) {
-            if (x.skip[c]) {
-                continue;
-            }
-            dfb_arrow_ix_chunk_t ch;
-            if (dfb_arrow_ix_chunk(st, &x, b, c, &ch) < 0) {
-                goto done;
-            }
-            PyObject *fmt = PyTuple_GET_ITEM(fmts, k);
-            PyObject *o = ch.error != NULL
-                              ? error_chunk(st, ch.length, ch.error, fmt)
-                              : chunk_from_column(
-                                    st, &ch.col, ch.dict_error, fmt,
-                                    PyTuple_GET_ITEM(dfmts, k), allow_copy);
-            dfb_arrow_ix_chunk_clear(&ch);
-            if (o == NULL) {
-                goto done;
-            }
-            PyList_SET_ITEM(out, k++, o);
-        }
+    ix_ctx ctx = {st, fmts, dfmts, allow_copy};
+    chunks = dfb_arrow_ix_rows(st, &x, chunk_of, &ctx);
+    if (chunks == NULL) {
+        goto done;
     }
     result = PyTuple_Pack(2, fields, chunks);
 done:
