@@ -183,7 +183,7 @@ typedef struct {
     dfb_column col, dict; /* when error is NULL; dict for dictionaries */
     PyObject *error;      /* strong: the exception to raise on use */
     PyObject *dict_error; /* strong: the same for the dictionary only */
-} dfb_arrow_ix_chunk_t;
+} dfb_arrow_ix_chunk;
 
 /* arrow_interchange.c: imports `obj` into `x` (accepting device data),
    validates a table and finds pandas' index columns.  Returns 0, or -1
@@ -206,7 +206,7 @@ dfb_arrow_ix_format(const struct ArrowSchema *s, int decode);
    dict_error too) of kept column `k`: a new reference, or NULL with an
    exception set. */
 typedef PyObject *(*dfb_arrow_ix_make_fn)(void *ctx,
-                                          const dfb_arrow_ix_chunk_t *ch,
+                                          const dfb_arrow_ix_chunk *ch,
                                           Py_ssize_t k);
 
 /* arrow_interchange.c: describes every chunk of every kept column of `x`

@@ -79,7 +79,7 @@ dfb_arrow_ix_schema(const dfb_arrow_ix *x, int64_t c)
    exception set. */
 static int
 ix_chunk(dfb_state *st, dfb_arrow_ix *x, Py_ssize_t b, int64_t c,
-         dfb_arrow_ix_chunk_t *out)
+         dfb_arrow_ix_chunk *out)
 {
     arrow_node nd;
     memset(out, 0, sizeof(*out));
@@ -103,7 +103,7 @@ ix_chunk(dfb_state *st, dfb_arrow_ix *x, Py_ssize_t b, int64_t c,
 
 /* Drops the errors `ch` holds.  Cannot fail. */
 static void
-ix_chunk_clear(dfb_arrow_ix_chunk_t *ch)
+ix_chunk_clear(dfb_arrow_ix_chunk *ch)
 {
     Py_CLEAR(ch->error);
     Py_CLEAR(ch->dict_error);
@@ -127,7 +127,7 @@ dfb_arrow_ix_rows(dfb_state *st, dfb_arrow_ix *x, dfb_arrow_ix_make_fn make,
             if (x->skip[c]) {
                 continue;
             }
-            dfb_arrow_ix_chunk_t ch;
+            dfb_arrow_ix_chunk ch;
             if (ix_chunk(st, x, b, c, &ch) < 0) {
                 goto fail;
             }
@@ -187,7 +187,7 @@ chunk_dict(const dfb_column *col, PyObject *dict_error)
 /* A dfb_arrow_ix_make_fn: the chunk dict of `ch`, or {length, error}.
    Returns a new reference or NULL with an exception. */
 static PyObject *
-chunk_dict_of(void *ctx, const dfb_arrow_ix_chunk_t *ch, Py_ssize_t k)
+chunk_dict_of(void *ctx, const dfb_arrow_ix_chunk *ch, Py_ssize_t k)
 {
     (void)ctx;
     (void)k;

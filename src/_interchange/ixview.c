@@ -852,7 +852,7 @@ typedef struct {
 /* A dfb_arrow_ix_make_fn: the _IxChunk of `ch` of kept column `k`.
    Returns a new reference or NULL with an exception set. */
 static PyObject *
-chunk_of(void *ctx, const dfb_arrow_ix_chunk_t *ch, Py_ssize_t k)
+chunk_of(void *ctx, const dfb_arrow_ix_chunk *ch, Py_ssize_t k)
 {
     const ix_ctx *c = ctx;
     PyObject *fmt = PyTuple_GET_ITEM(c->fmts, k);
