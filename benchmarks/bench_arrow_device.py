@@ -6,15 +6,19 @@ of two builds of dfbuffer, timed in one run.
 STAGE_A and STAGE_B are staged builds (``tools/devbuild`` prints the path, e.g.
 build/dev/stage).  Each round runs one child process per build, alternating A and B, and
 each child prints the best-of-``--repeat`` time per case; the report gives, per case, the
-median over rounds of both builds and the ratio B / A (< 1: B is faster).
+median over rounds of both builds and the ratio B / A (< 1: B is faster).  Times are CPU
+time of the process (time.process_time), which other processes on a loaded machine
+disturb less than wall time.
 
 Cases: pyarrow CPU arrays forced through the device half of the PyCapsule interface
 (``DeviceOnly``) into Buffer.from_object, column_to_ndarray and to_interchange (a 5-column
 record batch, every buffer touched), and the hand-written fake-CUDA producers of the tests
 (tests/_arrow_device_ctypes.py: one device array, a 4-chunk device stream; ctypes builds
-the structs on every call, which both builds pay alike).  One CPU case times the ordinary
-to_interchange path (ixview.c over the describer): a pyarrow table of 16 columns in 8
-record batches, every chunk's buffers.
+the structs on every call, which both builds pay alike), and a pure-C device producer:
+dfbuffer's own ``__arrow_c_device_array__`` of a Buffer on (fake) CUDA memory, imported
+back by Buffer.from_object and to_interchange (the import is most of that time).  One CPU
+case times the ordinary to_interchange path (ixview.c over the describer): a pyarrow table
+of 16 columns in 8 record batches, every chunk's buffers.
 """
 
 from __future__ import annotations
@@ -80,6 +84,17 @@ def child(repeat: int) -> dict:
                 for ch in c.get_chunks():
                     ch.get_buffers()
 
+    # a pure-C device producer: dfbuffer's own export of a (fake) CUDA Buffer
+    cbuf = dfbuffer.Buffer(fake, 64, owner=object(), dtype="i8", device=(2, 1))
+
+    def cuda_roundtrip():
+        for _ in range(200):
+            dfbuffer.Buffer.from_object(DeviceOnly(cbuf))
+
+    def cuda_roundtrip_ix():
+        for _ in range(50):
+            dfbuffer.to_interchange(DeviceOnly(cbuf)).get_column(0).get_buffers()
+
     def cuda_array():
         for _ in range(50):
             dfbuffer.Buffer.from_object(DeviceArray(Column("l", 8, [0, fake])))
@@ -94,6 +109,8 @@ def child(repeat: int) -> dict:
     cases = {"from_object(small)": from_object, "column_to_ndarray(small)": column,
              "to_interchange(5 cols)": interchange,
              "CPU to_interchange(16 cols x 8 chunks)": ixview,
+             "CUDA Buffer export -> from_object": cuda_roundtrip,
+             "CUDA Buffer export -> to_interchange": cuda_roundtrip_ix,
              "fake CUDA from_object": cuda_array,
              "fake CUDA stream to_interchange": cuda_stream}
     out = {}
@@ -101,9 +118,9 @@ def child(repeat: int) -> dict:
         fn()
         best = float("inf")
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn()
-            best = min(best, time.perf_counter() - t0)
+            best = min(best, time.process_time() - t0)
         out[name] = best
     return out
 

@@ -134,6 +134,12 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                         dfb_column *dict, PyObject **dict_error,
                         ref_list *refs, int decode_views, const char *name);
 
+/* arrow_describe.c: returns a new reference to the NumPy dtype of a
+   fixed-width format's stored values (bitmaps and bytes: uint8), or NULL
+   with an exception. */
+PyArray_Descr *
+dfb_arrow_stored_descr(const dfb_format *f);
+
 /* Validates the top-level struct schema and arrays of a table import
    (dfb_arrow_check_table; the struct's bitmap is counted only on the
    CPU).  Returns 0, or -1 with ValueError / NotImplementedError set. */

@@ -22,10 +22,8 @@
 /* Describing one column chunk as a dfb_column                          */
 /* ------------------------------------------------------------------ */
 
-/* Returns a new reference to the NumPy dtype of a fixed-width format's
-   stored values (bitmaps and bytes: uint8), or NULL with an exception. */
-static PyArray_Descr *
-descr_for(const dfb_format *f)
+PyArray_Descr *
+dfb_arrow_stored_descr(const dfb_format *f)
 {
     char ts[32];
     dfb_format g = *f;
@@ -354,13 +352,7 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         vbuf = a->buffers[0];
         int64_t nulls = 0;
         if (vbuf == NULL) {
-            if (a->null_count > 0) {
-                PyErr_Format(PyExc_ValueError,
-                             "column '%s': null_count %lld but no validity "
-                             "bitmap",
-                             name, (long long)a->null_count);
-                return -1;
-            }
+            nulls = 0; /* null_count <= 0: checked */
         }
         else if (a->null_count == 0 && (whole || !readable)) {
             nulls = 0;
@@ -394,9 +386,6 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         case DFB_T_NULL:
             break;
         case DFB_T_BOOL_BIT:
-            if (end > 0 && a->buffers[1] == NULL) {
-                goto null_data;
-            }
             if (arrow_span(st, nd, &col->data, a->buffers[1], vbytes, NULL,
                            refs) < 0) {
                 return -1;
@@ -508,11 +497,8 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             if (dfb_arrow_mul_nonneg(end, itemsize, &size) < 0) {
                 goto overflow;
             }
-            if (size > 0 && a->buffers[1] == NULL) {
-                goto null_data;
-            }
             if (arrow_span(st, nd, &col->data, a->buffers[1], size,
-                           descr_for(&f), refs) < 0) {
+                           dfb_arrow_stored_descr(&f), refs) < 0) {
                 return -1;
             }
             break;

@@ -136,14 +136,14 @@ dfb_arrow_import_add(arrow_import *imp)
 /* Moves the capsules `res` returned by `method` (__arrow_c_array__, whose
    array capsule is named "arrow_array", or __arrow_c_device_array__:
    "arrow_device_array", a struct that starts with the ArrowArray moved)
-   into `imp`.  Stores the array capsule's struct in *held (readable while
-   `res` lives).  Returns 0, or -1 with TypeError (not a 2-tuple, capsule
-   names or order) or ValueError (already released) set. */
+   into `imp`; `what` names the two capsules in messages.  Stores the array
+   capsule's struct in *held (readable while `res` lives).  Returns 0, or -1
+   with TypeError (not a 2-tuple, capsule names or order) or ValueError
+   (already released) set. */
 static int
 move_pair(PyObject *res, const char *method, const char *array_name,
-          arrow_import *imp, void **held)
+          const char *const what[2], arrow_import *imp, void **held)
 {
-    char what[64];
     if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
         PyErr_Format(
             PyExc_TypeError,
@@ -162,14 +162,12 @@ move_pair(PyObject *res, const char *method, const char *array_name,
                      method);
         return -1;
     }
-    snprintf(what, sizeof(what), "%s()[0]", method);
     struct ArrowSchema *s =
-        dfb_arrow_capsule_pointer(sc, "arrow_schema", what);
+        dfb_arrow_capsule_pointer(sc, "arrow_schema", what[0]);
     if (s == NULL) {
         return -1;
     }
-    snprintf(what, sizeof(what), "%s()[1]", method);
-    struct ArrowArray *a = dfb_arrow_capsule_pointer(ac, array_name, what);
+    struct ArrowArray *a = dfb_arrow_capsule_pointer(ac, array_name, what[1]);
     if (a == NULL) {
         return -1;
     }
@@ -208,11 +206,15 @@ import_pair(PyObject *res, int device, arrow_import *imp)
     if (res == NULL) {
         return -1;
     }
+    static const char *const cpu_what[2] = {"__arrow_c_array__()[0]",
+                                            "__arrow_c_array__()[1]"};
+    static const char *const dev_what[2] = {"__arrow_c_device_array__()[0]",
+                                            "__arrow_c_device_array__()[1]"};
     void *held;
     int r = device ? move_pair(res, "__arrow_c_device_array__",
-                               "arrow_device_array", imp, &held)
-                   : move_pair(res, "__arrow_c_array__", "arrow_array", imp,
-                               &held);
+                               "arrow_device_array", dev_what, imp, &held)
+                   : move_pair(res, "__arrow_c_array__", "arrow_array",
+                               cpu_what, imp, &held);
     /* moved: from here on `imp` releases both */
     if (r == 0 && device) {
         r = dfb_arrow_device_check(held, &imp->device);

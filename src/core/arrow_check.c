@@ -197,7 +197,24 @@ dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
                              (long long)nbuf, (long long)a->n_buffers);
     }
     int verified;
-    return node_sizes(s, a, offset, length, name, 0, &verified, err);
+    DFB_RETURN_NOT_OK(
+        node_sizes(s, a, offset, length, name, 0, &verified, err));
+    if (f->type != DFB_T_NULL && a->buffers[0] == NULL && a->null_count > 0) {
+        return dfb_error_set(err, DFB_EINVAL,
+                             "column '%s': null_count %lld but no validity "
+                             "bitmap",
+                             name, (long long)a->null_count);
+    }
+    /* a fixed-width (or bit-packed) values buffer must be there when it
+       holds anything; a string's data size is in its offsets */
+    if (*end > 0 && a->buffers[1] == NULL &&
+        (f->type == DFB_T_BOOL_BIT || dfb_format_itemsize(f) > 0)) {
+        return dfb_error_set(err, DFB_EINVAL,
+                             "column '%s': a data buffer of format '%s' is "
+                             "NULL but length + offset is %lld",
+                             name, s->format, (long long)*end);
+    }
+    return DFB_OK;
 }
 
 /* Checks one struct array `a` of table schema `s` (whose children were

@@ -77,8 +77,10 @@ dfb_arrow_expected_buffers(const dfb_format *f);
    not released, lengths and offsets, null_count in [-1, length], the
    buffer list, a supported format (DFB_ENOTSUP otherwise), schema and
    array agreeing about the dictionary, no children, integer dictionary
-   indices, the buffer count, and that every buffer size the node implies
-   (its dictionary's included) is computable and wraps no address.  Stores
+   indices, the buffer count, that every buffer size the node implies (its
+   dictionary's included) is computable and wraps no address, a validity
+   bitmap when null_count > 0, and a fixed-width or bit-packed values
+   buffer when offset + length > 0.  Stores
    the parsed format in *f and offset + length in *end.  Returns DFB_OK,
    or DFB_EINVAL / DFB_EOVERFLOW / DFB_ENOTSUP with a message naming
    column `name`. */

@@ -901,6 +901,23 @@ test_arrow_check(void)
     CHECK(strstr(err.message, "address space") != NULL);
     fill_array(&a, 1, 2, high);
     CHECK(dfb_arrow_check_node(&s, &a, 0, 1, "x", &f, &end, &err) == DFB_OK);
+    /* nulls without a bitmap; values without a buffer */
+    fill_array(&a, 4, 2, bufs);
+    a.null_count = 1;
+    CHECK(dfb_arrow_check_node(&s, &a, 0, 4, "x", &f, &end, &err) ==
+          DFB_EINVAL);
+    CHECK(strstr(err.message, "no validity") != NULL);
+    const void *nodata[2] = {NULL, NULL};
+    fill_array(&a, 4, 2, nodata);
+    CHECK(dfb_arrow_check_node(&s, &a, 0, 4, "x", &f, &end, &err) ==
+          DFB_EINVAL);
+    CHECK(strstr(err.message, "is NULL") != NULL);
+    fill_array(&a, 0, 2, nodata);
+    CHECK(dfb_arrow_check_node(&s, &a, 0, 0, "x", &f, &end, &err) == DFB_OK);
+    struct ArrowSchema str = {.format = "u"};
+    const void *nostr[3] = {NULL, data, NULL};
+    fill_array(&a, 4, 3, nostr); /* its data size is in its offsets */
+    CHECK(dfb_arrow_check_node(&str, &a, 0, 4, "x", &f, &end, &err) == DFB_OK);
     /* dictionaries: both sides or neither, integer indices */
     struct ArrowSchema values = {.format = "u"};
     struct ArrowArray dict;
