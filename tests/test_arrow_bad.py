@@ -434,3 +434,14 @@ def test_struct_children_count_mismatch(collect):
     p.array.n_children = 0
     with pytest.raises(ValueError, match="children"):
         to_interchange(p)
+
+
+def test_struct_null_count_out_of_range(collect):
+    """The table check is shared with the device import: a struct null_count outside
+    [-1, length] is refused even where a bitmap could be counted."""
+    p = struct_producer(3, 3, parent_nulls=1)
+    p.array.null_count = 4
+    with pytest.raises(ValueError, match="null_count 4"):
+        to_interchange(p)
+    collect()
+    assert p.release_count == 1

@@ -368,3 +368,31 @@ def test_cpu_device_stream_converts_like_a_stream(collect):
     data = df.get_column(0).get_buffers()["data"][0]
     assert data.__dlpack_device__() == (1, 0) and data.ptr == a.ctypes.data
     assert np.asarray(data).tolist() == [1, 2, 3]
+
+
+# ------------------------------------------- checks the device import now shares with the CPU's
+
+
+def test_device_capsules_in_wrong_order_refused():
+    """The capsule move is the CPU import's: (array, schema) is named as swapped, and
+    nothing is consumed."""
+    prod = DeviceArray(Column("i", 2, [0, FAKE]))
+    swapped = type("P", (), {"__arrow_c_device_array__":
+                             lambda s: prod.__arrow_c_device_array__()[::-1]})()
+    with pytest.raises(TypeError, match="wrong order"):
+        Buffer.from_object(swapped)
+    assert (prod.released.schema, prod.released.array) == (0, 0)
+
+
+@pytest.mark.parametrize("convert", ["from_object", "to_interchange"])
+def test_device_buffer_past_address_space_refused(convert, collect):
+    """The size checks are the CPU import's: a device buffer that would wrap the address
+    space is refused before a Buffer is made over it."""
+    prod = DeviceArray(Column("l", 4, [0, 2**64 - 16]))
+    with pytest.raises(ValueError, match="address space"):
+        if convert == "from_object":
+            Buffer.from_object(prod)
+        else:
+            dfbuffer.to_interchange(prod).get_column(0).get_buffers()
+    collect()
+    assert prod.released.array == 1

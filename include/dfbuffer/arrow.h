@@ -122,11 +122,4 @@ PyObject *
 dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
                         dfb_nulls_mode nulls, int allow_copy);
 
-/* arrow_interchange.c: _arrow_import(obj, allow_copy) (see its docstring;
-   a METH_FASTCALL | METH_KEYWORDS call), also called by ixview.c.  Returns
-   a new tuple or NULL with an exception set. */
-PyObject *
-arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                PyObject *kwnames);
-
 #endif /* DFBUFFER_ARROW_H */

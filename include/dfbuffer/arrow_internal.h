@@ -1,5 +1,6 @@
 /* dfbuffer: what the Arrow files (arrow_*.c) share: the import's types and
- * the functions of arrow_common.c, arrow_import.c and arrow_describe.c.
+ * the functions of arrow_common.c, arrow_import.c and arrow_describe.c
+ * (the validation of the imported structs is core's, arrow_check.h).
  * Internal to the Arrow files.
  */
 #ifndef DFBUFFER_ARROW_INTERNAL_H
@@ -9,6 +10,7 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/convert.h"
 #include "bitmap.h"
+#include "arrow_check.h"
 
 /* A growable array of strong references (the Buffers and arrays a
    conversion made). */
@@ -24,7 +26,9 @@ typedef struct {
     Py_ssize_t n, cap;          /* number of chunks (top-level arrays) */
     PyObject **holders;         /* strong: holder capsules */
     struct ArrowArray **arrays; /* arrays[i] lives in holders[i] */
-    DLDevice device;            /* of the chunks (device producers) */
+    DLDevice device;            /* of the chunks (device producers; the
+                                   zeroed {0, 0} of an import filled by
+                                   hand is the CPU too) */
     int accept_device;          /* set by callers that handle non-CPU data
                                    (else dfb_arrow_import_producer
                                    refuses it) */
@@ -37,7 +41,15 @@ typedef struct {
     int64_t offset; /* elements, into every buffer of `array` */
     int64_t length;
     PyObject *holder; /* borrowed: the capsule owning the top array */
+    DLDevice device;  /* of its memory: read only when kDLCPU */
 } arrow_node;
+
+/* Returns 1 if the chunks of `imp` are host memory dfbuffer may read. */
+static inline int
+dfb_arrow_import_on_cpu(const arrow_import *imp)
+{
+    return imp->device.device_type == kDLCPU || imp->device.device_type == 0;
+}
 
 /* The `decode_views` modes of dfb_arrow_describe_node. */
 #define DFB_VIEWS_COPY 1
@@ -50,15 +62,6 @@ dfb_arrow_get_bit(const uint8_t *bits, int64_t i)
     return (bits[i >> 3] >> (i & 7)) & 1;
 }
 
-/* Returns a+b in *out and 0, or -1 (no exception) on overflow or when
-   either is negative. */
-int
-dfb_arrow_add_nonneg(int64_t a, int64_t b, int64_t *out);
-
-/* Returns a*b in *out and 0, or -1 (no exception) on overflow. */
-int
-dfb_arrow_mul_nonneg(int64_t a, int64_t b, int64_t *out);
-
 /* Appends `o` (stolen, may not be NULL).  Returns 0, or -1 with MemoryError
    (`o` is released). */
 int
@@ -68,23 +71,11 @@ dfb_arrow_refs_add(ref_list *r, PyObject *o);
 void
 dfb_arrow_refs_clear(ref_list *r);
 
-/* Number of buffers a format has (string view: at least this many), or -1
-   for formats without a fixed count here. */
-int64_t
-dfb_arrow_expected_buffers(const dfb_format *f);
-
-/* Checks, before any buffer of the node is read, that every buffer size the
-   node implies (validity bitmap, values, offsets, views, and those of its
-   dictionary) is computable without overflow and that no buffer would wrap
-   the address space.  Only that: other malformations are left to
-   dfb_arrow_describe_node, which reports them before it reads anything.
-   Returns 1 when the sizes were verified, 0 when the node has no buffers or
-   cannot be checked here (unsupported format, bad buffer list), or -1 with
-   ValueError set. */
-int
-dfb_arrow_check_node_sizes(const struct ArrowSchema *s,
-                           const struct ArrowArray *a, int64_t offset,
-                           int64_t length, const char *name, int depth);
+/* arrow_common.c: returns the pointer of capsule `cap` named `name`, or
+   NULL with TypeError (not a capsule, or another name).  `what` names the
+   source in the message. */
+void *
+dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what);
 
 /* Imports `obj` (preferring __arrow_c_array__, else __arrow_c_stream__)
    into `imp` (zeroed by the caller; clear it with import_clear even on
@@ -99,11 +90,6 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp);
 int
 dfb_arrow_import_is_table(const arrow_import *imp);
 
-/* Validates the top-level struct schema and arrays of a table import.
-   Returns 0, or -1 with ValueError / NotImplementedError set. */
-int
-dfb_arrow_validate_table(const arrow_import *imp);
-
 /* Fills `nd` for column `c` of chunk `b` (the top array itself when not a
    table).  Returns 0, or -1 with ValueError (overflowing offsets). */
 int
@@ -114,10 +100,6 @@ dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
    them).  Cannot fail. */
 void
 dfb_arrow_import_clear(arrow_import *imp);
-
-/* Returns 1 if `bytes` bytes from `p` would wrap the address space. */
-int
-dfb_arrow_wraps(const void *p, int64_t bytes);
 
 /* Appends a new holder.  Returns its (released) array to be filled, or
    NULL with MemoryError. */
@@ -133,42 +115,46 @@ dfb_arrow_import_stream_struct(struct ArrowArrayStream *stream,
                                arrow_import *imp);
 
 /* Fills `col` (and `dict` for dictionary-encoded chunks; may be NULL only
-   where dictionaries are not allowed) from one validated chunk.  Buffers
-   made over Arrow memory are owned by the node's holder.  String views
-   are kept as views when `decode_views` is DFB_VIEWS_KEEP (the converters
-   read them), copied to large-utf8 in new NumPy arrays when it is
-   DFB_VIEWS_COPY, refused with RuntimeError when 0.
-   Everything made is kept in `refs`.  Returns 0, or -1 with ValueError
-   (malformed), NotImplementedError (unsupported format) or RuntimeError
-   set.  `name` names the column in messages. */
+   where dictionaries are not allowed) from one chunk, after checking it
+   (dfb_arrow_check_node).  Buffers made over Arrow memory are on the
+   node's device and owned by its holder.  String views are kept as views
+   when `decode_views` is DFB_VIEWS_KEEP (the converters read them), copied
+   to large-utf8 in new NumPy arrays when it is DFB_VIEWS_COPY, refused
+   with RuntimeError when 0.  Memory not on the CPU is never read: its
+   null count is the producer's for a whole array, else -1 (unknown, the
+   validity kept), and variable-width data raises NotImplementedError;
+   there, when `dict_error` is non-NULL, a dictionary that cannot be
+   described does not fail the codes: *dict_error gets its exception (a
+   new reference; else NULL) and `dict` only its length.  Everything made
+   is kept in `refs`.  Returns 0, or -1 with ValueError (malformed),
+   NotImplementedError (unsupported format) or RuntimeError set.  `name`
+   names the column in messages. */
 int
 dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
-                        dfb_column *dict, ref_list *refs, int decode_views,
-                        const char *name);
+                        dfb_column *dict, PyObject **dict_error,
+                        ref_list *refs, int decode_views, const char *name);
+
+/* arrow_describe.c: returns a new reference to the NumPy dtype of a
+   fixed-width format's stored values (bitmaps and bytes: uint8), or NULL
+   with an exception. */
+PyArray_Descr *
+dfb_arrow_stored_descr(const dfb_format *f);
+
+/* Validates the top-level struct schema and arrays of a table import
+   (dfb_arrow_check_table; the struct's bitmap is counted only on the
+   CPU).  Returns 0, or -1 with ValueError / NotImplementedError set. */
+int
+dfb_arrow_validate_table(const arrow_import *imp);
+
+/* Raises core's error `rc` (not DFB_OK) with the message in `err`:
+   NotImplementedError for DFB_ENOTSUP, else ValueError.  Always returns
+   -1. */
+int
+dfb_arrow_raise(dfb_code rc, const dfb_error *err);
 
 /* Returns the name of column `c` of the import (UTF-8, never NULL). */
 const char *
 dfb_arrow_column_name(const arrow_import *imp, int is_table, int64_t c);
-
-/* arrow_common.c: checks the children list of struct schema `s` (a table's
-   top level) as both imports (CPU and device) need it: n_children >= 0, a
-   list when > 0, every child with a format.  Returns 0, or -1 with
-   ValueError. */
-int
-dfb_arrow_check_struct_schema(const struct ArrowSchema *s);
-
-/* arrow_common.c: checks that struct array `a` has the children of its
-   schema `s` (same count, a list when > 0).  Returns 0, or -1 with
-   ValueError. */
-int
-dfb_arrow_check_struct_children(const struct ArrowSchema *s,
-                                const struct ArrowArray *a);
-
-/* arrow_common.c: checks that `res`, the result of `method`
-   (__arrow_c_array__ or __arrow_c_device_array__), is a 2-tuple (schema
-   capsule, `second`).  Returns 0, or -1 with TypeError. */
-int
-dfb_arrow_check_pair(PyObject *res, const char *method, const char *second);
 
 /* arrow_export.c: checks a consumer's `requested_schema` (Py_None: none
    asked) against the format `fmt` a Buffer exports as.  Returns 0, or -1
@@ -184,5 +170,63 @@ dfb_arrow_check_requested(PyObject *requested, const char *fmt);
    untouched). */
 int
 dfb_arrow_export_fill(PyObject *self, struct ArrowArray *a);
+
+/* arrow_interchange.c: one Arrow import described for to_interchange,
+   what _arrow_import and ixview.c's _ixview_import both build from. */
+typedef struct {
+    arrow_import imp;
+    ref_list refs;  /* everything the descriptions made */
+    uint8_t *skip;  /* skip[c]: column c is pandas' index, left out */
+    int is_table;   /* top level "+s": the children are the columns */
+    int64_t ncols;  /* columns of the schema */
+    int64_t nkept;  /* of them not skipped */
+    int allow_copy; /* string views decoded (else refused) */
+} dfb_arrow_ix;
+
+/* One chunk of one column of a dfb_arrow_ix. */
+typedef struct {
+    int64_t length;
+    dfb_column col, dict; /* when error is NULL; dict for dictionaries */
+    PyObject *error;      /* strong: the exception to raise on use */
+    PyObject *dict_error; /* strong: the same for the dictionary only */
+} dfb_arrow_ix_chunk;
+
+/* arrow_interchange.c: imports `obj` into `x` (accepting device data),
+   validates a table and finds pandas' index columns.  Returns 0, or -1
+   with an exception set; close `x` either way. */
+int
+dfb_arrow_ix_open(dfb_state *st, PyObject *obj, int allow_copy,
+                  dfb_arrow_ix *x);
+
+/* arrow_interchange.c: returns the schema of column `c` (borrowed). */
+const struct ArrowSchema *
+dfb_arrow_ix_schema(const dfb_arrow_ix *x, int64_t c);
+
+/* arrow_interchange.c: returns the format string (new reference) a column
+   of schema `s` is presented under: "U" for string views when `decode`,
+   else its own; NULL with an exception set. */
+PyObject *
+dfb_arrow_ix_format(const struct ArrowSchema *s, int decode);
+
+/* Makes one item of dfb_arrow_ix_rows from chunk `ch` (borrowed; its
+   dict_error too) of kept column `k`: a new reference, or NULL with an
+   exception set. */
+typedef PyObject *(*dfb_arrow_ix_make_fn)(void *ctx,
+                                          const dfb_arrow_ix_chunk *ch,
+                                          Py_ssize_t k);
+
+/* arrow_interchange.c: describes every chunk of every kept column of `x`
+   (a column that cannot be described here, NotImplementedError or
+   RuntimeError, gets ch->error instead) and returns a new list (one per
+   chunk) of lists (one per kept column) of what `make(ctx, ...)` made
+   of them, or NULL with an exception set. */
+PyObject *
+dfb_arrow_ix_rows(dfb_state *st, dfb_arrow_ix *x, dfb_arrow_ix_make_fn make,
+                  void *ctx);
+
+/* arrow_interchange.c: releases everything `x` holds (Buffers made over
+   its memory keep it alive).  Cannot fail. */
+void
+dfb_arrow_ix_close(dfb_arrow_ix *x);
 
 #endif /* DFBUFFER_ARROW_INTERNAL_H */

@@ -1,7 +1,7 @@
-/* dfbuffer: what the Arrow files share: checked arithmetic, reference
- * lists, capsule pointers and stream error reporting.
+/* dfbuffer: what the Arrow files share: reference lists, capsule pointers
+ * and core's errors as exceptions.
  *
- * Depends on no other Arrow file (arrow_device.c uses it too).
+ * Depends on no other Arrow file.
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
@@ -23,30 +23,6 @@
 /* Small helpers                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Returns a+b in *out and 0, or -1 (no exception) on overflow or when
-   either is negative. */
-int
-dfb_arrow_add_nonneg(int64_t a, int64_t b, int64_t *out)
-{
-    if (a < 0 || b < 0 || __builtin_add_overflow(a, b, out)) {
-        return -1;
-    }
-    return 0;
-}
-
-/* Returns a*b in *out and 0, or -1 (no exception) on overflow. */
-int
-dfb_arrow_mul_nonneg(int64_t a, int64_t b, int64_t *out)
-{
-    if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, out) ||
-        *out > PY_SSIZE_T_MAX) {
-        return -1;
-    }
-    return 0;
-}
-
-/* Appends `o` (stolen, may not be NULL).  Returns 0, or -1 with MemoryError
-   (`o` is released). */
 int
 dfb_arrow_refs_add(ref_list *r, PyObject *o)
 {
@@ -65,7 +41,6 @@ dfb_arrow_refs_add(ref_list *r, PyObject *o)
     return 0;
 }
 
-/* Drops every reference and frees the storage.  Cannot fail. */
 void
 dfb_arrow_refs_clear(ref_list *r)
 {
@@ -77,9 +52,6 @@ dfb_arrow_refs_clear(ref_list *r)
     r->n = r->cap = 0;
 }
 
-/* Returns the pointer of capsule `cap` named `name`, or NULL with
-   TypeError (not a capsule, or another name).  `what` names the source in
-   the message. */
 void *
 dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what)
 {
@@ -103,63 +75,11 @@ dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what)
     return PyCapsule_GetPointer(cap, name);
 }
 
-/* Sets the exception for a failed stream callback with errno `rc`
-   (EINVAL -> ValueError, ENOMEM -> MemoryError, ENOSYS ->
-   NotImplementedError, else OSError).  Always returns -1. */
 int
-dfb_arrow_stream_failed(const char *kind, const char *what, int rc,
-                        const char *msg)
+dfb_arrow_raise(dfb_code rc, const dfb_error *err)
 {
-    PyObject *exc = rc == EINVAL   ? PyExc_ValueError
-                    : rc == ENOMEM ? PyExc_MemoryError
-                    : rc == ENOSYS ? PyExc_NotImplementedError
-                                   : PyExc_OSError;
-    PyErr_Format(exc, "%s %s failed (error %d): %s", kind, what, rc,
-                 msg ? msg : "no message");
+    PyErr_SetString(
+        rc == DFB_ENOTSUP ? PyExc_NotImplementedError : PyExc_ValueError,
+        err->message);
     return -1;
-}
-
-int
-dfb_arrow_check_struct_schema(const struct ArrowSchema *s)
-{
-    if (s->n_children < 0 || (s->n_children > 0 && s->children == NULL)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "struct schema with a bad children list");
-        return -1;
-    }
-    for (int64_t c = 0; c < s->n_children; c++) {
-        if (s->children[c] == NULL || s->children[c]->format == NULL) {
-            PyErr_Format(PyExc_ValueError,
-                         "struct schema child %lld is NULL or has no format",
-                         (long long)c);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-int
-dfb_arrow_check_struct_children(const struct ArrowSchema *s,
-                                const struct ArrowArray *a)
-{
-    if (a->n_children != s->n_children ||
-        (a->n_children > 0 && a->children == NULL)) {
-        PyErr_Format(PyExc_ValueError,
-                     "struct array has %lld children, its schema %lld",
-                     (long long)a->n_children, (long long)s->n_children);
-        return -1;
-    }
-    return 0;
-}
-
-int
-dfb_arrow_check_pair(PyObject *res, const char *method, const char *second)
-{
-    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s must return a tuple (schema capsule, %s), got %.100s",
-                     method, second, Py_TYPE(res)->tp_name);
-        return -1;
-    }
-    return 0;
 }

@@ -59,9 +59,9 @@ describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
     if (s->dictionary != NULL) {
         arr[0].dictionary = &arr[1];
     }
-    arrow_node nd = {s, &arr[0], 0, 0, Py_None};
-    return dfb_arrow_describe_node(st, &nd, col, dict, refs, DFB_VIEWS_KEEP,
-                                   name);
+    arrow_node nd = {s, &arr[0], 0, 0, Py_None, {kDLCPU, 0}};
+    return dfb_arrow_describe_node(st, &nd, col, dict, NULL, refs,
+                                   DFB_VIEWS_KEEP, name);
 }
 
 /* Converts column `c` of the import (all its chunks, or an empty column
@@ -89,8 +89,8 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
     for (Py_ssize_t b = 0; b < imp->n; b++) {
         arrow_node nd;
         if (dfb_arrow_import_node(imp, is_table, b, c, &nd) < 0 ||
-            dfb_arrow_describe_node(st, &nd, &cols[b], &cols[n + b], &refs,
-                                    DFB_VIEWS_KEEP, name) < 0) {
+            dfb_arrow_describe_node(st, &nd, &cols[b], &cols[n + b], NULL,
+                                    &refs, DFB_VIEWS_KEEP, name) < 0) {
             goto done;
         }
     }
@@ -385,7 +385,7 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
             arrow_node nd;
             if (dfb_arrow_import_node(&imp, is_table, b, c, &nd) < 0 ||
                 dfb_arrow_describe_node(st, &nd, &fc->chunks[b],
-                                        &fc->chunks[nch + b], &refs,
+                                        &fc->chunks[nch + b], NULL, &refs,
                                         DFB_VIEWS_KEEP, name) < 0) {
                 goto done;
             }

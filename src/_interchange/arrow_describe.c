@@ -1,5 +1,6 @@
 /* dfbuffer: one imported Arrow column chunk described as a dfb_column
- * (describe_node), with Buffers over its memory owned by its holder.
+ * (describe_node), with Buffers over its memory owned by its holder, on
+ * the CPU or on a device (whose memory it never reads).
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
@@ -21,10 +22,8 @@
 /* Describing one column chunk as a dfb_column                          */
 /* ------------------------------------------------------------------ */
 
-/* Returns a new reference to the NumPy dtype of a fixed-width format's
-   stored values (bitmaps and bytes: uint8), or NULL with an exception. */
-static PyArray_Descr *
-descr_for(const dfb_format *f)
+PyArray_Descr *
+dfb_arrow_stored_descr(const dfb_format *f)
 {
     char ts[32];
     dfb_format g = *f;
@@ -36,18 +35,22 @@ descr_for(const dfb_format *f)
 }
 
 /* Makes a read-only 1-D Buffer of `descr` (stolen; NULL means an error is
-   set) over [ptr, ptr + size) owned by `owner`, keeps it in `refs` and
-   fills `span`.  Returns 0, or -1 with an exception set. */
+   set) over [ptr, ptr + size) on `device` (an empty one off the CPU at
+   NULL) owned by `owner`, keeps it in `refs` and fills `span`.  Returns 0,
+   or -1 with an exception set. */
 static int
 make_span(dfb_state *st, dfb_span *span, const void *ptr, int64_t size,
-          PyArray_Descr *descr, PyObject *owner, int native, ref_list *refs)
+          PyArray_Descr *descr, PyObject *owner, int native, DLDevice device,
+          ref_list *refs)
 {
     if (descr == NULL) {
         return -1;
     }
-    DLDevice cpu = {kDLCPU, 0};
+    if (size == 0 && device.device_type != kDLCPU) {
+        ptr = NULL;
+    }
     PyObject *b = dfb_buffer_new(st, (char *)ptr, (Py_ssize_t)size, owner,
-                                 descr, 1, NULL, NULL, cpu, 1, native);
+                                 descr, 1, NULL, NULL, device, 1, native);
     Py_DECREF(descr);
     if (b == NULL || dfb_arrow_refs_add(refs, b) < 0) {
         return -1;
@@ -223,10 +226,11 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
     col->fmt.bits = 8;
     col->offset = 0;
     PyArray_Descr *i8 = PyArray_DescrFromType(NPY_INT64);
+    const DLDevice cpu = {kDLCPU, 0};
     if (make_span(st, &col->offsets, o, 8 * (length + 1), i8, (PyObject *)offs,
-                  DFB_NATIVE_NUMPY, refs) < 0 ||
+                  DFB_NATIVE_NUMPY, cpu, refs) < 0 ||
         make_span(st, &col->data, d, total, PyArray_DescrFromType(NPY_UINT8),
-                  (PyObject *)data, DFB_NATIVE_NUMPY, refs) < 0) {
+                  (PyObject *)data, DFB_NATIVE_NUMPY, cpu, refs) < 0) {
         return -1;
     }
     if (validity != NULL) {
@@ -243,7 +247,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
         }
         if (make_span(st, &col->validity, out, nbytes,
                       PyArray_DescrFromType(NPY_UINT8), (PyObject *)bm,
-                      DFB_NATIVE_NUMPY, refs) < 0) {
+                      DFB_NATIVE_NUMPY, cpu, refs) < 0) {
             return -1;
         }
     }
@@ -271,107 +275,73 @@ check_offsets(const void *buf, int width, int64_t offset, int64_t length,
     return 0;
 }
 
-/* Fills `col` (and `dict` for dictionary-encoded chunks; may be NULL only
-   where dictionaries are not allowed) from one validated chunk.  Buffers
-   made over Arrow memory are owned by the node's holder.  String views
-   are kept as views when `decode_views` is DFB_VIEWS_KEEP (the converters
-   read them), copied to large-utf8 in new NumPy arrays when it is
-   DFB_VIEWS_COPY, refused with RuntimeError when 0.
-   Everything made is kept in `refs`.  Returns 0, or -1 with ValueError
-   (malformed), NotImplementedError (unsupported format) or RuntimeError
-   set.  `name` names the column in messages. */
+/* Makes a span of Arrow memory: a uint8 Buffer of `nd`'s device over
+   [ptr, ptr + size), owned by its holder.  Returns 0, or -1 with an
+   exception set. */
+static int
+arrow_span(dfb_state *st, const arrow_node *nd, dfb_span *span,
+           const void *ptr, int64_t size, PyArray_Descr *descr, ref_list *refs)
+{
+    return make_span(st, span, ptr, size,
+                     descr ? descr : PyArray_DescrFromType(NPY_UINT8),
+                     nd->holder, DFB_NATIVE_ARROW, nd->device, refs);
+}
+
+/* Describes dictionary `da` of schema `ds` into `dict` for the column of
+   node `nd`.  Off the CPU with `dict_error` non-NULL, a dictionary that
+   cannot be described (NotImplementedError / RuntimeError) leaves `dict`
+   with its length only and its exception in *dict_error.  Returns 0, or
+   -1 with an exception set. */
+static int
+describe_dictionary(dfb_state *st, const arrow_node *nd,
+                    const struct ArrowSchema *ds, const struct ArrowArray *da,
+                    dfb_column *dict, PyObject **dict_error, ref_list *refs,
+                    int decode_views, const char *name)
+{
+    arrow_node dn = {ds, da, da->offset, da->length, nd->holder, nd->device};
+    if (dfb_arrow_describe_node(st, &dn, dict, NULL, NULL, refs,
+                                decode_views ? DFB_VIEWS_COPY : 0,
+                                name) == 0) {
+        return 0;
+    }
+    if (dict_error == NULL || nd->device.device_type == kDLCPU ||
+        (!PyErr_ExceptionMatches(PyExc_NotImplementedError) &&
+         !PyErr_ExceptionMatches(PyExc_RuntimeError))) {
+        return -1;
+    }
+    *dict_error = dfb_err_take();
+    memset(dict, 0, sizeof(*dict));
+    dict->length = da->length;
+    return 0;
+}
+
 int
 dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
-                        dfb_column *dict, ref_list *refs, int decode_views,
-                        const char *name)
+                        dfb_column *dict, PyObject **dict_error,
+                        ref_list *refs, int decode_views, const char *name)
 {
     const struct ArrowSchema *s = nd->schema;
     const struct ArrowArray *a = nd->array;
     memset(col, 0, sizeof(*col));
-    if (s->format == NULL) {
-        PyErr_Format(PyExc_ValueError, "column '%s': schema has no format",
-                     name);
-        return -1;
-    }
-    if (a->release == NULL) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': the Arrow array was released", name);
-        return -1;
-    }
-    int64_t end;
-    if (a->length < 0 || a->offset < 0 || nd->offset < 0 || nd->length < 0 ||
-        dfb_arrow_add_nonneg(nd->offset, nd->length, &end) < 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': negative or overflowing length %lld / "
-                     "offset %lld",
-                     name, (long long)nd->length, (long long)nd->offset);
-        return -1;
-    }
-    if (a->null_count < -1 || a->null_count > a->length) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': null_count %lld is outside [-1, length "
-                     "%lld]",
-                     name, (long long)a->null_count, (long long)a->length);
-        return -1;
-    }
-    if (a->n_buffers < 0 || (a->n_buffers > 0 && a->buffers == NULL)) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': bad buffer list (n_buffers %lld)", name,
-                     (long long)a->n_buffers);
-        return -1;
+    if (dict_error != NULL) {
+        *dict_error = NULL;
     }
     dfb_format f;
-    if (dfb_format_parse_arrow(s->format, &f) < 0) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "column '%s': Arrow format '%s' is not supported", name,
-                     s->format);
-        return -1;
+    int64_t end;
+    dfb_error err;
+    dfb_code rc = dfb_arrow_check_node(s, a, nd->offset, nd->length, name, &f,
+                                       &end, &err);
+    if (rc != DFB_OK) {
+        return dfb_arrow_raise(rc, &err);
     }
-    if ((s->dictionary != NULL) != (a->dictionary != NULL)) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': schema and array disagree about the "
-                     "dictionary",
-                     name);
-        return -1;
-    }
-    if (s->n_children != 0 || a->n_children != 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': format '%s' has no children, got %lld "
-                     "(schema %lld)",
-                     name, s->format, (long long)a->n_children,
-                     (long long)s->n_children);
-        return -1;
-    }
-    int is_dict = s->dictionary != NULL;
-    if (is_dict && f.type != DFB_T_INT && f.type != DFB_T_UINT) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': dictionary index format '%s' is not an "
-                     "integer type",
-                     name, s->format);
-        return -1;
-    }
-    int64_t nbuf = dfb_arrow_expected_buffers(&f);
-    if (f.type == DFB_T_STRING_VIEW ? a->n_buffers < nbuf
-                                    : a->n_buffers != nbuf) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': an Arrow array of format '%s' has %s%lld "
-                     "buffers, got %lld",
-                     name, s->format,
-                     f.type == DFB_T_STRING_VIEW ? "at least " : "",
-                     (long long)nbuf, (long long)a->n_buffers);
-        return -1;
-    }
-    /* every size, before any buffer (the bitmap included) is read */
-    if (dfb_arrow_check_node_sizes(s, a, nd->offset, nd->length, name, 0) <
-        0) {
-        return -1;
-    }
+    /* memory off the CPU is described, never read */
+    const int readable = nd->device.device_type == kDLCPU;
+    const int whole = nd->offset == a->offset && nd->length == a->length;
     const int64_t vbytes = end / 8 + (end % 8 != 0);
     col->fmt = f;
     col->length = nd->length;
     col->offset = nd->offset;
     col->null_kind = DFB_NULL_NON_NULLABLE;
-    PyObject *holder = nd->holder;
 
     /* validity */
     const uint8_t *vbuf = NULL;
@@ -382,21 +352,16 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         vbuf = a->buffers[0];
         int64_t nulls = 0;
         if (vbuf == NULL) {
-            if (a->null_count > 0) {
-                PyErr_Format(PyExc_ValueError,
-                             "column '%s': null_count %lld but no validity "
-                             "bitmap",
-                             name, (long long)a->null_count);
-                return -1;
-            }
+            nulls = 0; /* null_count <= 0: checked */
         }
-        else if (a->null_count == 0 && nd->offset == a->offset &&
-                 nd->length == a->length) {
+        else if (a->null_count == 0 && (whole || !readable)) {
             nulls = 0;
         }
-        else if (a->null_count > 0 && nd->offset == a->offset &&
-                 nd->length == a->length) {
+        else if (a->null_count > 0 && whole) {
             nulls = a->null_count;
+        }
+        else if (!readable) {
+            nulls = -1; /* uncounted: the bitmap is on the device */
         }
         else {
             nulls = dfb_bitmap_count_zeros(vbuf, nd->offset, nd->length);
@@ -409,9 +374,8 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             col->null_kind = DFB_NULL_USE_BITMASK;
             col->null_value = 0;
             if (f.type != DFB_T_STRING_VIEW &&
-                make_span(st, &col->validity, vbuf, vbytes,
-                          PyArray_DescrFromType(NPY_UINT8), holder,
-                          DFB_NATIVE_ARROW, refs) < 0) {
+                arrow_span(st, nd, &col->validity, vbuf, vbytes, NULL, refs) <
+                    0) {
                 return -1;
             }
         }
@@ -422,12 +386,8 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         case DFB_T_NULL:
             break;
         case DFB_T_BOOL_BIT:
-            if (end > 0 && a->buffers[1] == NULL) {
-                goto null_data;
-            }
-            if (make_span(st, &col->data, a->buffers[1], vbytes,
-                          PyArray_DescrFromType(NPY_UINT8), holder,
-                          DFB_NATIVE_ARROW, refs) < 0) {
+            if (arrow_span(st, nd, &col->data, a->buffers[1], vbytes, NULL,
+                           refs) < 0) {
                 return -1;
             }
             break;
@@ -439,6 +399,13 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             static const int64_t zero_offsets[1] = {0};
             const void *obuf = a->buffers[1];
             int64_t last = 0, osize;
+            if (!readable) {
+                return dfb_arrow_device_unread(
+                    name,
+                    "variable-width data: its size is stored in its "
+                    "offsets",
+                    nd->device);
+            }
             if (obuf == NULL) {
                 if (nd->length > 0) {
                     PyErr_Format(PyExc_ValueError,
@@ -462,18 +429,24 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             if (last > 0 && a->buffers[2] == NULL) {
                 goto null_data;
             }
-            if (make_span(
-                    st, &col->offsets, obuf, osize,
+            if (arrow_span(
+                    st, nd, &col->offsets, obuf, osize,
                     PyArray_DescrFromType(w == 4 ? NPY_INT32 : NPY_INT64),
-                    holder, DFB_NATIVE_ARROW, refs) < 0 ||
-                make_span(st, &col->data, a->buffers[2], last,
-                          PyArray_DescrFromType(NPY_UINT8), holder,
-                          DFB_NATIVE_ARROW, refs) < 0) {
+                    refs) < 0 ||
+                arrow_span(st, nd, &col->data, a->buffers[2], last, NULL,
+                           refs) < 0) {
                 return -1;
             }
             break;
         }
         case DFB_T_STRING_VIEW:
+            if (!readable) {
+                return dfb_arrow_device_unread(
+                    name,
+                    "variable-width data: its size is stored in its "
+                    "views",
+                    nd->device);
+            }
             if (!decode_views) {
                 PyErr_Format(PyExc_RuntimeError,
                              "column '%s': string view ('vu') data must be "
@@ -494,13 +467,10 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                 if (read_view_buffers(a, nd->length, refs, &col->n_variadic,
                                       &col->variadic_sizes,
                                       &col->variadic) < 0 ||
-                    make_span(st, &col->data, a->buffers[1], vsize,
-                              PyArray_DescrFromType(NPY_UINT8), holder,
-                              DFB_NATIVE_ARROW, refs) < 0 ||
-                    (vbuf != NULL &&
-                     make_span(st, &col->validity, vbuf, vbytes,
-                               PyArray_DescrFromType(NPY_UINT8), holder,
-                               DFB_NATIVE_ARROW, refs) < 0)) {
+                    arrow_span(st, nd, &col->data, a->buffers[1], vsize, NULL,
+                               refs) < 0 ||
+                    (vbuf != NULL && arrow_span(st, nd, &col->validity, vbuf,
+                                                vbytes, NULL, refs) < 0)) {
                     return -1;
                 }
                 if (col->variadic_sizes == NULL) {
@@ -527,30 +497,24 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             if (dfb_arrow_mul_nonneg(end, itemsize, &size) < 0) {
                 goto overflow;
             }
-            if (size > 0 && a->buffers[1] == NULL) {
-                goto null_data;
-            }
-            if (make_span(st, &col->data, a->buffers[1], size, descr_for(&f),
-                          holder, DFB_NATIVE_ARROW, refs) < 0) {
+            if (arrow_span(st, nd, &col->data, a->buffers[1], size,
+                           dfb_arrow_stored_descr(&f), refs) < 0) {
                 return -1;
             }
             break;
         }
     }
 
-    if (is_dict) {
-        if (dict == NULL || s->dictionary->dictionary != NULL) {
+    if (s->dictionary != NULL) {
+        if (dict == NULL || (readable && s->dictionary->dictionary != NULL)) {
             PyErr_Format(PyExc_NotImplementedError,
                          "column '%s': nested dictionaries are not "
                          "supported",
                          name);
             return -1;
         }
-        const struct ArrowArray *da = a->dictionary;
-        arrow_node dn = {s->dictionary, da, da->offset, da->length, holder};
-        if (dfb_arrow_describe_node(st, &dn, dict, NULL, refs,
-                                    decode_views ? DFB_VIEWS_COPY : 0,
-                                    name) < 0) {
+        if (describe_dictionary(st, nd, s->dictionary, a->dictionary, dict,
+                                dict_error, refs, decode_views, name) < 0) {
             return -1;
         }
         col->index = f;
@@ -574,7 +538,6 @@ overflow:
     return -1;
 }
 
-/* Returns the name of column `c` of the import (UTF-8, never NULL). */
 const char *
 dfb_arrow_column_name(const arrow_import *imp, int is_table, int64_t c)
 {

@@ -1,5 +1,6 @@
 /* dfbuffer: the Arrow fallback of Buffer.from_object: a Buffer over the
- * values of a 1-D fixed-width Arrow array.
+ * values of a 1-D fixed-width Arrow array, on the CPU or on a device (the
+ * device half of the PyCapsule interface; nothing is read there).
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
@@ -25,7 +26,6 @@ PyObject *
 dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
     arrow_import imp = {0};
-    ref_list refs = {0};
     PyObject *result = NULL;
     imp.accept_device = 1;
     if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
@@ -38,11 +38,6 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
                      imp.n);
         goto done;
     }
-    if (imp.device.device_type != kDLCPU) {
-        result = dfb_arrow_device_buffer(st, &imp.schema, imp.arrays[0],
-                                         imp.holders[0], imp.device, dtype);
-        goto done;
-    }
     dfb_format f;
     if (dfb_format_parse_arrow(imp.schema.format, &f) < 0 ||
         imp.schema.dictionary != NULL || dfb_format_itemsize(&f) <= 0) {
@@ -52,15 +47,27 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
                      imp.schema.format);
         goto done;
     }
+    /* the values only: the checks of every import, no span of its own */
     arrow_node nd;
-    dfb_column col, dict;
-    if (dfb_arrow_import_node(&imp, 0, 0, 0, &nd) < 0 ||
-        dfb_arrow_describe_node(st, &nd, &col, &dict, &refs, 0, "") < 0) {
+    int64_t end;
+    dfb_error err;
+    dfb_code rc;
+    if (dfb_arrow_import_node(&imp, 0, 0, 0, &nd) < 0) {
         goto done;
     }
-    int itemsize = dfb_format_itemsize(&col.fmt);
-    DfbBuffer *vb = (DfbBuffer *)col.data.owner;
-    PyArray_Descr *d = dfb_parse_dtype(dtype, vb->dtype);
+    rc = dfb_arrow_check_node(nd.schema, nd.array, nd.offset, nd.length, "",
+                              &f, &end, &err);
+    if (rc != DFB_OK) {
+        dfb_arrow_raise(rc, &err);
+        goto done;
+    }
+    int itemsize = dfb_format_itemsize(&f);
+    PyArray_Descr *stored = dfb_arrow_stored_descr(&f);
+    if (stored == NULL) {
+        goto done;
+    }
+    PyArray_Descr *d = dfb_parse_dtype(dtype, stored);
+    Py_DECREF(stored);
     if (d == NULL) {
         goto done;
     }
@@ -71,16 +78,16 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
         Py_DECREF(d);
         goto done;
     }
-    DLDevice cpu = {kDLCPU, 0};
-    char *start = col.data.ptr == NULL
+    /* offset + length times itemsize was checked to fit */
+    const char *values = nd.array->buffers[1];
+    char *start = nd.length == 0 || values == NULL
                       ? NULL
-                      : (char *)col.data.ptr + col.offset * itemsize;
-    result = dfb_buffer_new(st, col.length == 0 ? NULL : start,
-                            (Py_ssize_t)(col.length * itemsize), nd.holder, d,
-                            1, NULL, NULL, cpu, 1, DFB_NATIVE_ARROW);
+                      : (char *)values + nd.offset * itemsize;
+    result = dfb_buffer_new(st, start, (Py_ssize_t)(nd.length * itemsize),
+                            nd.holder, d, 1, NULL, NULL, nd.device, 1,
+                            DFB_NATIVE_ARROW);
     Py_DECREF(d);
 done:
-    dfb_arrow_refs_clear(&refs);
     dfb_arrow_import_clear(&imp);
     return result;
 }

@@ -2,16 +2,19 @@
  * into holders, and validated before any buffer is read.
  *
  * A producer's ArrowArray (from __arrow_c_array__, or each chunk of
- * __arrow_c_stream__; device producers through arrow_device.c) is *moved*
+ * __arrow_c_stream__; the embedded ArrowArray of __arrow_c_device_array__
+ * and of each chunk of __arrow_c_device_stream__, by the same capsule move
+ * and stream walk, with arrow_device.c's device checks) is *moved*
  * into a heap holder (bitwise copy, then the source's release set to NULL,
  * so the producer's capsule destructor no longer releases it).  The holder
  * lives in a PyCapsule named "dfbuffer.arrow_array" whose destructor calls
  * release exactly once; every dfbuffer.Buffer made over one of the array's
  * buffers (at any depth: children and dictionaries are released by the
  * top-level release) holds a strong reference to that capsule.  Every field
- * is validated before any buffer is read: Arrow gives no buffer sizes, so
- * the sizes are computed from length + offset (and the string offsets),
- * and negative or inconsistent fields raise ValueError.
+ * is validated (core's arrow_check.c) before any buffer is read: Arrow
+ * gives no buffer sizes, so the sizes are computed from length + offset
+ * (and the string offsets), and negative or inconsistent fields raise
+ * ValueError.
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
@@ -82,8 +85,6 @@ holder_new(arrow_holder **out)
 /* Import: producer -> schema + holders                                 */
 /* ------------------------------------------------------------------ */
 
-/* Releases everything `imp` holds (arrays live on in any Buffer made over
-   them).  Cannot fail. */
 void
 dfb_arrow_import_clear(arrow_import *imp)
 {
@@ -101,8 +102,6 @@ dfb_arrow_import_clear(arrow_import *imp)
     dfb_err_give(exc);
 }
 
-/* Appends a new holder.  Returns its (released) array to be filled, or
-   NULL with MemoryError. */
 struct ArrowArray *
 dfb_arrow_import_add(arrow_import *imp)
 {
@@ -134,116 +133,181 @@ dfb_arrow_import_add(arrow_import *imp)
     return &holder->array;
 }
 
-/* import_add as a dfb_arrow_slot_fn for arrow_device.c.  Returns the
-   slot or NULL with MemoryError. */
-static struct ArrowArray *
-import_slot(void *imp)
-{
-    return dfb_arrow_import_add(imp);
-}
-
-/* Moves the (schema, array) capsules of obj.__arrow_c_array__() into
-   `imp`.  Returns 0, or -1 with TypeError (wrong result or capsule names),
-   ValueError (already released) set. */
+/* Moves the capsules `res` returned by `method` (__arrow_c_array__, whose
+   array capsule is named "arrow_array", or __arrow_c_device_array__:
+   "arrow_device_array", a struct that starts with the ArrowArray moved)
+   into `imp`; `what` names the two capsules in messages.  Stores the array
+   capsule's struct in *held (readable while `res` lives).  Returns 0, or -1
+   with TypeError (not a 2-tuple, capsule names or order) or ValueError
+   (already released) set. */
 static int
-import_array_capsules(dfb_state *st, PyObject *obj, arrow_import *imp)
+move_pair(PyObject *res, const char *method, const char *array_name,
+          const char *const what[2], arrow_import *imp, void **held)
 {
-    PyObject *res = PyObject_CallMethodNoArgs(obj, st->str.arrow_c_array);
-    if (res == NULL) {
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
+        PyErr_Format(
+            PyExc_TypeError,
+            "%s must return a tuple (schema capsule, %s), got %.100s", method,
+            strcmp(array_name, "arrow_array") == 0 ? "array capsule"
+                                                   : "device array capsule",
+            Py_TYPE(res)->tp_name);
         return -1;
     }
-    int ret = -1;
-    if (dfb_arrow_check_pair(res, "__arrow_c_array__", "array capsule") < 0) {
-        goto done;
-    }
     PyObject *sc = PyTuple_GET_ITEM(res, 0), *ac = PyTuple_GET_ITEM(res, 1);
-    if (PyCapsule_IsValid(sc, "arrow_array") &&
+    if (PyCapsule_IsValid(sc, array_name) &&
         PyCapsule_IsValid(ac, "arrow_schema")) {
-        PyErr_SetString(PyExc_TypeError,
-                        "__arrow_c_array__ returned its capsules in the wrong "
-                        "order: (array, schema) instead of (schema, array)");
-        goto done;
+        PyErr_Format(PyExc_TypeError,
+                     "%s returned its capsules in the wrong order: (array, "
+                     "schema) instead of (schema, array)",
+                     method);
+        return -1;
     }
-    struct ArrowSchema *s = dfb_arrow_capsule_pointer(
-        sc, "arrow_schema", "__arrow_c_array__()[0]");
+    struct ArrowSchema *s =
+        dfb_arrow_capsule_pointer(sc, "arrow_schema", what[0]);
     if (s == NULL) {
-        goto done;
+        return -1;
     }
-    struct ArrowArray *a =
-        dfb_arrow_capsule_pointer(ac, "arrow_array", "__arrow_c_array__()[1]");
+    struct ArrowArray *a = dfb_arrow_capsule_pointer(ac, array_name, what[1]);
     if (a == NULL) {
-        goto done;
+        return -1;
     }
     if (s->release == NULL) {
         PyErr_SetString(PyExc_ValueError,
                         "the 'arrow_schema' capsule holds a released schema "
                         "(already consumed)");
-        goto done;
+        return -1;
     }
     if (a->release == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the 'arrow_array' capsule holds a released array "
-                        "(already consumed)");
-        goto done;
+        PyErr_Format(PyExc_ValueError,
+                     "the '%s' capsule holds a released array (already "
+                     "consumed)",
+                     array_name);
+        return -1;
     }
     struct ArrowArray *dst = dfb_arrow_import_add(imp);
     if (dst == NULL) {
-        goto done;
+        return -1;
     }
     imp->schema = *s;
     s->release = NULL;
     *dst = *a;
     a->release = NULL;
-    ret = 0;
-done:
-    Py_DECREF(res);
-    return ret;
+    *held = a;
+    return 0;
 }
 
-/* dfb_arrow_stream_failed with the stream's own last error message.
+/* Moves the capsules `res` (a new reference, released here; NULL: the
+   call failed) that __arrow_c_array__ returned (`device`:
+   __arrow_c_device_array__, whose device it checks) into `imp`.  Returns
+   0, or -1 with an exception set. */
+static int
+import_pair(PyObject *res, int device, arrow_import *imp)
+{
+    if (res == NULL) {
+        return -1;
+    }
+    static const char *const cpu_what[2] = {"__arrow_c_array__()[0]",
+                                            "__arrow_c_array__()[1]"};
+    static const char *const dev_what[2] = {"__arrow_c_device_array__()[0]",
+                                            "__arrow_c_device_array__()[1]"};
+    void *held;
+    int r = device ? move_pair(res, "__arrow_c_device_array__",
+                               "arrow_device_array", dev_what, imp, &held)
+                   : move_pair(res, "__arrow_c_array__", "arrow_array",
+                               cpu_what, imp, &held);
+    /* moved: from here on `imp` releases both */
+    if (r == 0 && device) {
+        r = dfb_arrow_device_check(held, &imp->device);
+    }
+    Py_DECREF(res);
+    return r;
+}
+
+/* A stream of either kind, moved in: the walk below serves both. */
+typedef struct {
+    int device; /* which of the two is live */
+    struct ArrowArrayStream cpu;
+    struct ArrowDeviceArrayStream dev;
+} any_stream;
+
+/* Sets the exception for failed callback `what` of `s` with errno `rc`
+   (EINVAL -> ValueError, ENOMEM -> MemoryError, ENOSYS ->
+   NotImplementedError, else OSError), with the stream's last error.
    Always returns -1. */
 static int
-stream_error(struct ArrowArrayStream *stream, int rc, const char *what)
+stream_error(any_stream *s, int rc, const char *what)
 {
     const char *msg = NULL;
-    if (stream->get_last_error != NULL) {
-        msg = stream->get_last_error(stream);
+    if (s->device ? s->dev.get_last_error != NULL
+                  : s->cpu.get_last_error != NULL) {
+        msg = s->device ? s->dev.get_last_error(&s->dev)
+                        : s->cpu.get_last_error(&s->cpu);
     }
-    return dfb_arrow_stream_failed("Arrow stream", what, rc, msg);
+    PyObject *exc = rc == EINVAL   ? PyExc_ValueError
+                    : rc == ENOMEM ? PyExc_MemoryError
+                    : rc == ENOSYS ? PyExc_NotImplementedError
+                                   : PyExc_OSError;
+    PyErr_Format(exc, "%s %s failed (error %d): %s",
+                 s->device ? "Arrow device stream" : "Arrow stream", what, rc,
+                 msg ? msg : "no message");
+    return -1;
 }
 
-/* Moves every chunk of `stream` (a live stream moved in by the caller; the
-   schema and chunks go into `imp`, zeroed by the caller) and releases the
-   stream.  Returns 0, or -1 with an exception set (clear `imp` either
-   way). */
-int
-dfb_arrow_import_stream_struct(struct ArrowArrayStream *stream,
-                               arrow_import *imp)
+/* Gets the next chunk of `s` into `dst` (released at the end of the
+   stream; a device chunk's embedded array, its device fields in *d).
+   Returns the producer's return code. */
+static int
+stream_next(any_stream *s, struct ArrowArray *dst, struct ArrowDeviceArray *d)
 {
-    int ret = -1;
-    if (stream->get_schema == NULL || stream->get_next == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream has no get_schema/get_next");
+    if (!s->device) {
+        return s->cpu.get_next(&s->cpu, dst);
+    }
+    memset(d, 0, sizeof(*d));
+    int rc = s->dev.get_next(&s->dev, d);
+    if (rc == 0) {
+        *dst = d->array; /* moved: released with its holder */
+    }
+    return rc;
+}
+
+/* Moves the schema and every chunk of live stream `s` into `imp` (zeroed
+   by the caller; on a device stream, its device checked chunk by chunk)
+   and releases the stream.  Returns 0, or -1 with an exception set (clear
+   `imp` either way). */
+static int
+walk_stream(any_stream *s, arrow_import *imp)
+{
+    const char *kind = s->device ? "Arrow device stream" : "Arrow stream";
+    int ret = -1, rc;
+    if (s->device ? s->dev.get_schema == NULL || s->dev.get_next == NULL
+                  : s->cpu.get_schema == NULL || s->cpu.get_next == NULL) {
+        PyErr_Format(PyExc_ValueError, "the %s has no get_schema/get_next",
+                     kind);
         goto done;
     }
-    int rc = stream->get_schema(stream, &imp->schema);
+    if (s->device &&
+        dfb_arrow_device_of_stream(s->dev.device_type, &imp->device) < 0) {
+        goto done;
+    }
+    rc = s->device ? s->dev.get_schema(&s->dev, &imp->schema)
+                   : s->cpu.get_schema(&s->cpu, &imp->schema);
     if (rc != 0) {
-        stream_error(stream, rc, "get_schema");
+        stream_error(s, rc, "get_schema");
         goto done;
     }
     if (imp->schema.release == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream gave a released schema");
+        PyErr_Format(PyExc_ValueError, "the %s gave a released schema", kind);
         goto done;
     }
-    for (;;) {
+    for (int first = 1;; first = 0) {
         struct ArrowArray *dst = dfb_arrow_import_add(imp);
         if (dst == NULL) {
             goto done;
         }
-        rc = stream->get_next(stream, dst);
+        struct ArrowDeviceArray d;
+        rc = stream_next(s, dst, &d);
         if (rc != 0) {
-            stream_error(stream, rc, "get_next");
+            stream_error(s, rc, "get_next");
             goto done;
         }
         if (dst->release == NULL) {
@@ -252,50 +316,102 @@ dfb_arrow_import_stream_struct(struct ArrowArrayStream *stream,
             Py_DECREF(imp->holders[imp->n]);
             break;
         }
+        if (s->device && dfb_arrow_device_next(s->dev.device_type, &d,
+                                               &imp->device, first) < 0) {
+            goto done;
+        }
     }
     ret = 0;
 done:
     {
         PyObject *saved = dfb_err_take();
-        stream->release(stream);
+        if (s->device) {
+            s->dev.release(&s->dev);
+        }
+        else {
+            s->cpu.release(&s->cpu);
+        }
         dfb_err_give(saved);
     }
     return ret;
 }
 
-/* Moves the stream of obj.__arrow_c_stream__() into `imp`: its schema and
-   every chunk.  Returns 0, or -1 with an exception set. */
-static int
-import_stream(dfb_state *st, PyObject *obj, arrow_import *imp)
+int
+dfb_arrow_import_stream_struct(struct ArrowArrayStream *stream,
+                               arrow_import *imp)
 {
-    PyObject *cap = PyObject_CallMethodNoArgs(obj, st->str.arrow_c_stream);
+    any_stream s = {.device = 0, .cpu = *stream};
+    stream->release = NULL;
+    return walk_stream(&s, imp);
+}
+
+/* Moves the stream in capsule `cap` (a new reference, released here;
+   NULL: the call failed) that __arrow_c_stream__ returned (`device`:
+   __arrow_c_device_stream__) into `imp`: its schema and every chunk.
+   Returns 0, or -1 with an exception set. */
+static int
+import_stream(PyObject *cap, int device, arrow_import *imp)
+{
+    const char *name =
+        device ? "arrow_device_array_stream" : "arrow_array_stream";
     if (cap == NULL) {
         return -1;
     }
-    struct ArrowArrayStream *src = dfb_arrow_capsule_pointer(
-        cap, "arrow_array_stream", "__arrow_c_stream__()");
-    if (src == NULL) {
-        Py_DECREF(cap);
-        return -1;
+    any_stream s = {.device = device};
+    void *src = dfb_arrow_capsule_pointer(
+        cap, name,
+        device ? "__arrow_c_device_stream__()" : "__arrow_c_stream__()");
+    if (src != NULL) {
+        struct ArrowArrayStream *cs = src;
+        struct ArrowDeviceArrayStream *ds = src;
+        if (device ? ds->release == NULL : cs->release == NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "the '%s' capsule holds a released stream (already "
+                         "consumed)",
+                         name);
+            src = NULL;
+        }
+        else if (device) {
+            s.dev = *ds;
+            ds->release = NULL;
+        }
+        else {
+            s.cpu = *cs;
+            cs->release = NULL;
+        }
     }
-    if (src->release == NULL) {
-        Py_DECREF(cap);
-        PyErr_SetString(PyExc_ValueError,
-                        "the 'arrow_array_stream' capsule holds a released "
-                        "stream (already consumed)");
-        return -1;
-    }
-    struct ArrowArrayStream stream = *src;
-    src->release = NULL;
     Py_DECREF(cap);
-    return dfb_arrow_import_stream_struct(&stream, imp);
+    return src == NULL ? -1 : walk_stream(&s, imp);
 }
 
-/* Imports `obj` (preferring __arrow_c_array__, else __arrow_c_stream__)
-   into `imp` (zeroed by the caller; clear it with import_clear even on
-   failure).  Returns 0 with a schema that has a format, or -1 with
-   TypeError when obj is no producer, ValueError when the schema has no
-   format, or the import's own error. */
+/* Imports obj's __arrow_c_device_array__ (else __arrow_c_device_stream__)
+   into `imp`, its device in imp->device.  Returns 0, or -1 with an
+   exception set (TypeError when it has neither). */
+static int
+import_device(PyObject *obj, arrow_import *imp)
+{
+    PyObject *meth;
+    int r = dfb_getattr_optional_str(obj, "__arrow_c_device_array__", &meth);
+    int stream = 0;
+    if (r == 0) {
+        stream = 1;
+        r = dfb_getattr_optional_str(obj, "__arrow_c_device_stream__", &meth);
+    }
+    if (r < 0) {
+        return -1;
+    }
+    if (r == 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "%.100s object has no __arrow_c_device_array__ or "
+                     "__arrow_c_device_stream__",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    PyObject *res = PyObject_CallNoArgs(meth);
+    Py_DECREF(meth);
+    return stream ? import_stream(res, 1, imp) : import_pair(res, 1, imp);
+}
+
 int
 dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
 {
@@ -309,16 +425,16 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
         return -1;
     }
     if (has_array) {
-        r = import_array_capsules(st, obj, imp);
+        r = import_pair(PyObject_CallMethodNoArgs(obj, st->str.arrow_c_array),
+                        0, imp);
     }
     else if (has_stream) {
-        r = import_stream(st, obj, imp);
+        r = import_stream(
+            PyObject_CallMethodNoArgs(obj, st->str.arrow_c_stream), 0, imp);
     }
     else if ((r = dfb_arrow_device_is_producer(obj)) != 0) {
         /* device data: CPU takes the same path as __arrow_c_array__ */
-        r = r < 0 ? -1
-                  : dfb_arrow_device_import(obj, &imp->schema, import_slot,
-                                            imp, &imp->device);
+        r = r < 0 ? -1 : import_device(obj, imp);
         if (r == 0 && imp->device.device_type != kDLCPU &&
             !imp->accept_device) {
             r = dfb_arrow_device_refuse(imp->device,
@@ -357,221 +473,32 @@ dfb_arrow_is_producer(PyObject *obj)
 /* Columns of an import                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Returns 1 if the import's top level is a struct ("+s"): a table whose
-   children are the columns. */
 int
 dfb_arrow_import_is_table(const arrow_import *imp)
 {
     return imp->schema.format != NULL && strcmp(imp->schema.format, "+s") == 0;
 }
 
-/* Number of buffers a format has (string view: at least this many), or -1
-   for formats without a fixed count here. */
-int64_t
-dfb_arrow_expected_buffers(const dfb_format *f)
-{
-    switch (f->type) {
-        case DFB_T_NULL:
-            return 0;
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_BINARY:
-        case DFB_T_LARGE_BINARY:
-        case DFB_T_STRING_VIEW:
-            return 3;
-        default:
-            return 2;
-    }
-}
-
-/* Returns 1 if `bytes` bytes from `p` would wrap the address space. */
-int
-dfb_arrow_wraps(const void *p, int64_t bytes)
-{
-    return p != NULL && (uintptr_t)p > UINTPTR_MAX - (uint64_t)bytes;
-}
-
-/* Checks, before any buffer of the node is read, that every buffer size the
-   node implies (validity bitmap, values, offsets, views, and those of its
-   dictionary) is computable without overflow and that no buffer would wrap
-   the address space.  Only that: other malformations are left to
-   dfb_arrow_describe_node, which reports them before it reads anything.
-   Returns 1 when the sizes were verified, 0 when the node has no buffers or
-   cannot be checked here (unsupported format, bad buffer list), or -1 with
-   ValueError set. */
-int
-dfb_arrow_check_node_sizes(const struct ArrowSchema *s,
-                           const struct ArrowArray *a, int64_t offset,
-                           int64_t length, const char *name, int depth)
-{
-    int64_t end, need = 0;
-    dfb_format f;
-    if (s == NULL || a == NULL || s->format == NULL ||
-        dfb_arrow_add_nonneg(offset, length, &end) < 0 || a->n_buffers < 0 ||
-        (a->n_buffers > 0 && a->buffers == NULL) ||
-        dfb_format_parse_arrow(s->format, &f) < 0) {
-        return 0;
-    }
-    int64_t nbuf = dfb_arrow_expected_buffers(&f);
-    if (f.type == DFB_T_STRING_VIEW ? a->n_buffers < nbuf
-                                    : a->n_buffers != nbuf) {
-        return 0;
-    }
-    const int64_t vbytes = end / 8 + (end % 8 != 0);
-    switch (f.type) {
-        case DFB_T_NULL:
-            return 0; /* no buffers */
-        case DFB_T_BOOL_BIT:
-            need = vbytes;
-            break;
-        case DFB_T_UTF8:
-        case DFB_T_BINARY:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_LARGE_BINARY: {
-            int w = (f.type == DFB_T_UTF8 || f.type == DFB_T_BINARY) ? 4 : 8;
-            if (end == INT64_MAX ||
-                dfb_arrow_mul_nonneg(end + 1, w, &need) < 0) {
-                goto overflow;
-            }
-            break;
-        }
-        case DFB_T_STRING_VIEW:
-            if (dfb_arrow_mul_nonneg(end, 16, &need) < 0) {
-                goto overflow;
-            }
-            break;
-        default: {
-            int isz = dfb_format_itemsize(&f);
-            if (isz <= 0) {
-                return 0;
-            }
-            if (dfb_arrow_mul_nonneg(end, isz, &need) < 0) {
-                goto overflow;
-            }
-        }
-    }
-    if (dfb_arrow_wraps(a->buffers[0], vbytes) ||
-        dfb_arrow_wraps(a->buffers[1], need)) {
-        PyErr_Format(PyExc_ValueError,
-                     "column '%s': a buffer of offset + length %lld reaches "
-                     "beyond the address space",
-                     name, (long long)end);
-        return -1;
-    }
-    if (depth == 0 && s->dictionary != NULL && a->dictionary != NULL &&
-        dfb_arrow_check_node_sizes(s->dictionary, a->dictionary,
-                                   a->dictionary->offset,
-                                   a->dictionary->length, name, 1) < 0) {
-        return -1;
-    }
-    return 1;
-overflow:
-    PyErr_Format(PyExc_ValueError,
-                 "column '%s': the buffer size for offset + length %lld "
-                 "overflows",
-                 name, (long long)end);
-    return -1;
-}
-
-/* Validates the top-level struct schema and arrays of a table import.
-   Returns 0, or -1 with ValueError / NotImplementedError set. */
 int
 dfb_arrow_validate_table(const arrow_import *imp)
 {
-    const struct ArrowSchema *s = &imp->schema;
-    if (dfb_arrow_check_struct_schema(s) < 0) {
-        return -1;
-    }
-    for (Py_ssize_t b = 0; b < imp->n; b++) {
-        const struct ArrowArray *a = imp->arrays[b];
-        int64_t end;
-        if (a->length < 0 || a->offset < 0 ||
-            dfb_arrow_add_nonneg(a->offset, a->length, &end) < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "struct array with negative or overflowing length "
-                         "%lld / offset %lld",
-                         (long long)a->length, (long long)a->offset);
-            return -1;
-        }
-        if (dfb_arrow_check_struct_children(s, a) < 0) {
-            return -1;
-        }
-        if (a->n_buffers != 1 || a->buffers == NULL) {
-            PyErr_Format(PyExc_ValueError,
-                         "struct array must have 1 buffer, got %lld",
-                         (long long)a->n_buffers);
-            return -1;
-        }
-        /* the children (their sizes included) before the struct's own
-           bitmap is read: a length no child can have is a lie whose bitmap
-           must not be scanned, and a length no child vouches for (no
-           child with buffers whose sizes could be checked) is not scanned
-           either */
-        int verified = 0;
-        for (int64_t c = 0; c < a->n_children; c++) {
-            const struct ArrowArray *ch = a->children[c];
-            if (ch == NULL) {
-                PyErr_Format(PyExc_ValueError, "struct child %lld is NULL",
-                             (long long)c);
-                return -1;
-            }
-            if (ch->length < end) {
-                PyErr_Format(PyExc_ValueError,
-                             "struct child %lld has length %lld, fewer than "
-                             "the struct's offset + length %lld",
-                             (long long)c, (long long)ch->length,
-                             (long long)end);
-                return -1;
-            }
-            int64_t choff;
-            if (dfb_arrow_add_nonneg(ch->offset, a->offset, &choff) < 0) {
-                continue; /* import_node reports it */
-            }
-            const char *nm = s->children[c]->name;
-            int r = dfb_arrow_check_node_sizes(s->children[c], ch, choff,
-                                               a->length, nm ? nm : "", 0);
-            if (r < 0) {
-                return -1;
-            }
-            verified |= r;
-        }
-        int64_t nulls = a->null_count;
-        if (a->buffers[0] != NULL && nulls < 0 && !verified) {
-            nulls = 0; /* unknown and uncheckable: no column is convertible */
-        }
-        else if (a->buffers[0] != NULL && nulls != 0) {
-            if (dfb_arrow_wraps(a->buffers[0], end / 8 + (end % 8 != 0))) {
-                PyErr_SetString(PyExc_ValueError,
-                                "the struct's validity bitmap reaches beyond "
-                                "the address space");
-                return -1;
-            }
-            nulls =
-                dfb_bitmap_count_zeros(a->buffers[0], a->offset, a->length);
-        }
-        else if (a->buffers[0] == NULL && nulls > 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "struct array has nulls but no validity bitmap");
-            return -1;
-        }
-        if (nulls > 0) {
-            PyErr_SetString(PyExc_NotImplementedError,
-                            "top-level struct arrays with null rows are not "
-                            "supported as tables");
-            return -1;
-        }
-    }
-    return 0;
+    dfb_error err;
+    dfb_code rc = dfb_arrow_check_table(&imp->schema, imp->arrays, imp->n,
+                                        dfb_arrow_import_on_cpu(imp), &err);
+    return rc == DFB_OK ? 0 : dfb_arrow_raise(rc, &err);
 }
 
-/* Fills `nd` for column `c` of chunk `b` (the top array itself when not a
-   table).  Returns 0, or -1 with ValueError (overflowing offsets). */
 int
 dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
                       int64_t c, arrow_node *nd)
 {
     const struct ArrowArray *top = imp->arrays[b];
     nd->holder = imp->holders[b];
+    nd->device = imp->device;
+    if (dfb_arrow_import_on_cpu(imp)) {
+        nd->device.device_type = kDLCPU;
+        nd->device.device_id = 0;
+    }
     if (!is_table) {
         nd->schema = &imp->schema;
         nd->array = top;

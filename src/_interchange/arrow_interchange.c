@@ -1,7 +1,9 @@
-/* dfbuffer: _arrow_import, the Python view of an Arrow import that
- * dfbuffer.to_interchange builds its interchange objects from.
+/* dfbuffer: the described Arrow import behind dfbuffer.to_interchange
+ * (dfb_arrow_ix_*, which ixview.c builds its typed view from) and
+ * _arrow_import, its Python view as dicts (for tests).
  *
- * Nothing but module.c depends on this file.
+ * dfb_arrow_ix_* import a producer (CPU or device), validate a table, leave
+ * out pandas' index columns and describe every chunk with the describer.
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/args.h"
@@ -24,38 +26,176 @@
 /* Python view of an import (for dfbuffer.to_interchange)               */
 /* ------------------------------------------------------------------ */
 
-/* Returns a new dict describing one chunk (see _arrow_import's doc), or
-   NULL with an exception. */
-static PyObject *
-chunk_dict(const dfb_column *col)
-{
-    PyObject *dict = Py_None;
-    Py_INCREF(dict);
-    if (col->fmt.type == DFB_T_DICTIONARY) {
-        Py_DECREF(dict);
-        dict = chunk_dict(col->categories);
-        if (dict == NULL) {
-            return NULL;
-        }
-    }
-#define OWNER(span) ((span).owner ? (span).owner : Py_None)
-    return Py_BuildValue("{sLsLsLsOsOsOsN}", "length", (long long)col->length,
-                         "offset", (long long)col->offset, "null_count",
-                         (long long)col->null_count, "validity",
-                         OWNER(col->validity), "offsets", OWNER(col->offsets),
-                         "data", OWNER(col->data), "dictionary", dict);
-#undef OWNER
-}
-
-/* Returns the format string a described schema is exported under: "U"
-   for decoded string views, else the schema's own.  New reference. */
-static PyObject *
-exported_format(const struct ArrowSchema *s, int decode)
+PyObject *
+dfb_arrow_ix_format(const struct ArrowSchema *s, int decode)
 {
     if (decode && strcmp(s->format, "vu") == 0) {
         return PyUnicode_FromString("U");
     }
     return PyUnicode_FromString(s->format);
+}
+
+int
+dfb_arrow_ix_open(dfb_state *st, PyObject *obj, int allow_copy,
+                  dfb_arrow_ix *x)
+{
+    memset(x, 0, sizeof(*x));
+    x->allow_copy = allow_copy;
+    x->imp.accept_device = 1;
+    if (dfb_arrow_import_producer(st, obj, &x->imp) < 0) {
+        return -1;
+    }
+    x->is_table = dfb_arrow_import_is_table(&x->imp);
+    if (x->is_table && dfb_arrow_validate_table(&x->imp) < 0) {
+        return -1;
+    }
+    x->ncols = x->is_table ? x->imp.schema.n_children : 1;
+    /* pandas' index stored as columns (schema metadata "pandas") */
+    x->nkept = x->ncols;
+    x->skip = PyMem_Calloc(x->ncols > 0 ? (size_t)x->ncols : 1, 1);
+    if (x->skip == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (x->is_table) {
+        int nskip = dfb_arrow_index_columns(&x->imp.schema, x->skip);
+        if (nskip < 0) {
+            return -1;
+        }
+        x->nkept -= nskip;
+    }
+    return 0;
+}
+
+const struct ArrowSchema *
+dfb_arrow_ix_schema(const dfb_arrow_ix *x, int64_t c)
+{
+    return x->is_table ? x->imp.schema.children[c] : &x->imp.schema;
+}
+
+/* Describes chunk `b` of column `c` into `out`; a column that cannot be
+   described here (NotImplementedError, RuntimeError) gets out->error
+   instead.  Returns 0 (clear `out` with ix_chunk_clear), or -1 with an
+   exception set. */
+static int
+ix_chunk(dfb_state *st, dfb_arrow_ix *x, Py_ssize_t b, int64_t c,
+         dfb_arrow_ix_chunk *out)
+{
+    arrow_node nd;
+    memset(out, 0, sizeof(*out));
+    if (dfb_arrow_import_node(&x->imp, x->is_table, b, c, &nd) < 0) {
+        return -1;
+    }
+    out->length = nd.length;
+    if (dfb_arrow_describe_node(
+            st, &nd, &out->col, &out->dict, &out->dict_error, &x->refs,
+            x->allow_copy ? DFB_VIEWS_COPY : 0,
+            dfb_arrow_column_name(&x->imp, x->is_table, c)) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_NotImplementedError) &&
+            !PyErr_ExceptionMatches(PyExc_RuntimeError)) {
+            return -1;
+        }
+        /* unsupported here: raised when the column is used */
+        out->error = dfb_err_take();
+    }
+    return 0;
+}
+
+/* Drops the errors `ch` holds.  Cannot fail. */
+static void
+ix_chunk_clear(dfb_arrow_ix_chunk *ch)
+{
+    Py_CLEAR(ch->error);
+    Py_CLEAR(ch->dict_error);
+}
+
+PyObject *
+dfb_arrow_ix_rows(dfb_state *st, dfb_arrow_ix *x, dfb_arrow_ix_make_fn make,
+                  void *ctx)
+{
+    PyObject *rows = PyList_New(x->imp.n);
+    if (rows == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t b = 0; b < x->imp.n; b++) {
+        PyObject *row = PyList_New(x->nkept);
+        if (row == NULL) {
+            goto fail;
+        }
+        PyList_SET_ITEM(rows, b, row);
+        for (int64_t c = 0, k = 0; c < x->ncols; c++) {
+            if (x->skip[c]) {
+                continue;
+            }
+            dfb_arrow_ix_chunk ch;
+            if (ix_chunk(st, x, b, c, &ch) < 0) {
+                goto fail;
+            }
+            PyObject *o = make(ctx, &ch, (Py_ssize_t)k);
+            ix_chunk_clear(&ch);
+            if (o == NULL) {
+                goto fail;
+            }
+            PyList_SET_ITEM(row, k++, o);
+        }
+    }
+    return rows;
+fail:
+    Py_DECREF(rows);
+    return NULL;
+}
+
+void
+dfb_arrow_ix_close(dfb_arrow_ix *x)
+{
+    PyMem_Free(x->skip);
+    x->skip = NULL;
+    dfb_arrow_refs_clear(&x->refs);
+    dfb_arrow_import_clear(&x->imp);
+}
+
+/* Returns a new dict describing one chunk (see _arrow_import's doc), or
+   NULL with an exception. */
+static PyObject *
+chunk_dict(const dfb_column *col, PyObject *dict_error)
+{
+    PyObject *dict = Py_None;
+    Py_INCREF(dict);
+    if (col->fmt.type == DFB_T_DICTIONARY) {
+        Py_DECREF(dict);
+        dict = dict_error != NULL
+                   ? Py_BuildValue("{sLsO}", "length",
+                                   (long long)col->categories->length, "error",
+                                   dict_error)
+                   : chunk_dict(col->categories, NULL);
+        if (dict == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *nulls = col->null_count < 0
+                          ? Py_NewRef(Py_None)
+                          : PyLong_FromLongLong(col->null_count);
+#define OWNER(span) ((span).owner ? (span).owner : Py_None)
+    return Py_BuildValue("{sLsLsNsOsOsOsN}", "length", (long long)col->length,
+                         "offset", (long long)col->offset, "null_count", nulls,
+                         "validity", OWNER(col->validity), "offsets",
+                         OWNER(col->offsets), "data", OWNER(col->data),
+                         "dictionary", dict);
+#undef OWNER
+}
+
+/* A dfb_arrow_ix_make_fn: the chunk dict of `ch`, or {length, error}.
+   Returns a new reference or NULL with an exception. */
+static PyObject *
+chunk_dict_of(void *ctx, const dfb_arrow_ix_chunk *ch, Py_ssize_t k)
+{
+    (void)ctx;
+    (void)k;
+    if (ch->error != NULL) {
+        return Py_BuildValue("{sLsO}", "length", (long long)ch->length,
+                             "error", ch->error);
+    }
+    return chunk_dict(&ch->col, ch->dict_error);
 }
 
 PyDoc_STRVAR(
@@ -72,7 +212,7 @@ PyDoc_STRVAR(
 
 /* _arrow_import(obj, allow_copy=True): see the docstring.  Returns a new
    tuple or NULL with an exception set. */
-PyObject *
+static PyObject *
 arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames)
 {
@@ -84,63 +224,33 @@ arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         dfb_parse_flag(a[1], &allow_copy) < 0) {
         return NULL;
     }
-    PyObject *obj = a[0];
     dfb_state *st = dfb_state_from_module(module);
-    arrow_import imp = {0};
-    ref_list refs = {0};
+    dfb_arrow_ix x;
     PyObject *columns = NULL, *chunks = NULL, *result = NULL;
-    imp.accept_device = 1;
-    uint8_t *skip = NULL;
-    if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
+    if (dfb_arrow_ix_open(st, a[0], allow_copy, &x) < 0) {
         goto done;
-    }
-    if (imp.device.device_type != kDLCPU) {
-        result = dfb_arrow_device_describe(st, &imp.schema, imp.arrays,
-                                           imp.holders, imp.n, imp.device);
-        goto done;
-    }
-    int is_table = dfb_arrow_import_is_table(&imp);
-    if (is_table && dfb_arrow_validate_table(&imp) < 0) {
-        goto done;
-    }
-    int64_t ncols = is_table ? imp.schema.n_children : 1;
-    /* pandas' index stored as columns (schema metadata "pandas") */
-    int64_t nkept = ncols;
-    skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
-    if (skip == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (is_table) {
-        int nskip = dfb_arrow_index_columns(&imp.schema, skip);
-        if (nskip < 0) {
-            goto done;
-        }
-        nkept -= nskip;
     }
     columns = PyList_New(0);
-    chunks = PyList_New(0);
-    if (columns == NULL || chunks == NULL) {
+    if (columns == NULL) {
         goto done;
     }
-    for (int64_t c = 0; c < ncols; c++) {
-        if (skip[c]) {
+    for (int64_t c = 0; c < x.ncols; c++) {
+        if (x.skip[c]) {
             continue;
         }
-        const struct ArrowSchema *s =
-            is_table ? imp.schema.children[c] : &imp.schema;
+        const struct ArrowSchema *s = dfb_arrow_ix_schema(&x, c);
         PyObject *dfmt = Py_None;
         Py_INCREF(dfmt);
         if (s->dictionary != NULL && s->dictionary->format != NULL) {
             Py_DECREF(dfmt);
-            dfmt = exported_format(s->dictionary, allow_copy);
+            dfmt = dfb_arrow_ix_format(s->dictionary, allow_copy);
             if (dfmt == NULL) {
                 goto done;
             }
         }
         PyObject *item = Py_BuildValue(
-            "(sNNOO)", dfb_arrow_column_name(&imp, is_table, c),
-            exported_format(s, allow_copy), dfmt,
+            "(sNNOO)", dfb_arrow_column_name(&x.imp, x.is_table, c),
+            dfb_arrow_ix_format(s, allow_copy), dfmt,
             (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? Py_True : Py_False,
             (s->flags & ARROW_FLAG_NULLABLE) ? Py_True : Py_False);
         if (item == NULL || PyList_Append(columns, item) < 0) {
@@ -149,53 +259,16 @@ arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         }
         Py_DECREF(item);
     }
-    for (Py_ssize_t b = 0; b < imp.n; b++) {
-        PyObject *row = PyList_New(nkept);
-        if (row == NULL || PyList_Append(chunks, row) < 0) {
-            Py_XDECREF(row);
-            goto done;
-        }
-        Py_DECREF(row);
-        for (int64_t c = 0, k = 0; c < ncols; c++) {
-            if (skip[c]) {
-                continue;
-            }
-            arrow_node nd;
-            dfb_column col, dict;
-            if (dfb_arrow_import_node(&imp, is_table, b, c, &nd) < 0) {
-                goto done;
-            }
-            PyObject *d = NULL;
-            if (dfb_arrow_describe_node(
-                    st, &nd, &col, &dict, &refs,
-                    allow_copy ? DFB_VIEWS_COPY : 0,
-                    dfb_arrow_column_name(&imp, is_table, c)) < 0) {
-                if (!PyErr_ExceptionMatches(PyExc_NotImplementedError) &&
-                    !PyErr_ExceptionMatches(PyExc_RuntimeError)) {
-                    goto done;
-                }
-                /* unsupported here: raised when the column is used */
-                PyObject *v = dfb_err_take();
-                d = Py_BuildValue("{sLsN}", "length", (long long)nd.length,
-                                  "error", v);
-            }
-            else {
-                d = chunk_dict(&col);
-            }
-            if (d == NULL) {
-                goto done;
-            }
-            PyList_SET_ITEM(row, k++, d);
-        }
+    chunks = dfb_arrow_ix_rows(st, &x, chunk_dict_of, NULL);
+    if (chunks == NULL) {
+        goto done;
     }
-    result =
-        Py_BuildValue("(OOO)", is_table ? Py_True : Py_False, columns, chunks);
+    result = Py_BuildValue("(OOO)", x.is_table ? Py_True : Py_False, columns,
+                           chunks);
 done:
-    PyMem_Free(skip);
     Py_XDECREF(columns);
     Py_XDECREF(chunks);
-    dfb_arrow_refs_clear(&refs);
-    dfb_arrow_import_clear(&imp);
+    dfb_arrow_ix_close(&x);
     return result;
 }
 

@@ -1,8 +1,9 @@
 /* dfbuffer: the typed view of an Arrow import behind
  * dfbuffer.to_interchange (dfbuffer._arrow_interchange).
  *
- * _ixview_import imports a producer once (arrow.c's import, validation and
- * description: string views are copied to large strings there) and returns
+ * _ixview_import imports a producer once (arrow_interchange.c's
+ * dfb_arrow_ix_*: the Arrow import, validation and describer, called
+ * directly; string views are copied to large strings there) and returns
  * struct sequences: an _IxField per column (name, formats, the interchange
  * dtypes of the column and its buffers) and an _IxChunk per column chunk
  * whose Buffers are already re-based to the chunk's first element: the
@@ -17,6 +18,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/arrow_internal.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/probe.h"
 #include "dfbuffer/ixview.h"
@@ -548,6 +550,17 @@ fail:
     return NULL;
 }
 
+/* Returns a new _IxChunk of `length` elements that raises `error`
+   (borrowed) when used, of format `format` (borrowed), or NULL with an
+   exception set. */
+static PyObject *
+error_chunk(dfb_state *st, int64_t length, PyObject *error, PyObject *format)
+{
+    return make_chunk(st, length, 0, PyLong_FromLong(0), Py_NewRef(Py_None),
+                      Py_NewRef(Py_None), Py_NewRef(Py_None),
+                      Py_NewRef(Py_None), Py_NewRef(error), Py_NewRef(format));
+}
+
 /* Returns a new interchange dtype tuple (DtypeKind(kind), bits, fmt, "="),
    or NULL with an exception set. */
 static PyObject *
@@ -739,62 +752,51 @@ make_field(dfb_state *st, PyObject *name, PyObject *fmt, PyObject *dict_fmt,
 /* _ixview_import                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Returns a new _IxChunk made from one chunk dict of arrow.c's
-   _arrow_import (the Arrow format `fmt`, borrowed), re-based, or NULL with
-   an exception set. */
+/* Returns a new _IxChunk of described chunk `col` (the Arrow format
+   `fmt`, borrowed; its dictionary's `dict_fmt`, and `dict_error` when only
+   the dictionary could not be described), re-based, or NULL with an
+   exception set. */
 static PyObject *
-chunk_from_dict(dfb_state *st, PyObject *d, PyObject *fmt, PyObject *dict_fmt,
-                int allow_copy)
+chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *dict_error,
+                  PyObject *fmt, PyObject *dict_fmt, int allow_copy)
 {
-    PyObject *length = PyDict_GetItemString(d, "length");
-    PyObject *error = PyDict_GetItemString(d, "error");
-    if (length == NULL) {
-        PyErr_SetString(PyExc_SystemError, "an import chunk has no length");
-        return NULL;
-    }
-    int64_t n = PyLong_AsLongLong(length);
-    if (n == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (error != NULL) {
-        return make_chunk(st, n, 0, PyLong_FromLong(0), Py_NewRef(Py_None),
-                          Py_NewRef(Py_None), Py_NewRef(Py_None),
-                          Py_NewRef(Py_None), Py_NewRef(error),
-                          Py_NewRef(fmt));
-    }
-    /* the dicts are arrow.c's own, with every key and Buffers or None */
-    PyObject *nulls = PyDict_GetItemString(d, "null_count");
-    PyObject *dict = PyDict_GetItemString(d, "dictionary");
-    PyObject *bufs[3] = {PyDict_GetItemString(d, "validity"),
-                         PyDict_GetItemString(d, "offsets"),
-                         PyDict_GetItemString(d, "data")};
     ixchunk c;
     memset(&c, 0, sizeof(c));
-    c.length = n;
-    c.offset = PyLong_AsLongLong(PyDict_GetItemString(d, "offset"));
+    c.length = col->length;
+    c.offset = col->offset;
     c.format = fmt;
     c.fmt = PyUnicode_AsUTF8(fmt);
-    if (c.fmt == NULL || (c.offset == -1 && PyErr_Occurred()) ||
-        read_buffer(st, bufs[0], "validity", &c.validity) < 0 ||
-        read_buffer(st, bufs[1], "offsets", &c.offsets) < 0 ||
-        read_buffer(st, bufs[2], "data", &c.data) < 0) {
+    if (c.fmt == NULL) {
         return NULL;
     }
-    PyObject *dchunk = Py_None;
-    Py_INCREF(dchunk);
-    if (dict != NULL && dict != Py_None) {
-        Py_SETREF(dchunk,
-                  chunk_from_dict(st, dict, dict_fmt, Py_None, allow_copy));
-        if (dchunk == NULL) {
-            return NULL;
-        }
+    /* the describer's spans: 1-D Buffers, or no owner when absent */
+    c.validity = (DfbBuffer *)col->validity.owner;
+    c.offsets = (DfbBuffer *)col->offsets.owner;
+    c.data = (DfbBuffer *)col->data.owner;
+    PyObject *dchunk = NULL;
+    if (col->fmt.type != DFB_T_DICTIONARY) {
+        dchunk = Py_NewRef(Py_None);
+    }
+    else if (dict_error != NULL) {
+        dchunk =
+            error_chunk(st, col->categories->length, dict_error, dict_fmt);
+    }
+    else {
+        dchunk = chunk_from_column(st, col->categories, NULL, dict_fmt,
+                                   Py_None, allow_copy);
+    }
+    if (dchunk == NULL) {
+        return NULL;
     }
     rebased r;
     if (rebase(st, &c, c.validity, c.offset, c.length, allow_copy, &r) < 0) {
         Py_DECREF(dchunk);
         return NULL;
     }
-    return make_chunk(st, n, r.offset, Py_NewRef(nulls), r.validity, r.offsets,
+    PyObject *nulls = col->null_count < 0
+                          ? Py_NewRef(Py_None)
+                          : PyLong_FromLongLong(col->null_count);
+    return make_chunk(st, c.length, r.offset, nulls, r.validity, r.offsets,
                       r.data, dchunk, Py_NewRef(Py_None), Py_NewRef(fmt));
 }
 
@@ -807,6 +809,59 @@ PyDoc_STRVAR(
     "_IxChunk whose Buffers are re-based to the chunk's first element (see\n"
     "_IxChunk.offset).  Columns the protocol cannot serve get a chunk with\n"
     "an `error` to raise when used.");
+
+/* Fills fields[k] and the format strings fmts[k] / dfmts[k] (new
+   references) of kept column `c` of `x`.  Returns 0, or -1 with an
+   exception set. */
+static int
+field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
+         PyObject **fmt, PyObject **dfmt)
+{
+    const struct ArrowSchema *s = dfb_arrow_ix_schema(x, c);
+    *field = *dfmt = NULL;
+    *fmt = dfb_arrow_ix_format(s, x->allow_copy);
+    if (*fmt == NULL) {
+        return -1;
+    }
+    *dfmt = s->dictionary != NULL && s->dictionary->format != NULL
+                ? dfb_arrow_ix_format(s->dictionary, x->allow_copy)
+                : Py_NewRef(Py_None);
+    if (*dfmt == NULL) {
+        return -1;
+    }
+    PyObject *name =
+        PyUnicode_FromString(dfb_arrow_column_name(&x->imp, x->is_table, c));
+    if (name == NULL) {
+        return -1;
+    }
+    *field = make_field(st, name, *fmt, *dfmt,
+                        (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0,
+                        (s->flags & ARROW_FLAG_NULLABLE) != 0);
+    Py_DECREF(name);
+    return *field == NULL ? -1 : 0;
+}
+
+/* What chunk_of needs: the kept columns' formats and dictionary formats
+   (tuples, borrowed). */
+typedef struct {
+    dfb_state *st;
+    PyObject *fmts, *dfmts;
+    int allow_copy;
+} ix_ctx;
+
+/* A dfb_arrow_ix_make_fn: the _IxChunk of `ch` of kept column `k`.
+   Returns a new reference or NULL with an exception set. */
+static PyObject *
+chunk_of(void *ctx, const dfb_arrow_ix_chunk *ch, Py_ssize_t k)
+{
+    const ix_ctx *c = ctx;
+    PyObject *fmt = PyTuple_GET_ITEM(c->fmts, k);
+    if (ch->error != NULL) {
+        return error_chunk(c->st, ch->length, ch->error, fmt);
+    }
+    return chunk_from_column(c->st, &ch->col, ch->dict_error, fmt,
+                             PyTuple_GET_ITEM(c->dfmts, k), c->allow_copy);
+}
 
 /* _ixview_import(obj, allow_copy=True): see the docstring.  Returns a new
    tuple or NULL with an exception set. */
@@ -823,58 +878,45 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *iargs[2] = {a[0], allow_copy ? Py_True : Py_False};
-    PyObject *imp = arrow_import_py(module, iargs, 2, NULL);
-    if (imp == NULL) {
-        return NULL;
-    }
-    PyObject *fields = NULL, *chunks = NULL, *result = NULL;
-    PyObject *columns = PyTuple_GET_ITEM(imp, 1),
-             *rows = PyTuple_GET_ITEM(imp, 2);
-    Py_ssize_t ncols = PyList_GET_SIZE(columns), nrows = PyList_GET_SIZE(rows);
-    fields = PyTuple_New(ncols);
-    chunks = PyList_New(nrows);
-    if (fields == NULL || chunks == NULL) {
+    dfb_arrow_ix x;
+    PyObject *fields = NULL, *chunks = NULL, *fmts = NULL, *dfmts = NULL;
+    PyObject *result = NULL;
+    if (dfb_arrow_ix_open(st, a[0], allow_copy, &x) < 0) {
         goto done;
     }
-    for (Py_ssize_t i = 0; i < ncols; i++) {
-        PyObject *t = PyList_GET_ITEM(columns, i);
-        int ordered = PyObject_IsTrue(PyTuple_GET_ITEM(t, 3));
-        int nullable = PyObject_IsTrue(PyTuple_GET_ITEM(t, 4));
-        if (ordered < 0 || nullable < 0) {
-            goto done;
-        }
-        PyObject *f =
-            make_field(st, PyTuple_GET_ITEM(t, 0), PyTuple_GET_ITEM(t, 1),
-                       PyTuple_GET_ITEM(t, 2), ordered, nullable);
-        if (f == NULL) {
-            goto done;
-        }
-        PyTuple_SET_ITEM(fields, i, f);
+    fields = PyTuple_New(x.nkept);
+    fmts = PyTuple_New(x.nkept);
+    dfmts = PyTuple_New(x.nkept);
+    if (fields == NULL || fmts == NULL || dfmts == NULL) {
+        goto done;
     }
-    for (Py_ssize_t b = 0; b < nrows; b++) {
-        PyObject *row = PyList_GET_ITEM(rows, b);
-        PyObject *out = PyList_New(ncols);
-        if (out == NULL) {
+    for (int64_t c = 0, k = 0; c < x.ncols; c++) {
+        if (x.skip[c]) {
+            continue;
+        }
+        PyObject *f, *fmt, *dfmt;
+        int r = field_of(st, &x, c, &f, &fmt, &dfmt);
+        /* the tuples own what was made, even on failure */
+        PyTuple_SET_ITEM(fmts, k, fmt ? fmt : Py_NewRef(Py_None));
+        PyTuple_SET_ITEM(dfmts, k, dfmt ? dfmt : Py_NewRef(Py_None));
+        PyTuple_SET_ITEM(fields, k, f ? f : Py_NewRef(Py_None));
+        k++;
+        if (r < 0) {
             goto done;
         }
-        PyList_SET_ITEM(chunks, b, out);
-        for (Py_ssize_t i = 0; i < ncols; i++) {
-            PyObject *t = PyList_GET_ITEM(columns, i);
-            PyObject *c = chunk_from_dict(st, PyList_GET_ITEM(row, i),
-                                          PyTuple_GET_ITEM(t, 1),
-                                          PyTuple_GET_ITEM(t, 2), allow_copy);
-            if (c == NULL) {
-                goto done;
-            }
-            PyList_SET_ITEM(out, i, c);
-        }
+    }
+    ix_ctx ctx = {st, fmts, dfmts, allow_copy};
+    chunks = dfb_arrow_ix_rows(st, &x, chunk_of, &ctx);
+    if (chunks == NULL) {
+        goto done;
     }
     result = PyTuple_Pack(2, fields, chunks);
 done:
     Py_XDECREF(fields);
     Py_XDECREF(chunks);
-    Py_DECREF(imp);
+    Py_XDECREF(fmts);
+    Py_XDECREF(dfmts);
+    dfb_arrow_ix_close(&x);
     return result;
 }
 

@@ -1,0 +1,104 @@
+/* dfbuffer core: validation of imported Arrow C data interface structs
+ * (pure C, no Python).
+ *
+ * Arrow gives no buffer sizes: they follow from length + offset (and, for
+ * strings, the offsets).  These checks run before any buffer of an
+ * imported ArrowArray is read, for CPU and device imports alike; reading
+ * the memory (the offsets, a struct's validity bitmap) is left to callers
+ * that may, or asked for by `may_read`.
+ */
+#ifndef DFBUFFER_CORE_ARROW_CHECK_H
+#define DFBUFFER_CORE_ARROW_CHECK_H
+
+#include "core.h"
+#include "format.h"
+
+#include <stdint.h>
+
+/* The Arrow C data interface structs, declared from its specification
+   under its standard guards (dfbuffer/dfbuffer.h, which needs Python.h,
+   carries the same declaration for the public C API; whichever comes
+   first is used). */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+#endif /* ARROW_C_DATA_INTERFACE */
+
+/* Returns a+b in *out and 0, or -1 on overflow or when either is
+   negative. */
+int
+dfb_arrow_add_nonneg(int64_t a, int64_t b, int64_t *out);
+
+/* Returns a*b in *out and 0, or -1 when either is negative or the product
+   exceeds PTRDIFF_MAX (a size no buffer can have). */
+int
+dfb_arrow_mul_nonneg(int64_t a, int64_t b, int64_t *out);
+
+/* Returns 1 if `bytes` bytes from `p` would wrap the address space. */
+int
+dfb_arrow_wraps(const void *p, int64_t bytes);
+
+/* Number of buffers a format has (string view: at least this many), or -1
+   for formats without a fixed count here. */
+int64_t
+dfb_arrow_expected_buffers(const dfb_format *f);
+
+/* Checks one column node, elements [offset, offset + length) of array `a`
+   with schema `s`, before any of its buffers is read: schema format,
+   not released, lengths and offsets, null_count in [-1, length], the
+   buffer list, a supported format (DFB_ENOTSUP otherwise), schema and
+   array agreeing about the dictionary, no children, integer dictionary
+   indices, the buffer count, that every buffer size the node implies (its
+   dictionary's included) is computable and wraps no address, a validity
+   bitmap when null_count > 0, and a fixed-width or bit-packed values
+   buffer when offset + length > 0.  Stores
+   the parsed format in *f and offset + length in *end.  Returns DFB_OK,
+   or DFB_EINVAL / DFB_EOVERFLOW / DFB_ENOTSUP with a message naming
+   column `name`. */
+dfb_code
+dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
+                     int64_t offset, int64_t length, const char *name,
+                     dfb_format *f, int64_t *end, dfb_error *err);
+
+/* Checks the top-level struct ("+s") schema `s` and its `n` arrays of a
+   table import: children lists, lengths, one buffer, every child present
+   and long enough, the children's buffer sizes, and that no row is null.
+   The struct's validity bitmap is counted only when `may_read` (a device
+   struct with a bitmap and a non-zero null_count is refused instead).
+   Returns DFB_OK, DFB_EINVAL / DFB_EOVERFLOW, or DFB_ENOTSUP (null rows),
+   with a message. */
+dfb_code
+dfb_arrow_check_table(const struct ArrowSchema *s,
+                      struct ArrowArray *const *arrays, int64_t n,
+                      int may_read, dfb_error *err);
+
+#endif /* DFBUFFER_CORE_ARROW_CHECK_H */
