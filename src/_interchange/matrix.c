@@ -833,7 +833,7 @@ out_realloc(void *ctx, void *ptr, size_t size)
    take them back under memory pressure (where MADV_FREE does not exist, it
    frees the block).  jemalloc's background thread, behind polars, purges
    its freed pages after a decay time the same way.  Marking at once, in
-   free, cost 7-16 ms there and 15-23 ms of CPU in the next call's writes of
+   free, cost 7-24 ms there and 15-23 ms of CPU in the next call's writes of
    400 MB (docs/design.md). */
 #define OUT_DECAY_NS 1000000000LL
 
