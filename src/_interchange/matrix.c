@@ -81,6 +81,10 @@ enum { NK_NONE, NK_NAN, NK_SENT, NK_BITS, NK_BYTES, NK_ALL };
 /* Elements per conversion step (bounded scratch on each thread's stack). */
 #define PIECE 1024
 
+/* Shortest copy of a column run that uses non-temporal stores, when the
+   plan asks for them (bytes). */
+#define NT_MIN 4096
+
 typedef void (*loop_fn)(const char *s, int64_t n, char *d, int64_t ds);
 
 /* Returns the IEEE half nearest `v` (round half to even; NaN stays NaN,
@@ -277,6 +281,8 @@ typedef struct {
     int64_t rblock;
     Py_ssize_t cgroup;
     int64_t stage_bytes; /* row-major: bytes of one staged block, or 0 */
+    int64_t nt_min;      /* column-major: copies of at least this many bytes
+                            use non-temporal stores (0: never) */
 } mplan;
 
 /* Reads the integer of loop type `t` at p[i] as int64 (uint64 wraps). */
@@ -483,6 +489,33 @@ chunk_at(const mcol *col, int64_t r)
     return &col->chunks[lo];
 }
 
+/* Copies `n` bytes to `d` with non-temporal stores where the CPU has
+   them (no read of the destination lines; the caller fences).  Cannot
+   fail. */
+static void
+stream_copy(char *d, const char *s, int64_t n)
+{
+#if defined(__SSE2__)
+    while (n > 0 && ((uintptr_t)d & 15) != 0) {
+        *d++ = *s++;
+        n--;
+    }
+    for (; n >= 64; n -= 64, d += 64, s += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+        _mm_stream_si128((__m128i *)(void *)d, a);
+        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+    }
+#endif
+    if (n > 0) {
+        memcpy(d, s, (size_t)n);
+    }
+}
+
 /* Writes rows [r, r + n) of column `col` to `d` (byte stride ds) and, with a
    mask, its null flags to `m` (stride ms).  Cannot fail; no GIL. */
 static void
@@ -523,10 +556,14 @@ fill_column(const mplan *p, const mcol *col, int64_t r, int64_t n, char *d,
             c->nk != NK_NONE && c->nnull != 0 &&
             (m != NULL || (p->fill_nan && !(c->nk == NK_NAN && p->is_float)));
         if (c->same && ds == p->isz && !nulls_pass) {
-            /* one memcpy of the whole run: the C library switches to
-               non-temporal stores for large copies */
-            memcpy(d, c->data + (c->offset + i0) * c->isz,
-                   (size_t)(take * p->isz));
+            /* one copy of the whole run */
+            const char *s = c->data + (c->offset + i0) * c->isz;
+            if (p->nt_min > 0 && take * p->isz >= p->nt_min) {
+                stream_copy(d, s, take * p->isz);
+            }
+            else {
+                memcpy(d, s, (size_t)(take * p->isz));
+            }
             r += take;
             n -= take;
             d += take * ds;
@@ -559,33 +596,6 @@ fill_column(const mplan *p, const mcol *col, int64_t r, int64_t n, char *d,
     }
 }
 
-/* Copies `n` bytes to `d` with non-temporal stores where the CPU has
-   them (no read of the destination lines; the caller fences).  Cannot
-   fail. */
-static void
-stream_copy(char *d, const char *s, int64_t n)
-{
-#if defined(__SSE2__)
-    while (n > 0 && ((uintptr_t)d & 15) != 0) {
-        *d++ = *s++;
-        n--;
-    }
-    for (; n >= 64; n -= 64, d += 64, s += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
-        _mm_stream_si128((__m128i *)(void *)d, a);
-        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
-        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
-        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
-    }
-#endif
-    if (n > 0) {
-        memcpy(d, s, (size_t)n);
-    }
-}
-
 /* Fills output rows [r0, r1) of every column.  Cannot fail; no GIL. */
 static void
 fill_rows(const mplan *p, int64_t r0, int64_t r1)
@@ -597,6 +607,11 @@ fill_rows(const mplan *p, int64_t r0, int64_t r1)
             fill_column(p, &p->cols[j], r0, r1 - r0, p->out + at * isz, isz,
                         p->mask ? p->mask + at : NULL, 1);
         }
+#if defined(__SSE2__)
+        if (p->nt_min > 0) {
+            _mm_sfence(); /* the streamed stores are visible to the joiner */
+        }
+#endif
         return;
     }
     const int64_t rs = (int64_t)p->ncols * isz;
@@ -730,35 +745,21 @@ run_plan(const mplan *p, int nt)
    that keeps the memory of the last one freed for the next one of about
    the same size (jemalloc and mimalloc, behind polars and pyarrow, do the
    same): fresh memory costs a page fault and the kernel zeroing each page,
-   which is as long as the copy itself.  The kept block is marked
-   MADV_FREE, so the kernel may take its pages back under memory pressure;
-   it is released when an output of another size is asked for.  The
-   allocations are reported to tracemalloc in NumPy's domain. */
+   which is as long as the copy itself.  The kept block is released when
+   an output of another size is asked for; after OUT_DECAY_NS unused the
+   kernel may reclaim its pages (MADV_FREE).  The allocations are reported
+   to tracemalloc in NumPy's domain. */
 #define OUT_BIG ((size_t)16 << 20)
 #define OUT_TRACE_DOMAIN 389047 /* NumPy's tracemalloc domain */
 
 #if !defined(_WIN32)
 #include <sys/mman.h>
+#include <time.h>
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *out_kept;       /* guarded by out_lock */
 static size_t out_kept_size; /* the size NumPy freed it with */
-
-#if defined(MADV_FREE)
-/* Applies madvise `advice` to the whole pages inside [p, p + size).
-   Advisory: failures are ignored. */
-static void
-out_advise(void *p, size_t size, int advice)
-{
-    long ps = sysconf(_SC_PAGESIZE);
-    const uintptr_t pg = ps > 0 ? (uintptr_t)ps : 4096;
-    uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
-    uintptr_t b = ((uintptr_t)p + size) & ~(pg - 1);
-    if (b > a) {
-        (void)madvise((void *)a, b - a, advice);
-    }
-}
-#endif
+static void *out_reused;     /* the last kept block handed out again */
 
 /* malloc of the handler: the kept block when it fits (at most 1/8
    larger), else new memory.  No huge pages are asked for (NumPy asks for
@@ -776,6 +777,7 @@ out_malloc(void *ctx, size_t size)
         if (out_kept != NULL && out_kept_size >= size &&
             out_kept_size - size <= size / 8) {
             p = out_kept;
+            out_reused = p;
         }
         else {
             drop = out_kept; /* released before the new block is made */
@@ -826,8 +828,178 @@ out_realloc(void *ctx, void *ptr, size_t size)
     return p;
 }
 
+/* How long a freed large block stays as it is (nanoseconds).  Unused for
+   that long, the reaper thread marks its pages MADV_FREE, so the kernel may
+   take them back under memory pressure (where MADV_FREE does not exist, it
+   frees the block).  jemalloc's background thread, behind polars, purges
+   its freed pages after a decay time the same way.  Marking at once, in
+   free, cost 7-24 ms there and 15-23 ms of CPU in the next call's writes of
+   400 MB (docs/design.md). */
+#define OUT_DECAY_NS 1000000000LL
+
+/* The clock of the reaper's waits (condition variables cannot wait on the
+   monotonic clock on macOS). */
+#if defined(__APPLE__)
+#define OUT_CLOCK CLOCK_REALTIME
+#else
+#define OUT_CLOCK CLOCK_MONOTONIC
+#endif
+
+static int out_kept_marked;         /* out_kept's pages are MADV_FREE */
+static pthread_cond_t out_cond;     /* wakes the reaper; guarded by out_lock */
+static struct timespec out_kept_at; /* when out_kept was freed (OUT_CLOCK) */
+static pid_t out_reaper_pid;        /* process the reaper runs in, 0: none */
+static pthread_once_t out_once = PTHREAD_ONCE_INIT;
+static int out_cond_ok; /* out_cond is initialised */
+
+/* Time `ts` plus `ns`, in nanoseconds.  Cannot fail. */
+static long long
+out_ns(const struct timespec *ts, long long ns)
+{
+    return (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec + ns;
+}
+
+/* Fork handlers: the lock is held across fork, so the child's copy is in a
+   known state; the child has no reaper (started again on demand). */
+static void
+out_prefork(void)
+{
+    pthread_mutex_lock(&out_lock);
+}
+
+static void
+out_postfork_parent(void)
+{
+    pthread_mutex_unlock(&out_lock);
+}
+
+/* Makes out_cond, waiting on OUT_CLOCK.  Returns 0 on failure. */
+static int
+out_cond_make(void)
+{
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0) {
+        return 0;
+    }
+#if !defined(__APPLE__)
+    int ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+             pthread_cond_init(&out_cond, &ca) == 0;
+#else
+    int ok = pthread_cond_init(&out_cond, &ca) == 0;
+#endif
+    pthread_condattr_destroy(&ca);
+    return ok;
+}
+
+static void
+out_postfork_child(void)
+{
+    /* the parent's reaper waited on out_cond: the child's copy starts over */
+    out_cond_ok = out_cond_make();
+    out_reaper_pid = 0;
+    pthread_mutex_unlock(&out_lock);
+}
+
+/* Initialises out_cond and the fork handlers (once).  Failures leave
+   out_cond_ok 0: blocks are then freed at once. */
+static void
+out_init(void)
+{
+    if (out_cond_make()) {
+        out_cond_ok = pthread_atfork(out_prefork, out_postfork_parent,
+                                     out_postfork_child) == 0;
+    }
+}
+
+#if defined(MADV_FREE)
+/* Applies madvise `advice` to the whole pages inside [p, p + size).
+   Advisory: failures are ignored. */
+static void
+out_advise(void *p, size_t size, int advice)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    const uintptr_t pg = ps > 0 ? (uintptr_t)ps : 4096;
+    uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+    uintptr_t b = ((uintptr_t)p + size) & ~(pg - 1);
+    if (b > a) {
+        (void)madvise((void *)a, b - a, advice);
+    }
+}
+#endif
+
+/* The reaper thread: once the kept block has been unused for OUT_DECAY_NS,
+   marks it MADV_FREE (or frees it), then sleeps until another is kept.
+   The block is taken out of out_kept while it is marked, so no output is
+   written into pages being marked.  Never returns; touches no Python
+   state. */
+static void *
+out_reaper(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&out_lock);
+    for (;;) {
+        if (out_kept == NULL || out_kept_marked) {
+            pthread_cond_wait(&out_cond, &out_lock);
+            continue;
+        }
+        struct timespec now;
+        clock_gettime(OUT_CLOCK, &now);
+        long long due = out_ns(&out_kept_at, OUT_DECAY_NS);
+        if (out_ns(&now, 0) < due) {
+            struct timespec until = {(time_t)(due / 1000000000LL),
+                                     (long)(due % 1000000000LL)};
+            (void)pthread_cond_timedwait(&out_cond, &out_lock, &until);
+            continue;
+        }
+        void *blk = out_kept;
+        size_t size = out_kept_size;
+        out_kept = NULL;
+        out_kept_size = 0;
+        pthread_mutex_unlock(&out_lock);
+#if defined(MADV_FREE)
+        out_advise(blk, size, MADV_FREE);
+        pthread_mutex_lock(&out_lock);
+        if (out_kept == NULL) { /* back, unless a newer block is kept */
+            out_kept = blk;
+            out_kept_size = size;
+            out_kept_marked = 1;
+            blk = NULL;
+        }
+        pthread_mutex_unlock(&out_lock);
+#endif
+        free(blk);
+        pthread_mutex_lock(&out_lock);
+    }
+    return NULL;
+}
+
+/* Starts the reaper of this process if it is not running; call with
+   out_lock held.  Returns 0 when none can run (the caller frees then). */
+static int
+out_reaper_running(void)
+{
+    pid_t self = getpid();
+    if (out_reaper_pid == self) {
+        return 1;
+    }
+    pthread_attr_t at;
+    if (pthread_attr_init(&at) != 0) {
+        return 0;
+    }
+    pthread_t th;
+    int ok = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+             pthread_attr_setstacksize(&at, 64 * 1024) == 0 &&
+             pthread_create(&th, &at, out_reaper, NULL) == 0;
+    pthread_attr_destroy(&at);
+    if (ok) {
+        out_reaper_pid = self;
+    }
+    return ok;
+}
+
 /* free of the handler: a large block becomes the kept one (the previous
-   kept block is released). */
+   kept block is released), which the reaper marks MADV_FREE if the next
+   output does not take it within OUT_DECAY_NS. */
 static void
 out_free(void *ctx, void *ptr, size_t size)
 {
@@ -840,13 +1012,17 @@ out_free(void *ctx, void *ptr, size_t size)
         free(ptr);
         return;
     }
-#if defined(MADV_FREE)
-    out_advise(ptr, size, MADV_FREE);
-#endif
+    (void)pthread_once(&out_once, out_init);
+    void *drop = ptr;
     pthread_mutex_lock(&out_lock);
-    void *drop = out_kept;
-    out_kept = ptr;
-    out_kept_size = size;
+    if (out_cond_ok && out_reaper_running()) {
+        drop = out_kept;
+        out_kept = ptr;
+        out_kept_size = size;
+        out_kept_marked = 0;
+        clock_gettime(OUT_CLOCK, &out_kept_at);
+        pthread_cond_signal(&out_cond);
+    }
     pthread_mutex_unlock(&out_lock);
     free(drop);
 }
@@ -860,10 +1036,12 @@ static PyDataMem_Handler out_handler = {
 
 /* Returns a new C- or F-ordered (`fortran`) 2-D array of `descr` (reference
    stolen), allocated through the handler above when it is large; NULL with
-   an exception set. */
+   an exception set.  *reused is set to 1 when its memory is a kept block
+   (written before, so its pages are in place), else 0. */
 static PyObject *
-new_output(PyArray_Descr *descr, npy_intp *dims, int fortran)
+new_output(PyArray_Descr *descr, npy_intp *dims, int fortran, int *reused)
 {
+    *reused = 0;
 #if !defined(_WIN32)
     size_t bytes =
         (size_t)dims[0] * (size_t)dims[1] * (size_t)PyDataType_ELSIZE(descr);
@@ -877,6 +1055,11 @@ new_output(PyArray_Descr *descr, npy_intp *dims, int fortran)
         }
         PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims,
                                              NULL, NULL, fortran, NULL);
+        pthread_mutex_lock(&out_lock);
+        *reused = out != NULL && out_reused != NULL &&
+                  out_reused == PyArray_DATA((PyArrayObject *)out);
+        out_reused = NULL;
+        pthread_mutex_unlock(&out_lock);
         PyObject *back = PyDataMem_SetHandler(old);
         Py_DECREF(old);
         if (back == NULL) {
@@ -1893,7 +2076,8 @@ described:
     npy_intp dims[2] = {(npy_intp)nrows, (npy_intp)ncols};
     int fortran = order == 1;
     Py_INCREF(descr);
-    out = new_output(descr, dims, fortran);
+    int reused = 0;
+    out = new_output(descr, dims, fortran, &reused);
     if (out == NULL) {
         goto done;
     }
@@ -1936,6 +2120,11 @@ described:
         plan.stage_bytes = 0;
     }
     int64_t bytes = nrows * (int64_t)ncols * plan.isz;
+    /* non-temporal stores into a large reused block (docs/performance.md:
+       into fresh pages, which the kernel has just zeroed through the cache,
+       plain stores cost less CPU) */
+    plan.nt_min =
+        !plan.corder && reused && bytes >= (int64_t)OUT_BIG ? NT_MIN : 0;
     int cpus = cpu_count();
     int nt = nthreads > 0 ? nthreads : (int)(bytes / (1 << 20)) + 1;
     if (nt > cpus) {
