@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import gc
 import os
+import pathlib
 import sys
+import textwrap
 import threading
-import time
-import warnings
 import weakref
 
+import background
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -128,62 +129,101 @@ def test_another_python_thread_runs_during_a_large_copy():
         th.join()
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_fork_with_a_kept_block():
+# The two tests below run in child processes (submitted at collection, tests/background.py)
+# with a reaper delay of 50 ms instead of 1 s (DFBUFFER_MATRIX_DECAY_MS): a fresh process
+# to fork (not the test process with its threads) and whose memory counters only this
+# test moves.
+_CHILD_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(
+        p for p in (str(pathlib.Path(dfbuffer.__file__).parents[1]),
+                    os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")) if p),
+    "DFBUFFER_MATRIX_DECAY_MS": "50",
+}
+
+_FORK_CHILD = textwrap.dedent("""
+    import os, time, warnings
+    import numpy as np
+    import dfbuffer
+    from test_matrix_large import BIG, mixed_table
+
     t, expect = mixed_table(BIG // 32 + 3)
     dfbuffer.to_matrix(t, order="F")  # freed at once: kept by the parent
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
         pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child reports through its exit code
+    if pid == 0:  # the child reports through its exit code
         ok = 1
         try:
             for _ in range(3):
-                ok &= bool(np.array_equal(dfbuffer.to_matrix(t, order="F"), expect, equal_nan=True))
-            time.sleep(1.5)  # the child's own reaper marks its block
-            ok &= bool(np.array_equal(dfbuffer.to_matrix(t, order="F"), expect, equal_nan=True))
+                ok &= bool(np.array_equal(dfbuffer.to_matrix(t, order="F"), expect,
+                                          equal_nan=True))
+            time.sleep(0.2)  # the child's own reaper marks its block
+            ok &= bool(np.array_equal(dfbuffer.to_matrix(t, order="F"), expect,
+                                      equal_nan=True))
         finally:
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    np.testing.assert_array_equal(dfbuffer.to_matrix(t, order="F"), expect)
+    assert os.waitstatus_to_exitcode(status) == 0, status
+    assert np.array_equal(dfbuffer.to_matrix(t, order="F"), expect, equal_nan=True)
+    print("ok")
+""")
 
+_GIVEN_BACK_CHILD = textwrap.dedent("""
+    import time
+    import numpy as np
+    import pyarrow as pa
+    import dfbuffer
 
-def memory_kb() -> dict:
-    """Rss and LazyFree (pages marked MADV_FREE) of this process, in kB."""
-    got = {}
-    with open("/proc/self/smaps_rollup") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("Rss", "LazyFree"):
-                got[key] = int(rest.split()[0])
-    return got
+    def memory_kb():
+        # Rss and LazyFree (pages marked MADV_FREE) of this process, in kB
+        got = {}
+        with open("/proc/self/smaps_rollup") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("Rss", "LazyFree"):
+                    got[key] = int(rest.split()[0])
+        return got
 
-
-@pytest.mark.skipif(
-    not os.path.exists("/proc/self/smaps_rollup"), reason="reads /proc/self/smaps_rollup"
-)
-def test_kept_block_is_given_back_when_unused():
     t = pa.table({f"c{i}": np.full(1 << 20, float(i)) for i in range(12)})  # 96 MiB
     out = dfbuffer.to_matrix(t, order="F")
     out[:] = 1.0  # every page resident
     before = memory_kb()
     del out  # kept as it is for the next output of its size
-    # after about a second unused the reaper marks it MADV_FREE (the kernel
-    # may take the pages back) or frees it; wait generously
+    # after 50 ms unused the reaper marks it MADV_FREE (the kernel may take the
+    # pages back) or frees it; wait generously
 
     def given_back():
         now = memory_kb()
-        return (
-            now.get("LazyFree", 0) - before.get("LazyFree", 0) >= 80 << 10
-            or before["Rss"] - now["Rss"] >= 80 << 10
-        )
+        return (now.get("LazyFree", 0) - before.get("LazyFree", 0) >= 80 << 10
+                or before["Rss"] - now["Rss"] >= 80 << 10)
 
     deadline = time.monotonic() + 60
     while not given_back() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert given_back()
+        time.sleep(0.01)
+    assert given_back(), (before, memory_kb())
     # a marked block is still handed out again, and gives correct results
     again = dfbuffer.to_matrix(t, order="F")
-    np.testing.assert_array_equal(again[-1], np.arange(12.0))
-    np.testing.assert_array_equal(again[:, 11], np.full(1 << 20, 11.0))
+    assert (again[-1] == np.arange(12.0)).all()
+    assert (again[:, 11] == 11.0).all()
+    print("ok")
+""")
+
+_FORK = background.python(_FORK_CHILD, owner=__file__, env=_CHILD_ENV) if hasattr(
+    os, "fork") else None
+_GIVEN_BACK = background.python(_GIVEN_BACK_CHILD, owner=__file__, env=_CHILD_ENV) if (
+    os.path.exists("/proc/self/smaps_rollup")) else None
+
+
+@pytest.mark.skipif(_FORK is None, reason="needs fork")
+def test_fork_with_a_kept_block():
+    r = _FORK.result()
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "ok"
+
+
+@pytest.mark.skipif(_GIVEN_BACK is None, reason="reads /proc/self/smaps_rollup")
+def test_kept_block_is_given_back_when_unused():
+    r = _GIVEN_BACK.result()
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "ok"

@@ -753,6 +753,7 @@ run_plan(const mplan *p, int nt)
 #define OUT_TRACE_DOMAIN 389047 /* NumPy's tracemalloc domain */
 
 #if !defined(_WIN32)
+#include <errno.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -834,8 +835,10 @@ out_realloc(void *ctx, void *ptr, size_t size)
    frees the block).  jemalloc's background thread, behind polars, purges
    its freed pages after a decay time the same way.  Marking at once, in
    free, cost 7-24 ms there and 15-23 ms of CPU in the next call's writes of
-   400 MB (docs/design.md). */
+   400 MB (docs/design.md).  DFBUFFER_MATRIX_DECAY_MS (an integer from 0 to
+   3600000, read once) sets it; other values are ignored. */
 #define OUT_DECAY_NS 1000000000LL
+static long long out_decay_ns = OUT_DECAY_NS;
 
 /* The clock of the reaper's waits (condition variables cannot wait on the
    monotonic clock on macOS). */
@@ -905,6 +908,15 @@ out_postfork_child(void)
 static void
 out_init(void)
 {
+    const char *env = getenv("DFBUFFER_MATRIX_DECAY_MS");
+    if (env != NULL && *env != '\0') {
+        char *end;
+        errno = 0;
+        long long ms = strtoll(env, &end, 10);
+        if (errno == 0 && *end == '\0' && ms >= 0 && ms <= 3600000) {
+            out_decay_ns = ms * 1000000LL;
+        }
+    }
     if (out_cond_make()) {
         out_cond_ok = pthread_atfork(out_prefork, out_postfork_parent,
                                      out_postfork_child) == 0;
@@ -927,7 +939,7 @@ out_advise(void *p, size_t size, int advice)
 }
 #endif
 
-/* The reaper thread: once the kept block has been unused for OUT_DECAY_NS,
+/* The reaper thread: once the kept block has been unused for out_decay_ns,
    marks it MADV_FREE (or frees it), then sleeps until another is kept.
    The block is taken out of out_kept while it is marked, so no output is
    written into pages being marked.  Never returns; touches no Python
@@ -944,7 +956,7 @@ out_reaper(void *arg)
         }
         struct timespec now;
         clock_gettime(OUT_CLOCK, &now);
-        long long due = out_ns(&out_kept_at, OUT_DECAY_NS);
+        long long due = out_ns(&out_kept_at, out_decay_ns);
         if (out_ns(&now, 0) < due) {
             struct timespec until = {(time_t)(due / 1000000000LL),
                                      (long)(due % 1000000000LL)};
@@ -999,7 +1011,7 @@ out_reaper_running(void)
 
 /* free of the handler: a large block becomes the kept one (the previous
    kept block is released), which the reaper marks MADV_FREE if the next
-   output does not take it within OUT_DECAY_NS. */
+   output does not take it within out_decay_ns. */
 static void
 out_free(void *ctx, void *ptr, size_t size)
 {
