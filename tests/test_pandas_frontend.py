@@ -486,3 +486,109 @@ def test_no_leak_in_the_new_c_paths():
     }
     for name, fn in paths.items():
         check(name, fn, 500)
+
+
+# ---- one block for a same-dtype Arrow table (_pandas_arrow_block) -----------
+
+
+def _block_cases():
+    rng = np.random.default_rng(5)
+    floats = pd.DataFrame(rng.random((40, 12)), columns=[f"c{i}" for i in range(12)])
+    t = pa.table(floats)
+    fnull = pa.table(
+        {
+            f"c{i}": pa.array([None if (j + i) % 7 == 0 else float(j) for j in range(40)])
+            for i in range(10)
+        }
+    )
+    inull = pa.table(
+        {
+            f"c{i}": pa.array([None if (j + i) % 5 == 0 and i < 3 else j for j in range(40)])
+            for i in range(10)
+        }
+    )
+    named = floats.set_axis(pd.RangeIndex(3, 83, 2, name="r"))
+    return {
+        "float64": t,
+        "float32 sliced": pa.table(floats.astype("float32")).slice(3, 30),
+        "uint16 chunks": pa.concat_tables([pa.table(floats.mul(100).astype("uint16"))] * 2),
+        "float nulls in chunks": pa.concat_tables([fnull.slice(1, 20), fnull.slice(25, 10)]),
+        "int nulls": inull.slice(2, 30),
+        "named range index": pa.table(named),
+        "record batch": pa.record_batch(floats),
+        "polars": pl.from_pandas(floats),
+        "long columns": pa.table(pd.DataFrame(rng.random((40000, 9))).add_prefix("c")),
+    }
+
+
+@needs_pandas3
+@pytest.mark.parametrize("case", list(_block_cases()))
+def test_same_dtype_arrow_table_matches_pandas_consumer(case):
+    src = _block_cases()[case]
+    out = dpd.from_dataframe(src)
+    ref = pd.api.interchange.from_dataframe(src)
+    if case == "int nulls":
+        # pandas' consumer turns ints with nulls into float64; dfbuffer keeps Int64
+        assert str(out.dtypes.iloc[0]) == "Int64" and out.dtypes.iloc[5] == np.int64
+        ref = ref.astype(out.dtypes.to_dict())
+    pd.testing.assert_frame_equal(out, ref, check_exact=True)
+    assert out.columns.dtype == ref.columns.dtype
+    if case not in ("int nulls", "long columns"):
+        # one 2-D block: the frame's array is a view of what its columns view
+        assert np.shares_memory(out.to_numpy(), out.iloc[:, 0].to_numpy())
+
+
+@needs_pandas3
+def test_same_dtype_reader_is_read_once():
+    b = pa.record_batch(pd.DataFrame(np.arange(40.0).reshape(4, 10)).add_prefix("c"))
+    reader = pa.RecordBatchReader.from_batches(b.schema, [b, b])
+    out = dpd.from_dataframe(reader)
+    assert out.shape == (8, 10) and out.iloc[4, 1] == 1.0
+
+
+@needs_pandas3
+def test_same_dtype_block_falls_back_where_it_must():
+    f = dfbuffer._interchange._pandas_arrow_block
+    assert f(pa.table({"a": [1.0], "s": ["x"]}), 8, 1 << 18) is None  # two types
+    dup = pa.Table.from_arrays([pa.array([1.0, 2.0])] * 9, names=["a"] * 9)
+    assert f(dup, 8, 1 << 18) is None
+    with pytest.raises(ValueError, match="duplicate column name"):
+        dpd.from_dataframe(dup)
+    idx = pa.table(pd.DataFrame({"a": [1.0, 2.0]}, index=pd.Index(["x", "y"], name="k")))
+    assert f(idx, 8, 1 << 18) is None
+    assert list(dpd.from_dataframe(idx).index) == ["x", "y"]
+    ext = pa.schema([pa.field("a", pa.float64(), metadata={"k": "v"})])
+    assert f(pa.Table.from_arrays([pa.array([1.0])], schema=ext), 1, 1 << 18) is None
+    assert f(object(), 8, 1 << 18) is None
+    names, block, extra, meta = f(pa.table({"a": [1.0, 2.0]}), 8, 1 << 18)
+    assert names == ["a"] and block is None and list(extra) == ["a"] and meta is None
+    with pytest.raises(TypeError):
+        f(pa.table({"a": [1.0]}), 8)
+
+
+@needs_pandas3
+def test_same_dtype_block_keeps_no_reference():
+    t = pa.table(pd.DataFrame(np.arange(100.0).reshape(10, 10)))
+    out = dpd.from_dataframe(t)
+    ref = weakref.ref(t)
+    del t
+    gc.collect()
+    assert ref() is None and out.iloc[9, 9] == 99.0
+
+
+def test_no_leak_in_the_block_reader():
+    from test_no_leaks import check, raises
+
+    f = dfbuffer._interchange._pandas_arrow_block
+    floats = pa.table({f"c{i}": pa.array([None, 1.0, 2.0]) for i in range(9)})
+    ints = pa.table({f"c{i}": pa.array([None, 1, 2] if i < 2 else [0, 1, 2]) for i in range(9)})
+    dup = pa.Table.from_arrays([pa.array([1.0])] * 9, names=["a"] * 9)
+    paths = {
+        "block": lambda: f(floats, 8, 1 << 18),
+        "block int nulls": lambda: f(ints, 8, 1 << 18),
+        "column dict": lambda: f(floats, 10, 1 << 18),
+        "duplicates": lambda: f(dup, 8, 1 << 18),
+        "bad args": raises(lambda: f(floats, "8", 1), TypeError),
+    }
+    for name, fn in paths.items():
+        check(name, fn, 500)

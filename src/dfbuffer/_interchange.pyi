@@ -279,3 +279,11 @@ def _ixview_concat(
     maps: Sequence[npt.ArrayLike] | None = None,
 ) -> _IxChunk: ...
 def _ixview_values(chunk: _IxChunk, /) -> np.ndarray[Any, Any]: ...
+
+# Private helper of dfbuffer.pandas (pandas_fast.c): one block for a same-dtype Arrow table.
+def _pandas_arrow_block(
+    obj: object, min_columns: int, max_bytes: int, /
+) -> (
+    tuple[list[str], np.ndarray[Any, Any] | None, dict[Any, np.ndarray[Any, Any]] | None, Any]
+    | None
+): ...

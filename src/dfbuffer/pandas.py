@@ -24,7 +24,7 @@ if int(pd.__version__.split(".")[0]) < 3:
     )
 import pandas.api.internals  # noqa: E402  (create_dataframe_from_blocks)
 
-from dfbuffer._interchange import CategoricalCodes, _arrow_schema
+from dfbuffer._interchange import CategoricalCodes, _arrow_schema, _pandas_arrow_block
 from dfbuffer._interchange import from_dataframe as _convert
 from dfbuffer._schema import _format_type, _ix_frame
 
@@ -203,7 +203,53 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
     return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(names))
 
 
+def _block_frame(
+    names: list[str], block: np.ndarray | None, extra: dict[Any, Any] | None, meta: Any
+) -> pd.DataFrame:
+    """The frame of a ``_pandas_arrow_block`` result: the columns of one
+    numeric type in ``block`` (their (columns, rows) copy; ``extra`` the
+    null masks of int columns with nulls), or, when ``block`` is None, the
+    column dict ``extra`` of the converters; ``meta`` pandas' parsed
+    ``index_columns`` (a range index, if any)."""
+    if block is None:
+        data = {
+            k: v if type(v) is np.ndarray else _column(v, None)
+            for k, v in (extra or {}).items()
+        }
+        out = _frame(data, True)
+        idx = _range_index(meta, len(out))
+        if idx is not None:
+            out.index = idx
+        return out
+    n = block.shape[1]
+    index = _range_index(meta, n)
+    if index is None:
+        index = pd.RangeIndex(n)
+    if not extra:
+        blocks = [(block, np.arange(len(names), dtype=np.intp))]
+    else:
+        # int columns with nulls: pandas' nullable arrays over their rows
+        # of the block; the other rows as _frame would group them
+        keep = [i for i in range(len(names)) if i not in extra]
+        blocks = [
+            (pd.arrays.IntegerArray(block[j], m), np.array([j], dtype=np.intp))
+            for j, m in extra.items()
+        ]
+        if len(keep) >= _STACK_MIN:
+            blocks.append((block[keep], np.array(keep, dtype=np.intp)))
+        else:
+            blocks.extend((block[i : i + 1], np.array([i], dtype=np.intp)) for i in keep)
+    return pd.api.internals.create_dataframe_from_blocks(
+        blocks, index=index, columns=pd.Index(names)
+    )
+
+
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    if allow_copy and hasattr(pd.api.internals, "create_dataframe_from_blocks"):
+        # a table of one numeric type: one C call reads it into one block
+        got = _pandas_arrow_block(obj, _STACK_MIN, _STACK_MAX_BYTES)
+        if got is not None:
+            return _block_frame(*got)
     desc = _arrow_schema(obj)
     if desc is None:
         return _from_interchange(obj, allow_copy, strings)
