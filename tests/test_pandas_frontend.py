@@ -560,8 +560,11 @@ def test_same_dtype_block_falls_back_where_it_must():
     ext = pa.schema([pa.field("a", pa.float64(), metadata={"k": "v"})])
     assert f(pa.Table.from_arrays([pa.array([1.0])], schema=ext), 1, 1 << 18) is None
     assert f(object(), 8, 1 << 18) is None
-    names, block, extra, meta = f(pa.table({"a": [1.0, 2.0]}), 8, 1 << 18)
+    two = pa.concat_tables([pa.table({"a": [1.0, 2.0]})] * 2)  # too few columns to copy
+    names, block, extra, meta = f(two, 8, 1 << 18)
     assert names == ["a"] and block is None and list(extra) == ["a"] and meta is None
+    names, block, extra, meta = f(pa.table({"a": [1.0, 2.0]}), 8, 1 << 18)  # one chunk
+    assert block.shape == (1, 2) and extra is None and not block.flags.writeable
     with pytest.raises(TypeError):
         f(pa.table({"a": [1.0]}), 8)
 
@@ -586,9 +589,55 @@ def test_no_leak_in_the_block_reader():
     paths = {
         "block": lambda: f(floats, 8, 1 << 18),
         "block int nulls": lambda: f(ints, 8, 1 << 18),
-        "column dict": lambda: f(floats, 10, 1 << 18),
+        "column dict": lambda: f(pa.concat_tables([floats, floats]), 10, 1 << 18),
+        "view": lambda: f(pa.table({f"c{i}": [1.0, 2.0] for i in range(9)}), 8, 1 << 18),
+        "rows block": lambda: dfbuffer._interchange._rows_block([np.zeros(3), np.zeros(3)]),
         "duplicates": lambda: f(dup, 8, 1 << 18),
         "bad args": raises(lambda: f(floats, "8", 1), TypeError),
     }
     for name, fn in paths.items():
         check(name, fn, 500)
+
+
+@needs_pandas3
+@pytest.mark.parametrize("producer", ["pyarrow", "pandas"])
+def test_columns_of_one_2d_block_stay_one_zero_copy_block(producer):
+    df = pd.DataFrame(np.arange(60.0).reshape(6, 10)).add_prefix("c")
+    src = pa.table(df) if producer == "pyarrow" else df.__dataframe__()
+    out = dpd.from_dataframe(src)
+    pd.testing.assert_frame_equal(out, pd.api.interchange.from_dataframe(src))
+    view = out.to_numpy()
+    # one 2-D view of the producer's memory (the columns lie one after the other)
+    assert np.shares_memory(view, df.to_numpy()) and not view.flags.writeable
+    assert np.shares_memory(view, out["c0"].to_numpy())
+    ref = weakref.ref(src)
+    del src, df
+    gc.collect()
+    assert ref() is None and out.iloc[5, 9] == 59.0
+
+
+def test_rows_block_only_for_columns_one_after_the_other():
+    f = dfbuffer._interchange._rows_block
+    base = np.arange(12.0).reshape(3, 4)
+    rows = f([base[0], base[1], base[2]])
+    assert rows.shape == (3, 4) and np.shares_memory(rows, base) and rows.flags.writeable
+    assert isinstance(rows.base, tuple) and len(rows.base) == 3  # it holds every column
+    ro = base[1].view()
+    ro.flags.writeable = False
+    assert not f([base[0], ro]).flags.writeable
+    assert f([base[1], base[0]]) is None  # out of order
+    assert f([base[0], base[2]]) is None  # a gap
+    assert f([base[0], base[1].astype(np.int64)]) is None  # dtypes differ
+    assert f([base[0, :3], base[1, :3]]) is None  # not adjacent at this length
+    assert f([base.T[0], base.T[1]]) is None  # strided
+    assert f([np.array(["a"], object)] * 2) is None
+    assert f([np.zeros(0), np.zeros(0)]) is None
+    assert f([base[0], "x"]) is None
+    with pytest.raises(TypeError):
+        f((base[0], base[1]))
+    a = np.arange(8.0)
+    rows = f([a[:4], a[4:]])
+    ref = weakref.ref(a)
+    del a
+    gc.collect()
+    assert ref() is not None and rows[1].tolist() == [4.0, 5.0, 6.0, 7.0]

@@ -670,12 +670,59 @@ copy_column(const block_piece *pieces, Py_ssize_t npieces, int isz,
     }
 }
 
-/* Builds the (ncols, nrows) block of validated table import `imp` (NumPy
-   type `type`).  Returns a new 2-tuple (block, masks: dict column -> bool
-   null mask for int columns with nulls, or None), or NULL with an
-   exception set. */
+/* Returns a new (ncols, nrows) C-ordered array of NumPy type `type` over
+   the memory at `start` (the rows one after the other, which the caller
+   checked), read-only unless `writeable`, holding a strong reference to
+   `base` (what keeps that memory alive), or NULL with an exception set. */
 static PyObject *
-build_block(const arrow_import *imp, int type, int64_t nrows)
+rows_view(const char *start, int64_t ncols, int64_t nrows, int type,
+          PyObject *base, int writeable)
+{
+    npy_intp dims[2] = {(npy_intp)ncols, (npy_intp)nrows};
+    PyObject *v = PyArray_NewFromDescr(
+        &PyArray_Type, PyArray_DescrFromType(type), 2, dims, NULL,
+        (void *)start, writeable ? NPY_ARRAY_WRITEABLE : 0, NULL);
+    if (v == NULL) {
+        return NULL;
+    }
+    if (PyArray_SetBaseObject((PyArrayObject *)v, Py_NewRef(base)) < 0) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Returns 1 if the one-chunk pieces of every column (`ncols` of `nrows`
+   `isz`-byte values, none null) lie one after the other from an aligned
+   start, so that one 2-D view holds them, else 0.  Cannot fail. */
+static int
+pieces_adjacent(const block_piece *pieces, int64_t ncols, int64_t nrows,
+                int isz)
+{
+    const char *start = pieces[0].values;
+    if (nrows == 0 || start == NULL || (uintptr_t)start % (uintptr_t)isz) {
+        return 0;
+    }
+    for (int64_t c = 0; c < ncols; c++) {
+        if (pieces[c].bits != NULL ||
+            (uintptr_t)pieces[c].values !=
+                (uintptr_t)start +
+                    (uintptr_t)c * (uintptr_t)nrows * (uintptr_t)isz) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Builds the (ncols, nrows) block of validated table import `imp` (NumPy
+   type `type`): a read-only view of the producer's memory when the
+   columns are one chunk whose values lie one after the other (pandas'
+   own 2-D blocks exported to Arrow), else a copy if `copy_ok`.  Returns a
+   new 2-tuple (block, masks: dict column -> bool null mask for int
+   columns with nulls, or None), Py_None when neither applies, or NULL
+   with an exception set. */
+static PyObject *
+build_block(const arrow_import *imp, int type, int64_t nrows, int copy_ok)
 {
     const int64_t ncols = imp->schema.n_children;
     const Py_ssize_t nb = imp->n;
@@ -716,6 +763,16 @@ build_block(const arrow_import *imp, int type, int64_t nrows)
             }
             masks[c] = PyArray_DATA((PyArrayObject *)m);
         }
+    }
+    if (nb == 1 && pieces_adjacent(pieces, ncols, nrows, isz)) {
+        block = rows_view(pieces[0].values, ncols, nrows, type,
+                          imp->holders[0], 0);
+        res = block == NULL ? NULL : PyTuple_Pack(2, block, Py_None);
+        goto done;
+    }
+    if (!copy_ok) {
+        res = Py_NewRef(Py_None);
+        goto done;
     }
     npy_intp dims[2] = {(npy_intp)ncols, (npy_intp)nrows};
     block = PyArray_SimpleNew(2, dims, type);
@@ -774,7 +831,10 @@ block_from_import(dfb_state *st, struct ArrowArrayStream *stream,
     const int64_t isz = PyDataType_ELSIZE(d);
     Py_DECREF(d);
     PyObject *res = NULL;
-    if (imp->schema.n_children < min_columns || nrows > max_bytes / isz) {
+    int copy_ok =
+        imp->schema.n_children >= min_columns && nrows <= max_bytes / isz;
+    PyObject *bm = build_block(imp, type, nrows, copy_ok);
+    if (bm == Py_None) {
         /* columns too long (or too few) to share a copied block: the
            converters' zero-copy columns */
         PyObject *cols = dfb_arrow_import_dict(st, imp, DFB_NULLS_MASK, 1);
@@ -783,14 +843,11 @@ block_from_import(dfb_state *st, struct ArrowArrayStream *stream,
             Py_DECREF(cols);
         }
     }
-    else {
-        PyObject *bm = build_block(imp, type, nrows);
-        if (bm != NULL) {
-            res = PyTuple_Pack(4, names, PyTuple_GET_ITEM(bm, 0),
-                               PyTuple_GET_ITEM(bm, 1), meta);
-            Py_DECREF(bm);
-        }
+    else if (bm != NULL) {
+        res = PyTuple_Pack(4, names, PyTuple_GET_ITEM(bm, 0),
+                           PyTuple_GET_ITEM(bm, 1), meta);
     }
+    Py_XDECREF(bm);
     Py_DECREF(meta);
     return res;
 }
@@ -914,7 +971,77 @@ done:
     return res;
 }
 
+PyDoc_STRVAR(rows_block_doc,
+             "_rows_block(arrays, /)\n--\n\n"
+             "Private helper of dfbuffer.pandas: one (len(arrays), n) view "
+             "of a list of\n"
+             "1-D contiguous, aligned NumPy arrays of one int, uint, float "
+             "or bool\n"
+             "dtype and length n >= 1 whose data lie one after the other "
+             "(the columns\n"
+             "of one 2-D block), holding them all; writeable only if every "
+             "one is.\n"
+             "None when they do not.");
+
+/* _rows_block(arrays).  Returns a new array, None, or NULL with an
+   exception set (TypeError for a non-list). */
+static PyObject *
+rows_block_py(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    if (!PyList_CheckExact(arg)) {
+        PyErr_SetString(PyExc_TypeError, "_rows_block() expects a list");
+        return NULL;
+    }
+    PyObject *arrays = PyList_AsTuple(arg); /* what the view holds */
+    if (arrays == NULL) {
+        return NULL;
+    }
+    const Py_ssize_t k = PyTuple_GET_SIZE(arrays);
+    PyObject *res = NULL;
+    if (k < 1 || !PyArray_CheckExact(PyTuple_GET_ITEM(arrays, 0))) {
+        goto none;
+    }
+    PyArrayObject *a0 = (PyArrayObject *)PyTuple_GET_ITEM(arrays, 0);
+    PyArray_Descr *d = PyArray_DESCR(a0);
+    const int type = d->type_num;
+    const npy_intp isz = PyDataType_ELSIZE(d);
+    if (PyArray_NDIM(a0) != 1 || !strchr("biuf", d->kind) ||
+        !PyArray_ISNBO(d->byteorder) || PyTypeNum_ISUSERDEF(type) ||
+        isz <= 0) {
+        goto none;
+    }
+    const npy_intp n = PyArray_DIM(a0, 0);
+    const char *start = PyArray_DATA(a0);
+    int writeable = 1;
+    if (n < 1 || (uintptr_t)start % (uintptr_t)isz) {
+        goto none;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *o = PyTuple_GET_ITEM(arrays, i);
+        if (!PyArray_CheckExact(o)) {
+            goto none;
+        }
+        PyArrayObject *a = (PyArrayObject *)o;
+        if (PyArray_DESCR(a)->type_num != type || PyArray_NDIM(a) != 1 ||
+            PyArray_DIM(a, 0) != n || PyArray_STRIDE(a, 0) != isz ||
+            !PyArray_ISNBO(PyArray_DESCR(a)->byteorder) ||
+            (uintptr_t)PyArray_DATA(a) !=
+                (uintptr_t)start + (uintptr_t)i * (uintptr_t)(n * isz)) {
+            goto none;
+        }
+        writeable &= PyArray_ISWRITEABLE(a) != 0;
+    }
+    res = rows_view(start, k, n, type, arrays, writeable);
+    Py_DECREF(arrays);
+    return res;
+none:
+    Py_DECREF(arrays);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef dfb_pandas_methods[] = {
+    {"_rows_block", (PyCFunction)rows_block_py, METH_O, rows_block_doc},
     {"_pandas_arrow_block", (PyCFunction)(void (*)(void))pandas_arrow_block_py,
      METH_FASTCALL, pandas_arrow_block_doc},
     {NULL},

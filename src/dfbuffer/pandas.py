@@ -24,7 +24,7 @@ if int(pd.__version__.split(".")[0]) < 3:
     )
 import pandas.api.internals  # noqa: E402  (create_dataframe_from_blocks)
 
-from dfbuffer._interchange import CategoricalCodes, _arrow_schema, _pandas_arrow_block
+from dfbuffer._interchange import CategoricalCodes, _arrow_schema, _pandas_arrow_block, _rows_block
 from dfbuffer._interchange import from_dataframe as _convert
 from dfbuffer._schema import _format_type, _ix_frame
 
@@ -187,6 +187,13 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
             groups[dt] = g = []
         g.append(i)
     for dt, idx in groups.items():
+        if len(idx) > 1 and dt.kind in "biuf":
+            # columns that lie one after the other (the columns of a 2-D
+            # block, as pandas' own producer hands them): one view of them
+            rows = _rows_block([arrays[i] for i in idx])
+            if rows is not None and rows.shape[1] == n:
+                blocks.append((rows, np.array(idx, dtype=np.intp)))
+                continue
         if any(len(arrays[i]) != n for i in idx):
             return pd.DataFrame(data, copy=False)
         if (
