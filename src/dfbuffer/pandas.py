@@ -396,12 +396,10 @@ class _Fetched:
     def __init__(self, names: list[Any], cols: list[Any]) -> None:
         self._names = names
         self._cols = cols
+        self.get_column = cols.__getitem__  # a C call per column, no Python frame
 
     def column_names(self) -> list[Any]:
         return self._names
-
-    def get_column(self, i: int) -> Any:
-        return self._cols[i]
 
 
 def _fetch_columns(df: Any) -> tuple[list[Any], list[Any]] | None:
@@ -432,6 +430,17 @@ def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataF
     cols = _convert(
         src, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
     )
+    md = df.metadata
+    idx = md.get("pandas.index") if isinstance(md, dict) else None
+    make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
+    rows = _rows_block(list(cols.values())) if len(cols) > 1 and make is not None else None
+    if rows is not None:
+        # every column a plain array, one after the other in the producer's
+        # memory (a pandas 2-D block): one zero-copy block, no per-column step
+        n = rows.shape[1]
+        index = idx if isinstance(idx, pd.Index) and len(idx) == n else pd.RangeIndex(n)
+        placement = np.arange(len(cols), dtype=np.intp)
+        return make([(rows, placement)], index=index, columns=pd.Index(list(cols)))
     data = {}
     for i, (name, values) in enumerate(cols.items()):
         if type(values) is np.ndarray and values.dtype.kind in "biuf":
@@ -443,8 +452,6 @@ def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataF
             tz = _tz_of(col.dtype[2])  # only datetimes
         data[name] = _column(values, tz)
     out = _frame(data, allow_copy)
-    md = df.metadata
-    idx = md.get("pandas.index") if isinstance(md, dict) else None
     if isinstance(idx, pd.Index) and len(idx) == len(out):
         out.index = idx
     return out
