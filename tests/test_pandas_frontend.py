@@ -641,3 +641,49 @@ def test_rows_block_only_for_columns_one_after_the_other():
     del a
     gc.collect()
     assert ref() is not None and rows[1].tolist() == [4.0, 5.0, 6.0, 7.0]
+
+
+def test_stringdtype_arrow_buffers():
+    from numpy.dtypes import StringDType
+
+    f = dfbuffer._interchange._stringdtype_arrow
+    a = np.array(["a", None, "bc", "", "héllo"], dtype=StringDType(na_object=None))
+    for values, mask in ((a, None), (a, np.array([1, 0, 0, 0, 1], bool)), (a[::-2], None)):
+        offsets, chars, bitmap, nulls = f(values, mask)
+        got = pa.Array.from_buffers(
+            pa.large_string(),
+            len(values),
+            [
+                None if bitmap is None else pa.py_buffer(bitmap),
+                pa.py_buffer(offsets),
+                pa.py_buffer(chars),
+            ],
+            null_count=nulls,
+        )
+        got.validate(full=True)
+        want = [
+            None if v is None or (mask is not None and m) else v
+            for v, m in zip(
+                values.tolist(), mask if mask is not None else [0] * len(values), strict=True
+            )
+        ]
+        assert got.to_pylist() == want and nulls == want.count(None)
+    assert f(a[:0], None)[2] is None
+    with pytest.raises(TypeError):
+        f(np.array(["a"]), None)
+    with pytest.raises(ValueError):
+        f(a, np.zeros(3, bool))
+    with pytest.raises(TypeError):
+        f(a)
+
+
+@needs_pandas3
+def test_no_leak_in_the_string_buffers():
+    from numpy.dtypes import StringDType
+    from test_no_leaks import check
+
+    f = dfbuffer._interchange._stringdtype_arrow
+    a = np.array(["a", None, "bc" * 20] * 10, dtype=StringDType(na_object=None))
+    df = pd.DataFrame({"s": pd.array(["x", None, "yy"] * 10, dtype="str")})
+    check("string buffers", lambda: f(a, None), 500)
+    check("string column", lambda: dpd.from_dataframe(df.__dataframe__()), 500)

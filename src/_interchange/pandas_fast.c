@@ -1040,7 +1040,148 @@ none:
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------ */
+/* StringDType to Arrow large-string buffers                            */
+/* ------------------------------------------------------------------ */
+
+PyDoc_STRVAR(stringdtype_arrow_doc,
+             "_stringdtype_arrow(values, mask, /)\n--\n\n"
+             "Private helper of dfbuffer.pandas: the Arrow large_string "
+             "buffers of a 1-D\n"
+             "StringDType array as (offsets int64[n + 1], data uint8, "
+             "validity bitmap\n"
+             "uint8 or None, null count); a value is null where the dtype's "
+             "na_object\n"
+             "stands or where `mask` (None, or a bool array of the same "
+             "length) is\n"
+             "True.");
+
+/* _stringdtype_arrow(values, mask).  Returns a new 4-tuple, or NULL with
+   TypeError / ValueError (not a 1-D StringDType array, a mask that does
+   not match) or MemoryError set. */
+static PyObject *
+stringdtype_arrow_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_stringdtype_arrow() takes 2 arguments");
+        return NULL;
+    }
+    if (!PyArray_Check(args[0]) ||
+        PyArray_DESCR((PyArrayObject *)args[0])->type_num != NPY_VSTRING ||
+        PyArray_NDIM((PyArrayObject *)args[0]) != 1) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_stringdtype_arrow() expects a 1-D StringDType "
+                        "array");
+        return NULL;
+    }
+    PyArrayObject *arr = (PyArrayObject *)args[0];
+    const npy_intp n = PyArray_DIM(arr, 0), stride = PyArray_STRIDE(arr, 0);
+    const uint8_t *mask = NULL;
+    if (args[1] != Py_None) {
+        PyArrayObject *m = (PyArrayObject *)args[1];
+        if (!PyArray_Check(args[1]) || PyArray_TYPE(m) != NPY_BOOL ||
+            PyArray_NDIM(m) != 1 || PyArray_DIM(m, 0) != n ||
+            !PyArray_IS_C_CONTIGUOUS(m)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "_stringdtype_arrow(): the mask must be a "
+                            "contiguous 1-D bool array of the values' "
+                            "length");
+            return NULL;
+        }
+        mask = PyArray_DATA(m);
+    }
+    Py_INCREF(arr); /* held across everything below */
+    const char *src = PyArray_DATA(arr);
+    npy_intp n1 = n + 1;
+    PyObject *offs = PyArray_SimpleNew(1, &n1, NPY_INT64);
+    PyObject *data = NULL, *bits = NULL, *res = NULL;
+    if (offs == NULL) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    int64_t *o = PyArray_DATA((PyArrayObject *)offs);
+    npy_string_allocator *alloc = NpyString_acquire_allocator(
+        (PyArray_StringDTypeObject *)PyArray_DESCR(arr));
+    /* pass 1: the offsets and the null count */
+    int64_t total = 0, nulls = 0;
+    int bad = 0;
+    o[0] = 0;
+    for (npy_intp i = 0; i < n; i++) {
+        npy_static_string u = {0, NULL};
+        int r = NpyString_load(
+            alloc, (const npy_packed_static_string *)(src + i * stride), &u);
+        if (r < 0) {
+            bad = 1;
+            break;
+        }
+        if (r == 1 || (mask != NULL && mask[i])) {
+            nulls++;
+        }
+        else {
+            total += (int64_t)u.size;
+        }
+        o[i + 1] = total;
+    }
+    npy_intp nbytes = (npy_intp)total;
+    if (!bad) {
+        NpyString_release_allocator(alloc);
+        data = PyArray_SimpleNew(1, &nbytes, NPY_UINT8);
+        npy_intp nb = (n + 7) / 8;
+        bits = data == NULL || nulls == 0
+                   ? NULL
+                   : PyArray_ZEROS(1, &nb, NPY_UINT8, 0);
+        alloc = NpyString_acquire_allocator(
+            (PyArray_StringDTypeObject *)PyArray_DESCR(arr));
+    }
+    if (!bad && data != NULL && (nulls == 0 || bits != NULL)) {
+        /* pass 2: the bytes and the validity bitmap */
+        char *d = PyArray_DATA((PyArrayObject *)data);
+        uint8_t *b = bits ? PyArray_DATA((PyArrayObject *)bits) : NULL;
+        for (npy_intp i = 0; i < n && !bad; i++) {
+            npy_static_string u = {0, NULL};
+            int r = NpyString_load(
+                alloc, (const npy_packed_static_string *)(src + i * stride),
+                &u);
+            if (r < 0) {
+                bad = 1;
+            }
+            else if (r == 0 && !(mask != NULL && mask[i])) {
+                if ((int64_t)u.size != o[i + 1] - o[i]) {
+                    bad = 1; /* changed under us: no write past the end */
+                }
+                else if (u.size > 0) {
+                    memcpy(d + o[i], u.buf, u.size);
+                }
+                if (b != NULL) {
+                    b[i >> 3] |= (uint8_t)(1u << (i & 7));
+                }
+            }
+        }
+    }
+    NpyString_release_allocator(alloc);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError,
+                        "_stringdtype_arrow(): a string could not be read");
+    }
+    else if (data != NULL && (nulls == 0 || bits != NULL)) {
+        PyObject *nc = PyLong_FromLongLong(nulls);
+        if (nc != NULL) {
+            res = PyTuple_Pack(4, offs, data, bits ? bits : Py_None, nc);
+            Py_DECREF(nc);
+        }
+    }
+    Py_XDECREF(bits);
+    Py_XDECREF(data);
+    Py_DECREF(offs);
+    Py_DECREF(arr);
+    return res;
+}
+
 PyMethodDef dfb_pandas_methods[] = {
+    {"_stringdtype_arrow", (PyCFunction)(void (*)(void))stringdtype_arrow_py,
+     METH_FASTCALL, stringdtype_arrow_doc},
     {"_rows_block", (PyCFunction)rows_block_py, METH_O, rows_block_doc},
     {"_pandas_arrow_block", (PyCFunction)(void (*)(void))pandas_arrow_block_py,
      METH_FASTCALL, pandas_arrow_block_doc},

@@ -24,7 +24,13 @@ if int(pd.__version__.split(".")[0]) < 3:
     )
 import pandas.api.internals  # noqa: E402  (create_dataframe_from_blocks)
 
-from dfbuffer._interchange import CategoricalCodes, _arrow_schema, _pandas_arrow_block, _rows_block
+from dfbuffer._interchange import (
+    CategoricalCodes,
+    _arrow_schema,
+    _pandas_arrow_block,
+    _rows_block,
+    _stringdtype_arrow,
+)
 from dfbuffer._interchange import from_dataframe as _convert
 from dfbuffer._schema import _format_type, _ix_frame
 
@@ -46,13 +52,25 @@ def _str_storage() -> str:
 def _strings(values: np.ndarray) -> Any:
     """pandas' default string array from a StringDType or object array whose
     null slots hold None."""
-    data = values.data if isinstance(values, np.ma.MaskedArray) else values
+    masked = isinstance(values, np.ma.MaskedArray)
+    data = values.data if masked else values
     dtype = pd.StringDtype(na_value=np.nan)
-    if dtype.storage == "pyarrow" and data.dtype.kind == "T":
+    if dtype.storage == "pyarrow" and data.dtype.kind == "T" and data.ndim == 1:
         import pyarrow as pa
         from pandas.arrays import ArrowStringArray
 
-        return ArrowStringArray(pa.array(data, type=pa.large_string()), dtype=dtype)
+        # the Arrow buffers straight from NumPy's string storage (C; no
+        # Python str per value, unlike pyarrow's conversion of StringDType)
+        mask = np.ascontiguousarray(np.ma.getmaskarray(values)) if masked else None
+        offsets, chars, bitmap, nulls = _stringdtype_arrow(data, mask)
+        bufs = [None if bitmap is None else pa.py_buffer(bitmap)]
+        arr = pa.Array.from_buffers(
+            pa.large_string(),
+            len(data),
+            [*bufs, pa.py_buffer(offsets), pa.py_buffer(chars)],
+            null_count=nulls,
+        )
+        return ArrowStringArray(arr, dtype=dtype)
     if data.dtype.kind == "T":
         data = data.astype(object)
     return pd.array(data, dtype=dtype)
@@ -471,9 +489,12 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     pandas' nullable ``Int*`` / ``boolean`` arrays over the producer's data
     (no copy of the values), where pandas' consumer gives float64 and turns
     null booleans into False.  Numeric columns without nulls are zero-copy
-    views.  Strings of an Arrow producer are pandas' Arrow-backed ``str``
-    arrays over the producer's Arrow memory (32-bit offsets and string views
-    are widened to large strings); Arrow columns NumPy has no dtype for
+    views; same-dtype ones that lie one after the other in the producer's
+    memory (a pandas 2-D block, also through a pyarrow table made from the
+    frame) are one zero-copy, read-only 2-D block.  Strings of an Arrow
+    producer are pandas' Arrow-backed ``str`` arrays over the producer's
+    Arrow memory (32-bit offsets and string views are widened to large
+    strings); Arrow columns NumPy has no dtype for
     (lists, structs, maps, decimals, binary, times) are converted by pyarrow,
     as pandas' consumer does.  Strings of interchange producers,
     bit-packed booleans, masked floats/datetimes and several chunks are
