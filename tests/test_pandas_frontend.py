@@ -687,3 +687,12 @@ def test_no_leak_in_the_string_buffers():
     df = pd.DataFrame({"s": pd.array(["x", None, "yy"] * 10, dtype="str")})
     check("string buffers", lambda: f(a, None), 500)
     check("string column", lambda: dpd.from_dataframe(df.__dataframe__()), 500)
+
+
+@needs_pandas3
+def test_same_dtype_one_shot_stream_is_exported_once():
+    na = pytest.importorskip("nanoarrow")
+    t = pa.table({f"c{i}": np.arange(3.0) + i for i in range(9)})
+    stream = na.ArrayStream(t)  # its __arrow_c_stream__ works once
+    out = dpd.from_dataframe(stream)
+    assert out.shape == (3, 9) and out.iloc[2, 8] == 10.0
