@@ -53,7 +53,7 @@ def _strings(values: np.ndarray) -> Any:
     """pandas' default string array from a StringDType or object array whose
     null slots hold None."""
     masked = isinstance(values, np.ma.MaskedArray)
-    data = values.data if masked else values
+    data = values.data if isinstance(values, np.ma.MaskedArray) else values
     dtype = pd.StringDtype(na_value=np.nan)
     if dtype.storage == "pyarrow" and data.dtype.kind == "T" and data.ndim == 1:
         import pyarrow as pa
@@ -452,7 +452,7 @@ def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataF
     idx = md.get("pandas.index") if isinstance(md, dict) else None
     make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
     rows = _rows_block(list(cols.values())) if len(cols) > 1 and make is not None else None
-    if rows is not None:
+    if rows is not None and make is not None:
         # every column a plain array, one after the other in the producer's
         # memory (a pandas 2-D block): one zero-copy block, no per-column step
         n = rows.shape[1]
