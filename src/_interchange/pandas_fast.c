@@ -1006,7 +1006,7 @@ rows_block_py(PyObject *module, PyObject *arg)
     PyArray_Descr *d = PyArray_DESCR(a0);
     const int type = d->type_num;
     const npy_intp isz = PyDataType_ELSIZE(d);
-    if (PyArray_NDIM(a0) != 1 || !strchr("biuf", d->kind) ||
+    if (PyArray_NDIM(a0) != 1 || d->kind == 0 || !strchr("biuf", d->kind) ||
         !PyArray_ISNBO(d->byteorder) || PyTypeNum_ISUSERDEF(type) ||
         isz <= 0) {
         goto none;
