@@ -420,6 +420,8 @@ done:
     return ret;
 }
 
+/* import_to_dict (index columns left out) for pandas_fast.c (see
+   dfbuffer/pandas_block.h). */
 PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
                       dfb_nulls_mode nulls, int allow_copy)

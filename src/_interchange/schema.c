@@ -521,6 +521,7 @@ PyMethodDef dfb_schema_methods[] = {
     {NULL},
 };
 
+/* pandas_index_columns for pandas_fast.c (see dfbuffer/pandas_block.h). */
 PyObject *
 dfb_arrow_pandas_index(const struct ArrowSchema *s)
 {
