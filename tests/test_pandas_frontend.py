@@ -486,3 +486,213 @@ def test_no_leak_in_the_new_c_paths():
     }
     for name, fn in paths.items():
         check(name, fn, 500)
+
+
+# ---- one block for a same-dtype Arrow table (_pandas_arrow_block) -----------
+
+
+def _block_cases():
+    rng = np.random.default_rng(5)
+    floats = pd.DataFrame(rng.random((40, 12)), columns=[f"c{i}" for i in range(12)])
+    t = pa.table(floats)
+    fnull = pa.table(
+        {
+            f"c{i}": pa.array([None if (j + i) % 7 == 0 else float(j) for j in range(40)])
+            for i in range(10)
+        }
+    )
+    inull = pa.table(
+        {
+            f"c{i}": pa.array([None if (j + i) % 5 == 0 and i < 3 else j for j in range(40)])
+            for i in range(10)
+        }
+    )
+    named = floats.set_axis(pd.RangeIndex(3, 83, 2, name="r"))
+    return {
+        "float64": t,
+        "float32 sliced": pa.table(floats.astype("float32")).slice(3, 30),
+        "uint16 chunks": pa.concat_tables([pa.table(floats.mul(100).astype("uint16"))] * 2),
+        "float nulls in chunks": pa.concat_tables([fnull.slice(1, 20), fnull.slice(25, 10)]),
+        "int nulls": inull.slice(2, 30),
+        "named range index": pa.table(named),
+        "record batch": pa.record_batch(floats),
+        "polars": pl.from_pandas(floats),
+        "long columns": pa.table(pd.DataFrame(rng.random((40000, 9))).add_prefix("c")),
+    }
+
+
+@needs_pandas3
+@pytest.mark.parametrize("case", list(_block_cases()))
+def test_same_dtype_arrow_table_matches_pandas_consumer(case):
+    src = _block_cases()[case]
+    out = dpd.from_dataframe(src)
+    ref = pd.api.interchange.from_dataframe(src)
+    if case == "int nulls":
+        # pandas' consumer turns ints with nulls into float64; dfbuffer keeps Int64
+        assert str(out.dtypes.iloc[0]) == "Int64" and out.dtypes.iloc[5] == np.int64
+        ref = ref.astype(out.dtypes.to_dict())
+    pd.testing.assert_frame_equal(out, ref, check_exact=True)
+    assert out.columns.dtype == ref.columns.dtype
+    if case not in ("int nulls", "long columns"):
+        # one 2-D block: the frame's array is a view of what its columns view
+        assert np.shares_memory(out.to_numpy(), out.iloc[:, 0].to_numpy())
+
+
+@needs_pandas3
+def test_same_dtype_reader_is_read_once():
+    b = pa.record_batch(pd.DataFrame(np.arange(40.0).reshape(4, 10)).add_prefix("c"))
+    reader = pa.RecordBatchReader.from_batches(b.schema, [b, b])
+    out = dpd.from_dataframe(reader)
+    assert out.shape == (8, 10) and out.iloc[4, 1] == 1.0
+
+
+@needs_pandas3
+def test_same_dtype_block_falls_back_where_it_must():
+    f = dfbuffer._interchange._pandas_arrow_block
+    assert f(pa.table({"a": [1.0], "s": ["x"]}), 8, 1 << 18) is None  # two types
+    dup = pa.Table.from_arrays([pa.array([1.0, 2.0])] * 9, names=["a"] * 9)
+    assert f(dup, 8, 1 << 18) is None
+    with pytest.raises(ValueError, match="duplicate column name"):
+        dpd.from_dataframe(dup)
+    idx = pa.table(pd.DataFrame({"a": [1.0, 2.0]}, index=pd.Index(["x", "y"], name="k")))
+    assert f(idx, 8, 1 << 18) is None
+    assert list(dpd.from_dataframe(idx).index) == ["x", "y"]
+    ext = pa.schema([pa.field("a", pa.float64(), metadata={"k": "v"})])
+    assert f(pa.Table.from_arrays([pa.array([1.0])], schema=ext), 1, 1 << 18) is None
+    assert f(object(), 8, 1 << 18) is None
+    two = pa.concat_tables([pa.table({"a": [1.0, 2.0]})] * 2)  # too few columns to copy
+    names, block, extra, meta = f(two, 8, 1 << 18)
+    assert names == ["a"] and block is None and list(extra) == ["a"] and meta is None
+    names, block, extra, meta = f(pa.table({"a": [1.0, 2.0]}), 8, 1 << 18)  # one chunk
+    assert block.shape == (1, 2) and extra is None and not block.flags.writeable
+    with pytest.raises(TypeError):
+        f(pa.table({"a": [1.0]}), 8)
+
+
+@needs_pandas3
+def test_same_dtype_block_keeps_no_reference():
+    t = pa.table(pd.DataFrame(np.arange(100.0).reshape(10, 10)))
+    out = dpd.from_dataframe(t)
+    ref = weakref.ref(t)
+    del t
+    gc.collect()
+    assert ref() is None and out.iloc[9, 9] == 99.0
+
+
+def test_no_leak_in_the_block_reader():
+    from test_no_leaks import check, raises
+
+    f = dfbuffer._interchange._pandas_arrow_block
+    floats = pa.table({f"c{i}": pa.array([None, 1.0, 2.0]) for i in range(9)})
+    ints = pa.table({f"c{i}": pa.array([None, 1, 2] if i < 2 else [0, 1, 2]) for i in range(9)})
+    dup = pa.Table.from_arrays([pa.array([1.0])] * 9, names=["a"] * 9)
+    paths = {
+        "block": lambda: f(floats, 8, 1 << 18),
+        "block int nulls": lambda: f(ints, 8, 1 << 18),
+        "column dict": lambda: f(pa.concat_tables([floats, floats]), 10, 1 << 18),
+        "view": lambda: f(pa.table({f"c{i}": [1.0, 2.0] for i in range(9)}), 8, 1 << 18),
+        "rows block": lambda: dfbuffer._interchange._rows_block([np.zeros(3), np.zeros(3)]),
+        "duplicates": lambda: f(dup, 8, 1 << 18),
+        "bad args": raises(lambda: f(floats, "8", 1), TypeError),
+    }
+    for name, fn in paths.items():
+        check(name, fn, 500)
+
+
+@needs_pandas3
+@pytest.mark.parametrize("producer", ["pyarrow", "pandas"])
+def test_columns_of_one_2d_block_stay_one_zero_copy_block(producer):
+    df = pd.DataFrame(np.arange(60.0).reshape(6, 10)).add_prefix("c")
+    src = pa.table(df) if producer == "pyarrow" else df.__dataframe__()
+    out = dpd.from_dataframe(src)
+    pd.testing.assert_frame_equal(out, pd.api.interchange.from_dataframe(src))
+    view = out.to_numpy()
+    # one 2-D view of the producer's memory (the columns lie one after the other)
+    assert np.shares_memory(view, df.to_numpy()) and not view.flags.writeable
+    assert np.shares_memory(view, out["c0"].to_numpy())
+    ref = weakref.ref(src)
+    del src, df
+    gc.collect()
+    assert ref() is None and out.iloc[5, 9] == 59.0
+
+
+def test_rows_block_only_for_columns_one_after_the_other():
+    f = dfbuffer._interchange._rows_block
+    base = np.arange(12.0).reshape(3, 4)
+    rows = f([base[0], base[1], base[2]])
+    assert rows.shape == (3, 4) and np.shares_memory(rows, base) and rows.flags.writeable
+    assert isinstance(rows.base, tuple) and len(rows.base) == 3  # it holds every column
+    ro = base[1].view()
+    ro.flags.writeable = False
+    assert not f([base[0], ro]).flags.writeable
+    assert f([base[1], base[0]]) is None  # out of order
+    assert f([base[0], base[2]]) is None  # a gap
+    assert f([base[0], base[1].astype(np.int64)]) is None  # dtypes differ
+    assert f([base[0, :3], base[1, :3]]) is None  # not adjacent at this length
+    assert f([base.T[0], base.T[1]]) is None  # strided
+    assert f([np.array(["a"], object)] * 2) is None
+    assert f([np.zeros(0), np.zeros(0)]) is None
+    assert f([base[0], "x"]) is None
+    with pytest.raises(TypeError):
+        f((base[0], base[1]))
+    a = np.arange(8.0)
+    rows = f([a[:4], a[4:]])
+    ref = weakref.ref(a)
+    del a
+    gc.collect()
+    assert ref() is not None and rows[1].tolist() == [4.0, 5.0, 6.0, 7.0]
+
+
+def test_stringdtype_arrow_buffers():
+    from numpy.dtypes import StringDType
+
+    f = dfbuffer._interchange._stringdtype_arrow
+    a = np.array(["a", None, "bc", "", "héllo"], dtype=StringDType(na_object=None))
+    for values, mask in ((a, None), (a, np.array([1, 0, 0, 0, 1], bool)), (a[::-2], None)):
+        offsets, chars, bitmap, nulls = f(values, mask)
+        got = pa.Array.from_buffers(
+            pa.large_string(),
+            len(values),
+            [
+                None if bitmap is None else pa.py_buffer(bitmap),
+                pa.py_buffer(offsets),
+                pa.py_buffer(chars),
+            ],
+            null_count=nulls,
+        )
+        got.validate(full=True)
+        want = [
+            None if v is None or (mask is not None and m) else v
+            for v, m in zip(
+                values.tolist(), mask if mask is not None else [0] * len(values), strict=True
+            )
+        ]
+        assert got.to_pylist() == want and nulls == want.count(None)
+    assert f(a[:0], None)[2] is None
+    with pytest.raises(TypeError):
+        f(np.array(["a"]), None)
+    with pytest.raises(ValueError):
+        f(a, np.zeros(3, bool))
+    with pytest.raises(TypeError):
+        f(a)
+
+
+@needs_pandas3
+def test_no_leak_in_the_string_buffers():
+    from numpy.dtypes import StringDType
+    from test_no_leaks import check
+
+    f = dfbuffer._interchange._stringdtype_arrow
+    a = np.array(["a", None, "bc" * 20] * 10, dtype=StringDType(na_object=None))
+    df = pd.DataFrame({"s": pd.array(["x", None, "yy"] * 10, dtype="str")})
+    check("string buffers", lambda: f(a, None), 500)
+    check("string column", lambda: dpd.from_dataframe(df.__dataframe__()), 500)
+
+
+@needs_pandas3
+def test_same_dtype_one_shot_stream_is_exported_once():
+    na = pytest.importorskip("nanoarrow")
+    t = pa.table({f"c{i}": np.arange(3.0) + i for i in range(9)})
+    stream = na.ArrayStream(t)  # its __arrow_c_stream__ works once
+    out = dpd.from_dataframe(stream)
+    assert out.shape == (3, 9) and out.iloc[2, 8] == 10.0

@@ -12,6 +12,7 @@
 #include "format.h"
 #include "offsets.h"
 #include "dfbuffer/frame.h"
+#include "dfbuffer/pandas_block.h"
 #include "dfbuffer/export.h"
 
 #include <errno.h>
@@ -417,4 +418,13 @@ done:
     Py_XDECREF(keys);
     dfb_arrow_import_clear(&imp);
     return ret;
+}
+
+/* import_to_dict (index columns left out) for pandas_fast.c (see
+   dfbuffer/pandas_block.h). */
+PyObject *
+dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
+                      dfb_nulls_mode nulls, int allow_copy)
+{
+    return import_to_dict(st, imp, 1, nulls, allow_copy);
 }

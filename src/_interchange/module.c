@@ -13,6 +13,7 @@
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
 #include "dfbuffer/ixview.h"
+#include "dfbuffer/pandas_block.h"
 
 typedef struct {
     const char *name;
@@ -197,7 +198,8 @@ module_exec(PyObject *m)
         PyModule_AddFunctions(m, dfb_arrow_interchange_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_export_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_matrix_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_schema_methods) < 0) {
+        PyModule_AddFunctions(m, dfb_schema_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_pandas_methods) < 0) {
         return -1;
     }
     if (dfb_categorical_state_init(m, st) < 0) {

@@ -10,6 +10,7 @@
 #include "dfbuffer/args.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
+#include "dfbuffer/pandas_block.h"
 
 #include <string.h>
 
@@ -519,3 +520,10 @@ PyMethodDef dfb_schema_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, arrow_schema_doc},
     {NULL},
 };
+
+/* pandas_index_columns for pandas_fast.c (see dfbuffer/pandas_block.h). */
+PyObject *
+dfb_arrow_pandas_index(const struct ArrowSchema *s)
+{
+    return pandas_index_columns(s);
+}

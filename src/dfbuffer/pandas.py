@@ -24,7 +24,13 @@ if int(pd.__version__.split(".")[0]) < 3:
     )
 import pandas.api.internals  # noqa: E402  (create_dataframe_from_blocks)
 
-from dfbuffer._interchange import CategoricalCodes, _arrow_schema
+from dfbuffer._interchange import (
+    CategoricalCodes,
+    _arrow_schema,
+    _pandas_arrow_block,
+    _rows_block,
+    _stringdtype_arrow,
+)
 from dfbuffer._interchange import from_dataframe as _convert
 from dfbuffer._schema import _format_type, _ix_frame
 
@@ -46,13 +52,25 @@ def _str_storage() -> str:
 def _strings(values: np.ndarray) -> Any:
     """pandas' default string array from a StringDType or object array whose
     null slots hold None."""
+    masked = isinstance(values, np.ma.MaskedArray)
     data = values.data if isinstance(values, np.ma.MaskedArray) else values
     dtype = pd.StringDtype(na_value=np.nan)
-    if dtype.storage == "pyarrow" and data.dtype.kind == "T":
+    if dtype.storage == "pyarrow" and data.dtype.kind == "T" and data.ndim == 1:
         import pyarrow as pa
         from pandas.arrays import ArrowStringArray
 
-        return ArrowStringArray(pa.array(data, type=pa.large_string()), dtype=dtype)
+        # the Arrow buffers straight from NumPy's string storage (C; no
+        # Python str per value, unlike pyarrow's conversion of StringDType)
+        mask = np.ascontiguousarray(np.ma.getmaskarray(values)) if masked else None
+        offsets, chars, bitmap, nulls = _stringdtype_arrow(data, mask)
+        bufs = [None if bitmap is None else pa.py_buffer(bitmap)]
+        arr = pa.Array.from_buffers(
+            pa.large_string(),
+            len(data),
+            [*bufs, pa.py_buffer(offsets), pa.py_buffer(chars)],
+            null_count=nulls,
+        )
+        return ArrowStringArray(arr, dtype=dtype)
     if data.dtype.kind == "T":
         data = data.astype(object)
     return pd.array(data, dtype=dtype)
@@ -187,6 +205,13 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
             groups[dt] = g = []
         g.append(i)
     for dt, idx in groups.items():
+        if len(idx) > 1 and dt.kind in "biuf":
+            # columns that lie one after the other (the columns of a 2-D
+            # block, as pandas' own producer hands them): one view of them
+            rows = _rows_block([arrays[i] for i in idx])
+            if rows is not None and rows.shape[1] == n:
+                blocks.append((rows, np.array(idx, dtype=np.intp)))
+                continue
         if any(len(arrays[i]) != n for i in idx):
             return pd.DataFrame(data, copy=False)
         if (
@@ -203,7 +228,53 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
     return make(blocks, index=pd.RangeIndex(n), columns=pd.Index(names))
 
 
+def _block_frame(
+    names: list[str], block: np.ndarray | None, extra: dict[Any, Any] | None, meta: Any
+) -> pd.DataFrame:
+    """The frame of a ``_pandas_arrow_block`` result: the columns of one
+    numeric type in ``block`` (their (columns, rows) copy; ``extra`` the
+    null masks of int columns with nulls), or, when ``block`` is None, the
+    column dict ``extra`` of the converters; ``meta`` pandas' parsed
+    ``index_columns`` (a range index, if any)."""
+    if block is None:
+        data = {
+            k: v if type(v) is np.ndarray else _column(v, None)
+            for k, v in (extra or {}).items()
+        }
+        out = _frame(data, True)
+        idx = _range_index(meta, len(out))
+        if idx is not None:
+            out.index = idx
+        return out
+    n = block.shape[1]
+    index = _range_index(meta, n)
+    if index is None:
+        index = pd.RangeIndex(n)
+    if not extra:
+        blocks = [(block, np.arange(len(names), dtype=np.intp))]
+    else:
+        # int columns with nulls: pandas' nullable arrays over their rows
+        # of the block; the other rows as _frame would group them
+        keep = [i for i in range(len(names)) if i not in extra]
+        blocks = [
+            (pd.arrays.IntegerArray(block[j], m), np.array([j], dtype=np.intp))
+            for j, m in extra.items()
+        ]
+        if len(keep) >= _STACK_MIN:
+            blocks.append((block[keep], np.array(keep, dtype=np.intp)))
+        else:
+            blocks.extend((block[i : i + 1], np.array([i], dtype=np.intp)) for i in keep)
+    return pd.api.internals.create_dataframe_from_blocks(
+        blocks, index=index, columns=pd.Index(names)
+    )
+
+
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    if allow_copy and hasattr(pd.api.internals, "create_dataframe_from_blocks"):
+        # a table of one numeric type: one C call reads it into one block
+        got = _pandas_arrow_block(obj, _STACK_MIN, _STACK_MAX_BYTES)
+        if got is not None:
+            return _block_frame(*got)
     desc = _arrow_schema(obj)
     if desc is None:
         return _from_interchange(obj, allow_copy, strings)
@@ -343,12 +414,10 @@ class _Fetched:
     def __init__(self, names: list[Any], cols: list[Any]) -> None:
         self._names = names
         self._cols = cols
+        self.get_column = cols.__getitem__  # a C call per column, no Python frame
 
     def column_names(self) -> list[Any]:
         return self._names
-
-    def get_column(self, i: int) -> Any:
-        return self._cols[i]
 
 
 def _fetch_columns(df: Any) -> tuple[list[Any], list[Any]] | None:
@@ -379,6 +448,17 @@ def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataF
     cols = _convert(
         src, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
     )
+    md = df.metadata
+    idx = md.get("pandas.index") if isinstance(md, dict) else None
+    make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
+    rows = _rows_block(list(cols.values())) if len(cols) > 1 and make is not None else None
+    if rows is not None and make is not None:
+        # every column a plain array, one after the other in the producer's
+        # memory (a pandas 2-D block): one zero-copy block, no per-column step
+        n = rows.shape[1]
+        index = idx if isinstance(idx, pd.Index) and len(idx) == n else pd.RangeIndex(n)
+        placement = np.arange(len(cols), dtype=np.intp)
+        return make([(rows, placement)], index=index, columns=pd.Index(list(cols)))
     data = {}
     for i, (name, values) in enumerate(cols.items()):
         if type(values) is np.ndarray and values.dtype.kind in "biuf":
@@ -390,8 +470,6 @@ def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataF
             tz = _tz_of(col.dtype[2])  # only datetimes
         data[name] = _column(values, tz)
     out = _frame(data, allow_copy)
-    md = df.metadata
-    idx = md.get("pandas.index") if isinstance(md, dict) else None
     if isinstance(idx, pd.Index) and len(idx) == len(out):
         out.index = idx
     return out
@@ -411,9 +489,12 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     pandas' nullable ``Int*`` / ``boolean`` arrays over the producer's data
     (no copy of the values), where pandas' consumer gives float64 and turns
     null booleans into False.  Numeric columns without nulls are zero-copy
-    views.  Strings of an Arrow producer are pandas' Arrow-backed ``str``
-    arrays over the producer's Arrow memory (32-bit offsets and string views
-    are widened to large strings); Arrow columns NumPy has no dtype for
+    views; same-dtype ones that lie one after the other in the producer's
+    memory (a pandas 2-D block, also through a pyarrow table made from the
+    frame) are one zero-copy, read-only 2-D block.  Strings of an Arrow
+    producer are pandas' Arrow-backed ``str`` arrays over the producer's
+    Arrow memory (32-bit offsets and string views are widened to large
+    strings); Arrow columns NumPy has no dtype for
     (lists, structs, maps, decimals, binary, times) are converted by pyarrow,
     as pandas' consumer does.  Strings of interchange producers,
     bit-packed booleans, masked floats/datetimes and several chunks are
