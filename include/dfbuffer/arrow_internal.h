@@ -106,6 +106,20 @@ dfb_arrow_import_clear(arrow_import *imp);
 struct ArrowArray *
 dfb_arrow_import_add(arrow_import *imp);
 
+/* Asked with a stream's schema before its chunks are read: returns 1 to
+   read them, 0 to stop (nothing read), or -1 with an exception set. */
+typedef int (*dfb_arrow_accept_fn)(const struct ArrowSchema *schema,
+                                   void *ctx);
+
+/* Moves the stream out of capsule `cap` (a new reference, released here;
+   NULL: the __arrow_c_stream__ call failed) into `imp` (zeroed by the
+   caller; clear it either way): its schema and, unless `accept` (NULL:
+   always read) declines the schema, every chunk; the stream is released.
+   Returns 0, 1 (declined), or -1 with an exception set. */
+int
+dfb_arrow_import_stream_capsule(PyObject *cap, arrow_import *imp,
+                                dfb_arrow_accept_fn accept, void *ctx);
+
 /* Moves every chunk of `stream` (a live stream moved in by the caller; the
    schema and chunks go into `imp`, zeroed by the caller) and releases the
    stream.  Returns 0, or -1 with an exception set (clear `imp` either

@@ -228,6 +228,8 @@ typedef struct {
     int device; /* which of the two is live */
     struct ArrowArrayStream cpu;
     struct ArrowDeviceArrayStream dev;
+    dfb_arrow_accept_fn accept; /* asked after the schema; NULL: always */
+    void *ctx;                  /* accept's */
 } any_stream;
 
 /* Sets the exception for failed callback `what` of `s` with errno `rc`
@@ -272,7 +274,8 @@ stream_next(any_stream *s, struct ArrowArray *dst, struct ArrowDeviceArray *d)
 
 /* Moves the schema and every chunk of live stream `s` into `imp` (zeroed
    by the caller; on a device stream, its device checked chunk by chunk)
-   and releases the stream.  Returns 0, or -1 with an exception set (clear
+   and releases the stream; when s->accept declines the schema, no chunk
+   is read.  Returns 0, 1 (declined), or -1 with an exception set (clear
    `imp` either way). */
 static int
 walk_stream(any_stream *s, arrow_import *imp)
@@ -298,6 +301,13 @@ walk_stream(any_stream *s, arrow_import *imp)
     if (imp->schema.release == NULL) {
         PyErr_Format(PyExc_ValueError, "the %s gave a released schema", kind);
         goto done;
+    }
+    if (s->accept != NULL) {
+        int a = s->accept(&imp->schema, s->ctx);
+        if (a <= 0) {
+            ret = a == 0 ? 1 : -1;
+            goto done;
+        }
     }
     for (int first = 1;; first = 0) {
         struct ArrowArray *dst = dfb_arrow_import_add(imp);
@@ -347,17 +357,19 @@ dfb_arrow_import_stream_struct(struct ArrowArrayStream *stream,
 
 /* Moves the stream in capsule `cap` (a new reference, released here;
    NULL: the call failed) that __arrow_c_stream__ returned (`device`:
-   __arrow_c_device_stream__) into `imp`: its schema and every chunk.
-   Returns 0, or -1 with an exception set. */
+   __arrow_c_device_stream__) into `imp`: its schema and, unless `accept`
+   (may be NULL) declines the schema, every chunk.  Returns 0, 1
+   (declined), or -1 with an exception set. */
 static int
-import_stream(PyObject *cap, int device, arrow_import *imp)
+import_stream(PyObject *cap, int device, arrow_import *imp,
+              dfb_arrow_accept_fn accept, void *ctx)
 {
     const char *name =
         device ? "arrow_device_array_stream" : "arrow_array_stream";
     if (cap == NULL) {
         return -1;
     }
-    any_stream s = {.device = device};
+    any_stream s = {.device = device, .accept = accept, .ctx = ctx};
     void *src = dfb_arrow_capsule_pointer(
         cap, name,
         device ? "__arrow_c_device_stream__()" : "__arrow_c_stream__()");
@@ -409,7 +421,15 @@ import_device(PyObject *obj, arrow_import *imp)
     }
     PyObject *res = PyObject_CallNoArgs(meth);
     Py_DECREF(meth);
-    return stream ? import_stream(res, 1, imp) : import_pair(res, 1, imp);
+    return stream ? import_stream(res, 1, imp, NULL, NULL)
+                  : import_pair(res, 1, imp);
+}
+
+int
+dfb_arrow_import_stream_capsule(PyObject *cap, arrow_import *imp,
+                                dfb_arrow_accept_fn accept, void *ctx)
+{
+    return import_stream(cap, 0, imp, accept, ctx);
 }
 
 int
@@ -430,7 +450,8 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
     }
     else if (has_stream) {
         r = import_stream(
-            PyObject_CallMethodNoArgs(obj, st->str.arrow_c_stream), 0, imp);
+            PyObject_CallMethodNoArgs(obj, st->str.arrow_c_stream), 0, imp,
+            NULL, NULL);
     }
     else if ((r = dfb_arrow_device_is_producer(obj)) != 0) {
         /* device data: CPU takes the same path as __arrow_c_array__ */

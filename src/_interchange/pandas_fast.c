@@ -552,36 +552,6 @@ fail:
     return NULL;
 }
 
-/* Reads every chunk of `stream` (live, owned by the caller, who releases
-   it) into `imp`, whose schema the caller has set.  Returns 0, or -1 with
-   an exception set. */
-static int
-read_chunks(struct ArrowArrayStream *stream, arrow_import *imp)
-{
-    if (stream->get_next == NULL) {
-        PyErr_SetString(PyExc_ValueError, "the Arrow stream has no get_next");
-        return -1;
-    }
-    for (;;) {
-        struct ArrowArray *dst = dfb_arrow_import_add(imp);
-        if (dst == NULL) {
-            return -1;
-        }
-        int rc = stream->get_next(stream, dst);
-        if (rc != 0) {
-            const char *msg =
-                stream->get_last_error ? stream->get_last_error(stream) : NULL;
-            return dfb_arrow_stream_failed("Arrow stream", "get_next", rc,
-                                           msg);
-        }
-        if (dst->release == NULL) {
-            imp->n--; /* end of stream: drop the unused holder */
-            Py_DECREF(imp->holders[imp->n]);
-            return 0;
-        }
-    }
-}
-
 /* One column chunk of the block: where its values are and whether its
    validity bitmap marks nulls. */
 typedef struct {
@@ -802,16 +772,15 @@ done:
     return res;
 }
 
-/* The rest of _pandas_arrow_block once the stream's schema qualified:
-   reads the chunks into `imp` (schema set) and returns the new 4-tuple
-   (names, block or None, masks / column dict / None, pandas index
-   metadata), or NULL with an exception set. */
+/* The rest of _pandas_arrow_block once the stream's schema qualified and
+   its chunks are in `imp`: returns the new 4-tuple (names, block or None,
+   masks / column dict / None, pandas index metadata), or NULL with an
+   exception set. */
 static PyObject *
-block_from_import(dfb_state *st, struct ArrowArrayStream *stream,
-                  arrow_import *imp, int type, PyObject *names,
+block_from_import(dfb_state *st, arrow_import *imp, int type, PyObject *names,
                   Py_ssize_t min_columns, Py_ssize_t max_bytes)
 {
-    if (read_chunks(stream, imp) < 0 || dfb_arrow_validate_table(imp) < 0) {
+    if (dfb_arrow_validate_table(imp) < 0) {
         return NULL;
     }
     int64_t nrows = 0;
@@ -850,6 +819,47 @@ block_from_import(dfb_state *st, struct ArrowArrayStream *stream,
     Py_XDECREF(bm);
     Py_DECREF(meta);
     return res;
+}
+
+/* What block_accept learnt from a schema that qualifies. */
+typedef struct {
+    int type;        /* the NumPy type number of every column */
+    PyObject *names; /* the column names (new reference) */
+} block_schema;
+
+/* dfb_arrow_accept_fn of _pandas_arrow_block: 1 when every column of
+   `schema` has one fixed-width int or float type and there are no pandas
+   index columns and no duplicate names (type and names then in ctx, a
+   block_schema), 0 when not, -1 with an exception set. */
+static int
+block_accept(const struct ArrowSchema *schema, void *ctx)
+{
+    block_schema *q = ctx;
+    int type = block_schema_type(schema);
+    if (type < 0) {
+        return 0;
+    }
+    uint8_t *skip = PyMem_Calloc((size_t)schema->n_children, 1);
+    if (skip == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int nindex = dfb_arrow_index_columns(schema, skip);
+    PyMem_Free(skip);
+    if (nindex != 0) {
+        return nindex < 0 ? -1 : 0;
+    }
+    PyObject *names = block_names(schema);
+    if (names == NULL) {
+        return -1;
+    }
+    if (names == Py_None) {
+        Py_DECREF(names);
+        return 0;
+    }
+    q->type = type;
+    q->names = names;
+    return 1;
 }
 
 PyDoc_STRVAR(pandas_arrow_block_doc,
@@ -898,75 +908,18 @@ pandas_arrow_block_py(PyObject *module, PyObject *const *args,
     }
     PyObject *cap = PyObject_CallNoArgs(meth);
     Py_DECREF(meth);
-    if (cap == NULL) {
-        return NULL;
-    }
-    struct ArrowArrayStream *src = dfb_arrow_capsule_pointer(
-        cap, "arrow_array_stream", "__arrow_c_stream__()");
-    if (src == NULL || src->release == NULL) {
-        if (src != NULL) {
-            PyErr_SetString(PyExc_ValueError,
-                            "the 'arrow_array_stream' capsule holds a "
-                            "released stream (already consumed)");
-        }
-        Py_DECREF(cap);
-        return NULL;
-    }
-    struct ArrowArrayStream stream = *src; /* moved out of the capsule */
-    src->release = NULL;
-    Py_DECREF(cap);
     arrow_import imp = {0};
-    PyObject *res = NULL, *names = NULL;
-    if (stream.get_schema == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the Arrow stream has no get_schema");
-        goto done;
+    block_schema q = {-1, NULL};
+    PyObject *res = NULL;
+    int r = dfb_arrow_import_stream_capsule(cap, &imp, block_accept, &q);
+    if (r == 0) {
+        res = block_from_import(st, &imp, q.type, q.names, min_columns,
+                                max_bytes);
     }
-    int rc = stream.get_schema(&stream, &imp.schema);
-    if (rc != 0 || imp.schema.release == NULL) {
-        const char *msg =
-            stream.get_last_error ? stream.get_last_error(&stream) : NULL;
-        if (rc == 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "the Arrow stream gave a released schema");
-        }
-        else {
-            dfb_arrow_stream_failed("Arrow stream", "get_schema", rc, msg);
-        }
-        memset(&imp.schema, 0, sizeof(imp.schema));
-        goto done;
+    else if (r == 1) {
+        res = Py_NewRef(Py_None); /* the stream's data unread */
     }
-    int type = block_schema_type(&imp.schema);
-    if (type < 0) {
-        res = Py_NewRef(Py_None);
-        goto done;
-    }
-    uint8_t *skip = PyMem_Calloc((size_t)imp.schema.n_children, 1);
-    if (skip == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    int nindex = dfb_arrow_index_columns(&imp.schema, skip);
-    PyMem_Free(skip);
-    if (nindex != 0) {
-        res = nindex < 0 ? NULL : Py_NewRef(Py_None);
-        goto done;
-    }
-    names = block_names(&imp.schema);
-    if (names == NULL || names == Py_None) {
-        res = names;
-        names = NULL;
-        goto done;
-    }
-    res = block_from_import(st, &stream, &imp, type, names, min_columns,
-                            max_bytes);
-done:
-    {
-        PyObject *saved = dfb_err_take();
-        stream.release(&stream);
-        dfb_err_give(saved);
-    }
-    Py_XDECREF(names);
+    Py_XDECREF(q.names);
     dfb_arrow_import_clear(&imp);
     return res;
 }
