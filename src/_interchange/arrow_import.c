@@ -237,20 +237,26 @@ dfb_arrow_import_stream_struct(struct ArrowArrayStream *stream,
         goto done;
     }
     for (;;) {
-        struct ArrowArray *dst = dfb_arrow_import_add(imp);
-        if (dst == NULL) {
-            goto done;
+        /* on the stack first: the end-of-stream marker needs no holder */
+        struct ArrowArray next;
+        memset(&next, 0, sizeof(next));
+        rc = stream->get_next(stream, &next);
+        if (next.release != NULL) {
+            struct ArrowArray *dst = dfb_arrow_import_add(imp);
+            if (dst == NULL) {
+                PyObject *saved = dfb_err_take();
+                next.release(&next);
+                dfb_err_give(saved);
+                goto done;
+            }
+            *dst = next; /* moved: released with its holder */
         }
-        rc = stream->get_next(stream, dst);
         if (rc != 0) {
             stream_error(stream, rc, "get_next");
             goto done;
         }
-        if (dst->release == NULL) {
-            /* end of stream: drop the unused holder */
-            imp->n--;
-            Py_DECREF(imp->holders[imp->n]);
-            break;
+        if (next.release == NULL) {
+            break; /* end of stream */
         }
     }
     ret = 0;

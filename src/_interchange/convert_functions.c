@@ -173,6 +173,40 @@ PyDoc_STRVAR(
     "(categorical='codes'; codes zero-copy, masked where null).  Several\n"
     "chunks are concatenated.");
 
+/* column_to_ndarray's dispatch of `col` (borrowed): an interchange column
+   (get_buffers on the type), an Arrow producer, else an interchange column
+   by instance attribute.  Returns a new reference, or NULL with an
+   exception set (TypeError when `col` is neither). */
+static PyObject *
+column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+{
+    /* the instance is asked (has_attr) only when the type names neither */
+    int r = dfb_probe(st, col, DFB_PN_GET_BUFFERS);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_ix_column_to_ndarray(st, col, nulls, 1);
+    }
+    if ((r = dfb_type_is_arrow_producer(st, col)) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_arrow_column_to_ndarray(st, col, nulls, 1);
+    }
+    if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_ix_column_to_ndarray(st, col, nulls, 1);
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "column_to_ndarray() expects a DataFrame-interchange column "
+                 "(with get_buffers, describe_null, ...), got %.200s",
+                 Py_TYPE(col)->tp_name);
+    return NULL;
+}
+
 /* column_to_ndarray(column, *, nulls="mask"). */
 static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -194,32 +228,12 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     nulls = (dfb_nulls_mode)((int)nulls | opts);
-    /* each protocol probed once, on the type (probe.c); the instance is
-       asked (has_attr) only when the type names neither */
-    int r = dfb_probe(st, a[0], DFB_PN_GET_BUFFERS);
-    if (r < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, a[0], nulls, 1);
-    }
-    if ((r = dfb_type_is_arrow_producer(st, a[0])) < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1);
-    }
-    if ((r = dfb_has_attr(a[0], st->str.get_buffers)) < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, a[0], nulls, 1);
-    }
-    PyErr_Format(PyExc_TypeError,
-                 "column_to_ndarray() expects a DataFrame-interchange column "
-                 "(with get_buffers, describe_null, ...), got %.200s",
-                 Py_TYPE(a[0])->tp_name);
-    return NULL;
+    /* each protocol probed once per call, on the type (probe.c): the Arrow
+       import answers its own probes from this scope's record */
+    uint64_t scope = dfb_probe_scope_open(st, a[0]);
+    PyObject *res = column_dispatch(st, a[0], nulls);
+    dfb_probe_scope_close(st, scope);
+    return res;
 }
 
 PyDoc_STRVAR(
