@@ -32,6 +32,42 @@ PyDoc_STRVAR(
     "dfbuffer.Buffer whose owner is `buffer`.  CPU memory only (BufferError\n"
     "otherwise); ValueError when offset/length exceed bufsize.");
 
+/* NumPy type number of plain fixed-width format `f` (bool, int, uint,
+   float) in native byte order, or -1 for every other format (those take
+   the converters).  Cannot fail. */
+static int
+native_typenum(const dfb_format *f)
+{
+    const char native_order = PY_LITTLE_ENDIAN ? '<' : '>';
+    if (f->byteorder != '=' && f->byteorder != '|' &&
+        f->byteorder != native_order) {
+        return -1;
+    }
+    switch (f->type) {
+        case DFB_T_BOOL8:
+            return f->bits == 8 ? NPY_BOOL : -1;
+        case DFB_T_INT:
+            return f->bits == 8    ? NPY_INT8
+                   : f->bits == 16 ? NPY_INT16
+                   : f->bits == 32 ? NPY_INT32
+                   : f->bits == 64 ? NPY_INT64
+                                   : -1;
+        case DFB_T_UINT:
+            return f->bits == 8    ? NPY_UINT8
+                   : f->bits == 16 ? NPY_UINT16
+                   : f->bits == 32 ? NPY_UINT32
+                   : f->bits == 64 ? NPY_UINT64
+                                   : -1;
+        case DFB_T_FLOAT:
+            return f->bits == 16   ? NPY_HALF
+                   : f->bits == 32 ? NPY_FLOAT32
+                   : f->bits == 64 ? NPY_FLOAT64
+                                   : -1;
+        default:
+            return -1;
+    }
+}
+
 /* buffer_to_ndarray(buffer, dtype, *, offset=0, length=None). */
 static PyObject *
 buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -119,6 +155,18 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         length = cap - offset;
     }
     PyObject *res;
+    int typenum;
+    if (descr == NULL && length > 0 && span.ptr != NULL &&
+        span.owner == wrapper && (typenum = native_typenum(&fmt)) >= 0) {
+        /* a plain fixed-width interchange dtype: the view the converters
+           would make (view_values, convert.c), without a column to
+           describe; the bounds were checked against bufsize above */
+        descr = PyArray_DescrFromType(typenum);
+        if (descr == NULL) {
+            Py_DECREF(wrapper);
+            return NULL;
+        }
+    }
     if (descr != NULL) {
         npy_intp dims[1] = {(npy_intp)length};
         static char dummy;
