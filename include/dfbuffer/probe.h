@@ -89,9 +89,9 @@ dfb_probe_has(PyObject *obj, PyObject *name);
 /* dfb_probe_has for the interned name of probe id `which` (a DFB_PN_*
    index), answered from a per-module cache for static types (their MRO and
    dicts cannot change from Python, and they are never freed; a heap type's
-   static bases too), and inside an open scope on `obj` (below) from the
-   scope's record, so that one conversion reads each probe once.  Same
-   returns. */
+   static bases too), and, for a heap type, inside an open scope on `obj`
+   (below) from the scope's record, so that one conversion reads each probe
+   once.  Same returns. */
 int
 dfb_probe(dfb_state *st, PyObject *obj, int which);
 

@@ -195,12 +195,15 @@ instance_has(PyObject *obj, PyObject *name)
 /* The cached answer for static type `tp` (never freed; its dict and MRO
    cannot change from Python): 1 if probe `which` is defined along its MRO,
    0 if not, -1 with an exception set. */
-static int
+static inline int
 static_type_has(dfb_state *st, PyTypeObject *tp, int which)
 {
     dfb_probe_entry *e =
         &st->probe_cache[((uintptr_t)tp >> 4) % DFB_PROBE_CACHE];
     const uint32_t bit = (uint32_t)1 << which;
+    if (e->tp == tp && (e->known & bit)) {
+        return (e->present & bit) != 0; /* the hot path: answered before */
+    }
     if (e->tp != tp) {
         e->tp = tp;
         e->known = e->present = 0;
@@ -257,7 +260,7 @@ heap_type_has(dfb_state *st, PyTypeObject *tp, int which)
 /* The answer of probe `which` on `obj`, uncached by the memo: the type
    (static: cached; heap: walked), then the instance dict.  Same returns
    as dfb_probe. */
-static int
+static inline int
 probe_uncached(dfb_state *st, PyObject *obj, int which)
 {
     PyTypeObject *tp = Py_TYPE(obj);
@@ -273,6 +276,10 @@ probe_uncached(dfb_state *st, PyObject *obj, int which)
 int
 dfb_probe(dfb_state *st, PyObject *obj, int which)
 {
+    if (!PyType_HasFeature(Py_TYPE(obj), Py_TPFLAGS_HEAPTYPE)) {
+        /* a static type: its cache entry is as cheap as the scope's */
+        return probe_uncached(st, obj, which);
+    }
     dfb_probe_memo *m = &st->probe_memo;
     const uint32_t bit = (uint32_t)1 << which;
     if (m->token != 0 && m->obj == obj && (m->known & bit)) {
