@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -290,6 +291,149 @@ def test_dlpack_before_cuda_array_interface():
     b = Buffer.from_object(t)
     assert b.native == NativeFormat.DLPACK
     np.testing.assert_array_equal(np.asarray(b), t.numpy())
+
+
+class ArrowMixin:
+    """A heap class defining __arrow_c_array__, placed after a static base in an MRO."""
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return pa.array([7, 8, 9]).__arrow_c_array__(requested_schema)
+
+
+def test_probe_walks_past_static_bases():
+    # MRO (IntArrow, int, ArrowMixin, object): int is a static type whose cached
+    # answer (absent) skips its dict; the walk goes on to the heap mixin
+    class IntArrow(int, ArrowMixin):
+        pass
+
+    assert [t.__name__ for t in IntArrow.__mro__] == ["IntArrow", "int", "ArrowMixin", "object"]
+    x = IntArrow(3)
+    np.testing.assert_array_equal(dfbuffer.column_to_ndarray(x), [7, 8, 9])
+    assert Buffer.from_object(x).native == NativeFormat.ARROW
+
+    # a heap subclass of a static type: the base's dict is skipped for the
+    # protocols it lacks, its buffer protocol still found
+    class Bytes(bytearray):
+        pass
+
+    b = Buffer.from_object(Bytes(b"abc"))
+    assert b.native == NativeFormat.BUFFER_PROTOCOL
+    assert bytes(np.asarray(b)) == b"abc"
+    # a name found on a static base (torch.Tensor.is_conj lives on the static
+    # TensorBase): still seen, so a conjugated tensor is refused
+    torch = pytest.importorskip("torch")
+    z = torch.tensor([1 + 2j]).conj()
+    with pytest.raises(BufferError, match="conjugate"):
+        Buffer.from_object(z)
+
+
+def test_each_probe_is_read_once_per_call():
+    # the class speaks DLPack and the interchange protocol when from_object
+    # first looks (__dlpack_device__ is probed with __dlpack__); reading `ptr`
+    # (producer code) then removes __dlpack_device__ from the class.  The probe
+    # answer stands for the rest of the call: the call fails on the
+    # interchange protocol instead of switching protocol mid-call.
+    backing = np.arange(4.0)
+
+    class Shifty:
+        @property
+        def ptr(self):
+            if "__dlpack_device__" in vars(type(self)):
+                del type(self).__dlpack_device__
+            return backing.ctypes.data
+
+        bufsize = backing.nbytes
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):  # probed first, with __dlpack_device__
+            raise AssertionError("not reached")
+
+        __array_interface__ = backing.__array_interface__
+
+    with pytest.raises(TypeError, match="interchange-protocol buffer"):
+        Buffer.from_object(Shifty())
+    # the next call probes afresh: no __dlpack_device__ now, so the
+    # __array_interface__ is taken
+    b = Buffer.from_object(Shifty())
+    assert b.native == NativeFormat.ARRAY_INTERFACE
+    np.testing.assert_array_equal(np.asarray(b), backing)
+
+
+def test_buffers_over_capsules_cost_the_collector_nothing():
+    import gc
+
+    # owner a capsule (DLPack) or the Arrow holder capsule: untracked
+    b = Buffer.from_object(pa.array([1.0, 2.0]))
+    assert b.native == NativeFormat.DLPACK and not gc.is_tracked(b)
+    b = Buffer.from_object(pa.array([1.0, None]))
+    assert b.native == NativeFormat.ARROW and not gc.is_tracked(b)
+    col = dfbuffer.column_to_ndarray(pa.chunked_array([pa.array([1.0, 2.0])]))
+    assert isinstance(col.base, Buffer) and not gc.is_tracked(col.base)
+
+    # owner a Python object: tracked, and a cycle through it is collected
+    class Producer:
+        def __init__(self):
+            self.arr = np.arange(3.0)
+            self.__array_interface__ = self.arr.__array_interface__
+
+    p = Producer()
+    b = Buffer.from_object(p)
+    assert b.owner is p and gc.is_tracked(b)
+    p.cycle = b
+    ref = weakref.ref(p)
+    del p, b
+    gc.collect()
+    assert ref() is None
+
+
+def test_stream_chunks_and_end_marker():
+    # each chunk moved into its own holder; the end-of-stream marker needs none
+    chunks = [pa.array([1.0, 2.0]), pa.array([3.0]), pa.array([], pa.float64())]
+    out = dfbuffer.column_to_ndarray(pa.chunked_array(chunks))
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
+    empty = dfbuffer.column_to_ndarray(pa.chunked_array([], pa.float64()))
+    assert empty.dtype == np.float64 and empty.shape == (0,)
+    # one chunk: a zero-copy view that keeps the producer's memory alive
+    a = pa.array(np.arange(5.0))
+    v = dfbuffer.column_to_ndarray(pa.chunked_array([a]))
+    assert v.__array_interface__["data"][0] == a.buffers()[1].address
+    del a
+    import gc
+
+    gc.collect()
+    np.testing.assert_array_equal(v, np.arange(5.0))
+
+
+def test_buffer_to_ndarray_plain_dtypes_are_views_of_the_buffer():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for arr, dt in [
+            (np.arange(6.0), (2, 64, "g", "=")),
+            (np.arange(6, dtype="i4"), (0, 32, "i", "=")),
+            (np.arange(6, dtype="u2"), (1, 16, "S", "=")),
+            (np.array([True, False, True]), (20, 8, "b", "=")),
+        ]:
+            col = pa.table({"a": arr}).__dataframe__().get_column(0)
+            buf, dtype = col.get_buffers()["data"]
+            assert dtype[:2] == dt[:2]
+            out = dfbuffer.buffer_to_ndarray(buf, dtype)
+            np.testing.assert_array_equal(out, arr)
+            assert out.dtype == arr.dtype and not out.flags.writeable
+            assert isinstance(out.base, Buffer) and out.base.owner is buf
+            assert out.__array_interface__["data"][0] == buf.ptr
+            part = dfbuffer.buffer_to_ndarray(buf, dtype, offset=1, length=2)
+            np.testing.assert_array_equal(part, arr[1:3])
+            empty = dfbuffer.buffer_to_ndarray(buf, dtype, offset=len(arr))
+            assert empty.shape == (0,) and empty.dtype == arr.dtype
+            with pytest.raises(ValueError, match="exceed"):
+                dfbuffer.buffer_to_ndarray(buf, dtype, offset=1, length=len(arr))
+        # a non-native byte order still takes the converters (swapped dtype)
+        col = pa.table({"a": np.arange(3.0)}).__dataframe__().get_column(0)
+        buf, dtype = col.get_buffers()["data"]
+        swapped = dfbuffer.buffer_to_ndarray(buf, (2, 64, "g", ">"))
+        assert swapped.dtype == np.dtype(">f8")
 
 
 # --------------------------------------------------------------------------

@@ -111,6 +111,15 @@ typedef struct {
     uint32_t present;       /* bit i: probe name i defined along the MRO */
 } dfb_probe_entry;
 #define DFB_PROBE_CACHE 64
+/* probe.c's record of the probes made on one object during one conversion
+   (dfb_probe_scope_open): each protocol is read once per conversion. */
+typedef struct {
+    uint64_t token;   /* of the scope that set it; 0: no scope open */
+    uint64_t issued;  /* the last token issued */
+    PyObject *obj;    /* borrowed: its scope's caller holds it */
+    uint32_t known;   /* bit i: probe i answered */
+    uint32_t present; /* bit i: probe i found */
+} dfb_probe_memo;
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
 typedef struct {
     PyTypeObject *buffer_type;  /* dfbuffer.Buffer */
@@ -128,6 +137,7 @@ typedef struct {
     /* ixview.c: the struct sequence types _IxField and _IxChunk */
     PyTypeObject *ixview_field_type;
     PyTypeObject *ixview_chunk_type;
+    dfb_probe_memo probe_memo; /* probe.c: the open probe scope, if any */
 } dfb_state;
 
 /* state.c: the module definition (module.c fills in its slots at init). */

@@ -88,10 +88,27 @@ dfb_probe_has(PyObject *obj, PyObject *name);
 
 /* dfb_probe_has for the interned name of probe id `which` (a DFB_PN_*
    index), answered from a per-module cache for static types (their MRO and
-   dicts cannot change from Python, and they are never freed).  Same
-   returns. */
+   dicts cannot change from Python, and they are never freed; a heap type's
+   static bases too), and, for a heap type, inside an open scope on `obj`
+   (below) from the scope's record, so that one conversion reads each probe
+   once.  Same returns. */
 int
 dfb_probe(dfb_state *st, PyObject *obj, int which);
+
+/* Opens the probe scope of one conversion of `obj` (which the caller holds
+   until the scope is closed): until dfb_probe_scope_close(st, token), each
+   dfb_probe on `obj` is answered once and then from the record.  Opening
+   replaces any open scope (a nested conversion, or another thread's while
+   the GIL was released): the outer one then just probes again.  Returns
+   the token.  Cannot fail. */
+uint64_t
+dfb_probe_scope_open(dfb_state *st, PyObject *obj);
+
+/* Closes the scope `token` if it is still the open one (else nothing).
+   Must be called before the caller of dfb_probe_scope_open returns.
+   Cannot fail. */
+void
+dfb_probe_scope_close(dfb_state *st, uint64_t token);
 
 /* dfb_probe_attr for the name of probe id `which`.  Same returns. */
 int

@@ -310,21 +310,27 @@ walk_stream(any_stream *s, arrow_import *imp)
         }
     }
     for (int first = 1;; first = 0) {
-        struct ArrowArray *dst = dfb_arrow_import_add(imp);
-        if (dst == NULL) {
-            goto done;
-        }
+        /* on the stack first: the end-of-stream marker needs no holder */
+        struct ArrowArray next;
         struct ArrowDeviceArray d;
-        rc = stream_next(s, dst, &d);
+        memset(&next, 0, sizeof(next));
+        rc = stream_next(s, &next, &d);
+        if (next.release != NULL) {
+            struct ArrowArray *dst = dfb_arrow_import_add(imp);
+            if (dst == NULL) {
+                PyObject *saved = dfb_err_take();
+                next.release(&next);
+                dfb_err_give(saved);
+                goto done;
+            }
+            *dst = next; /* moved: released with its holder */
+        }
         if (rc != 0) {
             stream_error(s, rc, "get_next");
             goto done;
         }
-        if (dst->release == NULL) {
-            /* end of stream: drop the unused holder */
-            imp->n--;
-            Py_DECREF(imp->holders[imp->n]);
-            break;
+        if (next.release == NULL) {
+            break; /* end of stream */
         }
         if (s->device && dfb_arrow_device_next(s->dev.device_type, &d,
                                                &imp->device, first) < 0) {

@@ -253,6 +253,13 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     self->dtype = dtype;
     Py_INCREF(owner);
     self->owner = owner;
+    /* Neither owner nor dtype a GC object (a capsule, the Arrow holder):
+       the Buffer cannot be part of a reference cycle (its type is
+       immutable, without subclasses, and the two never change), so it is
+       untracked, as CPython untracks tuples of atoms: no collections. */
+    if (!PyObject_IS_GC(owner) && !PyObject_IS_GC((PyObject *)dtype)) {
+        PyObject_GC_UnTrack(self);
+    }
     self->weakreflist = NULL;
     self->device = device;
     self->ndim = ndim;

@@ -32,6 +32,42 @@ PyDoc_STRVAR(
     "dfbuffer.Buffer whose owner is `buffer`.  CPU memory only (BufferError\n"
     "otherwise); ValueError when offset/length exceed bufsize.");
 
+/* NumPy type number of plain fixed-width format `f` (bool, int, uint,
+   float) in native byte order, or -1 for every other format (those take
+   the converters).  Cannot fail. */
+static int
+native_typenum(const dfb_format *f)
+{
+    const char native_order = PY_LITTLE_ENDIAN ? '<' : '>';
+    if (f->byteorder != '=' && f->byteorder != '|' &&
+        f->byteorder != native_order) {
+        return -1;
+    }
+    switch (f->type) {
+        case DFB_T_BOOL8:
+            return f->bits == 8 ? NPY_BOOL : -1;
+        case DFB_T_INT:
+            return f->bits == 8    ? NPY_INT8
+                   : f->bits == 16 ? NPY_INT16
+                   : f->bits == 32 ? NPY_INT32
+                   : f->bits == 64 ? NPY_INT64
+                                   : -1;
+        case DFB_T_UINT:
+            return f->bits == 8    ? NPY_UINT8
+                   : f->bits == 16 ? NPY_UINT16
+                   : f->bits == 32 ? NPY_UINT32
+                   : f->bits == 64 ? NPY_UINT64
+                                   : -1;
+        case DFB_T_FLOAT:
+            return f->bits == 16   ? NPY_HALF
+                   : f->bits == 32 ? NPY_FLOAT32
+                   : f->bits == 64 ? NPY_FLOAT64
+                                   : -1;
+        default:
+            return -1;
+    }
+}
+
 /* buffer_to_ndarray(buffer, dtype, *, offset=0, length=None). */
 static PyObject *
 buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -119,6 +155,18 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         length = cap - offset;
     }
     PyObject *res;
+    int typenum;
+    if (descr == NULL && length > 0 && span.ptr != NULL &&
+        span.owner == wrapper && (typenum = native_typenum(&fmt)) >= 0) {
+        /* a plain fixed-width interchange dtype: the view the converters
+           would make (view_values, convert.c), without a column to
+           describe; the bounds were checked against bufsize above */
+        descr = PyArray_DescrFromType(typenum);
+        if (descr == NULL) {
+            Py_DECREF(wrapper);
+            return NULL;
+        }
+    }
     if (descr != NULL) {
         npy_intp dims[1] = {(npy_intp)length};
         static char dummy;
@@ -173,6 +221,40 @@ PyDoc_STRVAR(
     "(categorical='codes'; codes zero-copy, masked where null).  Several\n"
     "chunks are concatenated.");
 
+/* column_to_ndarray's dispatch of `col` (borrowed): an interchange column
+   (get_buffers on the type), an Arrow producer, else an interchange column
+   by instance attribute.  Returns a new reference, or NULL with an
+   exception set (TypeError when `col` is neither). */
+static PyObject *
+column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+{
+    /* the instance is asked (has_attr) only when the type names neither */
+    int r = dfb_probe(st, col, DFB_PN_GET_BUFFERS);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_ix_column_to_ndarray(st, col, nulls, 1);
+    }
+    if ((r = dfb_type_is_arrow_producer(st, col)) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_arrow_column_to_ndarray(st, col, nulls, 1);
+    }
+    if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_ix_column_to_ndarray(st, col, nulls, 1);
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "column_to_ndarray() expects a DataFrame-interchange column "
+                 "(with get_buffers, describe_null, ...), got %.200s",
+                 Py_TYPE(col)->tp_name);
+    return NULL;
+}
+
 /* column_to_ndarray(column, *, nulls="mask"). */
 static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -194,32 +276,12 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     nulls = (dfb_nulls_mode)((int)nulls | opts);
-    /* each protocol probed once, on the type (probe.c); the instance is
-       asked (has_attr) only when the type names neither */
-    int r = dfb_probe(st, a[0], DFB_PN_GET_BUFFERS);
-    if (r < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, a[0], nulls, 1);
-    }
-    if ((r = dfb_type_is_arrow_producer(st, a[0])) < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return dfb_arrow_column_to_ndarray(st, a[0], nulls, 1);
-    }
-    if ((r = dfb_has_attr(a[0], st->str.get_buffers)) < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, a[0], nulls, 1);
-    }
-    PyErr_Format(PyExc_TypeError,
-                 "column_to_ndarray() expects a DataFrame-interchange column "
-                 "(with get_buffers, describe_null, ...), got %.200s",
-                 Py_TYPE(a[0])->tp_name);
-    return NULL;
+    /* each protocol probed once per call, on the type (probe.c): the Arrow
+       import answers its own probes from this scope's record */
+    uint64_t scope = dfb_probe_scope_open(st, a[0]);
+    PyObject *res = column_dispatch(st, a[0], nulls);
+    dfb_probe_scope_close(st, scope);
+    return res;
 }
 
 PyDoc_STRVAR(

@@ -1149,6 +1149,9 @@ from_dlpack_or_arrow(dfb_state *st, PyObject *obj, PyObject *dtype)
     return NULL;
 }
 
+static PyObject *
+from_object_probed(dfb_state *st, PyObject *obj, PyObject *dtype);
+
 PyObject *
 dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
@@ -1158,6 +1161,19 @@ dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
     if (PyArray_Check(obj)) {
         return from_ndarray(st, (PyArrayObject *)obj, dtype);
     }
+    /* each protocol probed once per call (the Arrow import answers its own
+       probes from this scope's record) */
+    uint64_t scope = dfb_probe_scope_open(st, obj);
+    PyObject *res = from_object_probed(st, obj, dtype);
+    dfb_probe_scope_close(st, scope);
+    return res;
+}
+
+/* dfb_buffer_from_object_impl after the Buffer and ndarray checks, inside
+   the probe scope of `obj`.  Same returns. */
+static PyObject *
+from_object_probed(dfb_state *st, PyObject *obj, PyObject *dtype)
+{
     if (PyCapsule_CheckExact(obj)) {
         return from_dlpack_capsule(st, obj, dtype);
     }

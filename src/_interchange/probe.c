@@ -71,10 +71,37 @@ get_present(PyObject *obj, PyObject *name, PyObject **out)
     return 1;
 }
 
-int
-dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out)
+/* Returns the dict of type `tp` (new reference), NULL without an
+   exception when it has none, NULL with an exception set on error. */
+static PyObject *
+type_dict(PyTypeObject *tp)
 {
-    PyTypeObject *tp = Py_TYPE(obj);
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyType_GetDict(tp);
+#else
+    return Py_XNewRef(tp->tp_dict);
+#endif
+}
+
+/* 1 if the own dict of type `tp` holds `name`, 0 if not, -1 with an
+   exception set. */
+static int
+dict_has(PyTypeObject *tp, PyObject *name)
+{
+    PyObject *d = type_dict(tp);
+    if (d == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *v = PyDict_GetItemWithError(d, name);
+    int r = v != NULL ? 1 : (PyErr_Occurred() ? -1 : 0);
+    Py_DECREF(d);
+    return r;
+}
+
+/* dfb_type_lookup on type `tp`.  Same returns. */
+static int
+type_lookup(PyTypeObject *tp, PyObject *name, PyObject **out)
+{
     *out = NULL;
     PyObject *mro = tp->tp_mro;
     if (mro == NULL || !PyTuple_Check(mro)) {
@@ -88,11 +115,7 @@ dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out)
         if (!PyType_Check(base)) {
             continue;
         }
-#if PY_VERSION_HEX >= 0x030C0000
-        PyObject *d = PyType_GetDict((PyTypeObject *)base);
-#else
-        PyObject *d = Py_XNewRef(((PyTypeObject *)base)->tp_dict);
-#endif
+        PyObject *d = type_dict((PyTypeObject *)base);
         if (d == NULL) {
             if (PyErr_Occurred()) {
                 r = -1;
@@ -115,6 +138,12 @@ dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out)
     }
     Py_DECREF(mro);
     return r;
+}
+
+int
+dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out)
+{
+    return type_lookup(Py_TYPE(obj), name, out);
 }
 
 int
@@ -163,36 +192,133 @@ instance_has(PyObject *obj, PyObject *name)
     return r;
 }
 
-int
-dfb_probe(dfb_state *st, PyObject *obj, int which)
+/* The cached answer for static type `tp` (never freed; its dict and MRO
+   cannot change from Python): 1 if probe `which` is defined along its MRO,
+   0 if not, -1 with an exception set. */
+static inline int
+static_type_has(dfb_state *st, PyTypeObject *tp, int which)
 {
-    PyTypeObject *tp = Py_TYPE(obj);
-    PyObject *name = dfb_probe_name(st, which);
-    if (PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)) {
-        return dfb_probe_has(obj, name);
-    }
     dfb_probe_entry *e =
         &st->probe_cache[((uintptr_t)tp >> 4) % DFB_PROBE_CACHE];
     const uint32_t bit = (uint32_t)1 << which;
+    if (e->tp == tp && (e->known & bit)) {
+        return (e->present & bit) != 0; /* the hot path: answered before */
+    }
     if (e->tp != tp) {
         e->tp = tp;
         e->known = e->present = 0;
     }
     if (!(e->known & bit)) {
-        int r = dfb_type_has(obj, name);
+        PyObject *v;
+        int r = type_lookup(tp, dfb_probe_name(st, which), &v);
         if (r < 0) {
             return -1;
         }
-        /* the look-up ran no Python code, so the entry is still ours */
+        Py_XDECREF(v);
+        /* the look-up ran no Python code (a static type's dict holds str
+           keys only), so the entry is still ours */
         e->known |= bit;
         if (r) {
             e->present |= bit;
         }
     }
-    if (e->present & bit) {
-        return 1;
+    return (e->present & bit) != 0;
+}
+
+/* dfb_type_has for probe `which` on a heap type: its MRO walked, except
+   that the dict of a static base is skipped when the cache says the name
+   is absent along that base's MRO (static_type_has; then it is absent
+   from the base's own dict).  Same returns. */
+static int
+heap_type_has(dfb_state *st, PyTypeObject *tp, int which)
+{
+    PyObject *name = dfb_probe_name(st, which);
+    PyObject *mro = tp->tp_mro;
+    if (mro == NULL || !PyTuple_Check(mro)) {
+        PyObject *v;
+        int r = type_lookup(tp, name, &v);
+        Py_XDECREF(v);
+        return r;
     }
-    return instance_has(obj, name);
+    Py_INCREF(mro);
+    int r = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro) && r == 0; i++) {
+        PyObject *base = PyTuple_GET_ITEM(mro, i);
+        if (!PyType_Check(base)) {
+            continue;
+        }
+        if (!PyType_HasFeature((PyTypeObject *)base, Py_TPFLAGS_HEAPTYPE) &&
+            (r = static_type_has(st, (PyTypeObject *)base, which)) <= 0) {
+            continue; /* absent from the base's dict too (or -1) */
+        }
+        r = dict_has((PyTypeObject *)base, name);
+    }
+    Py_DECREF(mro);
+    return r;
+}
+
+/* The answer of probe `which` on `obj`, uncached by the memo: the type
+   (static: cached; heap: walked), then the instance dict.  Same returns
+   as dfb_probe. */
+static inline int
+probe_uncached(dfb_state *st, PyObject *obj, int which)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    int r = PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)
+                ? heap_type_has(st, tp, which)
+                : static_type_has(st, tp, which);
+    if (r != 0) {
+        return r;
+    }
+    return instance_has(obj, dfb_probe_name(st, which));
+}
+
+int
+dfb_probe(dfb_state *st, PyObject *obj, int which)
+{
+    if (!PyType_HasFeature(Py_TYPE(obj), Py_TPFLAGS_HEAPTYPE)) {
+        /* a static type: its cache entry is as cheap as the scope's */
+        return probe_uncached(st, obj, which);
+    }
+    dfb_probe_memo *m = &st->probe_memo;
+    const uint32_t bit = (uint32_t)1 << which;
+    if (m->token != 0 && m->obj == obj && (m->known & bit)) {
+        return (m->present & bit) != 0;
+    }
+    int r = probe_uncached(st, obj, which);
+    if (r < 0) {
+        return -1;
+    }
+    /* the probe may have run code (a colliding key's __eq__) that opened
+       or closed a scope: record only in the scope of this object */
+    if (m->token != 0 && m->obj == obj) {
+        m->known |= bit;
+        if (r) {
+            m->present |= bit;
+        }
+    }
+    return r;
+}
+
+uint64_t
+dfb_probe_scope_open(dfb_state *st, PyObject *obj)
+{
+    dfb_probe_memo *m = &st->probe_memo;
+    m->token = ++m->issued;
+    m->obj = obj;
+    m->known = m->present = 0;
+    return m->token;
+}
+
+void
+dfb_probe_scope_close(dfb_state *st, uint64_t token)
+{
+    dfb_probe_memo *m = &st->probe_memo;
+    if (m->token == token) {
+        m->token = 0;
+        m->obj = NULL;
+        m->known = m->present = 0;
+    }
 }
 
 int
