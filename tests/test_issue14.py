@@ -262,6 +262,38 @@ def test_probes_never_run_getattr():
     assert CountingGetattr.calls == 0
 
 
+def test_protocol_methods_are_called_as_special_methods():
+    """A Python function the class defines is called with the object, as CPython calls
+    special methods: no __getattribute__ and no bound method for it, and an instance
+    attribute of the same name does not shadow it."""
+    seen = []
+
+    class Hooked:
+        def __init__(self, arr):
+            self._arr = arr
+
+        def __getattribute__(self, name):
+            seen.append(name)
+            return object.__getattribute__(self, name)
+
+        def __arrow_c_stream__(self, requested_schema=None):
+            return object.__getattribute__(self, "_arr").__arrow_c_stream__(requested_schema)
+
+    p = Hooked(pa.chunked_array([pa.array([1.0, 2.0])]))
+    np.testing.assert_array_equal(dfbuffer.column_to_ndarray(p), [1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(Buffer.from_object(p)), [1.0, 2.0])
+    assert "__arrow_c_stream__" not in seen
+
+    class Shadowed:
+        def __arrow_c_array__(self, requested_schema=None):
+            return pa.array([1, 2]).__arrow_c_array__(requested_schema)
+
+    q = Shadowed()
+    q.__arrow_c_array__ = pa.array([7, 8, 9]).__arrow_c_array__
+    np.testing.assert_array_equal(dfbuffer.column_to_ndarray(q), [1, 2])
+    np.testing.assert_array_equal(np.asarray(Buffer.from_object(q)), [1, 2])
+
+
 def test_instance_attributes_still_count_without_a_hook():
     class Plain:
         pass

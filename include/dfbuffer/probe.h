@@ -114,6 +114,15 @@ dfb_probe_scope_close(dfb_state *st, uint64_t token);
 int
 dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out);
 
+/* Calls the protocol method of probe id `which` of `obj` without
+   arguments, as CPython calls special methods: a plain Python function
+   found along the MRO of a heap type is called with `obj` directly (no
+   attribute hook such as a Python __getattr__, no bound method); anything
+   else through obj.<name>().  Returns the new result, or NULL with an
+   exception set. */
+PyObject *
+dfb_probe_call(dfb_state *st, PyObject *obj, int which);
+
 /* Fetches protocol attribute `name` of `obj` if dfb_probe_has finds it:
    1 with a new reference in *out, 0 with *out = NULL when absent or when
    the attribute raised AttributeError (a property refusing, like torch's

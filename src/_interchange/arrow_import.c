@@ -451,13 +451,11 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
         return -1;
     }
     if (has_array) {
-        r = import_pair(PyObject_CallMethodNoArgs(obj, st->str.arrow_c_array),
-                        0, imp);
+        r = import_pair(dfb_probe_call(st, obj, DFB_PN_ARROW_ARRAY), 0, imp);
     }
     else if (has_stream) {
-        r = import_stream(
-            PyObject_CallMethodNoArgs(obj, st->str.arrow_c_stream), 0, imp,
-            NULL, NULL);
+        r = import_stream(dfb_probe_call(st, obj, DFB_PN_ARROW_STREAM), 0, imp,
+                          NULL, NULL);
     }
     else if ((r = dfb_arrow_device_is_producer(obj)) != 0) {
         /* device data: CPU takes the same path as __arrow_c_array__ */

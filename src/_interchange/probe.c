@@ -332,6 +332,27 @@ dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out)
     return get_present(obj, dfb_probe_name(st, which), out);
 }
 
+PyObject *
+dfb_probe_call(dfb_state *st, PyObject *obj, int which)
+{
+    PyObject *name = dfb_probe_name(st, which);
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)) {
+        PyObject *f;
+        int r = type_lookup(tp, name, &f);
+        if (r < 0) {
+            return NULL;
+        }
+        if (r > 0 && PyFunction_Check(f)) {
+            PyObject *res = PyObject_CallOneArg(f, obj);
+            Py_DECREF(f);
+            return res;
+        }
+        Py_XDECREF(f);
+    }
+    return PyObject_CallMethodNoArgs(obj, name);
+}
+
 int
 dfb_probe_attr(PyObject *obj, PyObject *name, PyObject **out)
 {
