@@ -256,8 +256,13 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     /* Neither owner nor dtype a GC object (a capsule, the Arrow holder):
        the Buffer cannot be part of a reference cycle (its type is
        immutable, without subclasses, and the two never change), so it is
-       untracked, as CPython untracks tuples of atoms: no collections. */
-    if (!PyObject_IS_GC(owner) && !PyObject_IS_GC((PyObject *)dtype)) {
+       untracked, as CPython untracks tuples of atoms: no collections.
+       From 3.13 capsules are of a GC type, tracked only when given a
+       traverse function: an untracked one counts as no GC object. */
+    const int owner_gc =
+        PyObject_IS_GC(owner) &&
+        !(PyCapsule_CheckExact(owner) && !PyObject_GC_IsTracked(owner));
+    if (!owner_gc && !PyObject_IS_GC((PyObject *)dtype)) {
         PyObject_GC_UnTrack(self);
     }
     self->weakreflist = NULL;
