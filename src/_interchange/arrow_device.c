@@ -29,6 +29,7 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/arrow_internal.h"
 #include "dfbuffer/arrow_device.h"
+#include "dlpack_types.h"
 #include "format.h"
 
 #include <errno.h>
@@ -38,48 +39,6 @@
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                        */
 /* ------------------------------------------------------------------ */
-
-/* Returns a human name for DLPack / Arrow device type `t` (never NULL). */
-static const char *
-device_name(int t)
-{
-    switch (t) {
-        case kDLCPU:
-            return "CPU";
-        case kDLCUDA:
-            return "CUDA";
-        case kDLCUDAHost:
-            return "CUDA host (pinned)";
-        case kDLOpenCL:
-            return "OpenCL";
-        case kDLVulkan:
-            return "Vulkan";
-        case kDLMetal:
-            return "Metal";
-        case kDLVPI:
-            return "VPI";
-        case kDLROCM:
-            return "ROCm";
-        case kDLROCMHost:
-            return "ROCm host (pinned)";
-        case kDLExtDev:
-            return "ext_dev";
-        case kDLCUDAManaged:
-            return "CUDA managed";
-        case kDLOneAPI:
-            return "oneAPI";
-        case kDLWebGPU:
-            return "WebGPU";
-        case kDLHexagon:
-            return "Hexagon";
-        case kDLMAIA:
-            return "MAIA";
-        case kDLTrn:
-            return "Trainium";
-        default:
-            return NULL;
-    }
-}
 
 /* Converts an Arrow device (type, id) into *out: CPU is {kDLCPU, 0} for
    any id (pyarrow and nanoarrow give -1).  Returns 0, or -1 with
@@ -92,7 +51,7 @@ to_dldevice(ArrowDeviceType type, int64_t id, DLDevice *out)
         out->device_id = 0;
         return 0;
     }
-    if (device_name(type) == NULL) {
+    if (dfb_dlpack_device_name(type, 1) == NULL) {
         PyErr_Format(PyExc_ValueError, "unknown Arrow device type %d",
                      (int)type);
         return -1;
@@ -101,7 +60,8 @@ to_dldevice(ArrowDeviceType type, int64_t id, DLDevice *out)
         PyErr_Format(PyExc_ValueError,
                      "Arrow device id %lld is outside [0, 2**31) for device "
                      "type %d (%s)",
-                     (long long)id, (int)type, device_name(type));
+                     (long long)id, (int)type,
+                     dfb_dlpack_device_name(type, 1));
         return -1;
     }
     out->device_type = (DLDeviceType)type;
@@ -112,7 +72,7 @@ to_dldevice(ArrowDeviceType type, int64_t id, DLDevice *out)
 int
 dfb_arrow_device_refuse(DLDevice device, const char *what)
 {
-    const char *name = device_name(device.device_type);
+    const char *name = dfb_dlpack_device_name(device.device_type, 1);
     PyErr_Format(PyExc_BufferError,
                  "%s: the Arrow data is on device %s:%d (device type %d), "
                  "and dfbuffer's NumPy converters read CPU memory only; "
@@ -155,7 +115,8 @@ dfb_arrow_device_check(const struct ArrowDeviceArray *d, DLDevice *out)
                      "(work still pending on the device); dfbuffer links no "
                      "device runtime to wait on it: synchronise in the "
                      "producer and export without an event",
-                     device_name(out->device_type), (int)out->device_id);
+                     dfb_dlpack_device_name(out->device_type, 1),
+                     (int)out->device_id);
         return -1;
     }
     return 0;
@@ -190,8 +151,10 @@ dfb_arrow_device_next(ArrowDeviceType stream_type,
         PyErr_Format(PyExc_NotImplementedError,
                      "the Arrow device stream's chunks are on different "
                      "devices (%s:%d and %s:%d)",
-                     device_name(device->device_type), (int)device->device_id,
-                     device_name(dev.device_type), (int)dev.device_id);
+                     dfb_dlpack_device_name(device->device_type, 1),
+                     (int)device->device_id,
+                     dfb_dlpack_device_name(dev.device_type, 1),
+                     (int)dev.device_id);
         return -1;
     }
     return 0;
@@ -203,7 +166,7 @@ dfb_arrow_device_unread(const char *name, const char *what, DLDevice device)
     PyErr_Format(PyExc_NotImplementedError,
                  "column '%s': %s (the data is on device %s:%d, which "
                  "dfbuffer does not read)",
-                 name, what, device_name(device.device_type),
+                 name, what, dfb_dlpack_device_name(device.device_type, 1),
                  (int)device.device_id);
     return -1;
 }

@@ -9,6 +9,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow_device.h"
+#include "dlpack_types.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -283,6 +284,14 @@ buffer_dealloc(PyObject *op)
     Py_TRASHCAN_END
 }
 
+/* The DeviceType member name of device type `t` ("?" outside the table). */
+static const char *
+repr_device_name(int t)
+{
+    const char *name = dfb_dlpack_device_name(t, 0);
+    return name != NULL ? name : "?";
+}
+
 static const char *
 native_name(int native)
 {
@@ -295,47 +304,6 @@ native_name(int native)
                                                   "ARRAY_INTERFACE",
                                                   "INTERCHANGE"};
     return (native >= 0 && native < DFB_NATIVE_COUNT) ? names[native] : "?";
-}
-
-static const char *
-device_name(int t)
-{
-    switch (t) {
-        case kDLCPU:
-            return "CPU";
-        case kDLCUDA:
-            return "CUDA";
-        case kDLCUDAHost:
-            return "CUDA_HOST";
-        case kDLOpenCL:
-            return "OPENCL";
-        case kDLVulkan:
-            return "VULKAN";
-        case kDLMetal:
-            return "METAL";
-        case kDLVPI:
-            return "VPI";
-        case kDLROCM:
-            return "ROCM";
-        case kDLROCMHost:
-            return "ROCM_HOST";
-        case kDLExtDev:
-            return "EXT_DEV";
-        case kDLCUDAManaged:
-            return "CUDA_MANAGED";
-        case kDLOneAPI:
-            return "ONE_API";
-        case kDLWebGPU:
-            return "WEBGPU";
-        case kDLHexagon:
-            return "HEXAGON";
-        case kDLMAIA:
-            return "MAIA";
-        case kDLTrn:
-            return "TRN";
-        default:
-            return "?";
-    }
 }
 
 static PyObject *
@@ -362,10 +330,10 @@ buffer_repr(PyObject *op)
         "<dfbuffer.Buffer dtype=%S shape=%S strides=%S device=%s:%d "
         "native=%s readonly=%s owner=%s%S ptr=%p bufsize=%zd>",
         (PyObject *)self->dtype, shape, strides,
-        device_name(self->device.device_type), (int)self->device.device_id,
-        native_name(self->native), self->readonly ? "True" : "False",
-        self->owner ? "" : "<cleared>", owner_type ? owner_type : Py_None,
-        (void *)self->ptr, self->bufsize);
+        repr_device_name(self->device.device_type),
+        (int)self->device.device_id, native_name(self->native),
+        self->readonly ? "True" : "False", self->owner ? "" : "<cleared>",
+        owner_type ? owner_type : Py_None, (void *)self->ptr, self->bufsize);
     Py_DECREF(shape);
     Py_DECREF(strides);
     Py_XDECREF(owner_type);

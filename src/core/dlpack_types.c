@@ -81,3 +81,39 @@ dfb_dlpack_from_numpy(char kind, int itemsize, uint8_t *code, uint8_t *bits)
     *bits = (uint8_t)(8 * itemsize);
     return 0;
 }
+
+/* Every device type DLPack names: its DeviceType member name, and the name
+   messages use. */
+static const struct {
+    int type;
+    const char *member, *human;
+} device_names[] = {
+    {kDLCPU, "CPU", "CPU"},
+    {kDLCUDA, "CUDA", "CUDA"},
+    {kDLCUDAHost, "CUDA_HOST", "CUDA host (pinned)"},
+    {kDLOpenCL, "OPENCL", "OpenCL"},
+    {kDLVulkan, "VULKAN", "Vulkan"},
+    {kDLMetal, "METAL", "Metal"},
+    {kDLVPI, "VPI", "VPI"},
+    {kDLROCM, "ROCM", "ROCm"},
+    {kDLROCMHost, "ROCM_HOST", "ROCm host (pinned)"},
+    {kDLExtDev, "EXT_DEV", "ext_dev"},
+    {kDLCUDAManaged, "CUDA_MANAGED", "CUDA managed"},
+    {kDLOneAPI, "ONE_API", "oneAPI"},
+    {kDLWebGPU, "WEBGPU", "WebGPU"},
+    {kDLHexagon, "HEXAGON", "Hexagon"},
+    {kDLMAIA, "MAIA", "MAIA"},
+    {kDLTrn, "TRN", "Trainium"},
+};
+
+const char *
+dfb_dlpack_device_name(int type, int human)
+{
+    for (size_t i = 0; i < sizeof(device_names) / sizeof(device_names[0]);
+         i++) {
+        if (device_names[i].type == type) {
+            return human ? device_names[i].human : device_names[i].member;
+        }
+    }
+    return NULL;
+}

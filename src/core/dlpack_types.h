@@ -23,4 +23,11 @@ dfb_dlpack_typestr(uint8_t code, uint8_t bits, uint16_t lanes, char *buf,
 int
 dfb_dlpack_from_numpy(char kind, int itemsize, uint8_t *code, uint8_t *bits);
 
+/* Returns the name of DLPack device type `type`: its dfbuffer.DeviceType
+   member name ("CPU", "CUDA_HOST", ...) when `human` is 0, else the name
+   messages use ("CPU", "CUDA host (pinned)", ...).  NULL for a type
+   outside the table. */
+const char *
+dfb_dlpack_device_name(int type, int human);
+
 #endif /* DFBUFFER_CORE_DLPACK_TYPES_H */

@@ -318,6 +318,14 @@ test_dlpack_types(void)
     CHECK(dfb_dlpack_typestr(kDLComplex, 128, 1, ts, 4) < 0);
     uint8_t code, bits;
     CHECK(dfb_dlpack_from_numpy('M', 8, &code, &bits) < 0);
+    /* device names: DeviceType member names and message names */
+    CHECK_STR(dfb_dlpack_device_name(kDLCPU, 0), "CPU");
+    CHECK_STR(dfb_dlpack_device_name(kDLCUDAHost, 0), "CUDA_HOST");
+    CHECK_STR(dfb_dlpack_device_name(kDLCUDAHost, 1), "CUDA host (pinned)");
+    CHECK_STR(dfb_dlpack_device_name(kDLTrn, 0), "TRN");
+    CHECK_STR(dfb_dlpack_device_name(kDLTrn, 1), "Trainium");
+    CHECK(dfb_dlpack_device_name(12345, 0) == NULL);
+    CHECK(dfb_dlpack_device_name(-1, 1) == NULL);
     CHECK(dfb_dlpack_from_numpy('f', 16, &code, &bits) < 0);
     CHECK(dfb_dlpack_from_numpy('c', 32, &code, &bits) < 0);
     CHECK(dfb_dlpack_from_numpy('O', 8, &code, &bits) < 0);
