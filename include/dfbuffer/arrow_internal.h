@@ -7,6 +7,7 @@
 #define DFBUFFER_ARROW_INTERNAL_H
 
 #include "dfbuffer/common.h"
+#include "dfbuffer/args.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/convert.h"
 #include "bitmap.h"
@@ -211,6 +212,16 @@ typedef struct {
 int
 dfb_arrow_ix_open(dfb_state *st, PyObject *obj, int allow_copy,
                   dfb_arrow_ix *x);
+
+/* arrow_interchange.c: the arguments (obj, allow_copy=True) of module
+   function `module`.<spec's name> parsed (spec: its dfb_argspec, from
+   args.h) and `obj` opened into `x` as dfb_arrow_ix_open does (allow_copy
+   in x->allow_copy; *st set).  Returns 0, or -1 with an exception set;
+   close `x` either way. */
+int
+dfb_arrow_ix_open_args(PyObject *module, const dfb_argspec *spec,
+                       PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames, dfb_state **st, dfb_arrow_ix *x);
 
 /* arrow_interchange.c: returns the schema of column `c` (borrowed). */
 const struct ArrowSchema *

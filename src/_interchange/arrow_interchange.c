@@ -67,6 +67,22 @@ dfb_arrow_ix_open(dfb_state *st, PyObject *obj, int allow_copy,
     return 0;
 }
 
+int
+dfb_arrow_ix_open_args(PyObject *module, const dfb_argspec *spec,
+                       PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames, dfb_state **st, dfb_arrow_ix *x)
+{
+    memset(x, 0, sizeof(*x)); /* closable whatever fails below */
+    PyObject *a[2] = {NULL, NULL};
+    int allow_copy = 1;
+    if (dfb_parse_args(spec, NULL, args, nargs, kwnames, a) < 0 ||
+        dfb_parse_flag(a[1], &allow_copy) < 0) {
+        return -1;
+    }
+    *st = dfb_state_from_module(module);
+    return dfb_arrow_ix_open(*st, a[0], allow_copy, x);
+}
+
 const struct ArrowSchema *
 dfb_arrow_ix_schema(const dfb_arrow_ix *x, int64_t c)
 {
@@ -218,16 +234,11 @@ arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 {
     static const char *const kw[] = {"obj", "allow_copy", NULL};
     static const dfb_argspec spec = {"_arrow_import", kw, 2, 1};
-    PyObject *a[2] = {NULL, NULL};
-    int allow_copy = 1;
-    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
-        dfb_parse_flag(a[1], &allow_copy) < 0) {
-        return NULL;
-    }
-    dfb_state *st = dfb_state_from_module(module);
+    dfb_state *st;
     dfb_arrow_ix x;
     PyObject *columns = NULL, *chunks = NULL, *result = NULL;
-    if (dfb_arrow_ix_open(st, a[0], allow_copy, &x) < 0) {
+    if (dfb_arrow_ix_open_args(module, &spec, args, nargs, kwnames, &st, &x) <
+        0) {
         goto done;
     }
     columns = PyList_New(0);
@@ -243,14 +254,14 @@ arrow_import_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         Py_INCREF(dfmt);
         if (s->dictionary != NULL && s->dictionary->format != NULL) {
             Py_DECREF(dfmt);
-            dfmt = dfb_arrow_ix_format(s->dictionary, allow_copy);
+            dfmt = dfb_arrow_ix_format(s->dictionary, x.allow_copy);
             if (dfmt == NULL) {
                 goto done;
             }
         }
         PyObject *item = Py_BuildValue(
             "(sNNOO)", dfb_arrow_column_name(&x.imp, x.is_table, c),
-            dfb_arrow_ix_format(s, allow_copy), dfmt,
+            dfb_arrow_ix_format(s, x.allow_copy), dfmt,
             (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? Py_True : Py_False,
             (s->flags & ARROW_FLAG_NULLABLE) ? Py_True : Py_False);
         if (item == NULL || PyList_Append(columns, item) < 0) {

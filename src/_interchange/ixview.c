@@ -871,17 +871,12 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 {
     static const char *const kw[] = {"obj", "allow_copy", NULL};
     static const dfb_argspec spec = {"_ixview_import", kw, 2, 1};
-    PyObject *a[2] = {NULL, NULL};
-    int allow_copy = 1;
-    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
-        dfb_parse_flag(a[1], &allow_copy) < 0) {
-        return NULL;
-    }
-    dfb_state *st = dfb_state_from_module(module);
+    dfb_state *st;
     dfb_arrow_ix x;
     PyObject *fields = NULL, *chunks = NULL, *fmts = NULL, *dfmts = NULL;
     PyObject *result = NULL;
-    if (dfb_arrow_ix_open(st, a[0], allow_copy, &x) < 0) {
+    if (dfb_arrow_ix_open_args(module, &spec, args, nargs, kwnames, &st, &x) <
+        0) {
         goto done;
     }
     fields = PyTuple_New(x.nkept);
@@ -905,7 +900,7 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             goto done;
         }
     }
-    ix_ctx ctx = {st, fmts, dfmts, allow_copy};
+    ix_ctx ctx = {st, fmts, dfmts, x.allow_copy};
     chunks = dfb_arrow_ix_rows(st, &x, chunk_of, &ctx);
     if (chunks == NULL) {
         goto done;
