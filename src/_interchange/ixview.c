@@ -1096,25 +1096,6 @@ store_code(char *p, int width, int64_t i, int64_t v)
     }
 }
 
-/* Returns a new NumPy dtype of the stored values of fixed-width format
-   `f` (uint8 when NumPy has none), or NULL with an exception set. */
-static PyArray_Descr *
-stored_descr(const dfb_format *f)
-{
-    char ts[32];
-    if (dfb_format_numpy_typestr(f, ts, sizeof(ts)) < 0) {
-        return PyArray_DescrFromType(NPY_UINT8);
-    }
-    PyObject *s = PyUnicode_FromString(ts);
-    if (s == NULL) {
-        return NULL;
-    }
-    PyArray_Descr *d = NULL;
-    int ok = PyArray_DescrConverter(s, &d);
-    Py_DECREF(s);
-    return ok ? d : NULL;
-}
-
 PyDoc_STRVAR(
     ixview_concat_doc,
     "_ixview_concat(format, chunks, dictionary=None, maps=None)\n--\n\n"
@@ -1475,7 +1456,8 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                     Py_INCREF(descr);
                 }
             }
-            if (descr == NULL && (descr = stored_descr(&lay.f)) == NULL) {
+            if (descr == NULL &&
+                (descr = dfb_arrow_stored_descr(&lay.f)) == NULL) {
                 Py_DECREF(arr);
                 goto done;
             }
