@@ -22,16 +22,19 @@ import dfbuffer
 from dfbuffer import _interchange
 
 
-def best(fn, repeat: int, number: int) -> float:
-    """Best mean time per call over ``repeat`` rounds of ``number`` calls."""
-    times = []
+def best(fns, repeat: int, number: int) -> list[float]:
+    """Best mean time per call of each of ``fns`` over ``repeat`` rounds of
+    ``number`` calls, the fns timed in turn in every round (so load changes on
+    a busy machine hit all of them alike)."""
+    times = [float("inf")] * len(fns)
     for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return min(times)
+        for i, fn in enumerate(fns):
+            gc.collect()
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times[i] = min(times[i], (time.perf_counter() - t0) / number)
+    return times
 
 
 def arrow_entry(table):
@@ -88,11 +91,11 @@ def main() -> None:
     r = ours_pa()
     first = table.column_names[0]
     assert np.shares_memory(r[first], peer_pa_zc()[first])
-    t_ours = best(ours_pa, args.repeat, args.number)
+    t_ours, t_zc, t_pa = best([ours_pa, peer_pa_zc, peer_pa], args.repeat, args.number)
     report("from_dataframe(pyarrow.Table) vs {name: chunk.to_numpy(zero_copy_only=True)}",
-           t_ours, best(peer_pa_zc, args.repeat, args.number), "pyarrow")
+           t_ours, t_zc, "pyarrow")
     report("from_dataframe(pyarrow.Table) vs {name: chunked_array.to_numpy()}",
-           t_ours, best(peer_pa, args.repeat, args.number), "pyarrow")
+           t_ours, t_pa, "pyarrow")
 
     # polars frame
     frame = pl.DataFrame(data)
@@ -105,8 +108,7 @@ def main() -> None:
 
     assert np.shares_memory(ours_pl()[first], peer_pl()[first])
     report("from_dataframe(polars.DataFrame) vs {s.name: s.to_numpy()}",
-           best(ours_pl, args.repeat, args.number), best(peer_pl, args.repeat, args.number),
-           "polars")
+           *best([ours_pl, peer_pl], args.repeat, args.number), "polars")
 
     # the interchange protocol served over Arrow, read by pandas
     small = table.select(table.column_names[:100])
@@ -123,8 +125,7 @@ def main() -> None:
 
     report("pandas from_dataframe over to_interchange(table) vs table.__dataframe__()"
            " (100 columns)",
-           best(ours_ix, args.repeat, args.number), best(peer_ix, args.repeat, args.number),
-           "pyarrow")
+           *best([ours_ix, peer_ix], args.repeat, args.number), "pyarrow")
 
 
 if __name__ == "__main__":

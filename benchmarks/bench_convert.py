@@ -51,9 +51,14 @@ from pandas.core.interchange.from_dataframe import (  # noqa: E402
 )
 
 
-def best(fn, number: int, repeat: int = 5) -> float:
-    """Best time of one call of fn, in seconds."""
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+def best_alternating(fns, number: int, repeat: int = 5) -> list[float]:
+    """Best time of one call of each fn, in seconds: every round times
+    ``number`` calls of each fn in turn, so load hits all of them alike."""
+    times = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            times[i] = min(times[i], timeit.timeit(fn, number=number) / number)
+    return times
 
 
 # --------------------------------------------------------------------------
@@ -122,10 +127,7 @@ def bench_one_buffer(rows, quick):
         return np.from_dlpack(arr)
 
     assert np.array_equal(ours(), pandas_()) and np.array_equal(ours(), seed())
-    t_ours = best(ours, num)
-    t_pd = best(pandas_, num // 4)
-    t_seed = best(seed, num // 4)
-    t_dl = best(dlpack, num)
+    t_ours, t_pd, t_seed, t_dl = best_alternating([ours, pandas_, seed, dlpack], num // 4)
     rows.append(
         Row(
             "(a) buffer_to_ndarray vs pandas",
@@ -159,8 +161,13 @@ def bench_one_buffer(rows, quick):
     )
     df = pd.DataFrame({"a": arr})
     pbuf, pdtype = df.__dataframe__().get_column(0).get_buffers()["data"]
-    t_ours2 = best(lambda: buffer_to_ndarray(pbuf, pdtype, offset=0, length=n), num // 4)
-    t_pd2 = best(lambda: pandas_buffer_to_ndarray(pbuf, pdtype, offset=0, length=n), num // 4)
+    t_ours2, t_pd2 = best_alternating(
+        [
+            lambda: buffer_to_ndarray(pbuf, pdtype, offset=0, length=n),
+            lambda: pandas_buffer_to_ndarray(pbuf, pdtype, offset=0, length=n),
+        ],
+        num // 4,
+    )
     rows.append(
         Row(
             "(a) same on pandas' PandasBuffer",
@@ -350,8 +357,7 @@ def bench_bits(rows, quick):
 
     assert np.array_equal(ours(), npy())
     num = 3 if quick else 5
-    t_ours = best(ours, num, 5)
-    t_np = best(npy, num, 5)
+    t_ours, t_np = best_alternating([ours, npy], num, 5)
     rows.append(
         Row(
             f"(d) unpack {n:.0e} bits vs np.unpackbits",
