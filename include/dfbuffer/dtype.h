@@ -33,6 +33,22 @@ dfb_ix_dtype_format(const dfb_ix_dtype *d, dfb_format *out);
 int
 dfb_interchange_dtype_parse(PyObject *t, dfb_format *out);
 
+/* The fast path of dfb_ix_dtype_read + dfb_ix_dtype_format for a plain
+   interchange dtype: an exact tuple (int kind INT, UINT, FLOAT or BOOL, int
+   bit width, exact ASCII str format, exact one-character ASCII str
+   endianness).  Returns 1 with `out` filled as the general pair fills it,
+   0 (no exception) when `t` is anything else (the caller then takes the
+   general pair, which gives the same answer or error), or -1 with an
+   exception set (cannot happen for ints). */
+int
+dfb_ix_dtype_plain(PyObject *t, dfb_format *out);
+
+/* dfb_ix_dtype_plain through st->ix_dtype_memo: the very tuple read last
+   time (held, so its items, immutable, are the ones read) is answered from
+   the memo; a new plain tuple replaces it.  Same returns. */
+int
+dfb_ix_dtype_plain_memo(dfb_state *st, PyObject *t, dfb_format *out);
+
 /* Returns a new reference to the NumPy dtype named by `typestr` ("<i8",
    "M8[us]", ...), or NULL with an exception set. */
 PyArray_Descr *

@@ -166,6 +166,31 @@ known_device_type(long t)
 int
 dfb_parse_device(PyObject *obj, DLDevice *out)
 {
+    if (PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) == 2) {
+        /* the common (int, int-or-None) tuple, read as below reads it (an
+           exact tuple's items need no Python code); anything unusual
+           takes the general path for its error */
+        PyObject *t = PyTuple_GET_ITEM(obj, 0), *id = PyTuple_GET_ITEM(obj, 1);
+        int ovt = 1, ovi = 0;
+        long tv = PyLong_Check(t) && !PyBool_Check(t)
+                      ? PyLong_AsLongAndOverflow(t, &ovt)
+                      : -1;
+        long iv = 0;
+        if (id != Py_None) {
+            iv = PyLong_Check(id) && !PyBool_Check(id)
+                     ? PyLong_AsLongAndOverflow(id, &ovi)
+                     : -1;
+        }
+        if ((tv == -1 || iv == -1) && PyErr_Occurred()) {
+            return -1; /* cannot happen for ints */
+        }
+        if (!ovt && !ovi && known_device_type(tv) && iv >= 0 &&
+            iv <= INT32_MAX) {
+            out->device_type = (DLDeviceType)tv;
+            out->device_id = (int32_t)iv;
+            return 0;
+        }
+    }
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
         PyErr_Format(
             PyExc_TypeError,
@@ -242,7 +267,10 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
              DLDevice device, int readonly, int native)
 {
     PyTypeObject *tp = st->buffer_type;
-    DfbBuffer *self = (DfbBuffer *)tp->tp_alloc(tp, 2 * (Py_ssize_t)ndim);
+    /* Every field is set below (no zeroing), and the Buffer is tracked
+       only once complete, and only when it can be part of a cycle.  The
+       type's tp_alloc is PyType_GenericAlloc (it sets none). */
+    DfbBuffer *self = PyObject_GC_NewVar(DfbBuffer, tp, 2 * (Py_ssize_t)ndim);
     if (self == NULL) {
         return NULL;
     }
@@ -262,9 +290,6 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     const int owner_gc =
         PyObject_IS_GC(owner) &&
         !(PyCapsule_CheckExact(owner) && !PyObject_GC_IsTracked(owner));
-    if (!owner_gc && !PyObject_IS_GC((PyObject *)dtype)) {
-        PyObject_GC_UnTrack(self);
-    }
     self->weakreflist = NULL;
     self->device = device;
     self->ndim = ndim;
@@ -272,9 +297,16 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     self->native = native;
     self->shape = self->dims;
     self->strides = self->dims + ndim;
-    if (ndim > 0) {
+    if (ndim == 1) {
+        self->dims[0] = shape[0];
+        self->dims[1] = strides[0];
+    }
+    else if (ndim > 0) {
         memcpy(self->shape, shape, ndim * sizeof(Py_ssize_t));
         memcpy(self->strides, strides, ndim * sizeof(Py_ssize_t));
+    }
+    if (owner_gc || PyObject_IS_GC((PyObject *)dtype)) {
+        PyObject_GC_Track(self);
     }
     return (PyObject *)self;
 }
@@ -382,6 +414,16 @@ dfb_buffer_new(dfb_state *st, char *ptr, Py_ssize_t bufsize, PyObject *owner,
         dflt_shape[0] = bufsize / itemsize;
         shape = dflt_shape;
         ndim = 1;
+        if (strides == NULL && known_device_type(device.device_type) &&
+            device.device_id >= 0 && native >= 0 &&
+            native < DFB_NATIVE_COUNT) {
+            /* 1-D contiguous over the whole block: what check_common and
+               dfb_extent would find valid, spanning [ptr, ptr + bufsize) */
+            Py_ssize_t stride1 = itemsize;
+            return buffer_alloc(st, ptr, ptr, bufsize, owner, dtype, 1,
+                                dflt_shape, &stride1, device, readonly,
+                                native);
+        }
     }
     if (check_common(dtype, ndim, shape, strides, cstrides, device, native,
                      &st_use) < 0) {

@@ -78,26 +78,42 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     static const dfb_argspec spec = {"buffer_to_ndarray", kw, 2, 2};
     PyObject *a[4] = {NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.dtype, st->str.offset,
-                              st->str.length};
-    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
-        return NULL;
+    int64_t offset = 0, length = -1;
+    if (nargs == 2 && kwnames == NULL) {
+        /* (buffer, dtype): what dfb_parse_args and dfb_parse_count give */
+        a[0] = args[0];
+        a[1] = args[1];
     }
-    int64_t offset, length;
-    if (dfb_parse_count(a[2], "offset", &offset) < 0 ||
-        dfb_parse_count(a[3], "length", &length) < 0) {
-        return NULL;
-    }
-    if (offset < 0) {
-        offset = 0;
+    else {
+        PyObject *const fast[] = {NULL, st->str.dtype, st->str.offset,
+                                  st->str.length};
+        if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
+            return NULL;
+        }
+        if (dfb_parse_count(a[2], "offset", &offset) < 0 ||
+            dfb_parse_count(a[3], "length", &length) < 0) {
+            return NULL;
+        }
+        if (offset < 0) {
+            offset = 0;
+        }
     }
 
     /* the type: an interchange tuple or a NumPy dtype-like */
     dfb_format fmt;
     PyArray_Descr *descr = NULL;
     int64_t isz;
-    if (PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) == 4 &&
-        PyLong_Check(PyTuple_GET_ITEM(a[1], 0))) {
+    int plain = dfb_ix_dtype_plain_memo(st, a[1], &fmt);
+    if (plain < 0) {
+        return NULL;
+    }
+    if (plain) {
+        /* a plain (kind, bits, format, endianness) tuple: the format the
+           general reader below gives it */
+        isz = fmt.type == DFB_T_BOOL_BIT ? 0 : dfb_format_itemsize(&fmt);
+    }
+    else if (PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) == 4 &&
+             PyLong_Check(PyTuple_GET_ITEM(a[1], 0))) {
         dfb_ix_dtype dt;
         if (dfb_ix_dtype_read(a[1], &dt) < 0) {
             return NULL;

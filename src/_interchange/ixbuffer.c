@@ -33,6 +33,17 @@ dfb_as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
 int
 dfb_as_pointer(PyObject *o, const char *proto, void **out)
 {
+    if (PyLong_CheckExact(o)) {
+        /* the common case: an exact int in [0, LLONG_MAX], which
+           PyLong_AsVoidPtr below converts to the same pointer */
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (!overflow && v >= 0 && (unsigned long long)v <= UINTPTR_MAX) {
+            *out = (void *)(uintptr_t)v;
+            return 0;
+        }
+        /* -1 (or an overflow): the general path below gives the error */
+    }
     if (!PyLong_Check(o) || PyBool_Check(o)) {
         PyErr_Format(PyExc_TypeError,
                      "%s: the data pointer must be an int, not %.100s", proto,
@@ -60,7 +71,8 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
                             PyObject *size_o, dfb_block *out)
 {
     const char *proto = "interchange Buffer";
-    if (DfbBuffer_Check(st, obj)) {
+    /* DfbBuffer_Check: the type has no subclasses (no BASETYPE flag) */
+    if (Py_IS_TYPE(obj, st->buffer_type)) {
         DfbBuffer *b = (DfbBuffer *)obj;
         out->ptr = b->ptr;
         out->size = b->bufsize;
