@@ -66,4 +66,25 @@ dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt);
 int
 dfb_buffer_check_dtype(PyArray_Descr *d);
 
+/* 1 if `d` is a dtype a Buffer may carry (dfb_buffer_check_dtype would
+   return 0), else 0.  No exception. */
+static inline int
+dfb_buffer_dtype_ok(PyArray_Descr *d)
+{
+    switch (d->kind) {
+        case 'b':
+        case 'i':
+        case 'u':
+        case 'f':
+        case 'c':
+        case 'm':
+        case 'M':
+            return !(PyDataType_FLAGCHK(d, NPY_ITEM_REFCOUNT) ||
+                     PyDataType_HASFIELDS(d) || PyDataType_HASSUBARRAY(d) ||
+                     PyDataType_ELSIZE(d) <= 0);
+        default:
+            return 0;
+    }
+}
+
 #endif /* DFBUFFER_DTYPE_H */

@@ -260,7 +260,7 @@ done:
 
 /* Allocates and fills a Buffer after every check passed.  Returns a new
    reference or NULL (MemoryError). */
-static PyObject *
+static inline PyObject *
 buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
              PyObject *owner, PyArray_Descr *dtype, int ndim,
              const Py_ssize_t *shape, const Py_ssize_t *strides,
@@ -384,6 +384,22 @@ dfb_buffer_new(dfb_state *st, char *ptr, Py_ssize_t bufsize, PyObject *owner,
     Py_ssize_t cstrides[DFB_MAXDIM];
     const Py_ssize_t *st_use;
 
+    if (shape == NULL && strides == NULL) {
+        /* The readers' common case, 1-D contiguous over the whole block,
+           checked in one pass: what the checks below find valid (then
+           check_common and dfb_extent add nothing).  Anything else takes
+           them, for its error. */
+        Py_ssize_t isz = PyDataType_ELSIZE(dtype);
+        if (bufsize >= 0 && (ptr != NULL || bufsize == 0) &&
+            (uintptr_t)ptr <= UINTPTR_MAX - (uintptr_t)bufsize &&
+            dfb_buffer_dtype_ok(dtype) && isz > 0 && bufsize % isz == 0 &&
+            known_device_type(device.device_type) && device.device_id >= 0 &&
+            native >= 0 && native < DFB_NATIVE_COUNT) {
+            dflt_shape[0] = bufsize / isz;
+            return buffer_alloc(st, ptr, ptr, bufsize, owner, dtype, 1,
+                                dflt_shape, &isz, device, readonly, native);
+        }
+    }
     if (bufsize < 0) {
         PyErr_Format(PyExc_ValueError, "bufsize must be >= 0, got %zd",
                      bufsize);
@@ -414,16 +430,6 @@ dfb_buffer_new(dfb_state *st, char *ptr, Py_ssize_t bufsize, PyObject *owner,
         dflt_shape[0] = bufsize / itemsize;
         shape = dflt_shape;
         ndim = 1;
-        if (strides == NULL && known_device_type(device.device_type) &&
-            device.device_id >= 0 && native >= 0 &&
-            native < DFB_NATIVE_COUNT) {
-            /* 1-D contiguous over the whole block: what check_common and
-               dfb_extent would find valid, spanning [ptr, ptr + bufsize) */
-            Py_ssize_t stride1 = itemsize;
-            return buffer_alloc(st, ptr, ptr, bufsize, owner, dtype, 1,
-                                dflt_shape, &stride1, device, readonly,
-                                native);
-        }
     }
     if (check_common(dtype, ndim, shape, strides, cstrides, device, native,
                      &st_use) < 0) {

@@ -79,6 +79,10 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     PyObject *a[4] = {NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
     int64_t offset = 0, length = -1;
+    dfb_format fmt;
+    PyArray_Descr *descr = NULL;
+    int64_t isz;
+    int plain;
     if (nargs == 2 && kwnames == NULL) {
         /* (buffer, dtype): what dfb_parse_args and dfb_parse_count give */
         a[0] = args[0];
@@ -99,17 +103,13 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         }
     }
 
-    /* the type: an interchange tuple or a NumPy dtype-like */
-    dfb_format fmt;
-    PyArray_Descr *descr = NULL;
-    int64_t isz;
-    int plain = dfb_ix_dtype_plain_memo(st, a[1], &fmt);
-    if (plain < 0) {
+    /* the type: an interchange tuple or a NumPy dtype-like; a plain
+       (kind, bits, format, endianness) tuple is read directly (the memo of
+       its last reading), to the format the general reader gives it */
+    if ((plain = dfb_ix_dtype_plain_memo(st, a[1], &fmt)) < 0) {
         return NULL;
     }
     if (plain) {
-        /* a plain (kind, bits, format, endianness) tuple: the format the
-           general reader below gives it */
         isz = fmt.type == DFB_T_BOOL_BIT ? 0 : dfb_format_itemsize(&fmt);
     }
     else if (PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) == 4 &&

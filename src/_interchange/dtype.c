@@ -129,6 +129,9 @@ dfb_interchange_dtype_parse(PyObject *t, dfb_format *out)
 int
 dfb_buffer_check_dtype(PyArray_Descr *d)
 {
+    if (dfb_buffer_dtype_ok(d)) {
+        return 0;
+    }
     switch (d->kind) {
         case 'b':
         case 'i':
