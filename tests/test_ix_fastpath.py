@@ -338,3 +338,32 @@ def test_one_pass_buffer_takes_part_in_cycles():
         del buf, b
         gc.collect()
         assert ref() is None
+
+
+def test_releasing_a_buffer_releases_its_owner_and_dtype():
+    """The release without the trashcan (owner and dtype held elsewhere) and
+    with it (the last reference to the owner, a weak reference to the Buffer)
+    both drop exactly their references."""
+    mem = np.zeros(16, "u1")
+    owner = [mem]
+    dt = np.dtype("f8")
+    rc, rcd = sys.getrefcount(owner), sys.getrefcount(dt)
+    b = Buffer(mem.ctypes.data, 16, owner=owner, dtype=dt)
+    del b
+    assert (sys.getrefcount(owner), sys.getrefcount(dt)) == (rc, rcd)
+    b = Buffer(mem.ctypes.data, 16, owner=owner, dtype=dt)
+    ref = weakref.ref(b)
+    del b
+    assert ref() is None and (sys.getrefcount(owner), sys.getrefcount(dt)) == (rc, rcd)
+
+
+    class Owner:
+        pass
+
+    last = Owner()
+    ref = weakref.ref(last)
+    b = Buffer(mem.ctypes.data, 16, owner=last)
+    del last
+    assert ref() is not None
+    del b  # the Buffer held the last reference: the trashcan path frees it
+    assert ref() is None
