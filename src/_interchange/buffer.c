@@ -392,10 +392,11 @@ dfb_buffer_new(dfb_state *st, char *ptr, Py_ssize_t bufsize, PyObject *owner,
         Py_ssize_t isz = PyDataType_ELSIZE(dtype);
         if (bufsize >= 0 && (ptr != NULL || bufsize == 0) &&
             (uintptr_t)ptr <= UINTPTR_MAX - (uintptr_t)bufsize &&
-            dfb_buffer_dtype_ok(dtype) && isz > 0 && bufsize % isz == 0 &&
+            dfb_buffer_dtype_ok(dtype) && isz > 0 &&
+            (isz == 1 || bufsize % isz == 0) &&
             known_device_type(device.device_type) && device.device_id >= 0 &&
             native >= 0 && native < DFB_NATIVE_COUNT) {
-            dflt_shape[0] = bufsize / isz;
+            dflt_shape[0] = isz == 1 ? bufsize : bufsize / isz;
             return buffer_alloc(st, ptr, ptr, bufsize, owner, dtype, 1,
                                 dflt_shape, &isz, device, readonly, native);
         }

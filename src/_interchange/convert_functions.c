@@ -68,6 +68,25 @@ native_typenum(const dfb_format *f)
     }
 }
 
+/* size / isz (size >= 0, isz > 0), without a division instruction for the
+   widths of the plain types.  Cannot fail. */
+static inline int64_t
+elements_in(int64_t size, int64_t isz)
+{
+    switch (isz) {
+        case 1:
+            return size;
+        case 2:
+            return size / 2;
+        case 4:
+            return size / 4;
+        case 8:
+            return size / 8;
+        default:
+            return size / isz;
+    }
+}
+
 /* buffer_to_ndarray(buffer, dtype, *, offset=0, length=None). */
 static PyObject *
 buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -156,7 +175,7 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     /* element capacity of the block */
     int64_t cap = isz == 0
                       ? (span.size > INT64_MAX / 8 ? INT64_MAX : span.size * 8)
-                      : span.size / isz;
+                      : elements_in(span.size, isz);
     if (offset > cap || (length >= 0 && length > cap - offset)) {
         PyErr_Format(PyExc_ValueError,
                      "offset %lld + length %lld exceed the buffer's %lld "
