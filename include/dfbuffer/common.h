@@ -120,6 +120,16 @@ typedef struct {
     uint32_t known;   /* bit i: probe i answered */
     uint32_t present; /* bit i: probe i found */
 } dfb_probe_memo;
+/* dtype.c's memo of the last plain interchange dtype tuple read by
+   buffer_to_ndarray (dfb_ix_dtype_plain_memo): the tuple (strong, visited
+   by the module's traverse) and the dfb_format fields it parsed to. */
+typedef struct {
+    PyObject *tuple;
+    int type;
+    int bits;
+    char byteorder;
+} dfb_ix_dtype_memo;
+
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
 typedef struct {
     PyTypeObject *buffer_type;  /* dfbuffer.Buffer */
@@ -138,6 +148,7 @@ typedef struct {
     PyTypeObject *ixview_field_type;
     PyTypeObject *ixview_chunk_type;
     dfb_probe_memo probe_memo; /* probe.c: the open probe scope, if any */
+    dfb_ix_dtype_memo ix_dtype_memo; /* dtype.c: strong tuple, visited */
 } dfb_state;
 
 /* state.c: the module definition (module.c fills in its slots at init). */

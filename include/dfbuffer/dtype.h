@@ -33,6 +33,22 @@ dfb_ix_dtype_format(const dfb_ix_dtype *d, dfb_format *out);
 int
 dfb_interchange_dtype_parse(PyObject *t, dfb_format *out);
 
+/* The fast path of dfb_ix_dtype_read + dfb_ix_dtype_format for a plain
+   interchange dtype: an exact tuple (int kind INT, UINT, FLOAT or BOOL, int
+   bit width, exact ASCII str format, exact one-character ASCII str
+   endianness).  Returns 1 with `out` filled as the general pair fills it,
+   0 (no exception) when `t` is anything else (the caller then takes the
+   general pair, which gives the same answer or error), or -1 with an
+   exception set (cannot happen for ints). */
+int
+dfb_ix_dtype_plain(PyObject *t, dfb_format *out);
+
+/* dfb_ix_dtype_plain through st->ix_dtype_memo: the very tuple read last
+   time (held, so its items, immutable, are the ones read) is answered from
+   the memo; a new plain tuple replaces it.  Same returns. */
+int
+dfb_ix_dtype_plain_memo(dfb_state *st, PyObject *t, dfb_format *out);
+
 /* Returns a new reference to the NumPy dtype named by `typestr` ("<i8",
    "M8[us]", ...), or NULL with an exception set. */
 PyArray_Descr *
@@ -49,5 +65,26 @@ dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt);
    (reference-holding, structured, string or flexible dtypes). */
 int
 dfb_buffer_check_dtype(PyArray_Descr *d);
+
+/* 1 if `d` is a dtype a Buffer may carry (dfb_buffer_check_dtype would
+   return 0), else 0.  No exception. */
+static inline int
+dfb_buffer_dtype_ok(PyArray_Descr *d)
+{
+    switch (d->kind) {
+        case 'b':
+        case 'i':
+        case 'u':
+        case 'f':
+        case 'c':
+        case 'm':
+        case 'M':
+            return !(PyDataType_FLAGCHK(d, NPY_ITEM_REFCOUNT) ||
+                     PyDataType_HASFIELDS(d) || PyDataType_HASSUBARRAY(d) ||
+                     PyDataType_ELSIZE(d) <= 0);
+        default:
+            return 0;
+    }
+}
 
 #endif /* DFBUFFER_DTYPE_H */

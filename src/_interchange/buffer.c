@@ -166,6 +166,31 @@ known_device_type(long t)
 int
 dfb_parse_device(PyObject *obj, DLDevice *out)
 {
+    if (PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) == 2) {
+        /* the common (int, int-or-None) tuple, read as below reads it (an
+           exact tuple's items need no Python code); anything unusual
+           takes the general path for its error */
+        PyObject *t = PyTuple_GET_ITEM(obj, 0), *id = PyTuple_GET_ITEM(obj, 1);
+        int ovt = 1, ovi = 0;
+        long tv = PyLong_Check(t) && !PyBool_Check(t)
+                      ? PyLong_AsLongAndOverflow(t, &ovt)
+                      : -1;
+        long iv = 0;
+        if (id != Py_None) {
+            iv = PyLong_Check(id) && !PyBool_Check(id)
+                     ? PyLong_AsLongAndOverflow(id, &ovi)
+                     : -1;
+        }
+        if ((tv == -1 || iv == -1) && PyErr_Occurred()) {
+            return -1; /* cannot happen for ints */
+        }
+        if (!ovt && !ovi && known_device_type(tv) && iv >= 0 &&
+            iv <= INT32_MAX) {
+            out->device_type = (DLDeviceType)tv;
+            out->device_id = (int32_t)iv;
+            return 0;
+        }
+    }
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
         PyErr_Format(
             PyExc_TypeError,
@@ -235,14 +260,17 @@ done:
 
 /* Allocates and fills a Buffer after every check passed.  Returns a new
    reference or NULL (MemoryError). */
-static PyObject *
+static inline PyObject *
 buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
              PyObject *owner, PyArray_Descr *dtype, int ndim,
              const Py_ssize_t *shape, const Py_ssize_t *strides,
              DLDevice device, int readonly, int native)
 {
     PyTypeObject *tp = st->buffer_type;
-    DfbBuffer *self = (DfbBuffer *)tp->tp_alloc(tp, 2 * (Py_ssize_t)ndim);
+    /* Every field is set below (no zeroing), and the Buffer is tracked
+       only once complete, and only when it can be part of a cycle.  The
+       type's tp_alloc is PyType_GenericAlloc (it sets none). */
+    DfbBuffer *self = PyObject_GC_NewVar(DfbBuffer, tp, 2 * (Py_ssize_t)ndim);
     if (self == NULL) {
         return NULL;
     }
@@ -262,9 +290,6 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     const int owner_gc =
         PyObject_IS_GC(owner) &&
         !(PyCapsule_CheckExact(owner) && !PyObject_GC_IsTracked(owner));
-    if (!owner_gc && !PyObject_IS_GC((PyObject *)dtype)) {
-        PyObject_GC_UnTrack(self);
-    }
     self->weakreflist = NULL;
     self->device = device;
     self->ndim = ndim;
@@ -272,9 +297,16 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     self->native = native;
     self->shape = self->dims;
     self->strides = self->dims + ndim;
-    if (ndim > 0) {
+    if (ndim == 1) {
+        self->dims[0] = shape[0];
+        self->dims[1] = strides[0];
+    }
+    else if (ndim > 0) {
         memcpy(self->shape, shape, ndim * sizeof(Py_ssize_t));
         memcpy(self->strides, strides, ndim * sizeof(Py_ssize_t));
+    }
+    if (owner_gc || PyObject_IS_GC((PyObject *)dtype)) {
+        PyObject_GC_Track(self);
     }
     return (PyObject *)self;
 }
@@ -352,6 +384,23 @@ dfb_buffer_new(dfb_state *st, char *ptr, Py_ssize_t bufsize, PyObject *owner,
     Py_ssize_t cstrides[DFB_MAXDIM];
     const Py_ssize_t *st_use;
 
+    if (shape == NULL && strides == NULL) {
+        /* The readers' common case, 1-D contiguous over the whole block,
+           checked in one pass: what the checks below find valid (then
+           check_common and dfb_extent add nothing).  Anything else takes
+           them, for its error. */
+        Py_ssize_t isz = PyDataType_ELSIZE(dtype);
+        if (bufsize >= 0 && (ptr != NULL || bufsize == 0) &&
+            (uintptr_t)ptr <= UINTPTR_MAX - (uintptr_t)bufsize &&
+            dfb_buffer_dtype_ok(dtype) && isz > 0 &&
+            (isz == 1 || bufsize % isz == 0) &&
+            known_device_type(device.device_type) && device.device_id >= 0 &&
+            native >= 0 && native < DFB_NATIVE_COUNT) {
+            dflt_shape[0] = isz == 1 ? bufsize : bufsize / isz;
+            return buffer_alloc(st, ptr, ptr, bufsize, owner, dtype, 1,
+                                dflt_shape, &isz, device, readonly, native);
+        }
+    }
     if (bufsize < 0) {
         PyErr_Format(PyExc_ValueError, "bufsize must be >= 0, got %zd",
                      bufsize);

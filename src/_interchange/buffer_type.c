@@ -271,6 +271,17 @@ buffer_dealloc(PyObject *op)
     DfbBuffer *self = (DfbBuffer *)op;
     PyTypeObject *tp = Py_TYPE(op);
     PyObject_GC_UnTrack(op);
+    if (self->weakreflist == NULL && self->owner != NULL &&
+        Py_REFCNT(self->owner) > 1 && self->dtype != NULL &&
+        Py_REFCNT(self->dtype) > 1) {
+        /* Releasing owner and dtype frees nothing (others hold them): no
+           chain to guard, no trashcan. */
+        Py_DECREF(self->owner);
+        Py_DECREF(self->dtype);
+        tp->tp_free(op);
+        Py_DECREF(tp);
+        return;
+    }
     /* Deep owner chains (Buffers owning Buffers) must not overflow the C
        stack. */
     Py_TRASHCAN_BEGIN(op, buffer_dealloc)

@@ -68,6 +68,25 @@ native_typenum(const dfb_format *f)
     }
 }
 
+/* size / isz (size >= 0, isz > 0), without a division instruction for the
+   widths of the plain types.  Cannot fail. */
+static inline int64_t
+elements_in(int64_t size, int64_t isz)
+{
+    switch (isz) {
+        case 1:
+            return size;
+        case 2:
+            return size / 2;
+        case 4:
+            return size / 4;
+        case 8:
+            return size / 8;
+        default:
+            return size / isz;
+    }
+}
+
 /* buffer_to_ndarray(buffer, dtype, *, offset=0, length=None). */
 static PyObject *
 buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -78,26 +97,42 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     static const dfb_argspec spec = {"buffer_to_ndarray", kw, 2, 2};
     PyObject *a[4] = {NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.dtype, st->str.offset,
-                              st->str.length};
-    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
-        return NULL;
-    }
-    int64_t offset, length;
-    if (dfb_parse_count(a[2], "offset", &offset) < 0 ||
-        dfb_parse_count(a[3], "length", &length) < 0) {
-        return NULL;
-    }
-    if (offset < 0) {
-        offset = 0;
-    }
-
-    /* the type: an interchange tuple or a NumPy dtype-like */
+    int64_t offset = 0, length = -1;
     dfb_format fmt;
     PyArray_Descr *descr = NULL;
     int64_t isz;
-    if (PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) == 4 &&
-        PyLong_Check(PyTuple_GET_ITEM(a[1], 0))) {
+    int plain;
+    if (nargs == 2 && kwnames == NULL) {
+        /* (buffer, dtype): what dfb_parse_args and dfb_parse_count give */
+        a[0] = args[0];
+        a[1] = args[1];
+    }
+    else {
+        PyObject *const fast[] = {NULL, st->str.dtype, st->str.offset,
+                                  st->str.length};
+        if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
+            return NULL;
+        }
+        if (dfb_parse_count(a[2], "offset", &offset) < 0 ||
+            dfb_parse_count(a[3], "length", &length) < 0) {
+            return NULL;
+        }
+        if (offset < 0) {
+            offset = 0;
+        }
+    }
+
+    /* the type: an interchange tuple or a NumPy dtype-like; a plain
+       (kind, bits, format, endianness) tuple is read directly (the memo of
+       its last reading), to the format the general reader gives it */
+    if ((plain = dfb_ix_dtype_plain_memo(st, a[1], &fmt)) < 0) {
+        return NULL;
+    }
+    if (plain) {
+        isz = fmt.type == DFB_T_BOOL_BIT ? 0 : dfb_format_itemsize(&fmt);
+    }
+    else if (PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) == 4 &&
+             PyLong_Check(PyTuple_GET_ITEM(a[1], 0))) {
         dfb_ix_dtype dt;
         if (dfb_ix_dtype_read(a[1], &dt) < 0) {
             return NULL;
@@ -140,7 +175,7 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     /* element capacity of the block */
     int64_t cap = isz == 0
                       ? (span.size > INT64_MAX / 8 ? INT64_MAX : span.size * 8)
-                      : span.size / isz;
+                      : elements_in(span.size, isz);
     if (offset > cap || (length >= 0 && length > cap - offset)) {
         PyErr_Format(PyExc_ValueError,
                      "offset %lld + length %lld exceed the buffer's %lld "

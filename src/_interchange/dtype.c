@@ -59,6 +59,64 @@ dfb_ix_dtype_format(const dfb_ix_dtype *d, dfb_format *out)
 }
 
 int
+dfb_ix_dtype_plain(PyObject *t, dfb_format *out)
+{
+    /* An exact tuple: a subclass may override item access for others */
+    if (!PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != 4) {
+        return 0;
+    }
+    PyObject *k = PyTuple_GET_ITEM(t, 0), *b = PyTuple_GET_ITEM(t, 1);
+    PyObject *f = PyTuple_GET_ITEM(t, 2), *e = PyTuple_GET_ITEM(t, 3);
+    /* ints (an IntEnum kind too: no Python code reads an int's value);
+       exact ASCII strs, for which PyUnicode_AsUTF8 cannot fail */
+    if (!PyLong_Check(k) || !PyLong_Check(b) || !PyUnicode_CheckExact(f) ||
+        !PyUnicode_IS_ASCII(f) || !PyUnicode_CheckExact(e) ||
+        !PyUnicode_IS_ASCII(e) || PyUnicode_GET_LENGTH(e) != 1) {
+        return 0;
+    }
+    int ovk, ovb;
+    long kind = PyLong_AsLongAndOverflow(k, &ovk);
+    long bits = PyLong_AsLongAndOverflow(b, &ovb);
+    if ((kind == -1 || bits == -1) && PyErr_Occurred()) {
+        return -1;
+    }
+    /* the kinds whose format core's parser ignores (so NULL gives the
+       same answer), with the widths dfb_ix_dtype_format lets through */
+    if (ovk || ovb || !(kind == 0 || kind == 1 || kind == 2 || kind == 20) ||
+        bits < 0 || bits > 1024) {
+        return 0;
+    }
+    char en = (char)PyUnicode_READ_CHAR(e, 0);
+    return dfb_format_parse_interchange((int)kind, (int)bits, NULL, en, out) ==
+                   0
+               ? 1
+               : 0;
+}
+
+int
+dfb_ix_dtype_plain_memo(dfb_state *st, PyObject *t, dfb_format *out)
+{
+    dfb_ix_dtype_memo *m = &st->ix_dtype_memo;
+    if (t == m->tuple) {
+        /* the fields dfb_format_parse_interchange sets for these kinds */
+        memset(out, 0, sizeof(*out));
+        out->type = (dfb_type)m->type;
+        out->bits = m->bits;
+        out->byteorder = m->byteorder;
+        return 1;
+    }
+    int r = dfb_ix_dtype_plain(t, out);
+    if (r == 1) {
+        m->type = (int)out->type;
+        m->bits = out->bits;
+        m->byteorder = out->byteorder;
+        /* the old tuple's release may run code: the memo is whole first */
+        Py_XSETREF(m->tuple, Py_NewRef(t));
+    }
+    return r;
+}
+
+int
 dfb_interchange_dtype_parse(PyObject *t, dfb_format *out)
 {
     dfb_ix_dtype d;
@@ -71,6 +129,9 @@ dfb_interchange_dtype_parse(PyObject *t, dfb_format *out)
 int
 dfb_buffer_check_dtype(PyArray_Descr *d)
 {
+    if (dfb_buffer_dtype_ok(d)) {
+        return 0;
+    }
     switch (d->kind) {
         case 'b':
         case 'i':

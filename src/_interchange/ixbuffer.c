@@ -10,6 +10,41 @@
 
 #include <string.h>
 
+/* The common case of dfb_as_pointer, inline: 1 with *out set when `o` is
+   an exact int in [0, LLONG_MAX] (the same pointer dfb_as_pointer gives),
+   else 0 (no exception). */
+static inline int
+exact_pointer(PyObject *o, void **out)
+{
+    if (!PyLong_CheckExact(o)) {
+        return 0;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || v < 0 || (unsigned long long)v > UINTPTR_MAX) {
+        return 0; /* -1 here is the value, not an error: exact ints */
+    }
+    *out = (void *)(uintptr_t)v;
+    return 1;
+}
+
+/* The common case of dfb_as_ssize, inline: 1 with *out set when `o` is an
+   exact int that fits Py_ssize_t, else 0 (no exception). */
+static inline int
+exact_ssize(PyObject *o, Py_ssize_t *out)
+{
+    if (!PyLong_CheckExact(o)) {
+        return 0;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || v < PY_SSIZE_T_MIN || v > PY_SSIZE_T_MAX) {
+        return 0;
+    }
+    *out = (Py_ssize_t)v;
+    return 1;
+}
+
 int
 dfb_as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
 {
@@ -33,6 +68,9 @@ dfb_as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
 int
 dfb_as_pointer(PyObject *o, const char *proto, void **out)
 {
+    if (exact_pointer(o, out)) {
+        return 0; /* what PyLong_AsVoidPtr below gives */
+    }
     if (!PyLong_Check(o) || PyBool_Check(o)) {
         PyErr_Format(PyExc_TypeError,
                      "%s: the data pointer must be an int, not %.100s", proto,
@@ -60,7 +98,8 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
                             PyObject *size_o, dfb_block *out)
 {
     const char *proto = "interchange Buffer";
-    if (DfbBuffer_Check(st, obj)) {
+    /* DfbBuffer_Check: the type has no subclasses (no BASETYPE flag) */
+    if (Py_IS_TYPE(obj, st->buffer_type)) {
         DfbBuffer *b = (DfbBuffer *)obj;
         out->ptr = b->ptr;
         out->size = b->bufsize;
@@ -78,14 +117,15 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
         goto missing;
     }
     void *ptr;
-    if (dfb_as_pointer(p, proto, &ptr) < 0) {
+    if (!exact_pointer(p, &ptr) && dfb_as_pointer(p, proto, &ptr) < 0) {
         goto done;
     }
     if (n == NULL && (n = PyObject_GetAttr(obj, st->str.bufsize)) == NULL) {
         goto missing;
     }
     Py_ssize_t size;
-    if (dfb_as_ssize(n, proto, "bufsize", &size) < 0) {
+    if (!exact_ssize(n, &size) &&
+        dfb_as_ssize(n, proto, "bufsize", &size) < 0) {
         goto done;
     }
     if (size < 0) {

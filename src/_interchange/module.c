@@ -235,6 +235,7 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->categorical_codes);
     Py_VISIT(st->ixview_field_type);
     Py_VISIT(st->ixview_chunk_type);
+    Py_VISIT(st->ix_dtype_memo.tuple);
     return 0;
 }
 
@@ -255,6 +256,7 @@ module_clear(PyObject *m)
     Py_CLEAR(st->ixview_chunk_type);
     dfb_convert_state_clear(st);
     dfb_probe_state_clear(st);
+    Py_CLEAR(st->ix_dtype_memo.tuple);
     return 0;
 }
 
