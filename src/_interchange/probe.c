@@ -340,8 +340,18 @@ dfb_probe(dfb_state *st, PyObject *obj, int which)
     if (m->token != 0 && m->obj == obj && (m->known & bit)) {
         return (m->present & bit) != 0;
     }
-    int r = probe_uncached(st, obj, which);
-    if (r < 0) {
+    /* the hot path, inline: an unchanged heap type answered before, found
+       there or with no instance dict to ask (probe_uncached's answer) */
+    PyTypeObject *tp = Py_TYPE(obj);
+    const dfb_probe_entry *e = cache_entry(st, tp);
+    const unsigned int tag = valid_tag(tp);
+    int r;
+    if (tag != 0 && e->tp == tp && e->tag == tag && (e->known & bit) &&
+        ((e->present & bit) || tp->tp_getattro != PyObject_GenericGetAttr ||
+         tp->tp_dictoffset == 0)) {
+        r = (e->present & bit) != 0;
+    }
+    else if ((r = probe_uncached(st, obj, which)) < 0) {
         return -1;
     }
     /* the probe may have run code (a colliding key's __eq__) that opened
