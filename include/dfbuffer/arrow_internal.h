@@ -20,7 +20,10 @@ typedef struct {
     Py_ssize_t n, cap;
 } ref_list;
 
-/* One import: its schema and the holder capsules of its chunks. */
+/* One import: its schema and the holder capsules of its chunks.  The
+   first chunk's slots are inline (`holders` and `arrays` then point into
+   the struct itself): an import is never copied or moved once a chunk is
+   added. */
 typedef struct {
     struct ArrowSchema schema;  /* moved in; released by
                                    dfb_arrow_import_clear */
@@ -33,6 +36,8 @@ typedef struct {
     int accept_device;          /* set by callers that handle non-CPU data
                                    (else dfb_arrow_import_producer
                                    refuses it) */
+    PyObject *holder1;          /* the inline slots of the first chunk */
+    struct ArrowArray *array1;  /* (see above) */
 } arrow_import;
 
 /* One column chunk: a schema + array, with the element range it covers. */

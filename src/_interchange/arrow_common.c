@@ -55,6 +55,9 @@ dfb_arrow_refs_clear(ref_list *r)
 void *
 dfb_arrow_capsule_pointer(PyObject *cap, const char *name, const char *what)
 {
+    if (PyCapsule_IsValid(cap, name)) {
+        return PyCapsule_GetPointer(cap, name); /* the common case */
+    }
     if (!PyCapsule_CheckExact(cap)) {
         PyErr_Format(PyExc_TypeError,
                      "%s must give a PyCapsule named '%s', got %.100s", what,

@@ -65,6 +65,85 @@ describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
                                    DFB_VIEWS_KEEP, name);
 }
 
+/* The one-chunk fast path of convert_column: a non-empty CPU chunk of a
+   plain integer or float type without nulls (no validity bitmap, or a
+   null_count of 0 over the whole array) or dictionary.  Makes what the
+   general path makes of it (dfb_arrow_describe_node, then
+   dfb_columns_to_ndarray): the same checks (dfb_arrow_check_node, first,
+   as there), the same read-only span Buffer over the values buffer owned
+   by the holder, and the same read-only view of [offset, offset + length)
+   with that Buffer as its base; without the column description, its
+   reference list and the converters' dispatch.  Returns 1 with *out set (a
+   new reference, or NULL with the general path's exception set), or 0
+   (nothing done) when the chunk takes the general path. */
+static int
+convert_plain_chunk(dfb_state *st, const arrow_import *imp, int is_table,
+                    int64_t c, const char *name, PyObject **out)
+{
+    arrow_node nd;
+    *out = NULL;
+    if (imp->n != 1) {
+        return 0;
+    }
+    if (dfb_arrow_import_node(imp, is_table, 0, c, &nd) < 0) {
+        return 1; /* the general path fails here too */
+    }
+    const struct ArrowSchema *s = nd.schema;
+    const struct ArrowArray *a = nd.array;
+    if (s->dictionary != NULL || nd.device.device_type != kDLCPU ||
+        nd.length <= 0) {
+        return 0;
+    }
+    dfb_format f;
+    int64_t end, size;
+    dfb_error err;
+    dfb_code rc =
+        dfb_arrow_check_node(s, a, nd.offset, nd.length, name, &f, &end, &err);
+    if (rc != DFB_OK) {
+        dfb_arrow_raise(rc, &err);
+        return 1;
+    }
+    const int whole = nd.offset == a->offset && nd.length == a->length;
+    const int itemsize = dfb_format_itemsize(&f);
+    if ((f.type != DFB_T_INT && f.type != DFB_T_UINT &&
+         f.type != DFB_T_FLOAT) ||
+        itemsize <= 0 || a->buffers[1] == NULL ||
+        !(a->buffers[0] == NULL || (a->null_count == 0 && whole)) ||
+        nd.offset > INT64_MAX - nd.length - 8 ||
+        dfb_arrow_mul_nonneg(end, itemsize, &size) < 0) {
+        return 0; /* the general path (and its errors) */
+    }
+    /* the stored dtype is the result's: Arrow's plain numbers are in
+       native order ('=', '|' for one byte) */
+    PyArray_Descr *d = dfb_arrow_stored_descr(&f);
+    if (d == NULL) {
+        return 1;
+    }
+    PyObject *span =
+        dfb_buffer_new(st, (char *)a->buffers[1], (Py_ssize_t)size, nd.holder,
+                       d, 1, NULL, NULL, nd.device, 1, DFB_NATIVE_ARROW);
+    if (span == NULL) {
+        Py_DECREF(d);
+        return 1;
+    }
+    npy_intp dims[1] = {(npy_intp)nd.length};
+    char *p = (char *)a->buffers[1] + nd.offset * itemsize;
+    /* steals d; flags 0: read-only, as the view of a read-only span */
+    PyObject *arr =
+        PyArray_NewFromDescr(&PyArray_Type, d, 1, dims, NULL, p, 0, NULL);
+    if (arr == NULL) {
+        Py_DECREF(span);
+        return 1;
+    }
+    /* steals span, also when it fails */
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, span) < 0) {
+        Py_DECREF(arr);
+        return 1;
+    }
+    *out = arr;
+    return 1;
+}
+
 /* Converts column `c` of the import (all its chunks, or an empty column
    when there are none) with dfb_columns_to_ndarray.  Returns a new
    reference, or NULL with an exception set. */
@@ -73,6 +152,10 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
                dfb_nulls_mode nulls, int allow_copy)
 {
     const char *name = dfb_arrow_column_name(imp, is_table, c);
+    PyObject *plain;
+    if (convert_plain_chunk(st, imp, is_table, c, name, &plain)) {
+        return plain;
+    }
     Py_ssize_t n = imp->n > 0 ? imp->n : 1;
     dfb_column *cols = PyMem_Calloc(2 * (size_t)n, sizeof(dfb_column));
     ref_list refs = {0};

@@ -25,6 +25,25 @@
 PyArray_Descr *
 dfb_arrow_stored_descr(const dfb_format *f)
 {
+    /* the plain numbers directly: the dtypes "=<kind><size>" gives */
+    static const int ints[4] = {NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64};
+    static const int uints[4] = {NPY_UINT8, NPY_UINT16, NPY_UINT32,
+                                 NPY_UINT64};
+    static const int floats[4] = {-1, NPY_HALF, NPY_FLOAT, NPY_DOUBLE};
+    const int k = f->bits == 8    ? 0
+                  : f->bits == 16 ? 1
+                  : f->bits == 32 ? 2
+                  : f->bits == 64 ? 3
+                                  : -1;
+    if (k >= 0 && f->type == DFB_T_INT) {
+        return PyArray_DescrFromType(ints[k]);
+    }
+    if (k >= 0 && f->type == DFB_T_UINT) {
+        return PyArray_DescrFromType(uints[k]);
+    }
+    if (k > 0 && f->type == DFB_T_FLOAT) {
+        return PyArray_DescrFromType(floats[k]);
+    }
     char ts[32];
     dfb_format g = *f;
     g.byteorder = '=';

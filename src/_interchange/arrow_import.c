@@ -54,7 +54,7 @@ holder_destructor(PyObject *cap)
             h->array.release(&h->array);
             h->array.release = NULL;
         }
-        PyMem_RawFree(h);
+        PyMem_Free(h);
     }
     else {
         PyErr_Clear();
@@ -67,14 +67,16 @@ holder_destructor(PyObject *cap)
 static PyObject *
 holder_new(arrow_holder **out)
 {
-    arrow_holder *h = PyMem_RawCalloc(1, sizeof(*h));
+    /* the object allocator: the capsule is freed with the GIL held */
+    arrow_holder *h = PyMem_Malloc(sizeof(*h));
     if (h == NULL) {
         PyErr_NoMemory();
         return NULL;
     }
+    h->array.release = NULL;
     PyObject *cap = PyCapsule_New(h, HOLDER_NAME, holder_destructor);
     if (cap == NULL) {
-        PyMem_RawFree(h);
+        PyMem_Free(h);
         return NULL;
     }
     *out = h;
@@ -93,8 +95,10 @@ dfb_arrow_import_clear(arrow_import *imp)
     for (Py_ssize_t i = 0; i < imp->n; i++) {
         Py_DECREF(imp->holders[i]);
     }
-    PyMem_Free(imp->holders);
-    PyMem_Free(imp->arrays);
+    if (imp->holders != &imp->holder1) {
+        PyMem_Free(imp->holders);
+        PyMem_Free(imp->arrays);
+    }
     if (imp->schema.release != NULL) {
         imp->schema.release(&imp->schema);
     }
@@ -105,8 +109,30 @@ dfb_arrow_import_clear(arrow_import *imp)
 struct ArrowArray *
 dfb_arrow_import_add(arrow_import *imp)
 {
-    if (imp->n == imp->cap) {
-        Py_ssize_t cap = imp->cap ? 2 * imp->cap : 4;
+    if (imp->cap == 0) {
+        /* the first chunk: the inline slots, nothing allocated */
+        imp->holders = &imp->holder1;
+        imp->arrays = &imp->array1;
+        imp->cap = 1;
+    }
+    else if (imp->n == imp->cap && imp->holders == &imp->holder1) {
+        /* a second chunk: off the inline slots, both arrays or neither */
+        PyObject **h = PyMem_Malloc(4 * sizeof(PyObject *));
+        struct ArrowArray **a = PyMem_Malloc(4 * sizeof(struct ArrowArray *));
+        if (h == NULL || a == NULL) {
+            PyMem_Free(h);
+            PyMem_Free(a);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        h[0] = imp->holder1;
+        a[0] = imp->array1;
+        imp->holders = h;
+        imp->arrays = a;
+        imp->cap = 4;
+    }
+    else if (imp->n == imp->cap) {
+        Py_ssize_t cap = 2 * imp->cap;
         PyObject **h = PyMem_Realloc(imp->holders, cap * sizeof(PyObject *));
         if (h == NULL) {
             PyErr_NoMemory();
