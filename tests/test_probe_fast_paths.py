@@ -1,5 +1,5 @@
-"""The fast paths of issue 14's polars round (probe cache of heap types by
-version tag, the one-chunk plain-number conversion, the inline first chunk
+"""The fast paths of issue 14's polars round (probes of heap types that
+follow every change of the class, the one-chunk plain-number conversion, the inline first chunk
 of an import): each gives what the general path gives, and is not taken
 where it must not be (a class whose attributes change, a subclass, an
 instance attribute, a chunk with a validity bitmap of unknown null count)."""
@@ -27,7 +27,7 @@ def stream_of(arr):
 
 
 # --------------------------------------------------------------------------
-# the probe cache of heap types: answers follow the class
+# probes of heap types: answers follow the class
 
 
 def test_cached_answers_follow_changes_of_the_class():

@@ -104,11 +104,9 @@ typedef struct {
     PyArray_Descr *datetime[DFB_N_DATETIME];
 } dfb_dtypes;
 
-/* One entry of probe.c's cache of protocol names found on static types
-   (and on heap types, for one version tag). */
+/* One entry of probe.c's cache of protocol names found on static types. */
 typedef struct {
-    const PyTypeObject *tp; /* a static (never freed) or heap type, or NULL */
-    unsigned int tag;       /* heap types: the version tag answered for */
+    const PyTypeObject *tp; /* a static (never freed) type, or NULL */
     uint32_t known;         /* bit i: probe name i looked up */
     uint32_t present;       /* bit i: probe name i defined along the MRO */
 } dfb_probe_entry;

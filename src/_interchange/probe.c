@@ -192,28 +192,20 @@ instance_has(PyObject *obj, PyObject *name)
     return r;
 }
 
-/* Returns the probe cache entry of type `tp` (static or heap).  Cannot
-   fail. */
-static inline dfb_probe_entry *
-cache_entry(dfb_state *st, const PyTypeObject *tp)
-{
-    return &st->probe_cache[((uintptr_t)tp >> 4) % DFB_PROBE_CACHE];
-}
-
 /* The cached answer for static type `tp` (never freed; its dict and MRO
    cannot change from Python): 1 if probe `which` is defined along its MRO,
    0 if not, -1 with an exception set. */
 static inline int
 static_type_has(dfb_state *st, PyTypeObject *tp, int which)
 {
-    dfb_probe_entry *e = cache_entry(st, tp);
+    dfb_probe_entry *e =
+        &st->probe_cache[((uintptr_t)tp >> 4) % DFB_PROBE_CACHE];
     const uint32_t bit = (uint32_t)1 << which;
     if (e->tp == tp && (e->known & bit)) {
         return (e->present & bit) != 0; /* the hot path: answered before */
     }
     if (e->tp != tp) {
         e->tp = tp;
-        e->tag = 0;
         e->known = e->present = 0;
     }
     if (!(e->known & bit)) {
@@ -265,62 +257,15 @@ heap_type_has(dfb_state *st, PyTypeObject *tp, int which)
     return r;
 }
 
-/* Returns the version tag of heap type `tp` that CPython's own type
-   attribute cache trusts, or 0 when it has none now.  CPython resets it
-   whenever the dict of the type or of any base, or its MRO, changes (a
-   valid tag implies valid tags on every base), never reuses a tag, and
-   gives none to types it cannot follow (a custom mro()).  Cannot fail. */
-static inline unsigned int
-valid_tag(PyTypeObject *tp)
-{
-#ifdef Py_TPFLAGS_VALID_VERSION_TAG
-    if (!PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
-        return 0;
-    }
-#endif
-    return tp->tp_version_tag;
-}
-
-/* heap_type_has for heap type `tp`, answered from the cache while the
-   type keeps the valid version tag it had when the answer was recorded
-   (an answer is recorded only when the tag was valid and unchanged across
-   the walk, which may run a colliding dict key's __eq__).  Same
-   returns. */
-static int
-heap_type_cached(dfb_state *st, PyTypeObject *tp, int which)
-{
-    const unsigned int tag = valid_tag(tp);
-    dfb_probe_entry *e = cache_entry(st, tp);
-    const uint32_t bit = (uint32_t)1 << which;
-    if (tag != 0 && e->tp == tp && e->tag == tag && (e->known & bit)) {
-        return (e->present & bit) != 0; /* the hot path: unchanged type */
-    }
-    int r = heap_type_has(st, tp, which);
-    if (r < 0 || tag == 0 || valid_tag(tp) != tag) {
-        return r;
-    }
-    e = cache_entry(st, tp); /* the walk may have filled a static entry */
-    if (e->tp != tp || e->tag != tag) {
-        e->tp = tp;
-        e->tag = tag;
-        e->known = e->present = 0;
-    }
-    e->known |= bit;
-    if (r) {
-        e->present |= bit;
-    }
-    return r;
-}
-
 /* The answer of probe `which` on `obj`, uncached by the memo: the type
-   (static: cached; heap: cached by version tag, else walked), then the
-   instance dict.  Same returns as dfb_probe. */
+   (static: cached; heap: walked), then the instance dict.  Same returns
+   as dfb_probe. */
 static inline int
 probe_uncached(dfb_state *st, PyObject *obj, int which)
 {
     PyTypeObject *tp = Py_TYPE(obj);
     int r = PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)
-                ? heap_type_cached(st, tp, which)
+                ? heap_type_has(st, tp, which)
                 : static_type_has(st, tp, which);
     if (r != 0) {
         return r;
@@ -340,18 +285,8 @@ dfb_probe(dfb_state *st, PyObject *obj, int which)
     if (m->token != 0 && m->obj == obj && (m->known & bit)) {
         return (m->present & bit) != 0;
     }
-    /* the hot path, inline: an unchanged heap type answered before, found
-       there or with no instance dict to ask (probe_uncached's answer) */
-    PyTypeObject *tp = Py_TYPE(obj);
-    const dfb_probe_entry *e = cache_entry(st, tp);
-    const unsigned int tag = valid_tag(tp);
-    int r;
-    if (tag != 0 && e->tp == tp && e->tag == tag && (e->known & bit) &&
-        ((e->present & bit) || tp->tp_getattro != PyObject_GenericGetAttr ||
-         tp->tp_dictoffset == 0)) {
-        r = (e->present & bit) != 0;
-    }
-    else if ((r = probe_uncached(st, obj, which)) < 0) {
+    int r = probe_uncached(st, obj, which);
+    if (r < 0) {
         return -1;
     }
     /* the probe may have run code (a colliding key's __eq__) that opened
