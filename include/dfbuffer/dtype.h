@@ -66,12 +66,12 @@ dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt);
 int
 dfb_buffer_check_dtype(PyArray_Descr *d);
 
-/* 1 if `d` is a dtype a Buffer may carry (dfb_buffer_check_dtype would
-   return 0), else 0.  No exception. */
+/* 1 if `kind` (a dtype's kind character) is one a Buffer may carry: bool,
+   int, uint, float, complex, timedelta64, datetime64; else 0. */
 static inline int
-dfb_buffer_dtype_ok(PyArray_Descr *d)
+dfb_buffer_kind_ok(char kind)
 {
-    switch (d->kind) {
+    switch (kind) {
         case 'b':
         case 'i':
         case 'u':
@@ -79,12 +79,28 @@ dfb_buffer_dtype_ok(PyArray_Descr *d)
         case 'c':
         case 'm':
         case 'M':
-            return !(PyDataType_FLAGCHK(d, NPY_ITEM_REFCOUNT) ||
-                     PyDataType_HASFIELDS(d) || PyDataType_HASSUBARRAY(d) ||
-                     PyDataType_ELSIZE(d) <= 0);
+            return 1;
         default:
             return 0;
     }
+}
+
+/* 1 if `d` holds no references, no fields, no subarray and has a positive
+   itemsize; else 0.  No exception. */
+static inline int
+dfb_buffer_layout_ok(PyArray_Descr *d)
+{
+    return !(PyDataType_FLAGCHK(d, NPY_ITEM_REFCOUNT) ||
+             PyDataType_HASFIELDS(d) || PyDataType_HASSUBARRAY(d) ||
+             PyDataType_ELSIZE(d) <= 0);
+}
+
+/* 1 if `d` is a dtype a Buffer may carry (dfb_buffer_check_dtype would
+   return 0), else 0.  No exception. */
+static inline int
+dfb_buffer_dtype_ok(PyArray_Descr *d)
+{
+    return dfb_buffer_kind_ok(d->kind) && dfb_buffer_layout_ok(d);
 }
 
 #endif /* DFBUFFER_DTYPE_H */

@@ -129,28 +129,15 @@ dfb_interchange_dtype_parse(PyObject *t, dfb_format *out)
 int
 dfb_buffer_check_dtype(PyArray_Descr *d)
 {
-    if (dfb_buffer_dtype_ok(d)) {
-        return 0;
+    if (!dfb_buffer_kind_ok(d->kind)) {
+        PyErr_Format(PyExc_TypeError,
+                     "a Buffer holds plain numbers only (bool, integer, "
+                     "float, complex, datetime64, timedelta64), not "
+                     "dtype %R",
+                     (PyObject *)d);
+        return -1;
     }
-    switch (d->kind) {
-        case 'b':
-        case 'i':
-        case 'u':
-        case 'f':
-        case 'c':
-        case 'm':
-        case 'M':
-            break;
-        default:
-            PyErr_Format(PyExc_TypeError,
-                         "a Buffer holds plain numbers only (bool, integer, "
-                         "float, complex, datetime64, timedelta64), not "
-                         "dtype %R",
-                         (PyObject *)d);
-            return -1;
-    }
-    if (PyDataType_FLAGCHK(d, NPY_ITEM_REFCOUNT) || PyDataType_HASFIELDS(d) ||
-        PyDataType_HASSUBARRAY(d) || PyDataType_ELSIZE(d) <= 0) {
+    if (!dfb_buffer_layout_ok(d)) {
         PyErr_Format(PyExc_TypeError, "unsupported dtype %R for a Buffer",
                      (PyObject *)d);
         return -1;
