@@ -35,19 +35,25 @@ from dfbuffer import Buffer
 QUICK = "--quick" in sys.argv
 
 
+def one_round(ours, peer, number: int) -> tuple[float, float]:
+    """Seconds per call of ours, then of peer, each run number times in turn."""
+    t0 = time.perf_counter()
+    for _ in range(number):
+        ours()
+    t1 = time.perf_counter()
+    for _ in range(number):
+        peer()
+    t2 = time.perf_counter()
+    return (t1 - t0) / number, (t2 - t1) / number
+
+
 def pair(ours, peer, number: int, repeat: int = 7) -> tuple[float, float]:
     """Best seconds per call of ours and peer, timed alternately."""
     bo = bp = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            ours()
-        t1 = time.perf_counter()
-        for _ in range(number):
-            peer()
-        t2 = time.perf_counter()
-        bo = min(bo, (t1 - t0) / number)
-        bp = min(bp, (t2 - t1) / number)
+        o, p = one_round(ours, peer, number)
+        bo = min(bo, o)
+        bp = min(bp, p)
     return bo, bp
 
 
@@ -323,16 +329,7 @@ def interchange_buffer() -> None:
 
 def paired_share(ours, calls, batches: int = 41, number: int = 2000) -> str:
     """Median [quartiles] over short alternating batches of ours() - calls() per call."""
-    d = []
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            ours()
-        t1 = time.perf_counter()
-        for _ in range(number):
-            calls()
-        t2 = time.perf_counter()
-        d.append(((t1 - t0) - (t2 - t1)) / number)
+    d = [o - c for o, c in (one_round(ours, calls, number) for _ in range(batches))]
     q1, med, q3 = np.percentile(d, [25, 50, 75])
     return f"{med * 1e6:.2f} us [{q1 * 1e6:.2f}, {q3 * 1e6:.2f}]"
 
