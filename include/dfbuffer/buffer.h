@@ -99,6 +99,13 @@ dfb_buffer_require_host(const DfbBuffer *b, const char *what);
 PyObject *
 dfb_buffer_as_ndarray(DfbBuffer *b);
 
+/* Returns a new 1-D array of `length` elements of dtype `d` (stolen) at
+   `p` inside Buffer `b` (a reference stolen: the array's base), writeable
+   only when `b` is; NULL with an exception set (both references released).
+   The caller has checked that the elements lie inside `b`. */
+PyObject *
+dfb_buffer_view_1d(DfbBuffer *b, PyArray_Descr *d, char *p, npy_intp length);
+
 /* The spec of the Buffer type, for module init. */
 extern PyType_Spec dfb_buffer_spec;
 

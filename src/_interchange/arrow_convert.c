@@ -126,21 +126,10 @@ convert_plain_chunk(dfb_state *st, const arrow_import *imp, int is_table,
         Py_DECREF(d);
         return 1;
     }
-    npy_intp dims[1] = {(npy_intp)nd.length};
-    char *p = (char *)a->buffers[1] + nd.offset * itemsize;
-    /* steals d; flags 0: read-only, as the view of a read-only span */
-    PyObject *arr =
-        PyArray_NewFromDescr(&PyArray_Type, d, 1, dims, NULL, p, 0, NULL);
-    if (arr == NULL) {
-        Py_DECREF(span);
-        return 1;
-    }
-    /* steals span, also when it fails */
-    if (PyArray_SetBaseObject((PyArrayObject *)arr, span) < 0) {
-        Py_DECREF(arr);
-        return 1;
-    }
-    *out = arr;
+    /* read-only, as the span is */
+    *out = dfb_buffer_view_1d((DfbBuffer *)span, d,
+                              (char *)a->buffers[1] + nd.offset * itemsize,
+                              (npy_intp)nd.length);
     return 1;
 }
 

@@ -535,3 +535,22 @@ dfb_buffer_as_ndarray(DfbBuffer *b)
     }
     return arr;
 }
+
+PyObject *
+dfb_buffer_view_1d(DfbBuffer *b, PyArray_Descr *d, char *p, npy_intp length)
+{
+    npy_intp dims[1] = {length};
+    PyObject *arr =
+        PyArray_NewFromDescr(&PyArray_Type, d, 1, dims, NULL, p,
+                             b->readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
+    if (arr == NULL) {
+        Py_DECREF(b);
+        return NULL;
+    }
+    /* steals b, also when it fails */
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, (PyObject *)b) < 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}

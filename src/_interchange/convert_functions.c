@@ -203,21 +203,10 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         }
     }
     if (descr != NULL) {
-        npy_intp dims[1] = {(npy_intp)length};
         static char dummy;
         char *p = span.ptr != NULL ? (char *)span.ptr + offset * isz : &dummy;
-        res = PyArray_NewFromDescr(
-            &PyArray_Type, descr, 1, dims, NULL, p,
-            ((DfbBuffer *)wrapper)->readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
-        if (res != NULL) {
-            if (PyArray_SetBaseObject((PyArrayObject *)res, wrapper) < 0) {
-                Py_DECREF(res);
-                return NULL;
-            }
-            return res;
-        }
-        Py_DECREF(wrapper);
-        return NULL;
+        return dfb_buffer_view_1d((DfbBuffer *)wrapper, descr, p,
+                                  (npy_intp)length);
     }
     dfb_column c;
     memset(&c, 0, sizeof(c));
