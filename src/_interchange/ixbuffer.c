@@ -48,6 +48,9 @@ exact_ssize(PyObject *o, Py_ssize_t *out)
 int
 dfb_as_ssize(PyObject *o, const char *proto, const char *what, Py_ssize_t *out)
 {
+    if (exact_ssize(o, out)) {
+        return 0; /* what PyLong_AsSsize_t below gives */
+    }
     if (!PyLong_Check(o) || PyBool_Check(o)) {
         PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s",
                      proto, what, Py_TYPE(o)->tp_name);
@@ -117,15 +120,14 @@ dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
         goto missing;
     }
     void *ptr;
-    if (!exact_pointer(p, &ptr) && dfb_as_pointer(p, proto, &ptr) < 0) {
+    if (dfb_as_pointer(p, proto, &ptr) < 0) {
         goto done;
     }
     if (n == NULL && (n = PyObject_GetAttr(obj, st->str.bufsize)) == NULL) {
         goto missing;
     }
     Py_ssize_t size;
-    if (!exact_ssize(n, &size) &&
-        dfb_as_ssize(n, proto, "bufsize", &size) < 0) {
+    if (dfb_as_ssize(n, proto, "bufsize", &size) < 0) {
         goto done;
     }
     if (size < 0) {
