@@ -57,6 +57,13 @@ enum {
     DFB_PN_COUNT
 };
 
+/* The bit of probe id `which` in a probe mask (dfb_probe_mask). */
+#define DFB_PB(which) ((uint32_t)1 << (which))
+/* The two host Arrow PyCapsule names, __arrow_c_array__ and
+   __arrow_c_stream__. */
+#define DFB_PB_ARROW_HOST \
+    (DFB_PB(DFB_PN_ARROW_ARRAY) | DFB_PB(DFB_PN_ARROW_STREAM))
+
 /* Returns the interned name (borrowed, in st->str) of probe id `which`
    (a DFB_PN_* below DFB_PN_MAX_VERSION_KW).  Cannot fail. */
 PyObject *
@@ -94,6 +101,14 @@ dfb_probe_has(PyObject *obj, PyObject *name);
    once.  Same returns. */
 int
 dfb_probe(dfb_state *st, PyObject *obj, int which);
+
+/* dfb_probe for each probe id whose bit (DFB_PB) is set in `want`, in
+   one walk of the type's MRO (each dict read once, the instance dict
+   once): returns the bits of the names found (>= 0), or -1 with an
+   exception set.  Probing names together answers exactly what probing
+   them one by one would (a probe has no effect but the record). */
+int
+dfb_probe_mask(dfb_state *st, PyObject *obj, uint32_t want);
 
 /* Opens the probe scope of one conversion of `obj` (which the caller holds
    until the scope is closed): until dfb_probe_scope_close(st, token), each
@@ -135,8 +150,9 @@ dfb_probe_attr(PyObject *obj, PyObject *name, PyObject **out);
 int
 dfb_probe_has_str(PyObject *obj, const char *name);
 
-/* Returns 1 if `obj` speaks __arrow_c_array__ or __arrow_c_stream__
-   (dfb_probe_has), 0 if neither, -1 with an exception set. */
+/* Returns 1 if `obj` speaks __arrow_c_array__ or __arrow_c_stream__, or
+   else __arrow_c_device_array__ or __arrow_c_device_stream__ (dfb_probe),
+   0 if none, -1 with an exception set. */
 int
 dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj);
 

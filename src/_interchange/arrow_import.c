@@ -471,11 +471,12 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
     imp->device.device_type = kDLCPU;
     imp->device.device_id = 0;
     /* probed on the type (probe.c): no __getattr__ runs for a miss */
-    int has_array = dfb_probe(st, obj, DFB_PN_ARROW_ARRAY);
-    int has_stream = has_array ? 0 : dfb_probe(st, obj, DFB_PN_ARROW_STREAM);
-    if (has_array < 0 || has_stream < 0) {
+    int has = dfb_probe_mask(st, obj, DFB_PB_ARROW_HOST);
+    if (has < 0) {
         return -1;
     }
+    int has_array = (has & DFB_PB(DFB_PN_ARROW_ARRAY)) != 0;
+    int has_stream = !has_array && has != 0;
     if (has_array) {
         r = import_pair(dfb_probe_call(st, obj, DFB_PN_ARROW_ARRAY), 0, imp);
     }

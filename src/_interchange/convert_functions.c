@@ -252,15 +252,18 @@ PyDoc_STRVAR(
 static PyObject *
 column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
 {
-    /* the instance is asked (has_attr) only when the type names neither */
-    int r = dfb_probe(st, col, DFB_PN_GET_BUFFERS);
-    if (r < 0) {
+    /* the instance is asked (has_attr) only when the type names neither;
+       the three names in one walk of the MRO (dfb_probe_mask) */
+    int has = dfb_probe_mask(st, col,
+                             DFB_PB(DFB_PN_GET_BUFFERS) | DFB_PB_ARROW_HOST);
+    if (has < 0) {
         return NULL;
     }
-    if (r == 1) {
+    if (has & DFB_PB(DFB_PN_GET_BUFFERS)) {
         return dfb_ix_column_to_ndarray(st, col, nulls, 1);
     }
-    if ((r = dfb_type_is_arrow_producer(st, col)) < 0) {
+    int r = has != 0 ? 1 : dfb_type_is_arrow_producer(st, col);
+    if (r < 0) {
         return NULL;
     }
     if (r == 1) {

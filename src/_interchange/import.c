@@ -1185,24 +1185,32 @@ from_object_probed(dfb_state *st, PyObject *obj, PyObject *dtype)
     }
 
     /* Every protocol is probed once, on the type (probe.c): a missing name
-       costs no __getattr__ call and no exception. */
+       costs no __getattr__ call and no exception.  The names are probed in
+       batches, each in one walk of the MRO (dfb_probe_mask): the first
+       three together, then the rest of the interchange Buffer's names if
+       it has `ptr`, else the array interface and Arrow names. */
     PyObject *attr, *attr2;
-    int has_dlpack = dfb_probe(st, obj, DFB_PN_DLPACK);
-    if (has_dlpack > 0) {
-        has_dlpack = dfb_probe(st, obj, DFB_PN_DLPACK_DEVICE);
-    }
-    int r = has_dlpack < 0 ? -1 : dfb_probe(st, obj, DFB_PN_CAI);
-    if (r < 0) {
+    int has = dfb_probe_mask(
+        st, obj,
+        DFB_PB(DFB_PN_DLPACK) | DFB_PB(DFB_PN_CAI) | DFB_PB(DFB_PN_PTR));
+    if (has < 0) {
         return NULL;
     }
-    if (r > 0 && has_dlpack > 0) {
+    const int has_ptr = (has & DFB_PB(DFB_PN_PTR)) != 0;
+    int has_dlpack = (has & DFB_PB(DFB_PN_DLPACK)) != 0;
+    if (has_dlpack &&
+        (has_dlpack = dfb_probe(st, obj, DFB_PN_DLPACK_DEVICE)) < 0) {
+        return NULL;
+    }
+    int r;
+    if ((has & DFB_PB(DFB_PN_CAI)) && has_dlpack) {
         /* Both DLPack and the CUDA array interface (torch, CuPy): DLPack
            first.  It states the device and carries its own lifetime and
            read-only flag, and a CPU tensor's __cuda_array_interface__
            property only raises. */
         return from_dlpack_or_arrow(st, obj, dtype);
     }
-    if (r > 0) {
+    if (has & DFB_PB(DFB_PN_CAI)) {
         if ((r = dfb_probe_get(st, obj, DFB_PN_CAI, &attr)) < 0) {
             return NULL;
         }
@@ -1218,35 +1226,42 @@ from_object_probed(dfb_state *st, PyObject *obj, PyObject *dtype)
     }
 
     /* Interchange Buffer: ptr, bufsize and __dlpack_device__. */
-    if ((r = dfb_probe_get(st, obj, DFB_PN_PTR, &attr)) < 0) {
+    has = !has_ptr ? 0
+                   : dfb_probe_mask(st, obj,
+                                    DFB_PB(DFB_PN_BUFSIZE) |
+                                        DFB_PB(DFB_PN_DLPACK_DEVICE));
+    if (has < 0) {
         return NULL;
     }
-    if (r > 0) {
+    const int ix = DFB_PB(DFB_PN_BUFSIZE) | DFB_PB(DFB_PN_DLPACK_DEVICE);
+    if ((has & ix) == ix &&
+        (r = dfb_probe_get(st, obj, DFB_PN_PTR, &attr)) != 0) {
+        if (r < 0) {
+            return NULL;
+        }
         if ((r = dfb_probe_get(st, obj, DFB_PN_BUFSIZE, &attr2)) < 0) {
             Py_DECREF(attr);
             return NULL;
         }
         if (r > 0) {
-            r = dfb_probe(st, obj, DFB_PN_DLPACK_DEVICE);
-            PyObject *res = NULL;
-            if (r > 0) {
-                res = from_interchange(st, obj, attr, attr2, dtype);
-            }
+            PyObject *res = from_interchange(st, obj, attr, attr2, dtype);
             Py_DECREF(attr);
             Py_DECREF(attr2);
-            if (r != 0) {
-                return res;
-            }
+            return res;
         }
-        else {
-            Py_DECREF(attr);
-        }
+        Py_DECREF(attr);
     }
 
-    if ((r = dfb_probe_get(st, obj, DFB_PN_ARRAY_INTERFACE, &attr)) < 0) {
+    has = dfb_probe_mask(st, obj,
+                         DFB_PB(DFB_PN_ARRAY_INTERFACE) | DFB_PB_ARROW_HOST);
+    if (has < 0) {
         return NULL;
     }
-    if (r > 0) {
+    if ((has & DFB_PB(DFB_PN_ARRAY_INTERFACE)) &&
+        (r = dfb_probe_get(st, obj, DFB_PN_ARRAY_INTERFACE, &attr)) != 0) {
+        if (r < 0) {
+            return NULL;
+        }
         PyObject *res = from_array_interface(st, obj, attr, dtype);
         Py_DECREF(attr);
         return res;
@@ -1258,7 +1273,8 @@ from_object_probed(dfb_state *st, PyObject *obj, PyObject *dtype)
 
     /* An Arrow array (or a one-chunk stream): its values buffer
        (fixed-width types). */
-    if ((r = dfb_type_is_arrow_producer(st, obj)) < 0) {
+    r = (has & DFB_PB_ARROW_HOST) ? 1 : dfb_type_is_arrow_producer(st, obj);
+    if (r < 0) {
         return NULL;
     }
     if (r > 0) {

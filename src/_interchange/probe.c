@@ -16,6 +16,9 @@
 #include <stddef.h>
 #include <string.h>
 
+/* a probe mask is a non-negative int */
+_Static_assert(DFB_PN_MAX_VERSION_KW <= 31, "probe ids fit an int mask");
+
 /* The field of st->str each probe id (DFB_PN_*) names. */
 static const size_t probe_field[DFB_PN_MAX_VERSION_KW] = {
     [DFB_PN_ITEMS] = offsetof(dfb_names, items),
@@ -83,20 +86,8 @@ type_dict(PyTypeObject *tp)
 #endif
 }
 
-/* 1 if the own dict of type `tp` holds `name`, 0 if not, -1 with an
-   exception set. */
 static int
-dict_has(PyTypeObject *tp, PyObject *name)
-{
-    PyObject *d = type_dict(tp);
-    if (d == NULL) {
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    PyObject *v = PyDict_GetItemWithError(d, name);
-    int r = v != NULL ? 1 : (PyErr_Occurred() ? -1 : 0);
-    Py_DECREF(d);
-    return r;
-}
+instance_has(PyObject *obj, PyObject *name);
 
 /* dfb_type_lookup on type `tp`.  Same returns. */
 static int
@@ -140,6 +131,27 @@ type_lookup(PyTypeObject *tp, PyObject *name, PyObject **out)
     return r;
 }
 
+/* type_lookup for each probe id set in `want`: the bits of the names
+   defined along the MRO of `tp` (>= 0), or -1 with an exception set. */
+static int
+type_lookup_mask(dfb_state *st, PyTypeObject *tp, uint32_t want)
+{
+    uint32_t found = 0;
+    for (uint32_t todo = want; todo != 0; todo &= todo - 1) {
+        const int which = __builtin_ctz(todo);
+        PyObject *v;
+        int r = type_lookup(tp, dfb_probe_name(st, which), &v);
+        if (r < 0) {
+            return -1;
+        }
+        Py_XDECREF(v);
+        if (r) {
+            found |= DFB_PB(which);
+        }
+    }
+    return (int)found;
+}
+
 int
 dfb_type_lookup(PyObject *obj, PyObject *name, PyObject **out)
 {
@@ -155,9 +167,6 @@ dfb_type_has(PyObject *obj, PyObject *name)
     return r;
 }
 
-static int
-instance_has(PyObject *obj, PyObject *name);
-
 int
 dfb_probe_has(PyObject *obj, PyObject *name)
 {
@@ -168,136 +177,195 @@ dfb_probe_has(PyObject *obj, PyObject *name)
     return instance_has(obj, name);
 }
 
+/* The instance __dict__ of `obj` (new reference) when its type has the
+   generic attribute hook (no __getattr__ can run); NULL without an
+   exception when there is none to read, NULL with an exception set on
+   error. */
+static PyObject *
+instance_dict(PyObject *obj)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_dictoffset == 0) {
+        return NULL;
+    }
+    PyObject *d = PyObject_GenericGetDict(obj, NULL);
+    if (d == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+    }
+    return d;
+}
+
 /* The instance half of dfb_probe_has: 1 if `obj`'s instance dict holds
    `name` (types with the generic attribute hook only), 0 if not, -1 with
    an exception set. */
 static int
 instance_has(PyObject *obj, PyObject *name)
 {
-    PyTypeObject *tp = Py_TYPE(obj);
-    if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_dictoffset == 0) {
-        return 0;
-    }
-    PyObject *d = PyObject_GenericGetDict(obj, NULL);
+    PyObject *d = instance_dict(obj);
     if (d == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
-            return 0;
-        }
-        return -1;
+        return PyErr_Occurred() ? -1 : 0;
     }
-    PyObject *v = PyDict_GetItemWithError(d, name);
-    int r = v != NULL ? 1 : (PyErr_Occurred() ? -1 : 0);
+    int r = PyDict_Contains(d, name);
     Py_DECREF(d);
     return r;
 }
 
-/* The cached answer for static type `tp` (never freed; its dict and MRO
-   cannot change from Python): 1 if probe `which` is defined along its MRO,
-   0 if not, -1 with an exception set. */
+/* instance_has for each probe id set in `want`, the instance dict read
+   once: the bits found (>= 0), or -1 with an exception set. */
+static int
+instance_mask(dfb_state *st, PyObject *obj, uint32_t want)
+{
+    PyObject *d = instance_dict(obj);
+    if (d == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    uint32_t found = 0;
+    int r = 0;
+    for (uint32_t todo = want; todo != 0; todo &= todo - 1) {
+        const int which = __builtin_ctz(todo);
+        if ((r = PyDict_Contains(d, dfb_probe_name(st, which))) < 0) {
+            break;
+        }
+        if (r) {
+            found |= DFB_PB(which);
+        }
+    }
+    Py_DECREF(d);
+    return r < 0 ? -1 : (int)found;
+}
+
+/* The bits of `want` whose names are defined along the MRO of static type
+   `tp`, from its cache entry (filled on first use; a static type is never
+   freed and its dict and MRO cannot change from Python): >= 0, or -1 with
+   an exception set. */
 static inline int
-static_type_has(dfb_state *st, PyTypeObject *tp, int which)
+static_type_mask(dfb_state *st, PyTypeObject *tp, uint32_t want)
 {
     dfb_probe_entry *e =
         &st->probe_cache[((uintptr_t)tp >> 4) % DFB_PROBE_CACHE];
-    const uint32_t bit = (uint32_t)1 << which;
-    if (e->tp == tp && (e->known & bit)) {
-        return (e->present & bit) != 0; /* the hot path: answered before */
+    if (e->tp == tp && (want & ~e->known) == 0) {
+        return (int)(e->present & want); /* the hot path: answered before */
     }
     if (e->tp != tp) {
         e->tp = tp;
         e->known = e->present = 0;
     }
-    if (!(e->known & bit)) {
-        PyObject *v;
-        int r = type_lookup(tp, dfb_probe_name(st, which), &v);
-        if (r < 0) {
-            return -1;
-        }
-        Py_XDECREF(v);
-        /* the look-up ran no Python code (a static type's dict holds str
-           keys only), so the entry is still ours */
-        e->known |= bit;
-        if (r) {
-            e->present |= bit;
-        }
+    const uint32_t todo = want & ~e->known;
+    int r = type_lookup_mask(st, tp, todo);
+    if (r < 0) {
+        return -1;
     }
-    return (e->present & bit) != 0;
+    /* the look-ups ran no Python code (a static type's dict holds str keys
+       only), so the entry is still ours */
+    e->known |= todo;
+    e->present |= (uint32_t)r;
+    return (int)(e->present & want);
 }
 
-/* dfb_type_has for probe `which` on a heap type: its MRO walked, except
-   that the dict of a static base is skipped when the cache says the name
-   is absent along that base's MRO (static_type_has; then it is absent
-   from the base's own dict).  Same returns. */
+/* The bits of `want` whose names are defined along the MRO of heap type
+   `tp`, the MRO walked once: a heap type's own dict is read for the names
+   not found yet, a static base answered from its cache entry
+   (static_type_mask: its MRO is part of tp's, so a name it has is tp's
+   too, and a name it lacks is absent from its own dict).  Returns the bits
+   (>= 0) or -1 with an exception set. */
 static int
-heap_type_has(dfb_state *st, PyTypeObject *tp, int which)
+heap_type_mask(dfb_state *st, PyTypeObject *tp, uint32_t want)
 {
-    PyObject *name = dfb_probe_name(st, which);
     PyObject *mro = tp->tp_mro;
     if (mro == NULL || !PyTuple_Check(mro)) {
-        PyObject *v;
-        int r = type_lookup(tp, name, &v);
-        Py_XDECREF(v);
-        return r;
+        return type_lookup_mask(st, tp, want);
     }
     Py_INCREF(mro);
+    uint32_t found = 0, todo = want;
     int r = 0;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro) && r == 0; i++) {
-        PyObject *base = PyTuple_GET_ITEM(mro, i);
-        if (!PyType_Check(base)) {
+    for (Py_ssize_t i = 0; todo != 0 && i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *base_o = PyTuple_GET_ITEM(mro, i);
+        if (!PyType_Check(base_o)) {
             continue;
         }
-        if (!PyType_HasFeature((PyTypeObject *)base, Py_TPFLAGS_HEAPTYPE) &&
-            (r = static_type_has(st, (PyTypeObject *)base, which)) <= 0) {
-            continue; /* absent from the base's dict too (or -1) */
+        PyTypeObject *base = (PyTypeObject *)base_o;
+        if (!PyType_HasFeature(base, Py_TPFLAGS_HEAPTYPE)) {
+            if ((r = static_type_mask(st, base, todo)) < 0) {
+                break;
+            }
+            found |= (uint32_t)r;
+            todo &= ~(uint32_t)r;
+            continue;
         }
-        r = dict_has((PyTypeObject *)base, name);
+        PyObject *d = type_dict(base);
+        if (d == NULL) {
+            if (PyErr_Occurred()) {
+                r = -1;
+                break;
+            }
+            continue;
+        }
+        /* a colliding key's __eq__ may run: d and mro are held */
+        for (uint32_t left = todo; left != 0; left &= left - 1) {
+            const int which = __builtin_ctz(left);
+            if ((r = PyDict_Contains(d, dfb_probe_name(st, which))) < 0) {
+                break;
+            }
+            if (r) {
+                found |= DFB_PB(which);
+                todo &= ~DFB_PB(which);
+            }
+        }
+        Py_DECREF(d);
+        if (r < 0) {
+            break;
+        }
     }
     Py_DECREF(mro);
-    return r;
+    return r < 0 ? -1 : (int)found;
 }
 
-/* The answer of probe `which` on `obj`, uncached by the memo: the type
-   (static: cached; heap: walked), then the instance dict.  Same returns
-   as dfb_probe. */
-static inline int
-probe_uncached(dfb_state *st, PyObject *obj, int which)
+int
+dfb_probe_mask(dfb_state *st, PyObject *obj, uint32_t want)
 {
     PyTypeObject *tp = Py_TYPE(obj);
-    int r = PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)
-                ? heap_type_has(st, tp, which)
-                : static_type_has(st, tp, which);
-    if (r != 0) {
-        return r;
+    if (!PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)) {
+        /* a static type: its cache entry is as cheap as the scope's */
+        int r = static_type_mask(st, tp, want);
+        if (r < 0 || (uint32_t)r == want) {
+            return r;
+        }
+        int ri = instance_mask(st, obj, want & ~(uint32_t)r);
+        return ri < 0 ? -1 : (r | ri);
     }
-    return instance_has(obj, dfb_probe_name(st, which));
+    dfb_probe_memo *m = &st->probe_memo;
+    uint32_t found = 0, todo = want;
+    if (m->token != 0 && m->obj == obj) {
+        found = m->present & want;
+        todo &= ~m->known;
+        if (todo == 0) {
+            return (int)found; /* the hot path: answered in this scope */
+        }
+    }
+    int r = heap_type_mask(st, tp, todo);
+    if (r < 0) {
+        return -1;
+    }
+    const uint32_t miss = todo & ~(uint32_t)r;
+    int ri = miss != 0 ? instance_mask(st, obj, miss) : 0;
+    if (ri < 0) {
+        return -1;
+    }
+    const uint32_t got = (uint32_t)r | (uint32_t)ri;
+    /* the probes may have run code (a colliding key's __eq__) that opened
+       or closed a scope: record only in the scope of this object */
+    if (m->token != 0 && m->obj == obj) {
+        m->known |= todo;
+        m->present |= got;
+    }
+    return (int)(found | got);
 }
 
 int
 dfb_probe(dfb_state *st, PyObject *obj, int which)
 {
-    if (!PyType_HasFeature(Py_TYPE(obj), Py_TPFLAGS_HEAPTYPE)) {
-        /* a static type: its cache entry is as cheap as the scope's */
-        return probe_uncached(st, obj, which);
-    }
-    dfb_probe_memo *m = &st->probe_memo;
-    const uint32_t bit = (uint32_t)1 << which;
-    if (m->token != 0 && m->obj == obj && (m->known & bit)) {
-        return (m->present & bit) != 0;
-    }
-    int r = probe_uncached(st, obj, which);
-    if (r < 0) {
-        return -1;
-    }
-    /* the probe may have run code (a colliding key's __eq__) that opened
-       or closed a scope: record only in the scope of this object */
-    if (m->token != 0 && m->obj == obj) {
-        m->known |= bit;
-        if (r) {
-            m->present |= bit;
-        }
-    }
-    return r;
+    int r = dfb_probe_mask(st, obj, DFB_PB(which));
+    return r < 0 ? -1 : r != 0;
 }
 
 uint64_t
@@ -379,14 +447,12 @@ dfb_probe_has_str(PyObject *obj, const char *name)
 int
 dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj)
 {
-    static const int names[] = {DFB_PN_ARROW_ARRAY, DFB_PN_ARROW_STREAM,
-                                DFB_PN_ARROW_DEVICE_ARRAY,
-                                DFB_PN_ARROW_DEVICE_STREAM};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        int r = dfb_probe(st, obj, names[i]);
-        if (r != 0) {
-            return r;
-        }
+    /* the host names first, and the device names only if both are absent */
+    int r = dfb_probe_mask(st, obj, DFB_PB_ARROW_HOST);
+    if (r == 0) {
+        r = dfb_probe_mask(st, obj,
+                           DFB_PB(DFB_PN_ARROW_DEVICE_ARRAY) |
+                               DFB_PB(DFB_PN_ARROW_DEVICE_STREAM));
     }
-    return 0;
+    return r < 0 ? -1 : r != 0;
 }
