@@ -4,7 +4,9 @@
 
 Ratio = dfbuffer time / peer time (lower is better).  Each pair is timed
 alternately (ours, peer, ours, peer, ...) and the best of the repeats is
-kept, so load on this shared machine hits both sides alike.  Both sides
+kept, so load on this shared machine hits both sides alike; sections 2
+and 3 also print the median ratio of 41 short alternating batches, which
+one lucky repeat cannot move.  Both sides
 are called the same way, each through a lambda (a bound method passed
 as is would spare the peer one Python frame).  Sections:
 
@@ -115,6 +117,8 @@ def polars_series() -> None:
     s = pl.Series("a", np.arange(1000.0))
     ours, peer = pair(lambda: dfbuffer.column_to_ndarray(s), lambda: s.to_numpy(), 20_000)
     row("column_to_ndarray(polars.Series[f64] 1e3)", ours, peer, "series.to_numpy()", "goal <= 2x")
+    ratio = paired_ratio(lambda: dfbuffer.column_to_ndarray(s), lambda: s.to_numpy())
+    print(f"  paired: {ratio}", flush=True)
 
 
 def best_peer(peers, ours, number):
@@ -243,6 +247,8 @@ def from_object_rows() -> None:
         o, p, pname = best_peer(peers, lambda obj=obj: from_object(obj), n)
         if pname:
             row(f"Buffer.from_object({name})", o, p, pname, "goal <= 1.5x")
+            ratio = paired_ratio(lambda obj=obj: from_object(obj), dict(peers)[pname])
+            print(f"  paired: {ratio}", flush=True)
         if name == "pandas interchange buffer":
             # the interchange path reads pandas' own Python ptr / bufsize /
             # __dlpack_device__(): their cost bounds the ratio from below
@@ -329,6 +335,13 @@ def interchange_buffer() -> None:
         )
     except ImportError:  # pragma: no cover
         pass
+
+
+def paired_ratio(ours, peer, batches: int = 41, number: int = 2000) -> str:
+    """Median [quartiles] over short alternating batches of ours() / peer() per call."""
+    r = [o / p for o, p in (one_round(ours, peer, number) for _ in range(batches))]
+    q1, med, q3 = np.percentile(r, [25, 50, 75])
+    return f"median ratio {med:.2f}x [{q1:.2f}, {q3:.2f}] over {batches} alternating batches"
 
 
 def paired_share(ours, calls, batches: int = 41, number: int = 2000) -> str:
