@@ -210,6 +210,26 @@ instance_has(PyObject *obj, PyObject *name)
     return r;
 }
 
+/* The bits of the probe ids set in `want` whose names dict `d` (held by
+   the caller: a colliding key's __eq__ may run) holds: >= 0, or -1 with
+   an exception set. */
+static int
+dict_mask(dfb_state *st, PyObject *d, uint32_t want)
+{
+    uint32_t found = 0;
+    for (uint32_t todo = want; todo != 0; todo &= todo - 1) {
+        const int which = __builtin_ctz(todo);
+        int r = PyDict_Contains(d, dfb_probe_name(st, which));
+        if (r < 0) {
+            return -1;
+        }
+        if (r) {
+            found |= DFB_PB(which);
+        }
+    }
+    return (int)found;
+}
+
 /* instance_has for each probe id set in `want`, the instance dict read
    once: the bits found (>= 0), or -1 with an exception set. */
 static int
@@ -219,19 +239,9 @@ instance_mask(dfb_state *st, PyObject *obj, uint32_t want)
     if (d == NULL) {
         return PyErr_Occurred() ? -1 : 0;
     }
-    uint32_t found = 0;
-    int r = 0;
-    for (uint32_t todo = want; todo != 0; todo &= todo - 1) {
-        const int which = __builtin_ctz(todo);
-        if ((r = PyDict_Contains(d, dfb_probe_name(st, which))) < 0) {
-            break;
-        }
-        if (r) {
-            found |= DFB_PB(which);
-        }
-    }
+    int r = dict_mask(st, d, want);
     Py_DECREF(d);
-    return r < 0 ? -1 : (int)found;
+    return r;
 }
 
 /* The bits of `want` whose names are defined along the MRO of static type
@@ -300,21 +310,13 @@ heap_type_mask(dfb_state *st, PyTypeObject *tp, uint32_t want)
             }
             continue;
         }
-        /* a colliding key's __eq__ may run: d and mro are held */
-        for (uint32_t left = todo; left != 0; left &= left - 1) {
-            const int which = __builtin_ctz(left);
-            if ((r = PyDict_Contains(d, dfb_probe_name(st, which))) < 0) {
-                break;
-            }
-            if (r) {
-                found |= DFB_PB(which);
-                todo &= ~DFB_PB(which);
-            }
-        }
+        r = dict_mask(st, d, todo); /* d and mro are held */
         Py_DECREF(d);
         if (r < 0) {
             break;
         }
+        found |= (uint32_t)r;
+        todo &= ~(uint32_t)r;
     }
     Py_DECREF(mro);
     return r < 0 ? -1 : (int)found;
