@@ -1,7 +1,8 @@
 """Instruction counts per call of issue 14's sub-microsecond calls (load-independent).
 
 The interchange-buffer calls, the polars calls and ``Buffer.from_object`` of each producer
-of the benchmark's section 3, each beside the producer's own fastest export.
+of the benchmark's section 3, each beside the producer's own fastest export (needs
+valgrind, numpy, pandas, pyarrow, polars and torch).
 
     PYTHONPATH=<stage> python benchmarks/callgrind_issue14.py [name,name,...]
 
