@@ -125,7 +125,11 @@ dfb_probe_scope_open(dfb_state *st, PyObject *obj);
 void
 dfb_probe_scope_close(dfb_state *st, uint64_t token);
 
-/* dfb_probe_attr for the name of probe id `which`.  Same returns. */
+/* Fetches the protocol attribute of probe id `which` of `obj` if dfb_probe
+   finds its name: 1 with a new reference in *out, 0 with *out = NULL when
+   absent or when the attribute raised AttributeError (a property refusing,
+   like torch's __cuda_array_interface__ on a CPU tensor), -1 with an
+   exception set. */
 int
 dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out);
 
@@ -137,13 +141,6 @@ dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out);
    exception set. */
 PyObject *
 dfb_probe_call(dfb_state *st, PyObject *obj, int which);
-
-/* Fetches protocol attribute `name` of `obj` if dfb_probe_has finds it:
-   1 with a new reference in *out, 0 with *out = NULL when absent or when
-   the attribute raised AttributeError (a property refusing, like torch's
-   __cuda_array_interface__ on a CPU tensor), -1 with an exception set. */
-int
-dfb_probe_attr(PyObject *obj, PyObject *name, PyObject **out);
 
 /* dfb_probe_has with a C string name (interned on each call; for callers
    without the module state).  Same returns. */

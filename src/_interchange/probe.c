@@ -424,17 +424,6 @@ dfb_probe_call(dfb_state *st, PyObject *obj, int which)
 }
 
 int
-dfb_probe_attr(PyObject *obj, PyObject *name, PyObject **out)
-{
-    *out = NULL;
-    int r = dfb_probe_has(obj, name);
-    if (r <= 0) {
-        return r;
-    }
-    return get_present(obj, name, out);
-}
-
-int
 dfb_probe_has_str(PyObject *obj, const char *name)
 {
     PyObject *s = PyUnicode_InternFromString(name);
