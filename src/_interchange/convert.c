@@ -789,23 +789,22 @@ nulls_in_values(const dfb_column *c, PyObject *values)
 /* Decodes the categorical chunk `c` through its categories.  Null rows
    (isnull) hold None for object categories, zero bytes otherwise.
    Returns a new array or NULL (ValueError for codes out of range). */
-/* Decodes `n` codes (bits/sign/swap as read_int) into fixed-width
-   categories `src` (ncats items of isz bytes) at `dst`, writing the null
-   value of `d` where isnull[i].  Returns -1 when every code was in range,
-   else the row of the first out-of-range code (dst is then incomplete).
-   Touches no Python object (runs without the GIL). */
+/* Decodes the `n` codes `codes` reads into fixed-width categories `src`
+   (codes->ncats items of isz bytes) at `dst`, writing the null value of
+   `d` where isnull[i].  Returns -1 when every code was in range, else the
+   row of the first out-of-range code (dst is then incomplete).  Touches
+   no Python object (runs without the GIL). */
 static int64_t
-decode_fixed(const char *codes, int bits, int is_signed, int swap,
-             const uint8_t *isnull, int64_t n, const char *src, int64_t ncats,
-             npy_intp isz, char *dst, PyArray_Descr *d)
+decode_fixed(const dfb_codes *codes, const uint8_t *isnull, int64_t n,
+             const char *src, npy_intp isz, char *dst, PyArray_Descr *d)
 {
     for (int64_t i = 0; i < n; i++) {
         if (isnull != NULL && isnull[i]) {
             null_value_at(dst + i * isz, d);
             continue;
         }
-        int64_t code = read_int(codes + i * (bits / 8), bits, is_signed, swap);
-        if (code < 0 || code >= ncats) {
+        int64_t code;
+        if (dfb_codes_get(codes, i, &code) != DFB_OK) {
             return i;
         }
         memcpy(dst + i * isz, src + code * isz, (size_t)isz);
@@ -842,19 +841,21 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
         Py_DECREF(cats);
         return NULL;
     }
-    const int bits = c->index.bits, sz = bits / 8;
-    const int is_signed = c->index.type != DFB_T_UINT;
-    const int swap = dfb_is_swapped(c->index.byteorder);
-    const char *codes = c->data.ptr + c->offset * sz;
+    /* each code read once through core's checked reader, in [0, ncats) */
+    dfb_codes codes;
+    if (dfb_column_codes(c, ncats, &codes) < 0) {
+        Py_DECREF(out);
+        Py_DECREF(cats);
+        return NULL;
+    }
     const char *src = PyArray_DATA(cats);
     char *dst = PyArray_DATA(out);
     int64_t bad = -1;
     if (!isobj) {
         /* fixed-width categories: decode without the GIL, then report the
            first out-of-range code (below) */
-        DFB_NOGIL_IF(c->length,
-                     bad = decode_fixed(codes, bits, is_signed, swap, isnull,
-                                        c->length, src, ncats, isz, dst, d));
+        DFB_NOGIL_IF(c->length, bad = decode_fixed(&codes, isnull, c->length,
+                                                   src, isz, dst, d));
         if (bad < 0) {
             Py_DECREF(cats);
             return (PyObject *)out;
@@ -870,15 +871,11 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             }
             continue;
         }
-        int64_t code = read_int(codes + i * sz, bits, is_signed, swap);
-        if (code < 0 || code >= ncats) {
-            PyErr_Format(PyExc_ValueError,
-                         "categorical code %lld at row %lld is out of range "
-                         "for %lld categories",
-                         (long long)code, (long long)i, (long long)ncats);
+        int64_t code;
+        if (dfb_codes_get(&codes, i, &code) != DFB_OK) {
             Py_DECREF(out);
             Py_DECREF(cats);
-            return NULL;
+            return dfb_bad_code_error(i, code, ncats);
         }
         if (isobj) {
             PyObject *item = ((PyObject *const *)src)[code];
@@ -952,19 +949,13 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                 return NULL;
             }
             if (opts & DFB_OPT_STRINGDTYPE) {
-                return dfb_strings_to_stringdtype(
-                    c->data.ptr, c->offsets.ptr,
-                    c->fmt.type == DFB_T_UTF8 ? 32 : 64, c->offsets_swapped,
-                    c->offset, n, isnull);
+                return dfb_strings_to_stringdtype(c, isnull);
             }
             if (n == 0) {
                 return (PyObject *)new_array(PyArray_DescrFromType(NPY_OBJECT),
                                              0);
             }
-            return dfb_strings_to_object_array(
-                c->data.ptr, c->data.size, c->offsets.ptr,
-                c->fmt.type == DFB_T_UTF8 ? 32 : 64, c->offsets_swapped,
-                c->offset, n, isnull);
+            return dfb_strings_to_object_array(c, isnull);
         case DFB_T_STRING_VIEW:
             if (need_copy(allow_copy, "string views to Python str objects") <
                 0) {
@@ -1162,10 +1153,15 @@ mask_null_categories(const dfb_column *c, PyArrayObject **mask, int64_t *nnull)
         }
         memset(PyArray_DATA(*mask), 0, (size_t)n);
     }
-    const int bits = c->index.bits, sz = bits / 8;
-    const int is_signed = c->index.type != DFB_T_UINT;
-    const int swap = dfb_is_swapped(c->index.byteorder);
-    const char *codes = c->data.ptr + c->offset * sz;
+    dfb_codes codes;
+    if (dfb_column_codes(c,
+                         ncats < PyArray_DIM(catmask, 0)
+                             ? ncats
+                             : (int64_t)PyArray_DIM(catmask, 0),
+                         &codes) < 0) {
+        Py_DECREF(catmask);
+        return -1;
+    }
     const uint8_t *cn = PyArray_DATA(catmask);
     uint8_t *o = PyArray_DATA(*mask);
     int64_t added = 0;
@@ -1173,8 +1169,8 @@ mask_null_categories(const dfb_column *c, PyArrayObject **mask, int64_t *nnull)
         if (o[i]) {
             continue;
         }
-        int64_t code = read_int(codes + i * sz, bits, is_signed, swap);
-        if (code >= 0 && code < ncats && cn[code]) {
+        int64_t code;
+        if (dfb_codes_get(&codes, i, &code) == DFB_OK && cn[code]) {
             o[i] = 1;
             added++;
         }
