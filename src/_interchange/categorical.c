@@ -350,20 +350,29 @@ remap_codes(PyObject *codes, Py_ssize_t n, const int64_t *lens,
     if (out == NULL) {
         goto done;
     }
-    const int64_t *sv = PyArray_DATA((PyArrayObject *)src);
+    /* the codes may be the producer's memory (a view when they were int64
+       already): each read once through core's checked reader */
+    const char *sv = PyArray_DATA((PyArrayObject *)src);
     const npy_bool *mv = msk ? PyArray_DATA((PyArrayObject *)msk) : NULL;
     void *ov = PyArray_DATA((PyArrayObject *)out);
     int64_t pos = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         const int64_t *m = map + base[dict_of[i]];
         const int64_t nc = dlen[dict_of[i]];
+        dfb_codes rd;
+        dfb_error err;
+        if (dfb_codes_init(&rd, sv, 8 * (int64_t)len, 8, 1, 0, pos, lens[i],
+                           nc, &err) != DFB_OK) {
+            PyErr_SetString(PyExc_ValueError, err.message);
+            goto done;
+        }
         for (int64_t j = 0; j < lens[i]; j++, pos++) {
             if (mv != NULL && mv[pos]) {
                 store_code(ov, tn, pos, -1);
                 continue;
             }
-            int64_t v = sv[pos];
-            if (v < 0 || v >= nc) {
+            int64_t v;
+            if (dfb_codes_get(&rd, j, &v) != DFB_OK) {
                 PyErr_Format(PyExc_ValueError,
                              "categorical code %lld is out of range for "
                              "%lld categories",

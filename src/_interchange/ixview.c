@@ -26,6 +26,7 @@
 #include "bitmap.h"
 #include "format.h"
 #include "offsets.h"
+#include "reader.h"
 
 #include <string.h>
 
@@ -1038,36 +1039,6 @@ set_ones(uint8_t *bits, int64_t pos, int64_t n)
     }
 }
 
-/* Reads element `i` of the little-endian-native integer codes at `p`
-   (`width` bytes, signed if `is_signed`).  Cannot fail. */
-static int64_t
-load_code(const char *p, int width, int is_signed, int64_t i)
-{
-    switch (width) {
-        case 1: {
-            uint8_t v;
-            memcpy(&v, p + i, 1);
-            return is_signed ? (int64_t)(int8_t)v : (int64_t)v;
-        }
-        case 2: {
-            uint16_t v;
-            memcpy(&v, p + 2 * i, 2);
-            return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
-        }
-        case 4: {
-            uint32_t v;
-            memcpy(&v, p + 4 * i, 4);
-            return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
-        }
-        default: {
-            uint64_t v;
-            memcpy(&v, p + 8 * i, 8);
-            /* uint64 codes past INT64_MAX are out of any range */
-            return (is_signed || v <= INT64_MAX) ? (int64_t)v : -1;
-        }
-    }
-}
-
 /* Stores code `v` (checked to fit by the caller) as element `i`.  Cannot
    fail. */
 static void
@@ -1339,25 +1310,27 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             }
             int64_t pos = 0, k = 0;
             for (Py_ssize_t i = 0; i < n; i++) {
-                const char *op = cs[i].offsets->ptr;
-                int64_t prev = 0;
-                for (int64_t j = 0; j <= cs[i].length; j++) {
+                /* the offsets read again, through core's checked reader:
+                   each once, every span inside the chunk's data and the
+                   data made */
+                const DfbBuffer *db = cs[i].data;
+                dfb_offsets ro;
+                dfb_error err;
+                if (dfb_offsets_init(&ro, cs[i].offsets->ptr,
+                                     (int64_t)cs[i].offsets->bufsize, w, 0,
+                                     cs[i].offset, cs[i].length + 1,
+                                     db != NULL ? (int64_t)db->bufsize : 0,
+                                     &err) != DFB_OK) {
+                    Py_DECREF(oarr);
+                    Py_DECREF(darr);
+                    PyErr_SetString(PyExc_ValueError, err.message);
+                    goto done;
+                }
+                int64_t prev = dfb_offsets_load(&ro, 0);
+                for (int64_t j = 0; j < cs[i].length; j++) {
                     int64_t v;
-                    if (w == 4) {
-                        int32_t x;
-                        memcpy(&x, op + 4 * (cs[i].offset + j), 4);
-                        v = x;
-                    }
-                    else {
-                        memcpy(&v, op + 8 * (cs[i].offset + j), 8);
-                    }
-                    if (j == 0) {
-                        prev = v;
-                        continue;
-                    }
-                    /* offsets read again: keep inside the data made */
-                    int64_t len = v - prev;
-                    if (len < 0 || len > nbytes_str - pos) {
+                    if (dfb_offsets_next(&ro, j, prev, &v) != DFB_OK ||
+                        v - prev > nbytes_str - pos) {
                         Py_DECREF(oarr);
                         Py_DECREF(darr);
                         PyErr_SetString(PyExc_ValueError,
@@ -1365,8 +1338,10 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                         "were joined");
                         goto done;
                     }
-                    memcpy(d + pos, cs[i].data->ptr + prev, (size_t)len);
-                    pos += len;
+                    if (v > prev) {
+                        memcpy(d + pos, db->ptr + prev, (size_t)(v - prev));
+                    }
+                    pos += v - prev;
                     prev = v;
                     k++;
                     if (w == 4) {
@@ -1405,6 +1380,9 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 memcpy(d + pos * w, c->data->ptr + c->offset * w,
                        (size_t)(c->length * w));
                 if (is_codes) {
+                    /* the codes copied, read back through core's checked
+                       reader */
+                    dfb_codes rd;
                     PyArrayObject *m = (PyArrayObject *)maps[i];
                     const int64_t *mp = PyArray_DATA(m);
                     int64_t msize = PyArray_DIM(m, 0);
@@ -1414,6 +1392,15 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             : (w == 8
                                    ? INT64_MAX
                                    : (int64_t)((UINT64_C(1) << (8 * w)) - 1));
+                    if (dfb_codes_init(&rd, d + pos * w, c->length * w, w,
+                                       is_signed, 0, 0, c->length, msize,
+                                       NULL) != DFB_OK) {
+                        Py_DECREF(arr);
+                        PyErr_SetString(PyExc_ValueError,
+                                        "dictionary codes of an unsupported "
+                                        "width");
+                        goto done;
+                    }
                     for (int64_t j = 0; j < c->length; j++) {
                         int64_t v = 0;
                         int valid =
@@ -1423,8 +1410,8 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                               ((c->offset + j) & 7)) &
                              1);
                         if (valid && msize > 0) {
-                            int64_t code = load_code(d, w, is_signed, pos + j);
-                            if (code < 0 || code >= msize) {
+                            int64_t code;
+                            if (dfb_codes_get(&rd, j, &code) != DFB_OK) {
                                 Py_DECREF(arr);
                                 PyErr_Format(PyExc_ValueError,
                                              "dictionary code %lld out of "
