@@ -454,3 +454,24 @@ def test_released_stream_is_refused(cons):
     assert cons.arrow_stream(cap)["i"].tolist() == [1, 2]
     with pytest.raises(ValueError, match="must be live"):
         cons.arrow_stream(cap)  # the first call moved it out
+
+
+def test_converter_with_offsets_and_codes_rewritten(cons):
+    """The C API converter while a thread rewrites a producer's string offsets and
+    categorical codes (tests/racing.py): the values as validated, or a clean
+    ValueError; never a crash."""
+    from producers import frame, strings
+    from racing import bad_offsets, category_column, offsets_of, race, string_values
+
+    values = string_values()
+    scol = strings(values)
+    offs = offsets_of(scol)
+    ccol, cexp, ctargets = category_column()
+
+    def check(res) -> None:
+        for got, want in ((res["s"], values), (res["c"], cexp)):
+            mask = np.ma.getmaskarray(got).tolist()
+            assert [None if m else v for v, m in zip(got.data.tolist(), mask, strict=True)] == want
+
+    race(lambda: cons.from_dataframe(frame(s=scol, c=ccol)), check,
+         [(offs, offs.copy(), bad_offsets(offs)), *ctargets], rounds=6)

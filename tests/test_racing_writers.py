@@ -15,69 +15,22 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from producers import Frame, categorical, strings
-from racing import race
+from producers import Frame, categorical, chunked, primitive, strings
+from racing import (
+    NCATS,
+    N,
+    as_list,
+    bad_offsets,
+    category_column,
+    codes_of,
+    offsets_of,
+    race,
+    string_values,
+    values_equal,
+)
 
 import dfbuffer
 import dfbuffer.pandas
-
-N = 100_000  # elements: large enough that a conversion and a rewrite overlap
-NCATS = 50
-I32_MAX = np.iinfo(np.int32).max
-
-
-def string_values(n: int = N) -> list[str | None]:
-    return [None if i % 11 == 3 else f"s{i % 997:05d}" for i in range(n)]
-
-
-def bad_offsets(good: np.ndarray) -> np.ndarray:
-    """Every other offset far beyond the data: spans run past the end or backwards."""
-    bad = good.copy()
-    bad[1::2] = np.iinfo(good.dtype).max if good.dtype == np.int32 else 2**40
-    return bad
-
-
-def offsets_of(col) -> np.ndarray:
-    return col.get_buffers()["offsets"][0]._x
-
-
-def codes_of(col) -> np.ndarray:
-    return col.get_buffers()["data"][0]._x
-
-
-def category_column(*, large: bool = False, code_dtype=np.int16):
-    """A categorical of N rows (every 7th null: sentinel -1) over NCATS string
-    categories; returns the column, its expected values and the (target, good, bad)
-    rewrites of its codes and of its categories' offsets."""
-    cats = strings([f"category-{k:03d}-" + "x" * (k % 5) for k in range(NCATS)], large=large)
-    good_codes = (np.arange(N) * 7919 % NCATS).astype(code_dtype)
-    good_codes[::7] = -1
-    col = categorical(good_codes, cats, code_dtype=code_dtype)
-    names = [f"category-{k:03d}-" + "x" * (k % 5) for k in range(NCATS)]
-    expected = [None if c < 0 else names[c] for c in good_codes.tolist()]
-    codes = codes_of(col)
-    bad_codes = codes.copy()
-    bad_codes[1::2] = np.where(codes[1::2] < 0, -1, np.iinfo(code_dtype).max)
-    offs = offsets_of(cats)
-    return col, expected, [(codes, codes.copy(), bad_codes), (offs, offs.copy(), bad_offsets(offs))]
-
-
-def as_list(res) -> list:
-    """The values of a result, None where masked."""
-    if isinstance(res, list):
-        return res
-    if isinstance(res, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(res).tolist()
-        return [None if m else v for v, m in zip(res.data.tolist(), mask, strict=True)]
-    return res.tolist()
-
-
-def values_equal(expected):
-    def check(res) -> None:
-        assert as_list(res) == expected
-
-    return check
-
 
 # ---------------------------------------------------------------------------
 # The two StringDType crashes (SIGSEGV, or a terabyte-sized allocation, before the
@@ -187,8 +140,6 @@ def test_categorical_decoded(mode):
 def test_categorical_fixed_width_categories_decoded():
     """int64 categories: decoded without the GIL (decode_fixed)."""
     cats_values = np.arange(NCATS, dtype=np.int64) * 10
-    from producers import primitive
-
     good = (np.arange(N) * 13 % NCATS).astype(np.int32)
     col = categorical(good, primitive(cats_values), code_dtype=np.int32, null="none")
     codes = codes_of(col)
@@ -205,8 +156,6 @@ def test_categorical_fixed_width_categories_decoded():
 def test_categorical_codes_unified():
     """categorical='codes' over two chunks with different categories: the codes are
     remapped to the unified categories (each code read once and checked)."""
-    from producers import chunked
-
     a, exp_a, tg_a = category_column()
     b_cats = strings([f"other-{k}" for k in range(NCATS)])
     good_b = (np.arange(N) % NCATS).astype(np.int16)
@@ -298,17 +247,20 @@ def test_pandas_front_end():
     offs = offsets_of(scol)
     df = Frame({"s": scol, "c": ccol})
 
-    def check(res: pd.DataFrame) -> None:
-        assert [None if pd.isna(v) else v for v in res["s"]] == values
-        # the categorical's codes are the producer's memory (zero-copy): a row the
-        # writer set to an out-of-range code reads as missing meanwhile
-        got = [None if pd.isna(v) else v for v in res["c"]]
-        pairs = enumerate(zip(got, cexp, strict=True))
-        assert all(g == e or (g is None and i % 2) for i, (g, e) in pairs)
+    def column(s: pd.Series) -> list:
+        v = s.to_numpy(dtype=object)
+        v[s.isna().to_numpy()] = None
+        return v.tolist()
 
+    def check(res: pd.DataFrame) -> None:
+        assert column(res["s"]) == values
+        assert column(res["c"]) == cexp
+
+    # the categorical's codes are the producer's memory in the result (zero-copy,
+    # as pandas' own consumer gives them): the categories' offsets are rewritten
     race(
         lambda: dfbuffer.pandas.from_dataframe(df),
         check,
-        [(offs, offs.copy(), bad_offsets(offs)), *ctargets],
-        rounds=6,
+        [(offs, offs.copy(), bad_offsets(offs)), ctargets[1]],
+        rounds=4,
     )
