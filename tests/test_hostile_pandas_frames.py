@@ -350,3 +350,29 @@ def test_interchange_column_names_cleared_by_a_name():
     out = matrix_or_clean_error(Producer())
     if out is not None:
         np.testing.assert_array_equal(out, [[1.0, 3.0], [2.0, 4.0]])
+
+
+@pytest.mark.parametrize("new_rows", [1, 3, 5])
+def test_manager_swapped_by_its_blocks_property(new_rows):
+    """The manager's ``blocks`` swaps the frame's manager for one of another length while
+    to_matrix reads it: blocks are read in place only when their shape is the length read
+    before; otherwise the fake is refused (a clean error from pandas' export)."""
+    frame = None
+
+    class Swapping(Manager):
+        @property
+        def blocks(self):
+            object.__setattr__(frame, "_mgr", Manager(
+                ["a"], new_rows, [Block([0], np.full((1, new_rows), 2.0))]))
+            return (Block([0], np.full((1, new_rows), 2.0)),)
+
+        @blocks.setter
+        def blocks(self, value):
+            pass
+
+    frame = frame_over(Swapping(["a"], 3, []))
+    out = matrix_or_clean_error(frame)
+    if new_rows == 3:
+        np.testing.assert_array_equal(out, np.full((3, 1), 2.0))
+    else:
+        assert out is None
