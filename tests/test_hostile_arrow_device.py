@@ -25,6 +25,7 @@ from _arrow_device_ctypes import (
     GET_SCHEMA,
     SCHEMA_RELEASE,
     STREAM_RELEASE,
+    ArrowArray,
     ArrowDeviceArray,
     ArrowDeviceArrayStream,
     ArrowSchema,
@@ -454,3 +455,67 @@ def test_capsule_pointing_at_garbage_struct_fields(collect):
     with pytest.raises(ValueError, match="format"):
         Buffer.from_object(prod)
     del keep
+
+
+def _struct_prod(device_type):
+    return DeviceArray(Column("+s", 2, [0]), children=[Column("i", 2, [0, FAKE], name="x")],
+                       device_type=device_type)
+
+
+def _dict_prod(device_type):
+    return DeviceArray(Column("c", 2, [0, FAKE], dictionary=Column("u", 2, [0, FAKE, FAKE])),
+                       device_type=device_type)
+
+
+def _null_child(s, d):
+    d.array.children[0] = ctypes.POINTER(ArrowArray)()
+
+
+def _null_schema_child(s, d):
+    s.children[0] = ctypes.POINTER(ArrowSchema)()
+
+
+def _more_schema_children(s, d):
+    s.n_children = 5
+
+
+def _released_child(s, d):
+    d.array.children[0].contents.release = ARRAY_RELEASE()
+
+
+def _child_without_format(s, d):
+    s.children[0].contents.format = None
+
+
+def _null_dictionary(s, d):
+    d.array.dictionary = ctypes.POINTER(ArrowArray)()
+
+
+@pytest.mark.parametrize("make, mutate", [
+    (_struct_prod, _null_child), (_struct_prod, _null_schema_child),
+    (_struct_prod, _more_schema_children), (_struct_prod, _released_child),
+    (_struct_prod, _child_without_format), (_dict_prod, _null_dictionary),
+], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+@pytest.mark.parametrize("device_type", [CPU, CUDA])
+def test_broken_children_and_dictionaries_refused(make, mutate, entry, device_type, collect):
+    """NULL or released children, schema children the array does not have, a NULL
+    dictionary: refused before any buffer is read (the buffers are unmapped addresses even
+    on the CPU here, so a read would crash)."""
+    prod = make(device_type)
+    base = prod.__arrow_c_device_array__
+
+    def broken(requested_schema=None, **kw):
+        scap, acap = base()
+        d = ArrowDeviceArray.from_address(
+            ctypes.pythonapi.PyCapsule_GetPointer(acap, b"arrow_device_array"))
+        s = ArrowSchema.from_address(ctypes.pythonapi.PyCapsule_GetPointer(scap, b"arrow_schema"))
+        mutate(s, d)
+        return scap, acap
+
+    prod.__arrow_c_device_array__ = broken
+    got = call_clean(entry, prod)
+    assert refused(entry, got, device_type) or isinstance(got, NotImplementedError), got
+    del got
+    collect()
+    assert prod.released.array == 1
