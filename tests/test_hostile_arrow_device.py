@@ -519,3 +519,25 @@ def test_broken_children_and_dictionaries_refused(make, mutate, entry, device_ty
     del got
     collect()
     assert prod.released.array == 1
+
+
+def test_export_refuses_hostile_requested_schemas():
+    """Buffer.__arrow_c_device_array__(requested_schema): a non-capsule, a capsule of
+    another name, a released schema and one without a format are refused cleanly."""
+    import pyarrow as pa
+
+    b = Buffer.from_object(np.arange(3, dtype=np.int32))
+    released = ArrowSchema()
+    no_format = ArrowSchema()
+    no_format.release = SCHEMA_RELEASE(lambda p: None)
+    keep = (released, no_format, no_format.release)
+    for req, exc in ((5, TypeError), (capsule(released, "arrow_device_array"), TypeError),
+                     (capsule(released, "arrow_schema"), NotImplementedError),
+                     (capsule(no_format, "arrow_schema"), NotImplementedError),
+                     (pa.int64().__arrow_c_schema__(), NotImplementedError)):
+        with pytest.raises(exc):
+            b.__arrow_c_device_array__(req)
+    schema, arr = b.__arrow_c_device_array__(pa.int32().__arrow_c_schema__())
+    if hasattr(pa.Array, "_import_from_c_device_capsule"):  # pyarrow >= 17
+        assert pa.Array._import_from_c_device_capsule(schema, arr).to_pylist() == [0, 1, 2]
+    del keep
