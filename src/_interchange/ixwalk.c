@@ -787,6 +787,12 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         goto done;
     }
     seq = PySequence_Fast(names, "column_names() must return an iterable");
+    if (seq != NULL && PyList_Check(seq)) {
+        /* our own copy: a name's __str__ may change the producer's list */
+        PyObject *list = seq;
+        seq = PyList_AsTuple(list);
+        Py_DECREF(list);
+    }
     if (seq == NULL) {
         goto done;
     }
