@@ -121,7 +121,7 @@ def _id_key(rid: str) -> tuple[int, int]:
     return ("PCL".find(prefix[:1]), int(num) if num.isdigit() else 0)
 
 
-def _sort_ids(ids) -> list[str]:
+def _sort_ids(ids: Any) -> list[str]:
     return sorted(ids, key=_id_key)
 
 
@@ -489,7 +489,7 @@ def _check_dfbuffer_buffer(ck: _Checker, buf: Any) -> None:
 
 
 class _AIOnly:
-    def __init__(self, ai: dict) -> None:
+    def __init__(self, ai: dict[str, Any]) -> None:
         self.__array_interface__ = ai
 
 
@@ -582,7 +582,7 @@ def _dtype_problem(dt: Any) -> str | None:
     return None
 
 
-def _np_dtype(dt: tuple) -> np.dtype | None:
+def _np_dtype(dt: tuple[Any, ...]) -> np.dtype[Any] | None:
     """NumPy dtype of one stored value of a well-formed interchange dtype
     (None for bit-packed, strings)."""
     kind, bits, endian = int(dt[0]), int(dt[1]), dt[3]
@@ -861,7 +861,10 @@ _NULL_NAMES: dict[int | None, str] = {
 }
 
 
-def _count_nulls(data, validity, null_kind, null_value, offset, size, data_np, kind) -> int | None:
+def _count_nulls(
+    data: Any, validity: Any, null_kind: Any, null_value: Any, offset: int, size: int,
+    data_np: Any, kind: Any,
+) -> int | None:
     """Counts nulls from the buffers, or None when not computable."""
     if null_kind == NON_NULLABLE:
         return 0
@@ -894,7 +897,8 @@ def _count_nulls(data, validity, null_kind, null_value, offset, size, data_np, k
 
 
 def _check_categorical(
-    ck, col, kind, data, validity, null_kind, null_value, offset, size, depth
+    ck: _Checker, col: Any, kind: Any, data: Any, validity: Any, null_kind: Any,
+    null_value: Any, offset: int, size: int, depth: int,
 ) -> None:
     if kind != CATEGORICAL:
         try:
@@ -1015,12 +1019,12 @@ def check_column(col: Any) -> Report:
 _MAX_ITEMS = 1 << 16  # a producer yielding more columns or chunks is cut off
 
 
-def _take(iterable: Any, limit: int) -> list:
+def _take(iterable: Any, limit: int) -> list[Any]:
     """At most `limit` items of `iterable` (guards against endless generators)."""
     return list(itertools.islice(iter(iterable), max(0, min(limit, _MAX_ITEMS))))
 
 
-def _names_of(df: Any) -> list:
+def _names_of(df: Any) -> list[Any]:
     return _take(df.column_names(), _MAX_ITEMS)
 
 
