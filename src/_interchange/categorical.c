@@ -153,9 +153,10 @@ codes_nulls(PyObject *codes, int mode, int allow_copy)
         goto done;
     }
     if (mode == DFB_NULLS_RAISE) {
+        npy_intp nnull = PyArray_CountNonzero((PyArrayObject *)mask);
         PyErr_Format(PyExc_ValueError,
-                     "the column has %lld null values (nulls='raise')",
-                     (long long)PyArray_CountNonzero((PyArrayObject *)mask));
+                     "the column has %lld null value%s (nulls='raise')",
+                     (long long)nnull, nnull == 1 ? "" : "s");
         goto done;
     }
     if (!allow_copy) {

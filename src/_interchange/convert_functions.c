@@ -334,6 +334,51 @@ PyDoc_STRVAR(
     "each column's zone, unit, categorical ordering and null "
     "representation.");
 
+/* A pandas Series exports its values through Arrow without its name (a
+   field named ""): the one column of `res` (stolen) is keyed by
+   str(obj.name) instead, unless the name is None.  Returns a new reference,
+   or NULL with an exception set. */
+static PyObject *
+series_named(dfb_state *st, PyObject *obj, PyObject *res)
+{
+    PyObject *key = NULL, *value = NULL, *name = NULL, *out = NULL;
+    if (res == NULL || !PyDict_CheckExact(res) || PyDict_GET_SIZE(res) != 1) {
+        return res;
+    }
+    Py_ssize_t pos = 0;
+    if (!PyDict_Next(res, &pos, &key, &value) || !PyUnicode_Check(key) ||
+        PyUnicode_GET_LENGTH(key) != 0) {
+        return res;
+    }
+    PyObject *pd = PyImport_GetModule(st->str.pandas);
+    PyObject *cls = pd == NULL ? NULL : PyObject_GetAttrString(pd, "Series");
+    Py_XDECREF(pd);
+    int is_series = cls != NULL && PyType_Check(cls) &&
+                    PyObject_TypeCheck(obj, (PyTypeObject *)cls);
+    Py_XDECREF(cls);
+    PyErr_Clear(); /* no pandas, or no pandas.Series: not a Series */
+    if (!is_series) {
+        return res;
+    }
+    Py_INCREF(value); /* held across the calls below */
+    name = PyObject_GetAttrString(obj, "name");
+    if (name == Py_None) {
+        out = Py_NewRef(res);
+    }
+    else if (name != NULL) {
+        key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
+        out = key == NULL ? NULL : PyDict_New();
+        if (out != NULL && PyDict_SetItem(out, key, value) < 0) {
+            Py_CLEAR(out);
+        }
+        Py_XDECREF(key);
+    }
+    Py_XDECREF(name);
+    Py_DECREF(value);
+    Py_DECREF(res);
+    return out;
+}
+
 /* from_dataframe(obj, *, nulls="mask", allow_copy=True). */
 static PyObject *
 from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -375,7 +420,8 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     if (r == 1) {
-        return dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy);
+        return series_named(
+            st, a[0], dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy));
     }
     PyObject *df = dfb_ix_frame(st, a[0], allow_copy);
     if (df == NULL) {

@@ -11,8 +11,10 @@ rebuild what the converters give back as plain NumPy.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import operator
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -196,7 +198,7 @@ class Schema:
         head += "" if len(self.columns) == 1 else "s"
         head += f", from {self.source})"
         lines = [head]
-        lines += [f"{c.name}: {_type_string(c)}" for c in self.columns]
+        lines += [f"{c.name or repr(c.name)}: {_type_string(c)}" for c in self.columns]
         if self.index_columns:
             lines.append("index columns (left out): " + ", ".join(self.index_columns))
         if self.metadata:
@@ -316,6 +318,18 @@ def _arrow_schema_of(desc: dict[str, Any]) -> Schema:
     return Schema(cols, md, "arrow", idx)
 
 
+def _series_named(obj: Any, sch: Schema) -> Schema:
+    """A pandas Series exports its values through Arrow without its name: the one
+    column takes ``str(obj.name)`` (unless None), as from_dataframe keys it."""
+    pd = sys.modules.get("pandas")
+    if len(sch.columns) != 1 or sch.columns[0].name or pd is None:
+        return sch
+    if not isinstance(obj, pd.Series) or obj.name is None:
+        return sch
+    col = dataclasses.replace(sch.columns[0], name=str(obj.name))
+    return dataclasses.replace(sch, columns=(col,))
+
+
 def _ix_column(name: str, col: Any, depth: int = 0) -> ColumnSchema:
     kind, bits, fmt, _ = col.dtype
     kind = int(kind)
@@ -405,7 +419,7 @@ def schema(obj: Any) -> Schema:
     ):
         desc = _arrow_schema(obj)
         if desc is not None:
-            return _arrow_schema_of(desc)
+            return _series_named(obj, _arrow_schema_of(desc))
     df = _ix_frame(obj)
     if df is None:
         raise TypeError(
