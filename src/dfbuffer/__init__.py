@@ -82,6 +82,22 @@ def get_include() -> str:
     It holds one header, ``dfbuffer/dfbuffer.h``: pass this directory as an include path
     when compiling a C, C++ or Cython extension that uses the C API (import it with
     ``DfBuffer_ImportAPI()``; Cython: ``from dfbuffer cimport capi``). See docs/c-api.md.
+
+    Returns
+    -------
+    str
+        The absolute path of the directory.
+
+    Raises
+    ------
+    Nothing.
+
+    Examples
+    --------
+    >>> import os
+    >>> import dfbuffer
+    >>> os.path.isfile(os.path.join(dfbuffer.get_include(), "dfbuffer", "dfbuffer.h"))
+    True
     """
     import os
 
@@ -100,6 +116,34 @@ def to_interchange(obj: "ArrowExportable", *, allow_copy: bool = True) -> "_Arro
     only speak ``__dataframe__`` (``pandas.api.interchange.from_dataframe``,
     ``pyarrow.interchange.from_dataframe``, plotting libraries) keep working with
     producers that dropped the protocol.
+
+    Parameters
+    ----------
+    obj : Arrow PyCapsule producer
+        A table, record batch or stream (or their device counterparts).
+    allow_copy : bool, optional
+        False raises RuntimeError where the protocol needs a copy (default True).
+
+    Returns
+    -------
+    interchange DataFrame
+        An object with ``__dataframe__``, ``column_names()``, ``get_column(i)``, ...
+
+    Raises
+    ------
+    TypeError
+        ``obj`` speaks no Arrow PyCapsule interface.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import polars as pl
+    >>> import dfbuffer
+    >>> ix = dfbuffer.to_interchange(pl.DataFrame({"x": [1, 2], "s": ["a", None]}))
+    >>> list(ix.column_names()), ix.get_column_by_name("s").null_count
+    (['x', 's'], 1)
+    >>> pd.api.interchange.from_dataframe(ix)["x"].tolist()
+    [1, 2]
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
 
