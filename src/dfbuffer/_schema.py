@@ -18,9 +18,12 @@ import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, SupportsIndex, overload
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from dfbuffer._interchange import _arrow_schema
+
+if TYPE_CHECKING:
+    from dfbuffer._typing import DataFrameLike
 
 __all__ = ["ColumnSchema", "Schema", "schema"]
 
@@ -381,7 +384,7 @@ def _ix_frame(obj: Any) -> Any:
         return meth()
 
 
-def schema(obj: Any) -> Schema:
+def schema(obj: DataFrameLike) -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
     Parameters

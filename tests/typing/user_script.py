@@ -28,6 +28,13 @@ def codes_of(frame: DataFrameLike, name: str) -> np.ndarray[tuple[int], np.dtype
     raise TypeError(f"column {name!r} is not categorical")
 
 
+def _rejected(frame: DataFrameLike) -> None:
+    # never called: mypy --strict must reject each line (it reports an ignore that is unused)
+    dfbuffer.from_dataframe(3)  # type: ignore[call-overload]
+    dfbuffer.to_matrix("not a frame")  # type: ignore[call-overload]
+    dfbuffer.from_dataframe(frame, categorical="codes")["c"].sum()  # type: ignore[union-attr]
+
+
 def main() -> None:
     df = pl.DataFrame({"x": [1.5, 2.5, 3.0], "y": [1, 2, 3], "c": ["a", "b", "a"]})
     df = df.with_columns(pl.col("c").cast(pl.Categorical))
