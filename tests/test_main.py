@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import background
@@ -40,8 +41,10 @@ def test_text_report_exits_zero_and_names_everything():
     out = proc.stdout
     assert out.startswith(f"dfbuffer {dfbuffer.__version__}")
     assert "DLPack 1." in out
-    for word in ("numpy", "pandas", "pyarrow", "polars", "torch", "cupy"):
-        assert word in out
+    # the library line names every library probed, installed or not
+    libraries = next(line for line in out.splitlines() if line.startswith("libraries: "))
+    for word in ("numpy", "pandas", "pyarrow", "polars", "nanoarrow", "torch", "cupy"):
+        assert word in libraries
     assert "zero-copy" in out and "Interchange conformance" in out
     assert "Traceback" not in out + proc.stderr
 
@@ -123,3 +126,27 @@ def test_torch_rows_when_installed(report):
     for path in ("DLPack import", "DLPack export"):
         assert rows[path]["status"] == "ok", rows[path]
         assert rows[path]["zero_copy"] is True, rows[path]
+
+
+def test_text_report_explains_the_requirement_ids():
+    out = _TEXT.result().stdout.splitlines()
+    legend = [line for line in out if line.startswith("legend: ")]
+    assert len(legend) == 1
+    assert "P-n: producer requirement n of docs/requirements.md" in legend[0]
+    # every ID the conformance table names has a line with its first failure message
+    start = out.index("Interchange conformance (dfbuffer.testing.check_dataframe):")
+    table = out[start : out.index(legend[0])]
+    named = {m for line in table for m in re.findall(r"P-[0-9]+", line)}
+    if not named:
+        pytest.skip("no installed producer fails a requirement")
+    explained = {line.split()[0] for line in out if line.startswith("  P-")}
+    assert named == explained
+
+
+def test_nanoarrow_rows_zero_copy(report):
+    if report["versions"]["nanoarrow"] is None:
+        pytest.skip("nanoarrow not installed")
+    rows = {r["path"]: r for r in report["rows"] if r["producer"] == "nanoarrow"}
+    assert len(rows) == 4
+    for r in rows.values():
+        assert (r["status"], r["zero_copy"]) == ("ok", True), r

@@ -1086,8 +1086,8 @@ finish(dfb_state *st, PyObject *values, PyArrayObject *mask, int64_t nnull,
     switch (nulls) {
         case DFB_NULLS_RAISE:
             PyErr_Format(PyExc_ValueError,
-                         "the column has %lld null values (nulls='raise')",
-                         (long long)nnull);
+                         "the column has %lld null value%s (nulls='raise')",
+                         (long long)nnull, nnull == 1 ? "" : "s");
             break;
         case DFB_NULLS_FILL:
             if (need_copy(allow_copy, "a column with nulls in fill mode") ==

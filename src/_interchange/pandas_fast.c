@@ -14,6 +14,7 @@
 #include "dfbuffer/probe.h"
 #include "dfbuffer/arrow_device.h"
 #include "dfbuffer/pandas_block.h"
+#include "dfbuffer/ixwalk.h"
 #include "bitmap.h"
 
 #include <string.h>
@@ -168,6 +169,8 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
               PyObject **out)
 {
     *out = NULL;
+    /* the mode alone: categorical= and strings= bits do not apply here */
+    nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
     PyObject *dtype = PyObject_GetAttr(series, st->str.dtype);
     if (dtype == NULL) {
         return -1;
@@ -237,8 +240,8 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
     }
     if (nulls == DFB_NULLS_RAISE) {
         PyErr_Format(PyExc_ValueError,
-                     "the column has %lld null values (nulls='raise')",
-                     (long long)nnull);
+                     "the column has %lld null value%s (nulls='raise')",
+                     (long long)nnull, nnull == 1 ? "" : "s");
         Py_DECREF(view);
         return -1;
     }
@@ -366,6 +369,7 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         PyObject *arr;
         if (PySet_Add(seen, key) < 0 ||
             pandas_column(st, series, nulls, &arr) < 0) {
+            dfb_add_column_context(key); /* the error names the column */
             Py_DECREF(key);
             Py_DECREF(pair);
             goto done;

@@ -503,6 +503,37 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     interchange ``"pandas.index"``, or pandas' Arrow schema metadata (a
     range, a named index, a MultiIndex, as ``pyarrow.Table.to_pandas``
     restores them; the index columns are never columns of the result).
+
+    Parameters
+    ----------
+    obj : object
+        A pandas DataFrame, an Arrow PyCapsule producer, an object with
+        ``__dataframe__`` or an interchange DataFrame.
+    allow_copy : bool, optional
+        False raises RuntimeError where a copy is unavoidable (default True).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The frame, sharing the producer's memory where the layout allows.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is not a dataframe dfbuffer reads.
+    RuntimeError
+        ``allow_copy=False`` and a copy is unavoidable.
+    ValueError
+        Buffers that do not match their description (naming the column).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import dfbuffer.pandas
+    >>> t = pa.table({"n": pa.array([1, None]), "s": ["a", "b"]})
+    >>> df = dfbuffer.pandas.from_dataframe(t)
+    >>> df["n"].dtype, df["n"].tolist()
+    (Int64Dtype(), [1, <NA>])
     """
     if isinstance(obj, pd.DataFrame):
         return obj
