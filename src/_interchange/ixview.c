@@ -26,6 +26,7 @@
 #include "bitmap.h"
 #include "format.h"
 #include "offsets.h"
+#include "mem.h"
 
 #include <string.h>
 
@@ -1030,7 +1031,7 @@ set_ones(uint8_t *bits, int64_t pos, int64_t n)
         bits[i >> 3] |= (uint8_t)(1u << (i & 7));
     }
     if (end - i >= 8) {
-        memset(bits + (i >> 3), 0xff, (size_t)((end - i) / 8));
+        dfb_memset(bits + (i >> 3), 0xff, (size_t)((end - i) / 8));
         i += 8 * ((end - i) / 8);
     }
     for (; i < end; i++) {
@@ -1365,7 +1366,7 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                         "were joined");
                         goto done;
                     }
-                    memcpy(d + pos, cs[i].data->ptr + prev, (size_t)len);
+                    dfb_memcpy(d + pos, cs[i].data->ptr + prev, (size_t)len);
                     pos += len;
                     prev = v;
                     k++;
@@ -1402,8 +1403,8 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 if (c->length == 0) {
                     continue;
                 }
-                memcpy(d + pos * w, c->data->ptr + c->offset * w,
-                       (size_t)(c->length * w));
+                dfb_memcpy(d + pos * w, c->data->ptr + c->offset * w,
+                           (size_t)(c->length * w));
                 if (is_codes) {
                     PyArrayObject *m = (PyArrayObject *)maps[i];
                     const int64_t *mp = PyArray_DATA(m);
