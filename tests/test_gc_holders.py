@@ -9,6 +9,7 @@ import gc
 import importlib.util
 import mmap
 import pickle
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +61,19 @@ class _DlpackProducer:
 
     def __dlpack_device__(self) -> Any:
         return self.inner.__dlpack_device__()
+
+
+class _PyBuffer:
+    """A Python-level exporter (CPython 3.12+ ``__buffer__``) handing out a memoryview."""
+
+    def __init__(self) -> None:
+        self.data = bytearray(b"abcdefgh")
+
+    def __buffer__(self, flags: int) -> memoryview:
+        return memoryview(self.data)
+
+    def __release_buffer__(self, view: memoryview) -> None:
+        view.release()
 
 
 def _nothing() -> None:
@@ -115,6 +129,7 @@ PRODUCERS: dict[str, Callable[[], Any]] = {
     "memoryview of memoryview": lambda: memoryview(memoryview(bytearray(8))),
     "mmap": lambda: mmap.mmap(-1, 64),
     "pickle buffer": lambda: pickle.PickleBuffer(bytearray(8)),
+    "python __buffer__": _PyBuffer,
     "array interface (address)": _ArrayInterfacePtr,
     "array interface (memoryview data)": _ArrayInterfaceMemoryview,
     "dlpack capsule (numpy)": lambda: np.arange(6, dtype="f8").__dlpack__(),
@@ -135,6 +150,8 @@ def _params() -> list[Any]:
     for name in PRODUCERS:
         marks = [pytest.mark.skipif(not _HAVE_TORCH, reason="torch not installed")] if (
             "torch" in name) else []
+        if name == "python __buffer__":
+            marks = [pytest.mark.skipif(sys.version_info < (3, 12), reason="CPython 3.12+")]
         out.append(pytest.param(name, id=name, marks=marks))
     return out
 
@@ -254,8 +271,6 @@ def test_source_released_after_cycle(producer):
 
 def sys_refcount_settles(src: Any) -> bool:
     """A fresh Buffer over `src` adds references that go away again with it."""
-    import sys
-
     before = sys.getrefcount(src)
     b = Buffer.from_object(src)
     del b
