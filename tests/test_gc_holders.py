@@ -76,6 +76,15 @@ class _PyBuffer:
         view.release()
 
 
+def _unpickled_buffer() -> Buffer:
+    """A Buffer rebuilt by pickle protocol 5 from out-of-band buffers (owner: a memoryview
+    of the PickleBuffer)."""
+    oob: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(Buffer.from_object(np.arange(6, dtype="f8")), protocol=5,
+                        buffer_callback=oob.append)
+    return pickle.loads(data, buffers=oob)
+
+
 def _nothing() -> None:
     pass
 
@@ -130,6 +139,7 @@ PRODUCERS: dict[str, Callable[[], Any]] = {
     "mmap": lambda: mmap.mmap(-1, 64),
     "pickle buffer": lambda: pickle.PickleBuffer(bytearray(8)),
     "python __buffer__": _PyBuffer,
+    "unpickled Buffer (protocol 5)": _unpickled_buffer,
     "array interface (address)": _ArrayInterfacePtr,
     "array interface (memoryview data)": _ArrayInterfaceMemoryview,
     "dlpack capsule (numpy)": lambda: np.arange(6, dtype="f8").__dlpack__(),
