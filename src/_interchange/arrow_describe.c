@@ -13,6 +13,7 @@
 #include "offsets.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/export.h"
+#include "mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -128,7 +129,7 @@ read_view_buffers(const struct ArrowArray *a, int64_t length, ref_list *refs,
             return -1;
         }
         sizes = PyArray_DATA(sz);
-        memcpy(sizes, sizes_p, (size_t)n_var * sizeof(int64_t));
+        dfb_memcpy(sizes, sizes_p, (size_t)n_var * sizeof(int64_t));
         bufs = (const char **)(sizes + n_var);
         for (int64_t k = 0; k < n_var; k++) {
             bufs[k] = a->buffers[2 + k];
@@ -226,7 +227,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
                 goto changed;
             }
             if (len <= 12) {
-                memcpy(d + pos, v + 4, len);
+                dfb_memcpy(d + pos, v + 4, len);
             }
             else {
                 memcpy(&idx, v + 8, 4);
@@ -235,7 +236,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
                     (int64_t)off + len > sizes[idx]) {
                     goto changed;
                 }
-                memcpy(d + pos, bufs[idx] + off, len);
+                dfb_memcpy(d + pos, bufs[idx] + off, len);
             }
             pos += len;
         }
@@ -259,7 +260,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
             return -1;
         }
         uint8_t *out = PyArray_DATA(bm);
-        memset(out, 0, nbytes);
+        dfb_memset(out, 0, nbytes);
         for (int64_t i = 0; i < length; i++) {
             out[i >> 3] |=
                 (uint8_t)(dfb_arrow_get_bit(validity, offset + i) << (i & 7));

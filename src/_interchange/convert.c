@@ -14,6 +14,7 @@
 #include "dfbuffer/probe.h"
 #include "layout.h"
 #include "offsets.h"
+#include "mem.h"
 
 #include <math.h>
 #include <string.h>
@@ -532,7 +533,7 @@ chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
         if (m == NULL) {
             return -1;
         }
-        memset(PyArray_DATA(m), 1, (size_t)n);
+        dfb_memset(PyArray_DATA(m), 1, (size_t)n);
         *out = m;
         *nnull = n;
         return 0;
@@ -756,7 +757,7 @@ null_value_at(char *p, PyArray_Descr *d)
         }
     }
     else {
-        memset(p, 0, (size_t)sz);
+        dfb_memset(p, 0, (size_t)sz);
     }
 }
 
@@ -807,7 +808,7 @@ decode_fixed(const dfb_codes *codes, const uint8_t *isnull, int64_t n,
         if (dfb_codes_get(codes, i, &code) != DFB_OK) {
             return i;
         }
-        memcpy(dst + i * isz, src + code * isz, (size_t)isz);
+        dfb_memcpy(dst + i * isz, src + code * isz, (size_t)isz);
     }
     return -1;
 }
@@ -883,7 +884,7 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                        Py_NewRef(item ? item : Py_None));
         }
         else {
-            memcpy(dst + i * isz, src + code * isz, (size_t)isz);
+            dfb_memcpy(dst + i * isz, src + code * isz, (size_t)isz);
         }
     }
     Py_DECREF(cats);
@@ -1151,7 +1152,7 @@ mask_null_categories(const dfb_column *c, PyArrayObject **mask, int64_t *nnull)
             Py_DECREF(catmask);
             return -1;
         }
-        memset(PyArray_DATA(*mask), 0, (size_t)n);
+        dfb_memset(PyArray_DATA(*mask), 0, (size_t)n);
     }
     dfb_codes codes;
     if (dfb_column_codes(c,
@@ -1312,11 +1313,11 @@ dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             PyObject *m = PyList_GET_ITEM(masks, i);
             const size_t len = (size_t)chunks[i].length;
             if (m == Py_None) {
-                DFB_NOGIL_IF(len, memset(o, 0, len));
+                DFB_NOGIL_IF(len, dfb_memset(o, 0, len));
             }
             else {
                 const void *src = PyArray_DATA((PyArrayObject *)m);
-                DFB_NOGIL_IF(len, memcpy(o, src, len));
+                DFB_NOGIL_IF(len, dfb_memcpy(o, src, len));
             }
             o += chunks[i].length;
         }

@@ -26,6 +26,7 @@
 #include "bitmap.h"
 #include "format.h"
 #include "offsets.h"
+#include "mem.h"
 #include "reader.h"
 
 #include <string.h>
@@ -1031,7 +1032,7 @@ set_ones(uint8_t *bits, int64_t pos, int64_t n)
         bits[i >> 3] |= (uint8_t)(1u << (i & 7));
     }
     if (end - i >= 8) {
-        memset(bits + (i >> 3), 0xff, (size_t)((end - i) / 8));
+        dfb_memset(bits + (i >> 3), 0xff, (size_t)((end - i) / 8));
         i += 8 * ((end - i) / 8);
     }
     for (; i < end; i++) {
@@ -1338,9 +1339,7 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                         "were joined");
                         goto done;
                     }
-                    if (v > prev) {
-                        memcpy(d + pos, db->ptr + prev, (size_t)(v - prev));
-                    }
+                    dfb_memcpy(d + pos, db->ptr + prev, (size_t)(v - prev));
                     pos += v - prev;
                     prev = v;
                     k++;
@@ -1377,8 +1376,8 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 if (c->length == 0) {
                     continue;
                 }
-                memcpy(d + pos * w, c->data->ptr + c->offset * w,
-                       (size_t)(c->length * w));
+                dfb_memcpy(d + pos * w, c->data->ptr + c->offset * w,
+                           (size_t)(c->length * w));
                 if (is_codes) {
                     /* the codes copied, read back through core's checked
                        reader */

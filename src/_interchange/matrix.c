@@ -12,6 +12,7 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/frame.h"
+#include "mem.h"
 
 #include <math.h>
 #include <string.h>
@@ -333,7 +334,7 @@ decode(const mchunk *c, int64_t i0, int64_t n, char *buf)
         /* a strided view: gathered into buf, then read from there */
         const char *q = c->data + (c->offset + i0) * c->stride;
         for (int64_t i = 0; i < n; i++) {
-            memcpy(buf + i * c->isz, q + i * c->stride, (size_t)c->isz);
+            dfb_memcpy(buf + i * c->isz, q + i * c->stride, (size_t)c->isz);
         }
         p = buf;
     }
@@ -386,7 +387,7 @@ decode(const mchunk *c, int64_t i0, int64_t n, char *buf)
             }
             return buf;
         default:
-            memset(buf, 0, (size_t)n);
+            dfb_memset(buf, 0, (size_t)n);
             return buf;
     }
 }
@@ -435,10 +436,10 @@ null_flags(const mchunk *c, const char *s, int64_t i0, int64_t n,
             break;
         }
         case NK_ALL:
-            memset(flags, 1, (size_t)n);
+            dfb_memset(flags, 1, (size_t)n);
             return n;
         default:
-            memset(flags, 0, (size_t)n);
+            dfb_memset(flags, 0, (size_t)n);
             return 0;
     }
     for (int64_t i = 0; i < n; i++) {
@@ -512,7 +513,7 @@ stream_copy(char *d, const char *s, int64_t n)
     }
 #endif
     if (n > 0) {
-        memcpy(d, s, (size_t)n);
+        dfb_memcpy(d, s, (size_t)n);
     }
 }
 
@@ -562,7 +563,7 @@ fill_column(const mplan *p, const mcol *col, int64_t r, int64_t n, char *d,
                 stream_copy(d, s, take * p->isz);
             }
             else {
-                memcpy(d, s, (size_t)(take * p->isz));
+                dfb_memcpy(d, s, (size_t)(take * p->isz));
             }
             r += take;
             n -= take;
@@ -580,7 +581,7 @@ fill_column(const mplan *p, const mcol *col, int64_t r, int64_t n, char *d,
         if (nulls_pass && null_flags(c, s, i0, take, flags) > 0) {
             for (int64_t i = 0; i < take; i++) {
                 if (flags[i]) {
-                    memcpy(d + i * ds, fill, (size_t)p->isz);
+                    dfb_memcpy(d + i * ds, fill, (size_t)p->isz);
                     if (m != NULL) {
                         m[i * ms] = 1;
                     }
