@@ -1,8 +1,8 @@
-"""Regression tests for issue #8 (hardening): no hostile or sloppy producer
+"""Hardening: no hostile or sloppy producer
 can crash dfbuffer, and memory a producer hands over stays read-only unless
 the producer says it is writable.
 
-Grouped by the issue's headings.  Each test crashed, failed, or (for the
+Grouped by kind of fault.  Each test crashed, failed, or (for the
 undefined-behaviour group) aborted the ASan+UBSan build before its fix.
 Real pyarrow / pandas objects where they can make the input; hand-written
 minimal producers (tests/producers.py, the ctypes Arrow structs of
