@@ -8,24 +8,26 @@ import os
 import re
 import sys
 
-import background
 import pytest
+from child_processes import ChildProcess, Command
 
 import dfbuffer
 
 
-def _submit(*args: str) -> background.Job:
+def _report(*args: str) -> ChildProcess:
     env = dict(os.environ)
     # The staged package may come from PYTHONPATH or from sys.path[0].
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(dfbuffer.__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
-    return background.submit([sys.executable, "-m", "dfbuffer", *args], owner=__file__,
-                             env=env, timeout=120)
+    return ChildProcess(lambda: Command([sys.executable, "-m", "dfbuffer", *args], env=env,
+                                        timeout=120))
 
 
-# both reports run as child processes submitted at collection (tests/background.py)
-_TEXT = _submit()
-_JSON = _submit("--json")
+# both reports run as child processes (tests/child_processes.py), started as the tests
+# below are collected
+_TEXT = _report()
+_JSON = _report("--json")
+pytestmark = pytest.mark.child_process(_TEXT, _JSON)
 
 
 @pytest.fixture(scope="module")

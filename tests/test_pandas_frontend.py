@@ -1,4 +1,4 @@
-"""Issue #11: index columns, DeviceType from __dlpack_device__, column
+"""Index columns, DeviceType from __dlpack_device__, column
 context, categorical='codes', strings='stringdtype', dfbuffer.schema and
 dfbuffer.pandas.from_dataframe, against real pandas, pyarrow and polars."""
 
