@@ -3,6 +3,7 @@
  * validation, the checks of imported Arrow structs.  Run by `meson test`;
  * exits non-zero if any check fails.
  */
+#include "check.h"
 #include "core.h"
 #include "arrow_check.h"
 #include "bitmap.h"
@@ -23,31 +24,6 @@
 #else
 #define DFB_TEST_BIG 0
 #endif
-
-static int failures = 0;
-static int checks = 0;
-
-/* Counts one check; prints the failing expression and its line. */
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        checks++;                                                            \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-        }                                                                    \
-    } while (0)
-
-/* Checks that strings a and b are equal, printing both if not. */
-#define CHECK_STR(a, b)                                                      \
-    do {                                                                     \
-        checks++;                                                            \
-        if (strcmp((a), (b)) != 0) {                                         \
-            failures++;                                                      \
-            fprintf(stderr, "%s:%d: \"%s\" != \"%s\"\n", __FILE__, __LINE__, \
-                    (a), (b));                                               \
-        }                                                                    \
-    } while (0)
 
 /* ---- format ---------------------------------------------------------- */
 
@@ -151,7 +127,7 @@ test_format_table(void)
         CHECK(dfb_format_to_arrow(&f, back, sizeof(back)) == 0);
         CHECK_STR(back, "tsn:America/New_York");
         CHECK(dfb_format_to_arrow(&f, small, sizeof(small)) < 0);
-        dfb_format g = {DFB_T_BOOL8, 8, 0, '|', NULL, 0};
+        dfb_format g = {.type = DFB_T_BOOL8, .bits = 8, .byteorder = '|'};
         CHECK(dfb_format_to_arrow(&g, back, sizeof(back)) < 0);
         g.type = DFB_T_DICTIONARY;
         CHECK(dfb_format_to_arrow(&g, back, sizeof(back)) < 0);
