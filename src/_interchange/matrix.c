@@ -12,6 +12,8 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/frame.h"
+#include "types.h"
+#include "nan.h"
 
 #include <math.h>
 #include <string.h>
@@ -399,23 +401,10 @@ null_flags(const mchunk *c, const char *s, int64_t i0, int64_t n,
 {
     int64_t count = 0;
     switch (c->nk) {
-        case NK_NAN:
-            for (int64_t i = 0; i < n; i++) {
-                int isnan_;
-                if (c->st == S_F64) {
-                    double v;
-                    memcpy(&v, s + 8 * i, 8);
-                    isnan_ = v != v;
-                }
-                else {
-                    float v;
-                    memcpy(&v, s + 4 * i, 4);
-                    isnan_ = v != v;
-                }
-                flags[i] = (uint8_t)isnan_;
-                count += isnan_;
-            }
-            return count;
+        case NK_NAN: {
+            const int isz = c->st == S_F64 ? 8 : 4; /* decoded: native */
+            return dfb_count_nan(s, n, isz, isz, 0, flags);
+        }
         case NK_SENT:
             for (int64_t i = 0; i < n; i++) {
                 flags[i] = int_at(s, c->st, i) == c->null_value;
@@ -1120,30 +1109,17 @@ static const int stype_npy[S_N] = {
     NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64,
 };
 
-/* Returns a printable name for the type of chunk `c`. */
+/* Returns the type table's logical name of a chunk type that to_matrix
+   does not take ("string", "date", ...; a datetime by its Arrow name,
+   "timestamp"), or "unsupported". */
 static const char *
 kind_name(const dfb_column *c)
 {
-    switch (c->fmt.type) {
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_STRING_VIEW:
-            return "a string";
-        case DFB_T_BINARY:
-        case DFB_T_LARGE_BINARY:
-            return "a binary";
-        case DFB_T_DATE32:
-        case DFB_T_DATE64:
-            return "a date";
-        case DFB_T_TIMESTAMP:
-            return "a timestamp";
-        case DFB_T_DURATION:
-            return "a duration";
-        case DFB_T_DICTIONARY:
-            return "a categorical";
-        default:
-            return "an unsupported";
+    const dfb_type_row *r = dfb_type_row_of(c->fmt.type);
+    if (r->conv == DFB_CONV_REFUSED && r->layout == DFB_LAYOUT_NONE) {
+        return "unsupported";
     }
+    return strcmp(r->logical, "datetime") == 0 ? r->name : r->logical;
 }
 
 /* Fills `mc` from described chunk `c` of column `name` and sets *typenum
@@ -1160,62 +1136,60 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     mc->offset = c->offset;
     mc->length = c->length;
     mc->nnull = -1;
-    switch (f->type) {
-        case DFB_T_NULL:
-            mc->read = R_ZERO;
-            mc->st = S_U8;
-            *typenum = NPY_BOOL;
-            break;
-        case DFB_T_BOOL_BIT:
-            mc->read = R_BITS;
-            mc->st = S_U8;
-            *typenum = NPY_BOOL;
-            break;
-        case DFB_T_BOOL8:
-            mc->read = R_BOOL8;
-            mc->st = S_U8;
-            mc->isz = 1;
-            *typenum = NPY_BOOL;
-            break;
-        case DFB_T_INT:
-        case DFB_T_UINT:
-        case DFB_T_DICTIONARY: {
-            const dfb_format *ix = f->type == DFB_T_DICTIONARY ? &c->index : f;
-            if (f->type == DFB_T_DICTIONARY && !codes_ok) {
-                PyErr_Format(PyExc_TypeError,
-                             "column %R is categorical: pass a numeric "
-                             "dtype= to get its codes",
-                             name);
-                return -1;
-            }
-            mc->st = int_stype(ix->bits, ix->type != DFB_T_UINT);
-            if (mc->st < 0) {
-                goto unsupported;
-            }
-            mc->isz = ix->bits / 8;
-            mc->read =
-                SWAPPED(ix->byteorder) && mc->isz > 1 ? R_SWAP : R_DIRECT;
-            *typenum = stype_npy[mc->st];
-            break;
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    /* the NumPy kind of a fixed-width type's values; 'c' codes */
+    const char k = r->conv == DFB_CONV_REFUSED     ? 0
+                   : r->layout == DFB_LAYOUT_CODES ? 'c'
+                   : r->layout == DFB_LAYOUT_FIXED ? r->result
+                   : r->layout == DFB_LAYOUT_BITS  ? 'B'
+                   : r->layout == DFB_LAYOUT_NONE  ? 'N'
+                                                   : 0;
+    if (k == 'N' || k == 'B') { /* the null type, bit-packed bools */
+        mc->read = k == 'N' ? R_ZERO : R_BITS;
+        mc->st = S_U8;
+        *typenum = NPY_BOOL;
+    }
+    else if (k == 'b') {
+        mc->read = R_BOOL8;
+        mc->st = S_U8;
+        mc->isz = 1;
+        *typenum = NPY_BOOL;
+    }
+    else if (k == 'i' || k == 'u' || k == 'c') {
+        const dfb_format *ix = k == 'c' ? &c->index : f;
+        if (k == 'c' && !codes_ok) {
+            PyErr_Format(PyExc_TypeError,
+                         "column %R is categorical: pass a numeric "
+                         "dtype= to get its codes",
+                         name);
+            return -1;
         }
-        case DFB_T_FLOAT:
-            mc->isz = f->bits / 8;
-            if (f->bits == 16) {
-                mc->read = SWAPPED(f->byteorder) ? R_F16SWAP : R_F16;
-                mc->st = S_F32;
-                *typenum = NPY_FLOAT16;
-            }
-            else if (f->bits == 32 || f->bits == 64) {
-                mc->st = f->bits == 32 ? S_F32 : S_F64;
-                mc->read = SWAPPED(f->byteorder) ? R_SWAP : R_DIRECT;
-                *typenum = stype_npy[mc->st];
-            }
-            else {
-                goto unsupported;
-            }
-            break;
-        default:
+        mc->st = int_stype(ix->bits, ix->type != DFB_T_UINT);
+        if (mc->st < 0) {
             goto unsupported;
+        }
+        mc->isz = ix->bits / 8;
+        mc->read = SWAPPED(ix->byteorder) && mc->isz > 1 ? R_SWAP : R_DIRECT;
+        *typenum = stype_npy[mc->st];
+    }
+    else if (k == 'f') {
+        mc->isz = f->bits / 8;
+        if (f->bits == 16) {
+            mc->read = SWAPPED(f->byteorder) ? R_F16SWAP : R_F16;
+            mc->st = S_F32;
+            *typenum = NPY_FLOAT16;
+        }
+        else if (f->bits == 32 || f->bits == 64) {
+            mc->st = f->bits == 32 ? S_F32 : S_F64;
+            mc->read = SWAPPED(f->byteorder) ? R_SWAP : R_DIRECT;
+            *typenum = stype_npy[mc->st];
+        }
+        else {
+            goto unsupported;
+        }
+    }
+    else {
+        goto unsupported;
     }
     /* nulls, as chunk_mask in convert.c reads them */
     if (f->type == DFB_T_NULL) {
@@ -1261,10 +1235,11 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     }
     return 0;
 unsupported:
+    const char *what = kind_name(c);
     PyErr_Format(PyExc_TypeError,
-                 "column %R has %s type; to_matrix takes bool, integer and "
-                 "float columns",
-                 name, kind_name(c));
+                 "column %R has %s %s type; to_matrix takes bool, integer "
+                 "and float columns",
+                 name, strchr("aeiou", what[0]) != NULL ? "an" : "a", what);
     return -1;
 }
 
