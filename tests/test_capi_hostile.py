@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import gc
 
-import background
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from capi_build import start_all
+from capi_build import consumers
+from child_processes import scratch_dir
 
 import dfbuffer
 
-_BUILD = start_all(
+_BUILD_JOB, _BUILDS = consumers(
     {"hostile": ("capi_hostile", "hostile.c", (), {"cpp": False, "cython": False, "opt": "-O1"})},
-    background.scratch_dir() / "capi_hostile",
-    owner=__file__,
-)["hostile"]
+    lambda: scratch_dir() / "capi_hostile",
+)
+_BUILD = _BUILDS["hostile"]
+pytestmark = pytest.mark.child_process(_BUILD_JOB)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@
 #include "dfbuffer/convert.h"
 #include "format.h"
 #include "offsets.h"
+#include "types.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/export.h"
 #include "mem.h"
@@ -402,20 +403,18 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
     }
 
     /* values */
-    switch (f.type) {
-        case DFB_T_NULL:
+    const dfb_type_row *row = dfb_type_row_of(f.type);
+    switch (row->layout) {
+        case DFB_LAYOUT_NONE:
             break;
-        case DFB_T_BOOL_BIT:
+        case DFB_LAYOUT_BITS:
             if (arrow_span(st, nd, &col->data, a->buffers[1], vbytes, NULL,
                            refs) < 0) {
                 return -1;
             }
             break;
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_BINARY:
-        case DFB_T_LARGE_BINARY: {
-            int w = (f.type == DFB_T_UTF8 || f.type == DFB_T_BINARY) ? 4 : 8;
+        case DFB_LAYOUT_OFFSETS: {
+            int w = row->offset_bytes;
             static const int64_t zero_offsets[1] = {0};
             const void *obuf = a->buffers[1];
             int64_t last = 0, osize;
@@ -459,7 +458,7 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             }
             break;
         }
-        case DFB_T_STRING_VIEW:
+        case DFB_LAYOUT_VIEWS:
             if (!readable) {
                 return dfb_arrow_device_unread(
                     name,

@@ -11,6 +11,7 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/ixwalk.h"
 #include "dfbuffer/probe.h"
+#include "types.h"
 
 #include <string.h>
 
@@ -82,22 +83,28 @@ native_typenum(const dfb_format *f)
         f->byteorder != native_order) {
         return -1;
     }
-    switch (f->type) {
-        case DFB_T_BOOL8:
+    /* plain: zero-copy views whose values are what is stored */
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    if (r->layout != DFB_LAYOUT_FIXED || r->conv != DFB_CONV_VIEW ||
+        r->storage != r->result) {
+        return -1;
+    }
+    switch (r->storage) {
+        case 'b':
             return f->bits == 8 ? NPY_BOOL : -1;
-        case DFB_T_INT:
+        case 'i':
             return f->bits == 8    ? NPY_INT8
                    : f->bits == 16 ? NPY_INT16
                    : f->bits == 32 ? NPY_INT32
                    : f->bits == 64 ? NPY_INT64
                                    : -1;
-        case DFB_T_UINT:
+        case 'u':
             return f->bits == 8    ? NPY_UINT8
                    : f->bits == 16 ? NPY_UINT16
                    : f->bits == 32 ? NPY_UINT32
                    : f->bits == 64 ? NPY_UINT64
                                    : -1;
-        case DFB_T_FLOAT:
+        case 'f':
             return f->bits == 16   ? NPY_HALF
                    : f->bits == 32 ? NPY_FLOAT32
                    : f->bits == 64 ? NPY_FLOAT64

@@ -236,7 +236,8 @@ module_exec(PyObject *m)
         PyModule_AddFunctions(m, dfb_export_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_matrix_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_schema_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_pandas_methods) < 0) {
+        PyModule_AddFunctions(m, dfb_pandas_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_type_info_methods) < 0) {
         return -1;
     }
     if (dfb_categorical_state_init(m, st) < 0) {

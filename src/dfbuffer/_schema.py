@@ -20,17 +20,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
-from dfbuffer._interchange import _arrow_schema
+from dfbuffer._interchange import _arrow_schema, _arrow_type
 
 if TYPE_CHECKING:
     from dfbuffer._typing import DataFrameLike
 
 __all__ = ["ColumnSchema", "Schema", "schema"]
 
-_INT = {"c": 8, "s": 16, "i": 32, "l": 64}
-_UINT = {"C": 8, "S": 16, "I": 32, "L": 64}
-_FLOAT = {"e": 16, "f": 32, "g": 64}
-_UNITS = {"s": "s", "m": "ms", "u": "us", "n": "ns"}
+# The logical types whose schema reports a value width / a time unit.
+_WITH_BITS = frozenset({"int", "uint", "float", "bool", "string", "datetime", "duration"})
+_WITH_UNIT = frozenset({"date", "datetime", "duration", "time"})
 _NULLS = {0: "non-nullable", 1: "nan", 2: "sentinel", 3: "bitmask", 4: "bytemask"}
 
 
@@ -240,39 +239,20 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
 
 
 def _format_type(fmt: str) -> dict[str, Any]:
-    """Logical type fields of Arrow format string ``fmt``."""
-    if fmt in _INT:
-        return {"type": "int", "bits": _INT[fmt]}
-    if fmt in _UINT:
-        return {"type": "uint", "bits": _UINT[fmt]}
-    if fmt in _FLOAT:
-        return {"type": "float", "bits": _FLOAT[fmt]}
-    if fmt == "b":
-        return {"type": "bool", "bits": 1}
-    if fmt == "n":
-        return {"type": "null"}
-    if fmt in ("u", "U", "vu"):
-        return {"type": "string", "bits": 8}
-    if fmt in ("z", "Z", "vz") or fmt.startswith("w:"):
-        return {"type": "binary"}
-    if fmt.startswith("d:"):
-        return {"type": "decimal"}
-    if fmt in ("tdD", "tdm"):
-        return {"type": "date", "unit": "D" if fmt == "tdD" else "ms"}
-    if len(fmt) >= 4 and fmt.startswith("ts") and fmt[3] == ":":
-        tz = fmt[4:] or None
-        return {"type": "datetime", "bits": 64, "unit": _UNITS.get(fmt[2]), "tz": tz}
-    if len(fmt) == 3 and fmt.startswith("tD"):
-        return {"type": "duration", "bits": 64, "unit": _UNITS.get(fmt[2])}
-    if len(fmt) == 3 and fmt.startswith("tt"):
-        return {"type": "time", "unit": _UNITS.get(fmt[2])}
-    if fmt in ("+l", "+L", "+vl", "+vL") or fmt.startswith("+w:"):
-        return {"type": "list"}
-    if fmt == "+s":
-        return {"type": "struct"}
-    if fmt == "+m":
-        return {"type": "map"}
-    return {"type": "other"}
+    """Logical type fields of Arrow format string ``fmt``, from the type
+    table of the C core (``_arrow_type``)."""
+    t = _arrow_type(fmt)
+    if t is None:
+        return {"type": "other"}
+    logical = t["logical"]
+    out: dict[str, Any] = {"type": logical}
+    if logical in _WITH_BITS:
+        out["bits"] = t["interchange"][1]
+    if logical in _WITH_UNIT:
+        out["unit"] = t["unit"]
+    if logical == "datetime":
+        out["tz"] = t["tz"]
+    return out
 
 
 def _parse_metadata(md: dict[str, str]) -> dict[str, Any]:

@@ -11,6 +11,11 @@ text.  ``assert_conformant`` is the pytest-friendly wrapper.
 Memory is read only where it is safe to do so: host memory (CPU, CUDA host,
 ROCm host, CUDA managed), a buffer that passed the pointer and size checks,
 and never a byte beyond ``bufsize``.
+
+The dtype and Arrow format checks below read format strings themselves on
+purpose: they are an independent oracle for the C core's type table
+(src/core/types.c, ``dfbuffer._interchange._arrow_type``), which the rest of
+the package uses, so a mistake in the table cannot hide from them.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ test_format_table(void)
         CHECK(dfb_format_to_arrow(&f, back, sizeof(back)) == 0);
         CHECK_STR(back, "tsn:America/New_York");
         CHECK(dfb_format_to_arrow(&f, small, sizeof(small)) < 0);
-        dfb_format g = {DFB_T_BOOL8, 8, 0, '|', NULL, 0};
+        dfb_format g = {.type = DFB_T_BOOL8, .bits = 8, .byteorder = '|'};
         CHECK(dfb_format_to_arrow(&g, back, sizeof(back)) < 0);
         g.type = DFB_T_DICTIONARY;
         CHECK(dfb_format_to_arrow(&g, back, sizeof(back)) < 0);
