@@ -2,7 +2,7 @@
  * dfb_buffer_from_data), the layout and device checks, and the NumPy view.
  *
  * The type itself (its slots, attributes, method table) is buffer_type.c;
- * the exports live in export_dlpack.c, export_array.c and arrow_export.c,
+ * the exports live in dlpack.c, export_array.c and arrow_export.c,
  * the imports in import.c.
  */
 #include "dfbuffer/common.h"

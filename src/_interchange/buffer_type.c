@@ -1,7 +1,7 @@
 /* dfbuffer.Buffer: the heap type: __new__, GC, dealloc, repr, attributes,
- * and its method and slot tables, which wire in the exports (export_dlpack.c,
+ * and its method and slot tables, which wire in the exports (dlpack.c,
  * export_array.c, arrow_export.c, arrow_device.c) and Buffer.from_object
- * (import.c).
+ * (protocols.c).
  *
  * Only module.c uses this file (dfb_buffer_spec); the constructors every
  * other file calls live in buffer.c.
