@@ -7,6 +7,7 @@ import importlib.util
 import os
 import re
 
+import numpy as np
 import pytest
 
 import dfbuffer
@@ -82,3 +83,21 @@ def test_the_report_lists_the_order_and_both_new_protocols():
     for key in (("numpy", "__array__ import"), ("pandas", "__arrow_array__ import")):
         assert rows[key]["status"] == "ok", rows[key]
         assert rows[key]["zero_copy"] is True, rows[key]
+
+
+def test_one_host_readable_device_predicate():
+    host = {t.name for t in dfbuffer.DeviceType if _interchange._host_readable(t)}
+    assert host == {"CPU", "CUDA_HOST", "ROCM_HOST", "CUDA_MANAGED"}
+    assert not _interchange._host_readable(-1) and not _interchange._host_readable(2**70)
+    with pytest.raises(TypeError):
+        _interchange._host_readable("CPU")
+    from dfbuffer.testing import HOST_DEVICES
+
+    assert {t.name for t in HOST_DEVICES} == host
+    # a Buffer on a device the predicate refuses is not readable on the host
+    b = dfbuffer.Buffer(1 << 20, 8, owner=None, device=(dfbuffer.DeviceType.CUDA, 0), readonly=True)
+    with pytest.raises(BufferError):
+        memoryview(b)
+    x = np.arange(2, dtype=np.int32)
+    pinned = dfbuffer.Buffer(x.ctypes.data, 8, owner=x, device=(dfbuffer.DeviceType.CUDA_HOST, 0))
+    assert bytes(memoryview(pinned)) == x.tobytes()

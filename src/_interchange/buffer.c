@@ -9,6 +9,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/dtype.h"
 #include "layout.h"
+#include "dlpack_types.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -116,20 +117,13 @@ dfb_buffer_size(const DfbBuffer *b)
 int
 dfb_buffer_require_host(const DfbBuffer *b, const char *what)
 {
-    switch (b->device.device_type) {
-        case kDLCPU:
-        case kDLCUDAHost:
-        case kDLROCMHost:
-        case kDLCUDAManaged:
-            return 0;
-        default:
-            PyErr_Format(PyExc_BufferError,
-                         "%s needs host memory, but this Buffer is on "
-                         "device (%d, %d)",
-                         what, (int)b->device.device_type,
-                         (int)b->device.device_id);
-            return -1;
+    if (dfb_dlpack_host_readable(b->device.device_type)) {
+        return 0;
     }
+    PyErr_Format(PyExc_BufferError,
+                 "%s needs host memory, but this Buffer is on device (%d, %d)",
+                 what, (int)b->device.device_type, (int)b->device.device_id);
+    return -1;
 }
 
 /* ------------------------------------------------------------------ */

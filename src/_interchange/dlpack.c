@@ -522,14 +522,6 @@ dfb_dlpack_import_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
     return res;
 }
 
-/* Returns 1 for device types whose memory the CPU can read directly. */
-static int
-host_accessible(DLDeviceType t)
-{
-    return t == kDLCPU || t == kDLCUDAHost || t == kDLCUDAManaged ||
-           t == kDLROCMHost;
-}
-
 /* ------------------------------------------------------------------ */
 /* Export: tensor description                                           */
 /* ------------------------------------------------------------------ */
@@ -750,7 +742,7 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             /* own device */
         }
         else if (want.device_type == kDLCPU && want.device_id == 0 &&
-                 host_accessible(dev.device_type)) {
+                 dfb_dlpack_host_readable(dev.device_type)) {
             dev = want; /* host-accessible memory, no copy needed */
         }
         else {

@@ -23,6 +23,9 @@
 #include "dfbuffer/args.h"
 #include "dfbuffer/probe.h"
 #include "dfbuffer/import.h"
+#include "dlpack_types.h"
+
+#include <limits.h>
 
 /* ------------------------------------------------------------------ */
 /* The importers as the table calls them                                */
@@ -429,7 +432,31 @@ protocols_py(PyObject *module, PyObject *unused)
     return out;
 }
 
+/* _host_readable(device_type): core's host-readable-device predicate for
+   Python (dfbuffer.testing).  A new bool, or NULL with TypeError /
+   OverflowError for a non-int. */
+static PyObject *
+host_readable_py(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    if (!PyLong_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "device type must be an int, not %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    int overflow;
+    long t = PyLong_AsLongAndOverflow(arg, &overflow);
+    if (t == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    return PyBool_FromLong(overflow == 0 && t >= INT_MIN && t <= INT_MAX &&
+                           dfb_dlpack_host_readable((int)t));
+}
+
 PyMethodDef dfb_protocol_methods[] = {
+    {"_host_readable", host_readable_py, METH_O,
+     "_host_readable(device_type, /)\n--\n\nWhether the host can read the "
+     "memory of a DLPack device type (private)."},
     {"_protocols", protocols_py, METH_NOARGS,
      "_protocols()\n--\n\nThe protocols Buffer.from_object reads, in its "
      "order: (name, priority, importer, yields) tuples (private)."},

@@ -213,6 +213,9 @@ def _arrow_schema(obj: object) -> dict[str, Any] | None: ...
 # yields) for each protocol.
 def _protocols() -> tuple[tuple[str, int, str, str], ...]: ...
 
+# Whether the host can read the memory of a DLPack device type (the one predicate, in C).
+def _host_readable(device_type: int, /) -> bool: ...
+
 # Private helpers of dfbuffer.to_interchange (ixview.c): the typed view of an Arrow import.
 _IxDtype: TypeAlias = tuple[DtypeKind, int, str, str]
 
