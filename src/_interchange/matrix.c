@@ -8,6 +8,7 @@
  * values into it with the row stride.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/pandas_block.h"
 #include "dfbuffer/args.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/convert.h"
@@ -1734,11 +1735,9 @@ pandas_describe_frame(PyObject *obj, PyObject *select, dfb_frame *out,
     if (pd == NULL) {
         return PyErr_Occurred() ? -1 : 1;
     }
-    PyObject *cls = PyObject_GetAttrString(pd, "DataFrame");
-    int exact = cls != NULL && (PyObject *)Py_TYPE(obj) == cls;
-    Py_XDECREF(cls);
-    if (!exact) {
-        PyErr_Clear();
+    int exact = dfb_pandas_is_frame(obj);
+    if (exact <= 0) {
+        r = exact < 0 ? -1 : 1;
         goto done;
     }
     arrays = PyObject_GetAttrString(pd, "arrays");
@@ -2182,8 +2181,37 @@ done:
     return res;
 }
 
+/* to_matrix's entry: pandas' interchange object is read through the
+   pandas frame behind it (its own buffers drop the slice offset of
+   Arrow-backed columns, P-26); everything else as it is.  Returns what
+   to_matrix returns. */
+static PyObject *
+to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
+{
+    int unused = 1;
+    PyObject *frame =
+        nargs >= 1 ? dfb_pandas_frame_behind(args[0], &unused) : NULL;
+    if (frame == NULL) {
+        return PyErr_Occurred() ? NULL
+                                : to_matrix(module, args, nargs, kwnames);
+    }
+    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject **copy = PyMem_Malloc((size_t)n * sizeof(PyObject *));
+    if (copy == NULL) {
+        Py_DECREF(frame);
+        return PyErr_NoMemory();
+    }
+    memcpy(copy, args, (size_t)n * sizeof(PyObject *));
+    copy[0] = frame;
+    PyObject *res = to_matrix(module, copy, nargs, kwnames);
+    PyMem_Free(copy);
+    Py_DECREF(frame);
+    return res;
+}
+
 PyMethodDef dfb_matrix_methods[] = {
-    {"to_matrix", (PyCFunction)(void (*)(void))to_matrix,
+    {"to_matrix", (PyCFunction)(void (*)(void))to_matrix_entry,
      METH_FASTCALL | METH_KEYWORDS, to_matrix_doc},
     {NULL},
 };

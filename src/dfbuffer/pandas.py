@@ -28,6 +28,7 @@ from dfbuffer._interchange import (
     CategoricalCodes,
     _arrow_schema,
     _pandas_arrow_block,
+    _pandas_frame,
     _rows_block,
     _stringdtype_arrow,
 )
@@ -506,6 +507,11 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     """
     if isinstance(obj, pd.DataFrame):
         return obj
+    behind = _pandas_frame(obj)
+    if behind is not None:
+        # pandas' interchange object: the frame behind it, as it is (its own
+        # buffers drop the slice offset of Arrow-backed columns)
+        return behind[0]
     strings: _Strings = "stringdtype" if _str_storage() == "pyarrow" else "object"
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__"):
         return _from_arrow(obj, allow_copy, strings)
