@@ -855,6 +855,8 @@ class ProtocolOnlyColumn:
         self._wrapped = col
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__arrow"):  # the protocol only: no Arrow export
+            raise AttributeError(name)
         return getattr(self._wrapped, name)
 
 

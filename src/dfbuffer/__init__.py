@@ -37,6 +37,7 @@ __all__ = [
     "from_dataframe",
     "get_include",
     "to_interchange",
+    "to_arrow",
     "__version__",
     "to_matrix",
     "CategoricalCodes",
@@ -72,3 +73,17 @@ def to_interchange(obj, *, allow_copy: bool = True):
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
 
     return _to_interchange(obj, allow_copy=allow_copy)
+
+
+def to_arrow(obj, columns=None):
+    """Return an Arrow PyCapsule producer (``__arrow_c_stream__``, ``__arrow_c_schema__``)
+    over the columns of any producer dfbuffer reads, zero-copy wherever the layout allows.
+
+    ``obj`` is an Arrow PyCapsule producer, an object with ``__dataframe__``, an
+    interchange DataFrame (pandas' ones are read through the frame behind them) or a
+    mapping of column names to 1-D arrays or :class:`Buffer` objects. pyarrow is not
+    imported; ``pyarrow.table``, ``polars.DataFrame``, DuckDB and narwhals read the result.
+    """
+    from dfbuffer._to_arrow import to_arrow as _to_arrow
+
+    return _to_arrow(obj, columns)

@@ -29,8 +29,12 @@ Layout choices (see docs/design.md):
   when their buffers are asked for.
 * Nulls are ``(USE_BITMASK, 0)`` with the Arrow validity bitmap when a
   chunk has nulls, else ``(NON_NULLABLE, None)`` and no validity buffer.
-* The object deliberately has no ``__arrow_c_stream__``: pandas would take
-  that path instead of the interchange protocol.
+* The DataFrame object is also an Arrow PyCapsule producer
+  (``__arrow_c_stream__``, ``__arrow_c_schema__``): :func:`dfbuffer.to_arrow`
+  hands out the Arrow buffers it was built from, without copying (string
+  views come out as the large strings the view holds).  ``_df`` is the
+  object itself (the convention of the dataframe-api issue 360, by which
+  narwhals recovers the object behind ``select_columns_by_name``).
 """
 
 from __future__ import annotations
@@ -277,6 +281,24 @@ class _ArrowDataFrame:
                              allow_copy)
                 for c in self._columns]
         return _ArrowDataFrame(cols, self._n_batches, allow_copy)
+
+    @property
+    def _df(self) -> _ArrowDataFrame:
+        """The dataframe behind this interchange object: itself."""
+        return self
+
+    def __arrow_c_schema__(self) -> object:
+        """An ``arrow_schema`` capsule of the columns (a struct)."""
+        from dfbuffer._to_arrow import to_arrow
+
+        return to_arrow(self).__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """An ``arrow_array_stream`` capsule over the Arrow buffers this view
+        was built from (zero-copy; see :func:`dfbuffer.to_arrow`)."""
+        from dfbuffer._to_arrow import to_arrow
+
+        return to_arrow(self).__arrow_c_stream__(requested_schema)
 
     @property
     def metadata(self) -> dict[str, Any]:
