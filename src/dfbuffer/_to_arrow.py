@@ -86,6 +86,22 @@ class ArrowExport:
         producer that cannot cast answer in its own schema)."""
         return _arrow_table_stream(self._fields, self._batches)
 
+    def __dataframe__(self, nan_as_null: bool = False, allow_copy: bool = True) -> Any:
+        """The DataFrame interchange view of these columns (for consumers that
+        speak only ``__dataframe__``: plotly, seaborn): ``to_interchange(self)``."""
+        from dfbuffer._arrow_interchange import to_interchange  # noqa: PLC0415
+
+        return to_interchange(self, allow_copy=allow_copy)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """A 2-D (rows, columns) copy, :func:`dfbuffer.to_matrix` of the columns
+        (numeric ones only; for consumers that call ``numpy.asarray``: scikit-learn)."""
+        if copy is False:
+            raise ValueError("a table becomes a 2-D array only by a copy")
+        from dfbuffer._interchange import to_matrix  # noqa: PLC0415
+
+        return to_matrix(self, dtype=dtype)
+
     def __repr__(self) -> str:
         cols = ", ".join(f"{f[0]}: {f[1]}" for f in self._fields)
         return (f"<dfbuffer.ArrowExport {self.num_rows} rows, "
@@ -102,7 +118,7 @@ def _select(names: list[str], columns: Sequence[str] | None) -> list[int]:
         return list(range(len(names)))
     if isinstance(columns, str):
         raise TypeError("columns must be a sequence of column names, not a str")
-    pos = {}
+    pos: dict[str, int] = {}
     for i, n in enumerate(names):
         pos.setdefault(n, i)
     out = []
@@ -118,6 +134,7 @@ def _select(names: list[str], columns: Sequence[str] | None) -> list[int]:
 def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
     if chunk.error is not None:
         raise type(chunk.error)(f"column {name!r}: {chunk.error}")
+    bufs: tuple[Any, ...]
     if chunk.offsets is not None:
         bufs = (chunk.validity, chunk.offsets, chunk.data)
     else:
@@ -194,6 +211,11 @@ def _need(buf: Buffer, nbytes: int, name: str, what: str) -> None:
                           f"bytes, {nbytes} are needed")
 
 
+def _view(buf: Buffer, dtype: Any, count: int) -> np.ndarray:
+    """The first ``count`` items of host Buffer ``buf`` as a read-only array."""
+    return np.frombuffer(memoryview(buf), dtype=dtype, count=count)  # type: ignore[arg-type]
+
+
 def _bitmap_from_bool(valid: np.ndarray) -> Buffer:
     bits = np.packbits(np.ascontiguousarray(valid, dtype=bool), bitorder="little")
     return Buffer.from_object(bits)
@@ -214,7 +236,7 @@ def _validity(col: Any, bufs: dict[str, Any], data: Buffer, size: int, off: int,
         _need(v, (off + size + 7) // 8, name, "validity")
         if int(value) == 0:
             return v, -1
-        raw = np.frombuffer(v, dtype=np.uint8, count=(off + size + 7) // 8)
+        raw = _view(v, dtype=np.uint8, count=(off + size + 7) // 8)
         return Buffer.from_object(np.invert(raw)), -1
     if kind == 4:  # USE_BYTEMASK
         vb = bufs.get("validity")
@@ -222,11 +244,11 @@ def _validity(col: Any, bufs: dict[str, Any], data: Buffer, size: int, off: int,
             raise ValueError(f"column {name!r}: USE_BYTEMASK without a validity buffer")
         v = _buffer(vb, keep, name)
         _need(v, off + size, name, "validity")
-        raw = np.frombuffer(v, dtype=np.uint8, count=off + size)
+        raw = _view(v, dtype=np.uint8, count=off + size)
         return _bitmap_from_bool(raw == 0 if int(value) == 1 else raw != 0), -1
     if kind == 2:  # USE_SENTINEL
         dt = np.dtype(f"i{bits // 8}")
-        vals = np.frombuffer(data, dtype=dt, count=off + size)
+        vals = _view(data, dtype=dt, count=off + size)
         return _bitmap_from_bool(vals != value), -1
     raise ValueError(f"column {name!r}: unknown null representation {kind}")
 
@@ -272,7 +294,7 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
             _need(data, (off + size + 7) // 8, name, "data")
             return "b", None, (size, nulls, off, (validity, data), None)
         _need(data, off + size, name, "data")
-        raw = np.frombuffer(data, dtype=np.uint8, count=off + size)
+        raw = _view(data, dtype=np.uint8, count=off + size)
         return "b", None, (size, nulls, off, (validity, _bitmap_from_bool(raw != 0)), None)
     if kind == 21:  # STRING
         ob = bufs.get("offsets")
@@ -284,7 +306,7 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
         offs = _buffer(ob, keep, name)
         _need(offs, (off + size + 1) * width // 8, name, "offsets")
         # read once into our own copy, checked: consumers index data with it
-        copy = np.frombuffer(offs, dtype=f"i{width // 8}", count=off + size + 1).copy()
+        copy = _view(offs, dtype=f"i{width // 8}", count=off + size + 1).copy()
         part = copy[off:]
         if part.size and (part[0] < 0 or np.any(part[1:] < part[:-1])
                           or part[-1] > data.bufsize):
@@ -358,10 +380,13 @@ def _mapping_column(name: str, value: Any) -> tuple[str, _Chunk]:
     n = buf.shape[0]
     if n > 1 and buf.strides[0] != dt.itemsize:
         raise BufferError(f"column {name!r}: only contiguous columns export to Arrow")
-    validity = None if mask is None or not mask.any() else _bitmap_from_bool(~mask)
-    nulls = 0 if validity is None else int(mask.sum())
+    validity = None
+    nulls = 0
+    if mask is not None and mask.any():
+        validity = _bitmap_from_bool(~mask)
+        nulls = int(mask.sum())
     if dt.kind == "b":
-        data = _bitmap_from_bool(np.frombuffer(buf, dtype=bool, count=n))
+        data = _bitmap_from_bool(_view(buf, dtype=bool, count=n))
         return "b", (n, nulls, 0, (validity, data), None)
     return _numpy_format(dt, name), (n, nulls, 0, (validity, buf), None)
 
