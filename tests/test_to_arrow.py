@@ -103,6 +103,20 @@ def test_pandas_sliced_arrow_backed_interchange_object_gives_the_right_rows():
     assert pa.table(dfbuffer.to_arrow(x))["a"].to_pylist() == [2, 3]
 
 
+def test_pandas_frame_numeric_columns_are_zero_copy_and_nan_is_null():
+    df = pd.DataFrame({"f": [0.5, np.nan, 1.5], "i": [1, 2, 3], "s": ["x", None, "z"],
+                       "t": pd.to_datetime(["2020-01-01", None, "2020-01-03"])})
+    out = pa.table(dfbuffer.to_arrow(df))
+    ref = pa.table(df)
+    assert out.to_pylist() == ref.to_pylist()  # NaN and NaT are nulls, as pandas says
+    if int(pd.__version__.split(".")[0]) >= 3:  # pandas 2 copies a frame's sub-frame
+        assert _addr(out["i"]) == df["i"].to_numpy().ctypes.data
+        assert _addr(out["f"]) == df["f"].to_numpy().ctypes.data
+    num = pd.DataFrame({"a": np.arange(4.0), "b": np.arange(4)})
+    assert _addr(pa.table(dfbuffer.to_arrow(num))["a"]) == num["a"].to_numpy().ctypes.data
+    assert dfbuffer.to_arrow(df, columns=["s", "i"]).column_names == ["s", "i"]
+
+
 def test_data_outlives_the_source():
     t = pa.table({"a": np.arange(1000, dtype="i8")})
     wr = weakref.ref(t)

@@ -353,6 +353,51 @@ def _from_interchange(df: Any, columns: Sequence[str] | None) -> ArrowExport:
     return ArrowExport(tuple(fields), tuple(batches))
 
 
+# -- pandas frames --------------------------------------------------------
+
+def _from_pandas(frame: Any, columns: Sequence[str] | None) -> ArrowExport:
+    """A pandas DataFrame: its numpy-backed numeric columns through the frame
+    reader (zero-copy; float NaN and NaT become nulls, as pandas' own Arrow
+    export says, with a bitmap of them), the other columns through pandas'
+    Arrow export of that sub-frame; the whole frame through the export when
+    the parts cannot be joined (duplicate names, several batches)."""
+    from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
+
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) != len(names):
+        return _from_arrow(frame, columns)
+    keep = _select(names, columns)
+    dtypes = list(frame.dtypes)
+    numeric = [i for i in keep
+               if isinstance(dtypes[i], np.dtype) and dtypes[i].kind in "biufmM"]
+    rest = [i for i in keep if i not in set(numeric)]
+    parts: dict[int, tuple[tuple[str, str, str | None, bool], _Chunk]] = {}
+    if rest:
+        other = _from_arrow(frame.iloc[:, rest], None)
+        if len(other._batches) != 1 or len(other._fields) != len(rest):
+            return _from_arrow(frame, columns)
+        for j, i in enumerate(rest):
+            parts[i] = (other._fields[j], other._batches[0][1][j])
+    if numeric:
+        # the whole frame when it is all numeric (a sub-frame is a view on
+        # pandas 3, a copy on pandas 2)
+        sub = frame if len(numeric) == len(names) else frame.iloc[:, numeric]
+        conv = from_dataframe(sub, nulls="mask")
+        for i, values in zip(numeric, conv.values(), strict=True):
+            # a NaN makes the sum NaN (so may infinities of both signs): the
+            # full scan only then
+            if (type(values) is np.ndarray and values.dtype.kind == "f"
+                    and np.isnan(np.add.reduce(values))):
+                nan = np.isnan(values)
+                if nan.any():
+                    values = np.ma.MaskedArray(values, mask=nan)
+            fmt, chunk = _mapping_column(names[i], values)
+            parts[i] = ((names[i], fmt, None, False), chunk)
+    fields = tuple(parts[i][0] for i in keep)
+    chunks = tuple(parts[i][1] for i in keep)
+    return ArrowExport(fields, ((len(frame), chunks),))
+
+
 # -- mappings -------------------------------------------------------------
 
 def _numpy_format(dt: np.dtype, name: str) -> str:
@@ -441,7 +486,7 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
         return _from_view(obj, columns)
     behind = _pandas_frame(obj)
     if behind is not None:
-        obj = behind[0]
+        return _from_pandas(behind[0], columns)
     if isinstance(obj, Mapping) and not _is_arrow(obj):
         return _from_mapping(obj, columns)
     if _is_arrow(obj):
