@@ -681,6 +681,7 @@ def test_no_leak_in_the_string_buffers():
     check("string column", lambda: dpd.from_dataframe(df.__dataframe__()), 500)
 
 
+@needs_pandas3
 def test_same_dtype_one_shot_stream_is_exported_once():
     na = pytest.importorskip("nanoarrow")
     t = pa.table({f"c{i}": np.arange(3.0) + i for i in range(9)})
