@@ -205,3 +205,65 @@ def test_no_pyarrow_import():
             "e.__arrow_c_stream__(); e.__arrow_c_schema__()\n"
             "assert 'pyarrow' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_interchange_masks_arrow_has_no_form_for_become_bitmaps():
+    from producers import frame, strings
+
+    vals = ["a", None, "ccc", None]
+    for kw in ({"mask": "bytemask"}, {"mask": "bytemask", "null_value": 1},
+               {"mask": "bitmask", "null_value": 1}, {"offset": 3}):
+        out = pa.table(dfbuffer.to_arrow(frame(s=strings(vals, **kw))))
+        assert out["s"].to_pylist() == vals, kw
+
+
+def test_interchange_bad_string_offsets_raise_naming_the_column():
+    from producers import frame, strings
+
+    bad = strings(["ab", "c"], offsets_override=np.array([0, 5, 2, 9], dtype=np.int32))
+    with pytest.raises(ValueError, match="'s'"):
+        dfbuffer.to_arrow(frame(s=bad))
+    short = strings(["ab", "c"], data_bufsize=1)
+    with pytest.raises((ValueError, BufferError), match="'s'"):
+        dfbuffer.to_arrow(frame(s=short))
+
+
+def test_racing_writer_on_string_offsets_never_reaches_past_the_data():
+    from producers import frame, strings
+
+    col = strings(["x" * 8] * 2000)
+    offs = col.get_buffers()["offsets"][0]._x
+    good = offs.copy()
+    stop = threading.Event()
+
+    def write():
+        while not stop.is_set():
+            offs[1000] = 10**9  # past the data: never read through the export
+            offs[:] = good
+
+    th = threading.Thread(target=write)
+    th.start()
+    try:
+        for _ in range(50):
+            try:
+                t = pa.table(dfbuffer.to_arrow(frame(s=col)))
+            except ValueError:
+                continue  # the copy caught the bad offset
+            t.validate(full=True)  # the copied offsets are the checked ones
+    finally:
+        stop.set()
+        th.join()
+
+
+def test_export_is_also_an_interchange_object_and_an_array():
+    exp = dfbuffer.to_arrow({"a": np.arange(3), "b": np.arange(3.0)})
+    assert np.asarray(exp).tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]
+    assert dfbuffer.from_dataframe(exp.__dataframe__())["a"].tolist() == [0, 1, 2]
+    assert "3 rows" in repr(exp)
+
+
+def test_bad_input_is_a_type_error():
+    with pytest.raises(TypeError, match="to_arrow"):
+        dfbuffer.to_arrow(42)
+    with pytest.raises(TypeError):
+        dfbuffer.to_arrow({"a": np.arange(3)}, columns="a")

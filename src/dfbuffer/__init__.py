@@ -10,6 +10,7 @@ columns and Arrow arrays to NumPy arrays whose ``base`` keeps the owner alive.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from dfbuffer._interchange import (
     Buffer,
@@ -25,6 +26,12 @@ from dfbuffer._interchange import (
 )
 from dfbuffer._schema import ColumnSchema, Schema, schema
 from dfbuffer._version import version as __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from dfbuffer._to_arrow import ArrowExport
+del TYPE_CHECKING
 
 __all__ = [
     "Buffer",
@@ -75,7 +82,7 @@ def to_interchange(obj, *, allow_copy: bool = True):
     return _to_interchange(obj, allow_copy=allow_copy)
 
 
-def to_arrow(obj, columns=None):
+def to_arrow(obj: object, columns: Sequence[str] | None = None) -> ArrowExport:
     """Return an Arrow PyCapsule producer (``__arrow_c_stream__``, ``__arrow_c_schema__``)
     over the columns of any producer dfbuffer reads, zero-copy wherever the layout allows.
 
