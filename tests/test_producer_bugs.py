@@ -118,3 +118,24 @@ def test_pandas_device_id_none_is_accepted():
     buf = x.get_column(0).get_buffers()["data"][0]
     assert buf.__dlpack_device__()[1] is None
     assert dfbuffer.buffer_to_ndarray(buf, "i8").tolist() == [1, 2]
+
+
+def test_bitmask_dtype_claiming_8_bits_is_read_as_bits():
+    # a bitmask's dtype may claim a width of 8 bits; the null kind decides
+    from producers import frame, with_mask
+
+    col = with_mask(np.array([1, 2, 3], dtype="i8"), [True, False, True],
+                    mask_dtype=(20, 8, "b", "="))
+    got = dfbuffer.column_to_ndarray(col)
+    assert np.ma.getmaskarray(got).tolist() == [False, True, False]
+    out = pa.table(dfbuffer.to_arrow(frame(x=col)))
+    assert out["x"].to_pylist() == [1, None, 3]
+
+
+def test_dlpack_without_keywords_and_device_id_none_is_read():
+    # some __dlpack__ take no keyword arguments and report the device id as None
+    from producers import NoKwDlpackBuffer
+
+    buf = NoKwDlpackBuffer(np.arange(4, dtype="i4"))
+    assert dfbuffer.buffer_to_ndarray(buf, "i4").tolist() == [0, 1, 2, 3]
+    assert dfbuffer.Buffer.from_object(buf).bufsize == 16
