@@ -382,6 +382,10 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> _ArrowDataFrame:
     its field.  The result has ``__dataframe__`` and every method of the
     protocol; its buffers are :class:`dfbuffer.Buffer` objects over the
     Arrow memory (zero-copy), which stays alive as long as any of them.
+    It is an Arrow PyCapsule producer too (``__arrow_c_stream__``,
+    ``__arrow_c_schema__``: that Arrow memory handed out again, see
+    :func:`dfbuffer.to_arrow`) and has ``_df`` (itself), which narwhals'
+    interchange level (plotly) needs.
 
     ``allow_copy=False`` forbids copies: string-view columns (polars'
     strings) and joining several chunks of a column then raise RuntimeError
