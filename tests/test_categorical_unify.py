@@ -147,7 +147,6 @@ def test_codes_unify_polars_producer():
     assert set(res.categories) == {"a", "b", "c", "d"}
 
 
-@pytest.mark.skipif(not PANDAS3, reason="dfbuffer.pandas needs pandas >= 3.0")
 @pytest.mark.parametrize("ordered", [False, True])
 def test_pandas_front_end_unified_categorical(ordered):
     import dfbuffer.pandas as dpd

@@ -13,11 +13,7 @@ import pyarrow as pa
 import pytest
 
 import dfbuffer
-
-if int(pd.__version__.split(".")[0]) < 3:
-    pytest.skip("dfbuffer.pandas needs pandas >= 3.0", allow_module_level=True)
-
-import dfbuffer.pandas as dpd  # noqa: E402
+import dfbuffer.pandas as dpd
 
 FRAMES = {
     "default": lambda: pd.DataFrame({"x": [1, 2, 3]}),

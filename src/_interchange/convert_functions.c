@@ -5,6 +5,7 @@
  * Nothing but module.c and capi.c depends on this file.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/pandas_block.h"
 #include "dfbuffer/args.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
@@ -396,6 +397,54 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
     return NULL;
 }
 
+/* from_dataframe of pandas DataFrame `frame`: its numpy-backed columns
+   directly, the rest through its Arrow export.  Returns a new dict or NULL
+   with an exception set. */
+static PyObject *
+from_pandas_frame(dfb_state *st, PyObject *frame, dfb_nulls_mode nulls,
+                  int allow_copy)
+{
+    PyObject *res = dfb_pandas_from_dataframe(st, frame, nulls, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        res = dfb_arrow_from_dataframe(st, frame, nulls, allow_copy);
+    }
+    return res;
+}
+
+/* column_to_ndarray of pandas' interchange Column object: the Series
+   behind it, read as a one-column frame (never pandas' buffers, which drop
+   the slice offset of Arrow-backed columns, P-26).  Returns a new
+   reference, or NULL with an exception set, or NULL without one when
+   `col` is no such object. */
+static PyObject *
+pandas_column(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+{
+    int pd_copy = 1;
+    PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
+    if (frame == NULL) {
+        return NULL;
+    }
+    PyObject *d = from_pandas_frame(st, frame, nulls, pd_copy);
+    Py_DECREF(frame);
+    if (d == NULL) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    if (PyDict_CheckExact(d) && PyDict_GET_SIZE(d) == 1) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        if (PyDict_Next(d, &pos, &k, &v)) {
+            res = Py_NewRef(v);
+        }
+    }
+    Py_DECREF(d);
+    if (res == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pandas' column did not convert to one column");
+    }
+    return res;
+}
+
 /* column_to_ndarray(column, *, nulls="mask"). */
 static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -419,6 +468,10 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     nulls = (dfb_nulls_mode)((int)nulls | opts);
     /* each protocol probed once per call, on the type (probe.c): the Arrow
        import answers its own probes from this scope's record */
+    PyObject *pdcol = pandas_column(st, a[0], nulls);
+    if (pdcol != NULL || PyErr_Occurred()) {
+        return pdcol;
+    }
     uint64_t scope = dfb_probe_scope_open(st, a[0]);
     PyObject *res = column_dispatch(st, a[0], nulls, 1);
     dfb_probe_scope_close(st, scope);
@@ -566,10 +619,18 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_parse_flag(a[2], &allow_copy) < 0) {
         return NULL;
     }
-    /* A pandas DataFrame: numpy-backed columns directly (probe.c). */
-    PyObject *pdres = dfb_pandas_from_dataframe(st, a[0], nulls, allow_copy);
-    if (pdres != NULL || PyErr_Occurred()) {
+    /* A pandas DataFrame, or pandas' interchange object over one: the
+       frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
+       which drop the slice offset of Arrow-backed columns (P-26). */
+    int pd_copy = allow_copy;
+    PyObject *frame = dfb_pandas_frame_behind(a[0], &pd_copy);
+    if (frame != NULL) {
+        PyObject *pdres = from_pandas_frame(st, frame, nulls, pd_copy);
+        Py_DECREF(frame);
         return pdres;
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
     }
     /* A library object that speaks the Arrow PyCapsule interface is read
        through it (as pandas 3's own from_dataframe does): Arrow states its

@@ -8,11 +8,13 @@
  * values into it with the row stride.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/pandas_block.h"
 #include "dfbuffer/args.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/matrix.h"
+#include "mem.h"
 #include "types.h"
 
 #include <string.h>
@@ -804,8 +806,37 @@ done:
     return res;
 }
 
+/* to_matrix's entry: pandas' interchange object is read through the
+   pandas frame behind it (its own buffers drop the slice offset of
+   Arrow-backed columns, P-26); everything else as it is.  Returns what
+   to_matrix returns. */
+static PyObject *
+to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
+{
+    int unused = 1;
+    PyObject *frame =
+        nargs >= 1 ? dfb_pandas_frame_behind(args[0], &unused) : NULL;
+    if (frame == NULL) {
+        return PyErr_Occurred() ? NULL
+                                : to_matrix(module, args, nargs, kwnames);
+    }
+    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject **copy = PyMem_Malloc((size_t)n * sizeof(PyObject *));
+    if (copy == NULL) {
+        Py_DECREF(frame);
+        return PyErr_NoMemory();
+    }
+    dfb_memcpy(copy, args, (size_t)n * sizeof(PyObject *));
+    copy[0] = frame;
+    PyObject *res = to_matrix(module, copy, nargs, kwnames);
+    PyMem_Free(copy);
+    Py_DECREF(frame);
+    return res;
+}
+
 PyMethodDef dfb_matrix_methods[] = {
-    {"to_matrix", (PyCFunction)(void (*)(void))to_matrix,
+    {"to_matrix", (PyCFunction)(void (*)(void))to_matrix_entry,
      METH_FASTCALL | METH_KEYWORDS, to_matrix_doc},
     {NULL},
 };

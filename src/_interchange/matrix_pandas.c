@@ -3,6 +3,7 @@
  * (see matrix.h).
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/pandas_block.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/matrix.h"
@@ -269,11 +270,9 @@ dfb_matrix_pandas_describe(PyObject *obj, PyObject *select, dfb_frame *out,
     if (pd == NULL) {
         return PyErr_Occurred() ? -1 : 1;
     }
-    PyObject *cls = PyObject_GetAttrString(pd, "DataFrame");
-    int exact = cls != NULL && (PyObject *)Py_TYPE(obj) == cls;
-    Py_XDECREF(cls);
-    if (!exact) {
-        PyErr_Clear();
+    int exact = dfb_pandas_is_frame(obj);
+    if (exact <= 0) {
+        r = exact < 0 ? -1 : 1;
         goto done;
     }
     arrays = PyObject_GetAttrString(pd, "arrays");

@@ -234,12 +234,14 @@ module_exec(PyObject *m)
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_interchange_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_arrow_table_export_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_export_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_matrix_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_schema_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_pandas_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_type_info_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_protocol_methods) < 0) {
+        PyModule_AddFunctions(m, dfb_protocol_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_pandas_frame_methods) < 0) {
         return -1;
     }
     if (dfb_categorical_state_init(m, st) < 0) {

@@ -27,8 +27,11 @@ from dfbuffer._version import version as __version__
 if TYPE_CHECKING:
     # typing-only names (src/dfbuffer/_typing.pyi has no module behind it): import them
     # under `if TYPE_CHECKING:` or in quoted annotations
+    from collections.abc import Sequence
+
     from dfbuffer import testing as testing
     from dfbuffer._arrow_interchange import _ArrowDataFrame
+    from dfbuffer._to_arrow import ArrowExport
     from dfbuffer._typing import ArrowArrayExportable as ArrowArrayExportable
     from dfbuffer._typing import ArrowDeviceArrayExportable as ArrowDeviceArrayExportable
     from dfbuffer._typing import ArrowDeviceStreamExportable as ArrowDeviceStreamExportable
@@ -53,6 +56,7 @@ __all__ = [
     "column_to_ndarray",
     "from_dataframe",
     "get_include",
+    "to_arrow",
     "schema",
     "to_interchange",
     "to_matrix",
@@ -148,3 +152,47 @@ def to_interchange(obj: "ArrowExportable", *, allow_copy: bool = True) -> "_Arro
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
 
     return _to_interchange(obj, allow_copy=allow_copy)
+
+
+def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExport":
+    """Return an Arrow PyCapsule producer (``__arrow_c_stream__``, ``__arrow_c_schema__``)
+    over the columns of any producer dfbuffer reads, zero-copy wherever the layout allows.
+
+    ``obj`` is an Arrow PyCapsule producer, an object with ``__dataframe__``, an
+    interchange DataFrame (pandas' ones are read through the frame behind them) or a
+    mapping of column names to 1-D arrays or :class:`Buffer` objects. pyarrow is not
+    imported; ``pyarrow.table``, ``polars.DataFrame``, DuckDB and narwhals read the result.
+
+    Parameters
+    ----------
+    obj : dataframe, interchange DataFrame or mapping
+        The columns to export.
+    columns : sequence of str, optional
+        The columns to take, in this order (default: all).
+
+    Returns
+    -------
+    ArrowExport
+        An object with ``__arrow_c_stream__`` and ``__arrow_c_schema__``; the release
+        callbacks of what it exports keep the source memory alive.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is nothing dfbuffer reads.
+    KeyError
+        A name in ``columns`` is not in ``obj``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> import dfbuffer
+    >>> x = np.arange(3.0)
+    >>> t = pa.table(dfbuffer.to_arrow({"x": x}))
+    >>> t.column("x").to_pylist()
+    [0.0, 1.0, 2.0]
+    """
+    from dfbuffer._to_arrow import to_arrow as _to_arrow
+
+    return _to_arrow(obj, columns)

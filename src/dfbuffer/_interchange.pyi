@@ -337,7 +337,18 @@ def _ixview_concat(
 ) -> _IxChunk: ...
 def _ixview_values(chunk: _IxChunk, /) -> np.ndarray[Any, Any]: ...
 
-# Private helper of dfbuffer.pandas (pandas_fast.c): one block for a same-dtype Arrow table.
+# Private helper of the pandas paths (pandas_fast.c): the pandas frame behind obj (a pandas
+# DataFrame or pandas' interchange object over one) and whether copies are allowed, or None.
+def _pandas_frame(obj: object, /) -> tuple[Any, bool] | None: ...
+
+# Private helpers of dfbuffer.to_arrow (arrow_table_export.c): the Arrow structs over Buffers.
+_ArrowField: TypeAlias = tuple[str, str, str | None, bool]
+def _arrow_table_schema(fields: tuple[_ArrowField, ...], /) -> CapsuleType: ...
+def _arrow_table_stream(
+    fields: tuple[_ArrowField, ...], batches: tuple[tuple[int, tuple[Any, ...]], ...], /
+) -> CapsuleType: ...
+
+# Private helper of dfbuffer.pandas (pandas_block.c): one block for a same-dtype Arrow table.
 def _pandas_arrow_block(
     obj: object, min_columns: int, max_bytes: int, /
 ) -> (
