@@ -12,20 +12,20 @@ import shutil
 import subprocess
 import weakref
 
-import background
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from capi_build import start_all
+from capi_build import consumers
+from child_processes import scratch_dir
 
 import dfbuffer
 
-# Every consumer is compiled by a child process submitted now, at collection
-# (tests/background.py), in the order the tests below need them: the builds run while
-# the tests before this module run.
+# Every consumer is compiled by one child process (tests/child_processes.py), started as
+# the tests below are collected, in the order they need them: the builds run while the
+# tests before this module run.
 _C = {"cpp": False, "cython": False, "opt": "-O1"}
-_BUILDS = start_all(
+_BUILD_JOB, _BUILDS = consumers(
     {
         "c": ("capi_consumer", "consumer.c", (), _C),
         "newer": ("capi_newer", "consumer.c", [("DFBUFFER_TARGET_VERSION", "3")], _C),
@@ -35,9 +35,9 @@ _BUILDS = start_all(
         "cpp": ("capi_consumer_cpp", "consumer_cpp.cpp", (), _C | {"cpp": True}),
         "cy": ("consumer_cy", "consumer_cy.pyx", (), _C | {"cython": True}),
     },
-    background.scratch_dir() / "capi",
-    owner=__file__,
+    lambda: scratch_dir() / "capi",
 )
+pytestmark = pytest.mark.child_process(_BUILD_JOB)
 
 
 @pytest.fixture(scope="session")
@@ -454,3 +454,24 @@ def test_released_stream_is_refused(cons):
     assert cons.arrow_stream(cap)["i"].tolist() == [1, 2]
     with pytest.raises(ValueError, match="must be live"):
         cons.arrow_stream(cap)  # the first call moved it out
+
+
+def test_converter_with_offsets_and_codes_rewritten(cons):
+    """The C API converter while a thread rewrites a producer's string offsets and
+    categorical codes (tests/racing.py): the values as validated, or a clean
+    ValueError; never a crash."""
+    from producers import frame, strings
+    from racing import bad_offsets, category_column, offsets_of, race, string_values
+
+    values = string_values()
+    scol = strings(values)
+    offs = offsets_of(scol)
+    ccol, cexp, ctargets = category_column()
+
+    def check(res) -> None:
+        for got, want in ((res["s"], values), (res["c"], cexp)):
+            mask = np.ma.getmaskarray(got).tolist()
+            assert [None if m else v for v, m in zip(got.data.tolist(), mask, strict=True)] == want
+
+    race(lambda: cons.from_dataframe(frame(s=scol, c=ccol)), check,
+         [(offs, offs.copy(), bad_offsets(offs)), *ctargets], rounds=6)

@@ -1,4 +1,4 @@
-"""Issue #11: categorical="codes" for columns whose chunks have different
+"""categorical="codes" for columns whose chunks have different
 dictionaries: the categories are unified in order of first appearance (as
 pyarrow's unify_dictionaries orders them) and the codes remapped, in C."""
 

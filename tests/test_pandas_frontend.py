@@ -1,4 +1,4 @@
-"""Issue #11: index columns, DeviceType from __dlpack_device__, column
+"""Index columns, DeviceType from __dlpack_device__, column
 context, categorical='codes', strings='stringdtype', dfbuffer.schema and
 dfbuffer.pandas.from_dataframe, against real pandas, pyarrow and polars."""
 
@@ -54,8 +54,8 @@ def test_index_columns_are_left_out_on_every_path(index):
         out = dfbuffer.from_dataframe(src)
         assert list(out) == ["x"], type(src)
         np.testing.assert_array_equal(out["x"], [1, 2, 3])
-    assert dfbuffer.schema(df).names() == ["x"]
-    assert dfbuffer.schema(pa.table(df)).names() == ["x"]
+    assert dfbuffer.schema(df).names == ["x"]
+    assert dfbuffer.schema(pa.table(df)).names == ["x"]
 
 
 def test_range_index_keeps_every_column():
@@ -209,7 +209,7 @@ def test_schema(make):
         "polars": lambda: pl.from_pandas(df),
     }[make]()
     sch = dfbuffer.schema(src)
-    assert sch.names() == list(dfbuffer.from_dataframe(src))
+    assert sch.names == list(dfbuffer.from_dataframe(src))
     t = sch["t"]
     # pandas 3 parses datetimes to microseconds, pandas 2 to nanoseconds
     assert (t.type, t.unit) == ("datetime", "us" if PANDAS3 else "ns")
@@ -333,7 +333,7 @@ def test_pandas_front_end_index_and_nested():
 def test_odd_pandas_metadata_drops_nothing(meta):
     t = pa.table({"x": [1, 2], "y": [3, 4]}).replace_schema_metadata({b"pandas": meta})
     assert list(dfbuffer.from_dataframe(t)) == ["x", "y"]
-    assert dfbuffer.schema(t).names() == ["x", "y"]
+    assert dfbuffer.schema(t).names == ["x", "y"]
 
 
 def test_pandas_metadata_index_escaped_names():

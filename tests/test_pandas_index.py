@@ -1,4 +1,4 @@
-"""Issue #11: dfbuffer.pandas.from_dataframe restores the index that pandas'
+"""dfbuffer.pandas.from_dataframe restores the index that pandas'
 metadata in an Arrow schema describes (a range, a named index, a MultiIndex,
 an index named like a column) as pyarrow.Table.to_pandas does, and
 dfbuffer.from_dataframe returns the same columns whatever the path."""

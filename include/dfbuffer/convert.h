@@ -6,6 +6,7 @@
 
 #include "dfbuffer/common.h"
 #include "format.h"
+#include "reader.h"
 #include "dfbuffer/dtype.h" /* dfb_interchange_dtype_parse */
 
 /* One buffer of a column: host memory plus the object keeping it alive. */
@@ -166,6 +167,10 @@ dfb_convert_state_clear(dfb_state *st);
    column_to_ndarray, from_dataframe), added by module init. */
 extern PyMethodDef dfb_convert_methods[];
 
+/* The private _arrow_type of type_info.c (the type table from Python),
+   added by module init. */
+extern PyMethodDef dfb_type_info_methods[];
+
 /* bitmap.c */
 
 /* Unpacks `length` LSB-first bits starting at bit `bit_offset` of `bits`
@@ -182,19 +187,15 @@ dfb_count_zero_bits(const uint8_t *bits, int64_t bit_offset, int64_t length);
 /* strings.c */
 
 /* Builds a 1-D object array of Python str (None where `isnull` is given
-   and isnull[i] != 0) from Arrow-style offsets (`offset_bits` 32 or 64,
-   byte-swapped if `offsets_swapped`, any alignment) and UTF-8 data of
-   `data_size` bytes; `offset` is the element offset into the offsets
-   buffer, which must hold offset + length + 1 entries.  Each offset is read
-   once and every non-null string checked where it is used (0 <= start <=
-   end <= data_size), so offsets that change after validation cannot send
-   it outside the data.  Returns a new reference, or NULL with ValueError
-   (offsets out of range) / UnicodeDecodeError / MemoryError set. */
+   and isnull[i] != 0) from the validated UTF8 / LARGE_UTF8 chunk `c`
+   (Arrow-style offsets, any alignment, maybe byte-swapped).  The offsets
+   are read through core's checked reader (reader.h): each once, and every
+   non-null string checked where it is used (0 <= start <= end <= the data
+   size), so offsets that change after validation cannot send it outside
+   the data.  Returns a new reference, or NULL with ValueError (offsets out
+   of range) / UnicodeDecodeError / MemoryError set. */
 PyObject *
-dfb_strings_to_object_array(const char *data, int64_t data_size,
-                            const void *offsets, int offset_bits,
-                            int offsets_swapped, int64_t offset,
-                            int64_t length, const uint8_t *isnull);
+dfb_strings_to_object_array(const dfb_column *c, const uint8_t *isnull);
 
 /* Builds a 1-D object array of Python str (None where isnull[i]) from the
    validated STRING_VIEW chunk `c` (element offset c->offset, c->length
@@ -204,6 +205,33 @@ dfb_strings_to_object_array(const char *data, int64_t data_size,
    MemoryError set. */
 PyObject *
 dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull);
+
+/* column_readers.c: core's checked readers (reader.h) over a chunk's
+   memory, the only way the converters read producer offsets and codes. */
+
+/* Describes the offsets of validated UTF8 / LARGE_UTF8 chunk `c` (length
+   + 1 of them from c->offset, spans within its data buffer) into *o.
+   Returns 0, or -1 with ValueError. */
+int
+dfb_column_offsets(const dfb_column *c, dfb_offsets *o);
+
+/* Describes the codes of validated DICTIONARY chunk `c` (its `index`
+   format, c->length of them from c->offset, each valid in [0, ncats); no
+   sentinel) into *r.  Returns 0, or -1 with ValueError /
+   NotImplementedError. */
+int
+dfb_column_codes(const dfb_column *c, int64_t ncats, dfb_codes *r);
+
+/* Sets ValueError for element `i` whose span [start, end) read from the
+   offsets does not lie in [0, limit] (changed after validation, or
+   corrupt).  Returns NULL. */
+PyObject *
+dfb_bad_span_error(int64_t i, int64_t start, int64_t end, int64_t limit);
+
+/* Sets ValueError for the out-of-range code `code` of row `i` (of
+   `ncats` categories).  Returns NULL. */
+PyObject *
+dfb_bad_code_error(int64_t i, int64_t code, int64_t ncats);
 
 /* Conversion options, OR-ed into the `nulls` argument of
    dfb_columns_to_ndarray (and of the Arrow converters, which pass it on):
@@ -222,16 +250,14 @@ dfb_parse_conv_opts(PyObject *categorical, PyObject *strings, int *opts);
 
 /* stringdtype.c */
 
-/* Builds a 1-D numpy StringDType(na_object=None) array from Arrow-style
-   offsets and UTF-8 data, as dfb_strings_to_object_array (the caller
-   validated the offsets); null rows hold the dtype's na_object.  No Python
-   str is made.  Returns a new reference, or NULL with UnicodeDecodeError /
+/* Builds a 1-D numpy StringDType(na_object=None) array from the validated
+   UTF8 / LARGE_UTF8 chunk `c`, its offsets read and checked as
+   dfb_strings_to_object_array reads them; null rows hold the dtype's
+   na_object.  No Python str is made.  Returns a new reference, or NULL
+   with ValueError (offsets out of range) / UnicodeDecodeError /
    MemoryError set. */
 PyObject *
-dfb_strings_to_stringdtype(const char *data, const void *offsets,
-                           int offset_bits, int offsets_swapped,
-                           int64_t offset, int64_t length,
-                           const uint8_t *isnull);
+dfb_strings_to_stringdtype(const dfb_column *c, const uint8_t *isnull);
 
 /* Builds a 1-D StringDType(na_object=None) array from the validated
    STRING_VIEW chunk `c`, straight from the views (null rows: na_object).
@@ -242,8 +268,10 @@ dfb_views_to_stringdtype(const dfb_column *c, const uint8_t *isnull);
 
 /* Decodes the validated categorical chunk `c`, whose categories are
    strings, into a StringDType(na_object=None) array (null rows: na_object).
-   Returns a new reference, or NULL with ValueError (code out of range),
-   UnicodeDecodeError or MemoryError set. */
+   The categories' spans are read once (checked) into a table; each code is
+   read once (checked).  Returns a new reference, or NULL with ValueError
+   (code or category offsets out of range), UnicodeDecodeError or
+   MemoryError set. */
 PyObject *
 dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull);
 

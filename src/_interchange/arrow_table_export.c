@@ -21,6 +21,7 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/arrow_internal.h"
 #include "dfbuffer/export.h"
+#include "mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -76,7 +77,7 @@ dup_str(const char *s)
     size_t n = strlen(s) + 1;
     char *d = malloc(n);
     if (d != NULL) {
-        memcpy(d, s, n);
+        dfb_memcpy(d, s, n);
     }
     return d;
 }

@@ -9,6 +9,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/dtype.h"
 #include "layout.h"
+#include "mem.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -302,8 +303,8 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
         self->dims[1] = strides[0];
     }
     else if (ndim > 0) {
-        memcpy(self->shape, shape, ndim * sizeof(Py_ssize_t));
-        memcpy(self->strides, strides, ndim * sizeof(Py_ssize_t));
+        dfb_memcpy(self->shape, shape, ndim * sizeof(Py_ssize_t));
+        dfb_memcpy(self->strides, strides, ndim * sizeof(Py_ssize_t));
     }
     if (owner_gc || PyObject_IS_GC((PyObject *)dtype)) {
         PyObject_GC_Track(self);

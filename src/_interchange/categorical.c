@@ -30,7 +30,27 @@ static PyStructSequence_Desc codes_desc = {
     "A categorical column as column_to_ndarray(..., categorical='codes')\n"
     "and from_dataframe(..., categorical='codes') return it: the codes\n"
     "without decoding, the categories, and whether they are ordered.\n"
-    "pandas: Categorical.from_codes(codes.filled(-1), categories, ordered).",
+    "pandas: Categorical.from_codes(codes.filled(-1), categories, "
+    "ordered).\n\n"
+    "Parameters\n"
+    "----------\n"
+    "codes : numpy.ndarray or numpy.ma.MaskedArray\n"
+    "    The integer codes (masked where null, in nulls='mask').\n"
+    "categories : numpy.ndarray\n"
+    "    The categories, converted like any column.\n"
+    "ordered : bool\n"
+    "    Whether the order of the categories is meaningful.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pandas as pd\n"
+    ">>> import dfbuffer\n"
+    ">>> df = pd.DataFrame({\"c\": pd.Categorical([\"b\", \"a\", \"b\"], "
+    "ordered=True)})\n"
+    ">>> res = dfbuffer.from_dataframe(df, categorical=\"codes\")[\"c\"]\n"
+    ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
+    "([1, 0, 1], ['a', 'b'], True)\n"
+    ">>> codes, categories, ordered = res",
     codes_fields,
     3,
 };
@@ -153,9 +173,10 @@ codes_nulls(PyObject *codes, int mode, int allow_copy)
         goto done;
     }
     if (mode == DFB_NULLS_RAISE) {
+        npy_intp nnull = PyArray_CountNonzero((PyArrayObject *)mask);
         PyErr_Format(PyExc_ValueError,
-                     "the column has %lld null values (nulls='raise')",
-                     (long long)PyArray_CountNonzero((PyArrayObject *)mask));
+                     "the column has %lld null value%s (nulls='raise')",
+                     (long long)nnull, nnull == 1 ? "" : "s");
         goto done;
     }
     if (!allow_copy) {
@@ -350,20 +371,29 @@ remap_codes(PyObject *codes, Py_ssize_t n, const int64_t *lens,
     if (out == NULL) {
         goto done;
     }
-    const int64_t *sv = PyArray_DATA((PyArrayObject *)src);
+    /* the codes may be the producer's memory (a view when they were int64
+       already): each read once through core's checked reader */
+    const char *sv = PyArray_DATA((PyArrayObject *)src);
     const npy_bool *mv = msk ? PyArray_DATA((PyArrayObject *)msk) : NULL;
     void *ov = PyArray_DATA((PyArrayObject *)out);
     int64_t pos = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         const int64_t *m = map + base[dict_of[i]];
         const int64_t nc = dlen[dict_of[i]];
+        dfb_codes rd;
+        dfb_error err;
+        if (dfb_codes_init(&rd, sv, 8 * (int64_t)len, 8, 1, 0, pos, lens[i],
+                           nc, &err) != DFB_OK) {
+            PyErr_SetString(PyExc_ValueError, err.message);
+            goto done;
+        }
         for (int64_t j = 0; j < lens[i]; j++, pos++) {
             if (mv != NULL && mv[pos]) {
                 store_code(ov, tn, pos, -1);
                 continue;
             }
-            int64_t v = sv[pos];
-            if (v < 0 || v >= nc) {
+            int64_t v;
+            if (dfb_codes_get(&rd, j, &v) != DFB_OK) {
                 PyErr_Format(PyExc_ValueError,
                              "categorical code %lld is out of range for "
                              "%lld categories",

@@ -12,6 +12,7 @@
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/ixwalk.h"
 #include "dfbuffer/probe.h"
+#include "types.h"
 
 #include <string.h>
 
@@ -31,7 +32,46 @@ PyDoc_STRVAR(
     "bit-packed bool dtype, which is unpacked to a new bool array; int32\n"
     "dates become a new datetime64[D] array).  The result's base is a\n"
     "dfbuffer.Buffer whose owner is `buffer`.  CPU memory only (BufferError\n"
-    "otherwise); ValueError when offset/length exceed bufsize.");
+    "otherwise); ValueError when offset/length exceed bufsize.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "buffer : interchange Buffer\n"
+    "    Anything with ptr, bufsize and __dlpack_device__ (a "
+    "dfbuffer.Buffer,\n"
+    "    or a column's buffer from get_buffers()).\n"
+    "dtype : tuple or dtype-like\n"
+    "    An interchange dtype (kind, bit_width, format, endianness), or\n"
+    "    anything numpy.dtype accepts.\n"
+    "offset : int, optional\n"
+    "    The first element to view (default 0).\n"
+    "length : int or None, optional\n"
+    "    The number of elements (default: to the end of the buffer).\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "numpy.ndarray\n"
+    "    A 1-D view of the buffer's memory (a new array for bit-packed bools\n"
+    "    and int32 dates).\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    buffer is not an interchange buffer, or dtype holds references.\n"
+    "ValueError\n"
+    "    offset and length leave the buffer.\n"
+    "BufferError\n"
+    "    The memory is not on the CPU.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import numpy as np\n"
+    ">>> import dfbuffer\n"
+    ">>> buf = dfbuffer.Buffer.from_object(np.arange(4, dtype=np.int64))\n"
+    ">>> arr = dfbuffer.buffer_to_ndarray(buf, \"<i8\", offset=1)\n"
+    ">>> arr\n"
+    "array([1, 2, 3])\n"
+    ">>> arr.base.owner is buf\n"
+    "True");
 
 /* NumPy type number of plain fixed-width format `f` (bool, int, uint,
    float) in native byte order, or -1 for every other format (those take
@@ -44,22 +84,28 @@ native_typenum(const dfb_format *f)
         f->byteorder != native_order) {
         return -1;
     }
-    switch (f->type) {
-        case DFB_T_BOOL8:
+    /* plain: zero-copy views whose values are what is stored */
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    if (r->layout != DFB_LAYOUT_FIXED || r->conv != DFB_CONV_VIEW ||
+        r->storage != r->result) {
+        return -1;
+    }
+    switch (r->storage) {
+        case 'b':
             return f->bits == 8 ? NPY_BOOL : -1;
-        case DFB_T_INT:
+        case 'i':
             return f->bits == 8    ? NPY_INT8
                    : f->bits == 16 ? NPY_INT16
                    : f->bits == 32 ? NPY_INT32
                    : f->bits == 64 ? NPY_INT64
                                    : -1;
-        case DFB_T_UINT:
+        case 'u':
             return f->bits == 8    ? NPY_UINT8
                    : f->bits == 16 ? NPY_UINT16
                    : f->bits == 32 ? NPY_UINT32
                    : f->bits == 64 ? NPY_UINT64
                                    : -1;
-        case DFB_T_FLOAT:
+        case 'f':
             return f->bits == 16   ? NPY_HALF
                    : f->bits == 32 ? NPY_FLOAT32
                    : f->bits == 64 ? NPY_FLOAT64
@@ -244,7 +290,48 @@ PyDoc_STRVAR(
     "through their categories (categorical='decode') or returned as\n"
     "dfbuffer.CategoricalCodes(codes, categories, ordered) without decoding\n"
     "(categorical='codes'; codes zero-copy, masked where null).  Several\n"
-    "chunks are concatenated.");
+    "chunks are concatenated.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "column : interchange Column or Arrow producer\n"
+    "    A column of an interchange DataFrame (get_column(i)), or an object\n"
+    "    with __arrow_c_array__ / __arrow_c_stream__ holding one column (a\n"
+    "    pyarrow Array or ChunkedArray, a polars or pandas Series).\n"
+    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "    How nulls come back (default 'mask').\n"
+    "categorical : {'decode', 'codes'}, optional\n"
+    "    Decode categoricals, or return CategoricalCodes (default 'decode').\n"
+    "strings : {'object', 'stringdtype'}, optional\n"
+    "    Strings as object arrays of str, or as NumPy StringDType arrays.\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "numpy.ndarray, numpy.ma.MaskedArray or CategoricalCodes\n"
+    "    Zero-copy and read-only where the layout allows, else a new array.\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    column is neither an interchange column nor an Arrow producer.\n"
+    "ValueError\n"
+    "    nulls='raise' and the column has a null, or buffers that do not\n"
+    "    match the column's description.\n"
+    "RuntimeError\n"
+    "    allow_copy=False in the producer and a copy is unavoidable.\n"
+    "BufferError\n"
+    "    The data is not on the CPU.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pyarrow as pa\n"
+    ">>> import dfbuffer\n"
+    ">>> dfbuffer.column_to_ndarray(pa.array([1, None, 3]), nulls=\"fill\")\n"
+    "array([ 1., nan,  3.])\n"
+    ">>> res = dfbuffer.column_to_ndarray(\n"
+    "...     pa.array([\"a\", \"b\", \"a\"]).dictionary_encode(), "
+    "categorical=\"codes\")\n"
+    ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
+    "([0, 1, 0], ['a', 'b'], False)");
 
 /* column_to_ndarray's dispatch of `col` (borrowed): an interchange column
    (get_buffers on the type), an Arrow producer, else an interchange column
@@ -385,7 +472,99 @@ PyDoc_STRVAR(
     "leaves them out.  Timestamps with a time zone come back as UTC\n"
     "datetime64 (the zone is not a NumPy dtype): dfbuffer.schema(obj) gives\n"
     "each column's zone, unit, categorical ordering and null "
-    "representation.");
+    "representation.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "obj : dataframe\n"
+    "    A pandas, polars or pyarrow object (any Arrow PyCapsule producer, a\n"
+    "    pandas Series included), an object with __dataframe__, or an\n"
+    "    interchange DataFrame.\n"
+    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "    As in column_to_ndarray (default 'mask').\n"
+    "allow_copy : bool, optional\n"
+    "    False raises RuntimeError where a copy is unavoidable.\n"
+    "categorical : {'decode', 'codes'}, optional\n"
+    "    As in column_to_ndarray (default 'decode').\n"
+    "strings : {'object', 'stringdtype'}, optional\n"
+    "    As in column_to_ndarray (default 'object').\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "dict of str to numpy.ndarray or CategoricalCodes\n"
+    "    One entry per column, in order.  A pandas Series is keyed by\n"
+    "    str(name) ('' when unnamed).\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    obj is not a dataframe dfbuffer reads.\n"
+    "ValueError\n"
+    "    A duplicate column name; nulls='raise' and a column has a null\n"
+    "    (\"column 'x' has 1 null value\"); buffers that do not match their\n"
+    "    description.  Errors about one column name it.\n"
+    "RuntimeError\n"
+    "    allow_copy=False and a copy is unavoidable.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pandas as pd\n"
+    ">>> import dfbuffer\n"
+    ">>> df = pd.DataFrame({\"x\": [1.5, 2.5, None], \"s\": [\"a\", None, "
+    "\"c\"]})\n"
+    ">>> cols = dfbuffer.from_dataframe(df)\n"
+    ">>> cols[\"x\"]\n"
+    "array([1.5, 2.5, nan])\n"
+    ">>> cols[\"s\"].tolist()\n"
+    "['a', None, 'c']\n"
+    ">>> dfbuffer.from_dataframe(df, nulls=\"raise\")\n"
+    "Traceback (most recent call last):\n"
+    "    ...\n"
+    "ValueError: column 'x' has 1 null value (nulls='raise')");
+
+/* A pandas Series exports its values through Arrow without its name (a
+   field named ""): the one column of `res` (stolen) is keyed by
+   str(obj.name) instead, unless the name is None.  Returns a new reference,
+   or NULL with an exception set. */
+static PyObject *
+series_named(dfb_state *st, PyObject *obj, PyObject *res)
+{
+    PyObject *key = NULL, *value = NULL, *name = NULL, *out = NULL;
+    if (res == NULL || !PyDict_CheckExact(res) || PyDict_GET_SIZE(res) != 1) {
+        return res;
+    }
+    Py_ssize_t pos = 0;
+    if (!PyDict_Next(res, &pos, &key, &value) || !PyUnicode_Check(key) ||
+        PyUnicode_GET_LENGTH(key) != 0) {
+        return res;
+    }
+    PyObject *pd = PyImport_GetModule(st->str.pandas);
+    PyObject *cls = pd == NULL ? NULL : PyObject_GetAttrString(pd, "Series");
+    Py_XDECREF(pd);
+    int is_series = cls != NULL && PyType_Check(cls) &&
+                    PyObject_TypeCheck(obj, (PyTypeObject *)cls);
+    Py_XDECREF(cls);
+    PyErr_Clear(); /* no pandas, or no pandas.Series: not a Series */
+    if (!is_series) {
+        return res;
+    }
+    Py_INCREF(value); /* held across the calls below */
+    name = PyObject_GetAttrString(obj, "name");
+    if (name == Py_None) {
+        out = Py_NewRef(res);
+    }
+    else if (name != NULL) {
+        key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
+        out = key == NULL ? NULL : PyDict_New();
+        if (out != NULL && PyDict_SetItem(out, key, value) < 0) {
+            Py_CLEAR(out);
+        }
+        Py_XDECREF(key);
+    }
+    Py_XDECREF(name);
+    Py_DECREF(value);
+    Py_DECREF(res);
+    return out;
+}
 
 /* from_dataframe(obj, *, nulls="mask", allow_copy=True). */
 static PyObject *
@@ -436,7 +615,8 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     if (r == 1) {
-        return dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy);
+        return series_named(
+            st, a[0], dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy));
     }
     PyObject *df = dfb_ix_frame(st, a[0], allow_copy);
     if (df == NULL) {

@@ -27,6 +27,7 @@
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/export.h"
 #include "dlpack_types.h"
+#include "mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -539,7 +540,7 @@ copy_to_c_order(const DfbBuffer *b, char *dst, Py_ssize_t itemsize,
         return;
     }
     if (dfb_is_c_contiguous(ndim, b->shape, b->strides, itemsize)) {
-        memcpy(dst, b->data, (size_t)nbytes);
+        dfb_memcpy(dst, b->data, (size_t)nbytes);
         return;
     }
     /* ndim >= 1 here (0-d is always contiguous).  Iterate the outer dims
@@ -550,14 +551,14 @@ copy_to_c_order(const DfbBuffer *b, char *dst, Py_ssize_t itemsize,
     const char *src = b->data;
     for (;;) {
         if (inner_s == itemsize) {
-            memcpy(dst, src, (size_t)(inner_n * itemsize));
+            dfb_memcpy(dst, src, (size_t)(inner_n * itemsize));
             dst += inner_n * itemsize;
         }
         else {
             /* src + j * inner_s: no pointer past the block after the
                last element (UB for negative strides). */
             for (Py_ssize_t j = 0; j < inner_n; j++) {
-                memcpy(dst, src + j * inner_s, (size_t)itemsize);
+                dfb_memcpy(dst, src + j * inner_s, (size_t)itemsize);
                 dst += itemsize;
             }
         }

@@ -947,20 +947,56 @@ descr_from_format(const char *fmt, Py_ssize_t itemsize)
 }
 
 /* The owner of Buffers made through the buffer protocol: a GC-tracked
-   holder of one Py_buffer export.  Unlike a capsule, the garbage collector
-   sees its reference to the exporter (a cycle through the exporter is
-   collected); unlike a memoryview, it cannot be released from Python. */
+   holder of one Py_buffer export.  Unlike a memoryview, it cannot be
+   released from Python.  GC rule (docs/design.md, "Safety rules"): the
+   collector sees the exporter only when clearing it, or anything it holds,
+   cannot break the live export (see exporter_clear_safe); otherwise the
+   export's reference stays invisible, so the exporter is a root for the
+   collector while the export lives. */
 typedef struct {
     PyObject_HEAD Py_buffer
-        view; /* view.obj == NULL until the export succeeded */
+        view;      /* view.obj == NULL until the export succeeded */
+    int visit_obj; /* 1: tp_traverse visits view.obj */
 } export_holder;
 
-/* tp_traverse: the type and the exporter. */
+/* Returns 1 if the collector may clear `obj` (and what it holds) while a
+   buffer export of it is live, else 0: its buffer slots are those of
+   bytearray or array.array (or a subclass that does not override them),
+   whose memory lives in the object itself and which have no tp_clear.  A
+   memoryview, a Python __buffer__ or a Buffer is not: their tp_clear drops
+   what the export still uses. */
+static int
+exporter_clear_safe(PyObject *obj)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    PyBufferProcs *bp = tp->tp_as_buffer;
+    if (bp == NULL) {
+        return 0;
+    }
+    /* the type that defines the buffer slots */
+    PyTypeObject *base = tp;
+    while (base->tp_base != NULL && base->tp_base->tp_as_buffer != NULL &&
+           base->tp_base->tp_as_buffer->bf_getbuffer == bp->bf_getbuffer &&
+           base->tp_base->tp_as_buffer->bf_releasebuffer ==
+               bp->bf_releasebuffer) {
+        base = base->tp_base;
+    }
+    if (base->tp_clear != NULL) {
+        return 0;
+    }
+    return base == &PyByteArray_Type ||
+           strcmp(base->tp_name, "array.array") == 0;
+}
+
+/* tp_traverse: the type, and the exporter when exporter_clear_safe. */
 static int
 export_holder_traverse(PyObject *op, visitproc visit, void *arg)
 {
+    export_holder *self = (export_holder *)op;
     Py_VISIT(Py_TYPE(op));
-    Py_VISIT(((export_holder *)op)->view.obj);
+    if (self->visit_obj) {
+        Py_VISIT(self->view.obj);
+    }
     return 0;
 }
 
@@ -1023,6 +1059,7 @@ export_owner(dfb_state *st, PyObject *obj, int flags, Py_buffer **view_out)
             return NULL;
         }
     }
+    h->visit_obj = h->view.obj != NULL && exporter_clear_safe(h->view.obj);
     *view_out = &h->view;
     return (PyObject *)h;
 }

@@ -26,6 +26,9 @@
 #include "bitmap.h"
 #include "format.h"
 #include "offsets.h"
+#include "mem.h"
+#include "reader.h"
+#include "types.h"
 
 #include <string.h>
 
@@ -150,32 +153,27 @@ layout_of(const char *fmt, layout *lay)
     if (dfb_format_parse_arrow(fmt, &lay->f) < 0) {
         goto bad;
     }
-    switch (lay->f.type) {
-        case DFB_T_NULL:
+    const dfb_type_row *r = dfb_type_row_of(lay->f.type);
+    switch (r->layout) {
+        case DFB_LAYOUT_NONE:
             lay->kind = L_NONE;
             return 0;
-        case DFB_T_BOOL_BIT:
+        case DFB_LAYOUT_BITS:
             lay->kind = L_BITS;
             return 0;
-        case DFB_T_UTF8:
-        case DFB_T_BINARY:
+        case DFB_LAYOUT_OFFSETS:
             lay->kind = L_STRINGS;
-            lay->width = 4;
+            lay->width = r->offset_bytes;
             return 0;
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_LARGE_BINARY:
-            lay->kind = L_STRINGS;
-            lay->width = 8;
-            return 0;
-        case DFB_T_STRING_VIEW:
-            goto bad;
-        default:
+        case DFB_LAYOUT_FIXED:
             lay->width = dfb_format_itemsize(&lay->f);
             if (lay->width <= 0) {
                 goto bad;
             }
             lay->kind = L_FIXED;
             return 0;
+        default:
+            goto bad; /* views: copied to offsets first */
     }
 bad:
     PyErr_Format(PyExc_ValueError,
@@ -588,49 +586,6 @@ enum {
     K_CATEGORICAL = 23
 };
 
-/* Finds the logical (kind, bits) of Arrow format `f`: 0, or -1 when the
-   interchange protocol has no dtype for it. */
-static int
-logical_kind(const dfb_format *f, int *kind, int *bits)
-{
-    switch (f->type) {
-        case DFB_T_INT:
-            *kind = K_INT;
-            *bits = f->bits;
-            return 0;
-        case DFB_T_UINT:
-            *kind = K_UINT;
-            *bits = f->bits;
-            return 0;
-        case DFB_T_FLOAT:
-            *kind = K_FLOAT;
-            *bits = f->bits;
-            return 0;
-        case DFB_T_BOOL_BIT:
-            *kind = K_BOOL;
-            *bits = 1;
-            return 0;
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_STRING_VIEW:
-            *kind = K_STRING;
-            *bits = 8;
-            return 0;
-        case DFB_T_DATE32:
-            *kind = K_DATETIME;
-            *bits = 32;
-            return 0;
-        case DFB_T_DATE64:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
-            *kind = K_DATETIME;
-            *bits = 64;
-            return 0;
-        default:
-            return -1;
-    }
-}
-
 /* Stores new references to the column dtype, data-buffer dtype and
    offsets dtype (Py_None where there is none) of a column of Arrow format
    `fmt`, dictionary-encoded if `is_dict`.  Returns 0, or -1 with an
@@ -643,7 +598,7 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
     int kind, bits;
     PyObject *dt = NULL, *ddt = NULL, *odt = NULL;
     int known = dfb_format_parse_arrow(fmt, &f) == 0 &&
-                logical_kind(&f, &kind, &bits) == 0;
+                dfb_type_interchange(&f, &kind, &bits) == 0;
     if (!known) {
         *dtype = Py_NewRef(Py_None);
         *data_dtype = Py_NewRef(Py_None);
@@ -652,31 +607,27 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
     }
     int codes = is_dict && (f.type == DFB_T_INT || f.type == DFB_T_UINT);
     dt = dtype_tuple(st, codes ? K_CATEGORICAL : kind, bits, fmt);
-    switch (f.type) {
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-            ddt = dtype_tuple(st, K_UINT, 8, "C");
-            odt = f.type == DFB_T_UTF8 ? dtype_tuple(st, K_INT, 32, "i")
-                                       : dtype_tuple(st, K_INT, 64, "l");
-            break;
-        case DFB_T_STRING_VIEW:
-            /* its chunks are copied to large strings (or raise) */
-            ddt = dtype_tuple(st, kind, bits, fmt);
-            odt = dtype_tuple(st, K_INT, 64, "l");
-            break;
-        case DFB_T_DATE32:
-            ddt = dtype_tuple(st, K_INT, 32, "i");
-            break;
-        case DFB_T_DATE64:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
-            ddt = dtype_tuple(st, K_INT, 64, "l");
-            break;
-        default:
-            ddt = dtype_tuple(st, kind, bits, fmt);
+    const dfb_type_row *r = dfb_type_row_of(f.type);
+    if (r->layout == DFB_LAYOUT_OFFSETS) {
+        ddt = dtype_tuple(st, K_UINT, 8, "C");
+        odt = r->offset_bytes == 4 ? dtype_tuple(st, K_INT, 32, "i")
+                                   : dtype_tuple(st, K_INT, 64, "l");
     }
-    if (odt == NULL && ddt != NULL && dt != NULL && f.type != DFB_T_UTF8 &&
-        f.type != DFB_T_LARGE_UTF8 && f.type != DFB_T_STRING_VIEW) {
+    else if (r->layout == DFB_LAYOUT_VIEWS) {
+        /* its chunks are copied to large strings (or raise) */
+        ddt = dtype_tuple(st, kind, bits, fmt);
+        odt = dtype_tuple(st, K_INT, 64, "l");
+    }
+    else if (r->storage == 'i' && r->result != 'i') {
+        /* dates, timestamps, durations: stored as plain integers */
+        ddt = bits == 32 ? dtype_tuple(st, K_INT, 32, "i")
+                         : dtype_tuple(st, K_INT, 64, "l");
+    }
+    else {
+        ddt = dtype_tuple(st, kind, bits, fmt);
+    }
+    if (odt == NULL && ddt != NULL && dt != NULL &&
+        r->layout != DFB_LAYOUT_OFFSETS && r->layout != DFB_LAYOUT_VIEWS) {
         odt = Py_NewRef(Py_None);
     }
     if (dt == NULL || ddt == NULL || odt == NULL) {
@@ -1030,41 +981,11 @@ set_ones(uint8_t *bits, int64_t pos, int64_t n)
         bits[i >> 3] |= (uint8_t)(1u << (i & 7));
     }
     if (end - i >= 8) {
-        memset(bits + (i >> 3), 0xff, (size_t)((end - i) / 8));
+        dfb_memset(bits + (i >> 3), 0xff, (size_t)((end - i) / 8));
         i += 8 * ((end - i) / 8);
     }
     for (; i < end; i++) {
         bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-    }
-}
-
-/* Reads element `i` of the little-endian-native integer codes at `p`
-   (`width` bytes, signed if `is_signed`).  Cannot fail. */
-static int64_t
-load_code(const char *p, int width, int is_signed, int64_t i)
-{
-    switch (width) {
-        case 1: {
-            uint8_t v;
-            memcpy(&v, p + i, 1);
-            return is_signed ? (int64_t)(int8_t)v : (int64_t)v;
-        }
-        case 2: {
-            uint16_t v;
-            memcpy(&v, p + 2 * i, 2);
-            return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
-        }
-        case 4: {
-            uint32_t v;
-            memcpy(&v, p + 4 * i, 4);
-            return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
-        }
-        default: {
-            uint64_t v;
-            memcpy(&v, p + 8 * i, 8);
-            /* uint64 codes past INT64_MAX are out of any range */
-            return (is_signed || v <= INT64_MAX) ? (int64_t)v : -1;
-        }
     }
 }
 
@@ -1339,25 +1260,27 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             }
             int64_t pos = 0, k = 0;
             for (Py_ssize_t i = 0; i < n; i++) {
-                const char *op = cs[i].offsets->ptr;
-                int64_t prev = 0;
-                for (int64_t j = 0; j <= cs[i].length; j++) {
+                /* the offsets read again, through core's checked reader:
+                   each once, every span inside the chunk's data and the
+                   data made */
+                const DfbBuffer *db = cs[i].data;
+                dfb_offsets ro;
+                dfb_error err;
+                if (dfb_offsets_init(&ro, cs[i].offsets->ptr,
+                                     (int64_t)cs[i].offsets->bufsize, w, 0,
+                                     cs[i].offset, cs[i].length + 1,
+                                     db != NULL ? (int64_t)db->bufsize : 0,
+                                     &err) != DFB_OK) {
+                    Py_DECREF(oarr);
+                    Py_DECREF(darr);
+                    PyErr_SetString(PyExc_ValueError, err.message);
+                    goto done;
+                }
+                int64_t prev = dfb_offsets_load(&ro, 0);
+                for (int64_t j = 0; j < cs[i].length; j++) {
                     int64_t v;
-                    if (w == 4) {
-                        int32_t x;
-                        memcpy(&x, op + 4 * (cs[i].offset + j), 4);
-                        v = x;
-                    }
-                    else {
-                        memcpy(&v, op + 8 * (cs[i].offset + j), 8);
-                    }
-                    if (j == 0) {
-                        prev = v;
-                        continue;
-                    }
-                    /* offsets read again: keep inside the data made */
-                    int64_t len = v - prev;
-                    if (len < 0 || len > nbytes_str - pos) {
+                    if (dfb_offsets_next(&ro, j, prev, &v) != DFB_OK ||
+                        v - prev > nbytes_str - pos) {
                         Py_DECREF(oarr);
                         Py_DECREF(darr);
                         PyErr_SetString(PyExc_ValueError,
@@ -1365,8 +1288,8 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                         "were joined");
                         goto done;
                     }
-                    memcpy(d + pos, cs[i].data->ptr + prev, (size_t)len);
-                    pos += len;
+                    dfb_memcpy(d + pos, db->ptr + prev, (size_t)(v - prev));
+                    pos += v - prev;
                     prev = v;
                     k++;
                     if (w == 4) {
@@ -1402,9 +1325,12 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 if (c->length == 0) {
                     continue;
                 }
-                memcpy(d + pos * w, c->data->ptr + c->offset * w,
-                       (size_t)(c->length * w));
+                dfb_memcpy(d + pos * w, c->data->ptr + c->offset * w,
+                           (size_t)(c->length * w));
                 if (is_codes) {
+                    /* the codes copied, read back through core's checked
+                       reader */
+                    dfb_codes rd;
                     PyArrayObject *m = (PyArrayObject *)maps[i];
                     const int64_t *mp = PyArray_DATA(m);
                     int64_t msize = PyArray_DIM(m, 0);
@@ -1414,6 +1340,15 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             : (w == 8
                                    ? INT64_MAX
                                    : (int64_t)((UINT64_C(1) << (8 * w)) - 1));
+                    if (dfb_codes_init(&rd, d + pos * w, c->length * w, w,
+                                       is_signed, 0, 0, c->length, msize,
+                                       NULL) != DFB_OK) {
+                        Py_DECREF(arr);
+                        PyErr_SetString(PyExc_ValueError,
+                                        "dictionary codes of an unsupported "
+                                        "width");
+                        goto done;
+                    }
                     for (int64_t j = 0; j < c->length; j++) {
                         int64_t v = 0;
                         int valid =
@@ -1423,8 +1358,8 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                               ((c->offset + j) & 7)) &
                              1);
                         if (valid && msize > 0) {
-                            int64_t code = load_code(d, w, is_signed, pos + j);
-                            if (code < 0 || code >= msize) {
+                            int64_t code;
+                            if (dfb_codes_get(&rd, j, &code) != DFB_OK) {
                                 Py_DECREF(arr);
                                 PyErr_Format(PyExc_ValueError,
                                              "dictionary code %lld out of "

@@ -13,7 +13,10 @@
 #include "dfbuffer/probe.h"
 #include "dfbuffer/arrow_device.h"
 #include "dfbuffer/pandas_block.h"
+#include "dfbuffer/ixwalk.h"
 #include "bitmap.h"
+#include "mem.h"
+#include "nan.h"
 
 #include <string.h>
 
@@ -203,13 +206,13 @@ copy_column(const block_piece *pieces, Py_ssize_t npieces, int isz,
     for (Py_ssize_t b = 0; b < npieces; b++) {
         const block_piece *p = &pieces[b];
         if (p->length > 0) {
-            memcpy(dst, p->values, (size_t)(p->length * isz));
+            dfb_memcpy(dst, p->values, (size_t)(p->length * isz));
         }
         if (p->bits != NULL && nan != NULL) {
             for (int64_t i = 0; i < p->length; i++) {
                 int64_t j = p->bit_offset + i;
                 if (!((p->bits[j >> 3] >> (j & 7)) & 1)) {
-                    memcpy(dst + i * isz, nan, (size_t)isz);
+                    dfb_memcpy(dst + i * isz, nan, (size_t)isz);
                 }
             }
         }
@@ -688,7 +691,7 @@ stringdtype_arrow_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                     bad = 1; /* changed under us: no write past the end */
                 }
                 else if (u.size > 0) {
-                    memcpy(d + o[i], u.buf, u.size);
+                    dfb_memcpy(d + o[i], u.buf, u.size);
                 }
                 if (b != NULL) {
                     b[i >> 3] |= (uint8_t)(1u << (i & 7));

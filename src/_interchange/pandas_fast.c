@@ -18,7 +18,10 @@
 #include "dfbuffer/probe.h"
 #include "dfbuffer/arrow_device.h"
 #include "dfbuffer/pandas_block.h"
+#include "dfbuffer/ixwalk.h"
 #include "bitmap.h"
+#include "mem.h"
+#include "nan.h"
 
 #include <string.h>
 
@@ -166,56 +169,6 @@ is_plain_pandas_frame(dfb_state *st, PyObject *obj)
     return r;
 }
 
-/* Counts the NaNs among n floats of `itemsize` bytes (2, 4, 8) at p with
-   byte stride `stride` (native order; unaligned loads through memcpy).
-   Cannot fail; touches no Python object (runs without the GIL). */
-static int64_t
-count_nan_strided(const char *p, npy_intp n, npy_intp stride, int itemsize)
-{
-    int64_t c = 0;
-    if (itemsize == 8) {
-        for (npy_intp i = 0; i < n; i++) {
-            double v;
-            memcpy(&v, p + i * stride, 8);
-            c += v != v;
-        }
-    }
-    else if (itemsize == 4) {
-        for (npy_intp i = 0; i < n; i++) {
-            float v;
-            memcpy(&v, p + i * stride, 4);
-            c += v != v;
-        }
-    }
-    else {
-        for (npy_intp i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, p + i * stride, 2);
-            c += (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0;
-        }
-    }
-    return c;
-}
-
-/* Counts the NaT (INT64_MIN) values among n int64 at p with byte stride
-   `stride`; if `mask` is not NULL also writes 1 (NaT) / 0 per element.
-   Cannot fail; touches no Python object. */
-static int64_t
-count_nat_strided(const char *p, npy_intp n, npy_intp stride, uint8_t *mask)
-{
-    int64_t c = 0;
-    for (npy_intp i = 0; i < n; i++) {
-        int64_t v;
-        memcpy(&v, p + i * stride, 8);
-        const int isnat = v == NPY_DATETIME_NAT;
-        c += isnat;
-        if (mask != NULL) {
-            mask[i] = (uint8_t)isnat;
-        }
-    }
-    return c;
-}
-
 /* The null scan of one column view: counts NaN (kind 'f') or NaT ('M',
    'm'), filling `mask` when given.  Releases the GIL on large inputs (the
    caller holds a strong reference to `view`, whose base keeps the memory
@@ -228,8 +181,8 @@ scan_nulls(PyArrayObject *view, char kind, uint8_t *mask)
     const npy_intp stride = PyArray_STRIDE(view, 0);
     const int isz = (int)PyArray_ITEMSIZE(view);
     int64_t c;
-    DFB_NOGIL_IF(n, c = kind == 'f' ? count_nan_strided(p, n, stride, isz)
-                                    : count_nat_strided(p, n, stride, mask));
+    DFB_NOGIL_IF(n, c = kind == 'f' ? dfb_count_nan(p, n, stride, isz, 0, NULL)
+                                    : dfb_count_nat(p, n, stride, 0, mask));
     return c;
 }
 
@@ -274,6 +227,8 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
               PyObject **out)
 {
     *out = NULL;
+    /* the mode alone: categorical= and strings= bits do not apply here */
+    nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
     PyObject *dtype = PyObject_GetAttr(series, st->str.dtype);
     if (dtype == NULL) {
         return -1;
@@ -343,8 +298,8 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
     }
     if (nulls == DFB_NULLS_RAISE) {
         PyErr_Format(PyExc_ValueError,
-                     "the column has %lld null values (nulls='raise')",
-                     (long long)nnull);
+                     "the column has %lld null value%s (nulls='raise')",
+                     (long long)nnull, nnull == 1 ? "" : "s");
         Py_DECREF(view);
         return -1;
     }
@@ -472,6 +427,7 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         PyObject *arr;
         if (PySet_Add(seen, key) < 0 ||
             pandas_column(st, series, nulls, &arr) < 0) {
+            dfb_add_column_context(key); /* the error names the column */
             Py_DECREF(key);
             Py_DECREF(pair);
             goto done;

@@ -102,27 +102,6 @@ set_decode_error(const char *s, int64_t n)
     return NULL;
 }
 
-/* Reads offset `i` (32 or 64 bits, byte-swapped if `swap`).  Cannot
-   fail. */
-static inline int64_t
-offset_at(const void *offsets, int bits, int swap, int64_t i)
-{
-    if (bits == 32) {
-        uint32_t v;
-        memcpy(&v, (const char *)offsets + i * 4, 4);
-        if (swap) {
-            v = __builtin_bswap32(v);
-        }
-        return (int64_t)(int32_t)v;
-    }
-    uint64_t v;
-    memcpy(&v, (const char *)offsets + i * 8, 8);
-    if (swap) {
-        v = __builtin_bswap64(v);
-    }
-    return (int64_t)v;
-}
-
 /* Returns a new 1-D StringDType(na_object=None) array of `n` empty
    strings, or NULL with an exception set. */
 static PyArrayObject *
@@ -176,30 +155,41 @@ release_allocator(npy_string_allocator *alloc, int nomem, PyArrayObject **arr)
     return 0;
 }
 
+/* The bytes of empty strings when a column has no data buffer. */
+static const char no_data = 0;
+
 PyObject *
-dfb_strings_to_stringdtype(const char *data, const void *offsets,
-                           int offset_bits, int offsets_swapped,
-                           int64_t offset, int64_t length,
-                           const uint8_t *isnull)
+dfb_strings_to_stringdtype(const dfb_column *c, const uint8_t *isnull)
 {
+    const int64_t length = c->length;
+    dfb_offsets o;
+    if (dfb_column_offsets(c, &o) < 0) {
+        return NULL;
+    }
     PyArrayObject *arr = new_string_array(length);
     if (arr == NULL || length == 0) {
         return (PyObject *)arr;
     }
+    /* offsets read once each through core's checked reader: every string
+       is checked where it is packed (the memory may have changed since it
+       was validated) */
+    const char *data = c->data.ptr != NULL ? c->data.ptr : &no_data;
     const npy_intp stride = PyArray_ITEMSIZE(arr);
     char *out = PyArray_DATA(arr);
+    /* all the bytes of the column's window [first, last) ASCII: a string
+       inside it needs no UTF-8 check */
+    int64_t first = 0, last = 0;
+    const int ascii = dfb_offsets_get(&o, 0, &first) == DFB_OK &&
+                      dfb_offsets_get(&o, length, &last) == DFB_OK &&
+                      first <= last && all_ascii(data + first, last - first);
     npy_string_allocator *alloc = NpyString_acquire_allocator(
         (PyArray_StringDTypeObject *)PyArray_DESCR(arr));
-    int64_t bad = -1,
-            start = offset_at(offsets, offset_bits, offsets_swapped, offset);
-    int nomem = 0;
-    /* all the bytes of the column ASCII: no string needs checking */
-    const int64_t last =
-        offset_at(offsets, offset_bits, offsets_swapped, offset + length);
-    const int ascii = all_ascii(data + start, last - start);
+    int64_t bad = -1, bad_start = 0, bad_end = 0;
+    int nomem = 0, badspan = 0;
+    int64_t start = dfb_offsets_load(&o, 0);
     for (int64_t i = 0; i < length; i++) {
-        int64_t end =
-            offset_at(offsets, offset_bits, offsets_swapped, offset + i + 1);
+        int64_t end;
+        const dfb_code rc = dfb_offsets_next(&o, i, start, &end);
         npy_packed_static_string *ps =
             (npy_packed_static_string *)(out + i * stride);
         if (isnull != NULL && isnull[i]) {
@@ -209,13 +199,16 @@ dfb_strings_to_stringdtype(const char *data, const void *offsets,
             }
         }
         else {
-            const char *s = data + start;
-            const int64_t n = end - start;
-            if (!ascii && !utf8_valid(s, n)) {
+            if (rc != DFB_OK || (!(ascii && start >= first && end <= last) &&
+                                 !utf8_valid(data + start, end - start))) {
                 bad = i;
+                bad_start = start;
+                bad_end = end;
+                badspan = rc != DFB_OK;
                 break;
             }
-            if (NpyString_pack(alloc, ps, s, (size_t)n) < 0) {
+            if (NpyString_pack(alloc, ps, data + start,
+                               (size_t)(end - start)) < 0) {
                 nomem = 1;
                 break;
             }
@@ -227,72 +220,71 @@ dfb_strings_to_stringdtype(const char *data, const void *offsets,
     }
     if (bad >= 0) {
         Py_DECREF(arr);
-        return set_decode_error(
-            data + start, offset_at(offsets, offset_bits, offsets_swapped,
-                                    offset + bad + 1) -
-                              start);
+        return badspan
+                   ? dfb_bad_span_error(bad, bad_start, bad_end, o.limit)
+                   : set_decode_error(data + bad_start, bad_end - bad_start);
     }
     return (PyObject *)arr;
 }
 
-/* Reads code `i` of categorical chunk `c` (its `index` format).  Cannot
-   fail. */
-static inline int64_t
-code_at(const dfb_column *c, int64_t i)
+/* One category of dfb_stringdtype_take: its bytes, read once. */
+typedef struct {
+    const char *s;
+    int64_t n;
+} category_span;
+
+/* Reads the spans of the `ncats` categories of `cats` (a validated string
+   chunk) once, each checked inside its data and for UTF-8.  Returns a
+   PyMem table (free with PyMem_Free), or NULL with ValueError /
+   UnicodeDecodeError / MemoryError set. */
+static category_span *
+category_spans(const dfb_column *cats)
 {
-    const int bits = c->index.bits;
-    const int is_signed = c->index.type != DFB_T_UINT;
-#if NPY_BYTE_ORDER == NPY_LITTLE_ENDIAN
-    const int swap = c->index.byteorder == '>';
-#else
-    const int swap = c->index.byteorder == '<';
-#endif
-    const char *p = c->data.ptr + (c->offset + i) * (bits / 8);
-    uint64_t u = 0;
-    switch (bits) {
-        case 8: {
-            uint8_t v;
-            memcpy(&v, p, 1);
-            return is_signed ? (int64_t)(int8_t)v : (int64_t)v;
-        }
-        case 16: {
-            uint16_t v;
-            memcpy(&v, p, 2);
-            v = swap ? __builtin_bswap16(v) : v;
-            return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
-        }
-        case 32: {
-            uint32_t v;
-            memcpy(&v, p, 4);
-            v = swap ? __builtin_bswap32(v) : v;
-            return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
-        }
-        default:
-            memcpy(&u, p, 8);
-            u = swap ? __builtin_bswap64(u) : u;
-            /* an unsigned code above INT64_MAX is out of range either way */
-            return (!is_signed && u > (uint64_t)INT64_MAX) ? -1 : (int64_t)u;
+    const int64_t ncats = cats->length;
+    dfb_offsets o;
+    if (dfb_column_offsets(cats, &o) < 0) {
+        return NULL;
     }
+    category_span *t =
+        PyMem_Malloc((size_t)(ncats > 0 ? ncats : 1) * sizeof(category_span));
+    if (t == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    const char *data = cats->data.ptr != NULL ? cats->data.ptr : &no_data;
+    for (int64_t k = 0; k < ncats; k++) {
+        int64_t s, e;
+        if (dfb_offsets_span(&o, k, &s, &e) != DFB_OK) {
+            PyMem_Free(t);
+            (void)dfb_bad_span_error(k, s, e, o.limit);
+            return NULL;
+        }
+        if (!utf8_valid(data + s, e - s)) {
+            PyMem_Free(t);
+            (void)set_decode_error(data + s, e - s);
+            return NULL;
+        }
+        t[k].s = data + s;
+        t[k].n = e - s;
+    }
+    return t;
 }
 
 PyObject *
 dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull)
 {
-    const dfb_column *cats = c->categories;
-    const int bits = cats->fmt.type == DFB_T_UTF8 ? 32 : 64;
-    const int swap = cats->offsets_swapped;
-    const int64_t ncats = cats->length;
-    /* every category is checked once, not once per row */
-    for (int64_t k = 0; k < ncats; k++) {
-        int64_t s = offset_at(cats->offsets.ptr, bits, swap, cats->offset + k);
-        int64_t e =
-            offset_at(cats->offsets.ptr, bits, swap, cats->offset + k + 1);
-        if (!utf8_valid(cats->data.ptr + s, e - s)) {
-            return set_decode_error(cats->data.ptr + s, e - s);
-        }
+    /* every category is read and checked once, not once per row */
+    dfb_codes codes;
+    if (dfb_column_codes(c, c->categories->length, &codes) < 0) {
+        return NULL;
+    }
+    category_span *cats = category_spans(c->categories);
+    if (cats == NULL) {
+        return NULL;
     }
     PyArrayObject *arr = new_string_array(c->length);
     if (arr == NULL || c->length == 0) {
+        PyMem_Free(cats);
         return (PyObject *)arr;
     }
     const npy_intp stride = PyArray_ITEMSIZE(arr);
@@ -311,32 +303,25 @@ dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull)
             }
             continue;
         }
-        int64_t code = code_at(c, i);
-        if (code < 0 || code >= ncats) {
+        int64_t code;
+        if (dfb_codes_get(&codes, i, &code) != DFB_OK) {
             bad = i;
             badcode = code;
             break;
         }
-        int64_t s =
-            offset_at(cats->offsets.ptr, bits, swap, cats->offset + code);
-        int64_t e =
-            offset_at(cats->offsets.ptr, bits, swap, cats->offset + code + 1);
-        if (NpyString_pack(alloc, ps, cats->data.ptr + s, (size_t)(e - s)) <
+        if (NpyString_pack(alloc, ps, cats[code].s, (size_t)cats[code].n) <
             0) {
             nomem = 1;
             break;
         }
     }
+    PyMem_Free(cats);
     if (release_allocator(alloc, nomem, &arr) < 0) {
         return NULL;
     }
     if (bad >= 0) {
         Py_DECREF(arr);
-        PyErr_Format(PyExc_ValueError,
-                     "categorical code %lld at row %lld is out of range for "
-                     "%lld categories",
-                     (long long)badcode, (long long)bad, (long long)ncats);
-        return NULL;
+        return dfb_bad_code_error(bad, badcode, codes.ncats);
     }
     return (PyObject *)arr;
 }

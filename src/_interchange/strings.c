@@ -2,6 +2,7 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/convert.h"
+#include "mem.h"
 
 #include <string.h>
 #if defined(__linux__)
@@ -54,7 +55,7 @@ static inline void
 copy_bytes(char *dst, const char *src, int64_t n)
 {
     if (n > 16) {
-        memcpy(dst, src, (size_t)n);
+        dfb_memcpy(dst, src, (size_t)n);
     }
     else if (n >= 8) {
         uint64_t a, b;
@@ -216,7 +217,7 @@ hash_bytes(const char *s, int64_t n)
     }
     if (i < n) {
         uint64_t w = 0;
-        memcpy(&w, s + i, (size_t)(n - i));
+        dfb_memcpy(&w, s + i, (size_t)(n - i));
         h = (h ^ w) * UINT64_C(0xc4ceb9fe1a85ec53);
     }
     h ^= h >> 32;
@@ -243,7 +244,7 @@ dedup_decode(dedup *d, const char *p, int64_t n)
         slot = &d->table[hash_bytes(p, n) & (d->tsize - 1)];
         d->lookups++;
         if (slot->obj != NULL && slot->len == n &&
-            (n == 0 || memcmp(slot->ptr, p, (size_t)n) == 0)) {
+            (n == 0 || dfb_memcmp(slot->ptr, p, (size_t)n) == 0)) {
             d->hits++;
             return Py_NewRef(slot->obj);
         }
@@ -353,40 +354,12 @@ str_bytes(int64_t length, int64_t data)
     return length * head + data;
 }
 
-/* Reads string offset `i` (any alignment, byte-swapped if `swap`) of
-   `bits` 32 or 64.  Cannot fail. */
-static inline int64_t
-load_offset(const char *offsets, int bits, int swap, int64_t i)
-{
-    if (bits == 32) {
-        uint32_t v;
-        memcpy(&v, offsets + i * 4, 4);
-        return (int32_t)(swap ? __builtin_bswap32(v) : v);
-    }
-    uint64_t v;
-    memcpy(&v, offsets + i * 8, 8);
-    return (int64_t)(swap ? __builtin_bswap64(v) : v);
-}
-
-/* Sets ValueError for string `i` whose offsets [start, end) do not lie in
-   the `size`-byte data buffer.  Returns NULL. */
+/* dfb_strings_to_object_array without the prefaulting: the strings of
+   `length` elements whose offsets `offs` reads (spans within the `data`,
+   NULL only when offs->limit is 0).  Same returns. */
 static PyObject *
-bad_offsets(int64_t i, int64_t start, int64_t end, int64_t size)
-{
-    PyErr_Format(PyExc_ValueError,
-                 "string %lld has offsets [%lld, %lld) outside the %lld-byte "
-                 "data buffer (or decreasing): the offsets changed after "
-                 "they were validated, or are corrupt",
-                 (long long)i, (long long)start, (long long)end,
-                 (long long)size);
-    return NULL;
-}
-
-/* dfb_strings_to_object_array without the prefaulting (same contract). */
-static PyObject *
-strings_to_objects(const char *data, int64_t data_size, const void *offsets,
-                   int offset_bits, int offsets_swapped, int64_t offset,
-                   int64_t length, const uint8_t *isnull)
+strings_to_objects(const char *data, const dfb_offsets *offs, int64_t length,
+                   const uint8_t *isnull)
 {
     npy_intp dims[1] = {(npy_intp)length};
     PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
@@ -394,17 +367,17 @@ strings_to_objects(const char *data, int64_t data_size, const void *offsets,
         return NULL;
     }
     PyObject **out = (PyObject **)PyArray_DATA((PyArrayObject *)arr);
-    /* Offsets are read through memcpy (any alignment: interchange pointers
-       promise none, Arrow only recommends it), each exactly once: the end
-       of string i is the start of string i + 1.  The memory may change
-       under us (another thread, a producer that lies), so every string is
-       checked where it is used: 0 <= start <= end <= data_size. */
-    const char *op =
-        (const char *)offsets + offset * (offset_bits == 32 ? 4 : 8);
+    /* Offsets are read through core's checked reader (any alignment:
+       interchange pointers promise none, Arrow only recommends it), each
+       exactly once: the end of string i is the start of string i + 1.  The
+       memory may change under us (another thread, a producer that lies),
+       so every string is checked where it is used: 0 <= start <= end <=
+       the data size.  A local copy of the reader: the calls below cannot
+       make the compiler reload it. */
+    const dfb_offsets o = *offs;
     static const char empty = 0;
     if (data == NULL) {
-        data = &empty; /* data_size is 0: only empty strings are valid */
-        data_size = 0;
+        data = &empty; /* the limit is 0: only empty strings are valid */
     }
 
     /* Equal short strings share one str object (as pyarrow's to_pandas
@@ -414,22 +387,22 @@ strings_to_objects(const char *data, int64_t data_size, const void *offsets,
     dedup dd = {0};
     dd.table = dedup_table(length, &dd.tsize);
     /* once the table is off, native 32-bit offsets take the loop below */
-    const int plain32 = offset_bits == 32 && !offsets_swapped;
+    const int plain32 = o.width == 4 && !o.swapped;
 
     int64_t i = 0;
-    int64_t start = load_offset(op, offset_bits, offsets_swapped, 0);
+    int64_t start = length > 0 ? dfb_offsets_load(&o, 0) : 0;
     for (; i < length && !(dd.table == NULL && plain32); i++) {
         PyObject *item;
-        const int64_t end =
-            load_offset(op, offset_bits, offsets_swapped, i + 1);
+        int64_t end;
+        const dfb_code rc = dfb_offsets_next(&o, i, start, &end);
         if (isnull != NULL && isnull[i]) {
             item = Py_NewRef(Py_None);
         }
         else {
-            if (start < 0 || end < start || end > data_size) {
+            if (rc != DFB_OK) {
                 PyMem_Free(dd.table);
                 Py_DECREF(arr);
-                return bad_offsets(i, start, end, data_size);
+                return dfb_bad_span_error(i, start, end, o.limit);
             }
             item = dedup_decode(&dd, data + start, end - start);
             if (item == NULL) {
@@ -445,16 +418,15 @@ strings_to_objects(const char *data, int64_t data_size, const void *offsets,
        common Arrow layout): no per-element width, swap or table tests. */
     for (; i < length; i++) {
         PyObject *item;
-        int32_t e32;
-        memcpy(&e32, op + (i + 1) * 4, 4);
-        const int64_t end = e32;
+        int64_t end;
+        const dfb_code rc = dfb_offsets_next_i32(&o, i, start, &end);
         if (isnull != NULL && isnull[i]) {
             item = Py_NewRef(Py_None);
         }
         else {
-            if (start < 0 || end < start || end > data_size) {
+            if (rc != DFB_OK) {
                 Py_DECREF(arr);
-                return bad_offsets(i, start, end, data_size);
+                return dfb_bad_span_error(i, start, end, o.limit);
             }
             item = decode(data + start, end - start);
             if (item == NULL) {
@@ -539,15 +511,14 @@ fail:
 }
 
 PyObject *
-dfb_strings_to_object_array(const char *data, int64_t data_size,
-                            const void *offsets, int offset_bits,
-                            int offsets_swapped, int64_t offset,
-                            int64_t length, const uint8_t *isnull)
+dfb_strings_to_object_array(const dfb_column *c, const uint8_t *isnull)
 {
-    const int on = prefault_begin(str_bytes(length, data_size));
-    PyObject *arr =
-        strings_to_objects(data, data_size, offsets, offset_bits,
-                           offsets_swapped, offset, length, isnull);
+    dfb_offsets o;
+    if (dfb_column_offsets(c, &o) < 0) {
+        return NULL;
+    }
+    const int on = prefault_begin(str_bytes(c->length, o.limit));
+    PyObject *arr = strings_to_objects(c->data.ptr, &o, c->length, isnull);
     prefault_end(on);
     return arr;
 }

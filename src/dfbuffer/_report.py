@@ -1,7 +1,7 @@
 """The interop report behind ``python -m dfbuffer`` (``dfbuffer/__main__.py``).
 
-For each producer library installed (numpy, pandas, pyarrow, polars, torch,
-cupy) and each exchange path (DLPack, the array interface, the buffer
+For each producer library installed (numpy, pandas, pyarrow, polars, nanoarrow,
+torch, cupy) and each exchange path (DLPack, the array interface, the buffer
 protocol, the Arrow PyCapsule interface, the interchange protocol), try the
 exchange on small data made here, and report whether it worked and whether
 it was zero-copy (the consumer sees the producer's address).  Then run
@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-PRODUCERS = ("numpy", "pandas", "pyarrow", "polars", "torch", "cupy")
+PRODUCERS = ("numpy", "pandas", "pyarrow", "polars", "nanoarrow", "torch", "cupy")
 N = 1000  # elements of the test data: small, the report takes well under a second
 
 
@@ -316,6 +316,33 @@ def _polars_paths(dfb: Any, np: Any, pl: Any) -> list[tuple[str, Callable]]:
     ]
 
 
+def _nanoarrow_paths(dfb: Any, np: Any, na: Any) -> list[tuple[str, Callable]]:
+    values = np.arange(N, dtype=np.int64)
+    arr = na.c_array_from_buffers(na.int64(), N, [None, values])
+    batch = na.c_array_from_buffers(na.struct({"a": na.int64()}), N, [None], children=[arr])
+    addr = lambda: values.ctypes.data  # noqa: E731  (nanoarrow views the NumPy memory)
+
+    def capsule_import():
+        return _same(_from_object(dfb, arr).ptr, addr())
+
+    def capsule_export():
+        x = np.arange(N, dtype=np.int64)
+        out = na.c_array(_buffer_over(dfb, np, x))
+        if na.Array(out).to_pylist()[:3] != [0, 1, 2]:
+            raise AssertionError("values differ")
+        return _same(int(out.buffers[1]), x.ctypes.data)
+
+    def stream():
+        return _from_dataframe_rows(dfb, lambda: na.c_array_stream(batch), addr)()
+
+    return [
+        ("Arrow PyCapsule import", capsule_import),
+        ("Arrow PyCapsule export", capsule_export),
+        ("Arrow column_to_ndarray", _column_row(dfb, lambda: arr, addr)),
+        ("Arrow stream from_dataframe", stream),
+    ]
+
+
 def _torch_paths(dfb: Any, np: Any, torch: Any) -> list[tuple[str, Callable]]:
     t = torch.arange(N, dtype=torch.int64)
 
@@ -512,6 +539,7 @@ def build_report() -> dict[str, Any]:
         "pandas": lambda m: _pandas_paths(dfbuffer, np, m),
         "pyarrow": lambda m: _pyarrow_paths(dfbuffer, np, m),
         "polars": lambda m: _polars_paths(dfbuffer, np, m),
+        "nanoarrow": lambda m: _nanoarrow_paths(dfbuffer, np, m),
         "torch": lambda m: _torch_paths(dfbuffer, np, m),
         "cupy": lambda m: _cupy_paths(dfbuffer, np, m),
     }
@@ -599,9 +627,31 @@ def render(report: dict[str, Any]) -> str:
     body = [[c["producer"], c["status"], c["detail"]] for c in report["conformance"]]
     if body:
         lines.append(_table(["producer", "status", "result"], body, limit=90))
+        failures = _first_failures(report["conformance"])
+        lines.append(_LEGEND + ("; the first failure of each:" if failures else ""))
+        lines.extend(failures)
     else:
         lines.append("  (no interchange producer installed)")
     return "\n".join(lines)
+
+
+_LEGEND = (
+    "legend: status: whether the check ran; P-n: producer requirement n of "
+    "docs/requirements.md, checked by dfbuffer.testing"
+)
+
+
+def _first_failures(conformance: list[dict[str, Any]], limit: int = 100) -> list[str]:
+    """One line per failed requirement ID and producer: its first failure message."""
+    out = []
+    for c in conformance:
+        seen: set[str] = set()
+        for rid, msg in c.get("failed") or ():
+            if rid not in seen:
+                seen.add(rid)
+                line = f"  {rid} {c['producer']}: {msg}"
+                out.append(line if len(line) <= limit else line[: limit - 3] + "...")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

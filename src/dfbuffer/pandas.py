@@ -28,13 +28,14 @@ except ImportError:  # pandas 2.x: pd.DataFrame over the columns
 from dfbuffer._interchange import (
     CategoricalCodes,
     _arrow_schema,
+    _arrow_type,
     _pandas_arrow_block,
     _pandas_frame,
     _rows_block,
     _stringdtype_arrow,
 )
 from dfbuffer._interchange import from_dataframe as _convert
-from dfbuffer._schema import _format_type, _ix_frame
+from dfbuffer._schema import _ix_frame
 
 __all__ = ["from_dataframe"]
 
@@ -44,8 +45,8 @@ _PANDAS3 = int(pd.__version__.split(".")[0]) >= 3
 
 _Strings = Literal["object", "stringdtype"]
 
-# Arrow formats of fixed-width numbers and booleans (no further look-up)
-_NUMERIC = frozenset("cCsSiIlLefgb")
+# Logical types (of the C core's type table) of numbers and booleans
+_NUMERIC = frozenset({"int", "uint", "float", "bool"})
 # Arrow logical types that NumPy cannot hold (see dfbuffer.schema)
 _DELEGATED = frozenset({"list", "struct", "map", "decimal", "binary", "time", "other"})
 
@@ -152,11 +153,17 @@ def _all_str(values: Any) -> bool:
     return all(v is None or isinstance(v, str) for v in data[:64])
 
 
+def _logical(fmt: str) -> str:
+    """The logical type of Arrow format ``fmt`` in the C core's type table
+    ("int", "string", "datetime", ...; "other" for an unknown string)."""
+    t = _arrow_type(fmt)
+    return "other" if t is None else t["logical"]
+
+
 def _tz_of(fmt: str) -> str | None:
     """The time zone of Arrow timestamp format ``fmt`` (None: none)."""
-    if fmt.startswith("ts") and len(fmt) >= 4 and fmt[3] == ":":
-        return fmt[4:] or None
-    return None
+    t = _arrow_type(fmt)
+    return t["tz"] if t is not None and t["logical"] == "datetime" else None
 
 
 def _range_index(meta: Any, n: int) -> pd.Index | None:
@@ -300,12 +307,12 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     has_strings = False
     delegated = []
     for f in fields:
-        fmt = f["format"]
-        if f["dictionary"] is not None or fmt in _NUMERIC:
+        logical = _logical(f["format"])
+        if f["dictionary"] is not None or logical in _NUMERIC:
             continue
-        if fmt in ("u", "U", "vu"):
+        if logical == "string":
             has_strings = True
-        elif _format_type(fmt)["type"] in _DELEGATED:
+        elif logical in _DELEGATED:
             delegated.append(f["name"])
     pyarrow_strings = strings == "stringdtype" and has_strings
     conv: dict[str, Any] = {}
@@ -337,7 +344,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         src = table = pa.table(src)
         for f in fields:
             name, fmt = f["name"], f["format"]
-            if f["dictionary"] is None and fmt in ("u", "U", "vu") and pyarrow_strings:
+            if f["dictionary"] is None and pyarrow_strings and _logical(fmt) == "string":
                 if not allow_copy and fmt != "U":
                     raise RuntimeError(
                         f"column {name!r}: Arrow format {fmt!r} strings need a copy "
@@ -517,6 +524,37 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     interchange ``"pandas.index"``, or pandas' Arrow schema metadata (a
     range, a named index, a MultiIndex, as ``pyarrow.Table.to_pandas``
     restores them; the index columns are never columns of the result).
+
+    Parameters
+    ----------
+    obj : object
+        A pandas DataFrame, an Arrow PyCapsule producer, an object with
+        ``__dataframe__`` or an interchange DataFrame.
+    allow_copy : bool, optional
+        False raises RuntimeError where a copy is unavoidable (default True).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The frame, sharing the producer's memory where the layout allows.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is not a dataframe dfbuffer reads.
+    RuntimeError
+        ``allow_copy=False`` and a copy is unavoidable.
+    ValueError
+        Buffers that do not match their description (naming the column).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import dfbuffer.pandas
+    >>> t = pa.table({"n": pa.array([1, None]), "s": ["a", "b"]})
+    >>> df = dfbuffer.pandas.from_dataframe(t)
+    >>> df["n"].dtype, df["n"].tolist()
+    (Int64Dtype(), [1, <NA>])
     """
     if isinstance(obj, pd.DataFrame):
         return obj

@@ -1,4 +1,4 @@
-"""Issue 14: the pandas frame fast path, probes on the type, protocol fallbacks,
+"""The pandas frame fast path, probes on the type, protocol fallbacks,
 and the GIL released in the pure-C kernels."""
 
 from __future__ import annotations

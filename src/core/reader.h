@@ -1,0 +1,247 @@
+/* dfbuffer core: the one reader of the integers in a producer's memory that
+ * say where other memory is: offsets of variable-length layouts (strings,
+ * binary, and the lists, maps and list views to come) and categorical codes
+ * (and union offsets, which index a child the same way).
+ *
+ * The producer may change its memory at any time (another thread, a
+ * producer that lies), so validating it once proves nothing about the next
+ * read.  Every read here copies one value into a local (memcpy: any
+ * alignment; byte-swapped when asked) and checks that local against the
+ * bounds where it is used.  A reader is described once by its init
+ * function, which checks that every index it will accept lies inside the
+ * buffer; the element functions are inline (the loops stay as fast as raw
+ * loads) and return DFB_EINVAL without a message (the caller names the
+ * element in its own error).  No other file indexes a producer's offsets
+ * or codes: tests/test_reader_sources.py greps for it.
+ */
+#ifndef DFBUFFER_CORE_READER_H
+#define DFBUFFER_CORE_READER_H
+
+#include "core.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Offsets into a buffer of `limit` units (bytes of string or binary data,
+   elements of a list's child): int32 or int64, native or byte-swapped. */
+typedef struct {
+    const char *base; /* offset 0 of the reader (the element offset applied) */
+    int64_t count;    /* offsets 0 .. count - 1 may be read */
+    int64_t limit;    /* every span must lie in [0, limit] */
+    int width;        /* 4 or 8 bytes */
+    int swapped;      /* 1: stored in the non-native byte order */
+} dfb_offsets;
+
+/* Describes `count` offsets of `width` (4 or 8) bytes from element `first`
+   of the `bufsize`-byte buffer `buf` (swapped: non-native byte order), the
+   spans they give to lie in [0, limit].  Reads nothing.  Returns DFB_OK;
+   DFB_EINVAL (message in err) when the offsets do not fit in the buffer or
+   a bound is negative; DFB_ENOTSUP for another width. */
+dfb_code
+dfb_offsets_init(dfb_offsets *o, const void *buf, int64_t bufsize, int width,
+                 int swapped, int64_t first, int64_t count, int64_t limit,
+                 dfb_error *err);
+
+/* Offset `i` (0 <= i < count, unchecked), read once.  Cannot fail. */
+static inline int64_t
+dfb_offsets_load(const dfb_offsets *o, int64_t i)
+{
+    if (o->width == 4) {
+        uint32_t v;
+        memcpy(&v, o->base + 4 * i, 4);
+        return (int32_t)(o->swapped ? __builtin_bswap32(v) : v);
+    }
+    uint64_t v;
+    memcpy(&v, o->base + 8 * i, 8);
+    return (int64_t)(o->swapped ? __builtin_bswap64(v) : v);
+}
+
+/* 1 if 0 <= start <= end <= limit, else 0 (two unsigned compares: a
+   negative start or end is a huge unsigned number). */
+static inline int
+dfb_span_ok(int64_t start, int64_t end, int64_t limit)
+{
+    return (uint64_t)start <= (uint64_t)end &&
+           (uint64_t)end <= (uint64_t)limit;
+}
+
+/* Reads offset `i` once into *v.  Returns DFB_OK, or DFB_EINVAL when i is
+   not in [0, count) or the value not in [0, limit] (*v then holds it, or
+   -1 for a bad i). */
+static inline dfb_code
+dfb_offsets_get(const dfb_offsets *o, int64_t i, int64_t *v)
+{
+    if ((uint64_t)i >= (uint64_t)o->count) {
+        *v = -1;
+        return DFB_EINVAL;
+    }
+    *v = dfb_offsets_load(o, i);
+    return (uint64_t)*v <= (uint64_t)o->limit ? DFB_OK : DFB_EINVAL;
+}
+
+/* Element `i`'s span [*start, *end): offsets i and i + 1, each read once.
+   Returns DFB_OK with 0 <= *start <= *end <= limit; DFB_EINVAL otherwise
+   (the values read are in *start and *end, -1 where i was out of range). */
+static inline dfb_code
+dfb_offsets_span(const dfb_offsets *o, int64_t i, int64_t *start, int64_t *end)
+{
+    if (i < 0 || i >= o->count - 1) {
+        *start = *end = -1;
+        return DFB_EINVAL;
+    }
+    *start = dfb_offsets_load(o, i);
+    *end = dfb_offsets_load(o, i + 1);
+    return dfb_span_ok(*start, *end, o->limit) ? DFB_OK : DFB_EINVAL;
+}
+
+/* The same for a loop over the elements in order: `start` is offset i as
+   the previous call returned it in *end (or dfb_offsets_load(o, 0)), read
+   once; only offset i + 1 is read.  Returns DFB_OK when
+   0 <= start <= *end <= limit, else DFB_EINVAL (*end holds what was read,
+   -1 for an i out of range).  A caller that skips an element (a null)
+   still carries *end forward: the next call checks it. */
+static inline dfb_code
+dfb_offsets_next(const dfb_offsets *o, int64_t i, int64_t start, int64_t *end)
+{
+    if (i < 0 || i >= o->count - 1) {
+        *end = -1;
+        return DFB_EINVAL;
+    }
+    *end = dfb_offsets_load(o, i + 1);
+    return dfb_span_ok(start, *end, o->limit) ? DFB_OK : DFB_EINVAL;
+}
+
+/* dfb_offsets_next for readers of native int32 offsets (width 4, not
+   swapped: the common Arrow layout; the caller checked), without the tests
+   of width and byte order.  Same returns. */
+static inline dfb_code
+dfb_offsets_next_i32(const dfb_offsets *o, int64_t i, int64_t start,
+                     int64_t *end)
+{
+    if (i < 0 || i >= o->count - 1) {
+        *end = -1;
+        return DFB_EINVAL;
+    }
+    int32_t v;
+    memcpy(&v, o->base + 4 * (i + 1), 4);
+    *end = v;
+    return dfb_span_ok(start, *end, o->limit) ? DFB_OK : DFB_EINVAL;
+}
+
+/* A list view's element `i`: [offsets[i], offsets[i] + sizes[i]), each
+   read once (`sizes` has the width of `offsets`; its limit is unused).
+   Returns DFB_OK with 0 <= *start <= *end <= offsets->limit, else
+   DFB_EINVAL (-1 in both for an i out of either reader's range). */
+static inline dfb_code
+dfb_list_view_span(const dfb_offsets *offsets, const dfb_offsets *sizes,
+                   int64_t i, int64_t *start, int64_t *end)
+{
+    if ((uint64_t)i >= (uint64_t)offsets->count ||
+        (uint64_t)i >= (uint64_t)sizes->count) {
+        *start = *end = -1;
+        return DFB_EINVAL;
+    }
+    const int64_t s = dfb_offsets_load(offsets, i);
+    const int64_t n = dfb_offsets_load(sizes, i);
+    *start = s;
+    if (n < 0 || s < 0 || n > INT64_MAX - s) {
+        *end = -1;
+        return DFB_EINVAL;
+    }
+    *end = s + n;
+    return *end <= offsets->limit ? DFB_OK : DFB_EINVAL;
+}
+
+/* Integer codes into a table of `ncats` entries (categorical codes,
+   dense-union offsets): 1, 2, 4 or 8 bytes, signed or not, native or
+   byte-swapped; optionally one sentinel value that marks a null. */
+typedef struct {
+    const char *base; /* code 0 of the reader (the element offset applied) */
+    int64_t count;    /* codes 0 .. count - 1 may be read */
+    int64_t ncats;    /* a valid code is in [0, ncats) */
+    int64_t sentinel; /* the null code, when has_sentinel */
+    int width;        /* 1, 2, 4 or 8 bytes */
+    int is_signed;    /* 1: two's complement */
+    int swapped;      /* 1: stored in the non-native byte order */
+    int has_sentinel; /* 1: `sentinel` marks a null */
+} dfb_codes;
+
+/* dfb_codes_get's code for a null (the sentinel). */
+#define DFB_CODE_NULL (-1)
+
+/* Describes `count` codes of `width` bytes (signed or not; swapped:
+   non-native byte order) from element `first` of the `bufsize`-byte
+   buffer `buf`, each valid in [0, ncats); no sentinel (dfb_codes_sentinel
+   adds one).  Reads nothing.  Returns DFB_OK; DFB_EINVAL (message in err)
+   when the codes do not fit in the buffer or a bound is negative;
+   DFB_ENOTSUP for another width. */
+dfb_code
+dfb_codes_init(dfb_codes *c, const void *buf, int64_t bufsize, int width,
+               int is_signed, int swapped, int64_t first, int64_t count,
+               int64_t ncats, dfb_error *err);
+
+/* Makes value `sentinel` (as the codes' integer type reads it) a null
+   code.  Cannot fail. */
+static inline void
+dfb_codes_sentinel(dfb_codes *c, int64_t sentinel)
+{
+    c->sentinel = sentinel;
+    c->has_sentinel = 1;
+}
+
+/* Code `i` (0 <= i < count, unchecked), read once and widened to int64 (an
+   unsigned 64-bit code above INT64_MAX gives INT64_MIN: out of range
+   either way).  Cannot fail. */
+static inline int64_t
+dfb_codes_load(const dfb_codes *c, int64_t i)
+{
+    const char *p = c->base + (int64_t)c->width * i;
+    switch (c->width) {
+        case 1: {
+            uint8_t v;
+            memcpy(&v, p, 1);
+            return c->is_signed ? (int64_t)(int8_t)v : (int64_t)v;
+        }
+        case 2: {
+            uint16_t v;
+            memcpy(&v, p, 2);
+            v = c->swapped ? (uint16_t)__builtin_bswap16(v) : v;
+            return c->is_signed ? (int64_t)(int16_t)v : (int64_t)v;
+        }
+        case 4: {
+            uint32_t v;
+            memcpy(&v, p, 4);
+            v = c->swapped ? __builtin_bswap32(v) : v;
+            return c->is_signed ? (int64_t)(int32_t)v : (int64_t)v;
+        }
+        default: {
+            uint64_t v;
+            memcpy(&v, p, 8);
+            v = c->swapped ? __builtin_bswap64(v) : v;
+            return (!c->is_signed && v > (uint64_t)INT64_MAX) ? INT64_MIN
+                                                              : (int64_t)v;
+        }
+    }
+}
+
+/* Reads code `i` once into *code.  Returns DFB_OK with *code in
+   [0, ncats), or DFB_CODE_NULL when it is the sentinel; DFB_EINVAL
+   otherwise (*code then holds the value read, or -1 for an i not in
+   [0, count)). */
+static inline dfb_code
+dfb_codes_get(const dfb_codes *c, int64_t i, int64_t *code)
+{
+    if ((uint64_t)i >= (uint64_t)c->count) {
+        *code = -1;
+        return DFB_EINVAL;
+    }
+    const int64_t v = dfb_codes_load(c, i);
+    if (c->has_sentinel && v == c->sentinel) {
+        *code = DFB_CODE_NULL;
+        return DFB_OK;
+    }
+    *code = v;
+    return (uint64_t)v < (uint64_t)c->ncats ? DFB_OK : DFB_EINVAL;
+}
+
+#endif /* DFBUFFER_CORE_READER_H */
