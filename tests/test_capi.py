@@ -218,6 +218,22 @@ def test_from_object(cons):
         cons.from_object(object())
 
 
+def test_from_object_reads_arrow_array_and_array_methods(cons):
+    # the C entry follows Buffer.from_object's protocol registry, allow_copy=True
+    arr = pd.array([1, None, 3], dtype="Int64")
+    assert cons.from_object(arr).native == dfbuffer.NativeFormat.ARROW
+
+    class Copies:
+        def __array__(self, dtype=None, copy=None):
+            if copy is False:
+                raise ValueError("needs a copy")
+            return np.array([4.0])
+
+    b = cons.from_object(Copies())
+    assert b.readonly and b.native == dfbuffer.NativeFormat.NUMPY
+    assert np.asarray(b).tolist() == [4.0]
+
+
 # ---------------------------------------------------------------- converters
 
 

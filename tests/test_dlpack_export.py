@@ -402,7 +402,7 @@ def test_tvm_ffi_lifetime_and_readonly(collect):
         tvm_ffi.from_dlpack(RO)
 
 
-# --- export_dlpack.c copy_to_c_order: the rewritten strided inner loop ---------
+# --- dlpack.c copy_to_c_order: the rewritten strided inner loop ---------
 
 
 @pytest.mark.parametrize("step", [-3, -1, 2])

@@ -1,7 +1,7 @@
 /* dfbuffer.Buffer: the heap type: __new__, GC, dealloc, repr, attributes,
- * and its method and slot tables, which wire in the exports (export_dlpack.c,
+ * and its method and slot tables, which wire in the exports (dlpack.c,
  * export_array.c, arrow_export.c, arrow_device.c) and Buffer.from_object
- * (import.c).
+ * (protocols.c).
  *
  * Only module.c uses this file (dfb_buffer_spec); the constructors every
  * other file calls live in buffer.c.
@@ -508,36 +508,26 @@ static PyGetSetDef buffer_getset[] = {
 
 PyDoc_STRVAR(
     from_object_doc,
-    "from_object(obj, *, dtype=None)\n--\n\n"
+    "from_object(obj, *, dtype=None, allow_copy=True)\n--\n\n"
     "Wrap any producer's memory without copying; the returned Buffer's owner\n"
-    "keeps the memory alive and `native` names the protocol used.  The first\n"
-    "protocol obj speaks wins (its errors propagate, no fallback):\n"
-    "  1. a dfbuffer.Buffer: itself (a re-typed Buffer owned by it if "
-    "dtype);\n"
-    "  2. a NumPy ndarray (owner = the array);\n"
-    "  3. a DLPack capsule ('dltensor_versioned' or 'dltensor'), consumed;\n"
-    "  4. __cuda_array_interface__ (device memory wins over host protocols;\n"
-    "     device id from __dlpack_device__() if present, else 0);\n"
-    "  5. the buffer protocol (owner = a capsule holding the export);\n"
-    "  6. an interchange-protocol buffer (ptr, bufsize, __dlpack_device__):\n"
-    "     1-D read-only bytes, or 1-D of `dtype`;\n"
-    "  7. __array_interface__ (version 3);\n"
-    "  8. __dlpack__ / __dlpack_device__ (max_version=(1, minor), falling\n"
-    "     back to no keywords on TypeError); the producer's deleter runs "
-    "when\n"
-    "     the last Buffer or view dies.\n"
-    "Anything else raises TypeError.  `dtype` (anything numpy.dtype accepts "
-    "or\n"
-    "an interchange dtype tuple) reinterprets the memory: same itemsize "
-    "keeps\n"
-    "the layout, another itemsize needs 1-D contiguous memory "
-    "(ValueError).\n\n"
+    "keeps the memory alive and `native` names the protocol used.  The\n"
+    "protocols are tried in a fixed order (`python -m dfbuffer` lists it):\n"
+    "the first one obj speaks wins and its errors propagate.  The last\n"
+    "resort, __array__, is called with copy=False when allow_copy is false\n"
+    "(a producer that would copy raises BufferError) and may hand over a\n"
+    "copy otherwise (the Buffer is then read-only).  Anything else raises\n"
+    "TypeError.  `dtype` (anything numpy.dtype accepts or an interchange\n"
+    "dtype tuple) reinterprets the memory: same itemsize keeps the layout,\n"
+    "another itemsize needs 1-D contiguous memory (ValueError).\n\n"
     "Parameters\n"
     "----------\n"
     "obj : object\n"
     "    Any producer of memory (see above).\n"
     "dtype : dtype-like or interchange dtype tuple, optional\n"
     "    Reinterpret the elements.\n"
+    "allow_copy : bool, optional\n"
+    "    False: __array__ is called with copy=False, so a producer that\n"
+    "    would copy refuses (BufferError).\n"
     "\n"
     "Returns\n"
     "-------\n"

@@ -13,6 +13,7 @@
 #include "dfbuffer/ixwalk.h"
 #include "dfbuffer/probe.h"
 #include "types.h"
+#include "dfbuffer/import.h"
 
 #include <string.h>
 
@@ -333,12 +334,16 @@ PyDoc_STRVAR(
     ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
     "([0, 1, 0], ['a', 'b'], False)");
 
-/* column_to_ndarray's dispatch of `col` (borrowed): an interchange column
-   (get_buffers on the type), an Arrow producer, else an interchange column
-   by instance attribute.  Returns a new reference, or NULL with an
-   exception set (TypeError when `col` is neither). */
+/* column_to_ndarray's dispatch of `col` (borrowed), in this order: an
+   interchange column (get_buffers on the type), an Arrow producer, an
+   interchange column by instance attribute, then the registry's last two
+   protocols (protocols.c): pyarrow's __arrow_array__ (when pyarrow
+   imports; its array read as any Arrow producer) and __array__ (copy=False
+   unless `allow_copy`; a 1-D result only).  Returns a new reference, or
+   NULL with an exception set (TypeError when `col` is none of these). */
 static PyObject *
-column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+                int allow_copy)
 {
     /* the instance is asked (has_attr) only when the type names neither;
        the three names in one walk of the MRO (dfb_probe_mask) */
@@ -348,24 +353,46 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
         return NULL;
     }
     if (has & DFB_PB(DFB_PN_GET_BUFFERS)) {
-        return dfb_ix_column_to_ndarray(st, col, nulls, 1);
+        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
     }
     int r = has != 0 ? 1 : dfb_type_is_arrow_producer(st, col);
     if (r < 0) {
         return NULL;
     }
     if (r == 1) {
-        return dfb_arrow_column_to_ndarray(st, col, nulls, 1);
+        return dfb_arrow_column_to_ndarray(st, col, nulls, allow_copy);
     }
     if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
         return NULL;
     }
     if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, col, nulls, 1);
+        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+    }
+    has = dfb_probe_mask(
+        st, col,
+        DFB_PB(DFB_PN_ARROW_ARRAY_METHOD) | DFB_PB(DFB_PN_ARRAY_METHOD));
+    if (has < 0) {
+        return NULL;
+    }
+    if (has & DFB_PB(DFB_PN_ARROW_ARRAY_METHOD)) {
+        PyObject *arr = dfb_arrow_array_method_call(st, col);
+        if (arr != NULL) {
+            PyObject *res =
+                dfb_arrow_column_to_ndarray(st, arr, nulls, allow_copy);
+            Py_DECREF(arr);
+            return res;
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    if (has & DFB_PB(DFB_PN_ARRAY_METHOD)) {
+        return dfb_array_method_column(st, col, allow_copy);
     }
     PyErr_Format(PyExc_TypeError,
                  "column_to_ndarray() expects a DataFrame-interchange column "
-                 "(with get_buffers, describe_null, ...), got %.200s",
+                 "(with get_buffers, describe_null, ...), an Arrow producer, "
+                 "or an object with __arrow_array__ or __array__, got %.200s",
                  Py_TYPE(col)->tp_name);
     return NULL;
 }
@@ -446,7 +473,7 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return pdcol;
     }
     uint64_t scope = dfb_probe_scope_open(st, a[0]);
-    PyObject *res = column_dispatch(st, a[0], nulls);
+    PyObject *res = column_dispatch(st, a[0], nulls, 1);
     dfb_probe_scope_close(st, scope);
     return res;
 }
@@ -685,7 +712,11 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             Py_DECREF(key);
             goto fail;
         }
-        PyObject *arr = dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+        /* each column as column_to_ndarray reads one (an interchange
+           column, or any protocol of its dispatch) */
+        uint64_t scope = dfb_probe_scope_open(st, col);
+        PyObject *arr = column_dispatch(st, col, nulls, allow_copy);
+        dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
         if (arr == NULL) {
             dfb_add_column_context(key);

@@ -29,6 +29,7 @@
 #include "mem.h"
 #include "reader.h"
 #include "types.h"
+#include "dlpack_types.h"
 
 #include <string.h>
 
@@ -112,22 +113,12 @@ static PyStructSequence_Desc chunk_desc = {
 /* Helpers                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Returns 1 when the device's memory is readable by the host. */
+/* Returns 1 when there is no Buffer `b` or the host can read its memory
+   (core's predicate), else 0. */
 static int
 on_host(const DfbBuffer *b)
 {
-    if (b == NULL) {
-        return 1;
-    }
-    switch (b->device.device_type) {
-        case kDLCPU:
-        case kDLCUDAHost:
-        case kDLROCMHost:
-        case kDLCUDAManaged:
-            return 1;
-        default:
-            return 0;
-    }
+    return b == NULL || dfb_dlpack_host_readable(b->device.device_type);
 }
 
 /* How the buffers of a format are laid out. */

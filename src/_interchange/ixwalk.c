@@ -12,20 +12,13 @@
 #include "dfbuffer/frame.h"
 #include "dfbuffer/ixwalk.h"
 #include "dfbuffer/probe.h"
+#include "dlpack_types.h"
 
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
 /* Interchange buffers                                                  */
 /* ------------------------------------------------------------------ */
-
-/* Returns 1 if `t` is a device type whose memory the host can read. */
-static int
-host_device(int t)
-{
-    return t == kDLCPU || t == kDLCUDAHost || t == kDLROCMHost ||
-           t == kDLCUDAManaged;
-}
 
 /* Reads interchange buffer `obj` once (dfb_read_interchange_buffer, the
    reader Buffer.from_object uses too) and refuses device memory.  Returns
@@ -36,7 +29,7 @@ read_block(dfb_state *st, PyObject *obj, dfb_block *blk)
     if (dfb_read_interchange_buffer(st, obj, NULL, NULL, blk) < 0) {
         return -1;
     }
-    if (!host_device(blk->device.device_type)) {
+    if (!dfb_dlpack_host_readable(blk->device.device_type)) {
         PyErr_Format(PyExc_BufferError,
                      "the buffer is on device (%d, %d), not in CPU memory; "
                      "dfbuffer converts host memory only",

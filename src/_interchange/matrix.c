@@ -14,8 +14,8 @@
 #include "dfbuffer/convert.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/matrix.h"
-#include "types.h"
 #include "mem.h"
+#include "types.h"
 
 #include <string.h>
 

@@ -10,6 +10,7 @@
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/export.h"
+#include "dfbuffer/import.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
 #include "dfbuffer/ixview.h"
@@ -238,8 +239,9 @@ module_exec(PyObject *m)
         PyModule_AddFunctions(m, dfb_matrix_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_schema_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_pandas_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_pandas_frame_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_type_info_methods) < 0) {
+        PyModule_AddFunctions(m, dfb_type_info_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_protocol_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_pandas_frame_methods) < 0) {
         return -1;
     }
     if (dfb_categorical_state_init(m, st) < 0) {

@@ -13,10 +13,8 @@
 #include "dfbuffer/probe.h"
 #include "dfbuffer/arrow_device.h"
 #include "dfbuffer/pandas_block.h"
-#include "dfbuffer/ixwalk.h"
 #include "bitmap.h"
 #include "mem.h"
-#include "nan.h"
 
 #include <string.h>
 

@@ -56,8 +56,8 @@ __all__ = [
     "column_to_ndarray",
     "from_dataframe",
     "get_include",
-    "schema",
     "to_arrow",
+    "schema",
     "to_interchange",
     "to_matrix",
 ]
@@ -155,49 +155,43 @@ def to_interchange(obj: "ArrowExportable", *, allow_copy: bool = True) -> "_Arro
 
 
 def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExport":
-    """Return an Arrow PyCapsule producer over the columns of any producer dfbuffer reads.
+    """Return an Arrow PyCapsule producer (``__arrow_c_stream__``, ``__arrow_c_schema__``)
+    over the columns of any producer dfbuffer reads, zero-copy wherever the layout allows.
 
-    The result has ``__arrow_c_stream__`` and ``__arrow_c_schema__`` (and ``__dataframe__``,
-    ``__array__``); its Arrow arrays share the producers' memory wherever the layout allows
-    and keep it alive through their release callbacks. pyarrow is not imported;
-    ``pyarrow.table``, ``polars.DataFrame``, DuckDB and ``narwhals.from_arrow`` read it.
+    ``obj`` is an Arrow PyCapsule producer, an object with ``__dataframe__``, an
+    interchange DataFrame (pandas' ones are read through the frame behind them) or a
+    mapping of column names to 1-D arrays or :class:`Buffer` objects. pyarrow is not
+    imported; ``pyarrow.table``, ``polars.DataFrame``, DuckDB and narwhals read the result.
 
     Parameters
     ----------
-    obj : Arrow PyCapsule producer, interchange DataFrame or mapping
-        An Arrow producer (pyarrow, polars, pandas, DuckDB, nanoarrow), an object with
-        ``__dataframe__`` or an interchange DataFrame (pandas' ones are read through the
-        frame behind them), or a mapping of column names to 1-D arrays or
-        :class:`Buffer` objects (masked arrays give nulls).
+    obj : dataframe, interchange DataFrame or mapping
+        The columns to export.
     columns : sequence of str, optional
-        The columns to export, in this order (default: all).
+        The columns to take, in this order (default: all).
 
     Returns
     -------
     ArrowExport
-        An object exporting ``__arrow_c_stream__`` (any number of times) and
-        ``__arrow_c_schema__``.
+        An object with ``__arrow_c_stream__`` and ``__arrow_c_schema__``; the release
+        callbacks of what it exports keep the source memory alive.
 
     Raises
     ------
     TypeError
-        ``obj`` is none of the above, or a mapping value has no Arrow type.
+        ``obj`` is nothing dfbuffer reads.
     KeyError
-        A name in ``columns`` names no column.
-    NotImplementedError
-        A column's type has no Arrow export here (lists, structs, decimals, binary).
+        A name in ``columns`` is not in ``obj``.
 
     Examples
     --------
     >>> import numpy as np
     >>> import pyarrow as pa
     >>> import dfbuffer
-    >>> x = np.arange(3)
-    >>> t = pa.table(dfbuffer.to_arrow({"x": x, "m": np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])}))
-    >>> t["m"].to_pylist()
-    [1.0, None, 3.0]
-    >>> t["x"].chunk(0).buffers()[1].address == x.ctypes.data
-    True
+    >>> x = np.arange(3.0)
+    >>> t = pa.table(dfbuffer.to_arrow({"x": x}))
+    >>> t.column("x").to_pylist()
+    [0.0, 1.0, 2.0]
     """
     from dfbuffer._to_arrow import to_arrow as _to_arrow
 

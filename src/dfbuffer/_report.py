@@ -1,8 +1,11 @@
 """The interop report behind ``python -m dfbuffer`` (``dfbuffer/__main__.py``).
 
-For each producer library installed (numpy, pandas, pyarrow, polars, nanoarrow,
-torch, cupy) and each exchange path (DLPack, the array interface, the buffer
-protocol, the Arrow PyCapsule interface, the interchange protocol), try the
+It lists the protocols ``Buffer.from_object`` tries, in their order (the
+extension's protocol registry, ``_interchange._protocols()``).  Then, for
+each producer library installed (numpy, pandas, pyarrow, polars, nanoarrow, torch,
+cupy) and each exchange path (DLPack, the array interface, the buffer
+protocol, ``__array__``, ``__arrow_array__``, the Arrow PyCapsule interface,
+the interchange protocol), try the
 exchange on small data made here, and report whether it worked and whether
 it was zero-copy (the consumer sees the producer's address).  Then run
 ``dfbuffer.testing.check_dataframe`` on the libraries' ``__dataframe__``
@@ -100,6 +103,16 @@ class _ArrowArrayOnly:
         return self._obj.__arrow_c_array__(requested_schema)
 
 
+class _ArrayMethodOnly:
+    """Exposes only ``__array__`` (forces that last-resort path)."""
+
+    def __init__(self, arr: Any) -> None:
+        self._arr = arr
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        return self._arr
+
+
 class _StreamOnly:
     """Exposes only ``__arrow_c_stream__`` (forces the Arrow path even for
     objects that also have ``__dataframe__``)."""
@@ -147,6 +160,10 @@ def _numpy_paths(dfb: Any, np: Any) -> list[tuple[str, Callable]]:
             raise AssertionError("values differ")
         return _same(out.ctypes.data, addr)
 
+    def array_method_import():
+        buf = _from_object(dfb, _ArrayMethodOnly(x))
+        return _same(buf.ptr, addr)
+
     def ai_import():
         buf = _from_object(dfb, _ArrayInterfaceOnly(x.__array_interface__, x))
         return _same(buf.ptr, addr)
@@ -182,6 +199,7 @@ def _numpy_paths(dfb: Any, np: Any) -> list[tuple[str, Callable]]:
         ("array interface export", ai_export),
         ("buffer protocol import", bp_import),
         ("buffer protocol export", bp_export),
+        ("__array__ import", array_method_import),
         ("Arrow PyCapsule", arrow),
         ("interchange __dataframe__", interchange),
     ]
@@ -233,8 +251,18 @@ def _pandas_paths(dfb: Any, np: Any, pd: Any) -> list[tuple[str, Callable]]:
             raise NotAvailable("this pandas has no __arrow_c_stream__")
         return _from_dataframe_rows(dfb, lambda: _StreamOnly(df), col_addr)()
 
+    def arrow_array_method():
+        if _import("pyarrow") is None:
+            raise NotAvailable("__arrow_array__ needs pyarrow")
+        ext = pd.array(values, dtype="int64[pyarrow]")
+        chunk = ext.__arrow_array__()
+        chunk = chunk.chunk(0) if hasattr(chunk, "chunk") else chunk
+        buf = _from_object(dfb, ext)
+        return _same(buf.ptr, chunk.buffers()[1].address)
+
     return [
         ("DLPack import", dlpack),
+        ("__arrow_array__ import", arrow_array_method),
         ("interchange buffer import", xbuffer),
         ("interchange __dataframe__", interchange),
         ("Arrow stream from_dataframe", stream),
@@ -586,6 +614,7 @@ def build_report() -> dict[str, Any]:
         "dlpack": f"{_interchange.DLPACK_MAJOR_VERSION}.{_interchange.DLPACK_MINOR_VERSION}",
         "versions": versions,
         "protocols": _protocols(dfbuffer, np),
+        "from_object_order": [row[0] for row in _interchange._protocols()],
         "rows": rows,
         "conformance": _conformance(dfbuffer, mods),
     }
@@ -613,6 +642,11 @@ def render(report: dict[str, Any]) -> str:
     width = max(len(k) for k in report["protocols"])
     for k, val in report["protocols"].items():
         lines.append(f"  {k.ljust(width)}  {val}")
+    lines.append("")
+    lines.append("Buffer.from_object tries, in order (the first the object speaks wins):")
+    lines.append(
+        "\n".join(f"  {i:2d}. {name}" for i, name in enumerate(report["from_object_order"], 1))
+    )
     lines.append("")
     lines.append("Exchange paths (small int64 data made here):")
     body = []

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._interchange import ColumnNullType, DeviceType, DtypeKind
+from dfbuffer._interchange import ColumnNullType, DeviceType, DtypeKind, _host_readable
 
 __all__ = [
     "Report",
@@ -56,9 +56,8 @@ USE_BITMASK, USE_BYTEMASK = ColumnNullType.USE_BITMASK, ColumnNullType.USE_BYTEM
 NULL_KINDS = set(ColumnNullType)
 # DLPack device types (dlpack.h 1.x).
 DEVICE_TYPES = set(DeviceType)
-HOST_DEVICES = {
-    DeviceType.CPU, DeviceType.CUDA_HOST, DeviceType.ROCM_HOST, DeviceType.CUDA_MANAGED
-}
+# the devices whose memory the host reads: the extension's one predicate
+HOST_DEVICES = {t for t in DeviceType if _host_readable(t)}
 
 _INT_FORMATS = {8: "c", 16: "s", 32: "i", 64: "l"}
 _UINT_FORMATS = {8: "C", 16: "S", 32: "I", 64: "L"}

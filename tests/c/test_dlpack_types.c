@@ -56,6 +56,16 @@ test_dlpack_types(void)
     CHECK_STR(dfb_dlpack_device_name(kDLTrn, 1), "Trainium");
     CHECK(dfb_dlpack_device_name(12345, 0) == NULL);
     CHECK(dfb_dlpack_device_name(-1, 1) == NULL);
+    /* the one host-readable-device predicate */
+    CHECK(dfb_dlpack_host_readable(kDLCPU) &&
+          dfb_dlpack_host_readable(kDLCUDAHost));
+    CHECK(dfb_dlpack_host_readable(kDLROCMHost) &&
+          dfb_dlpack_host_readable(kDLCUDAManaged));
+    CHECK(!dfb_dlpack_host_readable(kDLCUDA) &&
+          !dfb_dlpack_host_readable(kDLROCM));
+    CHECK(!dfb_dlpack_host_readable(kDLOneAPI) &&
+          !dfb_dlpack_host_readable(0));
+    CHECK(!dfb_dlpack_host_readable(-1) && !dfb_dlpack_host_readable(12345));
     CHECK(dfb_dlpack_from_numpy('f', 16, &code, &bits) < 0);
     CHECK(dfb_dlpack_from_numpy('c', 32, &code, &bits) < 0);
     CHECK(dfb_dlpack_from_numpy('O', 8, &code, &bits) < 0);
