@@ -4,7 +4,7 @@
 
 (a) one buffer to an ndarray: dfbuffer.buffer_to_ndarray vs pandas'
     interchange buffer_to_ndarray, vs the seed's ctypes prototype
-    (convert_column_to_ndarray, reimplemented below from the issue text), and
+    (convert_column_to_ndarray of the upstream discussion, reimplemented below), and
     vs np.from_dlpack on a plain ndarray;
 (b) from_dataframe on a 1000 x 1000 float64 pandas frame vs
     pandas.api.interchange.from_dataframe, and the consumer overhead per
@@ -62,8 +62,8 @@ def best_alternating(fns, number: int, repeat: int = 5) -> list[float]:
 
 
 # --------------------------------------------------------------------------
-# The seed's prototype (issue text, the pandas prototype analysed in
-# dataframe-api PR #38), reimplemented: ctypes cast of ptr, no owner kept.
+# The seed's prototype (the pandas prototype quoted in dataframe-api gh-35 and
+# analysed in PR #38), reimplemented: ctypes cast of ptr, no owner kept.
 
 
 def seed_convert_column_to_ndarray(col) -> np.ndarray:

@@ -1,8 +1,8 @@
 """dfbuffer.to_matrix against each library's own frame-to-matrix path.
 
 Prints, for each case, the best-of-N time of every contender measured
-interleaved in the same run, and the ratio to the peer named in the issue
-(#13): polars ``to_numpy()``, pyarrow ``RecordBatch.to_tensor``, pandas
+interleaved in the same run, and the ratio to each case's peer:
+polars ``to_numpy()``, pyarrow ``RecordBatch.to_tensor``, pandas
 ``to_numpy``.  Then the peak memory of one ``to_matrix`` call (tracemalloc,
 which sees NumPy's allocations) against the output size.
 

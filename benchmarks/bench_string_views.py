@@ -1,4 +1,4 @@
-"""Issue 14: str objects from string_view and large_string columns against pyarrow.
+"""str objects from string_view and large_string columns against pyarrow.
 
     PYTHONPATH=build/dev/stage python benchmarks/bench_string_views.py [ROWS] [REPEATS]
 

@@ -1,8 +1,8 @@
 """Builds the C API consumer extensions of tests/capi_consumer/ against the installed (or
 staged) dfbuffer: ``dfbuffer.get_include()`` is the only include path, the compiler is the
 one setuptools finds (the one Python was built with), run in a child Python.  Used by
-tests/test_capi.py (which submits its builds at collection, so they compile while other
-tests run) and benchmarks/bench_capi.py."""
+tests/test_capi.py (whose builds start as its tests are collected, so they compile while
+other tests run) and benchmarks/bench_capi.py."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "capi_consumer"
@@ -41,22 +42,25 @@ def _spec(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=Fals
     }
 
 
-def start_all(builds: dict, out_dir: Path, *, owner: str) -> dict:
-    """Submit the compilation of several consumers to tests/background.py: one child Python
-    (setuptools, and Cython, never enter the test process) builds them one after the other.
-    ``builds`` maps a key to ``(name, source, macros, options)``: module ``name`` from
-    ``capi_consumer/<source>`` (one file name, or a list) with extra (name, value) defines
-    ``macros`` (the ABI/version tests) and ``options`` (cpp, cython, opt) into
-    ``out_dir/<key>``; ``owner``: the test module's ``__file__`` (background.submit).
-    Returns key -> ``Pending``, whose ``load()`` imports it (building there and then when
-    no runner took the job)."""
-    import background
+def consumers(builds: dict, out_dir: Callable[[], Path]):
+    """Declare the compilation of several consumers as one child process
+    (tests/child_processes.py): one child Python (setuptools, and Cython, never enter the
+    test process) builds them one after the other.  ``builds`` maps a key to
+    ``(name, source, macros, options)``: module ``name`` from ``capi_consumer/<source>``
+    (one file name, or a list) with extra (name, value) defines ``macros`` (the ABI/version
+    tests) and ``options`` (cpp, cython, opt) into ``out_dir()/<key>`` (called when the
+    child process starts).  Returns the ``ChildProcess`` and key -> ``Pending``, whose
+    ``load()`` imports it (building there and then if the child process was not started)."""
+    from child_processes import ChildProcess, Command
 
-    specs = [_spec(name, source, out_dir / key, macros, **opts)
-             for key, (name, source, macros, opts) in builds.items()]
-    argv = [sys.executable, str(Path(__file__).resolve()), json.dumps(specs)]
-    job = background.submit(argv, owner=owner, env=_plain_env(), timeout=600)
-    return {key: Pending(spec["name"], job) for key, spec in zip(builds, specs, strict=True)}
+    def command() -> Command:
+        specs = [_spec(name, source, out_dir() / key, macros, **opts)
+                 for key, (name, source, macros, opts) in builds.items()]
+        argv = [sys.executable, str(Path(__file__).resolve()), json.dumps(specs)]
+        return Command(argv, env=_plain_env(), timeout=600)
+
+    job = ChildProcess(command)
+    return job, {key: Pending(name, job) for key, (name, *_) in builds.items()}
 
 
 class Pending:
@@ -87,10 +91,10 @@ class Pending:
 
 def build(name: str, source, out_dir: Path, macros=(), *, cpp=False, cython=False, opt="-O1"):
     """Compile ``capi_consumer/<source>`` into module ``name`` in ``out_dir`` (in a child
-    Python, see ``start_all``) and import it now.  ``opt``: the optimisation flag (the tests
+    Python, see ``consumers``) and import it now.  ``opt``: the optimisation flag (the tests
     compile fast, the benchmark passes -O2)."""
     opts = {"cpp": cpp, "cython": cython, "opt": opt}
-    pending = start_all({"": (name, source, macros, opts)}, Path(out_dir), owner=__file__)
+    _, pending = consumers({"": (name, source, macros, opts)}, lambda: Path(out_dir))
     return pending[""].load()
 
 

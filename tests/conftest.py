@@ -1,5 +1,4 @@
 import gc
-import os
 
 import pytest
 
@@ -35,26 +34,40 @@ def pytest_runtest_setup(item):
         gc.freeze()
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection(session):
-    """Let test modules start their child processes as they are imported
-    (tests/background.py): the runner executes them one after the other, beside collection
-    and then the in-process tests.  Not under ``--collect-only``."""
-    import background
+def _child_processes(item):
+    """The ChildProcess objects an item names with @pytest.mark.child_process (None
+    stands for a child process the platform cannot run)."""
+    for mark in item.iter_markers("child_process"):
+        yield from (job for job in mark.args if job is not None)
 
-    if not session.config.option.collectonly:
-        background.enable()
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "child_process(*jobs): the test reads these tests/child_processes.ChildProcess "
+        "results; they start as the test is collected",
+    )
+
+
+def pytest_itemcollected(item):
+    """Start the child processes a collected test names (tests/child_processes.py): the
+    runner executes them one after the other, beside collection and then the in-process
+    tests.  Not under ``--collect-only``."""
+    import child_processes
+
+    if not item.config.option.collectonly:
+        for job in _child_processes(item):
+            child_processes.start(job)
 
 
 def pytest_collection_finish(session):
-    """Keep only the child processes of modules with collected tests."""
-    import background
+    """Skip the child processes that no selected test names."""
+    import child_processes
 
-    owners = {os.path.abspath(str(item.path)) for item in session.items}
-    background.keep(owners)
+    child_processes.keep({id(job) for item in session.items for job in _child_processes(item)})
 
 
 def pytest_unconfigure(config):
-    import background
+    import child_processes
 
-    background.stop()
+    child_processes.stop()

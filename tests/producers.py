@@ -843,3 +843,34 @@ BROKEN: dict[str, Any] = {
     "P-36": lambda: ("dataframe", mutate(good_dataframe(), metadata=[("a", 1)])),
     "P-37": lambda: ("dataframe", _no_dataframe_method(good_dataframe())),
 }
+
+
+class ProtocolOnlyColumn:
+    """A peer's interchange Column seen through the protocol only: every
+    attribute forwarded, the peer's type hidden (dfbuffer reads pandas' own
+    objects through the frame behind them; tests of the protocol walker on
+    pandas' buffers wrap them in this)."""
+
+    def __init__(self, col: Any) -> None:
+        self._wrapped = col
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__arrow"):  # the protocol only: no Arrow export
+            raise AttributeError(name)
+        return getattr(self._wrapped, name)
+
+
+class ProtocolOnlyFrame(ProtocolOnlyColumn):
+    """A peer's interchange DataFrame seen through the protocol only."""
+
+    def __dataframe__(self, nan_as_null: bool = False, allow_copy: bool = True) -> Any:
+        return self
+
+    def get_column(self, i: int) -> Any:
+        return ProtocolOnlyColumn(self._wrapped.get_column(i))
+
+    def get_column_by_name(self, name: str) -> Any:
+        return ProtocolOnlyColumn(self._wrapped.get_column_by_name(name))
+
+    def get_columns(self) -> Any:
+        return [ProtocolOnlyColumn(c) for c in self._wrapped.get_columns()]

@@ -8,9 +8,9 @@ import sys
 import textwrap
 import weakref
 
-import background
 import numpy as np
 import pytest
+from child_processes import ChildProcess
 
 import dfbuffer
 from dfbuffer import Buffer, ColumnNullType, DeviceType, DtypeKind, NativeFormat
@@ -174,8 +174,8 @@ def test_get_include_has_the_public_header_only():
 # stack (segfault) when the last reference went away.
 
 
-# The child process of the test below, submitted at collection (tests/background.py).
-_DEEP_CHAIN = background.python(textwrap.dedent("""
+# The child process of the test below (tests/child_processes.py).
+_DEEP_CHAIN = ChildProcess.python(textwrap.dedent("""
     import threading
     import numpy as np
     from dfbuffer import Buffer
@@ -191,9 +191,10 @@ _DEEP_CHAIN = background.python(textwrap.dedent("""
     t.start()
     t.join()
     print("ok")
-"""), owner=__file__)
+"""))
 
 
+@pytest.mark.child_process(_DEEP_CHAIN)
 def test_deep_owner_chain_dealloc_does_not_overflow_the_stack():
     r = _DEEP_CHAIN.result()
     assert r.returncode == 0, r.stderr[-2000:]

@@ -12,20 +12,20 @@ import shutil
 import subprocess
 import weakref
 
-import background
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from capi_build import start_all
+from capi_build import consumers
+from child_processes import scratch_dir
 
 import dfbuffer
 
-# Every consumer is compiled by a child process submitted now, at collection
-# (tests/background.py), in the order the tests below need them: the builds run while
-# the tests before this module run.
+# Every consumer is compiled by one child process (tests/child_processes.py), started as
+# the tests below are collected, in the order they need them: the builds run while the
+# tests before this module run.
 _C = {"cpp": False, "cython": False, "opt": "-O1"}
-_BUILDS = start_all(
+_BUILD_JOB, _BUILDS = consumers(
     {
         "c": ("capi_consumer", "consumer.c", (), _C),
         "newer": ("capi_newer", "consumer.c", [("DFBUFFER_TARGET_VERSION", "3")], _C),
@@ -35,9 +35,9 @@ _BUILDS = start_all(
         "cpp": ("capi_consumer_cpp", "consumer_cpp.cpp", (), _C | {"cpp": True}),
         "cy": ("consumer_cy", "consumer_cy.pyx", (), _C | {"cython": True}),
     },
-    background.scratch_dir() / "capi",
-    owner=__file__,
+    lambda: scratch_dir() / "capi",
 )
+pytestmark = pytest.mark.child_process(_BUILD_JOB)
 
 
 @pytest.fixture(scope="session")
@@ -216,6 +216,22 @@ def test_from_object(cons):
     assert cons.from_object(x, np.dtype("u8")).dtype == np.dtype("u8")
     with pytest.raises(TypeError):
         cons.from_object(object())
+
+
+def test_from_object_reads_arrow_array_and_array_methods(cons):
+    # the C entry follows Buffer.from_object's protocol registry, allow_copy=True
+    arr = pd.array([1, None, 3], dtype="Int64")
+    assert cons.from_object(arr).native == dfbuffer.NativeFormat.ARROW
+
+    class Copies:
+        def __array__(self, dtype=None, copy=None):
+            if copy is False:
+                raise ValueError("needs a copy")
+            return np.array([4.0])
+
+    b = cons.from_object(Copies())
+    assert b.readonly and b.native == dfbuffer.NativeFormat.NUMPY
+    assert np.asarray(b).tolist() == [4.0]
 
 
 # ---------------------------------------------------------------- converters

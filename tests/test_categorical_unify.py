@@ -1,4 +1,4 @@
-"""Issue #11: categorical="codes" for columns whose chunks have different
+"""categorical="codes" for columns whose chunks have different
 dictionaries: the categories are unified in order of first appearance (as
 pyarrow's unify_dictionaries orders them) and the codes remapped, in C."""
 
@@ -147,7 +147,6 @@ def test_codes_unify_polars_producer():
     assert set(res.categories) == {"a", "b", "c", "d"}
 
 
-@pytest.mark.skipif(not PANDAS3, reason="dfbuffer.pandas needs pandas >= 3.0")
 @pytest.mark.parametrize("ordered", [False, True])
 def test_pandas_front_end_unified_categorical(ordered):
     import dfbuffer.pandas as dpd

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 import pytest
-from producers import raw_buffer
+from producers import ProtocolOnlyColumn, raw_buffer
 
 import dfbuffer
 
@@ -225,7 +225,7 @@ def pandas_col(series):
 
 def test_column_pandas_float_zero_copy_and_nan():
     df = pd.DataFrame({"x": [1.0, np.nan, 3.0]})
-    col = df.__dataframe__().get_column(0)
+    col = ProtocolOnlyColumn(df.__dataframe__().get_column(0))
     res = dfbuffer.column_to_ndarray(col)
     assert isinstance(res, np.ma.MaskedArray)
     np.testing.assert_array_equal(res.mask, [False, True, False])

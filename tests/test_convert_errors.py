@@ -362,8 +362,11 @@ def test_from_dataframe_not_a_dataframe(obj):
 
 
 def test_column_to_ndarray_not_a_column():
-    with pytest.raises((TypeError, AttributeError)):
-        dfbuffer.column_to_ndarray(np.arange(3))
+    with pytest.raises(TypeError, match="__arrow_array__ or __array__"):
+        dfbuffer.column_to_ndarray(object())
+    # an ndarray is read through __array__, the last resort, but a column is 1-D
+    with pytest.raises(ValueError, match="1-D"):
+        dfbuffer.column_to_ndarray(np.zeros((2, 2)))
 
 
 def test_from_dataframe_producer_raises():

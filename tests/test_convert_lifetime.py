@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from producers import (
     UINT8_DTYPE,
+    ProtocolOnlyFrame,
     base_chain,
     datetimes,
     frame,
@@ -167,7 +168,7 @@ def test_no_reference_cycle_needed(collect):
 def test_pandas_numeric_after_frame_deleted(collect):
     src = np.arange(10_000, dtype="f8") * 0.5
     df = pd.DataFrame({"a": src.copy(), "b": np.arange(10_000)})
-    x = df.__dataframe__()
+    x = ProtocolOnlyFrame(df.__dataframe__())
     col = x.get_column_by_name("a")
     res = dfbuffer.column_to_ndarray(col)
     owner = buffer_owner(res)

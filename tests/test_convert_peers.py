@@ -22,6 +22,8 @@ from producers import (
     INAT,
     USE_SENTINEL,
     Buffer,
+    ProtocolOnlyColumn,
+    ProtocolOnlyFrame,
     base_chain,
     categorical,
     datetimes,
@@ -80,7 +82,7 @@ def owner_of(res):
 
 
 def col_of(df, name):
-    return df.__dataframe__().get_column_by_name(name)
+    return ProtocolOnlyColumn(df.__dataframe__().get_column_by_name(name))
 
 
 def utc_naive(s):
@@ -102,7 +104,7 @@ def test_pandas_numpy_backed_zero_copy(dtype):
     src = (np.arange(30) % 5).astype(dtype)
     df = pd.DataFrame({"x": src, "y": np.arange(30.0)})
     # the interchange path: the owner is pandas' own buffer object
-    res = dfbuffer.from_dataframe(df.__dataframe__())["x"]
+    res = dfbuffer.from_dataframe(ProtocolOnlyFrame(df.__dataframe__()))["x"]
     assert type(res) is np.ndarray and res.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(res, df["x"].to_numpy())
     assert np.shares_memory(res, df["x"].to_numpy())
@@ -172,7 +174,7 @@ def test_pandas_float_nan():
 def test_pandas_nullable_masked(dtype, values):
     s = pd.Series(values, dtype=dtype)
     df = pd.DataFrame({"x": s})
-    res = dfbuffer.from_dataframe(df.__dataframe__())["x"]
+    res = dfbuffer.from_dataframe(ProtocolOnlyFrame(df.__dataframe__()))["x"]
     check_nulls(res, s.notna().to_numpy())
     assert res.dtype == s.dtype.numpy_dtype
     # the values are a view of pandas' data array (only the mask is new)

@@ -10,9 +10,9 @@ import os
 import pathlib
 import sys
 
-import background
 import numpy as np
 import pytest
+from child_processes import ChildProcess, Command, scratch_dir
 
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
@@ -34,9 +34,9 @@ def example():
         del sys.modules[spec.name]
 
 
-# The cluster runs in a child process submitted at collection (tests/background.py), so
-# that it starts while the tests before this module run; the child prints what the test
-# checks.
+# The cluster runs in a child process (tests/child_processes.py), which starts as the test
+# is collected, so that it runs while the tests before this module run; the child prints
+# what the test checks.
 _CLUSTER_CHILD = r"""
 import importlib.util, json, sys
 from dask.distributed import Client, LocalCluster
@@ -57,19 +57,19 @@ if __name__ == "__main__":
 """
 
 
-def _cluster_job() -> background.Job:
+def _cluster_command() -> Command:
     env = dict(os.environ)
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(dfbuffer.__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
-    script = background.scratch_dir() / "dask_cluster_child.py"
+    script = scratch_dir() / "dask_cluster_child.py"
     script.write_text(_CLUSTER_CHILD)
-    return background.submit([sys.executable, str(script), str(EXAMPLE)], owner=__file__,
-                             env=env, timeout=300)
+    return Command([sys.executable, script, EXAMPLE], env=env, timeout=300)
 
 
-_CLUSTER = _cluster_job()
+_CLUSTER = ChildProcess(_cluster_command)
 
 
+@pytest.mark.child_process(_CLUSTER)
 def test_example_on_local_cluster():
     proc = _CLUSTER.result()
     assert proc.returncode == 0, proc.stderr[-3000:]

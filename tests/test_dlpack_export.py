@@ -182,7 +182,7 @@ def test_dlpack_device():
     buf = make_buffer(np.arange(3))
     dev = buf.__dlpack_device__()
     assert dev == CPU
-    # (DeviceType member, int), as the interchange spec types it (#11)
+    # (DeviceType member, int), as the interchange spec types it
     assert type(dev[0]) is dfbuffer.DeviceType and type(dev[1]) is int
     dbuf = make_buffer(np.arange(3), device=(2, 3))
     assert dbuf.__dlpack_device__() == (2, 3)
@@ -402,7 +402,7 @@ def test_tvm_ffi_lifetime_and_readonly(collect):
         tvm_ffi.from_dlpack(RO)
 
 
-# --- export_dlpack.c copy_to_c_order: the rewritten strided inner loop ---------
+# --- dlpack.c copy_to_c_order: the rewritten strided inner loop ---------
 
 
 @pytest.mark.parametrize("step", [-3, -1, 2])

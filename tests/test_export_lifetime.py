@@ -8,9 +8,9 @@ import pickle
 import sys
 import weakref
 
-import background
 import numpy as np
 import pytest
+from child_processes import ChildProcess
 from export_helpers import Owner, PyBUF_WRITABLE, consume, get_buffer, make_buffer
 
 
@@ -254,16 +254,16 @@ print("exiting", flush=True)
 """
 
 
-def _finalize_job(with_thread: bool) -> background.Job:
-    """The child process of test_deleters_at_interpreter_exit, submitted at collection
-    (tests/background.py)."""
+def _finalize_job(with_thread: bool) -> ChildProcess:
+    """The child process of test_deleters_at_interpreter_exit (tests/child_processes.py)."""
     code = FINALIZE_SCRIPT.format(tests=os.path.dirname(__file__), with_thread=with_thread)
-    return background.python(code, owner=__file__)
+    return ChildProcess.python(code)
 
 
 _FINALIZE = {with_thread: _finalize_job(with_thread) for with_thread in (False, True)}
 
 
+@pytest.mark.child_process(*_FINALIZE.values())
 @pytest.mark.parametrize("with_thread", [False, True])
 def test_deleters_at_interpreter_exit(with_thread):
     r = _FINALIZE[with_thread].result()

@@ -462,7 +462,7 @@ def test_dlpack_pyarrow_array():
     with warnings.catch_warnings():
         # pyarrow refuses DLPack for an array with nulls (ArrowTypeError, a TypeError
         # subclass): no retry through the deprecated legacy export, but the next
-        # protocol the array speaks, its Arrow values buffer (issue 14)
+        # protocol the array speaks, its Arrow values buffer
         warnings.simplefilter("error")
         nulls = pa.array([1, None, 3])
         b = from_object(nulls)

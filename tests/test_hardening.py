@@ -1,8 +1,8 @@
-"""Regression tests for issue #8 (hardening): no hostile or sloppy producer
+"""Hardening: no hostile or sloppy producer
 can crash dfbuffer, and memory a producer hands over stays read-only unless
 the producer says it is writable.
 
-Grouped by the issue's headings.  Each test crashed, failed, or (for the
+Grouped by kind of fault.  Each test crashed, failed, or (for the
 undefined-behaviour group) aborted the ASan+UBSan build before its fix.
 Real pyarrow / pandas objects where they can make the input; hand-written
 minimal producers (tests/producers.py, the ctypes Arrow structs of
@@ -25,12 +25,12 @@ import threading
 import warnings
 import weakref
 
-import background
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 from _dlpack_ctypes import Tensor
+from child_processes import ChildProcess, Command, scratch_dir
 from producers import (
     BITMASK_DTYPE,
     INT32_DTYPE,
@@ -600,18 +600,25 @@ def test_readonly_arrow_paths():
 # ---------------------------------------------------------------------------
 
 
-def _subinterpreter_job():
-    """The child process of test_refuses_subinterpreter (submitted at collection, see
-    tests/background.py): a subinterpreter that loaded NumPy-using extensions can leave
-    state behind in the process that ran it."""
+def _has_run_in_subinterp() -> bool:
     try:
         import _testcapi
     except ImportError:
-        return None
-    if not hasattr(_testcapi, "run_in_subinterp"):
-        return None
+        return False
+    return hasattr(_testcapi, "run_in_subinterp")
+
+
+def _subinterpreter_out() -> pathlib.Path:
+    """The file the child process of test_refuses_subinterpreter writes its message to."""
+    return scratch_dir() / "subinterpreter.txt"
+
+
+def _subinterpreter_command() -> Command:
+    """The child process of test_refuses_subinterpreter (tests/child_processes.py): a
+    subinterpreter that loaded NumPy-using extensions can leave state behind in the
+    process that ran it."""
     so = pathlib.Path(dfbuffer._interchange.__file__)
-    out = background.scratch_dir() / "subinterpreter.txt"
+    out = _subinterpreter_out()
     code = textwrap.dedent(f"""
         import importlib.machinery, importlib.util
         loader = importlib.machinery.ExtensionFileLoader("dfbuffer._interchange", {str(so)!r})
@@ -627,20 +634,20 @@ def _subinterpreter_job():
             msg = type(e).__name__ + ": " + str(e)
         open({str(out)!r}, "w").write(msg)
     """)
-    return out, background.python(f"import _testcapi; _testcapi.run_in_subinterp({code!r})",
-                                  owner=__file__)
+    return Command([sys.executable, "-c",
+                    f"import _testcapi; _testcapi.run_in_subinterp({code!r})"], timeout=120)
 
 
-_SUBINTERPRETER = _subinterpreter_job()
+_SUBINTERPRETER = ChildProcess(_subinterpreter_command) if _has_run_in_subinterp() else None
 
 
+@pytest.mark.child_process(_SUBINTERPRETER)
 def test_refuses_subinterpreter():
     if _SUBINTERPRETER is None:
         pytest.skip("no _testcapi.run_in_subinterp")
-    out, job = _SUBINTERPRETER
-    r = job.result()
+    r = _SUBINTERPRETER.result()
     assert r.returncode == 0, r.stderr
-    msg = out.read_text()
+    msg = _subinterpreter_out().read_text()
     assert msg.startswith("ImportError"), msg
     assert "main interpreter" in msg or "subinterpreter" in msg
 
@@ -688,8 +695,8 @@ def test_arrow_export_release_without_gil_on_another_thread(method, name):
 
 _CHILD_ENV = {**os.environ, "PYTHONPATH": str(pathlib.Path(dfbuffer.__file__).parents[1])}
 
-# The two child processes below are submitted at collection (tests/background.py).
-_EXPORTS_AT_EXIT = background.python(textwrap.dedent("""
+# The two child processes of the tests below (tests/child_processes.py).
+_EXPORTS_AT_EXIT = ChildProcess.python(textwrap.dedent("""
     import threading, numpy as np, pyarrow as pa, dfbuffer
     b = dfbuffer.Buffer.from_object(np.arange(5))
     keep_arrow = pa.array(b)
@@ -703,11 +710,11 @@ _EXPORTS_AT_EXIT = background.python(textwrap.dedent("""
     threading.Thread(target=hold, daemon=True).start()
     ev.wait()
     print("ok")
-"""), owner=__file__, env=_CHILD_ENV)
+"""), env=_CHILD_ENV)
 
 # The first MaskedArray result and the first datetime column, from many threads at once
 # in a fresh process.
-_FIRST_USE = background.python(textwrap.dedent("""
+_FIRST_USE = ChildProcess.python(textwrap.dedent("""
     import threading, numpy as np, pyarrow as pa, dfbuffer
     arrs = [pa.array([1, None, 3]), pa.array(np.arange(3).astype("M8[us]"))]
     barrier = threading.Barrier(8)
@@ -723,15 +730,17 @@ _FIRST_USE = background.python(textwrap.dedent("""
     assert all(m.mask.tolist() == [False, True, False] for m, _ in out)
     assert all(d.dtype == np.dtype("M8[us]") for _, d in out)
     print("ok")
-"""), owner=__file__, env=_CHILD_ENV)
+"""), env=_CHILD_ENV)
 
 
+@pytest.mark.child_process(_EXPORTS_AT_EXIT)
 def test_exports_released_at_interpreter_exit():
     r = _EXPORTS_AT_EXIT.result()
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
 
 
+@pytest.mark.child_process(_FIRST_USE)
 def test_concurrent_first_use_of_module_state():
     """The first MaskedArray result and the first datetime column, from many
     threads at once in a fresh process: all succeed."""

@@ -1,5 +1,5 @@
-"""The fast paths of buffer_to_ndarray and of the interchange-buffer reader
-(issue 14): a plain interchange dtype tuple read directly and memoized, exact
+"""The fast paths of buffer_to_ndarray and of the interchange-buffer reader:
+a plain interchange dtype tuple read directly and memoized, exact
 ints and exact device tuples read directly, the 1-D whole-block Buffer built in
 one pass.  Each gives exactly what the general path gives, and every odd input
 (a tuple subclass, a non-int kind, a bool or huge ptr, a changing bufsize...)

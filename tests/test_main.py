@@ -5,26 +5,29 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
-import background
 import pytest
+from child_processes import ChildProcess, Command
 
 import dfbuffer
 
 
-def _submit(*args: str) -> background.Job:
+def _report(*args: str) -> ChildProcess:
     env = dict(os.environ)
     # The staged package may come from PYTHONPATH or from sys.path[0].
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(dfbuffer.__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
-    return background.submit([sys.executable, "-m", "dfbuffer", *args], owner=__file__,
-                             env=env, timeout=120)
+    return ChildProcess(lambda: Command([sys.executable, "-m", "dfbuffer", *args], env=env,
+                                        timeout=120))
 
 
-# both reports run as child processes submitted at collection (tests/background.py)
-_TEXT = _submit()
-_JSON = _submit("--json")
+# both reports run as child processes (tests/child_processes.py), started as the tests
+# below are collected
+_TEXT = _report()
+_JSON = _report("--json")
+pytestmark = pytest.mark.child_process(_TEXT, _JSON)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +43,10 @@ def test_text_report_exits_zero_and_names_everything():
     out = proc.stdout
     assert out.startswith(f"dfbuffer {dfbuffer.__version__}")
     assert "DLPack 1." in out
-    for word in ("numpy", "pandas", "pyarrow", "polars", "torch", "cupy"):
-        assert word in out
+    # the library line names every library probed, installed or not
+    libraries = next(line for line in out.splitlines() if line.startswith("libraries: "))
+    for word in ("numpy", "pandas", "pyarrow", "polars", "nanoarrow", "torch", "cupy"):
+        assert word in libraries
     assert "zero-copy" in out and "Interchange conformance" in out
     assert "Traceback" not in out + proc.stderr
 
@@ -123,3 +128,27 @@ def test_torch_rows_when_installed(report):
     for path in ("DLPack import", "DLPack export"):
         assert rows[path]["status"] == "ok", rows[path]
         assert rows[path]["zero_copy"] is True, rows[path]
+
+
+def test_text_report_explains_the_requirement_ids():
+    out = _TEXT.result().stdout.splitlines()
+    legend = [line for line in out if line.startswith("legend: ")]
+    assert len(legend) == 1
+    assert "P-n: producer requirement n of docs/requirements.md" in legend[0]
+    # every ID the conformance table names has a line with its first failure message
+    start = out.index("Interchange conformance (dfbuffer.testing.check_dataframe):")
+    table = out[start : out.index(legend[0])]
+    named = {m for line in table for m in re.findall(r"P-[0-9]+", line)}
+    if not named:
+        pytest.skip("no installed producer fails a requirement")
+    explained = {line.split()[0] for line in out if line.startswith("  P-")}
+    assert named == explained
+
+
+def test_nanoarrow_rows_zero_copy(report):
+    if report["versions"]["nanoarrow"] is None:
+        pytest.skip("nanoarrow not installed")
+    rows = {r["path"]: r for r in report["rows"] if r["producer"] == "nanoarrow"}
+    assert len(rows) == 4
+    for r in rows.values():
+        assert (r["status"], r["zero_copy"]) == ("ok", True), r

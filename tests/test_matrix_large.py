@@ -16,10 +16,10 @@ import textwrap
 import threading
 import weakref
 
-import background
 import numpy as np
 import pyarrow as pa
 import pytest
+from child_processes import ChildProcess
 
 import dfbuffer
 
@@ -129,7 +129,7 @@ def test_another_python_thread_runs_during_a_large_copy():
         th.join()
 
 
-# The two tests below run in child processes (submitted at collection, tests/background.py)
+# The two tests below run in child processes (tests/child_processes.py)
 # with a reaper delay of 50 ms instead of 1 s (DFBUFFER_MATRIX_DECAY_MS): a fresh process
 # to fork (not the test process with its threads) and whose memory counters only this
 # test moves.
@@ -209,12 +209,12 @@ _GIVEN_BACK_CHILD = textwrap.dedent("""
     print("ok")
 """)
 
-_FORK = background.python(_FORK_CHILD, owner=__file__, env=_CHILD_ENV) if hasattr(
-    os, "fork") else None
-_GIVEN_BACK = background.python(_GIVEN_BACK_CHILD, owner=__file__, env=_CHILD_ENV) if (
+_FORK = ChildProcess.python(_FORK_CHILD, env=_CHILD_ENV) if hasattr(os, "fork") else None
+_GIVEN_BACK = ChildProcess.python(_GIVEN_BACK_CHILD, env=_CHILD_ENV) if (
     os.path.exists("/proc/self/smaps_rollup")) else None
 
 
+@pytest.mark.child_process(_FORK)
 @pytest.mark.skipif(_FORK is None, reason="needs fork")
 def test_fork_with_a_kept_block():
     r = _FORK.result()
@@ -222,6 +222,7 @@ def test_fork_with_a_kept_block():
     assert r.stdout.strip() == "ok"
 
 
+@pytest.mark.child_process(_GIVEN_BACK)
 @pytest.mark.skipif(_GIVEN_BACK is None, reason="reads /proc/self/smaps_rollup")
 def test_kept_block_is_given_back_when_unused():
     r = _GIVEN_BACK.result()

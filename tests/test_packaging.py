@@ -98,6 +98,7 @@ def test_wheel_python_files_and_typing(wheel):
         assert f"dfbuffer/{name}" in names, name
     assert "dfbuffer/py.typed" in names
     assert "dfbuffer/_interchange.pyi" in names
+    assert "dfbuffer/_typing.pyi" in names
     ext = [n for n in names if re.fullmatch(r"dfbuffer/_interchange\.[^/]*(\.so|\.pyd)", n)]
     assert len(ext) == 1, ext
     assert not [n for n in names if n.endswith((".in", ".c", ".o", ".pyc"))]

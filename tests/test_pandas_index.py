@@ -1,4 +1,4 @@
-"""Issue #11: dfbuffer.pandas.from_dataframe restores the index that pandas'
+"""dfbuffer.pandas.from_dataframe restores the index that pandas'
 metadata in an Arrow schema describes (a range, a named index, a MultiIndex,
 an index named like a column) as pyarrow.Table.to_pandas does, and
 dfbuffer.from_dataframe returns the same columns whatever the path."""
@@ -13,11 +13,7 @@ import pyarrow as pa
 import pytest
 
 import dfbuffer
-
-if int(pd.__version__.split(".")[0]) < 3:
-    pytest.skip("dfbuffer.pandas needs pandas >= 3.0", allow_module_level=True)
-
-import dfbuffer.pandas as dpd  # noqa: E402
+import dfbuffer.pandas as dpd
 
 FRAMES = {
     "default": lambda: pd.DataFrame({"x": [1, 2, 3]}),

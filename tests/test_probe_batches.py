@@ -5,7 +5,8 @@ Every subset of the protocol names `Buffer.from_object` and `column_to_ndarray` 
 given to a class, each member raising `Tried(name)` when used, so the exception names the
 protocol taken.  The names are placed on the class, on a mixin after a static base in the
 MRO, or (the callables) in the instance's __dict__.  The expected choice is the documented
-order (docs/design.md, "Buffer.from_object"), written out below."""
+order (docs/design.md, "Buffer.from_object", generated from the registry that
+dfbuffer._interchange._protocols() returns), written out below as an independent oracle."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ NAMES = (
     "__arrow_c_array__",
     "__arrow_c_stream__",
     "__arrow_c_device_array__",
+    "__arrow_array__",
+    "__array__",
 )
 CALLABLES = {
     "__dlpack__",
@@ -35,6 +38,8 @@ CALLABLES = {
     "__arrow_c_array__",
     "__arrow_c_stream__",
     "__arrow_c_device_array__",
+    "__arrow_array__",
+    "__array__",
 }
 
 
@@ -70,6 +75,10 @@ def expected(names: frozenset) -> set:
         return {"__arrow_c_stream__"}
     if "__arrow_c_device_array__" in names:
         return {"__arrow_c_device_array__"}
+    if "__arrow_array__" in names:  # pyarrow is importable here
+        return {"__arrow_array__"}
+    if "__array__" in names:
+        return {"__array__"}
     return {"TypeError"}
 
 

@@ -1,4 +1,4 @@
-"""The fast paths of issue 14's polars round (probes of heap types that
+"""The fast paths of polars Series and Arrow imports (probes of heap types that
 follow every change of the class, the one-chunk plain-number conversion, the inline first chunk
 of an import): each gives what the general path gives, and is not taken
 where it must not be (a class whose attributes change, a subclass, an

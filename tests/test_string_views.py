@@ -1,4 +1,4 @@
-"""Issue 14, strings without detours: string_view ("vu") columns decoded to str
+"""Strings without detours: string_view ("vu") columns decoded to str
 objects and to StringDType straight from the 16-byte views.  Values equal
 pyarrow's and polars' own; hostile views give a clean ValueError."""
 
@@ -231,7 +231,7 @@ def test_interchange_column_claiming_views_is_not_read_as_views():
 
 
 # --------------------------------------------------------------------------
-# the ASCII fast path and the read-ahead of the views (issue 14)
+# the ASCII fast path and the read-ahead of the views
 
 
 def large_from_bytes(items: list[bytes]) -> pa.Array:

@@ -77,6 +77,19 @@ def test_requirements_name_existing_checks_and_tests():
         source = root / path
         assert source.exists(), path
         assert re.search(rf"def {test}\b", source.read_text(encoding="utf-8")), f"{path}::{test}"
+    for path in re.findall(r"`(tests/c/\w+\.c)`", text):
+        assert (root / path).exists(), path
+
+
+def test_every_core_file_has_its_c_test():
+    # src/core/<name>.c is tested by tests/c/test_<name>.c, a meson test listed in meson.build.
+    root = REQUIREMENTS.parents[1]
+    meson = (root / "meson.build").read_text(encoding="utf-8")
+    names = sorted(f.stem for f in (root / "src" / "core").glob("*.c"))
+    assert names
+    for name in names:
+        assert (root / "tests" / "c" / f"test_{name}.c").exists(), name
+        assert f"'{name}'," in meson, f"meson.build does not list the C test of {name}"
 
 
 # ---------------------------------------------------------------------------

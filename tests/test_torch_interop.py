@@ -19,9 +19,9 @@ import sys
 import textwrap
 import weakref
 
-import background
 import numpy as np
 import pytest
+from child_processes import ChildProcess, Command
 from export_helpers import (
     DLPACK_DTYPES,
     IS_COPIED,
@@ -208,10 +208,9 @@ def test_negative_strides_copy_keyword():
     assert all(s > 0 for s in info["strides"])
 
 
-def _negative_strides_child() -> background.Job:
+def _negative_strides_command() -> Command:
     # torch 2.13 aborts in C++ on any negative-stride DLPack tensor (NumPy's
-    # own __dlpack__ too), so this runs in a child (submitted at collection,
-    # tests/background.py).
+    # own __dlpack__ too), so this runs in a child (tests/child_processes.py).
     code = textwrap.dedent(
         """
         import numpy as np, torch
@@ -231,12 +230,13 @@ def _negative_strides_child() -> background.Job:
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.dirname(os.path.abspath(__file__)), *sys.path]
     )
-    return background.submit([sys.executable, "-c", code], owner=__file__, env=env, timeout=300)
+    return Command([sys.executable, "-c", code], env=env, timeout=300)
 
 
-_NEGATIVE_STRIDES = _negative_strides_child()
+_NEGATIVE_STRIDES = ChildProcess(_negative_strides_command)
 
 
+@pytest.mark.child_process(_NEGATIVE_STRIDES)
 def test_negative_strides_never_silently_wrong():
     # Acceptable outcomes: a Python exception, or the right values; an abort is
     # torch's known bug (xfail); wrong values fail.

@@ -102,6 +102,10 @@ extern PyMethodDef dfb_arrow_methods[];
    helper of dfbuffer.to_interchange), added by module init. */
 extern PyMethodDef dfb_arrow_interchange_methods[];
 
+/* arrow_table_export.c: _arrow_table_schema and _arrow_table_stream, the
+   Arrow structs of dfbuffer.to_arrow. */
+extern PyMethodDef dfb_arrow_table_export_methods[];
+
 /* capi.c: converts an ArrowArray + ArrowSchema a C caller moves in (both
    marked released in the caller's structs on return, success or error;
    each release callback runs exactly once, now or when the last array

@@ -112,7 +112,7 @@ extern PyType_Spec dfb_buffer_spec;
 /* Methods and slots defined in the export/import files, wired into the
    type by buffer.c. Each follows the CPython calling convention named. */
 
-/* export_dlpack.c */
+/* dlpack.c */
 PyObject *
 dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames);
@@ -133,13 +133,13 @@ dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol);
 PyObject *
 dfb_buffer_array(PyObject *self, PyObject *args, PyObject *kwds);
 
-/* import.c: Buffer.from_object (METH_CLASS | METH_FASTCALL |
+/* protocols.c: Buffer.from_object (METH_CLASS | METH_FASTCALL |
    METH_KEYWORDS; cls is the Buffer type). */
 PyObject *
 dfb_buffer_from_object(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                        PyObject *kwnames);
 
-/* import.c: the C entry of from_object.  Returns a new Buffer wrapping
+/* protocols.c: the C entry of from_object.  Returns a new Buffer wrapping
    `obj` without copying (dtype: NULL or a dtype-like overriding the
    producer's), or NULL with an exception set (TypeError when obj speaks
    no protocol dfbuffer knows, BufferError when the producer refuses). */

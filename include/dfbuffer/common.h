@@ -76,6 +76,12 @@ typedef struct {
     PyObject *cuda_array_interface;  /* "__cuda_array_interface__" */
     PyObject *array_interface;       /* "__array_interface__" */
     PyObject *dlpack;                /* "__dlpack__" */
+    PyObject *array_method;          /* "__array__" */
+    PyObject *arrow_array_method;    /* "__arrow_array__" */
+    PyObject *copy;
+    PyObject *pyarrow;
+    PyObject *Array;
+    PyObject *ChunkedArray;
     PyObject *is_conj;
     PyObject *is_neg;
     /* pandas (the fast path) */
@@ -92,6 +98,7 @@ typedef struct {
 typedef struct {
     PyObject *allow_copy_kw;  /* ("allow_copy",) */
     PyObject *max_version_kw; /* ("max_version",) */
+    PyObject *copy_kw;        /* ("copy",) */
     PyObject
         *dlpack_version; /* (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION) */
 } dfb_consts;

@@ -158,6 +158,10 @@ dfb_convert_state_clear(dfb_state *st);
    column_to_ndarray, from_dataframe), added by module init. */
 extern PyMethodDef dfb_convert_methods[];
 
+/* The private _arrow_type of type_info.c (the type table from Python),
+   added by module init. */
+extern PyMethodDef dfb_type_info_methods[];
+
 /* bitmap.c */
 
 /* Unpacks `length` LSB-first bits starting at bit `bit_offset` of `bits`

@@ -259,9 +259,9 @@ DfBuffer_ImportAPI(void)
    keeps alive (a new reference to owner is taken; Py_None for static
    memory; NULL is a TypeError).  typestr: an array-interface type string
    ("<f8", "|b1", "<M8[ns]"; NULL = "|u1"), no object dtypes.  shape ==
-   NULL: 1-D of bufsize / itemsize elements; strides == NULL:
-   C-contiguous.  ValueError/TypeError/OverflowError when the layout leaves
-   the block or an argument is bad. */
+   NULL: 1-D of bufsize / itemsize elements (strides must then be NULL
+   too); strides == NULL: C-contiguous.  ValueError/TypeError/OverflowError
+   when the layout leaves the block or an argument is bad. */
 #define DfBuffer_New(ptr, bufsize, owner, typestr, ndim, shape, strides, \
                      device_type, device_id, readonly)                   \
     (DfBuffer_API->Buffer_New(DfBuffer_API, (ptr), (bufsize), (owner),   \
@@ -279,7 +279,7 @@ DfBuffer_ImportAPI(void)
                                    (device_id), (readonly)))
 
 /* Fills *info with borrowed views of Buffer `buffer`'s fields.  Returns 0,
-   or -1 with TypeError when buffer is not a Buffer. */
+   or -1 with TypeError when buffer is not a Buffer or info is NULL. */
 #define DfBuffer_GetInfo(buffer, info)                            \
     (DfBuffer_API->Buffer_GetInfo(DfBuffer_API, (buffer), (info), \
                                   sizeof(DfBuffer_Info)))

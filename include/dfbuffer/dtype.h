@@ -50,7 +50,8 @@ int
 dfb_ix_dtype_plain_memo(dfb_state *st, PyObject *t, dfb_format *out);
 
 /* Returns a new reference to the NumPy dtype named by `typestr` ("<i8",
-   "M8[us]", ...), or NULL with an exception set. */
+   "M8[us]", ...), or NULL with TypeError / ValueError / MemoryError set
+   (NumPy's SyntaxError for "i4,," becomes TypeError). */
 PyArray_Descr *
 dfb_descr_from_typestr(const char *typestr);
 

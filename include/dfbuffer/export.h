@@ -13,7 +13,7 @@ extern PyMethodDef dfb_export_methods[];
    set.  Called at the end of module exec. */
 int
 dfb_capi_add(PyObject *m, dfb_state *st);
-/* export_dlpack.c: drops a strong reference from any thread, with or
+/* dlpack.c: drops a strong reference from any thread, with or
    without the GIL (the DLPack deleters and the Arrow export's release
    callback share it): takes the GIL with PyGILState_Ensure in normal
    operation; while the interpreter is finalizing, decrefs only if the
@@ -22,7 +22,7 @@ dfb_capi_add(PyObject *m, dfb_state *st);
 void
 dfb_decref_any_thread(PyObject *obj);
 
-/* export_dlpack.c: on 3.11/3.12 registers the atexit callback that tells
+/* dlpack.c: on 3.11/3.12 registers the atexit callback that tells
    dfb_decref_any_thread the interpreter is shutting down (3.13+ asks
    Py_IsFinalizing; nothing to do).  Called by module exec.  Returns 0, or
    -1 with an exception set. */

@@ -14,6 +14,7 @@
 #include "dfbuffer/frame.h"
 #include "dfbuffer/pandas_block.h"
 #include "dfbuffer/export.h"
+#include "dfbuffer/ixwalk.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -262,6 +263,9 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         }
         PyObject *arr =
             convert_column(st, imp, is_table, c, nulls, allow_copy);
+        if (arr == NULL) {
+            dfb_add_column_context(key); /* the error names the column */
+        }
         if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
             Py_XDECREF(arr);
             Py_DECREF(key);

@@ -12,8 +12,10 @@
 #include "format.h"
 #include "offsets.h"
 #include "reader.h"
+#include "types.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/export.h"
+#include "mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -129,7 +131,7 @@ read_view_buffers(const struct ArrowArray *a, int64_t length, ref_list *refs,
             return -1;
         }
         sizes = PyArray_DATA(sz);
-        memcpy(sizes, sizes_p, (size_t)n_var * sizeof(int64_t));
+        dfb_memcpy(sizes, sizes_p, (size_t)n_var * sizeof(int64_t));
         bufs = (const char **)(sizes + n_var);
         for (int64_t k = 0; k < n_var; k++) {
             bufs[k] = a->buffers[2 + k];
@@ -224,9 +226,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
                 len > total - pos) {
                 goto changed;
             }
-            if (len > 0) {
-                memcpy(d + pos, bytes, (size_t)len);
-            }
+            dfb_memcpy(d + pos, bytes, (size_t)len);
             pos += len;
         }
         o[i + 1] = pos;
@@ -249,7 +249,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
             return -1;
         }
         uint8_t *out = PyArray_DATA(bm);
-        memset(out, 0, nbytes);
+        dfb_memset(out, 0, nbytes);
         for (int64_t i = 0; i < length; i++) {
             out[i >> 3] |=
                 (uint8_t)(dfb_arrow_get_bit(validity, offset + i) << (i & 7));
@@ -391,20 +391,18 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
     }
 
     /* values */
-    switch (f.type) {
-        case DFB_T_NULL:
+    const dfb_type_row *row = dfb_type_row_of(f.type);
+    switch (row->layout) {
+        case DFB_LAYOUT_NONE:
             break;
-        case DFB_T_BOOL_BIT:
+        case DFB_LAYOUT_BITS:
             if (arrow_span(st, nd, &col->data, a->buffers[1], vbytes, NULL,
                            refs) < 0) {
                 return -1;
             }
             break;
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_BINARY:
-        case DFB_T_LARGE_BINARY: {
-            int w = (f.type == DFB_T_UTF8 || f.type == DFB_T_BINARY) ? 4 : 8;
+        case DFB_LAYOUT_OFFSETS: {
+            int w = row->offset_bytes;
             static const int64_t zero_offsets[1] = {0};
             const void *obuf = a->buffers[1];
             int64_t last = 0, osize;
@@ -448,7 +446,7 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             }
             break;
         }
-        case DFB_T_STRING_VIEW:
+        case DFB_LAYOUT_VIEWS:
             if (!readable) {
                 return dfb_arrow_device_unread(
                     name,

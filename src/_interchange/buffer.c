@@ -2,13 +2,15 @@
  * dfb_buffer_from_data), the layout and device checks, and the NumPy view.
  *
  * The type itself (its slots, attributes, method table) is buffer_type.c;
- * the exports live in export_dlpack.c, export_array.c and arrow_export.c,
+ * the exports live in dlpack.c, export_array.c and arrow_export.c,
  * the imports in import.c.
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/dtype.h"
 #include "layout.h"
+#include "mem.h"
+#include "dlpack_types.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -116,20 +118,13 @@ dfb_buffer_size(const DfbBuffer *b)
 int
 dfb_buffer_require_host(const DfbBuffer *b, const char *what)
 {
-    switch (b->device.device_type) {
-        case kDLCPU:
-        case kDLCUDAHost:
-        case kDLROCMHost:
-        case kDLCUDAManaged:
-            return 0;
-        default:
-            PyErr_Format(PyExc_BufferError,
-                         "%s needs host memory, but this Buffer is on "
-                         "device (%d, %d)",
-                         what, (int)b->device.device_type,
-                         (int)b->device.device_id);
-            return -1;
+    if (dfb_dlpack_host_readable(b->device.device_type)) {
+        return 0;
     }
+    PyErr_Format(PyExc_BufferError,
+                 "%s needs host memory, but this Buffer is on device (%d, %d)",
+                 what, (int)b->device.device_type, (int)b->device.device_id);
+    return -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -302,8 +297,8 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
         self->dims[1] = strides[0];
     }
     else if (ndim > 0) {
-        memcpy(self->shape, shape, ndim * sizeof(Py_ssize_t));
-        memcpy(self->strides, strides, ndim * sizeof(Py_ssize_t));
+        dfb_memcpy(self->shape, shape, ndim * sizeof(Py_ssize_t));
+        dfb_memcpy(self->strides, strides, ndim * sizeof(Py_ssize_t));
     }
     if (owner_gc || PyObject_IS_GC((PyObject *)dtype)) {
         PyObject_GC_Track(self);

@@ -12,6 +12,7 @@
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/dfbuffer.h"
+#include "mem.h"
 
 #include <string.h>
 
@@ -45,10 +46,16 @@ typedef struct {
 } capi_impl;
 
 /* Returns the module of the table's Buffer type (borrowed) and its state in
- *st, or NULL with SystemError when the module is gone. */
+ *st, or NULL with SystemError when the module is gone or `api` is NULL. */
 static PyObject *
 capi_module(const DfBuffer_CAPI *api, dfb_state **st)
 {
+    if (api == NULL) {
+        PyErr_SetString(PyExc_SystemError,
+                        "dfbuffer C API: the table argument is NULL (call "
+                        "through the DfBuffer_* macros)");
+        return NULL;
+    }
     PyObject *m = PyType_GetModuleByDef(api->BufferType, &dfb_module_def);
     if (m == NULL) {
         return NULL;
@@ -90,6 +97,12 @@ capi_buffer_new(const DfBuffer_CAPI *api, void *ptr, Py_ssize_t bufsize,
 {
     dfb_state *st;
     if (capi_module(api, &st) == NULL || capi_check_owner(owner) < 0) {
+        return NULL;
+    }
+    if (shape == NULL && strides != NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "DfBuffer_New: strides without a shape (pass both, "
+                        "or a shape alone)");
         return NULL;
     }
     PyArray_Descr *descr = capi_descr(typestr);
@@ -134,10 +147,14 @@ capi_buffer_from_data(const DfBuffer_CAPI *api, void *data, PyObject *owner,
 }
 
 /* Returns `op` as a Buffer of the table's module, or NULL with TypeError
-   (`what` names the caller). */
+   (`what` names the caller; SystemError for a NULL table). */
 static DfbBuffer *
 capi_as_buffer(const DfBuffer_CAPI *api, PyObject *op, const char *what)
 {
+    dfb_state *st;
+    if (capi_module(api, &st) == NULL) {
+        return NULL;
+    }
     if (op == NULL || !PyObject_TypeCheck(op, api->BufferType)) {
         PyErr_Format(PyExc_TypeError,
                      "%s expects a dfbuffer.Buffer, got %.100s", what,
@@ -148,13 +165,21 @@ capi_as_buffer(const DfBuffer_CAPI *api, PyObject *op, const char *what)
 }
 
 /* DfBuffer_GetInfo: fills the first `size` bytes of *out (the consumer's
-   sizeof(DfBuffer_Info)).  Returns 0, or -1 with TypeError. */
+   sizeof(DfBuffer_Info); size 0 fills nothing, and out may then be NULL).
+   Returns 0, or -1 with TypeError (not a Buffer, or out NULL with size >
+   0). */
 static int
 capi_buffer_get_info(const DfBuffer_CAPI *api, PyObject *op,
                      DfBuffer_Info *out, size_t size)
 {
     DfbBuffer *b = capi_as_buffer(api, op, "DfBuffer_GetInfo");
     if (b == NULL) {
+        return -1;
+    }
+    if (out == NULL && size != 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "DfBuffer_GetInfo: info is NULL (with info_size %zu)",
+                     size);
         return -1;
     }
     DfBuffer_Info info;
@@ -173,7 +198,7 @@ capi_buffer_get_info(const DfBuffer_CAPI *api, PyObject *op,
     info.byteorder = b->dtype->byteorder;
     info.dtype = (PyObject *)b->dtype;
     info.owner = b->owner;
-    memcpy(out, &info, size < sizeof(info) ? size : sizeof(info));
+    dfb_memcpy(out, &info, size < sizeof(info) ? size : sizeof(info));
     return 0;
 }
 

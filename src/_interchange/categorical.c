@@ -30,7 +30,27 @@ static PyStructSequence_Desc codes_desc = {
     "A categorical column as column_to_ndarray(..., categorical='codes')\n"
     "and from_dataframe(..., categorical='codes') return it: the codes\n"
     "without decoding, the categories, and whether they are ordered.\n"
-    "pandas: Categorical.from_codes(codes.filled(-1), categories, ordered).",
+    "pandas: Categorical.from_codes(codes.filled(-1), categories, "
+    "ordered).\n\n"
+    "Parameters\n"
+    "----------\n"
+    "codes : numpy.ndarray or numpy.ma.MaskedArray\n"
+    "    The integer codes (masked where null, in nulls='mask').\n"
+    "categories : numpy.ndarray\n"
+    "    The categories, converted like any column.\n"
+    "ordered : bool\n"
+    "    Whether the order of the categories is meaningful.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pandas as pd\n"
+    ">>> import dfbuffer\n"
+    ">>> df = pd.DataFrame({\"c\": pd.Categorical([\"b\", \"a\", \"b\"], "
+    "ordered=True)})\n"
+    ">>> res = dfbuffer.from_dataframe(df, categorical=\"codes\")[\"c\"]\n"
+    ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
+    "([1, 0, 1], ['a', 'b'], True)\n"
+    ">>> codes, categories, ordered = res",
     codes_fields,
     3,
 };
@@ -153,9 +173,10 @@ codes_nulls(PyObject *codes, int mode, int allow_copy)
         goto done;
     }
     if (mode == DFB_NULLS_RAISE) {
+        npy_intp nnull = PyArray_CountNonzero((PyArrayObject *)mask);
         PyErr_Format(PyExc_ValueError,
-                     "the column has %lld null values (nulls='raise')",
-                     (long long)PyArray_CountNonzero((PyArrayObject *)mask));
+                     "the column has %lld null value%s (nulls='raise')",
+                     (long long)nnull, nnull == 1 ? "" : "s");
         goto done;
     }
     if (!allow_copy) {

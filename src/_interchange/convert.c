@@ -14,6 +14,9 @@
 #include "dfbuffer/probe.h"
 #include "layout.h"
 #include "offsets.h"
+#include "mem.h"
+#include "nan.h"
+#include "types.h"
 
 #include <math.h>
 #include <string.h>
@@ -96,46 +99,11 @@ format_to_descr(dfb_state *st, const dfb_format *f)
 /* Small helpers                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Human name of a dfb_type for messages. */
+/* Human name of a dfb_type for messages (the type table's). */
 static const char *
 type_name(dfb_type t)
 {
-    switch (t) {
-        case DFB_T_NULL:
-            return "null";
-        case DFB_T_BOOL_BIT:
-            return "bit-packed bool";
-        case DFB_T_BOOL8:
-            return "bool";
-        case DFB_T_INT:
-            return "int";
-        case DFB_T_UINT:
-            return "uint";
-        case DFB_T_FLOAT:
-            return "float";
-        case DFB_T_UTF8:
-            return "utf8 string";
-        case DFB_T_LARGE_UTF8:
-            return "large utf8 string";
-        case DFB_T_STRING_VIEW:
-            return "string view";
-        case DFB_T_BINARY:
-            return "binary";
-        case DFB_T_LARGE_BINARY:
-            return "large binary";
-        case DFB_T_DATE32:
-            return "date32";
-        case DFB_T_DATE64:
-            return "date64";
-        case DFB_T_TIMESTAMP:
-            return "timestamp";
-        case DFB_T_DURATION:
-            return "duration";
-        case DFB_T_DICTIONARY:
-            return "categorical";
-        default:
-            return "invalid";
-    }
+    return dfb_type_row_of(t)->name;
 }
 
 /* Reads the integer at `p` (bits 8..64, signed or not, byte-swapped if
@@ -169,40 +137,6 @@ read_int(const char *p, int bits, int is_signed, int swap)
                 v = __builtin_bswap64(v);
             }
             return (int64_t)v;
-        }
-    }
-}
-
-/* Returns 1 if the float of `bits` at `p` (maybe byte-swapped) is NaN. */
-static inline int
-is_nan_at(const char *p, int bits, int swap)
-{
-    switch (bits) {
-        case 16: {
-            uint16_t v;
-            memcpy(&v, p, 2);
-            if (swap) {
-                v = (uint16_t)__builtin_bswap16(v);
-            }
-            return (v & 0x7c00) == 0x7c00 && (v & 0x03ff) != 0;
-        }
-        case 32: {
-            uint32_t v;
-            memcpy(&v, p, 4);
-            if (swap) {
-                v = __builtin_bswap32(v);
-            }
-            return (v & 0x7f800000u) == 0x7f800000u && (v & 0x007fffffu);
-        }
-        default: {
-            uint64_t v;
-            memcpy(&v, p, 8);
-            if (swap) {
-                v = __builtin_bswap64(v);
-            }
-            return (v & UINT64_C(0x7ff0000000000000)) ==
-                       UINT64_C(0x7ff0000000000000) &&
-                   (v & UINT64_C(0x000fffffffffffff));
         }
     }
 }
@@ -301,20 +235,26 @@ validate(const dfb_column *col, int depth)
     if (col->length == 0) {
         end = 0; /* nothing is read */
     }
-    switch (col->fmt.type) {
-        case DFB_T_NULL:
+    const dfb_type_row *row = dfb_type_row_of(col->fmt.type);
+    if (row->conv == DFB_CONV_REFUSED) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "dfbuffer cannot convert %s columns",
+                     type_name(col->fmt.type));
+        return -1;
+    }
+    switch (row->layout) {
+        case DFB_LAYOUT_NONE:
             break;
-        case DFB_T_BOOL_BIT:
+        case DFB_LAYOUT_BITS:
             if (check_span(&col->data, (end + 7) / 8, "data") < 0) {
                 return -1;
             }
             break;
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8: {
+        case DFB_LAYOUT_OFFSETS: {
             if (col->length == 0) {
                 break;
             }
-            int osize = col->fmt.type == DFB_T_UTF8 ? 4 : 8;
+            int osize = row->offset_bytes;
             if ((need = mul_bytes(end + 1, osize)) < 0 ||
                 check_span(&col->offsets, need, "offsets") < 0) {
                 return -1;
@@ -342,7 +282,7 @@ validate(const dfb_column *col, int depth)
             }
             break;
         }
-        case DFB_T_STRING_VIEW:
+        case DFB_LAYOUT_VIEWS:
             /* the views; each is checked against its buffers where it is
                read (dfb_view_at) */
             if ((need = mul_bytes(end, 16)) < 0 ||
@@ -364,7 +304,7 @@ validate(const dfb_column *col, int depth)
                 return -1;
             }
             break;
-        case DFB_T_DICTIONARY:
+        case DFB_LAYOUT_CODES:
             if ((need = mul_bytes(end, col->index.bits / 8)) < 0 ||
                 check_span(&col->data, need, "data (codes)") < 0) {
                 return -1;
@@ -437,80 +377,15 @@ int_layout(const dfb_column *c, int *bits, int *is_signed, char *bo)
 {
     const dfb_format *f =
         c->fmt.type == DFB_T_DICTIONARY ? &c->index : &c->fmt;
+    const dfb_type_row *r = dfb_type_row_of(f->type);
     *bo = f->byteorder;
-    switch (f->type) {
-        case DFB_T_INT:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
-        case DFB_T_DATE32:
-        case DFB_T_DATE64:
-        case DFB_T_DICTIONARY:
-            *bits = f->bits;
-            *is_signed = 1;
-            return 0;
-        case DFB_T_UINT:
-        case DFB_T_BOOL8:
-            *bits = f->bits;
-            *is_signed = 0;
-            return 0;
-        default:
-            return -1;
+    if ((r->layout != DFB_LAYOUT_FIXED && r->layout != DFB_LAYOUT_CODES) ||
+        (r->storage != 'i' && r->storage != 'u' && r->storage != 'b')) {
+        return -1;
     }
-}
-
-/* Counts the NaNs among `n` native doubles at `p` (any alignment). */
-static int64_t
-count_nan_f64(const char *p, int64_t n)
-{
-    int64_t count = 0, i = 0;
-#if defined(__SSE2__)
-    for (; i + 8 <= n; i += 8) {
-        __m128d a = _mm_loadu_pd((const double *)(const void *)(p + i * 8));
-        __m128d b =
-            _mm_loadu_pd((const double *)(const void *)(p + i * 8 + 16));
-        __m128d c =
-            _mm_loadu_pd((const double *)(const void *)(p + i * 8 + 32));
-        __m128d d =
-            _mm_loadu_pd((const double *)(const void *)(p + i * 8 + 48));
-        int m = _mm_movemask_pd(_mm_cmpunord_pd(a, a)) |
-                (_mm_movemask_pd(_mm_cmpunord_pd(b, b)) << 2) |
-                (_mm_movemask_pd(_mm_cmpunord_pd(c, c)) << 4) |
-                (_mm_movemask_pd(_mm_cmpunord_pd(d, d)) << 6);
-        if (m) {
-            count += __builtin_popcount((unsigned)m);
-        }
-    }
-#endif
-    for (; i < n; i++) {
-        double v;
-        memcpy(&v, p + i * 8, 8);
-        count += v != v;
-    }
-    return count;
-}
-
-/* Counts the NaNs among `n` native floats at `p` (any alignment). */
-static int64_t
-count_nan_f32(const char *p, int64_t n)
-{
-    int64_t count = 0, i = 0;
-#if defined(__SSE2__)
-    for (; i + 8 <= n; i += 8) {
-        __m128 a = _mm_loadu_ps((const float *)(const void *)(p + i * 4));
-        __m128 b = _mm_loadu_ps((const float *)(const void *)(p + i * 4 + 16));
-        int m = _mm_movemask_ps(_mm_cmpunord_ps(a, a)) |
-                (_mm_movemask_ps(_mm_cmpunord_ps(b, b)) << 4);
-        if (m) {
-            count += __builtin_popcount((unsigned)m);
-        }
-    }
-#endif
-    for (; i < n; i++) {
-        float v;
-        memcpy(&v, p + i * 4, 4);
-        count += v != v;
-    }
-    return count;
+    *bits = f->bits;
+    *is_signed = r->storage == 'i';
+    return 0;
 }
 
 /* Computes the null mask of chunk `c` (validated).  Sets *out to a new
@@ -532,7 +407,7 @@ chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
         if (m == NULL) {
             return -1;
         }
-        memset(PyArray_DATA(m), 1, (size_t)n);
+        dfb_memset(PyArray_DATA(m), 1, (size_t)n);
         *out = m;
         *nnull = n;
         return 0;
@@ -544,20 +419,10 @@ chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
             if (c->fmt.type != DFB_T_FLOAT) {
                 return 0;
             }
-            const int bits = c->fmt.bits, sz = bits / 8;
+            const int sz = c->fmt.bits / 8;
             const int swap = dfb_is_swapped(c->fmt.byteorder);
             const char *p = c->data.ptr + c->offset * sz;
-            if (bits == 64 && !swap) {
-                DFB_NOGIL_IF(n, count = count_nan_f64(p, n));
-            }
-            else if (bits == 32 && !swap) {
-                DFB_NOGIL_IF(n, count = count_nan_f32(p, n));
-            }
-            else {
-                for (int64_t i = 0; i < n; i++) {
-                    count += is_nan_at(p + i * sz, bits, swap);
-                }
-            }
+            DFB_NOGIL_IF(n, count = dfb_count_nan(p, n, sz, sz, swap, NULL));
             if (count == 0) {
                 return 0;
             }
@@ -565,10 +430,7 @@ chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
             if (m == NULL) {
                 return -1;
             }
-            uint8_t *o = PyArray_DATA(m);
-            for (int64_t i = 0; i < n; i++) {
-                o[i] = (uint8_t)is_nan_at(p + i * sz, bits, swap);
-            }
+            dfb_count_nan(p, n, sz, sz, swap, PyArray_DATA(m));
             *out = m;
             *nnull = count;
             return 0;
@@ -756,7 +618,7 @@ null_value_at(char *p, PyArray_Descr *d)
         }
     }
     else {
-        memset(p, 0, (size_t)sz);
+        dfb_memset(p, 0, (size_t)sz);
     }
 }
 
@@ -769,17 +631,18 @@ nulls_in_values(const dfb_column *c, PyObject *values)
     if (kind == 'O' || kind == 'T') {
         return 1;
     }
-    switch (c->fmt.type) {
-        case DFB_T_DICTIONARY:
+    const dfb_type_row *r = dfb_type_row_of(c->fmt.type);
+    switch (r->conv) {
+        case DFB_CONV_DECODE:
             return kind == 'f' || kind == 'M' || kind == 'm';
-        case DFB_T_DATE32:
-            return 1;
-        case DFB_T_FLOAT:
-            return c->null_kind == DFB_NULL_USE_NAN;
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
-        case DFB_T_DATE64:
-            return c->null_kind == DFB_NULL_USE_SENTINEL &&
+        case DFB_CONV_WIDEN:
+            return 1; /* the kernel writes NaT */
+        case DFB_CONV_VIEW:
+            if (r->result == 'f') {
+                return c->null_kind == DFB_NULL_USE_NAN;
+            }
+            return (r->result == 'M' || r->result == 'm') &&
+                   c->null_kind == DFB_NULL_USE_SENTINEL &&
                    c->null_value == NPY_DATETIME_NAT;
         default:
             return 0;
@@ -807,7 +670,7 @@ decode_fixed(const dfb_codes *codes, const uint8_t *isnull, int64_t n,
         if (dfb_codes_get(codes, i, &code) != DFB_OK) {
             return i;
         }
-        memcpy(dst + i * isz, src + code * isz, (size_t)isz);
+        dfb_memcpy(dst + i * isz, src + code * isz, (size_t)isz);
     }
     return -1;
 }
@@ -883,7 +746,7 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                        Py_NewRef(item ? item : Py_None));
         }
         else {
-            memcpy(dst + i * isz, src + code * isz, (size_t)isz);
+            dfb_memcpy(dst + i * isz, src + code * isz, (size_t)isz);
         }
     }
     Py_DECREF(cats);
@@ -898,16 +761,11 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
              int allow_copy, int opts)
 {
     const int64_t n = c->length;
-    switch (c->fmt.type) {
-        case DFB_T_BOOL8:
-        case DFB_T_INT:
-        case DFB_T_UINT:
-        case DFB_T_FLOAT:
-        case DFB_T_DATE64:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
+    const dfb_type_row *row = dfb_type_row_of(c->fmt.type);
+    switch (row->conv) {
+        case DFB_CONV_VIEW:
             return view_values(st, c);
-        case DFB_T_DATE32: {
+        case DFB_CONV_WIDEN: {
             if (need_copy(allow_copy, "date32 days to datetime64[D]") < 0) {
                 return NULL;
             }
@@ -929,7 +787,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             }
             return (PyObject *)out;
         }
-        case DFB_T_BOOL_BIT: {
+        case DFB_CONV_UNPACK: {
             if (need_copy(allow_copy, "bit-packed booleans") < 0) {
                 return NULL;
             }
@@ -943,8 +801,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             }
             return (PyObject *)out;
         }
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
+        case DFB_CONV_STRINGS:
             if (need_copy(allow_copy, "strings to Python str objects") < 0) {
                 return NULL;
             }
@@ -956,7 +813,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                                              0);
             }
             return dfb_strings_to_object_array(c, isnull);
-        case DFB_T_STRING_VIEW:
+        case DFB_CONV_STRING_VIEWS:
             if (need_copy(allow_copy, "string views to Python str objects") <
                 0) {
                 return NULL;
@@ -965,12 +822,12 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                 return dfb_views_to_stringdtype(c, isnull);
             }
             return dfb_views_to_object_array(c, isnull);
-        case DFB_T_DICTIONARY:
+        case DFB_CONV_DECODE:
             if (need_copy(allow_copy, "categorical codes to values") < 0) {
                 return NULL;
             }
             return take_categories(st, c, isnull, opts);
-        case DFB_T_NULL: {
+        case DFB_CONV_NONES: {
             PyArrayObject *out =
                 new_array(PyArray_DescrFromType(NPY_OBJECT), n);
             if (out == NULL) {
@@ -1086,8 +943,8 @@ finish(dfb_state *st, PyObject *values, PyArrayObject *mask, int64_t nnull,
     switch (nulls) {
         case DFB_NULLS_RAISE:
             PyErr_Format(PyExc_ValueError,
-                         "the column has %lld null values (nulls='raise')",
-                         (long long)nnull);
+                         "the column has %lld null value%s (nulls='raise')",
+                         (long long)nnull, nnull == 1 ? "" : "s");
             break;
         case DFB_NULLS_FILL:
             if (need_copy(allow_copy, "a column with nulls in fill mode") ==
@@ -1151,7 +1008,7 @@ mask_null_categories(const dfb_column *c, PyArrayObject **mask, int64_t *nnull)
             Py_DECREF(catmask);
             return -1;
         }
-        memset(PyArray_DATA(*mask), 0, (size_t)n);
+        dfb_memset(PyArray_DATA(*mask), 0, (size_t)n);
     }
     dfb_codes codes;
     if (dfb_column_codes(c,
@@ -1312,11 +1169,11 @@ dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             PyObject *m = PyList_GET_ITEM(masks, i);
             const size_t len = (size_t)chunks[i].length;
             if (m == Py_None) {
-                DFB_NOGIL_IF(len, memset(o, 0, len));
+                DFB_NOGIL_IF(len, dfb_memset(o, 0, len));
             }
             else {
                 const void *src = PyArray_DATA((PyArrayObject *)m);
-                DFB_NOGIL_IF(len, memcpy(o, src, len));
+                DFB_NOGIL_IF(len, dfb_memcpy(o, src, len));
             }
             o += chunks[i].length;
         }

@@ -5,12 +5,15 @@
  * Nothing but module.c and capi.c depends on this file.
  */
 #include "dfbuffer/common.h"
+#include "dfbuffer/pandas_block.h"
 #include "dfbuffer/args.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/ixwalk.h"
 #include "dfbuffer/probe.h"
+#include "types.h"
+#include "dfbuffer/import.h"
 
 #include <string.h>
 
@@ -30,7 +33,46 @@ PyDoc_STRVAR(
     "bit-packed bool dtype, which is unpacked to a new bool array; int32\n"
     "dates become a new datetime64[D] array).  The result's base is a\n"
     "dfbuffer.Buffer whose owner is `buffer`.  CPU memory only (BufferError\n"
-    "otherwise); ValueError when offset/length exceed bufsize.");
+    "otherwise); ValueError when offset/length exceed bufsize.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "buffer : interchange Buffer\n"
+    "    Anything with ptr, bufsize and __dlpack_device__ (a "
+    "dfbuffer.Buffer,\n"
+    "    or a column's buffer from get_buffers()).\n"
+    "dtype : tuple or dtype-like\n"
+    "    An interchange dtype (kind, bit_width, format, endianness), or\n"
+    "    anything numpy.dtype accepts.\n"
+    "offset : int, optional\n"
+    "    The first element to view (default 0).\n"
+    "length : int or None, optional\n"
+    "    The number of elements (default: to the end of the buffer).\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "numpy.ndarray\n"
+    "    A 1-D view of the buffer's memory (a new array for bit-packed bools\n"
+    "    and int32 dates).\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    buffer is not an interchange buffer, or dtype holds references.\n"
+    "ValueError\n"
+    "    offset and length leave the buffer.\n"
+    "BufferError\n"
+    "    The memory is not on the CPU.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import numpy as np\n"
+    ">>> import dfbuffer\n"
+    ">>> buf = dfbuffer.Buffer.from_object(np.arange(4, dtype=np.int64))\n"
+    ">>> arr = dfbuffer.buffer_to_ndarray(buf, \"<i8\", offset=1)\n"
+    ">>> arr\n"
+    "array([1, 2, 3])\n"
+    ">>> arr.base.owner is buf\n"
+    "True");
 
 /* NumPy type number of plain fixed-width format `f` (bool, int, uint,
    float) in native byte order, or -1 for every other format (those take
@@ -43,22 +85,28 @@ native_typenum(const dfb_format *f)
         f->byteorder != native_order) {
         return -1;
     }
-    switch (f->type) {
-        case DFB_T_BOOL8:
+    /* plain: zero-copy views whose values are what is stored */
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    if (r->layout != DFB_LAYOUT_FIXED || r->conv != DFB_CONV_VIEW ||
+        r->storage != r->result) {
+        return -1;
+    }
+    switch (r->storage) {
+        case 'b':
             return f->bits == 8 ? NPY_BOOL : -1;
-        case DFB_T_INT:
+        case 'i':
             return f->bits == 8    ? NPY_INT8
                    : f->bits == 16 ? NPY_INT16
                    : f->bits == 32 ? NPY_INT32
                    : f->bits == 64 ? NPY_INT64
                                    : -1;
-        case DFB_T_UINT:
+        case 'u':
             return f->bits == 8    ? NPY_UINT8
                    : f->bits == 16 ? NPY_UINT16
                    : f->bits == 32 ? NPY_UINT32
                    : f->bits == 64 ? NPY_UINT64
                                    : -1;
-        case DFB_T_FLOAT:
+        case 'f':
             return f->bits == 16   ? NPY_HALF
                    : f->bits == 32 ? NPY_FLOAT32
                    : f->bits == 64 ? NPY_FLOAT64
@@ -243,14 +291,59 @@ PyDoc_STRVAR(
     "through their categories (categorical='decode') or returned as\n"
     "dfbuffer.CategoricalCodes(codes, categories, ordered) without decoding\n"
     "(categorical='codes'; codes zero-copy, masked where null).  Several\n"
-    "chunks are concatenated.");
+    "chunks are concatenated.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "column : interchange Column or Arrow producer\n"
+    "    A column of an interchange DataFrame (get_column(i)), or an object\n"
+    "    with __arrow_c_array__ / __arrow_c_stream__ holding one column (a\n"
+    "    pyarrow Array or ChunkedArray, a polars or pandas Series).\n"
+    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "    How nulls come back (default 'mask').\n"
+    "categorical : {'decode', 'codes'}, optional\n"
+    "    Decode categoricals, or return CategoricalCodes (default 'decode').\n"
+    "strings : {'object', 'stringdtype'}, optional\n"
+    "    Strings as object arrays of str, or as NumPy StringDType arrays.\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "numpy.ndarray, numpy.ma.MaskedArray or CategoricalCodes\n"
+    "    Zero-copy and read-only where the layout allows, else a new array.\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    column is neither an interchange column nor an Arrow producer.\n"
+    "ValueError\n"
+    "    nulls='raise' and the column has a null, or buffers that do not\n"
+    "    match the column's description.\n"
+    "RuntimeError\n"
+    "    allow_copy=False in the producer and a copy is unavoidable.\n"
+    "BufferError\n"
+    "    The data is not on the CPU.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pyarrow as pa\n"
+    ">>> import dfbuffer\n"
+    ">>> dfbuffer.column_to_ndarray(pa.array([1, None, 3]), nulls=\"fill\")\n"
+    "array([ 1., nan,  3.])\n"
+    ">>> res = dfbuffer.column_to_ndarray(\n"
+    "...     pa.array([\"a\", \"b\", \"a\"]).dictionary_encode(), "
+    "categorical=\"codes\")\n"
+    ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
+    "([0, 1, 0], ['a', 'b'], False)");
 
-/* column_to_ndarray's dispatch of `col` (borrowed): an interchange column
-   (get_buffers on the type), an Arrow producer, else an interchange column
-   by instance attribute.  Returns a new reference, or NULL with an
-   exception set (TypeError when `col` is neither). */
+/* column_to_ndarray's dispatch of `col` (borrowed), in this order: an
+   interchange column (get_buffers on the type), an Arrow producer, an
+   interchange column by instance attribute, then the registry's last two
+   protocols (protocols.c): pyarrow's __arrow_array__ (when pyarrow
+   imports; its array read as any Arrow producer) and __array__ (copy=False
+   unless `allow_copy`; a 1-D result only).  Returns a new reference, or
+   NULL with an exception set (TypeError when `col` is none of these). */
 static PyObject *
-column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+                int allow_copy)
 {
     /* the instance is asked (has_attr) only when the type names neither;
        the three names in one walk of the MRO (dfb_probe_mask) */
@@ -260,26 +353,96 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
         return NULL;
     }
     if (has & DFB_PB(DFB_PN_GET_BUFFERS)) {
-        return dfb_ix_column_to_ndarray(st, col, nulls, 1);
+        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
     }
     int r = has != 0 ? 1 : dfb_type_is_arrow_producer(st, col);
     if (r < 0) {
         return NULL;
     }
     if (r == 1) {
-        return dfb_arrow_column_to_ndarray(st, col, nulls, 1);
+        return dfb_arrow_column_to_ndarray(st, col, nulls, allow_copy);
     }
     if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
         return NULL;
     }
     if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, col, nulls, 1);
+        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+    }
+    has = dfb_probe_mask(
+        st, col,
+        DFB_PB(DFB_PN_ARROW_ARRAY_METHOD) | DFB_PB(DFB_PN_ARRAY_METHOD));
+    if (has < 0) {
+        return NULL;
+    }
+    if (has & DFB_PB(DFB_PN_ARROW_ARRAY_METHOD)) {
+        PyObject *arr = dfb_arrow_array_method_call(st, col);
+        if (arr != NULL) {
+            PyObject *res =
+                dfb_arrow_column_to_ndarray(st, arr, nulls, allow_copy);
+            Py_DECREF(arr);
+            return res;
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    if (has & DFB_PB(DFB_PN_ARRAY_METHOD)) {
+        return dfb_array_method_column(st, col, allow_copy);
     }
     PyErr_Format(PyExc_TypeError,
                  "column_to_ndarray() expects a DataFrame-interchange column "
-                 "(with get_buffers, describe_null, ...), got %.200s",
+                 "(with get_buffers, describe_null, ...), an Arrow producer, "
+                 "or an object with __arrow_array__ or __array__, got %.200s",
                  Py_TYPE(col)->tp_name);
     return NULL;
+}
+
+/* from_dataframe of pandas DataFrame `frame`: its numpy-backed columns
+   directly, the rest through its Arrow export.  Returns a new dict or NULL
+   with an exception set. */
+static PyObject *
+from_pandas_frame(dfb_state *st, PyObject *frame, dfb_nulls_mode nulls,
+                  int allow_copy)
+{
+    PyObject *res = dfb_pandas_from_dataframe(st, frame, nulls, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        res = dfb_arrow_from_dataframe(st, frame, nulls, allow_copy);
+    }
+    return res;
+}
+
+/* column_to_ndarray of pandas' interchange Column object: the Series
+   behind it, read as a one-column frame (never pandas' buffers, which drop
+   the slice offset of Arrow-backed columns, P-26).  Returns a new
+   reference, or NULL with an exception set, or NULL without one when
+   `col` is no such object. */
+static PyObject *
+pandas_column(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+{
+    int pd_copy = 1;
+    PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
+    if (frame == NULL) {
+        return NULL;
+    }
+    PyObject *d = from_pandas_frame(st, frame, nulls, pd_copy);
+    Py_DECREF(frame);
+    if (d == NULL) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    if (PyDict_CheckExact(d) && PyDict_GET_SIZE(d) == 1) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        if (PyDict_Next(d, &pos, &k, &v)) {
+            res = Py_NewRef(v);
+        }
+    }
+    Py_DECREF(d);
+    if (res == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pandas' column did not convert to one column");
+    }
+    return res;
 }
 
 /* column_to_ndarray(column, *, nulls="mask"). */
@@ -305,8 +468,12 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     nulls = (dfb_nulls_mode)((int)nulls | opts);
     /* each protocol probed once per call, on the type (probe.c): the Arrow
        import answers its own probes from this scope's record */
+    PyObject *pdcol = pandas_column(st, a[0], nulls);
+    if (pdcol != NULL || PyErr_Occurred()) {
+        return pdcol;
+    }
     uint64_t scope = dfb_probe_scope_open(st, a[0]);
-    PyObject *res = column_dispatch(st, a[0], nulls);
+    PyObject *res = column_dispatch(st, a[0], nulls, 1);
     dfb_probe_scope_close(st, scope);
     return res;
 }
@@ -332,7 +499,99 @@ PyDoc_STRVAR(
     "leaves them out.  Timestamps with a time zone come back as UTC\n"
     "datetime64 (the zone is not a NumPy dtype): dfbuffer.schema(obj) gives\n"
     "each column's zone, unit, categorical ordering and null "
-    "representation.");
+    "representation.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "obj : dataframe\n"
+    "    A pandas, polars or pyarrow object (any Arrow PyCapsule producer, a\n"
+    "    pandas Series included), an object with __dataframe__, or an\n"
+    "    interchange DataFrame.\n"
+    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "    As in column_to_ndarray (default 'mask').\n"
+    "allow_copy : bool, optional\n"
+    "    False raises RuntimeError where a copy is unavoidable.\n"
+    "categorical : {'decode', 'codes'}, optional\n"
+    "    As in column_to_ndarray (default 'decode').\n"
+    "strings : {'object', 'stringdtype'}, optional\n"
+    "    As in column_to_ndarray (default 'object').\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "dict of str to numpy.ndarray or CategoricalCodes\n"
+    "    One entry per column, in order.  A pandas Series is keyed by\n"
+    "    str(name) ('' when unnamed).\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    obj is not a dataframe dfbuffer reads.\n"
+    "ValueError\n"
+    "    A duplicate column name; nulls='raise' and a column has a null\n"
+    "    (\"column 'x' has 1 null value\"); buffers that do not match their\n"
+    "    description.  Errors about one column name it.\n"
+    "RuntimeError\n"
+    "    allow_copy=False and a copy is unavoidable.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pandas as pd\n"
+    ">>> import dfbuffer\n"
+    ">>> df = pd.DataFrame({\"x\": [1.5, 2.5, None], \"s\": [\"a\", None, "
+    "\"c\"]})\n"
+    ">>> cols = dfbuffer.from_dataframe(df)\n"
+    ">>> cols[\"x\"]\n"
+    "array([1.5, 2.5, nan])\n"
+    ">>> cols[\"s\"].tolist()\n"
+    "['a', None, 'c']\n"
+    ">>> dfbuffer.from_dataframe(df, nulls=\"raise\")\n"
+    "Traceback (most recent call last):\n"
+    "    ...\n"
+    "ValueError: column 'x' has 1 null value (nulls='raise')");
+
+/* A pandas Series exports its values through Arrow without its name (a
+   field named ""): the one column of `res` (stolen) is keyed by
+   str(obj.name) instead, unless the name is None.  Returns a new reference,
+   or NULL with an exception set. */
+static PyObject *
+series_named(dfb_state *st, PyObject *obj, PyObject *res)
+{
+    PyObject *key = NULL, *value = NULL, *name = NULL, *out = NULL;
+    if (res == NULL || !PyDict_CheckExact(res) || PyDict_GET_SIZE(res) != 1) {
+        return res;
+    }
+    Py_ssize_t pos = 0;
+    if (!PyDict_Next(res, &pos, &key, &value) || !PyUnicode_Check(key) ||
+        PyUnicode_GET_LENGTH(key) != 0) {
+        return res;
+    }
+    PyObject *pd = PyImport_GetModule(st->str.pandas);
+    PyObject *cls = pd == NULL ? NULL : PyObject_GetAttrString(pd, "Series");
+    Py_XDECREF(pd);
+    int is_series = cls != NULL && PyType_Check(cls) &&
+                    PyObject_TypeCheck(obj, (PyTypeObject *)cls);
+    Py_XDECREF(cls);
+    PyErr_Clear(); /* no pandas, or no pandas.Series: not a Series */
+    if (!is_series) {
+        return res;
+    }
+    Py_INCREF(value); /* held across the calls below */
+    name = PyObject_GetAttrString(obj, "name");
+    if (name == Py_None) {
+        out = Py_NewRef(res);
+    }
+    else if (name != NULL) {
+        key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
+        out = key == NULL ? NULL : PyDict_New();
+        if (out != NULL && PyDict_SetItem(out, key, value) < 0) {
+            Py_CLEAR(out);
+        }
+        Py_XDECREF(key);
+    }
+    Py_XDECREF(name);
+    Py_DECREF(value);
+    Py_DECREF(res);
+    return out;
+}
 
 /* from_dataframe(obj, *, nulls="mask", allow_copy=True). */
 static PyObject *
@@ -360,10 +619,18 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_parse_flag(a[2], &allow_copy) < 0) {
         return NULL;
     }
-    /* A pandas DataFrame: numpy-backed columns directly (probe.c). */
-    PyObject *pdres = dfb_pandas_from_dataframe(st, a[0], nulls, allow_copy);
-    if (pdres != NULL || PyErr_Occurred()) {
+    /* A pandas DataFrame, or pandas' interchange object over one: the
+       frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
+       which drop the slice offset of Arrow-backed columns (P-26). */
+    int pd_copy = allow_copy;
+    PyObject *frame = dfb_pandas_frame_behind(a[0], &pd_copy);
+    if (frame != NULL) {
+        PyObject *pdres = from_pandas_frame(st, frame, nulls, pd_copy);
+        Py_DECREF(frame);
         return pdres;
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
     }
     /* A library object that speaks the Arrow PyCapsule interface is read
        through it (as pandas 3's own from_dataframe does): Arrow states its
@@ -375,7 +642,8 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     if (r == 1) {
-        return dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy);
+        return series_named(
+            st, a[0], dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy));
     }
     PyObject *df = dfb_ix_frame(st, a[0], allow_copy);
     if (df == NULL) {
@@ -444,7 +712,11 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             Py_DECREF(key);
             goto fail;
         }
-        PyObject *arr = dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+        /* each column as column_to_ndarray reads one (an interchange
+           column, or any protocol of its dispatch) */
+        uint64_t scope = dfb_probe_scope_open(st, col);
+        PyObject *arr = column_dispatch(st, col, nulls, allow_copy);
+        dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
         if (arr == NULL) {
             dfb_add_column_context(key);

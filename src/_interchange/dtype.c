@@ -223,6 +223,30 @@ simple_typenum(const char *ts)
 
 /* Plain numeric typestrs (what core's format table mostly gives) skip
    NumPy's string parser; anything else goes through it. */
+/* PyArray_DescrConverter(obj): a new descr, or NULL with TypeError /
+   ValueError / MemoryError (NumPy's parser raises SyntaxError, KeyError,
+   ... for some strings, "_,,,": those become TypeError naming the dtype,
+   the cause kept). */
+static PyArray_Descr *
+descr_convert(PyObject *obj)
+{
+    PyArray_Descr *d = NULL;
+    if (PyArray_DescrConverter(obj, &d)) {
+        return d;
+    }
+    if (PyErr_ExceptionMatches(PyExc_Exception) &&
+        !PyErr_ExceptionMatches(PyExc_TypeError) &&
+        !PyErr_ExceptionMatches(PyExc_ValueError) &&
+        !PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        PyObject *exc = dfb_err_take();
+        PyErr_Format(PyExc_TypeError, "invalid dtype %R", obj);
+        PyObject *now = dfb_err_take();
+        PyException_SetCause(now, exc);
+        dfb_err_give(now);
+    }
+    return NULL;
+}
+
 PyArray_Descr *
 dfb_descr_from_typestr(const char *typestr)
 {
@@ -245,10 +269,9 @@ dfb_descr_from_typestr(const char *typestr)
     if (s == NULL) {
         return NULL;
     }
-    PyArray_Descr *d = NULL;
-    int ok = PyArray_DescrConverter(s, &d);
+    PyArray_Descr *d = descr_convert(s);
     Py_DECREF(s);
-    return ok ? d : NULL;
+    return d;
 }
 
 PyArray_Descr *
@@ -267,20 +290,8 @@ dfb_parse_dtype(PyObject *obj, PyArray_Descr *dflt)
         PyLong_Check(PyTuple_GET_ITEM(obj, 0))) {
         d = descr_from_interchange(obj);
     }
-    else if (!PyArray_DescrConverter(obj, &d)) {
-        d = NULL;
-        /* NumPy's parser raises SyntaxError, KeyError, ... for some strings
-           ("_,,,"): report TypeError naming the dtype, the cause kept */
-        if (PyErr_ExceptionMatches(PyExc_Exception) &&
-            !PyErr_ExceptionMatches(PyExc_TypeError) &&
-            !PyErr_ExceptionMatches(PyExc_ValueError) &&
-            !PyErr_ExceptionMatches(PyExc_MemoryError)) {
-            PyObject *exc = dfb_err_take();
-            PyErr_Format(PyExc_TypeError, "invalid dtype %R", obj);
-            PyObject *now = dfb_err_take();
-            PyException_SetCause(now, exc);
-            dfb_err_give(now);
-        }
+    else {
+        d = descr_convert(obj);
     }
     if (d == NULL) {
         return NULL;

@@ -1,48 +1,24 @@
-/* dfbuffer.Buffer.from_object: wrap any producer's memory without copying.
+/* dfbuffer: the importers of Buffer.from_object for a Buffer, an ndarray,
+ * the array interfaces (host and CUDA), the buffer protocol and
+ * interchange-protocol buffers, and the tail every importer ends in.
  *
- * Order of attempts (the first protocol the object speaks wins; once a
- * protocol is chosen its errors propagate, there is no silent fallback to
- * the next one):
- *
- *   1. a dfbuffer.Buffer: itself (or a re-typed Buffer owning the original);
- *   2. a NumPy ndarray (PyArray_Check): read the array's fields directly,
- *      the cheapest and exact path;
- *   3. a DLPack capsule given directly ("dltensor_versioned" / "dltensor");
- *      bytes, bytearray and memoryview go straight to the buffer protocol
- *      (5.): host memory by construction, no attribute lookups;
- *   4. __cuda_array_interface__: device memory must win over every host
- *      protocol, so it is asked first, and nothing on the host is touched;
- *   5. the buffer protocol: a slot check, no attribute lookup, and a real
- *      export that pins the memory (a bytearray cannot resize under us);
- *   6. an interchange-protocol Buffer (ptr, bufsize, __dlpack_device__):
- *      asked before __dlpack__ because the producers' __dlpack__ is often
- *      missing, raises, or takes no keywords, while ptr/bufsize is what the
- *      interchange protocol defines;
- *   7. __array_interface__: host memory, no capsule or deleter to manage;
- *   8. __dlpack__ + __dlpack_device__: anything else, any device;
- *   9. __arrow_c_array__: an Arrow array's values buffer (fixed width);
- *  10. __arrow_c_device_array__: the same on any device (arrow_device.c);
- *  11. TypeError.
- *
- * Every path ends in dfb_buffer_from_data / dfb_buffer_new, which validate
- * the dtype, the device and the layout.
+ * The order in which Buffer.from_object tries them is protocols.c's; the
+ * DLPack importers are dlpack.c's.  Every path ends in dfb_import_finish,
+ * then dfb_buffer_from_data / dfb_buffer_new, which validate the dtype, the
+ * device and the layout.
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/probe.h"
+#include "dfbuffer/import.h"
 #include "dlpack_types.h"
 #include "format.h"
 
 #include <string.h>
 
-#define OWNER_CAPSULE_NAME "dfbuffer.dlpack_owner"
-
 static PyObject *
 export_owner(dfb_state *st, PyObject *obj, int flags, Py_buffer **view_out);
-
-/* Address used as the owner capsule's context for a versioned tensor. */
-static const char versioned_marker = 'v';
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                        */
@@ -93,10 +69,11 @@ parse_dim_tuple(PyObject *o, const char *proto, const char *what,
    itemsize is allowed only on 1-D C-contiguous memory (the shape is
    recomputed; ValueError otherwise).  Borrows every argument; returns a
    new Buffer or NULL with an exception set. */
-static PyObject *
-finish(dfb_state *st, char *data, PyObject *owner, PyArray_Descr *dtype,
-       int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
-       DLDevice device, int readonly, int native, PyObject *override)
+PyObject *
+dfb_import_finish(dfb_state *st, char *data, PyObject *owner,
+                  PyArray_Descr *dtype, int ndim, const Py_ssize_t *shape,
+                  const Py_ssize_t *strides, DLDevice device, int readonly,
+                  int native, PyObject *override)
 {
     if (override == NULL || override == Py_None) {
         return dfb_buffer_from_data(st, data, owner, dtype, ndim, shape,
@@ -185,8 +162,8 @@ ask_flag(dfb_state *st, PyObject *obj, int method)
    __cuda_array_interface__, so reading it would give wrong values.
    Returns 0 when obj may be wrapped, or -1 with BufferError (or the
    error of obj.is_conj() / obj.is_neg()) set. */
-static int
-refuse_lazy_views(dfb_state *st, PyObject *obj)
+int
+dfb_import_refuse_lazy_views(dfb_state *st, PyObject *obj)
 {
     static const int methods[] = {DFB_PN_IS_CONJ, DFB_PN_IS_NEG};
     static const char *const fixes[] = {"resolve_conj", "resolve_neg"};
@@ -208,13 +185,13 @@ refuse_lazy_views(dfb_state *st, PyObject *obj)
 }
 
 /* ------------------------------------------------------------------ */
-/* 1. dfbuffer.Buffer                                                   */
+/* dfbuffer.Buffer                                                      */
 /* ------------------------------------------------------------------ */
 
 /* Returns `b` itself (dtype None) or a new Buffer over its memory with the
    dtype reinterpreted, owned by `b`; NULL with an exception set. */
-static PyObject *
-from_buffer(dfb_state *st, DfbBuffer *b, PyObject *dtype)
+PyObject *
+dfb_import_buffer(dfb_state *st, DfbBuffer *b, PyObject *dtype)
 {
     if (dtype == NULL || dtype == Py_None) {
         return Py_NewRef((PyObject *)b);
@@ -223,314 +200,28 @@ from_buffer(dfb_state *st, DfbBuffer *b, PyObject *dtype)
         PyErr_SetString(PyExc_ValueError, "the Buffer has been cleared");
         return NULL;
     }
-    return finish(st, b->data, (PyObject *)b, b->dtype, b->ndim, b->shape,
-                  b->strides, b->device, b->readonly, b->native, dtype);
+    return dfb_import_finish(st, b->data, (PyObject *)b, b->dtype, b->ndim,
+                             b->shape, b->strides, b->device, b->readonly,
+                             b->native, dtype);
 }
 
 /* ------------------------------------------------------------------ */
-/* 2. NumPy ndarray                                                     */
+/* NumPy ndarray                                                        */
 /* ------------------------------------------------------------------ */
 
 /* Wraps an ndarray (owner = the array).  Returns a new Buffer or NULL. */
-static PyObject *
-from_ndarray(dfb_state *st, PyArrayObject *a, PyObject *dtype)
+PyObject *
+dfb_import_ndarray(dfb_state *st, PyArrayObject *a, PyObject *dtype)
 {
     DLDevice cpu = {kDLCPU, 0};
-    return finish(st, PyArray_BYTES(a), (PyObject *)a, PyArray_DESCR(a),
-                  PyArray_NDIM(a), PyArray_DIMS(a), PyArray_STRIDES(a), cpu,
-                  !PyArray_ISWRITEABLE(a), DFB_NATIVE_NUMPY, dtype);
+    return dfb_import_finish(st, PyArray_BYTES(a), (PyObject *)a,
+                             PyArray_DESCR(a), PyArray_NDIM(a),
+                             PyArray_DIMS(a), PyArray_STRIDES(a), cpu,
+                             !PyArray_ISWRITEABLE(a), DFB_NATIVE_NUMPY, dtype);
 }
 
 /* ------------------------------------------------------------------ */
-/* 3. and 8. DLPack                                                     */
-/* ------------------------------------------------------------------ */
-
-/* Destructor of the owner capsule: calls the producer's deleter (which
-   may be NULL) exactly once, preserving any pending exception. */
-static void
-dlpack_owner_destructor(PyObject *cap)
-{
-    void *p = PyCapsule_GetPointer(cap, OWNER_CAPSULE_NAME);
-    if (p == NULL) {
-        PyErr_WriteUnraisable(cap);
-        return;
-    }
-    PyObject *exc = dfb_err_take();
-    if (PyCapsule_GetContext(cap) == (void *)&versioned_marker) {
-        DLManagedTensorVersioned *m = p;
-        if (m->deleter != NULL) {
-            m->deleter(m);
-        }
-    }
-    else {
-        DLManagedTensor *m = p;
-        if (m->deleter != NULL) {
-            m->deleter(m);
-        }
-    }
-    dfb_err_give(exc);
-}
-
-/* Maps a DLDataType to a new NumPy descr, or NULL with BufferError. */
-static PyArray_Descr *
-descr_from_dldtype(DLDataType t)
-{
-    char ts[8];
-    if (dfb_dlpack_typestr(t.code, t.bits, t.lanes, ts, sizeof(ts)) < 0) {
-        /* The float8/float6/float4 codes (DLPack 1.1+) name their width;
-           the others take the bit count as a suffix. */
-        static const char *const narrow[] = {
-            "float8_e3m4",     "float8_e4m3",     "float8_e4m3b11fnuz",
-            "float8_e4m3fn",   "float8_e4m3fnuz", "float8_e5m2",
-            "float8_e5m2fnuz", "float8_e8m0fnu",  "float6_e2m3fn",
-            "float6_e3m2fn",   "float4_e2m1fn"};
-        const char *name = NULL;
-        switch (t.code) {
-            case kDLInt:
-                name = "int";
-                break;
-            case kDLUInt:
-                name = "uint";
-                break;
-            case kDLFloat:
-                name = "float";
-                break;
-            case kDLOpaqueHandle:
-                name = "opaque handle";
-                break;
-            case kDLBfloat:
-                name = "bfloat";
-                break;
-            case kDLComplex:
-                name = "complex";
-                break;
-            case kDLBool:
-                name = "bool";
-                break;
-            default:
-                break;
-        }
-        if (name != NULL) {
-            PyErr_Format(PyExc_BufferError,
-                         "DLPack dtype %s%d (code=%d, bits=%d, lanes=%d) has "
-                         "no NumPy equivalent dfbuffer supports",
-                         name, (int)t.bits, (int)t.code, (int)t.bits,
-                         (int)t.lanes);
-        }
-        else {
-            unsigned idx = (unsigned)t.code - 7u;
-            PyErr_Format(PyExc_BufferError,
-                         "DLPack dtype %s (code=%d, bits=%d, lanes=%d) has "
-                         "no NumPy equivalent dfbuffer supports",
-                         idx < sizeof(narrow) / sizeof(narrow[0])
-                             ? narrow[idx]
-                             : "of unknown type code",
-                         (int)t.code, (int)t.bits, (int)t.lanes);
-        }
-        return NULL;
-    }
-    return dfb_descr_from_typestr(ts); /* core's mapping */
-}
-
-/* Consumes a DLPack capsule ("dltensor_versioned" or legacy "dltensor"):
-   validates the tensor, renames the capsule "used_..." and hands the
-   managed tensor to a new owner capsule whose destructor calls the
-   deleter.  Borrows `cap`.  Returns a new Buffer, or NULL with an
-   exception set (BufferError for a refused tensor; the capsule is then
-   left unconsumed, except on a major-version mismatch, where the deleter
-   is called as the DLPack ABI requires). */
-static PyObject *
-from_dlpack_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
-{
-    int versioned;
-    void *mp;
-    DLTensor *t;
-    int readonly = 0;
-    if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
-        versioned = 1;
-        DLManagedTensorVersioned *m =
-            PyCapsule_GetPointer(cap, "dltensor_versioned");
-        if (m == NULL) {
-            return NULL;
-        }
-        if (m->version.major != DLPACK_MAJOR_VERSION) {
-            unsigned major = m->version.major, minor = m->version.minor;
-            /* The layout is unknown: only the deleter may be called. */
-            if (PyCapsule_SetName(cap, "used_dltensor_versioned") < 0) {
-                return NULL;
-            }
-            if (m->deleter != NULL) {
-                m->deleter(m);
-            }
-            PyErr_Format(PyExc_BufferError,
-                         "DLPack version %u.%u is not supported (dfbuffer "
-                         "speaks %d.x)",
-                         major, minor, DLPACK_MAJOR_VERSION);
-            return NULL;
-        }
-        readonly = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-        mp = m;
-        t = &m->dl_tensor;
-    }
-    else if (PyCapsule_IsValid(cap, "dltensor")) {
-        versioned = 0;
-        DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
-        if (m == NULL) {
-            return NULL;
-        }
-        mp = m;
-        t = &m->dl_tensor;
-    }
-    else {
-        const char *name = PyCapsule_GetName(cap);
-        PyErr_Clear();
-        PyErr_Format(PyExc_BufferError,
-                     "expected a 'dltensor_versioned' or 'dltensor' capsule, "
-                     "got one named %s%s%s (a used capsule cannot be consumed "
-                     "twice)",
-                     name ? "'" : "", name ? name : "NULL", name ? "'" : "");
-        return NULL;
-    }
-
-    /* Validate everything before taking ownership. */
-    if (t->ndim < 0 || t->ndim > DFB_MAXDIM) {
-        PyErr_Format(PyExc_BufferError,
-                     "DLPack tensor has ndim %d; dfbuffer supports 0..%d",
-                     (int)t->ndim, DFB_MAXDIM);
-        return NULL;
-    }
-    int ndim = t->ndim;
-    if (ndim > 0 && t->shape == NULL) {
-        PyErr_SetString(PyExc_BufferError, "DLPack tensor has a NULL shape");
-        return NULL;
-    }
-    PyArray_Descr *descr = descr_from_dldtype(t->dtype);
-    if (descr == NULL) {
-        return NULL;
-    }
-    Py_ssize_t itemsize = PyDataType_ELSIZE(descr);
-    Py_ssize_t shape[DFB_MAXDIM], strides[DFB_MAXDIM];
-    for (int i = 0; i < ndim; i++) {
-        /* the producer's arrays are read with memcpy (a hand-made tensor
-           may misalign them), each value once */
-        int64_t dim, stride = 0;
-        memcpy(&dim, (const char *)t->shape + i * sizeof(int64_t), 8);
-        if (dim < 0 || dim > PY_SSIZE_T_MAX) {
-            PyErr_Format(PyExc_BufferError,
-                         "DLPack tensor has shape[%d] = %lld", i,
-                         (long long)dim);
-            goto fail;
-        }
-        shape[i] = (Py_ssize_t)dim;
-        if (t->strides != NULL) {
-            memcpy(&stride, (const char *)t->strides + i * sizeof(int64_t), 8);
-            long long s;
-            if (__builtin_mul_overflow((long long)stride, (long long)itemsize,
-                                       &s) ||
-                s > PY_SSIZE_T_MAX || s < PY_SSIZE_T_MIN) {
-                PyErr_Format(PyExc_OverflowError,
-                             "DLPack tensor stride[%d] = %lld elements "
-                             "overflows in bytes",
-                             i, (long long)stride);
-                goto fail;
-            }
-            strides[i] = (Py_ssize_t)s;
-        }
-    }
-    if (t->byte_offset > (uint64_t)PY_SSIZE_T_MAX ||
-        (t->data != NULL &&
-         (uintptr_t)t->data > UINTPTR_MAX - (uintptr_t)t->byte_offset)) {
-        PyErr_Format(PyExc_OverflowError,
-                     "DLPack tensor byte_offset %llu is out of range",
-                     (unsigned long long)t->byte_offset);
-        goto fail;
-    }
-    char *data = t->data == NULL ? NULL : (char *)t->data + t->byte_offset;
-    DLDevice device = t->device;
-
-    /* Take ownership. */
-    PyObject *owner = PyCapsule_New(mp, OWNER_CAPSULE_NAME, NULL);
-    if (owner == NULL) {
-        goto fail;
-    }
-    if (versioned &&
-        PyCapsule_SetContext(owner, (void *)&versioned_marker) < 0) {
-        Py_DECREF(owner);
-        goto fail;
-    }
-    if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned"
-                                         : "used_dltensor") < 0) {
-        Py_DECREF(owner);
-        goto fail;
-    }
-    /* From here on, only the owner calls the deleter. */
-    if (PyCapsule_SetDestructor(owner, dlpack_owner_destructor) < 0) {
-        /* Cannot happen on a valid capsule; keep ownership consistent. */
-        Py_DECREF(owner);
-        goto fail;
-    }
-    PyObject *res = finish(st, data, owner, descr, ndim, shape,
-                           t->strides != NULL ? strides : NULL, device,
-                           readonly, DFB_NATIVE_DLPACK, dtype);
-    Py_DECREF(owner); /* on failure, this runs the deleter */
-    Py_DECREF(descr);
-    return res;
-fail:
-    Py_DECREF(descr);
-    return NULL;
-}
-
-/* Calls obj.__dlpack__(max_version=(1, minor)), falling back to
-   obj.__dlpack__() when the producer raises exactly TypeError (a producer
-   older than DLPack 1.0 takes no keywords), and consumes the capsule.  No
-   stream is passed (None: the producer assumes the legacy default stream).
-   A tensor with torch's conjugate or negative bit set is refused
-   (BufferError).
-   Returns a new Buffer or NULL with an exception set. */
-static PyObject *
-from_dlpack_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
-{
-    if (refuse_lazy_views(st, obj) < 0) {
-        return NULL;
-    }
-    /* interned once in the module state (probe.c) */
-    PyObject *name = Py_NewRef(st->str.dlpack);
-    PyObject *version = Py_NewRef(st->tup.dlpack_version);
-    PyObject *kwnames = Py_NewRef(st->tup.max_version_kw);
-    PyObject *cap = NULL;
-    {
-        PyObject *args[2] = {obj, version};
-        cap = PyObject_VectorcallMethod(
-            name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
-        /* Exactly TypeError (a subclass, like pyarrow's ArrowTypeError,
-           is the producer refusing the data, not the keyword). */
-        if (cap == NULL && PyErr_Occurred() == PyExc_TypeError) {
-            PyErr_Clear();
-            PyObject *args0[1] = {obj};
-            cap = PyObject_VectorcallMethod(
-                name, args0, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-        }
-    }
-    Py_DECREF(name);
-    Py_DECREF(version);
-    Py_DECREF(kwnames);
-    if (cap == NULL) {
-        return NULL;
-    }
-    if (!PyCapsule_CheckExact(cap)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%.100s.__dlpack__() returned %.100s, not a capsule",
-                     Py_TYPE(obj)->tp_name, Py_TYPE(cap)->tp_name);
-        Py_DECREF(cap);
-        return NULL;
-    }
-    PyObject *res = from_dlpack_capsule(st, cap, dtype);
-    Py_DECREF(cap);
-    return res;
-}
-
-/* ------------------------------------------------------------------ */
-/* 4. and 7. __cuda_array_interface__ / __array_interface__             */
+/* __cuda_array_interface__ / __array_interface__                   */
 /* ------------------------------------------------------------------ */
 
 /* Returns a NEW reference to item `key` of dict `d` (NULL if absent, no
@@ -792,8 +483,8 @@ cuda_device(PyObject *obj, DLDevice *out)
    memory is never touched; the stream is not synchronised; a tensor with
    torch's conjugate or negative bit set is refused).  Returns a new
    Buffer or NULL. */
-static PyObject *
-from_cai(dfb_state *st, PyObject *obj, PyObject *cai, PyObject *dtype)
+PyObject *
+dfb_import_cai(dfb_state *st, PyObject *obj, PyObject *cai, PyObject *dtype)
 {
     const char *proto = "__cuda_array_interface__";
     iface it;
@@ -810,12 +501,13 @@ from_cai(dfb_state *st, PyObject *obj, PyObject *cai, PyObject *dtype)
         goto done;
     }
     if (parse_data_tuple(it.data, proto, &ptr, &readonly) < 0 ||
-        cuda_device(obj, &dev) < 0 || refuse_lazy_views(st, obj) < 0) {
+        cuda_device(obj, &dev) < 0 ||
+        dfb_import_refuse_lazy_views(st, obj) < 0) {
         goto done;
     }
-    res = finish(st, ptr, obj, it.dtype, it.ndim, it.shape,
-                 it.have_strides ? it.strides : NULL, dev, readonly,
-                 DFB_NATIVE_CUDA_ARRAY_INTERFACE, dtype);
+    res = dfb_import_finish(st, ptr, obj, it.dtype, it.ndim, it.shape,
+                            it.have_strides ? it.strides : NULL, dev, readonly,
+                            DFB_NATIVE_CUDA_ARRAY_INTERFACE, dtype);
 done:
     iface_clear(&it);
     return res;
@@ -826,9 +518,9 @@ done:
    buffer) is exported, `offset` applied and bounds-checked against the
    export, and owner = the holder of the export (export_owner).  Returns
    a new Buffer or NULL. */
-static PyObject *
-from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
-                     PyObject *dtype)
+PyObject *
+dfb_import_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
+                           PyObject *dtype)
 {
     const char *proto = "__array_interface__";
     DLDevice cpu = {kDLCPU, 0};
@@ -843,9 +535,9 @@ from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
         if (parse_data_tuple(it.data, proto, &ptr, &readonly) < 0) {
             goto done;
         }
-        res = finish(st, ptr, obj, it.dtype, it.ndim, it.shape,
-                     it.have_strides ? it.strides : NULL, cpu, readonly,
-                     DFB_NATIVE_ARRAY_INTERFACE, dtype);
+        res = dfb_import_finish(st, ptr, obj, it.dtype, it.ndim, it.shape,
+                                it.have_strides ? it.strides : NULL, cpu,
+                                readonly, DFB_NATIVE_ARRAY_INTERFACE, dtype);
         goto done;
     }
     PyObject *src = (it.data == NULL || it.data == Py_None) ? obj : it.data;
@@ -907,8 +599,9 @@ from_array_interface(dfb_state *st, PyObject *obj, PyObject *ai,
         goto done;
     }
     ptr = hi > lo ? (char *)view->buf + offset : (char *)view->buf;
-    res = finish(st, ptr, mv, it.dtype, it.ndim, it.shape, strides, cpu,
-                 view->readonly, DFB_NATIVE_ARRAY_INTERFACE, dtype);
+    res = dfb_import_finish(st, ptr, mv, it.dtype, it.ndim, it.shape, strides,
+                            cpu, view->readonly, DFB_NATIVE_ARRAY_INTERFACE,
+                            dtype);
 done:
     Py_XDECREF(mv);
     iface_clear(&it);
@@ -916,7 +609,7 @@ done:
 }
 
 /* ------------------------------------------------------------------ */
-/* 5. The buffer protocol                                               */
+/* The buffer protocol                                                  */
 /* ------------------------------------------------------------------ */
 
 /* Maps a struct-module format (one item, optional byte-order prefix) to a
@@ -947,20 +640,56 @@ descr_from_format(const char *fmt, Py_ssize_t itemsize)
 }
 
 /* The owner of Buffers made through the buffer protocol: a GC-tracked
-   holder of one Py_buffer export.  Unlike a capsule, the garbage collector
-   sees its reference to the exporter (a cycle through the exporter is
-   collected); unlike a memoryview, it cannot be released from Python. */
+   holder of one Py_buffer export.  Unlike a memoryview, it cannot be
+   released from Python.  GC rule (docs/design.md, "Safety rules"): the
+   collector sees the exporter only when clearing it, or anything it holds,
+   cannot break the live export (see exporter_clear_safe); otherwise the
+   export's reference stays invisible, so the exporter is a root for the
+   collector while the export lives. */
 typedef struct {
     PyObject_HEAD Py_buffer
-        view; /* view.obj == NULL until the export succeeded */
+        view;      /* view.obj == NULL until the export succeeded */
+    int visit_obj; /* 1: tp_traverse visits view.obj */
 } export_holder;
 
-/* tp_traverse: the type and the exporter. */
+/* Returns 1 if the collector may clear `obj` (and what it holds) while a
+   buffer export of it is live, else 0: its buffer slots are those of
+   bytearray or array.array (or a subclass that does not override them),
+   whose memory lives in the object itself and which have no tp_clear.  A
+   memoryview, a Python __buffer__ or a Buffer is not: their tp_clear drops
+   what the export still uses. */
+static int
+exporter_clear_safe(PyObject *obj)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    PyBufferProcs *bp = tp->tp_as_buffer;
+    if (bp == NULL) {
+        return 0;
+    }
+    /* the type that defines the buffer slots */
+    PyTypeObject *base = tp;
+    while (base->tp_base != NULL && base->tp_base->tp_as_buffer != NULL &&
+           base->tp_base->tp_as_buffer->bf_getbuffer == bp->bf_getbuffer &&
+           base->tp_base->tp_as_buffer->bf_releasebuffer ==
+               bp->bf_releasebuffer) {
+        base = base->tp_base;
+    }
+    if (base->tp_clear != NULL) {
+        return 0;
+    }
+    return base == &PyByteArray_Type ||
+           strcmp(base->tp_name, "array.array") == 0;
+}
+
+/* tp_traverse: the type, and the exporter when exporter_clear_safe. */
 static int
 export_holder_traverse(PyObject *op, visitproc visit, void *arg)
 {
+    export_holder *self = (export_holder *)op;
     Py_VISIT(Py_TYPE(op));
-    Py_VISIT(((export_holder *)op)->view.obj);
+    if (self->visit_obj) {
+        Py_VISIT(self->view.obj);
+    }
     return 0;
 }
 
@@ -1023,14 +752,15 @@ export_owner(dfb_state *st, PyObject *obj, int flags, Py_buffer **view_out)
             return NULL;
         }
     }
+    h->visit_obj = h->view.obj != NULL && exporter_clear_safe(h->view.obj);
     *view_out = &h->view;
     return (PyObject *)h;
 }
 
 /* Wraps an exporter of the buffer protocol (owner = an export holder, see
    export_owner).  Returns a new Buffer or NULL. */
-static PyObject *
-from_buffer_protocol(dfb_state *st, PyObject *obj, PyObject *dtype)
+PyObject *
+dfb_import_buffer_protocol(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
     DLDevice cpu = {kDLCPU, 0};
     Py_buffer *view = NULL;
@@ -1074,9 +804,9 @@ from_buffer_protocol(dfb_state *st, PyObject *obj, PyObject *dtype)
     if (d == NULL) {
         goto done;
     }
-    res = finish(st, view->buf, owner, d, ndim, shape,
-                 shape == &n1 ? NULL : view->strides, cpu, view->readonly,
-                 DFB_NATIVE_BUFFER_PROTOCOL, dtype);
+    res = dfb_import_finish(st, view->buf, owner, d, ndim, shape,
+                            shape == &n1 ? NULL : view->strides, cpu,
+                            view->readonly, DFB_NATIVE_BUFFER_PROTOCOL, dtype);
     Py_DECREF(d);
 done:
     Py_DECREF(owner);
@@ -1084,7 +814,7 @@ done:
 }
 
 /* ------------------------------------------------------------------ */
-/* 6. Interchange-protocol Buffer                                       */
+/* Interchange-protocol Buffer                                          */
 /* ------------------------------------------------------------------ */
 
 /* Wraps an interchange-protocol Buffer given its `ptr` and `bufsize`
@@ -1092,9 +822,9 @@ done:
    `dtype`), device from __dlpack_device__(), owner = obj, read-only (the
    protocol grants read access only; Arrow memory is immutable).  Returns a
    new Buffer or NULL. */
-static PyObject *
-from_interchange(dfb_state *st, PyObject *obj, PyObject *ptr_o,
-                 PyObject *size_o, PyObject *dtype)
+PyObject *
+dfb_import_interchange(dfb_state *st, PyObject *obj, PyObject *ptr_o,
+                       PyObject *size_o, PyObject *dtype)
 {
     dfb_block blk;
     if (dfb_read_interchange_buffer(st, obj, ptr_o, size_o, &blk) < 0) {
@@ -1114,217 +844,4 @@ from_interchange(dfb_state *st, PyObject *obj, PyObject *ptr_o,
                        blk.device, 1, DFB_NATIVE_INTERCHANGE);
     Py_DECREF(d);
     return res;
-}
-
-/* ------------------------------------------------------------------ */
-/* Entry points                                                         */
-/* ------------------------------------------------------------------ */
-
-/* DLPack, and when the producer refuses it (TypeError, including pyarrow's
-   ArrowTypeError for arrays with nulls; BufferError; NotImplementedError)
-   and also speaks the Arrow PyCapsule interface, the Arrow values buffer.
-   If Arrow refuses too, the DLPack error is raised.  Returns a new Buffer
-   or NULL with an exception set. */
-static PyObject *
-from_dlpack_or_arrow(dfb_state *st, PyObject *obj, PyObject *dtype)
-{
-    PyObject *res = from_dlpack_producer(st, obj, dtype);
-    if (res != NULL || !(PyErr_ExceptionMatches(PyExc_TypeError) ||
-                         PyErr_ExceptionMatches(PyExc_BufferError) ||
-                         PyErr_ExceptionMatches(PyExc_NotImplementedError))) {
-        return res;
-    }
-    PyObject *first = dfb_err_take();
-    int r = dfb_type_is_arrow_producer(st, obj);
-    if (r > 0) {
-        res = dfb_arrow_buffer_from_object(st, obj, dtype);
-    }
-    if (res != NULL) {
-        Py_XDECREF(first);
-        return res;
-    }
-    /* Arrow refused too (or is not spoken): the first refusal stands */
-    PyErr_Clear();
-    dfb_err_give(first);
-    return NULL;
-}
-
-static PyObject *
-from_object_probed(dfb_state *st, PyObject *obj, PyObject *dtype);
-
-PyObject *
-dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
-{
-    if (DfbBuffer_Check(st, obj)) {
-        return from_buffer(st, (DfbBuffer *)obj, dtype);
-    }
-    if (PyArray_Check(obj)) {
-        return from_ndarray(st, (PyArrayObject *)obj, dtype);
-    }
-    /* each protocol probed once per call (the Arrow import answers its own
-       probes from this scope's record) */
-    uint64_t scope = dfb_probe_scope_open(st, obj);
-    PyObject *res = from_object_probed(st, obj, dtype);
-    dfb_probe_scope_close(st, scope);
-    return res;
-}
-
-/* dfb_buffer_from_object_impl after the Buffer and ndarray checks, inside
-   the probe scope of `obj`.  Same returns. */
-static PyObject *
-from_object_probed(dfb_state *st, PyObject *obj, PyObject *dtype)
-{
-    if (PyCapsule_CheckExact(obj)) {
-        return from_dlpack_capsule(st, obj, dtype);
-    }
-
-    if (PyBytes_CheckExact(obj) || PyByteArray_CheckExact(obj) ||
-        PyMemoryView_Check(obj)) {
-        /* Host memory by construction: skip the attribute lookups. */
-        return from_buffer_protocol(st, obj, dtype);
-    }
-
-    /* Every protocol is probed once, on the type (probe.c): a missing name
-       costs no __getattr__ call and no exception.  The names are probed in
-       batches, each in one walk of the MRO (dfb_probe_mask): the first
-       three together, then the rest of the interchange Buffer's names if
-       it has `ptr`, else the array interface and Arrow names. */
-    PyObject *attr, *attr2;
-    int has = dfb_probe_mask(
-        st, obj,
-        DFB_PB(DFB_PN_DLPACK) | DFB_PB(DFB_PN_CAI) | DFB_PB(DFB_PN_PTR));
-    if (has < 0) {
-        return NULL;
-    }
-    const int has_ptr = (has & DFB_PB(DFB_PN_PTR)) != 0;
-    int has_dlpack = (has & DFB_PB(DFB_PN_DLPACK)) != 0;
-    if (has_dlpack &&
-        (has_dlpack = dfb_probe(st, obj, DFB_PN_DLPACK_DEVICE)) < 0) {
-        return NULL;
-    }
-    int r;
-    if ((has & DFB_PB(DFB_PN_CAI)) && has_dlpack) {
-        /* Both DLPack and the CUDA array interface (torch, CuPy): DLPack
-           first.  It states the device and carries its own lifetime and
-           read-only flag, and a CPU tensor's __cuda_array_interface__
-           property only raises. */
-        return from_dlpack_or_arrow(st, obj, dtype);
-    }
-    if (has & DFB_PB(DFB_PN_CAI)) {
-        if ((r = dfb_probe_get(st, obj, DFB_PN_CAI, &attr)) < 0) {
-            return NULL;
-        }
-        if (r > 0) {
-            PyObject *res = from_cai(st, obj, attr, dtype);
-            Py_DECREF(attr);
-            return res;
-        }
-    }
-
-    if (PyObject_CheckBuffer(obj)) {
-        return from_buffer_protocol(st, obj, dtype);
-    }
-
-    /* Interchange Buffer: ptr, bufsize and __dlpack_device__. */
-    has = !has_ptr ? 0
-                   : dfb_probe_mask(st, obj,
-                                    DFB_PB(DFB_PN_BUFSIZE) |
-                                        DFB_PB(DFB_PN_DLPACK_DEVICE));
-    if (has < 0) {
-        return NULL;
-    }
-    const int ix = DFB_PB(DFB_PN_BUFSIZE) | DFB_PB(DFB_PN_DLPACK_DEVICE);
-    if ((has & ix) == ix &&
-        (r = dfb_probe_get(st, obj, DFB_PN_PTR, &attr)) != 0) {
-        if (r < 0) {
-            return NULL;
-        }
-        if ((r = dfb_probe_get(st, obj, DFB_PN_BUFSIZE, &attr2)) < 0) {
-            Py_DECREF(attr);
-            return NULL;
-        }
-        if (r > 0) {
-            PyObject *res = from_interchange(st, obj, attr, attr2, dtype);
-            Py_DECREF(attr);
-            Py_DECREF(attr2);
-            return res;
-        }
-        Py_DECREF(attr);
-    }
-
-    has = dfb_probe_mask(st, obj,
-                         DFB_PB(DFB_PN_ARRAY_INTERFACE) | DFB_PB_ARROW_HOST);
-    if (has < 0) {
-        return NULL;
-    }
-    if ((has & DFB_PB(DFB_PN_ARRAY_INTERFACE)) &&
-        (r = dfb_probe_get(st, obj, DFB_PN_ARRAY_INTERFACE, &attr)) != 0) {
-        if (r < 0) {
-            return NULL;
-        }
-        PyObject *res = from_array_interface(st, obj, attr, dtype);
-        Py_DECREF(attr);
-        return res;
-    }
-
-    if (has_dlpack > 0) {
-        return from_dlpack_or_arrow(st, obj, dtype);
-    }
-
-    /* An Arrow array (or a one-chunk stream): its values buffer
-       (fixed-width types). */
-    r = (has & DFB_PB_ARROW_HOST) ? 1 : dfb_type_is_arrow_producer(st, obj);
-    if (r < 0) {
-        return NULL;
-    }
-    if (r > 0) {
-        return dfb_arrow_buffer_from_object(st, obj, dtype);
-    }
-    /* An Arrow device array (any device): its values buffer, never read. */
-    if ((r = lookup_attr(obj, "__arrow_c_device_array__", &attr)) < 0) {
-        return NULL;
-    }
-    Py_XDECREF(attr);
-    if (r > 0) {
-        return dfb_arrow_buffer_from_object(st, obj, dtype);
-    }
-
-    PyErr_Format(PyExc_TypeError,
-                 "%.200s does not export memory through any protocol "
-                 "dfbuffer knows (buffer protocol, __array_interface__, "
-                 "__cuda_array_interface__, __dlpack__, interchange Buffer, "
-                 "Arrow PyCapsule)",
-                 Py_TYPE(obj)->tp_name);
-    return NULL;
-}
-
-PyObject *
-dfb_buffer_from_object(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
-                       PyObject *kwnames)
-{
-    PyObject *dtype = NULL;
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    if (nargs != 1) {
-        PyErr_Format(PyExc_TypeError,
-                     "from_object() takes exactly one positional argument "
-                     "(%zd given)",
-                     nargs);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
-        if (PyUnicode_CompareWithASCIIString(k, "dtype") != 0) {
-            PyErr_Format(PyExc_TypeError,
-                         "from_object() got an unexpected keyword argument "
-                         "'%S'",
-                         k);
-            return NULL;
-        }
-        dtype = args[nargs + i];
-    }
-    dfb_state *st = dfb_state_from_type((PyTypeObject *)cls);
-    if (st == NULL) {
-        return NULL;
-    }
-    return dfb_buffer_from_object_impl(st, args[0], dtype);
 }

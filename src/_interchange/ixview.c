@@ -26,7 +26,10 @@
 #include "bitmap.h"
 #include "format.h"
 #include "offsets.h"
+#include "mem.h"
 #include "reader.h"
+#include "types.h"
+#include "dlpack_types.h"
 
 #include <string.h>
 
@@ -110,22 +113,12 @@ static PyStructSequence_Desc chunk_desc = {
 /* Helpers                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Returns 1 when the device's memory is readable by the host. */
+/* Returns 1 when there is no Buffer `b` or the host can read its memory
+   (core's predicate), else 0. */
 static int
 on_host(const DfbBuffer *b)
 {
-    if (b == NULL) {
-        return 1;
-    }
-    switch (b->device.device_type) {
-        case kDLCPU:
-        case kDLCUDAHost:
-        case kDLROCMHost:
-        case kDLCUDAManaged:
-            return 1;
-        default:
-            return 0;
-    }
+    return b == NULL || dfb_dlpack_host_readable(b->device.device_type);
 }
 
 /* How the buffers of a format are laid out. */
@@ -151,32 +144,27 @@ layout_of(const char *fmt, layout *lay)
     if (dfb_format_parse_arrow(fmt, &lay->f) < 0) {
         goto bad;
     }
-    switch (lay->f.type) {
-        case DFB_T_NULL:
+    const dfb_type_row *r = dfb_type_row_of(lay->f.type);
+    switch (r->layout) {
+        case DFB_LAYOUT_NONE:
             lay->kind = L_NONE;
             return 0;
-        case DFB_T_BOOL_BIT:
+        case DFB_LAYOUT_BITS:
             lay->kind = L_BITS;
             return 0;
-        case DFB_T_UTF8:
-        case DFB_T_BINARY:
+        case DFB_LAYOUT_OFFSETS:
             lay->kind = L_STRINGS;
-            lay->width = 4;
+            lay->width = r->offset_bytes;
             return 0;
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_LARGE_BINARY:
-            lay->kind = L_STRINGS;
-            lay->width = 8;
-            return 0;
-        case DFB_T_STRING_VIEW:
-            goto bad;
-        default:
+        case DFB_LAYOUT_FIXED:
             lay->width = dfb_format_itemsize(&lay->f);
             if (lay->width <= 0) {
                 goto bad;
             }
             lay->kind = L_FIXED;
             return 0;
+        default:
+            goto bad; /* views: copied to offsets first */
     }
 bad:
     PyErr_Format(PyExc_ValueError,
@@ -589,49 +577,6 @@ enum {
     K_CATEGORICAL = 23
 };
 
-/* Finds the logical (kind, bits) of Arrow format `f`: 0, or -1 when the
-   interchange protocol has no dtype for it. */
-static int
-logical_kind(const dfb_format *f, int *kind, int *bits)
-{
-    switch (f->type) {
-        case DFB_T_INT:
-            *kind = K_INT;
-            *bits = f->bits;
-            return 0;
-        case DFB_T_UINT:
-            *kind = K_UINT;
-            *bits = f->bits;
-            return 0;
-        case DFB_T_FLOAT:
-            *kind = K_FLOAT;
-            *bits = f->bits;
-            return 0;
-        case DFB_T_BOOL_BIT:
-            *kind = K_BOOL;
-            *bits = 1;
-            return 0;
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_STRING_VIEW:
-            *kind = K_STRING;
-            *bits = 8;
-            return 0;
-        case DFB_T_DATE32:
-            *kind = K_DATETIME;
-            *bits = 32;
-            return 0;
-        case DFB_T_DATE64:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
-            *kind = K_DATETIME;
-            *bits = 64;
-            return 0;
-        default:
-            return -1;
-    }
-}
-
 /* Stores new references to the column dtype, data-buffer dtype and
    offsets dtype (Py_None where there is none) of a column of Arrow format
    `fmt`, dictionary-encoded if `is_dict`.  Returns 0, or -1 with an
@@ -644,7 +589,7 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
     int kind, bits;
     PyObject *dt = NULL, *ddt = NULL, *odt = NULL;
     int known = dfb_format_parse_arrow(fmt, &f) == 0 &&
-                logical_kind(&f, &kind, &bits) == 0;
+                dfb_type_interchange(&f, &kind, &bits) == 0;
     if (!known) {
         *dtype = Py_NewRef(Py_None);
         *data_dtype = Py_NewRef(Py_None);
@@ -653,31 +598,27 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
     }
     int codes = is_dict && (f.type == DFB_T_INT || f.type == DFB_T_UINT);
     dt = dtype_tuple(st, codes ? K_CATEGORICAL : kind, bits, fmt);
-    switch (f.type) {
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-            ddt = dtype_tuple(st, K_UINT, 8, "C");
-            odt = f.type == DFB_T_UTF8 ? dtype_tuple(st, K_INT, 32, "i")
-                                       : dtype_tuple(st, K_INT, 64, "l");
-            break;
-        case DFB_T_STRING_VIEW:
-            /* its chunks are copied to large strings (or raise) */
-            ddt = dtype_tuple(st, kind, bits, fmt);
-            odt = dtype_tuple(st, K_INT, 64, "l");
-            break;
-        case DFB_T_DATE32:
-            ddt = dtype_tuple(st, K_INT, 32, "i");
-            break;
-        case DFB_T_DATE64:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
-            ddt = dtype_tuple(st, K_INT, 64, "l");
-            break;
-        default:
-            ddt = dtype_tuple(st, kind, bits, fmt);
+    const dfb_type_row *r = dfb_type_row_of(f.type);
+    if (r->layout == DFB_LAYOUT_OFFSETS) {
+        ddt = dtype_tuple(st, K_UINT, 8, "C");
+        odt = r->offset_bytes == 4 ? dtype_tuple(st, K_INT, 32, "i")
+                                   : dtype_tuple(st, K_INT, 64, "l");
     }
-    if (odt == NULL && ddt != NULL && dt != NULL && f.type != DFB_T_UTF8 &&
-        f.type != DFB_T_LARGE_UTF8 && f.type != DFB_T_STRING_VIEW) {
+    else if (r->layout == DFB_LAYOUT_VIEWS) {
+        /* its chunks are copied to large strings (or raise) */
+        ddt = dtype_tuple(st, kind, bits, fmt);
+        odt = dtype_tuple(st, K_INT, 64, "l");
+    }
+    else if (r->storage == 'i' && r->result != 'i') {
+        /* dates, timestamps, durations: stored as plain integers */
+        ddt = bits == 32 ? dtype_tuple(st, K_INT, 32, "i")
+                         : dtype_tuple(st, K_INT, 64, "l");
+    }
+    else {
+        ddt = dtype_tuple(st, kind, bits, fmt);
+    }
+    if (odt == NULL && ddt != NULL && dt != NULL &&
+        r->layout != DFB_LAYOUT_OFFSETS && r->layout != DFB_LAYOUT_VIEWS) {
         odt = Py_NewRef(Py_None);
     }
     if (dt == NULL || ddt == NULL || odt == NULL) {
@@ -1031,7 +972,7 @@ set_ones(uint8_t *bits, int64_t pos, int64_t n)
         bits[i >> 3] |= (uint8_t)(1u << (i & 7));
     }
     if (end - i >= 8) {
-        memset(bits + (i >> 3), 0xff, (size_t)((end - i) / 8));
+        dfb_memset(bits + (i >> 3), 0xff, (size_t)((end - i) / 8));
         i += 8 * ((end - i) / 8);
     }
     for (; i < end; i++) {
@@ -1338,9 +1279,7 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                         "were joined");
                         goto done;
                     }
-                    if (v > prev) {
-                        memcpy(d + pos, db->ptr + prev, (size_t)(v - prev));
-                    }
+                    dfb_memcpy(d + pos, db->ptr + prev, (size_t)(v - prev));
                     pos += v - prev;
                     prev = v;
                     k++;
@@ -1377,8 +1316,8 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 if (c->length == 0) {
                     continue;
                 }
-                memcpy(d + pos * w, c->data->ptr + c->offset * w,
-                       (size_t)(c->length * w));
+                dfb_memcpy(d + pos * w, c->data->ptr + c->offset * w,
+                           (size_t)(c->length * w));
                 if (is_codes) {
                     /* the codes copied, read back through core's checked
                        reader */

@@ -12,20 +12,13 @@
 #include "dfbuffer/frame.h"
 #include "dfbuffer/ixwalk.h"
 #include "dfbuffer/probe.h"
+#include "dlpack_types.h"
 
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
 /* Interchange buffers                                                  */
 /* ------------------------------------------------------------------ */
-
-/* Returns 1 if `t` is a device type whose memory the host can read. */
-static int
-host_device(int t)
-{
-    return t == kDLCPU || t == kDLCUDAHost || t == kDLROCMHost ||
-           t == kDLCUDAManaged;
-}
 
 /* Reads interchange buffer `obj` once (dfb_read_interchange_buffer, the
    reader Buffer.from_object uses too) and refuses device memory.  Returns
@@ -36,7 +29,7 @@ read_block(dfb_state *st, PyObject *obj, dfb_block *blk)
     if (dfb_read_interchange_buffer(st, obj, NULL, NULL, blk) < 0) {
         return -1;
     }
-    if (!host_device(blk->device.device_type)) {
+    if (!dfb_dlpack_host_readable(blk->device.device_type)) {
         PyErr_Format(PyExc_BufferError,
                      "the buffer is on device (%d, %d), not in CPU memory; "
                      "dfbuffer converts host memory only",
@@ -639,7 +632,8 @@ get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 
 /* Prefixes the message of the pending exception with the column name when
    its type is a plain ValueError / TypeError / RuntimeError /
-   NotImplementedError / BufferError (others are left alone).  The original
+   NotImplementedError / BufferError (others are left alone; a message that
+   starts "the column " reads "column 'x' ..." instead).  The original
    exception becomes the new one's __cause__. */
 static void
 add_column_context(PyObject *key)
@@ -661,11 +655,17 @@ add_column_context(PyObject *key)
         dfb_err_give(exc);
         return;
     }
-    /* a message that names the column already keeps its text */
-    PyObject *prefix = PyUnicode_FromFormat("column %R: ", key);
+    /* a message that names the column ("column 'x' ...", "column 'x': ...")
+       keeps its text */
+    PyObject *prefix = PyUnicode_FromFormat("column %R", key);
     int named = prefix == NULL ? -1
                                : (int)PyUnicode_Tailmatch(msg, prefix, 0,
                                                           PY_SSIZE_T_MAX, -1);
+    if (named == 1 &&
+        PyUnicode_GET_LENGTH(msg) > PyUnicode_GET_LENGTH(prefix)) {
+        Py_UCS4 c = PyUnicode_READ_CHAR(msg, PyUnicode_GET_LENGTH(prefix));
+        named = c == ' ' || c == ':';
+    }
     Py_XDECREF(prefix);
     if (named != 0) {
         if (named < 0) {
@@ -675,8 +675,28 @@ add_column_context(PyObject *key)
         dfb_err_give(exc);
         return;
     }
-    PyErr_Format(t, "column %R: %U", key, msg);
+    /* "the column has ..." becomes "column 'x' has ..." */
+    PyObject *the = PyUnicode_FromString("the column ");
+    int lead = the == NULL
+                   ? -1
+                   : (int)PyUnicode_Tailmatch(msg, the, 0, PY_SSIZE_T_MAX, -1);
+    Py_ssize_t skip = lead == 1 ? PyUnicode_GET_LENGTH(the) : 0;
+    Py_XDECREF(the);
+    PyObject *rest = PyUnicode_Substring(msg, skip, PyUnicode_GET_LENGTH(msg));
     Py_DECREF(msg);
+    if (lead < 0 || rest == NULL) {
+        PyErr_Clear();
+        Py_XDECREF(rest);
+        dfb_err_give(exc);
+        return;
+    }
+    if (skip > 0) {
+        PyErr_Format(t, "column %R %U", key, rest);
+    }
+    else {
+        PyErr_Format(t, "column %R: %U", key, rest);
+    }
+    Py_DECREF(rest);
     PyObject *now = dfb_err_take();
     if (now == NULL) {
         dfb_err_give(exc);
@@ -787,6 +807,12 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         goto done;
     }
     seq = PySequence_Fast(names, "column_names() must return an iterable");
+    if (seq != NULL && PyList_Check(seq)) {
+        /* our own copy: a name's __str__ may change the producer's list */
+        PyObject *list = seq;
+        seq = PyList_AsTuple(list);
+        Py_DECREF(list);
+    }
     if (seq == NULL) {
         goto done;
     }

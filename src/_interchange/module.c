@@ -10,6 +10,7 @@
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/export.h"
+#include "dfbuffer/import.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
 #include "dfbuffer/ixview.h"
@@ -127,13 +128,50 @@ add_enums(PyObject *m, dfb_state *st)
         const char *doc;
     } enums[] = {
         {"NativeFormat", native_items, &st->native_format,
-         "The protocol through which a Buffer's memory reached dfbuffer."},
+         "The protocol through which a Buffer's memory reached dfbuffer.\n\n"
+         "An IntEnum: Buffer.native gives the member.\n"
+         "\n"
+         "Examples\n"
+         "--------\n"
+         ">>> import numpy as np\n"
+         ">>> import dfbuffer\n"
+         ">>> dfbuffer.Buffer.from_object(np.zeros(2)).native\n"
+         "<NativeFormat.NUMPY: 1>"},
         {"DeviceType", device_items, &st->device_type,
-         "DLPack device types (DLDeviceType values)."},
+         "DLPack device types (DLDeviceType values).\n\n"
+         "An IntEnum; a member compares equal to its int, as DLPack's\n"
+         "__dlpack_device__() gives it.\n"
+         "\n"
+         "Examples\n"
+         "--------\n"
+         ">>> import numpy as np\n"
+         ">>> import dfbuffer\n"
+         ">>> dfbuffer.Buffer.from_object(np.zeros(2)).__dlpack_device__()\n"
+         "(<DeviceType.CPU: 1>, 0)\n"
+         ">>> dfbuffer.DeviceType.CUDA == 2\n"
+         "True"},
         {"DtypeKind", dtype_kind_items, &st->dtype_kind,
-         "The DataFrame interchange protocol's DtypeKind."},
+         "The DataFrame interchange protocol's DtypeKind.\n\n"
+         "An IntEnum of the kinds in the first item of an interchange dtype\n"
+         "tuple (kind, bit_width, format, endianness).\n"
+         "\n"
+         "Examples\n"
+         "--------\n"
+         ">>> import dfbuffer\n"
+         ">>> dfbuffer.DtypeKind(21)\n"
+         "<DtypeKind.STRING: 21>"},
         {"ColumnNullType", null_type_items, &st->column_null_type,
-         "The DataFrame interchange protocol's ColumnNullType."},
+         "The DataFrame interchange protocol's ColumnNullType.\n\n"
+         "An IntEnum of the kinds in the first item of describe_null.\n"
+         "\n"
+         "Examples\n"
+         "--------\n"
+         ">>> import pandas as pd\n"
+         ">>> import dfbuffer\n"
+         ">>> col = pd.DataFrame({\"x\": "
+         "[1.5]}).__dataframe__().get_column(0)\n"
+         ">>> dfbuffer.ColumnNullType(col.describe_null[0])\n"
+         "<ColumnNullType.USE_NAN: 1>"},
     };
     for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
         PyObject *cls = make_int_enum(intenum, enums[i].name, enums[i].items,
@@ -196,10 +234,14 @@ module_exec(PyObject *m)
     if (PyModule_AddFunctions(m, dfb_convert_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_arrow_interchange_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_arrow_table_export_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_export_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_matrix_methods) < 0 ||
         PyModule_AddFunctions(m, dfb_schema_methods) < 0 ||
-        PyModule_AddFunctions(m, dfb_pandas_methods) < 0) {
+        PyModule_AddFunctions(m, dfb_pandas_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_type_info_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_protocol_methods) < 0 ||
+        PyModule_AddFunctions(m, dfb_pandas_frame_methods) < 0) {
         return -1;
     }
     if (dfb_categorical_state_init(m, st) < 0) {

@@ -11,6 +11,7 @@
 #include "dfbuffer/convert.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/pandas_block.h"
+#include "mem.h"
 
 #include <string.h>
 
@@ -140,7 +141,7 @@ index_columns_value(const char *js, int32_t len)
                 break;
             }
             if (depth == 1 && (size_t)(q - p) == klen &&
-                memcmp(p, key, klen) == 0) {
+                dfb_memcmp(p, key, klen) == 0) {
                 while (q < end &&
                        (*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r')) {
                     q++;

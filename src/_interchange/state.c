@@ -93,6 +93,12 @@ static const struct {
     NAME(cuda_array_interface, "__cuda_array_interface__"),
     NAME(array_interface, "__array_interface__"),
     NAME(dlpack, "__dlpack__"),
+    NAME(array_method, "__array__"),
+    NAME(arrow_array_method, "__arrow_array__"),
+    NAME(copy, "copy"),
+    NAME(pyarrow, "pyarrow"),
+    NAME(Array, "Array"),
+    NAME(ChunkedArray, "ChunkedArray"),
     NAME(is_conj, "is_conj"),
     NAME(is_neg, "is_neg"),
     NAME(pandas, "pandas"),
@@ -121,10 +127,11 @@ dfb_state_names_init(dfb_state *st)
     }
     st->tup.allow_copy_kw = PyTuple_Pack(1, st->str.allow_copy);
     st->tup.max_version_kw = Py_BuildValue("(s)", "max_version");
+    st->tup.copy_kw = PyTuple_Pack(1, st->str.copy);
     st->tup.dlpack_version =
         Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
     if (st->tup.allow_copy_kw == NULL || st->tup.max_version_kw == NULL ||
-        st->tup.dlpack_version == NULL) {
+        st->tup.dlpack_version == NULL || st->tup.copy_kw == NULL) {
         return -1;
     }
     return 0;
@@ -138,5 +145,6 @@ dfb_state_names_clear(dfb_state *st)
     }
     Py_CLEAR(st->tup.allow_copy_kw);
     Py_CLEAR(st->tup.max_version_kw);
+    Py_CLEAR(st->tup.copy_kw);
     Py_CLEAR(st->tup.dlpack_version);
 }

@@ -2,6 +2,7 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/convert.h"
+#include "mem.h"
 
 #include <string.h>
 #if defined(__linux__)
@@ -54,7 +55,7 @@ static inline void
 copy_bytes(char *dst, const char *src, int64_t n)
 {
     if (n > 16) {
-        memcpy(dst, src, (size_t)n);
+        dfb_memcpy(dst, src, (size_t)n);
     }
     else if (n >= 8) {
         uint64_t a, b;
@@ -216,7 +217,7 @@ hash_bytes(const char *s, int64_t n)
     }
     if (i < n) {
         uint64_t w = 0;
-        memcpy(&w, s + i, (size_t)(n - i));
+        dfb_memcpy(&w, s + i, (size_t)(n - i));
         h = (h ^ w) * UINT64_C(0xc4ceb9fe1a85ec53);
     }
     h ^= h >> 32;
@@ -243,7 +244,7 @@ dedup_decode(dedup *d, const char *p, int64_t n)
         slot = &d->table[hash_bytes(p, n) & (d->tsize - 1)];
         d->lookups++;
         if (slot->obj != NULL && slot->len == n &&
-            (n == 0 || memcmp(slot->ptr, p, (size_t)n) == 0)) {
+            (n == 0 || dfb_memcmp(slot->ptr, p, (size_t)n) == 0)) {
             d->hits++;
             return Py_NewRef(slot->obj);
         }

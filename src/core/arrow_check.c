@@ -2,6 +2,7 @@
  */
 #include "arrow_check.h"
 #include "bitmap.h"
+#include "types.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -34,18 +35,7 @@ dfb_arrow_wraps(const void *p, int64_t bytes)
 int64_t
 dfb_arrow_expected_buffers(const dfb_format *f)
 {
-    switch (f->type) {
-        case DFB_T_NULL:
-            return 0;
-        case DFB_T_UTF8:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_BINARY:
-        case DFB_T_LARGE_BINARY:
-        case DFB_T_STRING_VIEW:
-            return 3;
-        default:
-            return 2;
-    }
+    return dfb_type_row_of(f->type)->n_buffers;
 }
 
 /* Checks that every buffer size node [offset, offset + length) of `a`
@@ -68,31 +58,27 @@ node_sizes(const struct ArrowSchema *s, const struct ArrowArray *a,
         dfb_format_parse_arrow(s->format, &f) < 0) {
         return DFB_OK;
     }
-    int64_t nbuf = dfb_arrow_expected_buffers(&f);
-    if (f.type == DFB_T_STRING_VIEW ? a->n_buffers < nbuf
-                                    : a->n_buffers != nbuf) {
+    const dfb_type_row *row = dfb_type_row_of(f.type);
+    int64_t nbuf = row->n_buffers;
+    if (row->layout == DFB_LAYOUT_VIEWS ? a->n_buffers < nbuf
+                                        : a->n_buffers != nbuf) {
         return DFB_OK;
     }
     const int64_t vbytes = end / 8 + (end % 8 != 0);
-    switch (f.type) {
-        case DFB_T_NULL:
+    switch (row->layout) {
+        case DFB_LAYOUT_NONE:
             return DFB_OK; /* no buffers */
-        case DFB_T_BOOL_BIT:
+        case DFB_LAYOUT_BITS:
             need = vbytes;
             break;
-        case DFB_T_UTF8:
-        case DFB_T_BINARY:
-        case DFB_T_LARGE_UTF8:
-        case DFB_T_LARGE_BINARY: {
-            int w = (f.type == DFB_T_UTF8 || f.type == DFB_T_BINARY) ? 4 : 8;
+        case DFB_LAYOUT_OFFSETS:
             if (end == INT64_MAX ||
-                dfb_arrow_mul_nonneg(end + 1, w, &need) < 0) {
+                dfb_arrow_mul_nonneg(end + 1, row->offset_bytes, &need) < 0) {
                 goto overflow;
             }
             break;
-        }
-        case DFB_T_STRING_VIEW:
-            if (dfb_arrow_mul_nonneg(end, 16, &need) < 0) {
+        case DFB_LAYOUT_VIEWS:
+            if (dfb_arrow_mul_nonneg(end, row->offset_bytes, &need) < 0) {
                 goto overflow;
             }
             break;
@@ -186,14 +172,13 @@ dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
                              "not an integer type",
                              name, s->format);
     }
+    const int variadic = dfb_type_row_of(f->type)->layout == DFB_LAYOUT_VIEWS;
     int64_t nbuf = dfb_arrow_expected_buffers(f);
-    if (f->type == DFB_T_STRING_VIEW ? a->n_buffers < nbuf
-                                     : a->n_buffers != nbuf) {
+    if (variadic ? a->n_buffers < nbuf : a->n_buffers != nbuf) {
         return dfb_error_set(err, DFB_EINVAL,
                              "column '%s': an Arrow array of format '%s' has "
                              "%s%lld buffers, got %lld",
-                             name, s->format,
-                             f->type == DFB_T_STRING_VIEW ? "at least " : "",
+                             name, s->format, variadic ? "at least " : "",
                              (long long)nbuf, (long long)a->n_buffers);
     }
     int verified;

@@ -2,6 +2,7 @@
  * offsets (see bitmap.h).
  */
 #include "bitmap.h"
+#include "mem.h"
 
 #include <string.h>
 #if defined(__SSE2__)
@@ -283,7 +284,7 @@ dfb_bitmap_copy(const uint8_t *src, int64_t src_offset, int64_t length,
         uint8_t *q = dst + ((dst_offset + i) >> 3);
         int shift = (int)((src_offset + i) & 7);
         if (shift == 0) {
-            memcpy(q, p, (size_t)nbytes);
+            dfb_memcpy(q, p, (size_t)nbytes);
         }
         else {
             /* output byte k takes bits shift..7 of p[k] and 0..shift-1 of

@@ -106,6 +106,13 @@ static const struct {
     {kDLTrn, "TRN", "Trainium"},
 };
 
+int
+dfb_dlpack_host_readable(int type)
+{
+    return type == kDLCPU || type == kDLCUDAHost || type == kDLROCMHost ||
+           type == kDLCUDAManaged;
+}
+
 const char *
 dfb_dlpack_device_name(int type, int human)
 {

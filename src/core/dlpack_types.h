@@ -30,4 +30,11 @@ dfb_dlpack_from_numpy(char kind, int itemsize, uint8_t *code, uint8_t *bits);
 const char *
 dfb_dlpack_device_name(int type, int human);
 
+/* Returns 1 if the host can read the memory of DLPack device type `type`
+   directly (the CPU, CUDA and ROCm pinned host memory, CUDA managed
+   memory), else 0: THE host-readable-device predicate of dfbuffer.  Cannot
+   fail. */
+int
+dfb_dlpack_host_readable(int type);
+
 #endif /* DFBUFFER_CORE_DLPACK_TYPES_H */

@@ -28,7 +28,31 @@ typedef enum {
     DFB_T_DATE64,       /* "tdm": int64 milliseconds */
     DFB_T_TIMESTAMP,    /* "ts{s,m,u,n}:tz": int64 */
     DFB_T_DURATION,     /* "tD{s,m,u,n}": int64 */
-    DFB_T_DICTIONARY    /* interchange CATEGORICAL; index type in `index` */
+    DFB_T_DICTIONARY,   /* interchange CATEGORICAL; index type in `index` */
+    /* Described by the type table (types.h) but not read yet:
+       dfb_format_parse_arrow refuses them, dfb_type_parse_arrow parses
+       them. */
+    DFB_T_DECIMAL,         /* "d:P,S[,B]" */
+    DFB_T_FIXED_BINARY,    /* "w:N" */
+    DFB_T_BINARY_VIEW,     /* "vz" */
+    DFB_T_TIME32,          /* "tts", "ttm" */
+    DFB_T_TIME64,          /* "ttu", "ttn" */
+    DFB_T_INTERVAL_MONTHS, /* "tiM" */
+    DFB_T_INTERVAL_DT,     /* "tiD": days, milliseconds */
+    DFB_T_INTERVAL_MDN,    /* "tin": months, days, nanoseconds */
+    DFB_T_LIST,            /* "+l" */
+    DFB_T_LARGE_LIST,      /* "+L" */
+    DFB_T_LIST_VIEW,       /* "+vl" */
+    DFB_T_LARGE_LIST_VIEW, /* "+vL" */
+    DFB_T_FIXED_LIST,      /* "+w:N" */
+    DFB_T_STRUCT,          /* "+s" */
+    DFB_T_MAP,             /* "+m" */
+    DFB_T_DENSE_UNION,     /* "+ud:I,J,..." */
+    DFB_T_SPARSE_UNION,    /* "+us:I,J,..." */
+    DFB_T_RUN_END,         /* "+r" */
+    DFB_T_EXTENSION,       /* ARROW:extension:name metadata on a storage
+                              type (no format string of its own) */
+    DFB_T_COUNT            /* the number of types: the table's size */
 } dfb_type;
 
 typedef struct {
@@ -39,6 +63,12 @@ typedef struct {
     char byteorder; /* '=', '<', '>' or '|' */
     const char *tz; /* timezone (points into the parsed string), or NULL */
     size_t tz_len;
+    int precision;   /* DECIMAL: digits; 0 otherwise */
+    int scale;       /* DECIMAL: digits after the point (may be < 0) */
+    int64_t size;    /* FIXED_BINARY: bytes; FIXED_LIST: values per list */
+    const char *ids; /* unions: the type ids after "+ud:" / "+us:" (points
+                        into the parsed string), or NULL */
+    size_t ids_len;
 } dfb_format;
 
 /* Parses an Arrow C data interface format string.  Returns 0 and fills

@@ -7,9 +7,7 @@ Arrow PyCapsule interface; and C converters from DataFrame-interchange
 columns and Arrow arrays to NumPy arrays whose ``base`` keeps the owner alive.
 """
 
-from __future__ import annotations
-
-import os
+from typing import TYPE_CHECKING
 
 from dfbuffer._interchange import (
     Buffer,
@@ -26,24 +24,60 @@ from dfbuffer._interchange import (
 from dfbuffer._schema import ColumnSchema, Schema, schema
 from dfbuffer._version import version as __version__
 
+if TYPE_CHECKING:
+    # typing-only names (src/dfbuffer/_typing.pyi has no module behind it): import them
+    # under `if TYPE_CHECKING:` or in quoted annotations
+    from collections.abc import Sequence
+
+    from dfbuffer import testing as testing
+    from dfbuffer._arrow_interchange import _ArrowDataFrame
+    from dfbuffer._to_arrow import ArrowExport
+    from dfbuffer._typing import ArrowArrayExportable as ArrowArrayExportable
+    from dfbuffer._typing import ArrowDeviceArrayExportable as ArrowDeviceArrayExportable
+    from dfbuffer._typing import ArrowDeviceStreamExportable as ArrowDeviceStreamExportable
+    from dfbuffer._typing import ArrowExportable as ArrowExportable
+    from dfbuffer._typing import ArrowSchemaExportable as ArrowSchemaExportable
+    from dfbuffer._typing import ArrowStreamExportable as ArrowStreamExportable
+    from dfbuffer._typing import DataFrameLike as DataFrameLike
+    from dfbuffer._typing import InterchangeDataFrame as InterchangeDataFrame
+    from dfbuffer._typing import SupportsInterchange as SupportsInterchange
+
 __all__ = [
     "Buffer",
+    "CategoricalCodes",
     "ColumnNullType",
+    "ColumnSchema",
     "DeviceType",
     "DtypeKind",
     "NativeFormat",
+    "Schema",
+    "__version__",
     "buffer_to_ndarray",
     "column_to_ndarray",
     "from_dataframe",
     "get_include",
-    "to_interchange",
-    "__version__",
-    "to_matrix",
-    "CategoricalCodes",
-    "ColumnSchema",
-    "Schema",
+    "to_arrow",
     "schema",
+    "to_interchange",
+    "to_matrix",
 ]
+
+# submodules that `import dfbuffer` does not load: reached as attributes on first use
+_LAZY_SUBMODULES = ("testing",)
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, *_LAZY_SUBMODULES])
+
+
+if not TYPE_CHECKING:  # for type checkers, `testing` is the import above
+
+    def __getattr__(name: str) -> object:
+        if name in _LAZY_SUBMODULES:
+            import importlib
+
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_include() -> str:
@@ -52,11 +86,29 @@ def get_include() -> str:
     It holds one header, ``dfbuffer/dfbuffer.h``: pass this directory as an include path
     when compiling a C, C++ or Cython extension that uses the C API (import it with
     ``DfBuffer_ImportAPI()``; Cython: ``from dfbuffer cimport capi``). See docs/c-api.md.
+
+    Returns
+    -------
+    str
+        The absolute path of the directory.
+
+    Raises
+    ------
+    Nothing.
+
+    Examples
+    --------
+    >>> import os
+    >>> import dfbuffer
+    >>> os.path.isfile(os.path.join(dfbuffer.get_include(), "dfbuffer", "dfbuffer.h"))
+    True
     """
+    import os
+
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
-def to_interchange(obj, *, allow_copy: bool = True):
+def to_interchange(obj: "ArrowExportable", *, allow_copy: bool = True) -> "_ArrowDataFrame":
     """Return a DataFrame interchange protocol object over an Arrow PyCapsule producer.
 
     ``obj`` is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a pyarrow
@@ -68,7 +120,79 @@ def to_interchange(obj, *, allow_copy: bool = True):
     only speak ``__dataframe__`` (``pandas.api.interchange.from_dataframe``,
     ``pyarrow.interchange.from_dataframe``, plotting libraries) keep working with
     producers that dropped the protocol.
+
+    Parameters
+    ----------
+    obj : Arrow PyCapsule producer
+        A table, record batch or stream (or their device counterparts).
+    allow_copy : bool, optional
+        False raises RuntimeError where the protocol needs a copy (default True).
+
+    Returns
+    -------
+    interchange DataFrame
+        An object with ``__dataframe__``, ``column_names()``, ``get_column(i)``, ...
+
+    Raises
+    ------
+    TypeError
+        ``obj`` speaks no Arrow PyCapsule interface.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import polars as pl
+    >>> import dfbuffer
+    >>> ix = dfbuffer.to_interchange(pl.DataFrame({"x": [1, 2], "s": ["a", None]}))
+    >>> list(ix.column_names()), ix.get_column_by_name("s").null_count
+    (['x', 's'], 1)
+    >>> pd.api.interchange.from_dataframe(ix)["x"].tolist()
+    [1, 2]
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
 
     return _to_interchange(obj, allow_copy=allow_copy)
+
+
+def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExport":
+    """Return an Arrow PyCapsule producer (``__arrow_c_stream__``, ``__arrow_c_schema__``)
+    over the columns of any producer dfbuffer reads, zero-copy wherever the layout allows.
+
+    ``obj`` is an Arrow PyCapsule producer, an object with ``__dataframe__``, an
+    interchange DataFrame (pandas' ones are read through the frame behind them) or a
+    mapping of column names to 1-D arrays or :class:`Buffer` objects. pyarrow is not
+    imported; ``pyarrow.table``, ``polars.DataFrame``, DuckDB and narwhals read the result.
+
+    Parameters
+    ----------
+    obj : dataframe, interchange DataFrame or mapping
+        The columns to export.
+    columns : sequence of str, optional
+        The columns to take, in this order (default: all).
+
+    Returns
+    -------
+    ArrowExport
+        An object with ``__arrow_c_stream__`` and ``__arrow_c_schema__``; the release
+        callbacks of what it exports keep the source memory alive.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is nothing dfbuffer reads.
+    KeyError
+        A name in ``columns`` is not in ``obj``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> import dfbuffer
+    >>> x = np.arange(3.0)
+    >>> t = pa.table(dfbuffer.to_arrow({"x": x}))
+    >>> t.column("x").to_pylist()
+    [0.0, 1.0, 2.0]
+    """
+    from dfbuffer._to_arrow import to_arrow as _to_arrow
+
+    return _to_arrow(obj, columns)

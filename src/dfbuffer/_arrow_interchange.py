@@ -29,8 +29,12 @@ Layout choices (see docs/design.md):
   when their buffers are asked for.
 * Nulls are ``(USE_BITMASK, 0)`` with the Arrow validity bitmap when a
   chunk has nulls, else ``(NON_NULLABLE, None)`` and no validity buffer.
-* The object deliberately has no ``__arrow_c_stream__``: pandas would take
-  that path instead of the interchange protocol.
+* The DataFrame object is also an Arrow PyCapsule producer
+  (``__arrow_c_stream__``, ``__arrow_c_schema__``): :func:`dfbuffer.to_arrow`
+  hands out the Arrow buffers it was built from, without copying (string
+  views come out as the large strings the view holds).  ``_df`` is the
+  object itself (the convention of the dataframe-api issue 360, by which
+  narwhals recovers the object behind ``select_columns_by_name``).
 """
 
 from __future__ import annotations
@@ -279,6 +283,24 @@ class _ArrowDataFrame:
         return _ArrowDataFrame(cols, self._n_batches, allow_copy)
 
     @property
+    def _df(self) -> _ArrowDataFrame:
+        """The dataframe behind this interchange object: itself."""
+        return self
+
+    def __arrow_c_schema__(self) -> object:
+        """An ``arrow_schema`` capsule of the columns (a struct)."""
+        from dfbuffer._to_arrow import to_arrow
+
+        return to_arrow(self).__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """An ``arrow_array_stream`` capsule over the Arrow buffers this view
+        was built from (zero-copy; see :func:`dfbuffer.to_arrow`)."""
+        from dfbuffer._to_arrow import to_arrow
+
+        return to_arrow(self).__arrow_c_stream__(requested_schema)
+
+    @property
     def metadata(self) -> dict[str, Any]:
         """DataFrame metadata (none)."""
         return {}
@@ -360,6 +382,10 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> _ArrowDataFrame:
     its field.  The result has ``__dataframe__`` and every method of the
     protocol; its buffers are :class:`dfbuffer.Buffer` objects over the
     Arrow memory (zero-copy), which stays alive as long as any of them.
+    It is an Arrow PyCapsule producer too (``__arrow_c_stream__``,
+    ``__arrow_c_schema__``: that Arrow memory handed out again, see
+    :func:`dfbuffer.to_arrow`) and has ``_df`` (itself), which narwhals'
+    interchange level (plotly) needs.
 
     ``allow_copy=False`` forbids copies: string-view columns (polars'
     strings) and joining several chunks of a column then raise RuntimeError

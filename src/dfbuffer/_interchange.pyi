@@ -2,11 +2,13 @@
 import enum
 import sys
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, Self, SupportsIndex, TypeAlias, final
+from typing import Any, Literal, Protocol, Self, SupportsIndex, TypeAlias, final, overload
 
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import CapsuleType
+
+from dfbuffer._typing import DataFrameLike
 
 MAXDIM: int
 DLPACK_MAJOR_VERSION: int
@@ -85,7 +87,9 @@ class Buffer:
         native: NativeFormat | int = ...,
     ) -> Self: ...
     @classmethod
-    def from_object(cls, obj: object, *, dtype: _DtypeLike | None = None) -> Buffer: ...
+    def from_object(
+        cls, obj: object, *, dtype: _DtypeLike | None = None, allow_copy: bool = True
+    ) -> Buffer: ...
     @property
     def ptr(self) -> int: ...
     @property
@@ -146,6 +150,8 @@ class Buffer:
     ) -> tuple[CapsuleType, CapsuleType]: ...
 
 _NullsMode: TypeAlias = Literal["mask", "fill", "raise"]
+# an array from the converters: a plain ndarray, or a numpy.ma.MaskedArray (a subclass)
+_Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
 
 def buffer_to_ndarray(
     buffer: _InterchangeBuffer,
@@ -154,33 +160,76 @@ def buffer_to_ndarray(
     offset: int = 0,
     length: int | None = None,
 ) -> np.ndarray[Any, Any]: ...
+# The return types follow categorical=: "codes" may give CategoricalCodes; strings= changes
+# only the dtype of string columns.  nulls="mask" may give numpy.ma.MaskedArray (an ndarray).
+@overload
 def column_to_ndarray(
     column: object,
     *,
     nulls: _NullsMode = "mask",
-    categorical: _CategoricalMode = "decode",
+    categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
-) -> np.ndarray[Any, Any] | CategoricalCodes: ...
+) -> _Array: ...
+@overload
+def column_to_ndarray(
+    column: object,
+    *,
+    nulls: _NullsMode = "mask",
+    categorical: _CategoricalMode,
+    strings: _StringsMode = "object",
+) -> _Array | CategoricalCodes: ...
+@overload
 def from_dataframe(
-    obj: object,
+    obj: DataFrameLike,
     *,
     nulls: _NullsMode = "mask",
     allow_copy: bool = True,
-    categorical: _CategoricalMode = "decode",
+    categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
-) -> dict[str, np.ndarray[Any, Any] | CategoricalCodes]: ...
+) -> dict[str, _Array]: ...
+@overload
+def from_dataframe(
+    obj: DataFrameLike,
+    *,
+    nulls: _NullsMode = "mask",
+    allow_copy: bool = True,
+    categorical: _CategoricalMode,
+    strings: _StringsMode = "object",
+) -> dict[str, _Array | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
 _C_API: CapsuleType
+@overload
 def to_matrix(
-    obj: object,
+    obj: DataFrameLike,
     *,
     dtype: _DtypeLike | None = None,
     order: Literal["C", "F"] = "C",
-    nulls: Literal["nan", "raise", "mask"] = "nan",
+    nulls: Literal["nan", "raise"] = "nan",
     columns: Sequence[object] | None = None,
     threads: int | None = None,
-) -> np.ndarray[Any, Any]: ...
+) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
+@overload
+def to_matrix(
+    obj: DataFrameLike,
+    *,
+    dtype: _DtypeLike | None = None,
+    order: Literal["C", "F"] = "C",
+    nulls: Literal["mask"],
+    columns: Sequence[object] | None = None,
+    threads: int | None = None,
+) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
+@overload
+def to_matrix(
+    obj: DataFrameLike,
+    *,
+    dtype: _DtypeLike | None = None,
+    order: Literal["C", "F"] = "C",
+    nulls: Literal["nan", "raise", "mask"],
+    columns: Sequence[object] | None = None,
+    threads: int | None = None,
+) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
+
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,
 # chunks), columns as (name, format, dictionary format, ordered, nullable), chunks one list of
 # per-column dicts per record batch.
@@ -206,6 +255,14 @@ class CategoricalCodes(tuple[Any, ...]):
     def __new__(cls, sequence: Sequence[Any], dict: dict[str, Any] = ...) -> Self: ...
 
 def _arrow_schema(obj: object) -> dict[str, Any] | None: ...
+def _arrow_type(format: str, /) -> dict[str, Any] | None: ...
+
+# The protocol registry of Buffer.from_object, in its order: (name, priority, importer,
+# yields) for each protocol.
+def _protocols() -> tuple[tuple[str, int, str, str], ...]: ...
+
+# Whether the host can read the memory of a DLPack device type (the one predicate, in C).
+def _host_readable(device_type: int, /) -> bool: ...
 
 # Private helpers of dfbuffer.to_interchange (ixview.c): the typed view of an Arrow import.
 _IxDtype: TypeAlias = tuple[DtypeKind, int, str, str]
@@ -280,7 +337,18 @@ def _ixview_concat(
 ) -> _IxChunk: ...
 def _ixview_values(chunk: _IxChunk, /) -> np.ndarray[Any, Any]: ...
 
-# Private helper of dfbuffer.pandas (pandas_fast.c): one block for a same-dtype Arrow table.
+# Private helper of the pandas paths (pandas_fast.c): the pandas frame behind obj (a pandas
+# DataFrame or pandas' interchange object over one) and whether copies are allowed, or None.
+def _pandas_frame(obj: object, /) -> tuple[Any, bool] | None: ...
+
+# Private helpers of dfbuffer.to_arrow (arrow_table_export.c): the Arrow structs over Buffers.
+_ArrowField: TypeAlias = tuple[str, str, str | None, bool]
+def _arrow_table_schema(fields: tuple[_ArrowField, ...], /) -> CapsuleType: ...
+def _arrow_table_stream(
+    fields: tuple[_ArrowField, ...], batches: tuple[tuple[int, tuple[Any, ...]], ...], /
+) -> CapsuleType: ...
+
+# Private helper of dfbuffer.pandas (pandas_block.c): one block for a same-dtype Arrow table.
 def _pandas_arrow_block(
     obj: object, min_columns: int, max_bytes: int, /
 ) -> (

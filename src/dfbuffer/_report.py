@@ -1,8 +1,11 @@
 """The interop report behind ``python -m dfbuffer`` (``dfbuffer/__main__.py``).
 
-For each producer library installed (numpy, pandas, pyarrow, polars, torch,
+It lists the protocols ``Buffer.from_object`` tries, in their order (the
+extension's protocol registry, ``_interchange._protocols()``).  Then, for
+each producer library installed (numpy, pandas, pyarrow, polars, nanoarrow, torch,
 cupy) and each exchange path (DLPack, the array interface, the buffer
-protocol, the Arrow PyCapsule interface, the interchange protocol), try the
+protocol, ``__array__``, ``__arrow_array__``, the Arrow PyCapsule interface,
+the interchange protocol), try the
 exchange on small data made here, and report whether it worked and whether
 it was zero-copy (the consumer sees the producer's address).  Then run
 ``dfbuffer.testing.check_dataframe`` on the libraries' ``__dataframe__``
@@ -21,7 +24,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-PRODUCERS = ("numpy", "pandas", "pyarrow", "polars", "torch", "cupy")
+PRODUCERS = ("numpy", "pandas", "pyarrow", "polars", "nanoarrow", "torch", "cupy")
 N = 1000  # elements of the test data: small, the report takes well under a second
 
 
@@ -100,6 +103,16 @@ class _ArrowArrayOnly:
         return self._obj.__arrow_c_array__(requested_schema)
 
 
+class _ArrayMethodOnly:
+    """Exposes only ``__array__`` (forces that last-resort path)."""
+
+    def __init__(self, arr: Any) -> None:
+        self._arr = arr
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        return self._arr
+
+
 class _StreamOnly:
     """Exposes only ``__arrow_c_stream__`` (forces the Arrow path even for
     objects that also have ``__dataframe__``)."""
@@ -147,6 +160,10 @@ def _numpy_paths(dfb: Any, np: Any) -> list[tuple[str, Callable]]:
             raise AssertionError("values differ")
         return _same(out.ctypes.data, addr)
 
+    def array_method_import():
+        buf = _from_object(dfb, _ArrayMethodOnly(x))
+        return _same(buf.ptr, addr)
+
     def ai_import():
         buf = _from_object(dfb, _ArrayInterfaceOnly(x.__array_interface__, x))
         return _same(buf.ptr, addr)
@@ -182,6 +199,7 @@ def _numpy_paths(dfb: Any, np: Any) -> list[tuple[str, Callable]]:
         ("array interface export", ai_export),
         ("buffer protocol import", bp_import),
         ("buffer protocol export", bp_export),
+        ("__array__ import", array_method_import),
         ("Arrow PyCapsule", arrow),
         ("interchange __dataframe__", interchange),
     ]
@@ -233,8 +251,18 @@ def _pandas_paths(dfb: Any, np: Any, pd: Any) -> list[tuple[str, Callable]]:
             raise NotAvailable("this pandas has no __arrow_c_stream__")
         return _from_dataframe_rows(dfb, lambda: _StreamOnly(df), col_addr)()
 
+    def arrow_array_method():
+        if _import("pyarrow") is None:
+            raise NotAvailable("__arrow_array__ needs pyarrow")
+        ext = pd.array(values, dtype="int64[pyarrow]")
+        chunk = ext.__arrow_array__()
+        chunk = chunk.chunk(0) if hasattr(chunk, "chunk") else chunk
+        buf = _from_object(dfb, ext)
+        return _same(buf.ptr, chunk.buffers()[1].address)
+
     return [
         ("DLPack import", dlpack),
+        ("__arrow_array__ import", arrow_array_method),
         ("interchange buffer import", xbuffer),
         ("interchange __dataframe__", interchange),
         ("Arrow stream from_dataframe", stream),
@@ -312,6 +340,33 @@ def _polars_paths(dfb: Any, np: Any, pl: Any) -> list[tuple[str, Callable]]:
         ("DLPack import", dlpack),
         ("Arrow column_to_ndarray", _column_row(dfb, lambda: s, addr)),
         ("interchange __dataframe__", interchange),
+        ("Arrow stream from_dataframe", stream),
+    ]
+
+
+def _nanoarrow_paths(dfb: Any, np: Any, na: Any) -> list[tuple[str, Callable]]:
+    values = np.arange(N, dtype=np.int64)
+    arr = na.c_array_from_buffers(na.int64(), N, [None, values])
+    batch = na.c_array_from_buffers(na.struct({"a": na.int64()}), N, [None], children=[arr])
+    addr = lambda: values.ctypes.data  # noqa: E731  (nanoarrow views the NumPy memory)
+
+    def capsule_import():
+        return _same(_from_object(dfb, arr).ptr, addr())
+
+    def capsule_export():
+        x = np.arange(N, dtype=np.int64)
+        out = na.c_array(_buffer_over(dfb, np, x))
+        if na.Array(out).to_pylist()[:3] != [0, 1, 2]:
+            raise AssertionError("values differ")
+        return _same(int(out.buffers[1]), x.ctypes.data)
+
+    def stream():
+        return _from_dataframe_rows(dfb, lambda: na.c_array_stream(batch), addr)()
+
+    return [
+        ("Arrow PyCapsule import", capsule_import),
+        ("Arrow PyCapsule export", capsule_export),
+        ("Arrow column_to_ndarray", _column_row(dfb, lambda: arr, addr)),
         ("Arrow stream from_dataframe", stream),
     ]
 
@@ -512,6 +567,7 @@ def build_report() -> dict[str, Any]:
         "pandas": lambda m: _pandas_paths(dfbuffer, np, m),
         "pyarrow": lambda m: _pyarrow_paths(dfbuffer, np, m),
         "polars": lambda m: _polars_paths(dfbuffer, np, m),
+        "nanoarrow": lambda m: _nanoarrow_paths(dfbuffer, np, m),
         "torch": lambda m: _torch_paths(dfbuffer, np, m),
         "cupy": lambda m: _cupy_paths(dfbuffer, np, m),
     }
@@ -558,6 +614,7 @@ def build_report() -> dict[str, Any]:
         "dlpack": f"{_interchange.DLPACK_MAJOR_VERSION}.{_interchange.DLPACK_MINOR_VERSION}",
         "versions": versions,
         "protocols": _protocols(dfbuffer, np),
+        "from_object_order": [row[0] for row in _interchange._protocols()],
         "rows": rows,
         "conformance": _conformance(dfbuffer, mods),
     }
@@ -586,6 +643,11 @@ def render(report: dict[str, Any]) -> str:
     for k, val in report["protocols"].items():
         lines.append(f"  {k.ljust(width)}  {val}")
     lines.append("")
+    lines.append("Buffer.from_object tries, in order (the first the object speaks wins):")
+    lines.append(
+        "\n".join(f"  {i:2d}. {name}" for i, name in enumerate(report["from_object_order"], 1))
+    )
+    lines.append("")
     lines.append("Exchange paths (small int64 data made here):")
     body = []
     for r in report["rows"]:
@@ -599,9 +661,31 @@ def render(report: dict[str, Any]) -> str:
     body = [[c["producer"], c["status"], c["detail"]] for c in report["conformance"]]
     if body:
         lines.append(_table(["producer", "status", "result"], body, limit=90))
+        failures = _first_failures(report["conformance"])
+        lines.append(_LEGEND + ("; the first failure of each:" if failures else ""))
+        lines.extend(failures)
     else:
         lines.append("  (no interchange producer installed)")
     return "\n".join(lines)
+
+
+_LEGEND = (
+    "legend: status: whether the check ran; P-n: producer requirement n of "
+    "docs/requirements.md, checked by dfbuffer.testing"
+)
+
+
+def _first_failures(conformance: list[dict[str, Any]], limit: int = 100) -> list[str]:
+    """One line per failed requirement ID and producer: its first failure message."""
+    out = []
+    for c in conformance:
+        seen: set[str] = set()
+        for rid, msg in c.get("failed") or ():
+            if rid not in seen:
+                seen.add(rid)
+                line = f"  {rid} {c['producer']}: {msg}"
+                out.append(line if len(line) <= limit else line[: limit - 3] + "...")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,18 +11,25 @@ rebuild what the converters give back as plain NumPy.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import operator
+import sys
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
-from dfbuffer._interchange import _arrow_schema
+from dfbuffer._interchange import _arrow_schema, _arrow_type
+
+if TYPE_CHECKING:
+    from dfbuffer._typing import DataFrameLike
 
 __all__ = ["ColumnSchema", "Schema", "schema"]
 
-_INT = {"c": 8, "s": 16, "i": 32, "l": 64}
-_UINT = {"C": 8, "S": 16, "I": 32, "L": 64}
-_FLOAT = {"e": 16, "f": 32, "g": 64}
-_UNITS = {"s": "s", "m": "ms", "u": "us", "n": "ns"}
+# The logical types whose schema reports a value width / a time unit.
+_WITH_BITS = frozenset({"int", "uint", "float", "bool", "string", "datetime", "duration"})
+_WITH_UNIT = frozenset({"date", "datetime", "duration", "time"})
 _NULLS = {0: "non-nullable", 1: "nan", 2: "sentinel", 3: "bitmask", 4: "bytemask"}
 
 
@@ -30,18 +37,52 @@ _NULLS = {0: "non-nullable", 1: "nan", 2: "sentinel", 3: "bitmask", 4: "bytemask
 class ColumnSchema:
     """One column as its producer describes it.
 
-    ``type`` is the logical type: ``"int"``, ``"uint"``, ``"float"``, ``"bool"``,
-    ``"string"``, ``"binary"``, ``"datetime"`` (a timestamp; ``tz`` its time
-    zone or None), ``"date"``, ``"time"``, ``"duration"``, ``"decimal"``,
-    ``"categorical"`` (``ordered``, ``categories`` the schema of the
-    categories, ``bits`` the width of the codes), ``"null"``, ``"list"``,
-    ``"struct"``, ``"map"`` or ``"other"``.  ``unit`` is ``"s" "ms" "us" "ns"``
-    for datetimes and durations, ``"D"`` or ``"ms"`` for dates.
-    ``null_representation`` is ``"non-nullable"``, ``"nan"``, ``"sentinel"``
-    (``null_value`` the sentinel), ``"bitmask"`` or ``"bytemask"``
-    (``null_value`` the mask value that marks a null); ``null_count`` is the
-    producer's count, None when it gives none (Arrow schemas carry none).
-    ``format`` is the Arrow C format string of the values.
+    An item of a :class:`Schema`; frozen.
+
+    Parameters
+    ----------
+    name : str
+        The column name.
+    type : str
+        The logical type: ``"int"``, ``"uint"``, ``"float"``, ``"bool"``,
+        ``"string"``, ``"binary"``, ``"datetime"`` (a timestamp), ``"date"``,
+        ``"time"``, ``"duration"``, ``"decimal"``, ``"categorical"``,
+        ``"null"``, ``"list"``, ``"struct"``, ``"map"`` or ``"other"``.
+    format : str
+        The Arrow C format string of the values.
+    bits : int or None
+        The width of the values (of the codes, for a categorical).
+    unit : str or None
+        ``"s" "ms" "us" "ns"`` for datetimes and durations, ``"D"`` or
+        ``"ms"`` for dates.
+    tz : str or None
+        A timestamp's time zone.
+    ordered : bool or None
+        Whether a categorical's categories are ordered.
+    categories : ColumnSchema or None
+        The schema of a categorical's categories.
+    nullable : bool
+        False when the producer says the column has no nulls.
+    null_representation : str
+        ``"non-nullable"``, ``"nan"``, ``"sentinel"``, ``"bitmask"`` or
+        ``"bytemask"``.
+    null_value : int or None
+        The sentinel, or the mask value that marks a null.
+    null_count : int or None
+        The producer's count; None when it gives none (Arrow schemas carry
+        none).
+    metadata : dict
+        The column's metadata.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dfbuffer
+    >>> ts = pd.to_datetime(["2020-01-01"]).tz_localize("Asia/Kathmandu").as_unit("us")
+    >>> t = pd.DataFrame({"t": ts})
+    >>> col = dfbuffer.schema(t)["t"]
+    >>> col.type, col.unit, col.tz
+    ('datetime', 'us', 'Asia/Kathmandu')
     """
 
     name: str
@@ -59,70 +100,160 @@ class ColumnSchema:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+class _Names(list[str]):
+    """The column names: a list, also callable as the method ``names()`` once was."""
+
+    __slots__ = ()
+
+    def __call__(self) -> list[str]:
+        warnings.warn(
+            "Schema.names is a property (as in pyarrow); call-style names() is deprecated",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return list(self)
+
+
+@dataclass(frozen=True, repr=False)
 class Schema:
-    """The columns of a dataframe (``columns``, in order), the producer's
-    metadata (``metadata``; pandas' Arrow metadata is parsed from JSON under
-    ``"pandas"``), where it was read from (``source``: ``"arrow"`` or
-    ``"interchange"``) and the names of pandas index columns that the
-    converters leave out (``index_columns``)."""
+    """The columns of a dataframe, as :func:`schema` reads them.
+
+    It behaves like ``pyarrow.Schema``: iterating gives the columns in order,
+    ``len()`` their number, ``schema[i]`` the column at position ``i``
+    (negative counts from the end) and ``schema[name]`` the column of that
+    name; ``names`` is the list of column names.
+
+    Parameters
+    ----------
+    columns : tuple of ColumnSchema
+        The columns, in the order the converters return them.
+    metadata : dict
+        The producer's metadata (pandas' Arrow metadata is parsed from JSON
+        under ``"pandas"``).
+    source : str
+        Where the schema was read from: ``"arrow"`` or ``"interchange"``.
+    index_columns : tuple of str, optional
+        The names of pandas index columns that the converters leave out.
+
+    Raises
+    ------
+    IndexError
+        ``schema[i]`` with ``i`` out of range.
+    KeyError
+        ``schema[name]`` for a name no column has, or several columns share.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import dfbuffer
+    >>> sch = dfbuffer.schema(pa.table({"x": [1, 2], "s": ["a", None]}))
+    >>> sch
+    dfbuffer.Schema (2 columns, from arrow)
+    x: int64
+    s: string
+    >>> sch.names
+    ['x', 's']
+    >>> sch[0] is sch["x"], sch[-1].type, len(sch)
+    (True, 'string', 2)
+    """
 
     columns: tuple[ColumnSchema, ...]
     metadata: dict[str, Any]
     source: str
     index_columns: tuple[str, ...] = ()
 
+    @property
     def names(self) -> list[str]:
-        """The column names, in order."""
-        return [c.name for c in self.columns]
+        """The column names, in order (a new list)."""
+        return _Names(c.name for c in self.columns)
 
-    def __getitem__(self, name: str) -> ColumnSchema:
-        for c in self.columns:
-            if c.name == name:
-                return c
-        raise KeyError(name)
+    @overload
+    def __getitem__(self, key: str) -> ColumnSchema: ...
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> ColumnSchema: ...
+    def __getitem__(self, key: str | SupportsIndex) -> ColumnSchema:
+        if isinstance(key, str):
+            found = [c for c in self.columns if c.name == key]
+            if len(found) == 1:
+                return found[0]
+            if not found:
+                raise KeyError(f"column {key!r} is not in the schema")
+            raise KeyError(f"column name {key!r} is ambiguous: {len(found)} columns have it")
+        try:
+            i = operator.index(key)
+        except TypeError:
+            raise TypeError(
+                f"Schema indices must be str or int, not {type(key).__name__}"
+            ) from None
+        n = len(self.columns)
+        if not -n <= i < n:
+            raise IndexError(f"column index {i} is out of range for {n} columns")
+        return self.columns[i]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ColumnSchema]:
         return iter(self.columns)
 
     def __len__(self) -> int:
         return len(self.columns)
 
+    def __repr__(self) -> str:
+        head = f"dfbuffer.Schema ({len(self.columns)} column"
+        head += "" if len(self.columns) == 1 else "s"
+        head += f", from {self.source})"
+        lines = [head]
+        lines += [f"{c.name or repr(c.name)}: {_type_string(c)}" for c in self.columns]
+        if self.index_columns:
+            lines.append("index columns (left out): " + ", ".join(self.index_columns))
+        if self.metadata:
+            lines.append("metadata keys: " + ", ".join(map(str, self.metadata)))
+        return "\n".join(lines)
+
+
+def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
+    """One column's type with its parameters, as pyarrow prints types."""
+    t = c.type
+    if t in ("int", "uint", "float") and c.bits is not None:
+        s = f"{t}{c.bits}"
+    elif t == "categorical":
+        params = [f"int{c.bits}" if c.bits is not None else "codes"]
+        if c.ordered:
+            params.append("ordered")
+        if c.categories is not None:
+            params.append("categories=" + _type_string(c.categories, nulls=False))
+        s = f"categorical[{', '.join(params)}]"
+    elif t in ("datetime", "duration", "date", "time"):
+        params = [c.unit or "?"]
+        if c.tz is not None:
+            params.append(f"tz={c.tz}")
+        s = f"{t}[{', '.join(params)}]"
+    elif t == "other":
+        s = f"other[{c.format}]"
+    else:
+        s = t
+    if not nulls:
+        return s
+    if not c.nullable:
+        s += " not null"
+    elif c.null_representation not in ("bitmask", "non-nullable"):
+        s += f" (nulls: {c.null_representation})"
+    return s
+
 
 def _format_type(fmt: str) -> dict[str, Any]:
-    """Logical type fields of Arrow format string ``fmt``."""
-    if fmt in _INT:
-        return {"type": "int", "bits": _INT[fmt]}
-    if fmt in _UINT:
-        return {"type": "uint", "bits": _UINT[fmt]}
-    if fmt in _FLOAT:
-        return {"type": "float", "bits": _FLOAT[fmt]}
-    if fmt == "b":
-        return {"type": "bool", "bits": 1}
-    if fmt == "n":
-        return {"type": "null"}
-    if fmt in ("u", "U", "vu"):
-        return {"type": "string", "bits": 8}
-    if fmt in ("z", "Z", "vz") or fmt.startswith("w:"):
-        return {"type": "binary"}
-    if fmt.startswith("d:"):
-        return {"type": "decimal"}
-    if fmt in ("tdD", "tdm"):
-        return {"type": "date", "unit": "D" if fmt == "tdD" else "ms"}
-    if len(fmt) >= 4 and fmt.startswith("ts") and fmt[3] == ":":
-        tz = fmt[4:] or None
-        return {"type": "datetime", "bits": 64, "unit": _UNITS.get(fmt[2]), "tz": tz}
-    if len(fmt) == 3 and fmt.startswith("tD"):
-        return {"type": "duration", "bits": 64, "unit": _UNITS.get(fmt[2])}
-    if len(fmt) == 3 and fmt.startswith("tt"):
-        return {"type": "time", "unit": _UNITS.get(fmt[2])}
-    if fmt in ("+l", "+L", "+vl", "+vL") or fmt.startswith("+w:"):
-        return {"type": "list"}
-    if fmt == "+s":
-        return {"type": "struct"}
-    if fmt == "+m":
-        return {"type": "map"}
-    return {"type": "other"}
+    """Logical type fields of Arrow format string ``fmt``, from the type
+    table of the C core (``_arrow_type``)."""
+    t = _arrow_type(fmt)
+    if t is None:
+        return {"type": "other"}
+    logical = t["logical"]
+    out: dict[str, Any] = {"type": logical}
+    if logical in _WITH_BITS:
+        out["bits"] = t["interchange"][1]
+    if logical in _WITH_UNIT:
+        out["unit"] = t["unit"]
+    if logical == "datetime":
+        out["tz"] = t["tz"]
+    return out
 
 
 def _parse_metadata(md: dict[str, str]) -> dict[str, Any]:
@@ -169,6 +300,18 @@ def _arrow_schema_of(desc: dict[str, Any]) -> Schema:
     )
     idx = tuple(desc["children"][i]["name"] for i in sorted(skip))
     return Schema(cols, md, "arrow", idx)
+
+
+def _series_named(obj: Any, sch: Schema) -> Schema:
+    """A pandas Series exports its values through Arrow without its name: the one
+    column takes ``str(obj.name)`` (unless None), as from_dataframe keys it."""
+    pd = sys.modules.get("pandas")
+    if len(sch.columns) != 1 or sch.columns[0].name or pd is None:
+        return sch
+    if not isinstance(obj, pd.Series) or obj.name is None:
+        return sch
+    col = dataclasses.replace(sch.columns[0], name=str(obj.name))
+    return dataclasses.replace(sch, columns=(col,))
 
 
 def _ix_column(name: str, col: Any, depth: int = 0) -> ColumnSchema:
@@ -222,24 +365,45 @@ def _ix_frame(obj: Any) -> Any:
         return meth()
 
 
-def schema(obj: Any) -> Schema:
+def schema(obj: DataFrameLike) -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
-    ``obj`` is what :func:`dfbuffer.from_dataframe` accepts: an Arrow
-    PyCapsule producer (read from its Arrow schema; the columns that pandas'
-    metadata marks as the index are left out, as the converters leave them
-    out), an object with ``__dataframe__`` or an interchange DataFrame (read
-    from its column objects' ``dtype``, ``describe_null``, ``null_count``,
-    ``describe_categorical`` and ``metadata``; no buffer is touched).  The
-    columns are the ones ``from_dataframe`` returns, in the same order.
-    Raises TypeError for anything else.
+    Parameters
+    ----------
+    obj : object
+        What :func:`dfbuffer.from_dataframe` accepts: an Arrow PyCapsule
+        producer (read from its Arrow schema; the columns that pandas'
+        metadata marks as the index are left out, as the converters leave
+        them out), an object with ``__dataframe__`` or an interchange
+        DataFrame (read from its column objects' ``dtype``,
+        ``describe_null``, ``null_count``, ``describe_categorical`` and
+        ``metadata``; no buffer is touched).
+
+    Returns
+    -------
+    Schema
+        The columns that ``from_dataframe`` returns, in the same order.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is none of the above.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dfbuffer
+    >>> df = pd.DataFrame({"c": pd.Categorical(["a", "b"], ordered=True)})
+    >>> sch = dfbuffer.schema(df)
+    >>> sch["c"].type, sch["c"].ordered, sch["c"].categories.type
+    ('categorical', True, 'string')
     """
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (
         hasattr(obj, "__arrow_c_schema__") and not hasattr(obj, "column_names")
     ):
         desc = _arrow_schema(obj)
         if desc is not None:
-            return _arrow_schema_of(desc)
+            return _series_named(obj, _arrow_schema_of(desc))
     df = _ix_frame(obj)
     if df is None:
         raise TypeError(

@@ -16,30 +16,37 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-if int(pd.__version__.split(".")[0]) < 3:
+if tuple(int(p) for p in pd.__version__.split(".")[:2]) < (2, 2):
     raise ImportError(
-        "dfbuffer.pandas needs pandas >= 3.0 (it builds pandas 3's dtypes: the str dtype, "
-        f"copy-on-write views); pandas {pd.__version__} is installed.  dfbuffer's own "
-        "converters (dfbuffer.from_dataframe) work with pandas >= 2.2.2."
+        f"dfbuffer.pandas needs pandas >= 2.2; pandas {pd.__version__} is installed."
     )
-import pandas.api.internals  # noqa: E402  (create_dataframe_from_blocks)
+try:  # pandas >= 3: a frame straight from 2-D blocks, no consolidation
+    from pandas.api.internals import create_dataframe_from_blocks as _from_blocks
+except ImportError:  # pandas 2.x: pd.DataFrame over the columns
+    _from_blocks = None
 
 from dfbuffer._interchange import (
     CategoricalCodes,
     _arrow_schema,
+    _arrow_type,
     _pandas_arrow_block,
+    _pandas_frame,
     _rows_block,
     _stringdtype_arrow,
 )
 from dfbuffer._interchange import from_dataframe as _convert
-from dfbuffer._schema import _format_type, _ix_frame
+from dfbuffer._schema import _ix_frame
 
 __all__ = ["from_dataframe"]
 
+# pandas 3 has the str dtype (Arrow-backed strings) and copy-on-write; pandas 2 gives
+# strings as object arrays (docs/api.md, "dfbuffer.pandas on pandas 2")
+_PANDAS3 = int(pd.__version__.split(".")[0]) >= 3
+
 _Strings = Literal["object", "stringdtype"]
 
-# Arrow formats of fixed-width numbers and booleans (no further look-up)
-_NUMERIC = frozenset("cCsSiIlLefgb")
+# Logical types (of the C core's type table) of numbers and booleans
+_NUMERIC = frozenset({"int", "uint", "float", "bool"})
 # Arrow logical types that NumPy cannot hold (see dfbuffer.schema)
 _DELEGATED = frozenset({"list", "struct", "map", "decimal", "binary", "time", "other"})
 
@@ -51,7 +58,14 @@ def _str_storage() -> str:
 
 def _strings(values: np.ndarray) -> Any:
     """pandas' default string array from a StringDType or object array whose
-    null slots hold None."""
+    null slots hold None (pandas 2: the object array itself, as pandas 2's
+    consumer gives)."""
+    if not _PANDAS3:
+        out = np.ma.getdata(values).astype(object, copy=False)
+        if isinstance(values, np.ma.MaskedArray):
+            out = out.copy()
+            out[np.ma.getmaskarray(values)] = None
+        return out
     masked = isinstance(values, np.ma.MaskedArray)
     data = values.data if isinstance(values, np.ma.MaskedArray) else values
     dtype = pd.StringDtype(na_value=np.nan)
@@ -139,11 +153,17 @@ def _all_str(values: Any) -> bool:
     return all(v is None or isinstance(v, str) for v in data[:64])
 
 
+def _logical(fmt: str) -> str:
+    """The logical type of Arrow format ``fmt`` in the C core's type table
+    ("int", "string", "datetime", ...; "other" for an unknown string)."""
+    t = _arrow_type(fmt)
+    return "other" if t is None else t["logical"]
+
+
 def _tz_of(fmt: str) -> str | None:
     """The time zone of Arrow timestamp format ``fmt`` (None: none)."""
-    if fmt.startswith("ts") and len(fmt) >= 4 and fmt[3] == ":":
-        return fmt[4:] or None
-    return None
+    t = _arrow_type(fmt)
+    return t["tz"] if t is not None and t["logical"] == "datetime" else None
 
 
 def _range_index(meta: Any, n: int) -> pd.Index | None:
@@ -182,7 +202,7 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
     names = list(data)
     arrays = list(data.values())
     n = len(arrays[0])
-    make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
+    make = _from_blocks
     if make is None or len(set(names)) != len(names):
         return pd.DataFrame(data, copy=False)
     blocks: list[tuple[Any, np.ndarray]] = []
@@ -264,13 +284,14 @@ def _block_frame(
             blocks.append((block[keep], np.array(keep, dtype=np.intp)))
         else:
             blocks.extend((block[i : i + 1], np.array([i], dtype=np.intp)) for i in keep)
-    return pd.api.internals.create_dataframe_from_blocks(
+    assert _from_blocks is not None  # _from_arrow asks for a block only then
+    return _from_blocks(
         blocks, index=index, columns=pd.Index(names)
     )
 
 
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
-    if allow_copy and hasattr(pd.api.internals, "create_dataframe_from_blocks"):
+    if allow_copy and _from_blocks is not None:
         # a table of one numeric type: one C call reads it into one block
         got = _pandas_arrow_block(obj, _STACK_MIN, _STACK_MAX_BYTES)
         if got is not None:
@@ -286,12 +307,12 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     has_strings = False
     delegated = []
     for f in fields:
-        fmt = f["format"]
-        if f["dictionary"] is not None or fmt in _NUMERIC:
+        logical = _logical(f["format"])
+        if f["dictionary"] is not None or logical in _NUMERIC:
             continue
-        if fmt in ("u", "U", "vu"):
+        if logical == "string":
             has_strings = True
-        elif _format_type(fmt)["type"] in _DELEGATED:
+        elif logical in _DELEGATED:
             delegated.append(f["name"])
     pyarrow_strings = strings == "stringdtype" and has_strings
     conv: dict[str, Any] = {}
@@ -323,7 +344,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         src = table = pa.table(src)
         for f in fields:
             name, fmt = f["name"], f["format"]
-            if f["dictionary"] is None and fmt in ("u", "U", "vu") and pyarrow_strings:
+            if f["dictionary"] is None and pyarrow_strings and _logical(fmt) == "string":
                 if not allow_copy and fmt != "U":
                     raise RuntimeError(
                         f"column {name!r}: Arrow format {fmt!r} strings need a copy "
@@ -450,7 +471,7 @@ def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataF
     )
     md = df.metadata
     idx = md.get("pandas.index") if isinstance(md, dict) else None
-    make = getattr(pd.api.internals, "create_dataframe_from_blocks", None)
+    make = _from_blocks
     rows = _rows_block(list(cols.values())) if len(cols) > 1 and make is not None else None
     if rows is not None and make is not None:
         # every column a plain array, one after the other in the producer's
@@ -503,10 +524,49 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     interchange ``"pandas.index"``, or pandas' Arrow schema metadata (a
     range, a named index, a MultiIndex, as ``pyarrow.Table.to_pandas``
     restores them; the index columns are never columns of the result).
+
+    Parameters
+    ----------
+    obj : object
+        A pandas DataFrame, an Arrow PyCapsule producer, an object with
+        ``__dataframe__`` or an interchange DataFrame.
+    allow_copy : bool, optional
+        False raises RuntimeError where a copy is unavoidable (default True).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The frame, sharing the producer's memory where the layout allows.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is not a dataframe dfbuffer reads.
+    RuntimeError
+        ``allow_copy=False`` and a copy is unavoidable.
+    ValueError
+        Buffers that do not match their description (naming the column).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import dfbuffer.pandas
+    >>> t = pa.table({"n": pa.array([1, None]), "s": ["a", "b"]})
+    >>> df = dfbuffer.pandas.from_dataframe(t)
+    >>> df["n"].dtype, df["n"].tolist()
+    (Int64Dtype(), [1, <NA>])
     """
     if isinstance(obj, pd.DataFrame):
         return obj
-    strings: _Strings = "stringdtype" if _str_storage() == "pyarrow" else "object"
+    strings: _Strings = (
+        "stringdtype" if _PANDAS3 and _str_storage() == "pyarrow" else "object"
+    )
+    behind = _pandas_frame(obj)
+    if behind is not None:
+        # pandas' interchange object: the frame behind it, through its Arrow
+        # export (pandas' own buffers drop the slice offset of Arrow-backed
+        # columns), with the dtypes pandas' consumer gives
+        return _from_arrow(behind[0], allow_copy and behind[1], strings)
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__"):
         return _from_arrow(obj, allow_copy, strings)
     return _from_interchange(obj, allow_copy, strings)

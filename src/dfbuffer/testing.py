@@ -11,6 +11,11 @@ text.  ``assert_conformant`` is the pytest-friendly wrapper.
 Memory is read only where it is safe to do so: host memory (CPU, CUDA host,
 ROCm host, CUDA managed), a buffer that passed the pointer and size checks,
 and never a byte beyond ``bufsize``.
+
+The dtype and Arrow format checks below read format strings themselves on
+purpose: they are an independent oracle for the C core's type table
+(src/core/types.c, ``dfbuffer._interchange._arrow_type``), which the rest of
+the package uses, so a mistake in the table cannot hide from them.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._interchange import ColumnNullType, DeviceType, DtypeKind
+from dfbuffer._interchange import ColumnNullType, DeviceType, DtypeKind, _host_readable
 
 __all__ = [
     "Report",
@@ -51,9 +56,8 @@ USE_BITMASK, USE_BYTEMASK = ColumnNullType.USE_BITMASK, ColumnNullType.USE_BYTEM
 NULL_KINDS = set(ColumnNullType)
 # DLPack device types (dlpack.h 1.x).
 DEVICE_TYPES = set(DeviceType)
-HOST_DEVICES = {
-    DeviceType.CPU, DeviceType.CUDA_HOST, DeviceType.ROCM_HOST, DeviceType.CUDA_MANAGED
-}
+# the devices whose memory the host reads: the extension's one predicate
+HOST_DEVICES = {t for t in DeviceType if _host_readable(t)}
 
 _INT_FORMATS = {8: "c", 16: "s", 32: "i", 64: "l"}
 _UINT_FORMATS = {8: "C", 16: "S", 32: "I", 64: "L"}
@@ -69,10 +73,29 @@ _MAX_SCAN = 1 << 24
 class Report:
     """The outcome of a conformance check.
 
-    ``passed`` lists the requirement IDs that were checked and never failed;
-    ``failed`` lists ``(id, message)`` pairs (an ID may fail several times,
-    e.g. once per column); ``skipped`` lists ``(id, reason)`` for checks
-    that could not run (device memory, a feature the object lacks).
+    The check functions make it; ``str()`` gives a readable summary.
+
+    Parameters
+    ----------
+    subject : str
+        What was checked (``"dataframe PandasDataFrameXchg"``).
+    passed : list of str
+        The requirement IDs that were checked and never failed.
+    failed : list of (str, str)
+        ``(id, message)`` pairs; an ID may fail several times, e.g. once
+        per column.
+    skipped : list of (str, str)
+        ``(id, reason)`` for checks that could not run (device memory, a
+        feature the object lacks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dfbuffer
+    >>> from dfbuffer.testing import check_buffer
+    >>> report = check_buffer(dfbuffer.Buffer.from_object(np.arange(3)))
+    >>> report.ok, report.failed_ids, "P-1" in report.passed
+    (True, [], True)
     """
 
     subject: str = ""
@@ -121,7 +144,7 @@ def _id_key(rid: str) -> tuple[int, int]:
     return ("PCL".find(prefix[:1]), int(num) if num.isdigit() else 0)
 
 
-def _sort_ids(ids) -> list[str]:
+def _sort_ids(ids: Any) -> list[str]:
     return sorted(ids, key=_id_key)
 
 
@@ -489,7 +512,7 @@ def _check_dfbuffer_buffer(ck: _Checker, buf: Any) -> None:
 
 
 class _AIOnly:
-    def __init__(self, ai: dict) -> None:
+    def __init__(self, ai: dict[str, Any]) -> None:
         self.__array_interface__ = ai
 
 
@@ -521,7 +544,29 @@ def _check_device_refusal(ck: _Checker, buf: Any) -> None:
 def check_buffer(obj: Any) -> Report:
     """Check an interchange-protocol Buffer (P-1..P-5; L-n for dfbuffer.Buffer).
 
-    Never raises on a broken producer; returns a :class:`Report`.
+    Parameters
+    ----------
+    obj : object
+        An interchange Buffer (``ptr``, ``bufsize``, ``__dlpack_device__``),
+        e.g. from a column's ``get_buffers()``, or a :class:`dfbuffer.Buffer`
+        (then the run-time L-requirements are checked too).
+
+    Returns
+    -------
+    Report
+        The buffer's requirements: passed, failed (with messages), skipped.
+
+    Raises
+    ------
+    Nothing: a bad pointer, size or device is a failure in the report.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from dfbuffer.testing import check_buffer
+    >>> col = pa.table({"x": [1, 2]}).__dataframe__().get_column(0)
+    >>> check_buffer(col.get_buffers()["data"][0]).ok
+    True
     """
     ck = _Checker(f"buffer {_describe(obj)}")
     try:
@@ -582,7 +627,7 @@ def _dtype_problem(dt: Any) -> str | None:
     return None
 
 
-def _np_dtype(dt: tuple) -> np.dtype | None:
+def _np_dtype(dt: tuple[Any, ...]) -> np.dtype[Any] | None:
     """NumPy dtype of one stored value of a well-formed interchange dtype
     (None for bit-packed, strings)."""
     kind, bits, endian = int(dt[0]), int(dt[1]), dt[3]
@@ -861,7 +906,10 @@ _NULL_NAMES: dict[int | None, str] = {
 }
 
 
-def _count_nulls(data, validity, null_kind, null_value, offset, size, data_np, kind) -> int | None:
+def _count_nulls(
+    data: Any, validity: Any, null_kind: Any, null_value: Any, offset: int, size: int,
+    data_np: Any, kind: Any,
+) -> int | None:
     """Counts nulls from the buffers, or None when not computable."""
     if null_kind == NON_NULLABLE:
         return 0
@@ -894,7 +942,8 @@ def _count_nulls(data, validity, null_kind, null_value, offset, size, data_np, k
 
 
 def _check_categorical(
-    ck, col, kind, data, validity, null_kind, null_value, offset, size, depth
+    ck: _Checker, col: Any, kind: Any, data: Any, validity: Any, null_kind: Any,
+    null_value: Any, offset: int, size: int, depth: int,
 ) -> None:
     if kind != CATEGORICAL:
         try:
@@ -1002,7 +1051,27 @@ def _column_report(col: Any, depth: int) -> Report:
 def check_column(col: Any) -> Report:
     """Check an interchange-protocol Column (P-10..P-28, and its buffers).
 
-    Never raises on a broken producer; returns a :class:`Report`.
+    Parameters
+    ----------
+    col : object
+        A column of an interchange DataFrame (``get_column(i)``).
+
+    Returns
+    -------
+    Report
+        The requirements of the column and of each of its buffers.
+
+    Raises
+    ------
+    Nothing: a column method that raises is a failure in the report.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from dfbuffer.testing import check_column
+    >>> col = pa.table({"s": ["a", None]}).__dataframe__().get_column(0)
+    >>> check_column(col).failed_ids  # pyarrow describes string data as STRING
+    ['P-19', 'P-28']
     """
     return _column_report(col, 0)
 
@@ -1015,12 +1084,12 @@ def check_column(col: Any) -> Report:
 _MAX_ITEMS = 1 << 16  # a producer yielding more columns or chunks is cut off
 
 
-def _take(iterable: Any, limit: int) -> list:
+def _take(iterable: Any, limit: int) -> list[Any]:
     """At most `limit` items of `iterable` (guards against endless generators)."""
     return list(itertools.islice(iter(iterable), max(0, min(limit, _MAX_ITEMS))))
 
 
-def _names_of(df: Any) -> list:
+def _names_of(df: Any) -> list[Any]:
     return _take(df.column_names(), _MAX_ITEMS)
 
 
@@ -1169,10 +1238,29 @@ def _check_dataframe_into(ck: _Checker, df: Any, depth: int = 0) -> None:
 def check_dataframe(df: Any) -> Report:
     """Check an interchange-protocol DataFrame (P-30..P-37, and every column).
 
-    Pass the interchange object (the result of ``__dataframe__()``); a
-    library object (a pandas DataFrame, a pyarrow Table) is accepted too and
-    its ``__dataframe__()`` is checked.  Never raises on a broken producer;
-    returns a :class:`Report`.
+    Parameters
+    ----------
+    df : object
+        The interchange object (the result of ``__dataframe__()``); a
+        library object (a pandas DataFrame, a pyarrow Table) is accepted too
+        and its ``__dataframe__()`` is checked.
+
+    Returns
+    -------
+    Report
+        The frame's requirements and those of every column and buffer.
+
+    Raises
+    ------
+    Nothing: an exception of the producer is recorded as a failure.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dfbuffer.testing import check_dataframe
+    >>> report = check_dataframe(pd.DataFrame({"x": [1.5, None], "n": [1, 2]}))
+    >>> report.ok, len(report.passed) > 20
+    (True, True)
     """
     ck = _Checker(f"dataframe {_describe(df)}")
     if _has(df, "__dataframe__") and not _has(df, "get_column_by_name"):
@@ -1193,9 +1281,35 @@ def check_dataframe(df: Any) -> Report:
 def assert_conformant(obj: Any) -> Report:
     """Check `obj` and raise AssertionError listing every failure.
 
-    `obj` is an interchange DataFrame, Column or Buffer, or any object with
-    ``__dataframe__`` (its interchange object is checked).  Returns the
-    report when everything passed.
+    Parameters
+    ----------
+    obj : object
+        An interchange DataFrame, Column or Buffer, or any object with
+        ``__dataframe__`` (its interchange object is checked).
+
+    Returns
+    -------
+    Report
+        The report, when everything passed.
+
+    Raises
+    ------
+    AssertionError
+        A requirement failed; the message lists every failure.
+    TypeError
+        ``obj`` is none of the above.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dfbuffer.testing import assert_conformant
+    >>> assert_conformant(pd.DataFrame({"x": [1, 2]})).ok
+    True
+    >>> assert_conformant(pd.DataFrame({"s": ["a"]}))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    AssertionError: dataframe PandasDataFrameXchg: ... failed (...P-22); ... passed
+    ...P-22: column 's': format 'u' means 32-bit offsets, the offsets buffer holds 64-bit ones
     """
     if _has(obj, "column_names") and _has(obj, "get_column"):
         report = check_dataframe(obj)

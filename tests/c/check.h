@@ -1,12 +1,22 @@
-/* The check macros of the C unit tests (tests/c): each test program counts
- * its checks and failures and exits non-zero if any failed.
+/* The checks shared by the C unit tests of src/core (tests/c/test_*.c, one
+ * executable per core source file, each a meson test): CHECK and CHECK_STR
+ * count every check and print the failing ones; check_report prints the
+ * totals and gives main's exit status.
  */
-#ifndef DFBUFFER_TESTS_CHECK_H
-#define DFBUFFER_TESTS_CHECK_H
+#ifndef DFB_TESTS_C_CHECK_H
+#define DFB_TESTS_C_CHECK_H
 
 #include <stdio.h>
 #include <string.h>
 
+/* 1 on a big-endian host. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define DFB_TEST_BIG 1
+#else
+#define DFB_TEST_BIG 0
+#endif
+
+/* The counts of this test executable (one translation unit each). */
 static int failures = 0;
 static int checks = 0;
 
@@ -32,4 +42,13 @@ static int checks = 0;
         }                                                                    \
     } while (0)
 
-#endif /* DFBUFFER_TESTS_CHECK_H */
+/* Prints "name: N checks, M failed"; returns 0 if none failed, else 1 (the
+   exit status of main). */
+static inline int
+check_report(const char *name)
+{
+    printf("%s: %d checks, %d failed\n", name, checks, failures);
+    return failures == 0 ? 0 : 1;
+}
+
+#endif

@@ -338,6 +338,5 @@ main(void)
     test_list_view();
     test_codes();
     test_string_views();
-    printf("test_reader: %d checks, %d failed\n", checks, failures);
-    return failures != 0;
+    return check_report("test_reader");
 }

@@ -1,9 +1,16 @@
-/* dfbuffer.Buffer.__dlpack__ / __dlpack_device__: DLPack 1.x export.
+/* dfbuffer: DLPack 1.x, both directions: the import of Buffer.from_object
+ * (a capsule, or a producer's __dlpack__) and the export of
+ * dfbuffer.Buffer.__dlpack__ / __dlpack_device__ (its keywords are parsed
+ * in dlpack_args.c).
  *
- * One malloc holds the managed tensor, its shape and strides (and, for
- * copy=True, the copied elements).  Without a copy, manager_ctx is a strong
- * reference to the Buffer; the deleter drops it with the GIL held, or leaks
- * it when the interpreter is gone.
+ * Import: a capsule is validated, renamed "used_..." and its managed tensor
+ * handed to an owner capsule "dfbuffer.dlpack_owner" whose destructor calls
+ * the producer's deleter exactly once.
+ *
+ * Export:  * One malloc holds the managed tensor, its shape and strides (and,
+ * for copy=True, the copied elements).  Without a copy, manager_ctx is a
+ * strong reference to the Buffer; the deleter drops it with the GIL held, or
+ * leaks it when the interpreter is gone.
  *
  * Semantics (docs/design.md, "DLPack export"):
  *   - max_version None or major < 1: legacy "dltensor" capsule
@@ -26,7 +33,10 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/export.h"
+#include "dfbuffer/import.h"
+#include "dfbuffer/dlpack.h"
 #include "dlpack_types.h"
+#include "mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +45,10 @@
 #define CAPSULE_LEGACY_USED "used_dltensor"
 #define CAPSULE_VERSIONED "dltensor_versioned"
 #define CAPSULE_VERSIONED_USED "used_dltensor_versioned"
+#define OWNER_CAPSULE_NAME "dfbuffer.dlpack_owner"
+
+/* Address used as the owner capsule's context for a versioned tensor. */
+static const char versioned_marker = 'v';
 
 /* Alignment of copied data (a cache line; what NumPy's allocator gives). */
 #define COPY_ALIGN 64
@@ -221,246 +235,296 @@ capsule_destructor_legacy(PyObject *cap)
 }
 
 /* ------------------------------------------------------------------ */
-/* Argument parsing                                                     */
+/* Import                                                               */
 /* ------------------------------------------------------------------ */
 
-typedef struct {
-    PyObject *stream;      /* borrowed; NULL or None = not given */
-    PyObject *max_version; /* borrowed */
-    PyObject *dl_device;   /* borrowed */
-    PyObject *copy;        /* borrowed */
-} dlpack_args;
-
-/* Returns the slot of keyword `name` in `a`, or NULL if unknown. */
-static PyObject **
-keyword_slot(dlpack_args *a, PyObject *name)
+/* Destructor of the owner capsule: calls the producer's deleter (which
+   may be NULL) exactly once, preserving any pending exception. */
+static void
+dlpack_owner_destructor(PyObject *cap)
 {
-    if (!PyUnicode_Check(name)) {
-        return NULL;
+    void *p = PyCapsule_GetPointer(cap, OWNER_CAPSULE_NAME);
+    if (p == NULL) {
+        PyErr_WriteUnraisable(cap);
+        return;
     }
-    switch (PyUnicode_GET_LENGTH(name)) {
-        case 4:
-            return PyUnicode_CompareWithASCIIString(name, "copy") == 0
-                       ? &a->copy
-                       : NULL;
-        case 6:
-            return PyUnicode_CompareWithASCIIString(name, "stream") == 0
-                       ? &a->stream
-                       : NULL;
-        case 9:
-            return PyUnicode_CompareWithASCIIString(name, "dl_device") == 0
-                       ? &a->dl_device
-                       : NULL;
-        case 11:
-            return PyUnicode_CompareWithASCIIString(name, "max_version") == 0
-                       ? &a->max_version
-                       : NULL;
-        default:
-            return NULL;
-    }
-}
-
-/* Fills `a` from fastcall keyword arguments.  Returns 0, or -1 with
-   TypeError (positional arguments, unknown or repeated keywords). */
-static int
-parse_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-           dlpack_args *a)
-{
-    memset(a, 0, sizeof(*a));
-    if (nargs != 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "__dlpack__() takes keyword arguments only (%zd "
-                     "positional given)",
-                     nargs);
-        return -1;
-    }
-    if (kwnames == NULL) {
-        return 0;
-    }
-    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
-        PyObject **slot = keyword_slot(a, name);
-        if (slot == NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "__dlpack__() got an unexpected keyword argument "
-                         "%R",
-                         name);
-            return -1;
+    PyObject *exc = dfb_err_take();
+    if (PyCapsule_GetContext(cap) == (void *)&versioned_marker) {
+        DLManagedTensorVersioned *m = p;
+        if (m->deleter != NULL) {
+            m->deleter(m);
         }
-        if (*slot != NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "__dlpack__() got multiple values for argument %R",
-                         name);
-            return -1;
-        }
-        *slot = args[i];
-    }
-    return 0;
-}
-
-/* Converts an int item of a max_version / dl_device tuple.  Returns 0, or
-   -1 with TypeError / OverflowError set. */
-static int
-tuple_int(PyObject *item, const char *what, long *out)
-{
-    if (!PyLong_Check(item) || PyBool_Check(item)) {
-        PyErr_Format(PyExc_TypeError, "%s must hold ints, not %.100s", what,
-                     Py_TYPE(item)->tp_name);
-        return -1;
-    }
-    *out = PyLong_AsLong(item);
-    if (*out == -1 && PyErr_Occurred()) {
-        return -1;
-    }
-    return 0;
-}
-
-/* Parses max_version: None -> *versioned = 0; (major, minor) ints ->
- *versioned = major >= 1.  Returns 0, or -1 with TypeError / ValueError. */
-static int
-parse_max_version(PyObject *obj, int *versioned)
-{
-    *versioned = 0;
-    if (obj == NULL || obj == Py_None) {
-        return 0;
-    }
-    if (!PyTuple_Check(obj)) {
-        PyErr_Format(PyExc_TypeError,
-                     "max_version must be None or a (major, minor) tuple, "
-                     "not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    if (PyTuple_GET_SIZE(obj) != 2) {
-        PyErr_Format(PyExc_ValueError,
-                     "max_version must be a (major, minor) tuple, got %R",
-                     obj);
-        return -1;
-    }
-    long major, minor;
-    if (tuple_int(PyTuple_GET_ITEM(obj, 0), "max_version", &major) < 0 ||
-        tuple_int(PyTuple_GET_ITEM(obj, 1), "max_version", &minor) < 0) {
-        return -1;
-    }
-    if (major < 0 || minor < 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "max_version must not be negative, got %R", obj);
-        return -1;
-    }
-    *versioned = major >= 1;
-    return 0;
-}
-
-/* Parses dl_device: a (device_type, device_id) tuple of ints.  Returns 0,
-   or -1 with TypeError / ValueError set. */
-static int
-parse_dl_device(PyObject *obj, DLDevice *out)
-{
-    if (!PyTuple_Check(obj)) {
-        PyErr_Format(PyExc_TypeError,
-                     "dl_device must be None or a (device_type, device_id) "
-                     "tuple, not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    if (PyTuple_GET_SIZE(obj) != 2) {
-        PyErr_Format(PyExc_ValueError,
-                     "dl_device must be a (device_type, device_id) tuple, "
-                     "got %R",
-                     obj);
-        return -1;
-    }
-    long t, id;
-    if (tuple_int(PyTuple_GET_ITEM(obj, 0), "dl_device", &t) < 0 ||
-        tuple_int(PyTuple_GET_ITEM(obj, 1), "dl_device", &id) < 0) {
-        return -1;
-    }
-    if (t < 0 || t > INT32_MAX || id < 0 || id > INT32_MAX) {
-        PyErr_Format(PyExc_ValueError, "dl_device %R is out of range", obj);
-        return -1;
-    }
-    out->device_type = (DLDeviceType)t;
-    out->device_id = (int32_t)id;
-    return 0;
-}
-
-/* Parses copy: None -> -1, True -> 1, False -> 0 in *out.  Returns 0, or
-   -1 with TypeError set. */
-static int
-parse_copy(PyObject *obj, int *out)
-{
-    if (obj == NULL || obj == Py_None) {
-        *out = -1;
-    }
-    else if (obj == Py_True) {
-        *out = 1;
-    }
-    else if (obj == Py_False) {
-        *out = 0;
     }
     else {
-        PyErr_Format(PyExc_TypeError,
-                     "copy must be None, True or False, not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
+        DLManagedTensor *m = p;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
     }
-    return 0;
+    dfb_err_give(exc);
 }
 
-/* Returns 1 for device types whose memory the CPU can read directly. */
-static int
-host_accessible(DLDeviceType t)
+/* Maps a DLDataType to a new NumPy descr, or NULL with BufferError. */
+static PyArray_Descr *
+descr_from_dldtype(DLDataType t)
 {
-    return t == kDLCPU || t == kDLCUDAHost || t == kDLCUDAManaged ||
-           t == kDLROCMHost;
+    char ts[8];
+    if (dfb_dlpack_typestr(t.code, t.bits, t.lanes, ts, sizeof(ts)) < 0) {
+        /* The float8/float6/float4 codes (DLPack 1.1+) name their width;
+           the others take the bit count as a suffix. */
+        static const char *const narrow[] = {
+            "float8_e3m4",     "float8_e4m3",     "float8_e4m3b11fnuz",
+            "float8_e4m3fn",   "float8_e4m3fnuz", "float8_e5m2",
+            "float8_e5m2fnuz", "float8_e8m0fnu",  "float6_e2m3fn",
+            "float6_e3m2fn",   "float4_e2m1fn"};
+        const char *name = NULL;
+        switch (t.code) {
+            case kDLInt:
+                name = "int";
+                break;
+            case kDLUInt:
+                name = "uint";
+                break;
+            case kDLFloat:
+                name = "float";
+                break;
+            case kDLOpaqueHandle:
+                name = "opaque handle";
+                break;
+            case kDLBfloat:
+                name = "bfloat";
+                break;
+            case kDLComplex:
+                name = "complex";
+                break;
+            case kDLBool:
+                name = "bool";
+                break;
+            default:
+                break;
+        }
+        if (name != NULL) {
+            PyErr_Format(PyExc_BufferError,
+                         "DLPack dtype %s%d (code=%d, bits=%d, lanes=%d) has "
+                         "no NumPy equivalent dfbuffer supports",
+                         name, (int)t.bits, (int)t.code, (int)t.bits,
+                         (int)t.lanes);
+        }
+        else {
+            unsigned idx = (unsigned)t.code - 7u;
+            PyErr_Format(PyExc_BufferError,
+                         "DLPack dtype %s (code=%d, bits=%d, lanes=%d) has "
+                         "no NumPy equivalent dfbuffer supports",
+                         idx < sizeof(narrow) / sizeof(narrow[0])
+                             ? narrow[idx]
+                             : "of unknown type code",
+                         (int)t.code, (int)t.bits, (int)t.lanes);
+        }
+        return NULL;
+    }
+    return dfb_descr_from_typestr(ts); /* core's mapping */
 }
 
-/* Checks `stream` for export to device type `t`.  Returns 0, or -1 with
-   BufferError (stream on a device without streams), TypeError or
-   ValueError (a value the array API does not allow). */
-static int
-check_stream(PyObject *stream, DLDeviceType t)
+/* Consumes a DLPack capsule ("dltensor_versioned" or legacy "dltensor"):
+   validates the tensor, renames the capsule "used_..." and hands the
+   managed tensor to a new owner capsule whose destructor calls the
+   deleter.  Borrows `cap`.  Returns a new Buffer, or NULL with an
+   exception set (BufferError for a refused tensor; the capsule is then
+   left unconsumed, except on a major-version mismatch, where the deleter
+   is called as the DLPack ABI requires). */
+PyObject *
+dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
 {
-    if (stream == NULL || stream == Py_None) {
-        return 0;
+    int versioned;
+    void *mp;
+    DLTensor *t;
+    int readonly = 0;
+    if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        versioned = 1;
+        DLManagedTensorVersioned *m =
+            PyCapsule_GetPointer(cap, "dltensor_versioned");
+        if (m == NULL) {
+            return NULL;
+        }
+        if (m->version.major != DLPACK_MAJOR_VERSION) {
+            unsigned major = m->version.major, minor = m->version.minor;
+            /* The layout is unknown: only the deleter may be called. */
+            if (PyCapsule_SetName(cap, "used_dltensor_versioned") < 0) {
+                return NULL;
+            }
+            if (m->deleter != NULL) {
+                m->deleter(m);
+            }
+            PyErr_Format(PyExc_BufferError,
+                         "DLPack version %u.%u is not supported (dfbuffer "
+                         "speaks %d.x)",
+                         major, minor, DLPACK_MAJOR_VERSION);
+            return NULL;
+        }
+        readonly = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+        mp = m;
+        t = &m->dl_tensor;
     }
-    int cuda = t == kDLCUDA || t == kDLCUDAManaged;
-    int rocm = t == kDLROCM;
-    if (!cuda && !rocm) {
+    else if (PyCapsule_IsValid(cap, "dltensor")) {
+        versioned = 0;
+        DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+        if (m == NULL) {
+            return NULL;
+        }
+        mp = m;
+        t = &m->dl_tensor;
+    }
+    else {
+        const char *name = PyCapsule_GetName(cap);
+        PyErr_Clear();
         PyErr_Format(PyExc_BufferError,
-                     "stream must be None for device type %d (it has no "
-                     "streams), got %R",
-                     (int)t, stream);
-        return -1;
+                     "expected a 'dltensor_versioned' or 'dltensor' capsule, "
+                     "got one named %s%s%s (a used capsule cannot be consumed "
+                     "twice)",
+                     name ? "'" : "", name ? name : "NULL", name ? "'" : "");
+        return NULL;
     }
-    if (!PyLong_Check(stream) || PyBool_Check(stream)) {
-        PyErr_Format(PyExc_TypeError, "stream must be an int, not %.100s",
-                     Py_TYPE(stream)->tp_name);
-        return -1;
+
+    /* Validate everything before taking ownership. */
+    if (t->ndim < 0 || t->ndim > DFB_MAXDIM) {
+        PyErr_Format(PyExc_BufferError,
+                     "DLPack tensor has ndim %d; dfbuffer supports 0..%d",
+                     (int)t->ndim, DFB_MAXDIM);
+        return NULL;
     }
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(stream, &overflow);
-    if (v == -1 && PyErr_Occurred()) {
-        return -1;
+    int ndim = t->ndim;
+    if (ndim > 0 && t->shape == NULL) {
+        PyErr_SetString(PyExc_BufferError, "DLPack tensor has a NULL shape");
+        return NULL;
     }
-    /* Stream handles are pointers: any positive value is allowed. */
-    if (overflow > 0) {
-        return 0;
+    PyArray_Descr *descr = descr_from_dldtype(t->dtype);
+    if (descr == NULL) {
+        return NULL;
     }
-    if (overflow < 0 || v < -1 || (cuda && v == 0) ||
-        (rocm && (v == 1 || v == 2))) {
-        PyErr_Format(PyExc_ValueError,
-                     "stream %R is not allowed for %s (see the array API's "
-                     "__dlpack__)",
-                     stream, cuda ? "CUDA" : "ROCm");
-        return -1;
+    Py_ssize_t itemsize = PyDataType_ELSIZE(descr);
+    Py_ssize_t shape[DFB_MAXDIM], strides[DFB_MAXDIM];
+    for (int i = 0; i < ndim; i++) {
+        /* the producer's arrays are read with memcpy (a hand-made tensor
+           may misalign them), each value once */
+        int64_t dim, stride = 0;
+        memcpy(&dim, (const char *)t->shape + i * sizeof(int64_t), 8);
+        if (dim < 0 || dim > PY_SSIZE_T_MAX) {
+            PyErr_Format(PyExc_BufferError,
+                         "DLPack tensor has shape[%d] = %lld", i,
+                         (long long)dim);
+            goto fail;
+        }
+        shape[i] = (Py_ssize_t)dim;
+        if (t->strides != NULL) {
+            memcpy(&stride, (const char *)t->strides + i * sizeof(int64_t), 8);
+            long long s;
+            if (__builtin_mul_overflow((long long)stride, (long long)itemsize,
+                                       &s) ||
+                s > PY_SSIZE_T_MAX || s < PY_SSIZE_T_MIN) {
+                PyErr_Format(PyExc_OverflowError,
+                             "DLPack tensor stride[%d] = %lld elements "
+                             "overflows in bytes",
+                             i, (long long)stride);
+                goto fail;
+            }
+            strides[i] = (Py_ssize_t)s;
+        }
     }
-    return 0;
+    if (t->byte_offset > (uint64_t)PY_SSIZE_T_MAX ||
+        (t->data != NULL &&
+         (uintptr_t)t->data > UINTPTR_MAX - (uintptr_t)t->byte_offset)) {
+        PyErr_Format(PyExc_OverflowError,
+                     "DLPack tensor byte_offset %llu is out of range",
+                     (unsigned long long)t->byte_offset);
+        goto fail;
+    }
+    char *data = t->data == NULL ? NULL : (char *)t->data + t->byte_offset;
+    DLDevice device = t->device;
+
+    /* Take ownership. */
+    PyObject *owner = PyCapsule_New(mp, OWNER_CAPSULE_NAME, NULL);
+    if (owner == NULL) {
+        goto fail;
+    }
+    if (versioned &&
+        PyCapsule_SetContext(owner, (void *)&versioned_marker) < 0) {
+        Py_DECREF(owner);
+        goto fail;
+    }
+    if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned"
+                                         : "used_dltensor") < 0) {
+        Py_DECREF(owner);
+        goto fail;
+    }
+    /* From here on, only the owner calls the deleter. */
+    if (PyCapsule_SetDestructor(owner, dlpack_owner_destructor) < 0) {
+        /* Cannot happen on a valid capsule; keep ownership consistent. */
+        Py_DECREF(owner);
+        goto fail;
+    }
+    PyObject *res =
+        dfb_import_finish(st, data, owner, descr, ndim, shape,
+                          t->strides != NULL ? strides : NULL, device,
+                          readonly, DFB_NATIVE_DLPACK, dtype);
+    Py_DECREF(owner); /* on failure, this runs the deleter */
+    Py_DECREF(descr);
+    return res;
+fail:
+    Py_DECREF(descr);
+    return NULL;
+}
+
+/* Calls obj.__dlpack__(max_version=(1, minor)), falling back to
+   obj.__dlpack__() when the producer raises exactly TypeError (a producer
+   older than DLPack 1.0 takes no keywords), and consumes the capsule.  No
+   stream is passed (None: the producer assumes the legacy default stream).
+   A tensor with torch's conjugate or negative bit set is refused
+   (BufferError).
+   Returns a new Buffer or NULL with an exception set. */
+PyObject *
+dfb_dlpack_import_producer(dfb_state *st, PyObject *obj, PyObject *dtype)
+{
+    if (dfb_import_refuse_lazy_views(st, obj) < 0) {
+        return NULL;
+    }
+    /* interned once in the module state (probe.c) */
+    PyObject *name = Py_NewRef(st->str.dlpack);
+    PyObject *version = Py_NewRef(st->tup.dlpack_version);
+    PyObject *kwnames = Py_NewRef(st->tup.max_version_kw);
+    PyObject *cap = NULL;
+    {
+        PyObject *args[2] = {obj, version};
+        cap = PyObject_VectorcallMethod(
+            name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+        /* Exactly TypeError (a subclass, like pyarrow's ArrowTypeError,
+           is the producer refusing the data, not the keyword). */
+        if (cap == NULL && PyErr_Occurred() == PyExc_TypeError) {
+            PyErr_Clear();
+            PyObject *args0[1] = {obj};
+            cap = PyObject_VectorcallMethod(
+                name, args0, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        }
+    }
+    Py_DECREF(name);
+    Py_DECREF(version);
+    Py_DECREF(kwnames);
+    if (cap == NULL) {
+        return NULL;
+    }
+    if (!PyCapsule_CheckExact(cap)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%.100s.__dlpack__() returned %.100s, not a capsule",
+                     Py_TYPE(obj)->tp_name, Py_TYPE(cap)->tp_name);
+        Py_DECREF(cap);
+        return NULL;
+    }
+    PyObject *res = dfb_dlpack_import_capsule(st, cap, dtype);
+    Py_DECREF(cap);
+    return res;
 }
 
 /* ------------------------------------------------------------------ */
-/* Tensor description                                                   */
+/* Export: tensor description                                           */
 /* ------------------------------------------------------------------ */
 
 /* Fills `out` with the DLPack type of `d`.  Returns 0, or -1 with
@@ -539,7 +603,7 @@ copy_to_c_order(const DfbBuffer *b, char *dst, Py_ssize_t itemsize,
         return;
     }
     if (dfb_is_c_contiguous(ndim, b->shape, b->strides, itemsize)) {
-        memcpy(dst, b->data, (size_t)nbytes);
+        dfb_memcpy(dst, b->data, (size_t)nbytes);
         return;
     }
     /* ndim >= 1 here (0-d is always contiguous).  Iterate the outer dims
@@ -550,14 +614,14 @@ copy_to_c_order(const DfbBuffer *b, char *dst, Py_ssize_t itemsize,
     const char *src = b->data;
     for (;;) {
         if (inner_s == itemsize) {
-            memcpy(dst, src, (size_t)(inner_n * itemsize));
+            dfb_memcpy(dst, src, (size_t)(inner_n * itemsize));
             dst += inner_n * itemsize;
         }
         else {
             /* src + j * inner_s: no pointer past the block after the
                last element (UB for negative strides). */
             for (Py_ssize_t j = 0; j < inner_n; j++) {
-                memcpy(dst, src + j * inner_s, (size_t)itemsize);
+                dfb_memcpy(dst, src + j * inner_s, (size_t)itemsize);
                 dst += itemsize;
             }
         }
@@ -655,11 +719,11 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames)
 {
     DfbBuffer *b = (DfbBuffer *)self;
-    dlpack_args a;
+    dfb_dlpack_args a;
     int versioned, copy;
-    if (parse_args(args, nargs, kwnames, &a) < 0 ||
-        parse_max_version(a.max_version, &versioned) < 0 ||
-        parse_copy(a.copy, &copy) < 0) {
+    if (dfb_dlpack_parse_args(args, nargs, kwnames, &a) < 0 ||
+        dfb_dlpack_parse_max_version(a.max_version, &versioned) < 0 ||
+        dfb_dlpack_parse_copy(a.copy, &copy) < 0) {
         return NULL;
     }
     if (b->owner == NULL) {
@@ -671,7 +735,7 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     DLDevice dev = b->device;
     if (a.dl_device != NULL && a.dl_device != Py_None) {
         DLDevice want;
-        if (parse_dl_device(a.dl_device, &want) < 0) {
+        if (dfb_dlpack_parse_dl_device(a.dl_device, &want) < 0) {
             return NULL;
         }
         if (want.device_type == dev.device_type &&
@@ -679,7 +743,7 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             /* own device */
         }
         else if (want.device_type == kDLCPU && want.device_id == 0 &&
-                 host_accessible(dev.device_type)) {
+                 dfb_dlpack_host_readable(dev.device_type)) {
             dev = want; /* host-accessible memory, no copy needed */
         }
         else {
@@ -694,7 +758,7 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             return NULL;
         }
     }
-    if (check_stream(a.stream, dev.device_type) < 0) {
+    if (dfb_dlpack_check_stream(a.stream, dev.device_type) < 0) {
         return NULL;
     }
     DLDataType dt;

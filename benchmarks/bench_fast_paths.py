@@ -1,6 +1,7 @@
-"""Every ratio of issue 14, each against its peer, measured interleaved in one run.
+"""The fast paths (pandas frames, polars series, Buffer.from_object of each producer,
+interchange buffers, strings), each against its peer, measured interleaved in one run.
 
-    PYTHONPATH=build/dev/stage python benchmarks/bench_issue14.py [--quick]
+    PYTHONPATH=build/dev/stage python benchmarks/bench_fast_paths.py [--quick]
 
 Ratio = dfbuffer time / peer time (lower is better).  Each pair is timed
 alternately (ours, peer, ours, peer, ...) and the best of the repeats is

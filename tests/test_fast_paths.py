@@ -1,4 +1,4 @@
-"""Issue 14: the pandas frame fast path, probes on the type, protocol fallbacks,
+"""The pandas frame fast path, probes on the type, protocol fallbacks,
 and the GIL released in the pure-C kernels."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from producers import ProtocolOnlyColumn
 
 import dfbuffer
 from dfbuffer import Buffer, NativeFormat
@@ -105,7 +106,7 @@ def test_interchange_use_nan_column_keeps_its_mask():
     df = pd.DataFrame({"f": [1.5, np.nan, 3.0]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        col = df.__dataframe__().get_column_by_name("f")
+        col = ProtocolOnlyColumn(df.__dataframe__().get_column_by_name("f"))
     res = dfbuffer.column_to_ndarray(col)
     assert isinstance(res, np.ma.MaskedArray)
     np.testing.assert_array_equal(np.ma.getmaskarray(res), [False, True, False])
@@ -525,7 +526,7 @@ def test_second_thread_runs_during_a_nan_scan():
     df.iloc[-1, 0] = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        col = df.__dataframe__().get_column(0)
+        col = ProtocolOnlyColumn(df.__dataframe__().get_column(0))
     during, out = progress_of_other_thread(lambda: dfbuffer.column_to_ndarray(col))
     assert isinstance(out, np.ma.MaskedArray) and out.mask.sum() == 1
     assert during > 0

@@ -1,0 +1,605 @@
+/* dfbuffer: Arrow export of a table (dfbuffer.to_arrow).
+ *
+ * dfbuffer/_to_arrow.py describes a table as columns of chunks whose
+ * buffers are dfbuffer.Buffer objects; these functions assemble the Arrow C
+ * data interface structs over those buffers without copying:
+ *   _arrow_table_schema(fields) -> "arrow_schema" capsule (a struct "+s")
+ *   _arrow_table_stream(fields, batches) -> "arrow_array_stream" capsule
+ * fields:  tuple of (name str, format str, dictionary format str | None,
+ *          ordered bool), one per column.
+ * batches: tuple of (length int, tuple of chunk), one chunk per column;
+ *          chunk = (length, null_count, offset, tuple of Buffer | None,
+ *          dictionary chunk | None).
+ * Every ArrowArray node holds its own strong reference to `batches` (which
+ * holds the Buffers, which hold the producers' memory), dropped by its
+ * release callback on any thread (dfb_decref_any_thread).  The stream's
+ * arrays are built when it is made (with the GIL), so get_next and
+ * get_schema run no Python.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/buffer.h"
+#include "dfbuffer/arrow.h"
+#include "dfbuffer/arrow_internal.h"
+#include "dfbuffer/export.h"
+#include "mem.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BUFFERS 3
+
+/* ------------------------------------------------------------------ */
+/* Schemas                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Private data of a schema node: its own copies of format and name. */
+typedef struct {
+    char *format;
+    char *name;
+} schema_private;
+
+/* Release callback of schema nodes: releases children and dictionary
+   (unless moved out), frees them and the strings. */
+static void
+schema_release(struct ArrowSchema *s)
+{
+    if (s == NULL || s->release == NULL) {
+        return;
+    }
+    for (int64_t i = 0; i < s->n_children; i++) {
+        struct ArrowSchema *c = s->children[i];
+        if (c != NULL && c->release != NULL) {
+            c->release(c);
+        }
+        free(c);
+    }
+    free(s->children);
+    if (s->dictionary != NULL) {
+        if (s->dictionary->release != NULL) {
+            s->dictionary->release(s->dictionary);
+        }
+        free(s->dictionary);
+    }
+    schema_private *p = s->private_data;
+    if (p != NULL) {
+        free(p->format);
+        free(p->name);
+        free(p);
+    }
+    s->release = NULL;
+}
+
+/* Returns a malloc'ed copy of `s`, or NULL (out of memory). */
+static char *
+dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d != NULL) {
+        dfb_memcpy(d, s, n);
+    }
+    return d;
+}
+
+/* Fills `s` (uninitialised) as a node of format `fmt`, name `name`,
+   `flags` and `nchildren` NULL children slots.  Returns 0, or -1 (out of
+   memory; `s` released-marked). */
+static int
+schema_init(struct ArrowSchema *s, const char *fmt, const char *name,
+            int64_t flags, int64_t nchildren)
+{
+    memset(s, 0, sizeof(*s));
+    schema_private *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return -1;
+    }
+    p->format = dup_str(fmt);
+    p->name = dup_str(name);
+    s->children =
+        nchildren > 0 ? calloc((size_t)nchildren, sizeof(void *)) : NULL;
+    s->private_data = p;
+    s->release = schema_release;
+    s->n_children = nchildren;
+    if (p->format == NULL || p->name == NULL ||
+        (nchildren > 0 && s->children == NULL)) {
+        s->n_children = 0;
+        schema_release(s);
+        return -1;
+    }
+    s->format = p->format;
+    s->name = p->name;
+    s->flags = flags;
+    return 0;
+}
+
+/* Deep-copies schema `src` into `dst` (uninitialised).  Returns 0, or -1
+   (out of memory; `dst` released-marked).  Runs no Python. */
+static int
+schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst)
+{
+    if (schema_init(dst, src->format, src->name, src->flags, src->n_children) <
+        0) {
+        return -1;
+    }
+    for (int64_t i = 0; i < src->n_children; i++) {
+        dst->children[i] = malloc(sizeof(struct ArrowSchema));
+        if (dst->children[i] == NULL ||
+            schema_copy(src->children[i], dst->children[i]) < 0) {
+            free(dst->children[i]);
+            dst->children[i] = NULL;
+            schema_release(dst);
+            return -1;
+        }
+    }
+    if (src->dictionary != NULL) {
+        dst->dictionary = malloc(sizeof(struct ArrowSchema));
+        if (dst->dictionary == NULL ||
+            schema_copy(src->dictionary, dst->dictionary) < 0) {
+            free(dst->dictionary);
+            dst->dictionary = NULL;
+            schema_release(dst);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Returns the UTF-8 of str `o` (borrowed), or NULL with TypeError naming
+   `what`. */
+static const char *
+utf8_of(PyObject *o, const char *what)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str", what);
+        return NULL;
+    }
+    return PyUnicode_AsUTF8(o);
+}
+
+/* Fills `s` with the struct schema of `fields` (see the file comment).
+   Returns 0, or -1 with an exception set (`s` released-marked). */
+static int
+table_schema(PyObject *fields, struct ArrowSchema *s)
+{
+    if (!PyTuple_Check(fields)) {
+        PyErr_SetString(PyExc_TypeError, "fields must be a tuple");
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(fields);
+    if (schema_init(s, "+s", "", 0, n) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *f = PyTuple_GET_ITEM(fields, i);
+        if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a field must be a 4-tuple");
+            goto fail;
+        }
+        const char *name = utf8_of(PyTuple_GET_ITEM(f, 0), "a field name");
+        const char *fmt =
+            name ? utf8_of(PyTuple_GET_ITEM(f, 1), "a format") : NULL;
+        PyObject *dfo = PyTuple_GET_ITEM(f, 2);
+        const char *dfmt =
+            dfo == Py_None || fmt == NULL ? NULL : utf8_of(dfo, "a format");
+        if (fmt == NULL || (dfo != Py_None && dfmt == NULL)) {
+            goto fail;
+        }
+        int ordered = PyObject_IsTrue(PyTuple_GET_ITEM(f, 3));
+        if (ordered < 0) {
+            goto fail;
+        }
+        int64_t flags = ARROW_FLAG_NULLABLE;
+        if (dfmt != NULL && ordered) {
+            flags |= ARROW_FLAG_DICTIONARY_ORDERED;
+        }
+        struct ArrowSchema *c = malloc(sizeof(*c));
+        if (c == NULL || schema_init(c, fmt, name, flags, 0) < 0) {
+            free(c);
+            PyErr_NoMemory();
+            goto fail;
+        }
+        s->children[i] = c;
+        if (dfmt != NULL) {
+            c->dictionary = malloc(sizeof(struct ArrowSchema));
+            if (c->dictionary == NULL ||
+                schema_init(c->dictionary, dfmt, "", ARROW_FLAG_NULLABLE, 0) <
+                    0) {
+                free(c->dictionary);
+                c->dictionary = NULL;
+                PyErr_NoMemory();
+                goto fail;
+            }
+        }
+    }
+    return 0;
+fail:
+    schema_release(s);
+    return -1;
+}
+
+/* Capsule destructor of our "arrow_schema" capsules. */
+static void
+schema_capsule_free(PyObject *cap)
+{
+    struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
+    if (s == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    if (s->release != NULL) {
+        s->release(s);
+    }
+    free(s);
+}
+
+/* _arrow_table_schema(fields).  Returns a new "arrow_schema" capsule or
+   NULL with an exception set. */
+static PyObject *
+table_schema_py(PyObject *module, PyObject *fields)
+{
+    (void)module;
+    struct ArrowSchema *s = malloc(sizeof(*s));
+    if (s == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (table_schema(fields, s) < 0) {
+        free(s);
+        return NULL;
+    }
+    PyObject *cap = PyCapsule_New(s, "arrow_schema", schema_capsule_free);
+    if (cap == NULL) {
+        schema_release(s);
+        free(s);
+    }
+    return cap;
+}
+
+/* ------------------------------------------------------------------ */
+/* Arrays                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Private data of an array node. */
+typedef struct {
+    PyObject *owner; /* strong: the batches tuple */
+    const void *buffers[MAX_BUFFERS];
+} array_private;
+
+/* Release callback of array nodes (any thread): releases children and
+   dictionary unless moved out, frees them, drops the owner reference. */
+static void
+array_release(struct ArrowArray *a)
+{
+    if (a == NULL || a->release == NULL) {
+        return;
+    }
+    for (int64_t i = 0; i < a->n_children; i++) {
+        struct ArrowArray *c = a->children[i];
+        if (c != NULL && c->release != NULL) {
+            c->release(c);
+        }
+        free(c);
+    }
+    free(a->children);
+    if (a->dictionary != NULL) {
+        if (a->dictionary->release != NULL) {
+            a->dictionary->release(a->dictionary);
+        }
+        free(a->dictionary);
+    }
+    array_private *p = a->private_data;
+    if (p != NULL) {
+        dfb_decref_any_thread(p->owner);
+        free(p);
+    }
+    a->release = NULL;
+}
+
+/* Fills `a` (uninitialised) as a node of `nbuf` buffers and `nchildren`
+   NULL children slots holding a new reference to `owner`.  Returns 0, or
+   -1 with MemoryError (`a` released-marked). */
+static int
+array_init(struct ArrowArray *a, PyObject *owner, int64_t nbuf,
+           int64_t nchildren)
+{
+    memset(a, 0, sizeof(*a));
+    array_private *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    p->owner = Py_NewRef(owner);
+    a->private_data = p;
+    a->release = array_release;
+    a->buffers = p->buffers;
+    a->n_buffers = nbuf;
+    if (nchildren > 0) {
+        a->children = calloc((size_t)nchildren, sizeof(void *));
+        if (a->children == NULL) {
+            array_release(a);
+            PyErr_NoMemory();
+            return -1;
+        }
+        a->n_children = nchildren;
+    }
+    return 0;
+}
+
+/* Reads a non-negative int64 from `o` into *out.  Returns 0, or -1 with
+   an exception set. */
+static int
+read_count(PyObject *o, int64_t *out, int allow_minus_one)
+{
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (v < (allow_minus_one ? -1 : 0)) {
+        PyErr_SetString(PyExc_ValueError, "a chunk count must be >= 0");
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* Fills `a` with the column chunk `chunk` (see the file comment).
+   Returns 0, or -1 with an exception set (`a` released-marked). */
+static int
+chunk_array(dfb_state *st, PyObject *chunk, PyObject *owner,
+            struct ArrowArray *a)
+{
+    static const uint64_t empty[1] = {0};
+    a->release = NULL;
+    if (!PyTuple_Check(chunk) || PyTuple_GET_SIZE(chunk) != 5 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(chunk, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a chunk must be a 5-tuple");
+        return -1;
+    }
+    int64_t length, nulls, offset;
+    if (read_count(PyTuple_GET_ITEM(chunk, 0), &length, 0) < 0 ||
+        read_count(PyTuple_GET_ITEM(chunk, 1), &nulls, 1) < 0 ||
+        read_count(PyTuple_GET_ITEM(chunk, 2), &offset, 0) < 0) {
+        return -1;
+    }
+    PyObject *bufs = PyTuple_GET_ITEM(chunk, 3);
+    Py_ssize_t nbuf = PyTuple_GET_SIZE(bufs);
+    if (nbuf < 1 || nbuf > MAX_BUFFERS) {
+        PyErr_SetString(PyExc_ValueError, "a chunk has 1 to 3 buffers");
+        return -1;
+    }
+    if (array_init(a, owner, nbuf, 0) < 0) {
+        return -1;
+    }
+    array_private *p = a->private_data;
+    for (Py_ssize_t i = 0; i < nbuf; i++) {
+        PyObject *b = PyTuple_GET_ITEM(bufs, i);
+        if (b == Py_None) {
+            p->buffers[i] = NULL;
+            continue;
+        }
+        if (!DfbBuffer_Check(st, b)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a chunk's buffers must be dfbuffer.Buffer or "
+                            "None");
+            goto fail;
+        }
+        const DfbBuffer *db = (const DfbBuffer *)b;
+        if (dfb_buffer_require_host(db, "dfbuffer.to_arrow") < 0) {
+            goto fail;
+        }
+        p->buffers[i] = db->data != NULL ? (const void *)db->data : empty;
+    }
+    a->length = length;
+    a->null_count = nulls;
+    a->offset = offset;
+    PyObject *dict = PyTuple_GET_ITEM(chunk, 4);
+    if (dict != Py_None) {
+        a->dictionary = malloc(sizeof(struct ArrowArray));
+        if (a->dictionary == NULL) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (chunk_array(st, dict, owner, a->dictionary) < 0) {
+            free(a->dictionary);
+            a->dictionary = NULL;
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    array_release(a);
+    return -1;
+}
+
+/* Fills `a` with batch `batch`, a struct array of `ncols` columns.
+   Returns 0, or -1 with an exception set (`a` released-marked). */
+static int
+batch_array(dfb_state *st, PyObject *batch, Py_ssize_t ncols, PyObject *owner,
+            struct ArrowArray *a)
+{
+    a->release = NULL;
+    if (!PyTuple_Check(batch) || PyTuple_GET_SIZE(batch) != 2 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(batch, 1)) ||
+        PyTuple_GET_SIZE(PyTuple_GET_ITEM(batch, 1)) != ncols) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a batch must be (length, one chunk per field)");
+        return -1;
+    }
+    int64_t length;
+    if (read_count(PyTuple_GET_ITEM(batch, 0), &length, 0) < 0 ||
+        array_init(a, owner, 1, ncols) < 0) {
+        return -1;
+    }
+    a->length = length;
+    PyObject *chunks = PyTuple_GET_ITEM(batch, 1);
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        struct ArrowArray *c = malloc(sizeof(*c));
+        if (c == NULL) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (chunk_array(st, PyTuple_GET_ITEM(chunks, i), owner, c) < 0) {
+            free(c);
+            goto fail;
+        }
+        a->children[i] = c;
+        if (c->length != length) {
+            PyErr_SetString(PyExc_ValueError,
+                            "every column of a batch must have the batch's "
+                            "length");
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    array_release(a);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Private data of an exported stream: the schema and every batch, built
+   when the stream was made; get_next moves them out in order. */
+typedef struct {
+    struct ArrowSchema schema;
+    struct ArrowArray *batches;
+    int64_t nbatches;
+    int64_t next;
+} stream_private;
+
+/* get_schema: a deep copy of the stream's schema.  Returns 0 or ENOMEM. */
+static int
+stream_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out)
+{
+    stream_private *p = stream->private_data;
+    return schema_copy(&p->schema, out) < 0 ? ENOMEM : 0;
+}
+
+/* get_next: moves the next batch out, or marks `out` released at the end.
+   Returns 0. */
+static int
+stream_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out)
+{
+    stream_private *p = stream->private_data;
+    if (p->next >= p->nbatches) {
+        memset(out, 0, sizeof(*out));
+        out->release = NULL;
+        return 0;
+    }
+    *out = p->batches[p->next];
+    p->batches[p->next].release = NULL;
+    p->next++;
+    return 0;
+}
+
+/* get_last_error: none is ever recorded (errors are ENOMEM only). */
+static const char *
+stream_get_last_error(struct ArrowArrayStream *stream)
+{
+    (void)stream;
+    return NULL;
+}
+
+/* release: releases the schema and the batches not moved out. */
+static void
+stream_release(struct ArrowArrayStream *stream)
+{
+    if (stream == NULL || stream->release == NULL) {
+        return;
+    }
+    stream_private *p = stream->private_data;
+    if (p != NULL) {
+        schema_release(&p->schema);
+        for (int64_t i = 0; i < p->nbatches; i++) {
+            array_release(&p->batches[i]);
+        }
+        free(p->batches);
+        free(p);
+    }
+    stream->release = NULL;
+}
+
+/* Capsule destructor of our "arrow_array_stream" capsules. */
+static void
+stream_capsule_free(PyObject *cap)
+{
+    struct ArrowArrayStream *s =
+        PyCapsule_GetPointer(cap, "arrow_array_stream");
+    if (s == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    if (s->release != NULL) {
+        s->release(s);
+    }
+    free(s);
+}
+
+/* _arrow_table_stream(fields, batches).  Returns a new
+   "arrow_array_stream" capsule or NULL with an exception set. */
+static PyObject *
+table_stream_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_arrow_table_stream(fields, batches) takes two "
+                        "tuples");
+        return NULL;
+    }
+    dfb_state *st = dfb_state_from_module(module);
+    PyObject *fields = args[0], *batches = args[1];
+    Py_ssize_t ncols = PyTuple_GET_SIZE(fields);
+    Py_ssize_t nb = PyTuple_GET_SIZE(batches);
+    stream_private *p = calloc(1, sizeof(*p));
+    struct ArrowArrayStream *s = calloc(1, sizeof(*s));
+    if (p == NULL || s == NULL) {
+        free(p);
+        free(s);
+        return PyErr_NoMemory();
+    }
+    s->private_data = p;
+    s->get_schema = stream_get_schema;
+    s->get_next = stream_get_next;
+    s->get_last_error = stream_get_last_error;
+    s->release = stream_release;
+    if (table_schema(fields, &p->schema) < 0) {
+        free(p);
+        free(s);
+        return NULL;
+    }
+    p->batches = calloc(nb > 0 ? (size_t)nb : 1, sizeof(struct ArrowArray));
+    if (p->batches == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < nb; i++) {
+        if (batch_array(st, PyTuple_GET_ITEM(batches, i), ncols, batches,
+                        &p->batches[i]) < 0) {
+            goto fail;
+        }
+        p->nbatches = i + 1;
+    }
+    PyObject *cap =
+        PyCapsule_New(s, "arrow_array_stream", stream_capsule_free);
+    if (cap == NULL) {
+        goto fail;
+    }
+    return cap;
+fail:
+    stream_release(s);
+    free(s);
+    return NULL;
+}
+
+PyMethodDef dfb_arrow_table_export_methods[] = {
+    {"_arrow_table_schema", (PyCFunction)table_schema_py, METH_O,
+     "_arrow_table_schema(fields): the struct schema capsule of to_arrow."},
+    {"_arrow_table_stream", (PyCFunction)(void (*)(void))table_stream_py,
+     METH_FASTCALL,
+     "_arrow_table_stream(fields, batches): the stream capsule of "
+     "to_arrow."},
+    {NULL},
+};

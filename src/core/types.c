@@ -1,0 +1,355 @@
+/* dfbuffer core: the type table and the parsing of every Arrow format
+ * string (see types.h).
+ */
+#include "types.h"
+
+#include <string.h>
+
+/* Short names of the buffer roles, for the table below. */
+#define V DFB_BUF_VALIDITY
+#define D DFB_BUF_DATA
+#define O DFB_BUF_OFFSETS
+#define Z DFB_BUF_SIZES
+#define W DFB_BUF_VIEWS
+#define X DFB_BUF_VARIADIC
+#define T DFB_BUF_TYPE_IDS
+#define U DFB_BUF_UNION_OFFSETS
+
+// clang-format off
+/* One row: type, name, logical, layout, then n_buffers, its three buffers
+   (0: none), offset_bytes, n_children, item_bits, storage, result,
+   ix_kind, conv, readable (the fields of dfb_type_row, in order). */
+#define ROW(t, name, logical, layout, nbuf, b0, b1, b2, ob, nch, bits, st, \
+            res, ix, conv, rd)                                             \
+    [DFB_T_##t] = {DFB_T_##t, name, logical, DFB_LAYOUT_##layout, nbuf,    \
+                   {b0, b1, b2}, ob, nch, bits, st, res, ix,               \
+                   DFB_CONV_##conv, rd}
+
+/* The table, indexed by dfb_type. */
+static const dfb_type_row rows[DFB_T_COUNT] = {
+    ROW(INVALID,         "invalid",                     "other",       NONE,
+        0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0),
+    ROW(NULL,            "null",                        "null",        NONE,
+        0, 0, 0, 0, 0,  0,  0,   0,   'O', -1, NONES,        1),
+    ROW(BOOL_BIT,        "bit-packed bool",             "bool",        BITS,
+        2, V, D, 0, 0,  0,  1,   'b', 'b', 20, UNPACK,       1),
+    ROW(BOOL8,           "bool",                        "bool",        FIXED,
+        2, V, D, 0, 0,  0,  8,   'b', 'b', 20, VIEW,         1),
+    ROW(INT,             "int",                         "int",         FIXED,
+        2, V, D, 0, 0,  0,  0,   'i', 'i', 0,  VIEW,         1),
+    ROW(UINT,            "uint",                        "uint",        FIXED,
+        2, V, D, 0, 0,  0,  0,   'u', 'u', 1,  VIEW,         1),
+    ROW(FLOAT,           "float",                       "float",       FIXED,
+        2, V, D, 0, 0,  0,  0,   'f', 'f', 2,  VIEW,         1),
+    ROW(UTF8,            "utf8 string",                 "string",      OFFSETS,
+        3, V, O, D, 4,  0,  -1,  0,   'O', 21, STRINGS,      1),
+    ROW(LARGE_UTF8,      "large utf8 string",           "string",      OFFSETS,
+        3, V, O, D, 8,  0,  -1,  0,   'O', 21, STRINGS,      1),
+    ROW(STRING_VIEW,     "string view",                 "string",      VIEWS,
+        3, V, W, X, 16, 0,  128, 0,   'O', 21, STRING_VIEWS, 1),
+    ROW(BINARY,          "binary",                      "binary",      OFFSETS,
+        3, V, O, D, 4,  0,  -1,  0,   'O', -1, REFUSED,      1),
+    ROW(LARGE_BINARY,    "large binary",                "binary",      OFFSETS,
+        3, V, O, D, 8,  0,  -1,  0,   'O', -1, REFUSED,      1),
+    ROW(DATE32,          "date32",                      "date",        FIXED,
+        2, V, D, 0, 0,  0,  32,  'i', 'M', 22, WIDEN,        1),
+    ROW(DATE64,          "date64",                      "date",        FIXED,
+        2, V, D, 0, 0,  0,  64,  'i', 'M', 22, VIEW,         1),
+    ROW(TIMESTAMP,       "timestamp",                   "datetime",    FIXED,
+        2, V, D, 0, 0,  0,  64,  'i', 'M', 22, VIEW,         1),
+    ROW(DURATION,        "duration",                    "duration",    FIXED,
+        2, V, D, 0, 0,  0,  64,  'i', 'm', 22, VIEW,         1),
+    ROW(DICTIONARY,      "categorical",                 "categorical", CODES,
+        2, V, D, 0, 0,  0,  0,   'i', 0,   23, DECODE,       1),
+    ROW(DECIMAL,         "decimal",                     "decimal",     FIXED,
+        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, REFUSED,      0),
+    ROW(FIXED_BINARY,    "fixed-size binary",           "binary",      FIXED,
+        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, REFUSED,      0),
+    ROW(BINARY_VIEW,     "binary view",                 "binary",      VIEWS,
+        3, V, W, X, 16, 0,  128, 0,   'O', -1, REFUSED,      0),
+    ROW(TIME32,          "time32",                      "time",        FIXED,
+        2, V, D, 0, 0,  0,  32,  'i', 'O', -1, REFUSED,      0),
+    ROW(TIME64,          "time64",                      "time",        FIXED,
+        2, V, D, 0, 0,  0,  64,  'i', 'O', -1, REFUSED,      0),
+    ROW(INTERVAL_MONTHS, "interval (months)",           "other",       FIXED,
+        2, V, D, 0, 0,  0,  32,  'i', 'V', -1, REFUSED,      0),
+    ROW(INTERVAL_DT,     "interval (days, ms)",         "other",       FIXED,
+        2, V, D, 0, 0,  0,  64,  'V', 'V', -1, REFUSED,      0),
+    ROW(INTERVAL_MDN,    "interval (months, days, ns)", "other",       FIXED,
+        2, V, D, 0, 0,  0,  128, 'V', 'V', -1, REFUSED,      0),
+    ROW(LIST,            "list",                        "list",        LIST,
+        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, REFUSED,      0),
+    ROW(LARGE_LIST,      "large list",                  "list",        LIST,
+        2, V, O, 0, 8,  1,  -1,  0,   'O', -1, REFUSED,      0),
+    ROW(LIST_VIEW,       "list view",                   "list",        LIST_VIEW,
+        3, V, O, Z, 4,  1,  -1,  0,   'O', -1, REFUSED,      0),
+    ROW(LARGE_LIST_VIEW, "large list view",             "list",        LIST_VIEW,
+        3, V, O, Z, 8,  1,  -1,  0,   'O', -1, REFUSED,      0),
+    ROW(FIXED_LIST,      "fixed-size list",             "list",        FIXED_LIST,
+        1, V, 0, 0, 0,  1,  -1,  0,   'O', -1, REFUSED,      0),
+    ROW(STRUCT,          "struct",                      "struct",      STRUCT,
+        1, V, 0, 0, 0,  -1, -1,  0,   'O', -1, REFUSED,      0),
+    ROW(MAP,             "map",                         "map",         LIST,
+        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, REFUSED,      0),
+    ROW(DENSE_UNION,     "dense union",                 "other",       DENSE_UNION,
+        2, T, U, 0, 4,  -1, -1,  0,   'O', -1, REFUSED,      0),
+    ROW(SPARSE_UNION,    "sparse union",                "other",       SPARSE_UNION,
+        1, T, 0, 0, 0,  -1, -1,  0,   'O', -1, REFUSED,      0),
+    ROW(RUN_END,         "run-end encoded",             "other",       RUN_END,
+        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, REFUSED,      0),
+    ROW(EXTENSION,       "extension",                   "other",       STORAGE,
+        0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0),
+};
+// clang-format on
+
+#undef ROW
+#undef V
+#undef D
+#undef O
+#undef Z
+#undef W
+#undef X
+#undef T
+#undef U
+
+const dfb_type_row *
+dfb_type_row_of(dfb_type t)
+{
+    if ((int)t < 0 || (int)t >= DFB_T_COUNT) {
+        return &rows[DFB_T_INVALID];
+    }
+    return &rows[t];
+}
+
+/* Reads a decimal integer in [lo, hi] at *p (an optional '-'), advancing
+ *p past it.  Returns 0, or -1 (no digits, out of range). */
+static int
+parse_int(const char **p, int64_t lo, int64_t hi, int64_t *out)
+{
+    const char *s = *p;
+    int neg = *s == '-';
+    int64_t v = 0;
+    s += neg;
+    if (*s < '0' || *s > '9') {
+        return -1;
+    }
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (INT64_MAX - 9) / 10) {
+            return -1;
+        }
+        v = v * 10 + (*s - '0');
+    }
+    v = neg ? -v : v;
+    if (v < lo || v > hi) {
+        return -1;
+    }
+    *out = v;
+    *p = s;
+    return 0;
+}
+
+/* Parses the "P,S[,B]" after "d:".  Returns 0, or -1. */
+static int
+parse_decimal(const char *s, dfb_format *out)
+{
+    int64_t p, sc, bits = 128;
+    if (parse_int(&s, 1, 76, &p) < 0 || *s++ != ',' ||
+        parse_int(&s, -76, 76, &sc) < 0) {
+        return -1;
+    }
+    if (*s == ',') {
+        s++;
+        if (parse_int(&s, 32, 256, &bits) < 0 ||
+            (bits != 32 && bits != 64 && bits != 128 && bits != 256)) {
+            return -1;
+        }
+    }
+    if (*s != '\0') {
+        return -1;
+    }
+    out->type = DFB_T_DECIMAL;
+    out->precision = (int)p;
+    out->scale = (int)sc;
+    out->bits = (int)bits;
+    return 0;
+}
+
+/* Parses a whole positive size (the "N" of "w:N", "+w:N").  Returns 0, or
+   -1. */
+static int
+parse_size(const char *s, int64_t hi, int64_t *out)
+{
+    return parse_int(&s, 1, hi, out) < 0 || *s != '\0' ? -1 : 0;
+}
+
+/* Parses the union type ids after "+ud:" / "+us:" (comma-separated, 0 to
+   127; none for a union without members).  Returns 0, or -1. */
+static int
+parse_union(const char *s, dfb_type t, dfb_format *out)
+{
+    const char *ids = s;
+    while (*s != '\0') {
+        int64_t id;
+        if (parse_int(&s, 0, 127, &id) < 0 || (*s != ',' && *s != '\0') ||
+            (*s == ',' && s[1] == '\0')) {
+            return -1;
+        }
+        s += *s == ',';
+    }
+    out->type = t;
+    out->ids = ids;
+    out->ids_len = (size_t)(s - ids);
+    return 0;
+}
+
+/* A format string without parameters, and its type and bits. */
+typedef struct {
+    const char *fmt;
+    dfb_type type;
+    int bits;
+    char unit;
+} plain_format;
+
+static const plain_format plain[] = {
+    {"vz", DFB_T_BINARY_VIEW, 128, 0}, {"tts", DFB_T_TIME32, 32, 's'},
+    {"ttm", DFB_T_TIME32, 32, 'm'},    {"ttu", DFB_T_TIME64, 64, 'u'},
+    {"ttn", DFB_T_TIME64, 64, 'n'},    {"tiM", DFB_T_INTERVAL_MONTHS, 32, 0},
+    {"tiD", DFB_T_INTERVAL_DT, 64, 0}, {"tin", DFB_T_INTERVAL_MDN, 128, 0},
+    {"+l", DFB_T_LIST, 0, 0},          {"+L", DFB_T_LARGE_LIST, 0, 0},
+    {"+vl", DFB_T_LIST_VIEW, 0, 0},    {"+vL", DFB_T_LARGE_LIST_VIEW, 0, 0},
+    {"+s", DFB_T_STRUCT, 0, 0},        {"+m", DFB_T_MAP, 0, 0},
+    {"+r", DFB_T_RUN_END, 0, 0},
+};
+
+int
+dfb_type_parse_arrow(const char *fmt, dfb_format *out)
+{
+    int64_t n;
+    if (dfb_format_parse_arrow(fmt, out) == 0) {
+        return 0;
+    }
+    if (fmt == NULL) {
+        return -1;
+    }
+    out->byteorder = '=';
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+        if (strcmp(fmt, plain[i].fmt) == 0) {
+            out->type = plain[i].type;
+            out->bits = plain[i].bits;
+            out->unit = plain[i].unit;
+            if (fmt[0] == '+') {
+                out->byteorder = '|';
+            }
+            return 0;
+        }
+    }
+    if (strncmp(fmt, "d:", 2) == 0 && parse_decimal(fmt + 2, out) == 0) {
+        return 0;
+    }
+    if (strncmp(fmt, "w:", 2) == 0 &&
+        parse_size(fmt + 2, INT32_MAX / 8, &n) == 0) {
+        out->type = DFB_T_FIXED_BINARY;
+        out->byteorder = '|';
+        out->size = n;
+        out->bits = (int)(n * 8);
+        return 0;
+    }
+    if (strncmp(fmt, "+w:", 3) == 0 &&
+        parse_size(fmt + 3, INT32_MAX, &n) == 0) {
+        out->type = DFB_T_FIXED_LIST;
+        out->byteorder = '|';
+        out->size = n;
+        return 0;
+    }
+    if ((strncmp(fmt, "+ud:", 4) == 0 || strncmp(fmt, "+us:", 4) == 0) &&
+        parse_union(fmt + 4,
+                    fmt[2] == 'd' ? DFB_T_DENSE_UNION : DFB_T_SPARSE_UNION,
+                    out) == 0) {
+        out->byteorder = '|';
+        return 0;
+    }
+    memset(out, 0, sizeof(*out));
+    out->type = DFB_T_INVALID;
+    return -1;
+}
+
+int
+dfb_type_item_bits(const dfb_format *f)
+{
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    return r->item_bits == 0 ? f->bits : r->item_bits;
+}
+
+int
+dfb_type_interchange(const dfb_format *f, int *kind, int *bits)
+{
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    if (r->ix_kind < 0) {
+        return -1;
+    }
+    *kind = r->ix_kind;
+    /* strings: the protocol's width of one byte of text */
+    *bits = r->ix_kind == 21 ? 8 : f->bits;
+    return 0;
+}
+
+const char *
+dfb_unit_name(char unit)
+{
+    switch (unit) {
+        case 's':
+            return "s";
+        case 'm':
+            return "ms";
+        case 'u':
+            return "us";
+        case 'n':
+            return "ns";
+        case 'D':
+            return "D";
+        default:
+            return NULL;
+    }
+}
+
+const char *
+dfb_conv_class(dfb_conv c)
+{
+    switch (c) {
+        case DFB_CONV_VIEW:
+            return "view";
+        case DFB_CONV_WIDEN:
+        case DFB_CONV_UNPACK:
+        case DFB_CONV_DECODE:
+            return "kernel";
+        case DFB_CONV_STRINGS:
+        case DFB_CONV_STRING_VIEWS:
+        case DFB_CONV_NONES:
+            return "objects";
+        default:
+            return "refused";
+    }
+}
+
+const char *
+dfb_layout_name(dfb_layout_kind k)
+{
+    static const char *const names[DFB_LAYOUT_COUNT] = {
+        "none",         "bits",        "fixed",     "offsets",    "views",
+        "codes",        "list",        "list_view", "fixed_list", "struct",
+        "sparse_union", "dense_union", "run_end",   "storage",
+    };
+    return (int)k >= 0 && k < DFB_LAYOUT_COUNT ? names[k] : "none";
+}
+
+const char *
+dfb_buffer_role_name(dfb_buffer_role r)
+{
+    static const char *const names[] = {
+        "none",  "validity", "data",     "offsets",       "sizes",
+        "views", "variadic", "type_ids", "union_offsets",
+    };
+    return (int)r >= 0 && (size_t)r < sizeof(names) / sizeof(names[0])
+               ? names[r]
+               : "none";
+}

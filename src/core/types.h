@@ -1,0 +1,135 @@
+/* dfbuffer core: the type table (pure C, no Python).
+ *
+ * One row per dfb_type (format.h) says everything the readers and
+ * converters need to know about the type without switching on it: its
+ * Arrow buffer layout (which buffers, in which order, the width of its
+ * offsets, its children), the width of one value, the NumPy kinds of the
+ * stored and of the converted values, its interchange protocol dtype kind,
+ * the name schema() reports and how it converts.  The parameters of one
+ * column's type (unit, time zone, precision and scale, fixed sizes, union
+ * type ids) live in its parsed dfb_format.
+ *
+ * Types that dfbuffer does not read yet are rows too, with their layout and
+ * DFB_CONV_REFUSED: reading one means giving it a kernel and its row a
+ * conversion.
+ */
+#ifndef DFBUFFER_CORE_TYPES_H
+#define DFBUFFER_CORE_TYPES_H
+
+#include "format.h"
+
+#include <stdint.h>
+
+/* How the buffers of a type are laid out (one Arrow array node). */
+typedef enum {
+    DFB_LAYOUT_NONE = 0,     /* no buffers (null) */
+    DFB_LAYOUT_BITS,         /* validity, bit-packed values */
+    DFB_LAYOUT_FIXED,        /* validity, fixed-width values */
+    DFB_LAYOUT_OFFSETS,      /* validity, offsets, bytes */
+    DFB_LAYOUT_VIEWS,        /* validity, 16-byte views, variadic data
+                                buffers, their sizes */
+    DFB_LAYOUT_CODES,        /* validity, integer codes; a dictionary */
+    DFB_LAYOUT_LIST,         /* validity, offsets; one child */
+    DFB_LAYOUT_LIST_VIEW,    /* validity, offsets, sizes; one child */
+    DFB_LAYOUT_FIXED_LIST,   /* validity; one child of size values each */
+    DFB_LAYOUT_STRUCT,       /* validity; one child per field */
+    DFB_LAYOUT_SPARSE_UNION, /* type ids; one child per member */
+    DFB_LAYOUT_DENSE_UNION,  /* type ids, offsets; one child per member */
+    DFB_LAYOUT_RUN_END,      /* no buffers; children run ends, values */
+    DFB_LAYOUT_STORAGE,      /* an extension: its storage type's */
+    DFB_LAYOUT_COUNT
+} dfb_layout_kind;
+
+/* What one buffer of a layout holds. */
+typedef enum {
+    DFB_BUF_NONE = 0,
+    DFB_BUF_VALIDITY,     /* one bit per value, 1 = valid */
+    DFB_BUF_DATA,         /* the values (or codes, or bytes) */
+    DFB_BUF_OFFSETS,      /* offset_bytes-wide offsets */
+    DFB_BUF_SIZES,        /* offset_bytes-wide sizes (list views) */
+    DFB_BUF_VIEWS,        /* 16-byte views */
+    DFB_BUF_VARIADIC,     /* variadic data buffers, then their sizes */
+    DFB_BUF_TYPE_IDS,     /* int8 union type ids */
+    DFB_BUF_UNION_OFFSETS /* int32 offsets into the members */
+} dfb_buffer_role;
+
+/* How a column of the type converts to NumPy. */
+typedef enum {
+    DFB_CONV_REFUSED = 0,  /* not yet: NotImplementedError */
+    DFB_CONV_VIEW,         /* zero-copy view of the values */
+    DFB_CONV_WIDEN,        /* C kernel: int32 days to datetime64[D] */
+    DFB_CONV_UNPACK,       /* C kernel: bits to one bool byte each */
+    DFB_CONV_DECODE,       /* C kernel (objects for object categories):
+                              codes through their categories */
+    DFB_CONV_STRINGS,      /* objects: str from offsets + bytes */
+    DFB_CONV_STRING_VIEWS, /* objects: str from views */
+    DFB_CONV_NONES         /* objects: None for every value */
+} dfb_conv;
+
+/* One row of the table. */
+typedef struct {
+    dfb_type type;
+    const char *name;    /* in messages ("utf8 string", "timestamp") */
+    const char *logical; /* schema()'s type ("string", "datetime") */
+    dfb_layout_kind layout;
+    int8_t n_buffers; /* Arrow buffers, validity included (views: at
+                         least this many) */
+    dfb_buffer_role buffers[3];
+    int8_t offset_bytes; /* width of one offset, size or view; 0 */
+    int8_t n_children;   /* -1: one per field or member */
+    int16_t item_bits;   /* bits of one value; 0: the format's bits (its
+                            parameters); -1: variable width */
+    char storage;        /* NumPy kind of the stored values ('b', 'i', 'u',
+                            'f', 'V'), 0 when they are not one array */
+    char result;         /* NumPy kind of the converted values ('b', 'i',
+                            'u', 'f', 'M', 'm', 'O', 'V'); 0: the
+                            categories' (dictionary) */
+    int8_t ix_kind;      /* interchange DtypeKind (0 INT ... 23
+                            CATEGORICAL), -1 when the protocol has none */
+    dfb_conv conv;
+    uint8_t readable; /* 1: dfb_format_parse_arrow accepts it and the
+                         importers check its buffers */
+} dfb_type_row;
+
+/* Returns the row of type `t` (the DFB_T_INVALID row for a value out of
+   range).  Cannot fail. */
+const dfb_type_row *
+dfb_type_row_of(dfb_type t);
+
+/* Parses any Arrow C data interface format string the table has a row for
+   (dfb_format_parse_arrow's and the types not read yet: "d:10,2",
+   "+w:3", "+ud:0,1", ...).  Returns 0 and fills `out`, or -1 for a string
+   outside the specification (out->type DFB_T_INVALID).  Pointers in `out`
+   point into `fmt`, which must outlive them. */
+int
+dfb_type_parse_arrow(const char *fmt, dfb_format *out);
+
+/* Bits of one stored value of `f` (the row's item_bits, or the format's
+   when the row leaves it to the parameters); -1 for variable-width types.
+   Cannot fail. */
+int
+dfb_type_item_bits(const dfb_format *f);
+
+/* Fills the interchange protocol's logical (kind, bit_width) of `f`.
+   Returns 0, or -1 when the protocol has no dtype for the type. */
+int
+dfb_type_interchange(const dfb_format *f, int *kind, int *bits);
+
+/* The NumPy name of time unit letter `unit` ("s", "ms", "us", "ns", "D"),
+   or NULL for 0 / another letter.  Cannot fail. */
+const char *
+dfb_unit_name(char unit);
+
+/* "view", "kernel", "objects" or "refused": the class of conversion `c`.
+   Cannot fail. */
+const char *
+dfb_conv_class(dfb_conv c);
+
+/* Short names of a layout ("fixed", "offsets", ...) and of a buffer role
+   ("validity", "data", ...), for descriptions.  Cannot fail. */
+const char *
+dfb_layout_name(dfb_layout_kind k);
+const char *
+dfb_buffer_role_name(dfb_buffer_role r);
+
+#endif /* DFBUFFER_CORE_TYPES_H */

@@ -1,0 +1,499 @@
+"""dfbuffer.to_arrow: any producer dfbuffer reads as an Arrow PyCapsule producer.
+
+The layout is decided here; the Arrow C structs are assembled in C
+(``_arrow_table_schema`` / ``_arrow_table_stream``, src/_interchange/
+arrow_table_export.c) over :class:`dfbuffer.Buffer` objects, so every
+exported buffer keeps its producer's memory alive until the consumer's
+release callback drops it.  pyarrow is never imported.
+
+Sources (see docs/design.md, "to_arrow"):
+
+* pandas DataFrames and pandas' interchange objects: the frame behind them,
+  through pandas' own Arrow export (pandas' ``__dataframe__`` buffers drop
+  the slice offset of Arrow-backed columns);
+* Arrow PyCapsule producers: imported once (``_ixview_import``), their
+  buffers handed out again, zero-copy (string views are copied to large
+  strings; types the interchange view cannot describe raise);
+* interchange-only objects: the protocol's buffers, zero-copy; null
+  representations Arrow has no form for (byte masks, sentinels, a bitmask
+  where 1 marks a null, bytes for booleans) become a copied bitmap;
+* a mapping of column names to arrays or Buffers: each value zero-copy
+  (masked arrays get a bitmap of their mask; NumPy booleans are packed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dfbuffer._interchange import (
+    Buffer,
+    _arrow_table_schema,
+    _arrow_table_stream,
+    _ixview_import,
+    _pandas_frame,
+)
+
+__all__ = ["ArrowExport", "to_arrow"]
+
+# interchange (kind, bits) -> Arrow format of the numbers
+_NUMBER = {
+    (0, 8): "c", (0, 16): "s", (0, 32): "i", (0, 64): "l",
+    (1, 8): "C", (1, 16): "S", (1, 32): "I", (1, 64): "L",
+    (2, 16): "e", (2, 32): "f", (2, 64): "g",
+}
+_ARROW_ATTRS = ("__arrow_c_stream__", "__arrow_c_array__",
+                "__arrow_c_device_stream__", "__arrow_c_device_array__")
+
+_Chunk = tuple  # (length, null_count, offset, buffers, dictionary chunk | None)
+
+
+class ArrowExport:
+    """A table exported through the Arrow PyCapsule interface.
+
+    Made by :func:`dfbuffer.to_arrow`; it holds the buffers (and through them
+    the producers' memory) and hands out new Arrow structs over them on every
+    ``__arrow_c_stream__`` call, so it can be read any number of times.
+    """
+
+    __slots__ = ("_batches", "_fields", "__weakref__")
+
+    def __init__(self, fields: tuple[tuple[str, str, str | None, bool], ...],
+                 batches: tuple[tuple[int, tuple[_Chunk, ...]], ...]) -> None:
+        self._fields = fields
+        self._batches = batches
+
+    @property
+    def column_names(self) -> list[str]:
+        """The column names, in order."""
+        return [f[0] for f in self._fields]
+
+    @property
+    def num_rows(self) -> int:
+        """The number of rows (summed over the batches)."""
+        return sum(b[0] for b in self._batches)
+
+    def __arrow_c_schema__(self) -> object:
+        """An ``arrow_schema`` capsule: a struct of the columns."""
+        return _arrow_table_schema(self._fields)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """An ``arrow_array_stream`` capsule of the batches, zero-copy.
+
+        ``requested_schema`` is ignored (the PyCapsule interface lets a
+        producer that cannot cast answer in its own schema)."""
+        return _arrow_table_stream(self._fields, self._batches)
+
+    def __dataframe__(self, nan_as_null: bool = False, allow_copy: bool = True) -> Any:
+        """The DataFrame interchange view of these columns (for consumers that
+        speak only ``__dataframe__``: plotly, seaborn): ``to_interchange(self)``."""
+        from dfbuffer._arrow_interchange import to_interchange  # noqa: PLC0415
+
+        return to_interchange(self, allow_copy=allow_copy)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """A 2-D (rows, columns) copy, :func:`dfbuffer.to_matrix` of the columns
+        (numeric ones only; for consumers that call ``numpy.asarray``: scikit-learn)."""
+        if copy is False:
+            raise ValueError("a table becomes a 2-D array only by a copy")
+        from dfbuffer._interchange import to_matrix  # noqa: PLC0415
+
+        return to_matrix(self, dtype=dtype)
+
+    def __repr__(self) -> str:
+        cols = ", ".join(f"{f[0]}: {f[1]}" for f in self._fields)
+        return (f"<dfbuffer.ArrowExport {self.num_rows} rows, "
+                f"{len(self._batches)} batches; {cols}>")
+
+
+def _is_arrow(obj: Any) -> bool:
+    t = type(obj)
+    return any(hasattr(t, a) for a in _ARROW_ATTRS)
+
+
+def _select(names: list[str], columns: Sequence[str] | None) -> list[int]:
+    if columns is None:
+        return list(range(len(names)))
+    if isinstance(columns, str):
+        raise TypeError("columns must be a sequence of column names, not a str")
+    pos: dict[str, int] = {}
+    for i, n in enumerate(names):
+        pos.setdefault(n, i)
+    out = []
+    for c in columns:
+        if c not in pos:
+            raise KeyError(f"no column named {c!r}")
+        out.append(pos[c])
+    return out
+
+
+# -- Arrow producers ------------------------------------------------------
+
+def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
+    if chunk.error is not None:
+        raise type(chunk.error)(f"column {name!r}: {chunk.error}")
+    bufs: tuple[Any, ...]
+    if chunk.offsets is not None:
+        bufs = (chunk.validity, chunk.offsets, chunk.data)
+    else:
+        bufs = (chunk.validity, chunk.data)
+    dic = None if chunk.dictionary is None else _ix_arrow_chunk(chunk.dictionary, name)
+    return (chunk.length, chunk.null_count, chunk.offset, bufs, dic)
+
+
+def _wide(fmt: str) -> str:
+    return "U" if fmt == "vu" else fmt
+
+
+def _from_arrow(obj: Any, columns: Sequence[str] | None) -> ArrowExport:
+    fields, chunks = _ixview_import(obj, True)
+    keep = _select([f.name for f in fields], columns)
+    out_fields = []
+    for i in keep:
+        f = fields[i]
+        if f.dtype is None:
+            raise NotImplementedError(
+                f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
+        dfmt = None if f.dictionary is None else _wide(f.dictionary.format)
+        out_fields.append((f.name, _wide(f.format), dfmt, bool(f.ordered)))
+    batches = tuple(
+        (row[keep[0]].length if keep else 0,
+         tuple(_ix_arrow_chunk(row[i], fields[i].name) for i in keep))
+        for row in chunks)
+    if not keep:
+        batches = tuple((0, ()) for _ in chunks)
+    return ArrowExport(tuple(out_fields), batches)
+
+
+def _from_view(view: Any, columns: Sequence[str] | None) -> ArrowExport:
+    """to_interchange's own object: the Arrow buffers it holds, as they are."""
+    from dfbuffer._arrow_interchange import _rebase
+    cols = view._columns
+    keep = _select([c._name for c in cols], columns)
+    fields = []
+    for i in keep:
+        f = cols[i]._field
+        if f.dtype is None:
+            raise NotImplementedError(
+                f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
+        dfmt = None if f.dictionary is None else _wide(f.dictionary.format)
+        fields.append((f.name, _wide(f.format), dfmt, bool(f.ordered)))
+    batches = []
+    for b in range(view._n_batches):
+        # a chunk that kept 0..7 bits of a bitmap offset (allow_copy=False)
+        # is re-based to bit 0 (a copy of the bit-packed buffers)
+        chunks = tuple(_ix_arrow_chunk(_rebase(cols[i]._chunks[b], True), cols[i]._name)
+                       for i in keep)
+        batches.append((chunks[0][0] if chunks else 0, chunks))
+    return ArrowExport(tuple(fields), tuple(batches))
+
+
+# -- interchange producers ------------------------------------------------
+
+def _buffer(pair: Any, keep: tuple[Any, ...], name: str) -> Buffer:
+    """A dfbuffer.Buffer over an interchange buffer (its owner: the buffer,
+    its column and frame, which pandas' temporaries need)."""
+    buf = pair[0]
+    if isinstance(buf, Buffer):
+        return buf
+    dev = buf.__dlpack_device__()
+    if int(dev[0]) != 1:
+        raise BufferError(f"column {name!r}: to_arrow exports host memory only, "
+                          f"the buffer is on device {dev}")
+    return Buffer(int(buf.ptr), int(buf.bufsize), owner=(buf, *keep), dtype="u1")
+
+
+def _need(buf: Buffer, nbytes: int, name: str, what: str) -> None:
+    if buf.bufsize < nbytes:
+        raise BufferError(f"column {name!r}: the {what} buffer holds {buf.bufsize} "
+                          f"bytes, {nbytes} are needed")
+
+
+def _view(buf: Buffer, dtype: Any, count: int) -> np.ndarray:
+    """The first ``count`` items of host Buffer ``buf`` as a read-only array."""
+    return np.frombuffer(memoryview(buf), dtype=dtype, count=count)  # type: ignore[arg-type]
+
+
+def _bitmap_from_bool(valid: np.ndarray) -> Buffer:
+    bits = np.packbits(np.ascontiguousarray(valid, dtype=bool), bitorder="little")
+    return Buffer.from_object(bits)
+
+
+def _validity(col: Any, bufs: dict[str, Any], data: Buffer, size: int, off: int,
+              bits: int, name: str, keep: tuple[Any, ...]) -> tuple[Buffer | None, int]:
+    """(validity bitmap or None, null count) for Arrow, at offset ``off``."""
+    kind, value = col.describe_null
+    kind = int(kind)
+    if kind in (0, 1):  # NON_NULLABLE (a bitmap handed anyway is ignored), USE_NAN
+        return None, 0
+    if kind == 3:  # USE_BITMASK
+        vb = bufs.get("validity")
+        if vb is None:
+            raise ValueError(f"column {name!r}: USE_BITMASK without a validity buffer")
+        v = _buffer(vb, keep, name)
+        _need(v, (off + size + 7) // 8, name, "validity")
+        if int(value) == 0:
+            return v, -1
+        raw = _view(v, dtype=np.uint8, count=(off + size + 7) // 8)
+        return Buffer.from_object(np.invert(raw)), -1
+    if kind == 4:  # USE_BYTEMASK
+        vb = bufs.get("validity")
+        if vb is None:
+            raise ValueError(f"column {name!r}: USE_BYTEMASK without a validity buffer")
+        v = _buffer(vb, keep, name)
+        _need(v, off + size, name, "validity")
+        raw = _view(v, dtype=np.uint8, count=off + size)
+        return _bitmap_from_bool(raw == 0 if int(value) == 1 else raw != 0), -1
+    if kind == 2:  # USE_SENTINEL
+        dt = np.dtype(f"i{bits // 8}")
+        vals = _view(data, dtype=dt, count=off + size)
+        return _bitmap_from_bool(vals != value), -1
+    raise ValueError(f"column {name!r}: unknown null representation {kind}")
+
+
+def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | None, _Chunk]:
+    """(format, dictionary format, chunk) of one interchange column chunk."""
+    kind, bits, fmt, endian = col.dtype
+    kind, bits = int(kind), int(bits)
+    if endian not in ("=", "|") and endian != ("<" if np.little_endian else ">"):
+        raise NotImplementedError(f"column {name!r}: non-native byte order {endian!r}")
+    size, off = int(col.size()), int(col.offset)
+    keep = (col, *keep)
+    bufs = col.get_buffers()
+    data = _buffer(bufs["data"], keep, name)
+    dic = None
+    if kind in (0, 1, 2, 22, 23):
+        if kind == 22:
+            if not (isinstance(fmt, str) and fmt.startswith("t")):
+                raise NotImplementedError(f"column {name!r}: datetime format {fmt!r}")
+            out_fmt = fmt
+        else:
+            # the data buffer's own width for categorical codes; the
+            # column's kind and width otherwise (never the data buffer's
+            # label, which some producers give the logical dtype)
+            key = (0, int(bufs["data"][1][1])) if kind == 23 else (kind, bits)
+            if key not in _NUMBER:
+                raise NotImplementedError(f"column {name!r}: dtype {col.dtype!r}")
+            out_fmt = _NUMBER[key]
+            bits = key[1]
+        _need(data, (off + size) * bits // 8, name, "data")
+        validity, nulls = _validity(col, bufs, data, size, off, bits, name, keep)
+        chunk_bufs: tuple[Any, ...] = (validity, data)
+        if kind == 23:
+            cat = col.describe_categorical
+            if not cat.get("is_dictionary", False) or cat.get("categories") is None:
+                raise NotImplementedError(f"column {name!r}: categorical without a dictionary")
+            dfmt, _, dic = _ix_chunk(cat["categories"], name, keep)
+            return out_fmt, dfmt, (size, nulls, off, chunk_bufs, dic)
+        return out_fmt, None, (size, nulls, off, chunk_bufs, None)
+    if kind == 20:  # BOOL
+        validity, nulls = _validity(col, bufs, data, size, off, 8, name, keep)
+        if bits == 1:
+            _need(data, (off + size + 7) // 8, name, "data")
+            return "b", None, (size, nulls, off, (validity, data), None)
+        _need(data, off + size, name, "data")
+        raw = _view(data, dtype=np.uint8, count=off + size)
+        return "b", None, (size, nulls, off, (validity, _bitmap_from_bool(raw != 0)), None)
+    if kind == 21:  # STRING
+        ob = bufs.get("offsets")
+        if ob is None:
+            raise ValueError(f"column {name!r}: a string column without offsets")
+        width = int(ob[1][1])  # the offsets' own width decides (pandas says "u" with 64)
+        if width not in (32, 64):
+            raise ValueError(f"column {name!r}: offsets of {width} bits")
+        offs = _buffer(ob, keep, name)
+        _need(offs, (off + size + 1) * width // 8, name, "offsets")
+        # read once into our own copy, checked: consumers index data with it
+        copy = _view(offs, dtype=f"i{width // 8}", count=off + size + 1).copy()
+        part = copy[off:]
+        if part.size and (part[0] < 0 or np.any(part[1:] < part[:-1])
+                          or part[-1] > data.bufsize):
+            raise ValueError(f"column {name!r}: string offsets out of order or past "
+                             "the data buffer")
+        validity, nulls = _validity(col, bufs, data, size, off, 8, name, keep)
+        out_fmt = "u" if width == 32 else "U"
+        return out_fmt, None, (size, nulls, off,
+                               (validity, Buffer.from_object(copy), data), None)
+    raise NotImplementedError(f"column {name!r}: interchange dtype {col.dtype!r}")
+
+
+def _from_interchange(df: Any, columns: Sequence[str] | None) -> ArrowExport:
+    names = [str(n) for n in df.column_names()]
+    keep_idx = _select(names, columns)
+    nchunks = int(df.num_chunks())
+    parts = list(df.get_chunks()) if nchunks > 1 else [df]
+    fields: list[tuple[str, str, str | None, bool]] | None = None
+    batches = []
+    for part in parts:
+        chunks = []
+        fmts = []
+        for i in keep_idx:
+            col = part.get_column(i)
+            n = names[i]
+            sub = list(col.get_chunks()) if int(col.num_chunks()) > 1 else [col]
+            if len(sub) != 1:
+                raise NotImplementedError(
+                    f"column {n!r}: columns chunked apart from their frame")
+            fmt, dfmt, chunk = _ix_chunk(sub[0], n, (part, df))
+            ordered = False
+            if dfmt is not None:
+                ordered = bool(sub[0].describe_categorical.get("is_ordered", False))
+            fmts.append((n, fmt, dfmt, ordered))
+            chunks.append(chunk)
+        if fields is None:
+            fields = fmts
+        elif [f[1:3] for f in fields] != [f[1:3] for f in fmts]:
+            raise ValueError("the chunks of the frame disagree on the column types")
+        length = int(part.num_rows()) if keep_idx else 0
+        batches.append((length, tuple(chunks)))
+    if fields is None:
+        fields = [(names[i], "n", None, False) for i in keep_idx]
+    return ArrowExport(tuple(fields), tuple(batches))
+
+
+# -- pandas frames --------------------------------------------------------
+
+def _from_pandas(frame: Any, columns: Sequence[str] | None) -> ArrowExport:
+    """A pandas DataFrame: its numpy-backed numeric columns through the frame
+    reader (zero-copy; float NaN and NaT become nulls, as pandas' own Arrow
+    export says, with a bitmap of them), the other columns through pandas'
+    Arrow export of that sub-frame; the whole frame through the export when
+    the parts cannot be joined (duplicate names, several batches)."""
+    from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
+
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) != len(names):
+        return _from_arrow(frame, columns)
+    keep = _select(names, columns)
+    dtypes = list(frame.dtypes)
+    numeric = [i for i in keep
+               if isinstance(dtypes[i], np.dtype) and dtypes[i].kind in "biufmM"]
+    rest = [i for i in keep if i not in set(numeric)]
+    parts: dict[int, tuple[tuple[str, str, str | None, bool], _Chunk]] = {}
+    if rest:
+        other = _from_arrow(frame.iloc[:, rest], None)
+        if len(other._batches) != 1 or len(other._fields) != len(rest):
+            return _from_arrow(frame, columns)
+        for j, i in enumerate(rest):
+            parts[i] = (other._fields[j], other._batches[0][1][j])
+    if numeric:
+        # the whole frame when it is all numeric (a sub-frame is a view on
+        # pandas 3, a copy on pandas 2)
+        sub = frame if len(numeric) == len(names) else frame.iloc[:, numeric]
+        conv = from_dataframe(sub, nulls="mask")
+        for i, values in zip(numeric, conv.values(), strict=True):
+            # a NaN makes the sum NaN (so may infinities of both signs): the
+            # full scan only then
+            if (type(values) is np.ndarray and values.dtype.kind == "f"
+                    and np.isnan(np.add.reduce(values))):
+                nan = np.isnan(values)
+                if nan.any():
+                    values = np.ma.MaskedArray(values, mask=nan)
+            fmt, chunk = _mapping_column(names[i], values)
+            parts[i] = ((names[i], fmt, None, False), chunk)
+    fields = tuple(parts[i][0] for i in keep)
+    chunks = tuple(parts[i][1] for i in keep)
+    return ArrowExport(fields, ((len(frame), chunks),))
+
+
+# -- mappings -------------------------------------------------------------
+
+def _numpy_format(dt: np.dtype, name: str) -> str:
+    if dt.kind in "mM":
+        unit = np.datetime_data(dt)[0]
+        if unit not in ("s", "ms", "us", "ns"):
+            raise TypeError(f"column {name!r}: Arrow has no type for {dt}")
+        u = {"s": "s", "ms": "m", "us": "u", "ns": "n"}[unit]
+        return f"ts{u}:" if dt.kind == "M" else f"tD{u}"
+    key = ({"i": 0, "u": 1, "f": 2}.get(dt.kind, -1), dt.itemsize * 8)
+    if key not in _NUMBER or not dt.isnative:
+        raise TypeError(f"column {name!r}: Arrow has no primitive type for {dt}")
+    return _NUMBER[key]
+
+
+def _mapping_column(name: str, value: Any) -> tuple[str, _Chunk]:
+    mask = None
+    if isinstance(value, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(value)
+        value = np.ma.getdata(value)
+    buf = value if isinstance(value, Buffer) else Buffer.from_object(value)
+    if buf.ndim != 1:
+        raise ValueError(f"column {name!r}: to_arrow takes 1-D columns, got {buf.ndim}-D")
+    dt = buf.dtype
+    n = buf.shape[0]
+    if n > 1 and buf.strides[0] != dt.itemsize:
+        raise BufferError(f"column {name!r}: only contiguous columns export to Arrow")
+    validity = None
+    nulls = 0
+    if mask is not None and mask.any():
+        validity = _bitmap_from_bool(~mask)
+        nulls = int(mask.sum())
+    if dt.kind == "b":
+        data = _bitmap_from_bool(_view(buf, dtype=bool, count=n))
+        return "b", (n, nulls, 0, (validity, data), None)
+    return _numpy_format(dt, name), (n, nulls, 0, (validity, buf), None)
+
+
+def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None) -> ArrowExport:
+    names = [str(k) for k in data]
+    values = list(data.values())
+    fields = []
+    chunks = []
+    length = None
+    for i in _select(names, columns):
+        name, value = names[i], values[i]
+        if _is_arrow(value) and not isinstance(value, Buffer):
+            sub = _from_arrow(value, None)
+            if len(sub._batches) != 1 or len(sub._fields) != 1:
+                raise ValueError(f"column {name!r}: pass one Arrow array (one chunk)")
+            f = sub._fields[0]
+            fields.append((name, f[1], f[2], f[3]))
+            chunk = sub._batches[0][1][0]
+        else:
+            fmt, chunk = _mapping_column(name, value)
+            fields.append((name, fmt, None, False))
+        if length is None:
+            length = chunk[0]
+        elif chunk[0] != length:
+            raise ValueError(f"column {name!r} has {chunk[0]} values, the others {length}")
+        chunks.append(chunk)
+    return ArrowExport(tuple(fields), ((length or 0, tuple(chunks)),))
+
+
+def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
+    """Return an Arrow PyCapsule producer (``__arrow_c_stream__``,
+    ``__arrow_c_schema__``) over the columns of ``obj``, zero-copy wherever
+    the layout allows, without importing pyarrow.
+
+    ``obj`` is anything dfbuffer reads: an Arrow PyCapsule producer (pyarrow,
+    polars, pandas, DuckDB, nanoarrow), an object with ``__dataframe__`` or
+    an interchange DataFrame (pandas' ones are read through the frame behind
+    them), or a mapping of column names to 1-D arrays or
+    :class:`dfbuffer.Buffer` objects (masked arrays give nulls).
+    ``columns`` selects columns by name.
+    """
+    if isinstance(obj, ArrowExport):
+        if columns is None:
+            return obj
+        keep = _select(obj.column_names, columns)
+        return ArrowExport(tuple(obj._fields[i] for i in keep),
+                           tuple((n, tuple(c[i] for i in keep)) for n, c in obj._batches))
+    from dfbuffer._arrow_interchange import _ArrowDataFrame  # noqa: PLC0415
+
+    if isinstance(obj, _ArrowDataFrame):
+        return _from_view(obj, columns)
+    behind = _pandas_frame(obj)
+    if behind is not None:
+        return _from_pandas(behind[0], columns)
+    if isinstance(obj, Mapping) and not _is_arrow(obj):
+        return _from_mapping(obj, columns)
+    if _is_arrow(obj):
+        return _from_arrow(obj, columns)
+    df = obj.__dataframe__() if hasattr(obj, "__dataframe__") else obj
+    if not hasattr(df, "get_column") or not hasattr(df, "column_names"):
+        raise TypeError(
+            "to_arrow() expects an Arrow PyCapsule producer, an object with "
+            f"__dataframe__, an interchange DataFrame or a mapping, got {type(obj).__name__}")
+    return _from_interchange(df, columns)

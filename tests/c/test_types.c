@@ -1,0 +1,215 @@
+/* C unit tests of the type table (src/core/types.c): every row is filled
+ * and consistent with its layout, every Arrow format string of the
+ * specification parses to the row and parameters it names, malformed ones
+ * are refused, and the types not read yet stay refused by the readers'
+ * parser.  Run by `meson test`; exits non-zero if any check fails.
+ */
+#include "check.h"
+#include "format.h"
+#include "types.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Every row names its own type, has a name and a logical type, and its
+   buffers agree with its layout. */
+static void
+test_rows(void)
+{
+    CHECK(dfb_type_row_of((dfb_type)-1)->type == DFB_T_INVALID);
+    CHECK(dfb_type_row_of(DFB_T_COUNT)->type == DFB_T_INVALID);
+    for (int t = 0; t < DFB_T_COUNT; t++) {
+        const dfb_type_row *r = dfb_type_row_of((dfb_type)t);
+        CHECK((int)r->type == t);
+        CHECK(r->name != NULL && r->name[0] != '\0');
+        CHECK(r->logical != NULL && r->logical[0] != '\0');
+        CHECK(r->n_buffers >= 0 && r->n_buffers <= 3);
+        for (int b = 0; b < 3; b++) {
+            /* exactly the first n_buffers buffers are named */
+            CHECK((b < r->n_buffers) == (r->buffers[b] != DFB_BUF_NONE));
+        }
+        int has_offsets = 0;
+        for (int b = 0; b < r->n_buffers; b++) {
+            has_offsets |= r->buffers[b] == DFB_BUF_OFFSETS ||
+                           r->buffers[b] == DFB_BUF_VIEWS ||
+                           r->buffers[b] == DFB_BUF_UNION_OFFSETS;
+        }
+        CHECK(has_offsets == (r->offset_bytes > 0));
+        CHECK(r->offset_bytes == 0 || r->offset_bytes == 4 ||
+              r->offset_bytes == 8 || r->offset_bytes == 16);
+        /* nested layouts have children, flat ones none */
+        int nested =
+            r->layout >= DFB_LAYOUT_LIST && r->layout <= DFB_LAYOUT_RUN_END;
+        CHECK(nested == (r->n_children != 0));
+        /* a fixed-width layout knows its width (or takes the format's) */
+        if (r->layout == DFB_LAYOUT_FIXED || r->layout == DFB_LAYOUT_CODES) {
+            CHECK(r->item_bits >= 0);
+            CHECK(r->storage != 0);
+        }
+        if (r->layout == DFB_LAYOUT_OFFSETS || nested) {
+            CHECK(r->item_bits == -1);
+        }
+        /* what converts is read; what is not read is refused */
+        CHECK(r->readable || r->conv == DFB_CONV_REFUSED);
+        CHECK(strcmp(dfb_layout_name(r->layout), "none") != 0 ||
+              r->layout == DFB_LAYOUT_NONE);
+    }
+    CHECK(strcmp(dfb_conv_class(DFB_CONV_VIEW), "view") == 0);
+    CHECK(strcmp(dfb_conv_class(DFB_CONV_WIDEN), "kernel") == 0);
+    CHECK(strcmp(dfb_conv_class(DFB_CONV_STRINGS), "objects") == 0);
+    CHECK(strcmp(dfb_conv_class(DFB_CONV_REFUSED), "refused") == 0);
+    CHECK(strcmp(dfb_buffer_role_name(DFB_BUF_VALIDITY), "validity") == 0);
+    CHECK(strcmp(dfb_buffer_role_name((dfb_buffer_role)99), "none") == 0);
+}
+
+/* A format string, the type it parses to and whether the readers'
+   parser (dfb_format_parse_arrow) accepts it. */
+typedef struct {
+    const char *fmt;
+    dfb_type type;
+    int bits;
+    int readable;
+} fmt_case;
+
+static const fmt_case fmt_cases[] = {
+    {"n", DFB_T_NULL, 0, 1},
+    {"b", DFB_T_BOOL_BIT, 1, 1},
+    {"c", DFB_T_INT, 8, 1},
+    {"L", DFB_T_UINT, 64, 1},
+    {"e", DFB_T_FLOAT, 16, 1},
+    {"u", DFB_T_UTF8, 8, 1},
+    {"U", DFB_T_LARGE_UTF8, 8, 1},
+    {"vu", DFB_T_STRING_VIEW, 128, 1},
+    {"z", DFB_T_BINARY, 8, 1},
+    {"Z", DFB_T_LARGE_BINARY, 8, 1},
+    {"tdD", DFB_T_DATE32, 32, 1},
+    {"tdm", DFB_T_DATE64, 64, 1},
+    {"tsn:UTC", DFB_T_TIMESTAMP, 64, 1},
+    {"tDs", DFB_T_DURATION, 64, 1},
+    {"d:10,2", DFB_T_DECIMAL, 128, 0},
+    {"d:9,-3,32", DFB_T_DECIMAL, 32, 0},
+    {"d:76,10,256", DFB_T_DECIMAL, 256, 0},
+    {"w:16", DFB_T_FIXED_BINARY, 128, 0},
+    {"vz", DFB_T_BINARY_VIEW, 128, 0},
+    {"tts", DFB_T_TIME32, 32, 0},
+    {"ttm", DFB_T_TIME32, 32, 0},
+    {"ttu", DFB_T_TIME64, 64, 0},
+    {"ttn", DFB_T_TIME64, 64, 0},
+    {"tiM", DFB_T_INTERVAL_MONTHS, 32, 0},
+    {"tiD", DFB_T_INTERVAL_DT, 64, 0},
+    {"tin", DFB_T_INTERVAL_MDN, 128, 0},
+    {"+l", DFB_T_LIST, 0, 0},
+    {"+L", DFB_T_LARGE_LIST, 0, 0},
+    {"+vl", DFB_T_LIST_VIEW, 0, 0},
+    {"+vL", DFB_T_LARGE_LIST_VIEW, 0, 0},
+    {"+w:3", DFB_T_FIXED_LIST, 0, 0},
+    {"+s", DFB_T_STRUCT, 0, 0},
+    {"+m", DFB_T_MAP, 0, 0},
+    {"+ud:0,1,5", DFB_T_DENSE_UNION, 0, 0},
+    {"+us:", DFB_T_SPARSE_UNION, 0, 0},
+    {"+r", DFB_T_RUN_END, 0, 0},
+};
+
+/* Every format parses to its row; the readable ones (and only those) pass
+   the readers' parser too; the item width follows the row. */
+static void
+test_parse(void)
+{
+    for (size_t i = 0; i < sizeof(fmt_cases) / sizeof(fmt_cases[0]); i++) {
+        const fmt_case *c = &fmt_cases[i];
+        dfb_format f, g;
+        CHECK(dfb_type_parse_arrow(c->fmt, &f) == 0);
+        CHECK(f.type == c->type);
+        CHECK(f.bits == c->bits);
+        CHECK((dfb_format_parse_arrow(c->fmt, &g) == 0) == c->readable);
+        CHECK(dfb_type_row_of(f.type)->readable == c->readable);
+        const dfb_type_row *r = dfb_type_row_of(f.type);
+        if (r->layout == DFB_LAYOUT_FIXED) {
+            CHECK(dfb_type_item_bits(&f) == c->bits);
+        }
+        if (r->item_bits < 0) {
+            CHECK(dfb_type_item_bits(&f) == -1);
+        }
+    }
+}
+
+/* The parameters of parameterised formats. */
+static void
+test_parameters(void)
+{
+    dfb_format f;
+    CHECK(dfb_type_parse_arrow("d:38,-4", &f) == 0);
+    CHECK(f.precision == 38 && f.scale == -4 && f.bits == 128);
+    CHECK(dfb_type_parse_arrow("w:7", &f) == 0);
+    CHECK(f.size == 7 && f.bits == 56 && dfb_type_item_bits(&f) == 56);
+    CHECK(dfb_type_parse_arrow("+w:1000", &f) == 0);
+    CHECK(f.size == 1000);
+    CHECK(dfb_type_parse_arrow("+ud:3,7", &f) == 0);
+    CHECK(f.ids_len == 3 && strncmp(f.ids, "3,7", f.ids_len) == 0);
+    CHECK(dfb_type_parse_arrow("tsu:Europe/Paris", &f) == 0);
+    CHECK(f.unit == 'u' && f.tz_len == 12 &&
+          strncmp(f.tz, "Europe/Paris", f.tz_len) == 0);
+    CHECK(dfb_type_parse_arrow("ttm", &f) == 0 && f.unit == 'm');
+    CHECK(strcmp(dfb_unit_name('u'), "us") == 0);
+    CHECK(strcmp(dfb_unit_name('D'), "D") == 0);
+    CHECK(dfb_unit_name(0) == NULL);
+}
+
+/* Malformed strings are refused, leaving an INVALID format. */
+static void
+test_malformed(void)
+{
+    static const char *const bad[] = {
+        NULL,      "",          "x",
+        "d:",      "d:0,0",     "d:10",
+        "d:10,2,", "d:10,2,48", "d:77,0",
+        "d:10,2x", "w:",        "w:0",
+        "w:-1",    "w:3x",      "+w:",
+        "+w:0",    "+ud",       "+ud:1,",
+        "+ud:128", "+us:a",     "tt",
+        "ttx",     "ti",        "+x",
+        "+l2",     "tsx:",      "w:99999999999999999999",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        dfb_format f;
+        f.type = DFB_T_INT;
+        CHECK(dfb_type_parse_arrow(bad[i], &f) == -1);
+        CHECK(f.type == DFB_T_INVALID || bad[i] == NULL);
+    }
+}
+
+/* The interchange dtypes the table gives. */
+static void
+test_interchange(void)
+{
+    dfb_format f;
+    int kind = -1, bits = -1;
+    CHECK(dfb_type_parse_arrow("vu", &f) == 0);
+    CHECK(dfb_type_interchange(&f, &kind, &bits) == 0);
+    CHECK(kind == 21 && bits == 8);
+    CHECK(dfb_type_parse_arrow("tdD", &f) == 0);
+    CHECK(dfb_type_interchange(&f, &kind, &bits) == 0);
+    CHECK(kind == 22 && bits == 32);
+    CHECK(dfb_type_parse_arrow("s", &f) == 0);
+    CHECK(dfb_type_interchange(&f, &kind, &bits) == 0);
+    CHECK(kind == 0 && bits == 16);
+    CHECK(dfb_type_parse_arrow("b", &f) == 0);
+    CHECK(dfb_type_interchange(&f, &kind, &bits) == 0);
+    CHECK(kind == 20 && bits == 1);
+    CHECK(dfb_type_parse_arrow("n", &f) == 0);
+    CHECK(dfb_type_interchange(&f, &kind, &bits) == -1);
+    CHECK(dfb_type_parse_arrow("+s", &f) == 0);
+    CHECK(dfb_type_interchange(&f, &kind, &bits) == -1);
+}
+
+int
+main(void)
+{
+    test_rows();
+    test_parse();
+    test_parameters();
+    test_malformed();
+    test_interchange();
+    printf("%d checks, %d failures\n", checks, failures);
+    return failures != 0;
+}
