@@ -59,27 +59,19 @@ typedef struct dfb_column {
     const int64_t *variadic_sizes;
 } dfb_column;
 
-/* Reads string view `j` of the STRING_VIEW chunk `c` (memcpy: any
-   alignment) into *s and *n: inline strings (length <= 12) point into the
-   view, others into variadic buffer `index` at `offset`, checked against
-   that buffer's size.  Each call reads the view once, so views that change
-   meanwhile cannot send a reader outside the buffers.  Returns 0, or -1
-   with ValueError set. */
+/* Reads string view `j` of the STRING_VIEW chunk `c` (core's
+   dfb_string_view_read: once, any alignment) into *s and *n: inline strings
+   (length <= 12) point into the view, others into variadic buffer `index` at
+   `offset`, checked against that buffer's size.  Each call reads the view
+   once, so views that change meanwhile cannot send a reader outside the
+   buffers.  Returns 0, or -1 with ValueError set. */
 static inline int
 dfb_view_at(const dfb_column *c, int64_t j, const char **s, int64_t *n)
 {
-    const char *v = c->data.ptr + 16 * j;
-    int32_t len, idx, off;
-    memcpy(&len, v, 4);
-    if (len >= 0 && len <= 12) {
-        *s = v + 4;
-        *n = len;
-        return 0;
-    }
-    memcpy(&idx, v + 8, 4);
-    memcpy(&off, v + 12, 4);
-    if (len < 0 || idx < 0 || idx >= c->n_variadic || off < 0 ||
-        (int64_t)off + len > c->variadic_sizes[idx]) {
+    int32_t len, idx = -1, off = 4;
+    if (dfb_string_view_read(c->data.ptr + 16 * j, c->n_variadic, c->variadic,
+                             c->variadic_sizes, s, &len, &idx,
+                             &off) != DFB_OK) {
         PyErr_Format(PyExc_ValueError,
                      "string view %lld (length %d, buffer %d, offset %d) "
                      "points outside its %lld data buffers",
@@ -87,7 +79,6 @@ dfb_view_at(const dfb_column *c, int64_t j, const char **s, int64_t *n)
                      (long long)c->n_variadic);
         return -1;
     }
-    *s = c->variadic[idx] + off;
     *n = len;
     return 0;
 }

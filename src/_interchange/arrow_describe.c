@@ -11,6 +11,7 @@
 #include "dfbuffer/convert.h"
 #include "format.h"
 #include "offsets.h"
+#include "reader.h"
 #include "types.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/export.h"
@@ -175,26 +176,22 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
         if (validity != NULL && !dfb_arrow_get_bit(validity, j)) {
             continue;
         }
-        const uint8_t *v = views + 16 * j;
-        int32_t len, idx, off;
-        memcpy(&len, v, 4);
-        if (len < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "string view %lld has negative length %d",
-                         (long long)j, (int)len);
-            return -1;
-        }
-        if (len > 12) {
-            memcpy(&idx, v + 8, 4);
-            memcpy(&off, v + 12, 4);
-            if (idx < 0 || idx >= n_var || off < 0 ||
-                (int64_t)off + len > sizes[idx]) {
+        const char *bytes;
+        int32_t len, idx = -1, off = 4;
+        if (dfb_string_view_read((const char *)views + 16 * j, n_var, bufs,
+                                 sizes, &bytes, &len, &idx, &off) != DFB_OK) {
+            if (len < 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "string view %lld has negative length %d",
+                             (long long)j, (int)len);
+            }
+            else {
                 PyErr_Format(PyExc_ValueError,
                              "string view %lld points outside its data "
                              "buffers (buffer %d, offset %d, length %d)",
                              (long long)j, (int)idx, (int)off, (int)len);
-                return -1;
             }
+            return -1;
         }
         if (total > PY_SSIZE_T_MAX - len) {
             PyErr_SetString(PyExc_ValueError,
@@ -221,24 +218,15 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
             /* read again: check again (the memory may have changed since
                the first pass; never write past `total` or read outside a
                data buffer) */
-            const uint8_t *v = views + 16 * j;
+            const char *bytes;
             int32_t len, idx, off;
-            memcpy(&len, v, 4);
-            if (len < 0 || len > total - pos) {
+            if (dfb_string_view_read((const char *)views + 16 * j, n_var, bufs,
+                                     sizes, &bytes, &len, &idx,
+                                     &off) != DFB_OK ||
+                len > total - pos) {
                 goto changed;
             }
-            if (len <= 12) {
-                dfb_memcpy(d + pos, v + 4, len);
-            }
-            else {
-                memcpy(&idx, v + 8, 4);
-                memcpy(&off, v + 12, 4);
-                if (idx < 0 || idx >= n_var || off < 0 ||
-                    (int64_t)off + len > sizes[idx]) {
-                    goto changed;
-                }
-                dfb_memcpy(d + pos, bufs[idx] + off, len);
-            }
+            dfb_memcpy(d + pos, bytes, (size_t)len);
             pos += len;
         }
         o[i + 1] = pos;
