@@ -1008,6 +1008,160 @@ store_code(char *p, int width, int64_t i, int64_t v)
     }
 }
 
+/* Reads `maps_obj` (a sequence of `n` int64 arrays, one per chunk) into
+   maps[] (new references).  Returns 0, or -1 with an exception set (maps
+   read so far stay in maps[] for the caller to release). */
+static int
+read_maps(PyObject *maps_obj, Py_ssize_t n, PyObject **maps)
+{
+    PyObject *mlist = PySequence_Fast(maps_obj, "maps must be a sequence");
+    if (mlist == NULL) {
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(mlist) != n) {
+        PyErr_Format(PyExc_ValueError, "%zd maps for %zd chunks",
+                     PySequence_Fast_GET_SIZE(mlist), n);
+        Py_DECREF(mlist);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        maps[i] = PyArray_FROM_OTF(PySequence_Fast_GET_ITEM(mlist, i),
+                                   NPY_INT64, NPY_ARRAY_IN_ARRAY);
+        if (maps[i] == NULL || PyArray_NDIM((PyArrayObject *)maps[i]) != 1) {
+            if (maps[i] != NULL) {
+                PyErr_SetString(PyExc_ValueError, "each map must be 1-D");
+            }
+            Py_DECREF(mlist);
+            return -1;
+        }
+    }
+    Py_DECREF(mlist);
+    return 0;
+}
+
+/* Returns a new Buffer of the bits of the `n` checked chunks `cs` joined
+   (`total` values): their validity bitmaps (`values` 0; a chunk without
+   one is all valid) or their bit-packed values (`values` 1).  NULL with
+   MemoryError set. */
+static PyObject *
+join_bits(dfb_state *st, const ixchunk *cs, Py_ssize_t n, int64_t total,
+          int values)
+{
+    uint8_t *bits;
+    int64_t nb = total / 8 + (total % 8 != 0);
+    PyObject *arr = new_bytes(nb, &bits);
+    if (arr == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0, pos = 0; i < n; pos += cs[i].length, i++) {
+        const DfbBuffer *b = values ? cs[i].data : cs[i].validity;
+        if (b != NULL) {
+            copy_bits((const uint8_t *)b->ptr, cs[i].offset, cs[i].length,
+                      bits, pos);
+        }
+        else {
+            set_ones(bits, pos, cs[i].length);
+        }
+    }
+    return buffer_over(st, arr, nb, NULL);
+}
+
+/* Maps the codes of chunk `c`, copied to d[pos...], through its map `m`
+   (null slots get 0), in place; the copied codes are read back through
+   core's checked reader.  Returns 0, or -1 with ValueError (a code outside
+   the map, or a joined code that does not fit format `fmt`). */
+static int
+remap_codes(char *d, int w, int is_signed, int64_t pos, const ixchunk *c,
+            PyArrayObject *m, const char *fmt)
+{
+    dfb_codes rd;
+    const int64_t *mp = PyArray_DATA(m);
+    int64_t msize = PyArray_DIM(m, 0);
+    int64_t limit =
+        is_signed
+            ? (int64_t)((UINT64_C(1) << (8 * w - 1)) - 1)
+            : (w == 8 ? INT64_MAX : (int64_t)((UINT64_C(1) << (8 * w)) - 1));
+    if (dfb_codes_init(&rd, d + pos * w, c->length * w, w, is_signed, 0, 0,
+                       c->length, msize, NULL) != DFB_OK) {
+        PyErr_SetString(PyExc_ValueError,
+                        "dictionary codes of an unsupported width");
+        return -1;
+    }
+    for (int64_t j = 0; j < c->length; j++) {
+        int64_t v = 0;
+        int valid =
+            c->validity == NULL ||
+            ((((const uint8_t *)c->validity->ptr)[(c->offset + j) >> 3] >>
+              ((c->offset + j) & 7)) &
+             1);
+        if (valid && msize > 0) {
+            int64_t code;
+            if (dfb_codes_get(&rd, j, &code) != DFB_OK) {
+                PyErr_Format(PyExc_ValueError,
+                             "dictionary code %lld out of range [0, %lld)",
+                             (long long)code, (long long)msize);
+                return -1;
+            }
+            v = mp[code];
+            if (v < 0 || v > limit) {
+                PyErr_Format(PyExc_ValueError,
+                             "joined dictionary code %lld does not fit "
+                             "format '%s'",
+                             (long long)v, fmt);
+                return -1;
+            }
+        }
+        store_code(d, w, pos + j, v);
+    }
+    return 0;
+}
+
+/* Returns a new Buffer of the fixed-width values of the `n` checked chunks
+   `cs` joined (`total` values of layout `lay`), dictionary codes mapped
+   through `maps` (one per chunk) when not NULL; or NULL with an exception
+   set (remap_codes' ValueError, MemoryError). */
+static PyObject *
+join_fixed(dfb_state *st, const ixchunk *cs, Py_ssize_t n, int64_t total,
+           const layout *lay, PyObject *const *maps, const char *fmt)
+{
+    int w = lay->width;
+    char *d;
+    PyObject *arr = new_bytes(total * w, (uint8_t **)&d);
+    if (arr == NULL) {
+        return NULL;
+    }
+    int is_signed = lay->f.type == DFB_T_INT;
+    int64_t pos = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const ixchunk *c = &cs[i];
+        if (c->length == 0) {
+            continue;
+        }
+        dfb_memcpy(d + pos * w, c->data->ptr + c->offset * w,
+                   (size_t)(c->length * w));
+        if (maps != NULL && remap_codes(d, w, is_signed, pos, c,
+                                        (PyArrayObject *)maps[i], fmt) < 0) {
+            Py_DECREF(arr);
+            return NULL;
+        }
+        pos += c->length;
+    }
+    PyArray_Descr *descr = NULL;
+    for (Py_ssize_t i = 0; i < n && descr == NULL; i++) {
+        if (cs[i].data != NULL) {
+            descr = cs[i].data->dtype;
+            Py_INCREF(descr);
+        }
+    }
+    if (descr == NULL && (descr = dfb_arrow_stored_descr(&lay->f)) == NULL) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    PyObject *data = buffer_over(st, arr, total * w, descr);
+    Py_DECREF(descr);
+    return data;
+}
+
 PyDoc_STRVAR(
     ixview_concat_doc,
     "_ixview_concat(format, chunks, dictionary=None, maps=None)\n--\n\n"
@@ -1072,29 +1226,9 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          "maps need integer codes, not format '%s'", fmt);
             goto done;
         }
-        PyObject *mlist = PySequence_Fast(maps_obj, "maps must be a sequence");
-        if (mlist == NULL) {
+        if (read_maps(maps_obj, n, maps) < 0) {
             goto done;
         }
-        if (PySequence_Fast_GET_SIZE(mlist) != n) {
-            Py_DECREF(mlist);
-            PyErr_Format(PyExc_ValueError, "%zd maps for %zd chunks",
-                         PySequence_Fast_GET_SIZE(mlist), n);
-            goto done;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            maps[i] = PyArray_FROM_OTF(PySequence_Fast_GET_ITEM(mlist, i),
-                                       NPY_INT64, NPY_ARRAY_IN_ARRAY);
-            if (maps[i] == NULL ||
-                PyArray_NDIM((PyArrayObject *)maps[i]) != 1) {
-                if (maps[i] != NULL) {
-                    PyErr_SetString(PyExc_ValueError, "each map must be 1-D");
-                }
-                Py_DECREF(mlist);
-                goto done;
-            }
-        }
-        Py_DECREF(mlist);
     }
     /* read and check every chunk before anything is copied */
     int64_t total = 0, nulls = 0, nbytes_str = 0;
@@ -1188,28 +1322,7 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         }
         total += c->length;
     }
-    /* validity */
-    if (nulls > 0) {
-        uint8_t *bits;
-        int64_t nb = total / 8 + (total % 8 != 0);
-        PyObject *arr = new_bytes(nb, &bits);
-        if (arr == NULL) {
-            goto done;
-        }
-        for (Py_ssize_t i = 0, pos = 0; i < n; pos += cs[i].length, i++) {
-            if (cs[i].validity != NULL) {
-                copy_bits((const uint8_t *)cs[i].validity->ptr, cs[i].offset,
-                          cs[i].length, bits, pos);
-            }
-            else {
-                set_ones(bits, pos, cs[i].length);
-            }
-        }
-        validity = buffer_over(st, arr, nb, NULL);
-    }
-    else {
-        validity = Py_NewRef(Py_None);
-    }
+    validity = nulls > 0 ? join_bits(st, cs, n, total, 0) : Py_NewRef(Py_None);
     if (validity == NULL) {
         goto done;
     }
@@ -1218,20 +1331,9 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         case L_NONE:
             data = Py_NewRef(Py_None);
             break;
-        case L_BITS: {
-            uint8_t *bits;
-            int64_t nb = total / 8 + (total % 8 != 0);
-            PyObject *arr = new_bytes(nb, &bits);
-            if (arr == NULL) {
-                goto done;
-            }
-            for (Py_ssize_t i = 0, pos = 0; i < n; pos += cs[i].length, i++) {
-                copy_bits((const uint8_t *)cs[i].data->ptr, cs[i].offset,
-                          cs[i].length, bits, pos);
-            }
-            data = buffer_over(st, arr, nb, NULL);
+        case L_BITS:
+            data = join_bits(st, cs, n, total, 1);
             break;
-        }
         case L_STRINGS: {
             int w = lay.width;
             if (w == 4 && nbytes_str > INT32_MAX) {
@@ -1302,95 +1404,10 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             }
             break;
         }
-        case L_FIXED: {
-            int w = lay.width;
-            char *d;
-            PyObject *arr = new_bytes(total * w, (uint8_t **)&d);
-            if (arr == NULL) {
-                goto done;
-            }
-            int is_signed = lay.f.type == DFB_T_INT;
-            int64_t pos = 0;
-            for (Py_ssize_t i = 0; i < n; i++) {
-                const ixchunk *c = &cs[i];
-                if (c->length == 0) {
-                    continue;
-                }
-                dfb_memcpy(d + pos * w, c->data->ptr + c->offset * w,
-                           (size_t)(c->length * w));
-                if (is_codes) {
-                    /* the codes copied, read back through core's checked
-                       reader */
-                    dfb_codes rd;
-                    PyArrayObject *m = (PyArrayObject *)maps[i];
-                    const int64_t *mp = PyArray_DATA(m);
-                    int64_t msize = PyArray_DIM(m, 0);
-                    int64_t limit =
-                        is_signed
-                            ? (int64_t)((UINT64_C(1) << (8 * w - 1)) - 1)
-                            : (w == 8
-                                   ? INT64_MAX
-                                   : (int64_t)((UINT64_C(1) << (8 * w)) - 1));
-                    if (dfb_codes_init(&rd, d + pos * w, c->length * w, w,
-                                       is_signed, 0, 0, c->length, msize,
-                                       NULL) != DFB_OK) {
-                        Py_DECREF(arr);
-                        PyErr_SetString(PyExc_ValueError,
-                                        "dictionary codes of an unsupported "
-                                        "width");
-                        goto done;
-                    }
-                    for (int64_t j = 0; j < c->length; j++) {
-                        int64_t v = 0;
-                        int valid =
-                            c->validity == NULL ||
-                            ((((const uint8_t *)
-                                   c->validity->ptr)[(c->offset + j) >> 3] >>
-                              ((c->offset + j) & 7)) &
-                             1);
-                        if (valid && msize > 0) {
-                            int64_t code;
-                            if (dfb_codes_get(&rd, j, &code) != DFB_OK) {
-                                Py_DECREF(arr);
-                                PyErr_Format(PyExc_ValueError,
-                                             "dictionary code %lld out of "
-                                             "range [0, %lld)",
-                                             (long long)code,
-                                             (long long)msize);
-                                goto done;
-                            }
-                            v = mp[code];
-                            if (v < 0 || v > limit) {
-                                Py_DECREF(arr);
-                                PyErr_Format(
-                                    PyExc_ValueError,
-                                    "joined dictionary code %lld does not "
-                                    "fit format '%s'",
-                                    (long long)v, fmt);
-                                goto done;
-                            }
-                        }
-                        store_code(d, w, pos + j, v);
-                    }
-                }
-                pos += c->length;
-            }
-            PyArray_Descr *descr = NULL;
-            for (Py_ssize_t i = 0; i < n && descr == NULL; i++) {
-                if (cs[i].data != NULL) {
-                    descr = cs[i].data->dtype;
-                    Py_INCREF(descr);
-                }
-            }
-            if (descr == NULL &&
-                (descr = dfb_arrow_stored_descr(&lay.f)) == NULL) {
-                Py_DECREF(arr);
-                goto done;
-            }
-            data = buffer_over(st, arr, total * w, descr);
-            Py_DECREF(descr);
+        case L_FIXED:
+            data = join_fixed(st, cs, n, total, &lay, is_codes ? maps : NULL,
+                              fmt);
             break;
-        }
     }
     if (data == NULL) {
         goto done;
