@@ -1162,6 +1162,179 @@ join_fixed(dfb_state *st, const ixchunk *cs, Py_ssize_t n, int64_t total,
     return data;
 }
 
+/* Reads chunk `o` (the i-th to join) into `c` and checks it against the
+   joined format `fmt` (layout `lay`) before anything is copied: host
+   memory, buffer sizes, string offsets (through core's reader); adds its
+   nulls to *nulls and its string bytes to *nbytes_str.  `total`: the
+   values of the chunks before it.  Returns 0, or -1 with an exception set.
+*/
+static int
+check_chunk(dfb_state *st, PyObject *o, Py_ssize_t i, ixchunk *c,
+            const layout *lay, const char *fmt, int64_t total, int64_t *nulls,
+            int64_t *nbytes_str)
+{
+    if (read_chunk(st, o, c) < 0) {
+        return -1;
+    }
+    if (c->length > INT64_MAX / 16 - total) {
+        /* sizes below are (total + 1) * 8 at most */
+        PyErr_SetString(PyExc_ValueError, "the joined chunks are too long");
+        return -1;
+    }
+    if (c->error != NULL) {
+        raise_error(c->error);
+        return -1;
+    }
+    if (strcmp(c->fmt, fmt) != 0) {
+        PyErr_Format(PyExc_ValueError, "chunk %zd has format '%s', not '%s'",
+                     i, c->fmt, fmt);
+        return -1;
+    }
+    const DfbBuffer *bufs[3] = {c->validity, c->offsets, c->data};
+    for (int k = 0; k < 3; k++) {
+        if (bufs[k] != NULL &&
+            dfb_buffer_require_host(bufs[k], "joining chunks") < 0) {
+            return -1;
+        }
+    }
+    int64_t end = c->offset + c->length;
+    if (c->validity != NULL) {
+        if (check_bits(c->validity, end) < 0) {
+            return -1;
+        }
+        *nulls += dfb_count_zero_bits((const uint8_t *)c->validity->ptr,
+                                      c->offset, c->length);
+    }
+    if (c->length > 0 && c->data == NULL && lay->kind != L_NONE &&
+        !(lay->kind == L_STRINGS)) {
+        PyErr_Format(PyExc_ValueError, "chunk %zd has no data buffer", i);
+        return -1;
+    }
+    if (lay->kind == L_BITS && c->data != NULL &&
+        check_bits(c->data, end) < 0) {
+        return -1;
+    }
+    if (lay->kind == L_FIXED && c->data != NULL &&
+        (int64_t)c->data->bufsize / lay->width < end) {
+        PyErr_Format(PyExc_ValueError,
+                     "chunk %zd: a data Buffer of %zd bytes is too small "
+                     "for %lld elements",
+                     i, c->data->bufsize, (long long)end);
+        return -1;
+    }
+    if (lay->kind == L_STRINGS) {
+        int64_t first = 0, last = 0;
+        dfb_error err;
+        if (c->offsets == NULL ||
+            (int64_t)c->offsets->bufsize / lay->width < end + 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "chunk %zd: the offsets Buffer is missing or "
+                         "too small",
+                         i);
+            return -1;
+        }
+        if (dfb_offsets_validate(c->offsets->ptr, lay->width, 0, c->offset,
+                                 c->offset, &first, NULL, &err) != DFB_OK ||
+            dfb_offsets_validate(c->offsets->ptr, lay->width, 0, c->offset,
+                                 end, &last, NULL, &err) != DFB_OK) {
+            PyErr_Format(PyExc_ValueError, "chunk %zd: %s", i, err.message);
+            return -1;
+        }
+        if (last > 0 &&
+            (c->data == NULL || last > (int64_t)c->data->bufsize)) {
+            PyErr_Format(PyExc_ValueError,
+                         "chunk %zd: string offsets reach byte %lld of a "
+                         "shorter data buffer",
+                         i, (long long)last);
+            return -1;
+        }
+        if (last - first > PY_SSIZE_T_MAX - *nbytes_str) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the joined string data is too large");
+            return -1;
+        }
+        *nbytes_str += last - first;
+    }
+    return 0;
+}
+
+/* Joins the strings of the `n` checked chunks `cs` (`total` values,
+   `nbytes_str` bytes, offsets `w` bytes wide): sets *offsets to a new
+   Buffer of the joined offsets and returns a new Buffer of the bytes; the
+   offsets are read again through core's checked reader, each once.
+   Returns NULL with an exception set (*offsets then NULL) on failure. */
+static PyObject *
+join_strings(dfb_state *st, const ixchunk *cs, Py_ssize_t n, int64_t total,
+             int w, int64_t nbytes_str, PyObject **offsets)
+{
+    *offsets = NULL;
+    if (w == 4 && nbytes_str > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "joined string data exceeds int32 offsets");
+        return NULL;
+    }
+    uint8_t *o, *d;
+    PyObject *oarr = new_bytes((total + 1) * w, &o);
+    if (oarr == NULL) {
+        return NULL;
+    }
+    PyObject *darr = new_bytes(nbytes_str, &d);
+    if (darr == NULL) {
+        Py_DECREF(oarr);
+        return NULL;
+    }
+    int64_t pos = 0, k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* the offsets read again, through core's checked reader:
+           each once, every span inside the chunk's data and the
+           data made */
+        const DfbBuffer *db = cs[i].data;
+        dfb_offsets ro;
+        dfb_error err;
+        if (dfb_offsets_init(
+                &ro, cs[i].offsets->ptr, (int64_t)cs[i].offsets->bufsize, w, 0,
+                cs[i].offset, cs[i].length + 1,
+                db != NULL ? (int64_t)db->bufsize : 0, &err) != DFB_OK) {
+            Py_DECREF(oarr);
+            Py_DECREF(darr);
+            PyErr_SetString(PyExc_ValueError, err.message);
+            return NULL;
+        }
+        int64_t prev = dfb_offsets_load(&ro, 0);
+        for (int64_t j = 0; j < cs[i].length; j++) {
+            int64_t v;
+            if (dfb_offsets_next(&ro, j, prev, &v) != DFB_OK ||
+                v - prev > nbytes_str - pos) {
+                Py_DECREF(oarr);
+                Py_DECREF(darr);
+                PyErr_SetString(PyExc_ValueError,
+                                "string offsets changed while they "
+                                "were joined");
+                return NULL;
+            }
+            dfb_memcpy(d + pos, db->ptr + prev, (size_t)(v - prev));
+            pos += v - prev;
+            prev = v;
+            k++;
+            if (w == 4) {
+                int32_t x = (int32_t)pos;
+                memcpy(o + 4 * k, &x, 4);
+            }
+            else {
+                memcpy(o + 8 * k, &pos, 8);
+            }
+        }
+    }
+    PyArray_Descr *od = PyArray_DescrFromType(w == 4 ? NPY_INT32 : NPY_INT64);
+    *offsets = buffer_over(st, oarr, (total + 1) * w, od);
+    Py_DECREF(od);
+    if (*offsets == NULL) {
+        Py_DECREF(darr);
+        return NULL;
+    }
+    return buffer_over(st, darr, nbytes_str, NULL);
+}
+
 PyDoc_STRVAR(
     ixview_concat_doc,
     "_ixview_concat(format, chunks, dictionary=None, maps=None)\n--\n\n"
@@ -1233,94 +1406,11 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     /* read and check every chunk before anything is copied */
     int64_t total = 0, nulls = 0, nbytes_str = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        ixchunk *c = &cs[i];
-        if (read_chunk(st, PySequence_Fast_GET_ITEM(list, i), c) < 0) {
+        if (check_chunk(st, PySequence_Fast_GET_ITEM(list, i), i, &cs[i], &lay,
+                        fmt, total, &nulls, &nbytes_str) < 0) {
             goto done;
         }
-        if (c->length > INT64_MAX / 16 - total) {
-            /* sizes below are (total + 1) * 8 at most */
-            PyErr_SetString(PyExc_ValueError,
-                            "the joined chunks are too long");
-            goto done;
-        }
-        if (c->error != NULL) {
-            raise_error(c->error);
-            goto done;
-        }
-        if (strcmp(c->fmt, fmt) != 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "chunk %zd has format '%s', not '%s'", i, c->fmt,
-                         fmt);
-            goto done;
-        }
-        const DfbBuffer *bufs[3] = {c->validity, c->offsets, c->data};
-        for (int k = 0; k < 3; k++) {
-            if (bufs[k] != NULL &&
-                dfb_buffer_require_host(bufs[k], "joining chunks") < 0) {
-                goto done;
-            }
-        }
-        int64_t end = c->offset + c->length;
-        if (c->validity != NULL) {
-            if (check_bits(c->validity, end) < 0) {
-                goto done;
-            }
-            nulls += dfb_count_zero_bits((const uint8_t *)c->validity->ptr,
-                                         c->offset, c->length);
-        }
-        if (c->length > 0 && c->data == NULL && lay.kind != L_NONE &&
-            !(lay.kind == L_STRINGS)) {
-            PyErr_Format(PyExc_ValueError, "chunk %zd has no data buffer", i);
-            goto done;
-        }
-        if (lay.kind == L_BITS && c->data != NULL &&
-            check_bits(c->data, end) < 0) {
-            goto done;
-        }
-        if (lay.kind == L_FIXED && c->data != NULL &&
-            (int64_t)c->data->bufsize / lay.width < end) {
-            PyErr_Format(PyExc_ValueError,
-                         "chunk %zd: a data Buffer of %zd bytes is too small "
-                         "for %lld elements",
-                         i, c->data->bufsize, (long long)end);
-            goto done;
-        }
-        if (lay.kind == L_STRINGS) {
-            int64_t first = 0, last = 0;
-            dfb_error err;
-            if (c->offsets == NULL ||
-                (int64_t)c->offsets->bufsize / lay.width < end + 1) {
-                PyErr_Format(PyExc_ValueError,
-                             "chunk %zd: the offsets Buffer is missing or "
-                             "too small",
-                             i);
-                goto done;
-            }
-            if (dfb_offsets_validate(c->offsets->ptr, lay.width, 0, c->offset,
-                                     c->offset, &first, NULL,
-                                     &err) != DFB_OK ||
-                dfb_offsets_validate(c->offsets->ptr, lay.width, 0, c->offset,
-                                     end, &last, NULL, &err) != DFB_OK) {
-                PyErr_Format(PyExc_ValueError, "chunk %zd: %s", i,
-                             err.message);
-                goto done;
-            }
-            if (last > 0 &&
-                (c->data == NULL || last > (int64_t)c->data->bufsize)) {
-                PyErr_Format(PyExc_ValueError,
-                             "chunk %zd: string offsets reach byte %lld of a "
-                             "shorter data buffer",
-                             i, (long long)last);
-                goto done;
-            }
-            if (last - first > PY_SSIZE_T_MAX - nbytes_str) {
-                PyErr_SetString(PyExc_ValueError,
-                                "the joined string data is too large");
-                goto done;
-            }
-            nbytes_str += last - first;
-        }
-        total += c->length;
+        total += cs[i].length;
     }
     validity = nulls > 0 ? join_bits(st, cs, n, total, 0) : Py_NewRef(Py_None);
     if (validity == NULL) {
@@ -1334,76 +1424,11 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         case L_BITS:
             data = join_bits(st, cs, n, total, 1);
             break;
-        case L_STRINGS: {
-            int w = lay.width;
-            if (w == 4 && nbytes_str > INT32_MAX) {
-                PyErr_SetString(PyExc_OverflowError,
-                                "joined string data exceeds int32 offsets");
-                goto done;
-            }
-            uint8_t *o, *d;
-            PyObject *oarr = new_bytes((total + 1) * w, &o);
-            if (oarr == NULL) {
-                goto done;
-            }
-            PyObject *darr = new_bytes(nbytes_str, &d);
-            if (darr == NULL) {
-                Py_DECREF(oarr);
-                goto done;
-            }
-            int64_t pos = 0, k = 0;
-            for (Py_ssize_t i = 0; i < n; i++) {
-                /* the offsets read again, through core's checked reader:
-                   each once, every span inside the chunk's data and the
-                   data made */
-                const DfbBuffer *db = cs[i].data;
-                dfb_offsets ro;
-                dfb_error err;
-                if (dfb_offsets_init(&ro, cs[i].offsets->ptr,
-                                     (int64_t)cs[i].offsets->bufsize, w, 0,
-                                     cs[i].offset, cs[i].length + 1,
-                                     db != NULL ? (int64_t)db->bufsize : 0,
-                                     &err) != DFB_OK) {
-                    Py_DECREF(oarr);
-                    Py_DECREF(darr);
-                    PyErr_SetString(PyExc_ValueError, err.message);
-                    goto done;
-                }
-                int64_t prev = dfb_offsets_load(&ro, 0);
-                for (int64_t j = 0; j < cs[i].length; j++) {
-                    int64_t v;
-                    if (dfb_offsets_next(&ro, j, prev, &v) != DFB_OK ||
-                        v - prev > nbytes_str - pos) {
-                        Py_DECREF(oarr);
-                        Py_DECREF(darr);
-                        PyErr_SetString(PyExc_ValueError,
-                                        "string offsets changed while they "
-                                        "were joined");
-                        goto done;
-                    }
-                    dfb_memcpy(d + pos, db->ptr + prev, (size_t)(v - prev));
-                    pos += v - prev;
-                    prev = v;
-                    k++;
-                    if (w == 4) {
-                        int32_t x = (int32_t)pos;
-                        memcpy(o + 4 * k, &x, 4);
-                    }
-                    else {
-                        memcpy(o + 8 * k, &pos, 8);
-                    }
-                }
-            }
-            PyArray_Descr *od =
-                PyArray_DescrFromType(w == 4 ? NPY_INT32 : NPY_INT64);
-            Py_SETREF(offsets, buffer_over(st, oarr, (total + 1) * w, od));
-            Py_DECREF(od);
-            data = buffer_over(st, darr, nbytes_str, NULL);
-            if (offsets == NULL) {
-                goto done;
-            }
+        case L_STRINGS:
+            Py_CLEAR(offsets);
+            data = join_strings(st, cs, n, total, lay.width, nbytes_str,
+                                &offsets);
             break;
-        }
         case L_FIXED:
             data = join_fixed(st, cs, n, total, &lay, is_codes ? maps : NULL,
                               fmt);
