@@ -150,34 +150,6 @@ split_pair(PyObject *pair, const char *what, PyObject **buf, dfb_ix_dtype *dt,
     return dfb_ix_dtype_read(t, dt);
 }
 
-/* Reads an int64 from a Python int (TypeError otherwise).  Returns 0/-1. */
-static int
-as_int64(PyObject *o, const char *what, int64_t *out)
-{
-    if (!PyLong_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
-                     Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (v == -1 && PyErr_Occurred()) {
-        return -1;
-    }
-    if (overflow) {
-        /* a uint64 sentinel: keep its bit pattern */
-        unsigned long long u = PyLong_AsUnsignedLongLong(o);
-        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Format(PyExc_OverflowError, "%s %R is out of range", what,
-                         o);
-            return -1;
-        }
-        v = (long long)u;
-    }
-    *out = v;
-    return 0;
-}
-
 static int
 walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w,
            int depth);
@@ -190,12 +162,12 @@ read_extent(dfb_state *st, PyObject *col, dfb_column *out)
     if (o == NULL) {
         return -1;
     }
-    int err = as_int64(o, "Column.size()", &out->length);
+    int err = dfb_as_int64(o, "Column.size()", &out->length);
     Py_DECREF(o);
     if (err < 0 || (o = PyObject_GetAttr(col, st->str.offset)) == NULL) {
         return -1;
     }
-    err = o == Py_None ? 0 : as_int64(o, "Column.offset", &out->offset);
+    err = o == Py_None ? 0 : dfb_as_int64(o, "Column.offset", &out->offset);
     Py_DECREF(o);
     return err;
 }
@@ -231,7 +203,8 @@ read_describe_null(dfb_state *st, PyObject *col, dfb_column *out)
     if (nv != Py_None &&
         (nk == DFB_NULL_USE_SENTINEL || nk == DFB_NULL_USE_BITMASK ||
          nk == DFB_NULL_USE_BYTEMASK)) {
-        if (as_int64(nv, "the describe_null value", &out->null_value) < 0) {
+        if (dfb_as_int64(nv, "the describe_null value", &out->null_value) <
+            0) {
             Py_DECREF(o);
             return -1;
         }
@@ -369,7 +342,7 @@ wrap_buffers(dfb_state *st, PyObject *col, dfb_column *out, walked *w,
         }
         int r = o == Py_None
                     ? 0
-                    : as_int64(o, "Column.null_count", &out->null_count);
+                    : dfb_as_int64(o, "Column.null_count", &out->null_count);
         Py_DECREF(o);
         if (r < 0) {
             return -1;
@@ -549,7 +522,7 @@ dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
         return NULL;
     }
     int64_t nchunks;
-    int r = as_int64(o, "Column.num_chunks()", &nchunks);
+    int r = dfb_as_int64(o, "Column.num_chunks()", &nchunks);
     Py_DECREF(o);
     if (r < 0) {
         return NULL;
@@ -767,7 +740,7 @@ describe_ix_column(dfb_state *st, PyObject *col, dfb_frame_column *fc,
         return -1;
     }
     int64_t nchunks;
-    int r = as_int64(o, "Column.num_chunks()", &nchunks);
+    int r = dfb_as_int64(o, "Column.num_chunks()", &nchunks);
     Py_DECREF(o);
     if (r < 0) {
         return -1;
@@ -876,7 +849,7 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         }
         int r = nr == Py_None
                     ? 0
-                    : as_int64(nr, "DataFrame.num_rows()", &out->nrows);
+                    : dfb_as_int64(nr, "DataFrame.num_rows()", &out->nrows);
         Py_DECREF(nr);
         if (r < 0) {
             goto done;
