@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "src" / "_interchange").glob("*.c")) + sorted(
-    (ROOT / "include" / "dfbuffer").glob("*.h")
+    (ROOT / "src" / "_interchange").glob("*.h")
 )
 
 # the core entry points that may be handed a producer's offsets buffer

@@ -2,19 +2,19 @@
  * array), the structs a C caller moves in (the C API), and whole frames
  * described for to_matrix.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "probe.h"
+#include "convert.h"
 #include "format.h"
 #include "offsets.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/pandas_block.h"
-#include "dfbuffer/export.h"
-#include "dfbuffer/ixwalk.h"
+#include "frame.h"
+#include "pandas_block.h"
+#include "export.h"
+#include "ixwalk.h"
 
 #include <errno.h>
 #include <stdlib.h>

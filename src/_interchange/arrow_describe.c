@@ -2,19 +2,19 @@
  * (describe_node), with Buffers over its memory owned by its holder, on
  * the CPU or on a device (whose memory it never reads).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "probe.h"
+#include "convert.h"
 #include "format.h"
 #include "offsets.h"
 #include "reader.h"
 #include "types.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/export.h"
+#include "frame.h"
+#include "export.h"
 #include "mem.h"
 
 #include <errno.h>

@@ -6,12 +6,12 @@
  * validates every span and converts in C (dfb_columns_convert).  The
  * categorical="codes" route is categorical.c.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
+#include "frame.h"
+#include "probe.h"
 #include "layout.h"
 #include "offsets.h"
 #include "mem.h"

@@ -4,16 +4,16 @@
  *
  * Nothing but module.c and capi.c depends on this file.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/pandas_block.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/ixwalk.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "pandas_block.h"
+#include "args.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
+#include "ixwalk.h"
+#include "probe.h"
 #include "types.h"
-#include "dfbuffer/import.h"
+#include "import.h"
 
 #include <string.h>
 

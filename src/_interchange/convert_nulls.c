@@ -4,10 +4,10 @@
  * converted values, and the two helpers every kernel file shares (new 1-D
  * arrays, the allow_copy check; see convert.h).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "probe.h"
 #include "mem.h"
 #include "nan.h"
 #include "types.h"

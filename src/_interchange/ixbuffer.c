@@ -5,8 +5,8 @@
  * Moved from import.c so that the converters do not depend on
  * from_object; depends on buffer.c (the device parser) and state.c only.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
+#include "common.h"
+#include "buffer.h"
 
 #include <string.h>
 

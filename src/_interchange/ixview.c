@@ -17,14 +17,14 @@
  * chunk helpers are in ixview_chunk.c, slicing and joining in
  * ixview_join.c.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/ixview.h"
-#include "dfbuffer/args.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_internal.h"
+#include "convert.h"
+#include "probe.h"
+#include "ixview.h"
+#include "args.h"
 #include "bitmap.h"
 #include "format.h"
 #include "offsets.h"

@@ -3,14 +3,14 @@
  * format, Buffers over new memory, bit copies and the re-basing of a
  * chunk's buffers to its first element (see ixview.h).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/ixview.h"
-#include "dfbuffer/args.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_internal.h"
+#include "convert.h"
+#include "probe.h"
+#include "ixview.h"
+#include "args.h"
 #include "bitmap.h"
 #include "format.h"
 #include "offsets.h"

@@ -6,12 +6,12 @@
  * wrapped in a dfbuffer Buffer that owns it; the kernel (convert.c) then
  * validates and converts.  Also describes whole frames for to_matrix.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/ixwalk.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "frame.h"
+#include "ixwalk.h"
+#include "probe.h"
 #include "dlpack_types.h"
 
 #include <string.h>

@@ -3,8 +3,8 @@
  * size, with the reaper thread that lets the kernel reclaim it after a
  * while and the fork handlers that keep it sound (see matrix.h).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/matrix.h"
+#include "common.h"
+#include "matrix.h"
 
 #include <string.h>
 #include <stdlib.h>

@@ -4,8 +4,8 @@
  *
  * Nothing here touches a Python object: the fill runs without the GIL.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/matrix.h"
+#include "common.h"
+#include "matrix.h"
 #include "bitmap.h"
 #include "nan.h"
 

@@ -17,12 +17,12 @@
  * The importers are import.c's, dlpack.c's, arrow_from_object.c's and
  * array_dunders.c's.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/import.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "args.h"
+#include "probe.h"
+#include "import.h"
 #include "dlpack_types.h"
 
 #include <limits.h>

@@ -6,8 +6,8 @@
  * every column share one dtype and nulls have a representation.  The bytes
  * are checked to be UTF-8 (StringDType requires it) before they are packed.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 
 #include <string.h>
 

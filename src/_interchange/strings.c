@@ -1,7 +1,7 @@
 /* dfbuffer: UTF-8 + offsets to Python str objects.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 #include "mem.h"
 
 #include <string.h>

@@ -4,8 +4,8 @@
 #ifndef DFBUFFER_IXVIEW_H
 #define DFBUFFER_IXVIEW_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
+#include "common.h"
+#include "buffer.h"
 
 /* Creates the IxField / IxChunk struct sequence types in `st` (added to
    module `m` as _IxField / _IxChunk) and adds ixview.c's module functions

@@ -4,10 +4,10 @@
 #ifndef DFBUFFER_CONVERT_H
 #define DFBUFFER_CONVERT_H
 
-#include "dfbuffer/common.h"
+#include "common.h"
 #include "format.h"
 #include "reader.h"
-#include "dfbuffer/dtype.h" /* dfb_interchange_dtype_parse */
+#include "dtype.h" /* dfb_interchange_dtype_parse */
 
 /* One buffer of a column: host memory plus the object keeping it alive. */
 typedef struct {

@@ -12,8 +12,8 @@
 #ifndef DFBUFFER_BUFFER_H
 #define DFBUFFER_BUFFER_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/dtype.h" /* dfb_descr_from_typestr, dfb_parse_dtype */
+#include "common.h"
+#include "dtype.h" /* dfb_descr_from_typestr, dfb_parse_dtype */
 
 typedef struct {
     PyObject_VAR_HEAD     /* ob_size = 2 * ndim: the slots of dims[] */
