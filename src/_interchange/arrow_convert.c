@@ -263,7 +263,7 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         }
         PyObject *arr =
             convert_column(st, imp, is_table, c, nulls, allow_copy);
-        if (arr == NULL) {
+        if (arr == NULL && (is_table || PyUnicode_GET_LENGTH(key) > 0)) {
             dfb_add_column_context(key); /* the error names the column */
         }
         if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {

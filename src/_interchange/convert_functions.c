@@ -549,22 +549,14 @@ PyDoc_STRVAR(
     "    ...\n"
     "ValueError: column 'x' has 1 null value (nulls='raise')");
 
-/* A pandas Series exports its values through Arrow without its name (a
-   field named ""): the one column of `res` (stolen) is keyed by
-   str(obj.name) instead, unless the name is None.  Returns a new reference,
-   or NULL with an exception set. */
-static PyObject *
-series_named(dfb_state *st, PyObject *obj, PyObject *res)
+/* Sets *key to the key of pandas Series `obj` (str(obj.name), or the name
+   itself when it is a str; a new reference), or to NULL when `obj` is not a
+   Series or its name is None.  Returns 0, or -1 with an exception set (the
+   name could not be read or made a str). */
+static int
+series_key(dfb_state *st, PyObject *obj, PyObject **key)
 {
-    PyObject *key = NULL, *value = NULL, *name = NULL, *out = NULL;
-    if (res == NULL || !PyDict_CheckExact(res) || PyDict_GET_SIZE(res) != 1) {
-        return res;
-    }
-    Py_ssize_t pos = 0;
-    if (!PyDict_Next(res, &pos, &key, &value) || !PyUnicode_Check(key) ||
-        PyUnicode_GET_LENGTH(key) != 0) {
-        return res;
-    }
+    *key = NULL;
     PyObject *pd = PyImport_GetModule(st->str.pandas);
     PyObject *cls = pd == NULL ? NULL : PyObject_GetAttrString(pd, "Series");
     Py_XDECREF(pd);
@@ -573,22 +565,63 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
     Py_XDECREF(cls);
     PyErr_Clear(); /* no pandas, or no pandas.Series: not a Series */
     if (!is_series) {
+        return 0;
+    }
+    PyObject *name = PyObject_GetAttrString(obj, "name");
+    if (name == NULL) {
+        return -1;
+    }
+    if (name != Py_None) {
+        *key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
+    }
+    int failed = name != Py_None && *key == NULL;
+    Py_DECREF(name);
+    return failed ? -1 : 0;
+}
+
+/* A pandas Series exports its values through Arrow without its name (a
+   field named ""): the one column of `res` (stolen) is keyed by
+   str(obj.name) instead, unless the name is None; an error (res NULL)
+   names that column.  Returns a new reference, or NULL with an exception
+   set. */
+static PyObject *
+series_named(dfb_state *st, PyObject *obj, PyObject *res)
+{
+    PyObject *key = NULL, *value = NULL, *out = NULL;
+    if (res == NULL) {
+        PyObject *exc = dfb_err_take();
+        if (series_key(st, obj, &key) < 0) {
+            PyErr_Clear(); /* the conversion's error is the one to raise */
+        }
+        dfb_err_give(exc);
+        if (key != NULL) {
+            dfb_add_column_context(key);
+            Py_DECREF(key);
+        }
+        return NULL;
+    }
+    if (!PyDict_CheckExact(res) || PyDict_GET_SIZE(res) != 1) {
+        return res;
+    }
+    Py_ssize_t pos = 0;
+    if (!PyDict_Next(res, &pos, &key, &value) || !PyUnicode_Check(key) ||
+        PyUnicode_GET_LENGTH(key) != 0) {
         return res;
     }
     Py_INCREF(value); /* held across the calls below */
-    name = PyObject_GetAttrString(obj, "name");
-    if (name == Py_None) {
+    if (series_key(st, obj, &key) < 0) {
+        out = NULL;
+    }
+    else if (key == NULL) {
         out = Py_NewRef(res);
     }
-    else if (name != NULL) {
-        key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
-        out = key == NULL ? NULL : PyDict_New();
+    else {
+        out = PyDict_New();
         if (out != NULL && PyDict_SetItem(out, key, value) < 0) {
             Py_CLEAR(out);
         }
-        Py_XDECREF(key);
+        Py_DECREF(key);
     }
-    Py_XDECREF(name);
     Py_DECREF(value);
     Py_DECREF(res);
     return out;
