@@ -15,6 +15,7 @@
 #include "dfbuffer/pandas_block.h"
 #include "dfbuffer/export.h"
 #include "dfbuffer/ixwalk.h"
+#include "dfbuffer/nested.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -143,6 +144,10 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
 {
     const char *name = dfb_arrow_column_name(imp, is_table, c);
     PyObject *plain;
+    if (dfb_nested_is(is_table ? imp->schema.children[c] : &imp->schema)) {
+        return dfb_nested_convert_column(st, imp, is_table, c, nulls,
+                                         allow_copy, name);
+    }
     if (convert_plain_chunk(st, imp, is_table, c, name, &plain)) {
         return plain;
     }

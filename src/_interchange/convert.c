@@ -9,6 +9,7 @@
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"
 #include "dfbuffer/convert.h"
+#include "dfbuffer/nested.h"
 #include "dfbuffer/arrow.h"
 #include "dfbuffer/frame.h"
 #include "dfbuffer/probe.h"
@@ -1194,6 +1195,14 @@ dfb_chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                  int allow_copy, int opts)
 {
     return chunk_values(st, c, isnull, allow_copy, opts);
+}
+
+PyObject *
+dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
+                 int64_t nnull, int filled, dfb_nulls_mode nulls,
+                 int allow_copy)
+{
+    return finish(st, values, mask, nnull, filled, nulls, allow_copy);
 }
 
 int

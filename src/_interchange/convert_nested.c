@@ -1,0 +1,468 @@
+/* dfbuffer: nested Arrow columns to NumPy (see dfbuffer/nested.h): the
+ * walk over the tree of ArrowArray nodes, the leaves (converted by the
+ * flat converters), the joining of chunks and the helpers the list and
+ * struct kernels share.
+ */
+#include "dfbuffer/common.h"
+#include "dfbuffer/arrow_internal.h"
+#include "dfbuffer/convert.h"
+#include "dfbuffer/nested.h"
+#include "bitmap.h"
+#include "mem.h"
+#include "types.h"
+
+#include <string.h>
+
+int
+dfb_nested_is(const struct ArrowSchema *s)
+{
+    return s != NULL && s->format != NULL && s->format[0] == '+';
+}
+
+void
+dfb_nested_out_clear(dfb_nested_out *o)
+{
+    Py_CLEAR(o->values);
+    Py_CLEAR(o->mask);
+    Py_CLEAR(o->rowmask);
+}
+
+int
+dfb_nested_bad(const char *name, const char *what, int64_t i)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "column '%s': the %s of element %lld are out of range "
+                 "(corrupt, or changed while the column was converted)",
+                 name, what, (long long)i);
+    return -1;
+}
+
+PyArrayObject *
+dfb_nested_objects(int64_t n)
+{
+    npy_intp dims[1] = {(npy_intp)n};
+    /* PyArray_ZEROS of objects holds None in every slot */
+    return (PyArrayObject *)PyArray_ZEROS(1, dims, NPY_OBJECT, 0);
+}
+
+int
+dfb_nested_validity(const arrow_node *nd, PyArrayObject **rowmask)
+{
+    const struct ArrowArray *a = nd->array;
+    const uint8_t *bits = a->n_buffers > 0 ? a->buffers[0] : NULL;
+    *rowmask = NULL;
+    if (bits == NULL || a->null_count == 0 || nd->length == 0) {
+        return 0;
+    }
+    if (dfb_bitmap_count_zeros(bits, nd->offset, nd->length) == 0) {
+        return 0;
+    }
+    npy_intp dims[1] = {(npy_intp)nd->length};
+    PyArrayObject *m = (PyArrayObject *)PyArray_EMPTY(1, dims, NPY_BOOL, 0);
+    if (m == NULL) {
+        return -1;
+    }
+    dfb_unpack_bits(bits, nd->offset, nd->length, PyArray_DATA(m), 1);
+    *rowmask = m;
+    return 0;
+}
+
+int
+dfb_nested_child(const dfb_nested_ctx *cx, const arrow_node *nd, int64_t k,
+                 int64_t first, int64_t count, arrow_node *child)
+{
+    const struct ArrowSchema *s = nd->schema;
+    const struct ArrowArray *a = nd->array;
+    int64_t end;
+    if (k < 0 || k >= a->n_children || k >= s->n_children ||
+        a->children == NULL || s->children == NULL || a->children[k] == NULL ||
+        s->children[k] == NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': format '%s' lacks child %lld", cx->name,
+                     s->format, (long long)k);
+        return -1;
+    }
+    const struct ArrowArray *ca = a->children[k];
+    child->schema = s->children[k];
+    child->array = ca;
+    child->length = count;
+    child->holder = nd->holder;
+    child->device = nd->device;
+    if (ca->offset < 0 || ca->length < 0 ||
+        dfb_arrow_add_nonneg(first, count, &end) < 0 || end > ca->length ||
+        dfb_arrow_add_nonneg(ca->offset, first, &child->offset) < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': child %lld (length %lld, offset %lld) of "
+                     "format '%s' does not hold elements [%lld, %lld)",
+                     cx->name, (long long)k, (long long)ca->length,
+                     (long long)ca->offset, s->format, (long long)first,
+                     (long long)(first + count));
+        return -1;
+    }
+    return 0;
+}
+
+/* A new read-only view of rows [start, end) of `v`, based on it.
+   Returns NULL with an exception. */
+static PyObject *
+rows_view(PyArrayObject *v, int64_t start, int64_t end)
+{
+    npy_intp dims[NPY_MAXDIMS];
+    const int nd = PyArray_NDIM(v);
+    dfb_memcpy(dims, PyArray_DIMS(v), (size_t)nd * sizeof(npy_intp));
+    dims[0] = (npy_intp)(end - start);
+    PyArray_Descr *d = PyArray_DESCR(v);
+    Py_INCREF(d);
+    PyObject *r = PyArray_NewFromDescr(
+        &PyArray_Type, d, nd, dims, PyArray_STRIDES(v),
+        PyArray_BYTES(v) + (npy_intp)start * PyArray_STRIDE(v, 0), 0, NULL);
+    if (r == NULL ||
+        PyArray_SetBaseObject((PyArrayObject *)r, Py_NewRef(v)) < 0) {
+        Py_XDECREF(r);
+        return NULL;
+    }
+    return r;
+}
+
+PyObject *
+dfb_nested_rows(const dfb_nested_ctx *cx, PyArrayObject *values,
+                PyArrayObject *mask, int64_t start, int64_t end)
+{
+    PyObject *v = rows_view(values, start, end);
+    if (v == NULL || mask == NULL || cx->fill) {
+        return v;
+    }
+    /* masks are C-contiguous bool arrays of values' shape */
+    const int64_t inner =
+        PyArray_DIM(mask, 0) > 0
+            ? (int64_t)(PyArray_SIZE(mask) / PyArray_DIM(mask, 0))
+            : 0;
+    const char *m = (const char *)PyArray_DATA(mask) + start * inner;
+    const size_t len = (size_t)((end - start) * inner);
+    if (len == 0 || memchr(m, 1, len) == NULL) {
+        return v;
+    }
+    PyObject *mv = rows_view(mask, start, end);
+    if (mv == NULL) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    return dfb_nulls_finish(cx->st, v, (PyArrayObject *)mv, 1, 0,
+                            DFB_NULLS_MASK, 1);
+}
+
+PyObject *
+dfb_nested_item(const dfb_nested_out *o, int64_t i)
+{
+    if (o->rowmask != NULL && ((const uint8_t *)PyArray_DATA(o->rowmask))[i]) {
+        Py_RETURN_NONE;
+    }
+    PyArrayObject *v = o->values;
+    if (PyArray_NDIM(v) == 1) {
+        return PyArray_GETITEM(v, PyArray_GETPTR1(v, (npy_intp)i));
+    }
+    PyObject *r = rows_view(v, i, i + 1);
+    if (r == NULL) {
+        return NULL;
+    }
+    PyObject *row = PySequence_GetItem(r, 0);
+    Py_DECREF(r);
+    return row;
+}
+
+/* Splits a flat converter's result `r` (stolen) into values and a
+   C-contiguous element mask (NULL when no value is null).  Returns 0, or
+   -1 with an exception. */
+static int
+split_masked(PyObject *r, dfb_nested_out *out)
+{
+    if (PyArray_CheckExact(r)) {
+        out->values = (PyArrayObject *)r;
+        return 0;
+    }
+    PyObject *data = PyObject_GetAttrString(r, "data");
+    PyObject *mask = data ? PyObject_GetAttrString(r, "mask") : NULL;
+    Py_DECREF(r);
+    if (mask == NULL || !PyArray_Check(data)) {
+        Py_XDECREF(data);
+        Py_XDECREF(mask);
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a nested column's values are not an array");
+        }
+        return -1;
+    }
+    out->values = (PyArrayObject *)data;
+    if (PyArray_Check(mask) && PyArray_NDIM((PyArrayObject *)mask) > 0) {
+        out->mask = (PyArrayObject *)PyArray_FROMANY(mask, NPY_BOOL, 0, 0,
+                                                     NPY_ARRAY_C_CONTIGUOUS);
+        Py_DECREF(mask);
+        return out->mask != NULL ? 0 : -1;
+    }
+    Py_DECREF(mask);
+    return 0;
+}
+
+/* Converts a node of a flat type with the flat converters (one chunk,
+   nulls masked).  Returns 0, or -1 with an exception. */
+static int
+leaf(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_nested_out *out)
+{
+    dfb_column col, dict;
+    if (dfb_arrow_describe_node(cx->st, nd, &col, &dict, NULL, cx->refs,
+                                DFB_VIEWS_KEEP, cx->name) < 0) {
+        return -1;
+    }
+    PyObject *r = dfb_columns_to_ndarray(cx->st, &col, 1, DFB_NULLS_MASK,
+                                         cx->allow_copy);
+    if (r == NULL || split_masked(r, out) < 0) {
+        return -1;
+    }
+    if (out->mask != NULL && cx->fill) {
+        /* list rows hold the filled values; the mask stays for the
+           Nones of structs, maps and unions */
+        PyObject *f = dfb_nulls_finish(cx->st, Py_NewRef(out->values),
+                                       (PyArrayObject *)Py_NewRef(out->mask),
+                                       1, 0, DFB_NULLS_FILL, cx->allow_copy);
+        if (f == NULL) {
+            return -1;
+        }
+        Py_SETREF(out->values, (PyArrayObject *)f);
+    }
+    out->rowmask = (PyArrayObject *)Py_XNewRef(out->mask);
+    return 0;
+}
+
+/* Checks what every nested node must satisfy before its buffers or
+   children are used.  Returns 0, or -1 with ValueError /
+   NotImplementedError. */
+static int
+check_node(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_format *f)
+{
+    const struct ArrowSchema *s = nd->schema;
+    const struct ArrowArray *a = nd->array;
+    int64_t end;
+    if (dfb_type_parse_arrow(s->format, f) < 0 ||
+        dfb_type_row_of(f->type)->layout == DFB_LAYOUT_RUN_END) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column '%s': Arrow format '%s' is not supported",
+                     cx->name, s->format);
+        return -1;
+    }
+    if (nd->device.device_type != kDLCPU) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column '%s': nested Arrow format '%s' off the CPU is "
+                     "not supported",
+                     cx->name, s->format);
+        return -1;
+    }
+    if (s->dictionary != NULL || a->dictionary != NULL) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column '%s': a dictionary of nested format '%s' is "
+                     "not supported",
+                     cx->name, s->format);
+        return -1;
+    }
+    const dfb_type_row *row = dfb_type_row_of(f->type);
+    const int64_t nch = row->n_children >= 0 ? row->n_children : s->n_children;
+    if (a->release == NULL || a->length < 0 || a->offset < 0 ||
+        nd->offset < 0 || nd->length < 0 ||
+        dfb_arrow_add_nonneg(nd->offset, nd->length, &end) < 0 ||
+        a->null_count < -1 || a->null_count > a->length ||
+        a->n_buffers != row->n_buffers ||
+        (a->n_buffers > 0 && a->buffers == NULL) || s->n_children != nch ||
+        a->n_children != nch) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': a malformed Arrow array of format '%s' "
+                     "(length %lld, offset %lld, %lld buffers, %lld "
+                     "children; its schema %lld children)",
+                     cx->name, s->format, (long long)nd->length,
+                     (long long)nd->offset, (long long)a->n_buffers,
+                     (long long)a->n_children, (long long)s->n_children);
+        return -1;
+    }
+    if (row->buffers[0] == DFB_BUF_VALIDITY && a->buffers[0] == NULL &&
+        a->null_count > 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': null_count %lld but no validity bitmap",
+                     cx->name, (long long)a->null_count);
+        return -1;
+    }
+    return 0;
+}
+
+int
+dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
+                dfb_nested_out *out)
+{
+    if (nd->schema == NULL || nd->array == NULL ||
+        nd->schema->format == NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': a nested child without a format", cx->name);
+        return -1;
+    }
+    if (!dfb_nested_is(nd->schema)) {
+        return leaf(cx, nd, out);
+    }
+    dfb_format f;
+    if (check_node(cx, nd, &f) < 0 ||
+        Py_EnterRecursiveCall(" converting a nested Arrow column")) {
+        return -1;
+    }
+    int rc;
+    switch (f.type) {
+        case DFB_T_FIXED_LIST:
+            rc = dfb_nested_fixed_list(cx, nd, &f, out);
+            break;
+        case DFB_T_STRUCT:
+            rc = dfb_nested_struct(cx, nd, out);
+            break;
+        case DFB_T_DENSE_UNION:
+        case DFB_T_SPARSE_UNION:
+            rc = dfb_nested_union(cx, nd, &f, out);
+            break;
+        default:
+            rc = dfb_nested_list(cx, nd, &f, out);
+    }
+    Py_LeaveRecursiveCall();
+    return rc;
+}
+
+/* Joins the converted chunks outs[0 .. n) into *res (values and element
+   mask).  Returns 0, or -1 with an exception. */
+static int
+join_chunks(dfb_nested_out *outs, Py_ssize_t n, dfb_nested_out *res)
+{
+    int any_mask = 0;
+    for (Py_ssize_t b = 0; b < n; b++) {
+        any_mask |= outs[b].mask != NULL;
+    }
+    PyObject *vals = PyList_New(n);
+    PyObject *masks = any_mask ? PyList_New(n) : NULL;
+    int rc = -1;
+    if (vals == NULL || (any_mask && masks == NULL)) {
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < n; b++) {
+        PyArrayObject *v = outs[b].values;
+        PyList_SET_ITEM(vals, b, Py_NewRef(v));
+        if (any_mask) {
+            PyObject *m = outs[b].mask
+                              ? Py_NewRef(outs[b].mask)
+                              : PyArray_ZEROS(PyArray_NDIM(v), PyArray_DIMS(v),
+                                              NPY_BOOL, 0);
+            if (m == NULL) {
+                goto done;
+            }
+            PyList_SET_ITEM(masks, b, m);
+        }
+    }
+    res->values = (PyArrayObject *)PyArray_Concatenate(vals, 0);
+    if (res->values == NULL) {
+        goto done;
+    }
+    if (any_mask) {
+        res->mask = (PyArrayObject *)PyArray_Concatenate(masks, 0);
+        if (res->mask == NULL) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    Py_XDECREF(vals);
+    Py_XDECREF(masks);
+    return rc;
+}
+
+/* Applies the nulls mode to the joined column *r (its references are
+   taken).  N-D values go through the 1-D finish raveled, then take their
+   shape back.  Returns a new reference, or NULL with an exception. */
+static PyObject *
+finish_column(dfb_state *st, dfb_nested_out *r, dfb_nulls_mode nulls,
+              int allow_copy)
+{
+    PyArrayObject *v = r->values, *m = r->mask;
+    r->values = r->mask = NULL;
+    int64_t nnull = 0;
+    if (m != NULL) {
+        const char *p = PyArray_DATA(m);
+        for (npy_intp i = 0, k = PyArray_SIZE(m); i < k; i++) {
+            nnull += p[i] != 0;
+        }
+        if (nnull == 0) {
+            Py_CLEAR(m);
+        }
+    }
+    const int filled = PyArray_DESCR(v)->type_num == NPY_OBJECT;
+    if (PyArray_NDIM(v) == 1 || m == NULL) {
+        if (m == NULL) {
+            return (PyObject *)v;
+        }
+        return dfb_nulls_finish(st, (PyObject *)v, m, nnull, filled, nulls,
+                                allow_copy);
+    }
+    PyObject *shape = PyObject_GetAttrString((PyObject *)v, "shape");
+    PyObject *fv = shape ? PyArray_Ravel(v, NPY_CORDER) : NULL;
+    PyObject *fm = fv ? PyArray_Ravel(m, NPY_CORDER) : NULL;
+    Py_DECREF(v);
+    Py_DECREF(m);
+    if (fm == NULL) {
+        Py_XDECREF(fv);
+        Py_XDECREF(shape);
+        return NULL;
+    }
+    PyObject *res = dfb_nulls_finish(st, fv, (PyArrayObject *)fm, nnull,
+                                     filled, nulls, allow_copy);
+    PyObject *out =
+        res ? PyObject_CallMethod(res, "reshape", "O", shape) : NULL;
+    Py_XDECREF(res);
+    Py_DECREF(shape);
+    return out;
+}
+
+PyObject *
+dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
+                          int64_t c, dfb_nulls_mode nulls, int allow_copy,
+                          const char *name)
+{
+    ref_list refs = {0};
+    nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
+    dfb_nested_ctx cx = {st, &refs, nulls == DFB_NULLS_FILL, allow_copy, name};
+    const Py_ssize_t n = imp->n;
+    dfb_nested_out *outs = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(*outs));
+    dfb_nested_out joined = {0};
+    PyObject *res = NULL;
+    if (outs == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (n == 0) {
+        res = (PyObject *)dfb_nested_objects(0);
+        goto done;
+    }
+    if (n > 1 && dfb_need_copy(allow_copy, "a column of several chunks") < 0) {
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < n; b++) {
+        arrow_node nd;
+        if (dfb_arrow_import_node(imp, is_table, b, c, &nd) < 0 ||
+            dfb_nested_node(&cx, &nd, &outs[b]) < 0) {
+            goto done;
+        }
+    }
+    if (n == 1) {
+        joined = outs[0];
+        dfb_memset(&outs[0], 0, sizeof(outs[0]));
+    }
+    else if (join_chunks(outs, n, &joined) < 0) {
+        goto done;
+    }
+    res = finish_column(st, &joined, nulls, allow_copy);
+done:
+    for (Py_ssize_t b = 0; b < n; b++) {
+        dfb_nested_out_clear(&outs[b]);
+    }
+    dfb_nested_out_clear(&joined);
+    PyMem_Free(outs);
+    dfb_arrow_refs_clear(&refs);
+    return res;
+}
