@@ -41,8 +41,8 @@ PyArrayObject *
 dfb_nested_objects(int64_t n)
 {
     npy_intp dims[1] = {(npy_intp)n};
-    /* PyArray_ZEROS of objects holds None in every slot */
-    return (PyArrayObject *)PyArray_ZEROS(1, dims, NPY_OBJECT, 0);
+    /* PyArray_EMPTY of objects holds None in every slot */
+    return (PyArrayObject *)PyArray_EMPTY(1, dims, NPY_OBJECT, 0);
 }
 
 int
