@@ -298,3 +298,32 @@ def test_dictionary_of_lists_refused_with_the_column_name():
     arr = pa.RunEndEncodedArray.from_arrays(pa.array([2], pa.int32()), pa.array([[1]]))
     with pytest.raises(NotImplementedError, match="'c'.*\\+r|\\+r.*'c'|c"):
         column(arr)
+
+
+def test_schema_reports_the_nested_parameters():
+    tensor = pa.FixedShapeTensorArray.from_numpy_ndarray(np.zeros((1, 2, 3)))
+    table = pa.table(
+        {
+            "l": pa.array([[{"a": 1, "b": "x"}]]),
+            "u": unions()["coded"].slice(0, 1),
+            "d": unions()["dense"].slice(0, 1),
+            "f": pa.array([[1, 2]], pa.list_(pa.float32(), 2)),
+            "m": pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int64())),
+            "t": tensor,
+            "v": pa.array([[1]], pa.large_list_view(pa.int8())),
+        }
+    )
+    s = dfbuffer.schema(table)
+    assert s["l"].type == "list" and s["l"].children[0].type == "struct"
+    assert [c.name for c in s["l"].children[0].children] == ["a", "b"]
+    assert s["u"].type == "union" and s["u"].union_mode == "sparse"
+    assert s["u"].type_ids == (5, 2) and s["d"].union_mode == "dense"
+    assert s["f"].list_size == 2 and s["f"].children[0].bits == 32
+    assert s["m"].type == "map"
+    assert s["t"].extension_name == "arrow.fixed_shape_tensor"
+    assert s["t"].extension_metadata["shape"] == [2, 3] and s["t"].list_size == 6
+    assert s["v"].children[0].bits == 8
+    text = repr(s)
+    assert "l: list<struct<a: int64, b: string>>" in text
+    assert "f: list<float32>[2]" in text and "m: map<string, int64>" in text
+    assert "u: union[sparse]<" in text
