@@ -327,3 +327,60 @@ def test_schema_reports_the_nested_parameters():
     assert "l: list<struct<a: int64, b: string>>" in text
     assert "f: list<float32>[2]" in text and "m: map<string, int64>" in text
     assert "u: union[sparse]<" in text
+
+
+def test_structs_flatten_like_table_flatten():
+    s = pa.array(
+        [{"a": 1, "b": {"c": "x", "d": 2.5}}, None, {"a": None, "b": None},
+         {"a": 4, "b": {"c": "z", "d": 1.0}}]
+    )
+    table = pa.table({"s": s, "i": [1, 2, 3, 4]})
+    want = table.flatten().flatten().to_pydict()
+    got = dfbuffer.from_dataframe(table, structs="flatten")
+    assert list(got) == ["s.a", "s.b.c", "s.b.d", "i"]
+    assert {k: to_py(v) for k, v in got.items()} == want
+    filled = dfbuffer.from_dataframe(table, structs="flatten", nulls="fill")
+    assert filled["s.b.c"].tolist() == ["x", None, None, "z"]
+    assert np.isnan(filled["s.a"][1]) and filled["s.a"][3] == 4
+    sliced = table.slice(1, 3)
+    got = dfbuffer.from_dataframe(sliced, structs="flatten")
+    assert {k: to_py(v) for k, v in got.items()} == sliced.flatten().flatten().to_pydict()
+    chunked = pa.concat_tables([table.slice(0, 2), table.slice(2)])
+    got = dfbuffer.from_dataframe(chunked, structs="flatten")
+    assert {k: to_py(v) for k, v in got.items()} == want
+    names = dfbuffer.schema(table, structs="flatten").names
+    assert names == ["s.a", "s.b.c", "s.b.d", "i"]
+    assert dfbuffer.schema(table, structs="flatten")["s.b.d"].type == "float"
+    with pytest.raises(ValueError, match="structs"):
+        dfbuffer.from_dataframe(table, structs="split")
+    with pytest.raises(ValueError, match="structs"):
+        dfbuffer.schema(table, structs="split")
+
+
+def test_structs_flatten_is_zero_copy_for_numbers():
+    x = pa.array(np.arange(5.0))
+    table = pa.table({"s": pa.StructArray.from_arrays([x], ["x"])})
+    got = dfbuffer.from_dataframe(table, structs="flatten", allow_copy=False)["s.x"]
+    assert np.shares_memory(got, np.frombuffer(x.buffers()[1], np.float64))
+    dup = pa.table({"s": pa.StructArray.from_arrays([x], ["x"]), "s.x": x})
+    with pytest.raises(ValueError, match="duplicate"):
+        dfbuffer.from_dataframe(dup, structs="flatten")
+
+
+def test_pandas_front_end_holds_nested_objects():
+    import dfbuffer.pandas
+
+    table = pa.table(
+        {"l": pa.array([[1, 2], None]), "s": pa.array([{"a": 1}, None]),
+         "f": pa.array([[1.0, 2.0], [3.0, 4.0]], pa.list_(pa.float64(), 2))}
+    )
+    df = dfbuffer.pandas.from_dataframe(table)
+    assert df["l"][0].tolist() == [1, 2] and df["l"][1] is None
+    assert df["s"][0] == {"a": 1} and df["s"][1] is None
+    assert df["f"][1].tolist() == [3.0, 4.0]
+
+
+def test_to_matrix_names_a_nested_column():
+    table = pa.table({"i": [1, 2], "l": pa.array([[1], [2]])})
+    with pytest.raises(TypeError, match="'l'"):
+        dfbuffer.to_matrix(table)

@@ -47,6 +47,15 @@ dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
                           int64_t c, dfb_nulls_mode nulls, int allow_copy,
                           const char *name);
 
+/* structs="flatten": adds one entry per leaf of struct column `c` to dict
+   `out`, keyed `key.field` (`key.field.subfield` ...); a struct's null
+   rows are nulls of every leaf below it.  Returns 0, or -1 with an
+   exception (ValueError for a duplicate key). */
+int
+dfb_nested_flatten_column(dfb_state *st, const arrow_import *imp, int is_table,
+                          int64_t c, PyObject *key, dfb_nulls_mode nulls,
+                          int allow_copy, PyObject *out);
+
 /* Converts node `nd` (any type) into *out (zeroed by the caller; its
    references are the caller's, also on failure: dfb_nested_out_clear).
    Returns 0, or -1 with an exception set. */

@@ -255,6 +255,19 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
             Py_CLEAR(res);
             goto done;
         }
+        const struct ArrowSchema *cs =
+            is_table ? imp->schema.children[c] : &imp->schema;
+        if (((int)nulls & DFB_OPT_STRUCTS_FLATTEN) && is_table &&
+            strcmp(cs->format, "+s") == 0 && cs->dictionary == NULL) {
+            int rc = dfb_nested_flatten_column(st, imp, is_table, c, key,
+                                               nulls, allow_copy, res);
+            Py_DECREF(key);
+            if (rc < 0) {
+                Py_CLEAR(res);
+                goto done;
+            }
+            continue;
+        }
         int dup = PyDict_Contains(res, key);
         if (dup != 0) {
             if (dup > 0) {

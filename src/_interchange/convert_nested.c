@@ -379,7 +379,7 @@ done:
    shape back.  Returns a new reference, or NULL with an exception. */
 static PyObject *
 finish_column(dfb_state *st, dfb_nested_out *r, dfb_nulls_mode nulls,
-              int allow_copy)
+              int allow_copy, int parent_nulls)
 {
     PyArrayObject *v = r->values, *m = r->mask;
     r->values = r->mask = NULL;
@@ -393,7 +393,10 @@ finish_column(dfb_state *st, dfb_nested_out *r, dfb_nulls_mode nulls,
             Py_CLEAR(m);
         }
     }
-    const int filled = PyArray_DESCR(v)->type_num == NPY_OBJECT;
+    /* objects hold None where they are null, but not where a flattened
+       struct above them is */
+    const int filled =
+        PyArray_DESCR(v)->type_num == NPY_OBJECT && !parent_nulls;
     if (PyArray_NDIM(v) == 1 || m == NULL) {
         if (m == NULL) {
             return (PyObject *)v;
@@ -420,10 +423,74 @@ finish_column(dfb_state *st, dfb_nested_out *r, dfb_nulls_mode nulls,
     return out;
 }
 
-PyObject *
-dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
-                          int64_t c, dfb_nulls_mode nulls, int allow_copy,
-                          const char *name)
+/* ORs the rows of `pm` (n bools) into out's rowmask and element mask
+   (made when NULL).  Returns 0, or -1 with an exception. */
+static int
+add_parent_nulls(PyArrayObject *pm, dfb_nested_out *out)
+{
+    PyArrayObject *v = out->values;
+    PyArrayObject *m =
+        out->mask ? (PyArrayObject *)PyArray_NewCopy(out->mask, NPY_CORDER)
+                  : (PyArrayObject *)PyArray_ZEROS(
+                        PyArray_NDIM(v), PyArray_DIMS(v), NPY_BOOL, 0);
+    if (m == NULL) {
+        return -1;
+    }
+    const npy_intp n = PyArray_DIM(m, 0);
+    const npy_intp inner = n > 0 ? PyArray_SIZE(m) / n : 0;
+    char *p = PyArray_DATA(m);
+    const char *q = PyArray_DATA(pm);
+    for (npy_intp i = 0; i < n; i++) {
+        if (q[i]) {
+            dfb_memset(p + i * inner, 1, (size_t)inner);
+        }
+    }
+    Py_XSETREF(out->mask, m);
+    return 0;
+}
+
+/* Walks `path` (child indices through structs) down from column node
+   `nd`, ORing each struct's null rows into *pm (made when needed), and
+   leaves the leaf in *nd.  Returns 0, or -1 with an exception. */
+static int
+walk_path(const dfb_nested_ctx *cx, arrow_node *nd, const int64_t *path,
+          int depth, PyArrayObject **pm)
+{
+    for (int k = 0; k < depth; k++) {
+        dfb_format f;
+        PyArrayObject *vm;
+        arrow_node child;
+        if (check_node(cx, nd, &f) < 0 || dfb_nested_validity(nd, &vm) < 0) {
+            return -1;
+        }
+        if (vm != NULL && *pm == NULL) {
+            *pm = vm;
+        }
+        else if (vm != NULL) {
+            char *p = PyArray_DATA(*pm);
+            const char *q = PyArray_DATA(vm);
+            for (npy_intp i = 0; i < PyArray_DIM(vm, 0); i++) {
+                p[i] |= q[i];
+            }
+            Py_DECREF(vm);
+        }
+        if (dfb_nested_child(cx, nd, path[k], nd->offset, nd->length, &child) <
+            0) {
+            return -1;
+        }
+        *nd = child;
+    }
+    return 0;
+}
+
+/* Converts the node at `path` (depth steps through structs) of every
+   chunk of column `c` and joins them; a flattened struct's null rows are
+   nulls of the leaf.  Returns a new reference, or NULL with an
+   exception. */
+static PyObject *
+convert_path(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
+             const int64_t *path, int depth, dfb_nulls_mode nulls,
+             int allow_copy, const char *name)
 {
     ref_list refs = {0};
     nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
@@ -432,6 +499,7 @@ dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
     dfb_nested_out *outs = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(*outs));
     dfb_nested_out joined = {0};
     PyObject *res = NULL;
+    int parent_nulls = 0;
     if (outs == NULL) {
         return PyErr_NoMemory();
     }
@@ -444,19 +512,25 @@ dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
     }
     for (Py_ssize_t b = 0; b < n; b++) {
         arrow_node nd;
-        if (dfb_arrow_import_node(imp, is_table, b, c, &nd) < 0 ||
-            dfb_nested_node(&cx, &nd, &outs[b]) < 0) {
+        PyArrayObject *pm = NULL;
+        int rc = dfb_arrow_import_node(imp, is_table, b, c, &nd) < 0 ||
+                 walk_path(&cx, &nd, path, depth, &pm) < 0 ||
+                 dfb_nested_node(&cx, &nd, &outs[b]) < 0 ||
+                 (pm != NULL && add_parent_nulls(pm, &outs[b]) < 0);
+        parent_nulls |= pm != NULL;
+        Py_XDECREF(pm);
+        if (rc) {
             goto done;
         }
     }
     if (n == 1) {
         joined = outs[0];
-        dfb_memset(&outs[0], 0, sizeof(outs[0]));
+        memset(&outs[0], 0, sizeof(outs[0]));
     }
     else if (join_chunks(outs, n, &joined) < 0) {
         goto done;
     }
-    res = finish_column(st, &joined, nulls, allow_copy);
+    res = finish_column(st, &joined, nulls, allow_copy, parent_nulls);
 done:
     for (Py_ssize_t b = 0; b < n; b++) {
         dfb_nested_out_clear(&outs[b]);
@@ -465,4 +539,82 @@ done:
     PyMem_Free(outs);
     dfb_arrow_refs_clear(&refs);
     return res;
+}
+
+PyObject *
+dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
+                          int64_t c, dfb_nulls_mode nulls, int allow_copy,
+                          const char *name)
+{
+    return convert_path(st, imp, is_table, c, NULL, 0, nulls, allow_copy,
+                        name);
+}
+
+/* Adds the leaves under struct schema `s` (reached by path[0 .. depth))
+   to `out`, keyed `prefix.field`.  Returns 0, or -1 with an exception
+   (ValueError for a duplicate key). */
+static int
+flatten_leaves(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
+               const struct ArrowSchema *s, int64_t *path, int depth,
+               PyObject *prefix, dfb_nulls_mode nulls, int allow_copy,
+               PyObject *out)
+{
+    if (depth >= 64) {
+        PyErr_SetString(PyExc_ValueError,
+                        "structs nested deeper than 64 levels");
+        return -1;
+    }
+    for (int64_t k = 0; k < s->n_children; k++) {
+        const struct ArrowSchema *ch = s->children[k];
+        PyObject *key = PyUnicode_FromFormat("%U.%s", prefix,
+                                             ch->name != NULL ? ch->name : "");
+        int rc = -1;
+        if (key == NULL) {
+            return -1;
+        }
+        path[depth] = k;
+        if (ch->format != NULL && strcmp(ch->format, "+s") == 0 &&
+            ch->dictionary == NULL) {
+            rc = flatten_leaves(st, imp, is_table, c, ch, path, depth + 1, key,
+                                nulls, allow_copy, out);
+        }
+        else if (PyDict_Contains(out, key) != 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_Format(PyExc_ValueError,
+                             "duplicate column name %R after flattening "
+                             "structs",
+                             key);
+            }
+        }
+        else {
+            const char *name = PyUnicode_AsUTF8(key);
+            PyObject *arr =
+                name ? convert_path(st, imp, is_table, c, path, depth + 1,
+                                    nulls, allow_copy, name)
+                     : NULL;
+            rc = arr != NULL && PyDict_SetItem(out, key, arr) == 0 ? 0 : -1;
+            Py_XDECREF(arr);
+        }
+        Py_DECREF(key);
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int
+dfb_nested_flatten_column(dfb_state *st, const arrow_import *imp, int is_table,
+                          int64_t c, PyObject *key, dfb_nulls_mode nulls,
+                          int allow_copy, PyObject *out)
+{
+    int64_t path[64];
+    const struct ArrowSchema *s =
+        is_table ? imp->schema.children[c] : &imp->schema;
+    if (s->n_children > 0 && s->children == NULL) {
+        PyErr_SetString(PyExc_ValueError, "a struct schema without children");
+        return -1;
+    }
+    return flatten_leaves(st, imp, is_table, c, s, path, 0, key, nulls,
+                          allow_copy, out);
 }

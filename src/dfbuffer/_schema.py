@@ -432,7 +432,23 @@ def _ix_frame(obj: Any) -> Any:
         return meth()
 
 
-def schema(obj: DataFrameLike) -> Schema:
+def _flatten(c: ColumnSchema, prefix: str = "", nullable: bool = False) -> list[ColumnSchema]:
+    """The leaves of struct column ``c`` named ``parent.child`` (a struct that
+    may be null makes every leaf below it nullable), or ``[c]`` renamed."""
+    name = prefix + c.name
+    nullable = nullable or c.nullable
+    if c.type != "struct" or c.format != "+s":
+        if not nullable or c.nullable:
+            return [dataclasses.replace(c, name=name)]
+        return [
+            dataclasses.replace(
+                c, name=name, nullable=True, null_representation="bitmask", null_value=0
+            )
+        ]
+    return [leaf for k in c.children for leaf in _flatten(k, name + ".", nullable)]
+
+
+def schema(obj: DataFrameLike, *, structs: str = "object") -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
     Parameters
@@ -445,6 +461,10 @@ def schema(obj: DataFrameLike) -> Schema:
         DataFrame (read from its column objects' ``dtype``,
         ``describe_null``, ``null_count``, ``describe_categorical`` and
         ``metadata``; no buffer is touched).
+    structs : {'object', 'flatten'}, optional
+        ``'flatten'`` lists the leaves of Arrow struct columns, named
+        ``parent.child``, as ``from_dataframe(..., structs='flatten')``
+        returns them.
 
     Returns
     -------
@@ -455,6 +475,8 @@ def schema(obj: DataFrameLike) -> Schema:
     ------
     TypeError
         ``obj`` is none of the above.
+    ValueError
+        ``structs`` is neither ``'object'`` nor ``'flatten'``.
 
     Examples
     --------
@@ -465,12 +487,18 @@ def schema(obj: DataFrameLike) -> Schema:
     >>> sch["c"].type, sch["c"].ordered, sch["c"].categories.type
     ('categorical', True, 'string')
     """
+    if structs not in ("object", "flatten"):
+        raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (
         hasattr(obj, "__arrow_c_schema__") and not hasattr(obj, "column_names")
     ):
         desc = _arrow_schema(obj)
         if desc is not None:
-            return _series_named(obj, _arrow_schema_of(desc))
+            sch = _series_named(obj, _arrow_schema_of(desc))
+            if structs == "flatten":
+                cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
+                sch = Schema(cols, sch.metadata, sch.source, sch.index_columns)
+            return sch
     df = _ix_frame(obj)
     if df is None:
         raise TypeError(
