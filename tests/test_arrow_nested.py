@@ -29,7 +29,7 @@ def to_py(x):
     if isinstance(x, (list, tuple)):
         return type(x)(to_py(v) for v in x)
     if isinstance(x, np.generic):
-        return x.item()
+        x = x.item()  # list rows hold filled values: NaN where null
     if isinstance(x, float) and np.isnan(x):
         return None
     return x

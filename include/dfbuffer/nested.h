@@ -17,7 +17,9 @@ typedef struct {
     dfb_state *st;
     ref_list *refs;   /* the Buffers and arrays the leaves' descriptions
                          made */
-    int fill;         /* 1: nulls='fill' (list rows hold filled values) */
+    int fill;         /* 1: nulls='fill' */
+    int in_list;      /* 1: below a list, whose rows are views of filled
+                         values (NaN, NaT, None where null) */
     int allow_copy;   /* passed to the leaves of fixed-size lists */
     const char *name; /* the column, in messages */
 } dfb_nested_ctx;
@@ -77,12 +79,10 @@ dfb_nested_child(const dfb_nested_ctx *cx, const arrow_node *nd, int64_t k,
                  int64_t first, int64_t count, arrow_node *child);
 
 /* A new read-only view of rows [start, end) of `values` (0 <= start <=
-   end <= rows, checked by the caller); with `mask` (may be NULL) and
-   not cx->fill, a numpy.ma.MaskedArray when one of those rows is null.
-   Returns a new reference, or NULL with an exception. */
+   end <= rows, checked by the caller).  Returns a new reference, or NULL
+   with an exception. */
 PyObject *
-dfb_nested_rows(const dfb_nested_ctx *cx, PyArrayObject *values,
-                PyArrayObject *mask, int64_t start, int64_t end);
+dfb_nested_rows(PyArrayObject *values, int64_t start, int64_t end);
 
 /* The Python value of element `i` of a converted node: None where its
    rowmask says null, the object of an object array, a Python scalar of a

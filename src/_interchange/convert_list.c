@@ -134,8 +134,10 @@ dfb_nested_list(const dfb_nested_ctx *cx, const arrow_node *nd,
         dfb_nested_validity(nd, &out->rowmask) < 0) {
         return -1;
     }
+    dfb_nested_ctx sub = *cx;
+    sub.in_list = 1;
     if (is_map ? map_entries(cx, &cn, &ch, &vals) < 0
-               : dfb_nested_node(cx, &cn, &ch) < 0) {
+               : dfb_nested_node(&sub, &cn, &ch) < 0) {
         goto done;
     }
     out->values = dfb_nested_objects(n);
@@ -157,9 +159,8 @@ dfb_nested_list(const dfb_nested_ctx *cx, const arrow_node *nd,
                            i);
             goto done;
         }
-        PyObject *item =
-            is_map ? map_row(&ch, &vals, s - lo, e - lo)
-                   : dfb_nested_rows(cx, ch.values, ch.mask, s - lo, e - lo);
+        PyObject *item = is_map ? map_row(&ch, &vals, s - lo, e - lo)
+                                : dfb_nested_rows(ch.values, s - lo, e - lo);
         if (item == NULL) {
             goto done;
         }

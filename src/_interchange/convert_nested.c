@@ -125,30 +125,9 @@ rows_view(PyArrayObject *v, int64_t start, int64_t end)
 }
 
 PyObject *
-dfb_nested_rows(const dfb_nested_ctx *cx, PyArrayObject *values,
-                PyArrayObject *mask, int64_t start, int64_t end)
+dfb_nested_rows(PyArrayObject *values, int64_t start, int64_t end)
 {
-    PyObject *v = rows_view(values, start, end);
-    if (v == NULL || mask == NULL || cx->fill) {
-        return v;
-    }
-    /* masks are C-contiguous bool arrays of values' shape */
-    const int64_t inner =
-        PyArray_DIM(mask, 0) > 0
-            ? (int64_t)(PyArray_SIZE(mask) / PyArray_DIM(mask, 0))
-            : 0;
-    const char *m = (const char *)PyArray_DATA(mask) + start * inner;
-    const size_t len = (size_t)((end - start) * inner);
-    if (len == 0 || memchr(m, 1, len) == NULL) {
-        return v;
-    }
-    PyObject *mv = rows_view(mask, start, end);
-    if (mv == NULL) {
-        Py_DECREF(v);
-        return NULL;
-    }
-    return dfb_nulls_finish(cx->st, v, (PyArrayObject *)mv, 1, 0,
-                            DFB_NULLS_MASK, 1);
+    return rows_view(values, start, end);
 }
 
 PyObject *
@@ -218,9 +197,9 @@ leaf(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_nested_out *out)
     if (r == NULL || split_masked(r, out) < 0) {
         return -1;
     }
-    if (out->mask != NULL && cx->fill) {
-        /* list rows hold the filled values; the mask stays for the
-           Nones of structs, maps and unions */
+    if (out->mask != NULL && (cx->fill || cx->in_list)) {
+        /* list rows (and nulls='fill') hold the filled values; the mask
+           stays for the Nones of structs, maps and unions */
         PyObject *f = dfb_nulls_finish(cx->st, Py_NewRef(out->values),
                                        (PyArrayObject *)Py_NewRef(out->mask),
                                        1, 0, DFB_NULLS_FILL, cx->allow_copy);
@@ -494,7 +473,8 @@ convert_path(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
 {
     ref_list refs = {0};
     nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
-    dfb_nested_ctx cx = {st, &refs, nulls == DFB_NULLS_FILL, allow_copy, name};
+    dfb_nested_ctx cx = {st, &refs,      nulls == DFB_NULLS_FILL,
+                         0,  allow_copy, name};
     const Py_ssize_t n = imp->n;
     dfb_nested_out *outs = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(*outs));
     dfb_nested_out joined = {0};

@@ -66,7 +66,9 @@ def to_py(x):
     if isinstance(x, dict):
         return {k: to_py(v) for k, v in x.items()}
     if isinstance(x, np.generic):
-        return x.item()
+        x = x.item()  # list rows hold filled values: NaN where null
+    if isinstance(x, float) and np.isnan(x):
+        return None
     return x
 
 
