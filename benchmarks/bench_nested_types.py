@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import numpy as np
 import pyarrow as pa
+from bench_string_views import timed  # one timer for the benchmarks
 
 import dfbuffer
 
@@ -26,14 +26,6 @@ try:
     import polars as pl
 except ImportError:  # pragma: no cover - polars is optional here
     pl = None
-
-
-def timed(f) -> float:
-    t0 = time.perf_counter()
-    x = f()
-    t1 = time.perf_counter()
-    del x
-    return t1 - t0
 
 
 def columns(n: int) -> dict[str, pa.Array]:
