@@ -12,8 +12,18 @@
 #include "dfbuffer/arrow_internal.h"
 #include "types.h"
 
+/* One node converted: `values` has one entry per row along its first
+   axis (fixed-size lists: more axes); null rows of object results hold
+   None.  `mask` (element-wise, values' shape) and `rowmask` (one per row)
+   are bool arrays, NULL when nothing is null. */
+typedef struct dfb_nested_out_ {
+    PyArrayObject *values;
+    PyArrayObject *mask;
+    PyArrayObject *rowmask;
+} dfb_nested_out;
+
 /* What one conversion of a tree shares. */
-typedef struct {
+typedef struct dfb_nested_ctx_ {
     dfb_state *st;
     ref_list *refs;   /* the Buffers and arrays the leaves' descriptions
                          made */
@@ -22,17 +32,12 @@ typedef struct {
                          values (NaN, NaT, None where null) */
     int allow_copy;   /* passed to the leaves of fixed-size lists */
     const char *name; /* the column, in messages */
+    /* converts a child node: dfb_nested_node (the kernels call it through
+       this pointer, so that the walk's file depends on theirs and not the
+       other way round) */
+    int (*node)(const struct dfb_nested_ctx_ *cx, const arrow_node *nd,
+                struct dfb_nested_out_ *out);
 } dfb_nested_ctx;
-
-/* One node converted: `values` has one entry per row along its first
-   axis (fixed-size lists: more axes); null rows of object results hold
-   None.  `mask` (element-wise, values' shape) and `rowmask` (one per row)
-   are bool arrays, NULL when nothing is null. */
-typedef struct {
-    PyArrayObject *values;
-    PyArrayObject *mask;
-    PyArrayObject *rowmask;
-} dfb_nested_out;
 
 /* Returns 1 if schema `s` is of a nested type this file family converts
    (its format starts with '+'; a dictionary of one is refused later). */

@@ -104,8 +104,7 @@ map_entries(const dfb_nested_ctx *cx, const arrow_node *cn,
     }
     if (dfb_nested_child(cx, cn, 0, cn->offset, cn->length, &kn) < 0 ||
         dfb_nested_child(cx, cn, 1, cn->offset, cn->length, &vn) < 0 ||
-        dfb_nested_node(cx, &kn, keys) < 0 ||
-        dfb_nested_node(cx, &vn, vals) < 0) {
+        cx->node(cx, &kn, keys) < 0 || cx->node(cx, &vn, vals) < 0) {
         return -1;
     }
     return 0;
@@ -137,7 +136,7 @@ dfb_nested_list(const dfb_nested_ctx *cx, const arrow_node *nd,
     dfb_nested_ctx sub = *cx;
     sub.in_list = 1;
     if (is_map ? map_entries(cx, &cn, &ch, &vals) < 0
-               : dfb_nested_node(&sub, &cn, &ch) < 0) {
+               : sub.node(&sub, &cn, &ch) < 0) {
         goto done;
     }
     out->values = dfb_nested_objects(n);
@@ -370,7 +369,7 @@ dfb_nested_fixed_list(const dfb_nested_ctx *cx, const arrow_node *nd,
     }
     if (dfb_nested_child(cx, nd, 0, first, count, &cn) < 0 ||
         dfb_nested_validity(nd, &out->rowmask) < 0 ||
-        dfb_nested_node(cx, &cn, &ch) < 0) {
+        cx->node(cx, &cn, &ch) < 0) {
         goto done;
     }
     const int cnd = PyArray_NDIM(ch.values);

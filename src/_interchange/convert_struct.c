@@ -30,7 +30,7 @@ convert_children(const dfb_nested_ctx *cx, const arrow_node *nd, int64_t nch,
                       : 0;
         }
         if (dfb_nested_child(cx, nd, k, first, len, &cn) < 0 ||
-            dfb_nested_node(cx, &cn, &outs[k]) < 0) {
+            cx->node(cx, &cn, &outs[k]) < 0) {
             return -1;
         }
     }
