@@ -384,3 +384,15 @@ def test_to_matrix_names_a_nested_column():
     table = pa.table({"i": [1, 2], "l": pa.array([[1], [2]])})
     with pytest.raises(TypeError, match="'l'"):
         dfbuffer.to_matrix(table)
+
+
+def test_null_fixed_size_rows_inside_a_list_are_filled():
+    # the child values under a null fixed-size row are not nulls themselves
+    child = pa.array(np.arange(1, 5, dtype=np.int64))
+    valid = pa.py_buffer(np.packbits([1, 0], bitorder="little"))
+    fixed = pa.Array.from_buffers(pa.list_(pa.int64(), 2), 2, [valid], children=[child])
+    outer = pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()), fixed)
+    row = column(outer)[0]
+    assert row[0].tolist() == [1, 2] and np.isnan(row[1]).all()
+    top = column(fixed, nulls="fill")
+    assert top[0].tolist() == [1, 2] and np.isnan(top[1]).all()

@@ -350,6 +350,31 @@ fixed_list_mask(const dfb_nested_out *ch, PyArrayObject *rowmask,
     return 0;
 }
 
+/* Below a list (or with nulls='fill'), the values of a fixed-size list's
+   null rows are filled (NaN, NaT, None) in a copy, as the list rows show
+   them.  Returns 0, or -1 with an exception. */
+static int
+fill_null_rows(const dfb_nested_ctx *cx, dfb_nested_out *out)
+{
+    PyObject *shape = PyObject_GetAttrString((PyObject *)out->values, "shape");
+    PyObject *fv = shape ? PyArray_Ravel(out->values, NPY_CORDER) : NULL;
+    PyObject *fm = fv ? PyArray_Ravel(out->mask, NPY_CORDER) : NULL;
+    PyObject *res = fm ? dfb_nulls_finish(cx->st, fv, (PyArrayObject *)fm, 1,
+                                          0, DFB_NULLS_FILL, 1)
+                       : NULL;
+    PyObject *r = res ? PyObject_CallMethod(res, "reshape", "O", shape) : NULL;
+    if (fm == NULL) {
+        Py_XDECREF(fv);
+    }
+    Py_XDECREF(res);
+    Py_XDECREF(shape);
+    if (r == NULL) {
+        return -1;
+    }
+    Py_SETREF(out->values, (PyArrayObject *)r);
+    return 0;
+}
+
 int
 dfb_nested_fixed_list(const dfb_nested_ctx *cx, const arrow_node *nd,
                       const dfb_format *f, dfb_nested_out *out)
@@ -400,6 +425,10 @@ dfb_nested_fixed_list(const dfb_nested_ctx *cx, const arrow_node *nd,
         if (out->mask == NULL) {
             goto done;
         }
+    }
+    if (out->rowmask != NULL && (cx->fill || cx->in_list) &&
+        fill_null_rows(cx, out) < 0) {
+        goto done;
     }
     rc = 0;
 done:
