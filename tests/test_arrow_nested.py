@@ -396,3 +396,37 @@ def test_null_fixed_size_rows_inside_a_list_are_filled():
     assert row[0].tolist() == [1, 2] and np.isnan(row[1]).all()
     top = column(fixed, nulls="fill")
     assert top[0].tolist() == [1, 2] and np.isnan(top[1]).all()
+
+
+def test_polars_frame_with_nested_columns():
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame(
+        {
+            "l": [[1, 2], None, [3]],
+            "a": pl.Series([[1.0, 2.0], [3.0, 4.0], None], dtype=pl.Array(pl.Float64, 2)),
+            "s": [{"x": 1, "y": "a"}, None, {"x": 3, "y": None}],
+            "ls": [["a"], [], None],
+        }
+    )
+    got = dfbuffer.from_dataframe(df)
+    want = df.to_dict(as_series=False)
+    for name in ("l", "s", "ls"):
+        assert to_py(got[name]) == want[name]
+    assert got["a"][:2].tolist() == want["a"][:2] and got["a"].mask[2].all()
+    assert [c.type for c in dfbuffer.schema(df)] == ["list", "list", "struct", "list"]
+
+
+def test_duckdb_relation_with_nested_columns():
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql(
+        "select [1, 2, NULL] as l, {'a': 1, 'b': 'x'} as s, map([1, 2], ['p', 'q']) as m,"
+        " [1.5, 2.5]::DOUBLE[2] as f,"
+        " union_value(k := 2)::UNION(k INT, t VARCHAR) as u from range(3)"
+    )
+    got = dfbuffer.from_dataframe(rel)
+    assert to_py(got["l"][0]) == [1, 2, None]
+    assert got["s"][2] == {"a": 1, "b": "x"}
+    assert got["m"][1] == [(1, "p"), (2, "q")]
+    assert got["f"].shape == (3, 2) and got["f"][0].tolist() == [1.5, 2.5]
+    assert got["u"].tolist() == [2, 2, 2]
+    assert dfbuffer.schema(rel)["u"].union_mode == "sparse"
