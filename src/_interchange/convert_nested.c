@@ -130,6 +130,28 @@ check_node(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_format *f)
                      (long long)a->n_children, (long long)s->n_children);
         return -1;
     }
+    for (int k = 0; k < row->n_buffers; k++) {
+        /* the bytes each buffer must hold for offset + length */
+        const dfb_buffer_role role = row->buffers[k];
+        const int64_t w = role == DFB_BUF_VALIDITY        ? 0
+                          : role == DFB_BUF_TYPE_IDS      ? 1
+                          : role == DFB_BUF_UNION_OFFSETS ? 4
+                                                          : row->offset_bytes;
+        const int64_t items = role == DFB_BUF_OFFSETS &&
+                                      f->type != DFB_T_LIST_VIEW &&
+                                      f->type != DFB_T_LARGE_LIST_VIEW
+                                  ? end + 1
+                                  : end;
+        int64_t bytes = end / 8 + 1;
+        if ((w > 0 && dfb_arrow_mul_nonneg(items, w, &bytes) < 0) ||
+            dfb_arrow_wraps(a->buffers[k], bytes)) {
+            PyErr_Format(PyExc_ValueError,
+                         "column '%s': buffer %d of format '%s' for offset + "
+                         "length %lld reaches beyond the address space",
+                         cx->name, k, s->format, (long long)end);
+            return -1;
+        }
+    }
     if (row->buffers[0] == DFB_BUF_VALIDITY && a->buffers[0] == NULL &&
         a->null_count > 0) {
         PyErr_Format(PyExc_ValueError,
