@@ -32,13 +32,10 @@ def list_producer(offsets, length: int, child_len: int, *, fmt=b"+l", offset=0,
     """A list array over an int64 child of child_len values 0, 1, ..."""
     child = Producer(b"l", child_len, [None, np.arange(max(child_len, 1), dtype=np.int64)],
                      name=b"item")
-    p = Producer(fmt, length, [None, offsets], offset=offset)
+    p = attach(Producer(fmt, length, [None, offsets], offset=offset), [child], children)
     if not child_ptr:
-        p.keep.append(child)
-        attach(p, [child], children)
         p.array.children[0] = None
-        return p
-    return attach(p, [child], children)
+    return p
 
 
 def test_hand_built_list_converts_and_is_released_once(collect):
