@@ -185,6 +185,12 @@ dfb_as_ssize(PyObject *o, const char *proto, const char *what,
 int
 dfb_as_pointer(PyObject *o, const char *proto, void **out);
 
+/* ixbuffer.c: converts a Python int to int64 for `what` (a uint64 beyond
+   INT64_MAX keeps its bit pattern: a sentinel).  Returns 0, or -1 with
+   TypeError (not an int) or OverflowError set. */
+int
+dfb_as_int64(PyObject *o, const char *what, int64_t *out);
+
 /* ixbuffer.c: THE reader of interchange-protocol buffers, shared by
    Buffer.from_object and the converters.  Reads ptr, bufsize and
    __dlpack_device__() of `obj` exactly once each (a dfbuffer.Buffer: from

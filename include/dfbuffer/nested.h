@@ -131,13 +131,4 @@ int
 dfb_nested_union(const dfb_nested_ctx *cx, const arrow_node *nd,
                  const dfb_format *f, dfb_nested_out *out);
 
-/* convert.c: applies nulls mode `nulls` to 1-D `values` (stolen) and
-   `mask` (stolen, may be NULL): MaskedArray, filled copy or ValueError
-   (`filled`: the null slots already hold None / NaN).  Returns a new
-   reference or NULL. */
-PyObject *
-dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
-                 int64_t nnull, int filled, dfb_nulls_mode nulls,
-                 int allow_copy);
-
 #endif /* DFBUFFER_NESTED_H */

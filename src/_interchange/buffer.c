@@ -3,7 +3,7 @@
  *
  * The type itself (its slots, attributes, method table) is buffer_type.c;
  * the exports live in dlpack.c, export_array.c and arrow_export.c,
- * the imports in import.c.
+ * the imports in import.c, dlpack.c and array_dunders.c.
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/buffer.h"

@@ -94,7 +94,8 @@ class ColumnSchema:
     --------
     >>> import pandas as pd
     >>> import dfbuffer
-    >>> t = pd.DataFrame({"t": pd.to_datetime(["2020-01-01"]).tz_localize("Asia/Kathmandu")})
+    >>> ts = pd.to_datetime(["2020-01-01"]).tz_localize("Asia/Kathmandu").as_unit("us")
+    >>> t = pd.DataFrame({"t": ts})
     >>> col = dfbuffer.schema(t)["t"]
     >>> col.type, col.unit, col.tz
     ('datetime', 'us', 'Asia/Kathmandu')
