@@ -15,6 +15,7 @@
 #include "pandas_block.h"
 #include "export.h"
 #include "ixwalk.h"
+#include "nested.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -143,6 +144,10 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
 {
     const char *name = dfb_arrow_column_name(imp, is_table, c);
     PyObject *plain;
+    if (dfb_nested_is(is_table ? imp->schema.children[c] : &imp->schema)) {
+        return dfb_nested_convert_column(st, imp, is_table, c, nulls,
+                                         allow_copy, name);
+    }
     if (convert_plain_chunk(st, imp, is_table, c, name, &plain)) {
         return plain;
     }
@@ -249,6 +254,19 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         if (key == NULL) {
             Py_CLEAR(res);
             goto done;
+        }
+        const struct ArrowSchema *cs =
+            is_table ? imp->schema.children[c] : &imp->schema;
+        if (((int)nulls & DFB_OPT_STRUCTS_FLATTEN) && is_table &&
+            strcmp(cs->format, "+s") == 0 && cs->dictionary == NULL) {
+            int rc = dfb_nested_flatten_column(st, imp, is_table, c, key,
+                                               nulls, allow_copy, res);
+            Py_DECREF(key);
+            if (rc < 0) {
+                Py_CLEAR(res);
+                goto done;
+            }
+            continue;
         }
         int dup = PyDict_Contains(res, key);
         if (dup != 0) {

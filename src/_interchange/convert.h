@@ -259,6 +259,7 @@ dfb_bad_code_error(int64_t i, int64_t code, int64_t ncats);
 #define DFB_NULLS_MODE_BITS 0xff
 #define DFB_OPT_CATEGORICAL_CODES 0x100 /* categorical="codes" */
 #define DFB_OPT_STRINGDTYPE 0x200       /* strings="stringdtype" */
+#define DFB_OPT_STRUCTS_FLATTEN 0x400   /* structs="flatten" (Arrow) */
 
 /* Parses the categorical= ("decode", "codes") and strings= ("object",
    "stringdtype") arguments (NULL: the default) into DFB_OPT_* bits in

@@ -483,7 +483,7 @@ PyDoc_STRVAR(
     from_dataframe_doc,
     "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
     "categorical='decode',\n"
-    "               strings='object')\n--\n\n"
+    "               strings='object', structs='object')\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
     "obj is anything with __dataframe__, an interchange DataFrame object, or "
     "an\n"
@@ -515,6 +515,11 @@ PyDoc_STRVAR(
     "    As in column_to_ndarray (default 'decode').\n"
     "strings : {'object', 'stringdtype'}, optional\n"
     "    As in column_to_ndarray (default 'object').\n"
+    "structs : {'object', 'flatten'}, optional\n"
+    "    'object' (default): a struct column is an object array of dicts.\n"
+    "    'flatten': one entry per leaf field of an Arrow struct column,\n"
+    "    named 'parent.child', zero-copy where the leaf allows; a struct's\n"
+    "    null rows are nulls of its leaves.\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -633,21 +638,25 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
 {
     static const char *const kw[] = {"obj",         "nulls",   "allow_copy",
-                                     "categorical", "strings", NULL};
+                                     "categorical", "strings", "structs",
+                                     NULL};
+    static const char *const structs[] = {"object", "flatten", NULL};
     static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
-    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy, NULL,
-                              NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
+                              NULL, NULL,          NULL};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
     dfb_nulls_mode nulls;
-    int opts;
+    int opts, flatten = 0;
     if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[3], a[4], &opts) < 0) {
+        dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
+        dfb_parse_choice(a[5], "structs", structs, &flatten) < 0) {
         return NULL;
     }
+    opts |= flatten ? DFB_OPT_STRUCTS_FLATTEN : 0;
     nulls = (dfb_nulls_mode)((int)nulls | opts);
     int allow_copy = 1;
     if (dfb_parse_flag(a[2], &allow_copy) < 0) {

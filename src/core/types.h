@@ -63,7 +63,10 @@ typedef enum {
                               codes through their categories */
     DFB_CONV_STRINGS,      /* objects: str from offsets + bytes */
     DFB_CONV_STRING_VIEWS, /* objects: str from views */
-    DFB_CONV_NONES         /* objects: None for every value */
+    DFB_CONV_NONES,        /* objects: None for every value */
+    DFB_CONV_NESTED,       /* objects: the nested converter (lists, structs,
+                              maps, unions), from the Arrow tree */
+    DFB_CONV_NESTED_VIEW   /* zero-copy: a fixed-size list reshaped */
 } dfb_conv;
 
 /* One row of the table. */

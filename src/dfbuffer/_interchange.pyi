@@ -186,6 +186,7 @@ def from_dataframe(
     allow_copy: bool = True,
     categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
+    structs: Literal["object", "flatten"] = "object",
 ) -> dict[str, _Array]: ...
 @overload
 def from_dataframe(
@@ -195,6 +196,7 @@ def from_dataframe(
     allow_copy: bool = True,
     categorical: _CategoricalMode,
     strings: _StringsMode = "object",
+    structs: Literal["object", "flatten"] = "object",
 ) -> dict[str, _Array | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
