@@ -874,3 +874,19 @@ class ProtocolOnlyFrame(ProtocolOnlyColumn):
 
     def get_columns(self) -> Any:
         return [ProtocolOnlyColumn(c) for c in self._wrapped.get_columns()]
+
+
+def long_large_strings(rng: np.random.Generator, n: int) -> Any:
+    """A pyarrow ``large_string`` array of ``n`` strings of 50 to 150 characters
+    (a-z, 0-9) drawn from ``rng``: the long strings of the string-view tests and
+    benchmarks."""
+    import pyarrow as pa
+
+    lens = rng.integers(50, 151, n)
+    chars = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", "u1")
+    data = chars[rng.integers(0, len(chars), int(lens.sum()))].tobytes()
+    offs = np.zeros(n + 1, "i8")
+    np.cumsum(lens, out=offs[1:])
+    return pa.Array.from_buffers(
+        pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)]
+    )

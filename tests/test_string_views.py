@@ -11,6 +11,7 @@ import struct
 import numpy as np
 import pyarrow as pa
 import pytest
+from producers import long_large_strings
 from test_arrow_bad import Producer
 
 import dfbuffer
@@ -103,14 +104,7 @@ def test_polars_string_columns():
 def test_long_views_of_50_to_150_chars_equal_pyarrow():
     rng = np.random.default_rng(1)
     n = 20000
-    lens = rng.integers(50, 151, n)
-    chars = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", "u1")
-    data = chars[rng.integers(0, len(chars), int(lens.sum()))].tobytes()
-    offs = np.zeros(n + 1, "i8")
-    np.cumsum(lens, out=offs[1:])
-    large = pa.Array.from_buffers(
-        pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)]
-    )
+    large = long_large_strings(rng, n)
     views = large.cast(pa.string_view())
     peer = views.to_numpy(zero_copy_only=False)
     assert dfbuffer.column_to_ndarray(views).tolist() == peer.tolist()
