@@ -8,23 +8,14 @@ import ctypes
 
 import numpy as np
 from _dlpack_ctypes import DLDataType, DLDevice, DLPackVersion, DLTensor  # noqa: F401
+from producers import INT_FLOAT_DTYPES
 
 import dfbuffer
 
 # Every dtype the exports support, with a short id.
 ALL_DTYPES = [
     "?",
-    "i1",
-    "i2",
-    "i4",
-    "i8",
-    "u1",
-    "u2",
-    "u4",
-    "u8",
-    "f2",
-    "f4",
-    "f8",
+    *INT_FLOAT_DTYPES,
     "c8",
     "c16",
     "M8[ns]",

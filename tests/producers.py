@@ -28,6 +28,10 @@ CPU, CUDA = 1, 2
 
 INAT = np.iinfo(np.int64).min
 
+# The integer and floating dtypes, narrowest first, that every conversion path
+# handles: the dtype lists of the tests extend it.
+INT_FLOAT_DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8"]
+
 _FORMATS = {
     ("i", 1): "c",
     ("i", 2): "s",

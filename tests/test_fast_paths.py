@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from producers import ProtocolOnlyColumn
+from producers import INT_FLOAT_DTYPES, ProtocolOnlyColumn
 
 import dfbuffer
 from dfbuffer import Buffer, NativeFormat
@@ -43,17 +43,7 @@ class StreamOnly:
 
 
 NUMERIC = [
-    "i1",
-    "i2",
-    "i4",
-    "i8",
-    "u1",
-    "u2",
-    "u4",
-    "u8",
-    "f2",
-    "f4",
-    "f8",
+    *INT_FLOAT_DTYPES,
     "?",
     "M8[ns]",
     "m8[us]",
