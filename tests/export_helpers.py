@@ -7,7 +7,15 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-from _dlpack_ctypes import DLDataType, DLDevice, DLPackVersion, DLTensor  # noqa: F401
+from _dlpack_ctypes import (  # noqa: F401
+    DELETER,
+    DLDataType,
+    DLDevice,
+    DLManagedTensor,
+    DLManagedTensorVersioned,
+    DLPackVersion,
+    DLTensor,
+)
 from producers import INT_FLOAT_DTYPES
 
 import dfbuffer
@@ -106,28 +114,6 @@ def layouts(dtype: str) -> dict[str, np.ndarray]:
 
 # ---------------------------------------------------------------- DLPack via ctypes
 
-
-DELETER_V = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-class DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = [
-        ("version", DLPackVersion),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-        ("flags", ctypes.c_uint64),
-        ("dl_tensor", DLTensor),
-    ]
-
-
-class DLManagedTensor(ctypes.Structure):
-    _fields_ = [
-        ("dl_tensor", DLTensor),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-    ]
-
-
 _get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _get_pointer.restype = ctypes.c_void_p
 _get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
@@ -161,7 +147,7 @@ def decode(cap: object) -> DLManagedTensorVersioned | DLManagedTensor:
     return DLManagedTensor.from_address(ptr)
 
 
-def consume(cap: object) -> tuple[DLManagedTensorVersioned | DLManagedTensor, DELETER_V]:
+def consume(cap: object) -> tuple[DLManagedTensorVersioned | DLManagedTensor, DELETER]:
     """Take ownership of a capsule's tensor as a consumer does (rename to used_*).
 
     Returns the tensor and its deleter; the caller must call the deleter once.
@@ -169,7 +155,8 @@ def consume(cap: object) -> tuple[DLManagedTensorVersioned | DLManagedTensor, DE
     m = decode(cap)
     # PyCapsule_SetName keeps the pointer: pass bytes that live forever.
     _set_name(cap, _USED_NAMES[_get_name(cap)])
-    deleter = DELETER_V(m.deleter)
+    # a function pointer of its own (the field's would read the tensor's freed memory)
+    deleter = DELETER(ctypes.cast(m.deleter, ctypes.c_void_p).value)
     return m, deleter
 
 
