@@ -112,6 +112,26 @@ def layouts(dtype: str) -> dict[str, np.ndarray]:
     }
 
 
+def addr(arr: np.ndarray) -> int:
+    """The address of `arr`'s first element."""
+    return arr.__array_interface__["data"][0]
+
+
+def check_same(out: np.ndarray, arr: np.ndarray) -> None:
+    """Asserts that `out` is `arr` exported and read back without a copy: the same
+    dtype, shape, values, writeability, address and strides (NumPy keeps element
+    strides; a consumer may normalize those of size-1 dimensions)."""
+    assert out.dtype == arr.dtype
+    assert out.shape == arr.shape
+    np.testing.assert_array_equal(out, arr)
+    assert out.flags.writeable == arr.flags.writeable
+    if arr.size:
+        assert addr(out) == addr(arr)
+        for n, s_out, s_in in zip(arr.shape, out.strides, arr.strides, strict=True):
+            if n > 1:
+                assert s_out == s_in
+
+
 # ---------------------------------------------------------------- DLPack via ctypes
 
 _get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
