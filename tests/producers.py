@@ -564,6 +564,14 @@ def address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
 
+def to_list(res: np.ndarray) -> list:
+    """A conversion's values as a list, with None where a masked result is masked."""
+    if isinstance(res, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(res)
+        return [None if m else v for v, m in zip(np.asarray(res.data).tolist(), mask, strict=True)]
+    return np.asarray(res).tolist()
+
+
 # ---------------------------------------------------------------------------
 # Mutators: a producer that breaks one rule.  Every broken producer of the tests is a
 # conformant one from above with some answers replaced.
