@@ -16,7 +16,7 @@ from _dlpack_ctypes import (  # noqa: F401
     DLPackVersion,
     DLTensor,
 )
-from producers import INT_FLOAT_DTYPES
+from producers import INT_FLOAT_DTYPES, addr
 
 import dfbuffer
 
@@ -110,11 +110,6 @@ def layouts(dtype: str) -> dict[str, np.ndarray]:
         "empty-1d": base[0, 0, :0],
         "readonly": ro,
     }
-
-
-def addr(arr: np.ndarray) -> int:
-    """The address of `arr`'s first element."""
-    return arr.__array_interface__["data"][0]
 
 
 def check_same(out: np.ndarray, arr: np.ndarray) -> None:

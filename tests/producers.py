@@ -560,7 +560,8 @@ def base_chain(a: Any) -> list:
     return out
 
 
-def address(a: np.ndarray) -> int:
+def addr(a: np.ndarray) -> int:
+    """The address of an array's first element."""
     return a.__array_interface__["data"][0]
 
 

@@ -13,19 +13,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from producers import INT_FLOAT_DTYPES, ProtocolOnlyColumn
+from producers import INT_FLOAT_DTYPES, ProtocolOnlyColumn, base_chain
 
 import dfbuffer
 from dfbuffer import Buffer, NativeFormat
-
-
-def base_chain(arr):
-    out = []
-    b = arr.base
-    while b is not None:
-        out.append(b)
-        b = getattr(b, "base", None) if isinstance(b, np.ndarray) else None
-    return out
 
 
 class StreamOnly:
