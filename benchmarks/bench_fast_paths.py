@@ -37,6 +37,11 @@ import numpy as np
 import dfbuffer
 from dfbuffer import Buffer
 
+# the tests' helper modules (producers.py: the long strings of section 5)
+TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
+sys.path.insert(0, TESTS)
+from producers import long_large_strings  # noqa: E402
+
 QUICK = "--quick" in sys.argv
 
 
@@ -355,14 +360,11 @@ def paired_share(ours, calls, batches: int = 41, number: int = 2000) -> str:
 STRING_CHILD = r"""
 import sys, numpy as np, pyarrow as pa
 n, which = int(sys.argv[1]), sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+from producers import long_large_strings
 rng = np.random.default_rng(0)
-lens = rng.integers(50, 151, n)
-chars = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", "u1")
-data = chars[rng.integers(0, len(chars), int(lens.sum()))].tobytes()
-offs = np.zeros(n + 1, "i8"); np.cumsum(lens, out=offs[1:])
-large = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)])
+large = long_large_strings(rng, n)
 arr = large.cast(pa.string_view())
-del data, offs
 if which.startswith("polars"):
     import polars as pl
     arr = pl.Series("s", large)
@@ -393,14 +395,7 @@ def strings() -> None:
     section("5. strings of 50-150 characters, goal <= 0.8x pyarrow's to_numpy")
     n = 10**6 if not QUICK else 10**5
     rng = np.random.default_rng(0)
-    lens = rng.integers(50, 151, n)
-    chars = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", "u1")
-    data = chars[rng.integers(0, len(chars), int(lens.sum()))].tobytes()
-    offs = np.zeros(n + 1, "i8")
-    np.cumsum(lens, out=offs[1:])
-    large = pa.Array.from_buffers(
-        pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)]
-    )
+    large = long_large_strings(rng, n)
     views = large.cast(pa.string_view())
     assert dfbuffer.column_to_ndarray(views)[7] == views[7].as_py()
     ours, peer = pair(
@@ -434,7 +429,7 @@ def strings() -> None:
     env = dict(os.environ)
     for which in ["pyarrow", "dfbuffer", "polars", "polars-to_numpy"]:
         r = subprocess.run(
-            [sys.executable, "-c", STRING_CHILD, str(n), which],
+            [sys.executable, "-c", STRING_CHILD, str(n), which, TESTS],
             capture_output=True,
             text=True,
             env=env,

@@ -18,6 +18,9 @@ import pyarrow as pa
 
 import dfbuffer
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from producers import long_large_strings  # noqa: E402
+
 
 def timed(f) -> float:
     t0 = time.perf_counter()
@@ -31,16 +34,8 @@ def main() -> None:
     n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**6
     rep = int(sys.argv[2]) if len(sys.argv) > 2 else 7
     rng = np.random.default_rng(0)
-    lens = rng.integers(50, 151, n)
-    chars = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", "u1")
-    data = chars[rng.integers(0, len(chars), int(lens.sum()))].tobytes()
-    offs = np.zeros(n + 1, "i8")
-    np.cumsum(lens, out=offs[1:])
-    large = pa.Array.from_buffers(
-        pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)]
-    )
+    large = long_large_strings(rng, n)
     views = large.cast(pa.string_view())
-    del data, offs
     print(f"load average {os.getloadavg()}")
     for name, arr in [("string_view", views), ("large_string", large)]:
         assert dfbuffer.column_to_ndarray(arr)[7] == arr[7].as_py()

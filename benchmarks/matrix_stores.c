@@ -1,8 +1,9 @@
 /* The copy inside to_matrix(order="F") alone: 50 float64 columns of 1e6
    values into one 400 MB column-major block, on 1 or 2 threads, with glibc's
    memcpy (what polars' copy_from_slice calls) and with SSE2 non-temporal
-   stores (what matrix.c uses into a reused block); with MADV_FREE the block
-   is marked before every copy, as the output handler did in its free.
+   stores (dfb_stream_copy of src/core/stream_copy.h, what to_matrix uses
+   into a reused block); with MADV_FREE the block is marked before every
+   copy, as the output handler did in its free.
    Prints the best wall and process CPU time of 12 rounds for each.
 
        cc -O2 -pthread -o /tmp/matrix_stores benchmarks/matrix_stores.c
@@ -18,33 +19,14 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "../src/core/stream_copy.h" /* to_matrix's own copy loop */
+
 #define K 50
 #define N 1000000L
 
 static double *src[K];
 static char *out;
 static int streamed;
-
-/* Copies n bytes with non-temporal stores after aligning d to 16. */
-static void
-stream_copy(char *d, const char *s, int64_t n)
-{
-    while (n > 0 && ((uintptr_t)d & 15) != 0) {
-        *d++ = *s++;
-        n--;
-    }
-    for (; n >= 64; n -= 64, d += 64, s += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
-        _mm_stream_si128((__m128i *)(void *)d, a);
-        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
-        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
-        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
-    }
-    memcpy(d, s, (size_t)n);
-}
 
 typedef struct {
     long r0, r1;
@@ -60,7 +42,7 @@ run(void *arg)
         const char *s = (const char *)(src[j] + t->r0);
         long n = (t->r1 - t->r0) * 8;
         if (streamed) {
-            stream_copy(d, s, n);
+            dfb_stream_copy(d, s, n);
         }
         else {
             memcpy(d, s, (size_t)n);

@@ -7,24 +7,23 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-from _dlpack_ctypes import DLDataType, DLDevice, DLPackVersion, DLTensor  # noqa: F401
+from _dlpack_ctypes import (  # noqa: F401
+    DELETER,
+    DLDataType,
+    DLDevice,
+    DLManagedTensor,
+    DLManagedTensorVersioned,
+    DLPackVersion,
+    DLTensor,
+)
+from producers import INT_FLOAT_DTYPES, addr
 
 import dfbuffer
 
 # Every dtype the exports support, with a short id.
 ALL_DTYPES = [
     "?",
-    "i1",
-    "i2",
-    "i4",
-    "i8",
-    "u1",
-    "u2",
-    "u4",
-    "u8",
-    "f2",
-    "f4",
-    "f8",
+    *INT_FLOAT_DTYPES,
     "c8",
     "c16",
     "M8[ns]",
@@ -113,29 +112,22 @@ def layouts(dtype: str) -> dict[str, np.ndarray]:
     }
 
 
+def check_same(out: np.ndarray, arr: np.ndarray) -> None:
+    """Asserts that `out` is `arr` exported and read back without a copy: the same
+    dtype, shape, values, writeability, address and strides (NumPy keeps element
+    strides; a consumer may normalize those of size-1 dimensions)."""
+    assert out.dtype == arr.dtype
+    assert out.shape == arr.shape
+    np.testing.assert_array_equal(out, arr)
+    assert out.flags.writeable == arr.flags.writeable
+    if arr.size:
+        assert addr(out) == addr(arr)
+        for n, s_out, s_in in zip(arr.shape, out.strides, arr.strides, strict=True):
+            if n > 1:
+                assert s_out == s_in
+
+
 # ---------------------------------------------------------------- DLPack via ctypes
-
-
-DELETER_V = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-class DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = [
-        ("version", DLPackVersion),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-        ("flags", ctypes.c_uint64),
-        ("dl_tensor", DLTensor),
-    ]
-
-
-class DLManagedTensor(ctypes.Structure):
-    _fields_ = [
-        ("dl_tensor", DLTensor),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-    ]
-
 
 _get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _get_pointer.restype = ctypes.c_void_p
@@ -170,7 +162,7 @@ def decode(cap: object) -> DLManagedTensorVersioned | DLManagedTensor:
     return DLManagedTensor.from_address(ptr)
 
 
-def consume(cap: object) -> tuple[DLManagedTensorVersioned | DLManagedTensor, DELETER_V]:
+def consume(cap: object) -> tuple[DLManagedTensorVersioned | DLManagedTensor, DELETER]:
     """Take ownership of a capsule's tensor as a consumer does (rename to used_*).
 
     Returns the tensor and its deleter; the caller must call the deleter once.
@@ -178,7 +170,8 @@ def consume(cap: object) -> tuple[DLManagedTensorVersioned | DLManagedTensor, DE
     m = decode(cap)
     # PyCapsule_SetName keeps the pointer: pass bytes that live forever.
     _set_name(cap, _USED_NAMES[_get_name(cap)])
-    deleter = DELETER_V(m.deleter)
+    # a function pointer of its own (the field's would read the tensor's freed memory)
+    deleter = DELETER(ctypes.cast(m.deleter, ctypes.c_void_p).value)
     return m, deleter
 
 

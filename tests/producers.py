@@ -28,6 +28,10 @@ CPU, CUDA = 1, 2
 
 INAT = np.iinfo(np.int64).min
 
+# The integer and floating dtypes, narrowest first, that every conversion path
+# handles: the dtype lists of the tests extend it.
+INT_FLOAT_DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8"]
+
 _FORMATS = {
     ("i", 1): "c",
     ("i", 2): "s",
@@ -556,8 +560,17 @@ def base_chain(a: Any) -> list:
     return out
 
 
-def address(a: np.ndarray) -> int:
+def addr(a: np.ndarray) -> int:
+    """The address of an array's first element."""
     return a.__array_interface__["data"][0]
+
+
+def to_list(res: np.ndarray) -> list:
+    """A conversion's values as a list, with None where a masked result is masked."""
+    if isinstance(res, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(res)
+        return [None if m else v for v, m in zip(np.asarray(res.data).tolist(), mask, strict=True)]
+    return np.asarray(res).tolist()
 
 
 # ---------------------------------------------------------------------------
@@ -874,3 +887,19 @@ class ProtocolOnlyFrame(ProtocolOnlyColumn):
 
     def get_columns(self) -> Any:
         return [ProtocolOnlyColumn(c) for c in self._wrapped.get_columns()]
+
+
+def long_large_strings(rng: np.random.Generator, n: int) -> Any:
+    """A pyarrow ``large_string`` array of ``n`` strings of 50 to 150 characters
+    (a-z, 0-9) drawn from ``rng``: the long strings of the string-view tests and
+    benchmarks."""
+    import pyarrow as pa
+
+    lens = rng.integers(50, 151, n)
+    chars = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", "u1")
+    data = chars[rng.integers(0, len(chars), int(lens.sum()))].tobytes()
+    offs = np.zeros(n + 1, "i8")
+    np.cumsum(lens, out=offs[1:])
+    return pa.Array.from_buffers(
+        pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)]
+    )

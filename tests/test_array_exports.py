@@ -22,6 +22,8 @@ from export_helpers import (
     PyBUF_STRIDES,
     PyBUF_WRITABLE,
     PyBuffer,
+    addr,
+    check_same,
     get_buffer,
     layouts,
     make_buffer,
@@ -32,21 +34,6 @@ import dfbuffer
 LAYOUTS = list(layouts("i1"))
 CUDA = (2, 0)
 CUDA_MANAGED = (13, 0)
-
-
-def addr(arr: np.ndarray) -> int:
-    return arr.__array_interface__["data"][0]
-
-
-def check_same(out: np.ndarray, arr: np.ndarray) -> None:
-    assert out.shape == arr.shape
-    np.testing.assert_array_equal(out, arr)
-    if arr.size:
-        assert addr(out) == addr(arr)
-        for n, a, b in zip(arr.shape, out.strides, arr.strides, strict=True):
-            if n > 1:
-                assert a == b
-    assert out.flags.writeable == arr.flags.writeable
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

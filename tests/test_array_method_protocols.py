@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from producers import DataFrame
+from producers import DataFrame, to_list
 
 import dfbuffer
 from dfbuffer import Buffer, NativeFormat
@@ -88,22 +88,13 @@ EXTENSION_ARRAYS = {
 }
 
 
-def _as_list(res):
-    if isinstance(res, np.ma.MaskedArray):
-        return [
-            None if m else v
-            for v, m in zip(res.data.tolist(), np.ma.getmaskarray(res), strict=True)
-        ]
-    return res.tolist()
-
-
 @pytest.mark.parametrize("name", sorted(EXTENSION_ARRAYS))
 def test_pandas_extension_arrays_through_arrow_array(name):
     arr, values = EXTENSION_ARRAYS[name]
     want = values
     res = dfbuffer.column_to_ndarray(arr)
     assert isinstance(res, np.ma.MaskedArray)  # each has a null
-    assert _as_list(res) == want
+    assert to_list(res) == want
     # nulls="fill" and "raise" as for any Arrow input
     with pytest.raises(ValueError):
         dfbuffer.column_to_ndarray(arr, nulls="raise")
@@ -135,12 +126,12 @@ def test_pyarrow_backed_array_is_read_without_a_copy():
 
 def test_pyarrow_backed_series_and_frames():
     s = pd.Series([1, None, 3], dtype="int64[pyarrow]")
-    assert _as_list(dfbuffer.column_to_ndarray(s)) == [1, None, 3]
+    assert to_list(dfbuffer.column_to_ndarray(s)) == [1, None, 3]
     assert np.asarray(Buffer.from_object(s))[[0, 2]].tolist() == [1, 3]
     df = pd.DataFrame({"a": s, "b": pd.array(["u", None, "w"], dtype="string[pyarrow]")})
     out = dfbuffer.from_dataframe(df)
-    assert _as_list(out["a"]) == [1, None, 3]
-    assert _as_list(out["b"]) == ["u", None, "w"]
+    assert to_list(out["a"]) == [1, None, 3]
+    assert to_list(out["b"]) == ["u", None, "w"]
 
 
 def test_string_arrays_need_the_converters_not_a_buffer():
@@ -205,7 +196,7 @@ def test_column_to_ndarray_and_from_dataframe_read_array_method():
     frame = DataFrame({"s": Shares(base), "a": ArrowOnly(pa.array([1, None]))})
     out = dfbuffer.from_dataframe(frame, allow_copy=False)
     assert np.shares_memory(out["s"], base)
-    assert _as_list(out["a"]) == [1, None]
+    assert to_list(out["a"]) == [1, None]
     out = dfbuffer.from_dataframe(DataFrame({"c": Copies([1.5, 2.5])}))
     assert out["c"].tolist() == [1.5, 2.5]
 
@@ -355,7 +346,7 @@ def test_producers_that_mutate_their_class_during_the_call():
             return out
 
     obj = SelfMutating(pa.array([1.5, None]))
-    assert _as_list(dfbuffer.column_to_ndarray(obj)) == [1.5, None]
+    assert to_list(dfbuffer.column_to_ndarray(obj)) == [1.5, None]
     with pytest.raises(TypeError):
         dfbuffer.column_to_ndarray(obj)
 

@@ -73,10 +73,17 @@ def counters(cons):
 def test_only_the_public_header_is_shipped():
     inc = dfbuffer.get_include()
     assert sorted(os.listdir(inc)) == ["dfbuffer"]
-    assert sorted(os.listdir(os.path.join(inc, "dfbuffer"))) == ["dfbuffer.h"]
-    with open(os.path.join(inc, "dfbuffer", "dfbuffer.h")) as f:
-        includes = re.findall(r"^\s*#\s*include\s*(\S+)", f.read(), re.M)
-    assert includes == ["<Python.h>", "<stdint.h>"]
+    assert sorted(os.listdir(os.path.join(inc, "dfbuffer"))) == [
+        "arrow_c_interface.h",
+        "dfbuffer.h",
+    ]
+
+    def includes(name: str) -> list[str]:
+        with open(os.path.join(inc, "dfbuffer", name)) as f:
+            return re.findall(r"^\s*#\s*include\s*(\S+)", f.read(), re.M)
+
+    assert includes("dfbuffer.h") == ["<Python.h>", "<stdint.h>", '"arrow_c_interface.h"']
+    assert includes("arrow_c_interface.h") == ["<stdint.h>"]
 
 
 def test_capsule_and_numbers(cons):

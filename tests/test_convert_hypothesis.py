@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from producers import (
+    INT_FLOAT_DTYPES,
     USE_SENTINEL,
     bools_bitpacked,
     chunked,
@@ -23,17 +24,7 @@ hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies
 
 DTYPES = [
-    "i1",
-    "i2",
-    "i4",
-    "i8",
-    "u1",
-    "u2",
-    "u4",
-    "u8",
-    "f2",
-    "f4",
-    "f8",
+    *INT_FLOAT_DTYPES,
     "?",
     "bits",
     "str",

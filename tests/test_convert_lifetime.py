@@ -19,6 +19,7 @@ from producers import (
     frame,
     primitive,
     strings,
+    to_list,
     with_mask,
 )
 
@@ -49,13 +50,6 @@ def buffer_owner(res):
     chain = base_chain(arr)
     assert chain and isinstance(chain[-1], dfbuffer.Buffer), chain
     return chain[-1].owner
-
-
-def to_list(res):
-    if isinstance(res, np.ma.MaskedArray):
-        m = np.ma.getmaskarray(res)
-        return [None if k else v for v, k in zip(np.asarray(res.data).tolist(), m, strict=True)]
-    return np.asarray(res).tolist()
 
 
 # --------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from producers import (
     pack_bits,
     primitive,
     strings,
+    to_list,
     with_mask,
 )
 
@@ -49,14 +50,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 # --------------------------------------------------------------------------
 # helpers
-
-
-def to_list(res):
-    """Values as a list with None for nulls (masked entries)."""
-    if isinstance(res, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(res)
-        return [None if m else v for v, m in zip(np.asarray(res.data).tolist(), mask, strict=True)]
-    return np.asarray(res).tolist()
 
 
 def series_expect(s):

@@ -27,7 +27,7 @@ from producers import (
     Frame,
     NoDlpackBuffer,
     NoKwDlpackBuffer,
-    address,
+    addr,
     base_chain,
     bools_bitpacked,
     categorical,
@@ -68,7 +68,7 @@ def assert_zero_copy(res, buf, offset_bytes=0):
     """`res` views `buf` at `offset_bytes` and its base chain ends in a
     dfbuffer.Buffer whose owner is `buf`."""
     arr = res.data if isinstance(res, np.ma.MaskedArray) else res
-    assert address(arr) == buf.ptr + offset_bytes
+    assert addr(arr) == buf.ptr + offset_bytes
     chain = base_chain(arr)
     assert chain, "result owns its memory: not zero-copy"
     assert isinstance(chain[-1], dfbuffer.Buffer), chain
@@ -102,7 +102,7 @@ def test_buffer_to_ndarray_offset_length(offset, length):
     end = 20 if length is None else offset + length
     np.testing.assert_array_equal(res, x[offset:end])
     if end > offset:  # empty results need not be views
-        assert address(res) == buf.ptr + 4 * offset
+        assert addr(res) == buf.ptr + 4 * offset
         assert isinstance(base_chain(res)[-1], dfbuffer.Buffer)
 
 
@@ -265,7 +265,7 @@ def test_bytemask(offset, null_value):
     res = dfbuffer.column_to_ndarray(col)
     check(res, VALUES, VALID, dtype="i8")
     # the data itself is still a view of the producer's buffer
-    assert address(res.data) == col.data_buffer.ptr + 8 * offset
+    assert addr(res.data) == col.data_buffer.ptr + 8 * offset
 
 
 @pytest.mark.parametrize("kind", ["bitmask", "bytemask"])
@@ -424,7 +424,7 @@ def test_timestamps_sentinel(unit, tz):
     np.testing.assert_array_equal(np.isnat(filled), ~RAW_VALID)
     np.testing.assert_array_equal(filled[RAW_VALID], expected[RAW_VALID])
     # the values are a view of the producer's buffer
-    assert address(filled) == col.data_buffer.ptr + 16
+    assert addr(filled) == col.data_buffer.ptr + 16
     with pytest.raises(ValueError):
         dfbuffer.column_to_ndarray(col, nulls="raise")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
-from export_helpers import ALL_DTYPES, make_buffer, sample
+from export_helpers import ALL_DTYPES, check_same, make_buffer, sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,10 +30,6 @@ def views(draw):
     return view
 
 
-def addr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
-
-
 @settings(max_examples=100, deadline=None)
 @given(views())
 def test_all_exports_agree(arr):
@@ -44,12 +40,7 @@ def test_all_exports_agree(arr):
     if arr.dtype.kind not in "Mm" and arr.dtype.isnative:
         outs.append(np.from_dlpack(buf))
     for out in outs:
-        assert out.dtype == arr.dtype
-        assert out.shape == arr.shape
-        np.testing.assert_array_equal(out, arr)
-        assert out.flags.writeable == arr.flags.writeable
-        if arr.size:
-            assert addr(out) == addr(arr)
+        check_same(out, arr)
     for protocol in (4, 5):
         r = pickle.loads(pickle.dumps(buf, protocol=protocol))
         np.testing.assert_array_equal(np.asarray(r), arr)

@@ -13,19 +13,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from producers import ProtocolOnlyColumn
+from producers import INT_FLOAT_DTYPES, ProtocolOnlyColumn, base_chain
 
 import dfbuffer
 from dfbuffer import Buffer, NativeFormat
-
-
-def base_chain(arr):
-    out = []
-    b = arr.base
-    while b is not None:
-        out.append(b)
-        b = getattr(b, "base", None) if isinstance(b, np.ndarray) else None
-    return out
 
 
 class StreamOnly:
@@ -43,17 +34,7 @@ class StreamOnly:
 
 
 NUMERIC = [
-    "i1",
-    "i2",
-    "i4",
-    "i8",
-    "u1",
-    "u2",
-    "u4",
-    "u8",
-    "f2",
-    "f4",
-    "f8",
+    *INT_FLOAT_DTYPES,
     "?",
     "M8[ns]",
     "m8[us]",

@@ -13,16 +13,12 @@ import pytest
 from _dlpack_ctypes import READ_ONLY, Producer, Tensor
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from producers import NoDlpackBuffer
+from producers import NoDlpackBuffer, addr
 
 import dfbuffer
 from dfbuffer import Buffer, DeviceType, NativeFormat
 
 from_object = Buffer.from_object
-
-
-def addr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
 
 
 def check_view(buf: Buffer, expected: np.ndarray) -> np.ndarray:

@@ -4,7 +4,8 @@ The wheel checks run on the wheel named by ``DFBUFFER_WHEEL`` (``.ci/run`` build
 the sdist and sets it) and skip otherwise, so the suite builds nothing itself.  What the
 wheel must hold is read from the source tree next to this file: the public header
 ``include/dfbuffer/dfbuffer.h`` and ``.pxd`` files are expected exactly when the tree has
-them, and once ``dfbuffer.h`` exists it is the only header the wheel may install.
+them, and once ``dfbuffer.h`` exists it and the Arrow structs' header it includes
+(``arrow_c_interface.h``) are the only headers the wheel may install.
 """
 
 from __future__ import annotations
@@ -105,14 +106,18 @@ def test_wheel_python_files_and_typing(wheel):
 
 
 def test_wheel_headers_and_pxd(wheel):
-    """Headers: only the public one once it exists, else only the repository's include/
-    headers (never the extension's sources' headers); .pxd files exactly as in the tree."""
+    """Headers: only the public ones once dfbuffer.h exists, else only the repository's
+    include/ headers (never the extension's sources' headers); .pxd files exactly as in
+    the tree."""
     names = _names(wheel)
     headers = {n for n in names if n.endswith(".h")}
     if HAS_SOURCE:
         public = SOURCE / "include" / "dfbuffer" / "dfbuffer.h"
         if public.is_file():
-            assert headers == {"dfbuffer/include/dfbuffer/dfbuffer.h"}, sorted(headers)
+            assert headers == {
+                "dfbuffer/include/dfbuffer/dfbuffer.h",
+                "dfbuffer/include/dfbuffer/arrow_c_interface.h",
+            }, sorted(headers)
         else:
             tree = {f"dfbuffer/include/dfbuffer/{p.name}"
                     for p in (SOURCE / "include" / "dfbuffer").glob("*.h")}

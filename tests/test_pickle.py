@@ -7,15 +7,11 @@ import pickle
 
 import numpy as np
 import pytest
-from export_helpers import ALL_DTYPES, layouts, make_buffer
+from export_helpers import ALL_DTYPES, addr, layouts, make_buffer
 
 import dfbuffer
 
 LAYOUTS = list(layouts("i1"))
-
-
-def addr(arr: np.ndarray) -> int:
-    return arr.__array_interface__["data"][0]
 
 
 def check_restored(r: dfbuffer.Buffer, buf: dfbuffer.Buffer, arr: np.ndarray) -> None:

@@ -11,6 +11,7 @@ import struct
 import numpy as np
 import pyarrow as pa
 import pytest
+from producers import long_large_strings, to_list
 from test_arrow_bad import Producer
 
 import dfbuffer
@@ -32,19 +33,12 @@ def values(n: int = 300, with_nulls: bool = True) -> list:
     return out
 
 
-def as_list(res) -> list:
-    if isinstance(res, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(res)
-        return [None if m else v for v, m in zip(res.data.tolist(), mask, strict=True)]
-    return res.tolist()
-
-
 @pytest.mark.parametrize("strings", ["object", "stringdtype"])
 @pytest.mark.parametrize("with_nulls", [False, True])
 def test_views_equal_pyarrow(strings, with_nulls):
     arr = pa.array(values(with_nulls=with_nulls), pa.string_view())
     res = dfbuffer.column_to_ndarray(arr, strings=strings, nulls="fill")
-    assert as_list(res) == arr.to_pylist()
+    assert to_list(res) == arr.to_pylist()
     if strings == "object" and not with_nulls:
         assert res.tolist() == arr.to_numpy(zero_copy_only=False).tolist()
 
@@ -54,7 +48,7 @@ def test_views_equal_pyarrow(strings, with_nulls):
 def test_sliced_views(strings, start, stop):
     arr = pa.array(values(), pa.string_view()).slice(start, stop - start)
     res = dfbuffer.column_to_ndarray(arr, strings=strings, nulls="fill")
-    assert as_list(res) == arr.to_pylist()
+    assert to_list(res) == arr.to_pylist()
 
 
 def test_masked_result_has_the_nulls():
@@ -70,10 +64,10 @@ def test_chunked_views_and_mixed_with_large_strings(strings):
     a = pa.array(values(), pa.string_view())
     ch = pa.chunked_array([a.slice(5, 100), a.slice(200), pa.array([], pa.string_view()), a])
     res = dfbuffer.column_to_ndarray(ch, strings=strings, nulls="fill")
-    assert as_list(res) == ch.to_pylist()
+    assert to_list(res) == ch.to_pylist()
     table = pa.table({"v": ch, "s": ch.cast(pa.large_string())})
     out = dfbuffer.from_dataframe(table, strings=strings, nulls="fill")
-    assert as_list(out["v"]) == as_list(out["s"]) == ch.to_pylist()
+    assert to_list(out["v"]) == to_list(out["s"]) == ch.to_pylist()
 
 
 @needs_view_casts
@@ -92,7 +86,7 @@ def test_polars_string_columns():
     s = pl.Series("s", values())
     assert dfbuffer.column_to_ndarray(s, nulls="fill").tolist() == s.to_list()
     sd = dfbuffer.column_to_ndarray(s, strings="stringdtype")
-    assert as_list(sd) == s.to_list()
+    assert to_list(sd) == s.to_list()
     df = pl.DataFrame({"s": values(), "t": values(50, False) * 6})
     out = dfbuffer.from_dataframe(df, nulls="fill")
     assert out["s"].tolist() == df["s"].to_list()
@@ -103,14 +97,7 @@ def test_polars_string_columns():
 def test_long_views_of_50_to_150_chars_equal_pyarrow():
     rng = np.random.default_rng(1)
     n = 20000
-    lens = rng.integers(50, 151, n)
-    chars = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", "u1")
-    data = chars[rng.integers(0, len(chars), int(lens.sum()))].tobytes()
-    offs = np.zeros(n + 1, "i8")
-    np.cumsum(lens, out=offs[1:])
-    large = pa.Array.from_buffers(
-        pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)]
-    )
+    large = long_large_strings(rng, n)
     views = large.cast(pa.string_view())
     peer = views.to_numpy(zero_copy_only=False)
     assert dfbuffer.column_to_ndarray(views).tolist() == peer.tolist()

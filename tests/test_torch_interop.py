@@ -27,6 +27,7 @@ from export_helpers import (
     IS_COPIED,
     READ_ONLY,
     Owner,
+    addr,
     layouts,
     make_buffer,
     sample,
@@ -71,10 +72,6 @@ NUMPY_TO_TORCH = {
 }
 # "negative" is covered by test_negative_strides_* (torch aborts on it).
 POSITIVE_LAYOUTS = [k for k in layouts("i1") if k != "negative"]
-
-
-def addr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
 
 
 class Spy:

@@ -1,6 +1,7 @@
-/* dfbuffer's public C API: the only installed header.
+/* dfbuffer's public C API.
  *
- * Needs Python.h and <stdint.h>, nothing else (no NumPy, no DLPack header).
+ * Needs Python.h and <stdint.h>, nothing else (no NumPy, no DLPack header),
+ * and dfbuffer/arrow_c_interface.h, installed beside it.
  * Use it from C, C++ or Cython (dfbuffer/capi.pxd); docs/c-api.md has the
  * build snippets, every function's contract and the versioning policy.
  *
@@ -20,6 +21,10 @@
 
 #include <Python.h>
 #include <stdint.h>
+
+/* The Arrow C data and C stream interface structs (installed beside this
+   header). */
+#include "arrow_c_interface.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,55 +78,6 @@ extern "C" {
 #define DFBUFFER_NATIVE_BUFFER_PROTOCOL 5
 #define DFBUFFER_NATIVE_ARRAY_INTERFACE 6
 #define DFBUFFER_NATIVE_INTERCHANGE 7
-
-/* The Arrow C data interface, declared from its specification (the
-   standard guards let another declaration of the same ABI come first). */
-#ifndef ARROW_C_DATA_INTERFACE
-#define ARROW_C_DATA_INTERFACE
-
-#define ARROW_FLAG_DICTIONARY_ORDERED 1
-#define ARROW_FLAG_NULLABLE 2
-#define ARROW_FLAG_MAP_KEYS_SORTED 4
-
-struct ArrowSchema {
-    const char *format;
-    const char *name;
-    const char *metadata;
-    int64_t flags;
-    int64_t n_children;
-    struct ArrowSchema **children;
-    struct ArrowSchema *dictionary;
-    void (*release)(struct ArrowSchema *);
-    void *private_data;
-};
-
-struct ArrowArray {
-    int64_t length;
-    int64_t null_count;
-    int64_t offset;
-    int64_t n_buffers;
-    int64_t n_children;
-    const void **buffers;
-    struct ArrowArray **children;
-    struct ArrowArray *dictionary;
-    void (*release)(struct ArrowArray *);
-    void *private_data;
-};
-
-#endif /* ARROW_C_DATA_INTERFACE */
-
-#ifndef ARROW_C_STREAM_INTERFACE
-#define ARROW_C_STREAM_INTERFACE
-
-struct ArrowArrayStream {
-    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
-    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
-    const char *(*get_last_error)(struct ArrowArrayStream *);
-    void (*release)(struct ArrowArrayStream *);
-    void *private_data;
-};
-
-#endif /* ARROW_C_STREAM_INTERFACE */
 
 /* A read-only view of a Buffer's fields (DfBuffer_GetInfo).  Every pointer
    is borrowed from the Buffer and valid while the caller holds a reference

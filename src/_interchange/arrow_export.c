@@ -62,10 +62,8 @@ export_schema_release(struct ArrowSchema *schema)
     schema->release = NULL;
 }
 
-/* Capsule destructor for "arrow_schema" capsules we made: releases the
-   schema unless a consumer moved it out, then frees the struct. */
-static void
-schema_capsule_destructor(PyObject *cap)
+void
+dfb_arrow_schema_capsule_free(PyObject *cap)
 {
     struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
     if (s == NULL) {
@@ -78,10 +76,8 @@ schema_capsule_destructor(PyObject *cap)
     free(s);
 }
 
-/* Capsule destructor for "arrow_array" capsules we made: releases the
-   array unless a consumer moved it out, then frees the struct. */
-static void
-array_capsule_destructor(PyObject *cap)
+void
+dfb_arrow_array_capsule_free(PyObject *cap)
 {
     struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
     if (a == NULL) {
@@ -186,7 +182,7 @@ schema_capsule(const char *fmt)
     s->release = export_schema_release;
     s->private_data = copy;
     PyObject *cap =
-        PyCapsule_New(s, "arrow_schema", schema_capsule_destructor);
+        PyCapsule_New(s, "arrow_schema", dfb_arrow_schema_capsule_free);
     if (cap == NULL) {
         export_schema_release(s);
         free(s);
@@ -304,7 +300,8 @@ dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
         Py_DECREF(scap);
         return NULL;
     }
-    PyObject *acap = PyCapsule_New(a, "arrow_array", array_capsule_destructor);
+    PyObject *acap =
+        PyCapsule_New(a, "arrow_array", dfb_arrow_array_capsule_free);
     if (acap == NULL) {
         a->release(a);
         free(a);

@@ -183,6 +183,16 @@ dfb_arrow_column_name(const arrow_import *imp, int is_table, int64_t c);
 int
 dfb_arrow_check_requested(PyObject *requested, const char *fmt);
 
+/* arrow_export.c: capsule destructor of the "arrow_schema" capsules we
+   make (the struct malloc'd): releases the schema unless a consumer moved
+   it out, then frees the struct.  Cannot fail. */
+void
+dfb_arrow_schema_capsule_free(PyObject *cap);
+
+/* arrow_export.c: the same for our "arrow_array" capsules. */
+void
+dfb_arrow_array_capsule_free(PyObject *cap);
+
 /* arrow_export.c: fills `a` as the export of 1-D contiguous primitive
    Buffer `self` (no validity, its data as the values buffer), holding a
    strong reference to `self` that a->release drops on any thread

@@ -29,6 +29,27 @@
 
 #define MAX_BUFFERS 3
 
+/* Releases (unless moved out) and frees the children and the dictionary of
+   node `n`, an ArrowSchema or ArrowArray: what both release callbacks do
+   before freeing their own private data. */
+#define RELEASE_CHILDREN_AND_DICTIONARY(n)                     \
+    do {                                                       \
+        for (int64_t i_ = 0; i_ < (n)->n_children; i_++) {     \
+            if ((n)->children[i_] != NULL &&                   \
+                (n)->children[i_]->release != NULL) {          \
+                (n)->children[i_]->release((n)->children[i_]); \
+            }                                                  \
+            free((n)->children[i_]);                           \
+        }                                                      \
+        free((n)->children);                                   \
+        if ((n)->dictionary != NULL) {                         \
+            if ((n)->dictionary->release != NULL) {            \
+                (n)->dictionary->release((n)->dictionary);     \
+            }                                                  \
+            free((n)->dictionary);                             \
+        }                                                      \
+    } while (0)
+
 /* ------------------------------------------------------------------ */
 /* Schemas                                                              */
 /* ------------------------------------------------------------------ */
@@ -47,20 +68,7 @@ schema_release(struct ArrowSchema *s)
     if (s == NULL || s->release == NULL) {
         return;
     }
-    for (int64_t i = 0; i < s->n_children; i++) {
-        struct ArrowSchema *c = s->children[i];
-        if (c != NULL && c->release != NULL) {
-            c->release(c);
-        }
-        free(c);
-    }
-    free(s->children);
-    if (s->dictionary != NULL) {
-        if (s->dictionary->release != NULL) {
-            s->dictionary->release(s->dictionary);
-        }
-        free(s->dictionary);
-    }
+    RELEASE_CHILDREN_AND_DICTIONARY(s);
     schema_private *p = s->private_data;
     if (p != NULL) {
         free(p->format);
@@ -219,21 +227,6 @@ fail:
     return -1;
 }
 
-/* Capsule destructor of our "arrow_schema" capsules. */
-static void
-schema_capsule_free(PyObject *cap)
-{
-    struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
-    if (s == NULL) {
-        PyErr_Clear();
-        return;
-    }
-    if (s->release != NULL) {
-        s->release(s);
-    }
-    free(s);
-}
-
 /* _arrow_table_schema(fields).  Returns a new "arrow_schema" capsule or
    NULL with an exception set. */
 static PyObject *
@@ -248,7 +241,8 @@ table_schema_py(PyObject *module, PyObject *fields)
         free(s);
         return NULL;
     }
-    PyObject *cap = PyCapsule_New(s, "arrow_schema", schema_capsule_free);
+    PyObject *cap =
+        PyCapsule_New(s, "arrow_schema", dfb_arrow_schema_capsule_free);
     if (cap == NULL) {
         schema_release(s);
         free(s);
@@ -274,20 +268,7 @@ array_release(struct ArrowArray *a)
     if (a == NULL || a->release == NULL) {
         return;
     }
-    for (int64_t i = 0; i < a->n_children; i++) {
-        struct ArrowArray *c = a->children[i];
-        if (c != NULL && c->release != NULL) {
-            c->release(c);
-        }
-        free(c);
-    }
-    free(a->children);
-    if (a->dictionary != NULL) {
-        if (a->dictionary->release != NULL) {
-            a->dictionary->release(a->dictionary);
-        }
-        free(a->dictionary);
-    }
+    RELEASE_CHILDREN_AND_DICTIONARY(a);
     array_private *p = a->private_data;
     if (p != NULL) {
         dfb_decref_any_thread(p->owner);

@@ -88,21 +88,24 @@ capi_check_owner(PyObject *owner)
     return 0;
 }
 
-/* DfBuffer_New: see dfbuffer.h.  New Buffer or NULL with an exception. */
+/* DfBuffer_New (from_data 0: over [ptr, ptr + bufsize)) and
+   DfBuffer_FromData (from_data 1: bufsize unused): checks the table, `owner`,
+   then the shape arguments (`bad_shape`: the ValueError message when they do
+   not fit, else NULL) and the dtype, and makes the Buffer over `ptr`.  New
+   Buffer or NULL with an exception. */
 static PyObject *
-capi_buffer_new(const DfBuffer_CAPI *api, void *ptr, Py_ssize_t bufsize,
-                PyObject *owner, const char *typestr, int ndim,
-                const Py_ssize_t *shape, const Py_ssize_t *strides,
-                int32_t device_type, int32_t device_id, int readonly)
+capi_make(const DfBuffer_CAPI *api, int from_data, void *ptr,
+          Py_ssize_t bufsize, PyObject *owner, const char *bad_shape,
+          const char *typestr, int ndim, const Py_ssize_t *shape,
+          const Py_ssize_t *strides, int32_t device_type, int32_t device_id,
+          int readonly)
 {
     dfb_state *st;
     if (capi_module(api, &st) == NULL || capi_check_owner(owner) < 0) {
         return NULL;
     }
-    if (shape == NULL && strides != NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "DfBuffer_New: strides without a shape (pass both, "
-                        "or a shape alone)");
+    if (bad_shape != NULL) {
+        PyErr_SetString(PyExc_ValueError, bad_shape);
         return NULL;
     }
     PyArray_Descr *descr = capi_descr(typestr);
@@ -111,10 +114,28 @@ capi_buffer_new(const DfBuffer_CAPI *api, void *ptr, Py_ssize_t bufsize,
     }
     DLDevice dev = {(DLDeviceType)device_type, device_id};
     PyObject *b =
-        dfb_buffer_new(st, (char *)ptr, bufsize, owner, descr, ndim, shape,
-                       strides, dev, readonly, DFB_NATIVE_RAW);
+        from_data
+            ? dfb_buffer_from_data(st, (char *)ptr, owner, descr, ndim, shape,
+                                   strides, dev, readonly, DFB_NATIVE_RAW)
+            : dfb_buffer_new(st, (char *)ptr, bufsize, owner, descr, ndim,
+                             shape, strides, dev, readonly, DFB_NATIVE_RAW);
     Py_DECREF(descr);
     return b;
+}
+
+/* DfBuffer_New: see dfbuffer.h.  New Buffer or NULL with an exception. */
+static PyObject *
+capi_buffer_new(const DfBuffer_CAPI *api, void *ptr, Py_ssize_t bufsize,
+                PyObject *owner, const char *typestr, int ndim,
+                const Py_ssize_t *shape, const Py_ssize_t *strides,
+                int32_t device_type, int32_t device_id, int readonly)
+{
+    const char *bad_shape = shape == NULL && strides != NULL
+                                ? "DfBuffer_New: strides without a shape "
+                                  "(pass both, or a shape alone)"
+                                : NULL;
+    return capi_make(api, 0, ptr, bufsize, owner, bad_shape, typestr, ndim,
+                     shape, strides, device_type, device_id, readonly);
 }
 
 /* DfBuffer_FromData: see dfbuffer.h.  New Buffer or NULL with an
@@ -125,25 +146,12 @@ capi_buffer_from_data(const DfBuffer_CAPI *api, void *data, PyObject *owner,
                       const Py_ssize_t *strides, int32_t device_type,
                       int32_t device_id, int readonly)
 {
-    dfb_state *st;
-    if (capi_module(api, &st) == NULL || capi_check_owner(owner) < 0) {
-        return NULL;
-    }
-    if (ndim > 0 && shape == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        "DfBuffer_FromData: shape is NULL with ndim > 0");
-        return NULL;
-    }
-    PyArray_Descr *descr = capi_descr(typestr);
-    if (descr == NULL) {
-        return NULL;
-    }
-    DLDevice dev = {(DLDeviceType)device_type, device_id};
-    PyObject *b =
-        dfb_buffer_from_data(st, (char *)data, owner, descr, ndim, shape,
-                             strides, dev, readonly, DFB_NATIVE_RAW);
-    Py_DECREF(descr);
-    return b;
+    const char *bad_shape = ndim > 0 && shape == NULL
+                                ? "DfBuffer_FromData: shape is NULL with "
+                                  "ndim > 0"
+                                : NULL;
+    return capi_make(api, 1, data, 0, owner, bad_shape, typestr, ndim, shape,
+                     strides, device_type, device_id, readonly);
 }
 
 /* Returns `op` as a Buffer of the table's module, or NULL with TypeError

@@ -589,16 +589,10 @@ out:
 int
 dfb_has_attr(PyObject *obj, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
-            return 0;
-        }
-        return -1;
-    }
-    Py_DECREF(v);
-    return 1;
+    PyObject *v;
+    int r = dfb_getattr_optional(obj, name, &v);
+    Py_XDECREF(v);
+    return r;
 }
 
 /* Returns the interchange DataFrame of `obj` (new reference), NULL with

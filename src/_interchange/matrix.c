@@ -391,16 +391,31 @@ check_nulls(mcol *cols, Py_ssize_t ncols, const dfb_frame *fr, int mode,
     return 0;
 }
 
+/* Takes the pending exception into *exc (a new reference) and returns its
+   str() (a new reference), for rewriting it; when there is none or str()
+   fails, returns NULL with the original exception pending again and *exc
+   NULL. */
+static PyObject *
+take_message(PyObject **exc)
+{
+    *exc = dfb_err_take();
+    PyObject *msg = *exc != NULL ? PyObject_Str(*exc) : NULL;
+    if (msg == NULL) {
+        PyErr_Clear();
+        dfb_err_give(*exc);
+        *exc = NULL;
+    }
+    return msg;
+}
+
 /* Prefixes the pending exception's message with column `name` (as a
    ValueError: the column's buffers do not match its description). */
 static void
 add_name(PyObject *name)
 {
-    PyObject *exc = dfb_err_take();
-    PyObject *msg = exc != NULL ? PyObject_Str(exc) : NULL;
+    PyObject *exc;
+    PyObject *msg = take_message(&exc);
     if (msg == NULL) {
-        PyErr_Clear();
-        dfb_err_give(exc);
         return;
     }
     PyErr_Format((PyObject *)Py_TYPE(exc), "column %R: %U", name, msg);
@@ -417,11 +432,9 @@ unsupported_to_type_error(void)
     if (!PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
         return;
     }
-    PyObject *exc = dfb_err_take();
-    PyObject *msg = exc != NULL ? PyObject_Str(exc) : NULL;
+    PyObject *exc;
+    PyObject *msg = take_message(&exc);
     if (msg == NULL) {
-        PyErr_Clear();
-        dfb_err_give(exc);
         return;
     }
     PyErr_Format(PyExc_TypeError,

@@ -10,6 +10,7 @@
 #include "nan.h"
 
 #include "mem.h"
+#include "stream_copy.h"
 
 #include <math.h>
 #include <string.h>
@@ -374,33 +375,6 @@ chunk_at(const mcol *col, int64_t r)
     return &col->chunks[lo];
 }
 
-/* Copies `n` bytes to `d` with non-temporal stores where the CPU has
-   them (no read of the destination lines; the caller fences).  Cannot
-   fail. */
-static void
-stream_copy(char *d, const char *s, int64_t n)
-{
-#if defined(__SSE2__)
-    while (n > 0 && ((uintptr_t)d & 15) != 0) {
-        *d++ = *s++;
-        n--;
-    }
-    for (; n >= 64; n -= 64, d += 64, s += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
-        _mm_stream_si128((__m128i *)(void *)d, a);
-        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
-        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
-        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
-    }
-#endif
-    if (n > 0) {
-        dfb_memcpy(d, s, (size_t)n);
-    }
-}
-
 /* Writes rows [r, r + n) of column `col` to `d` (byte stride ds) and, with a
    mask, its null flags to `m` (stride ms).  Cannot fail; no GIL. */
 static void
@@ -444,7 +418,7 @@ fill_column(const mplan *p, const mcol *col, int64_t r, int64_t n, char *d,
             /* one copy of the whole run */
             const char *s = c->data + (c->offset + i0) * c->isz;
             if (p->nt_min > 0 && take * p->isz >= p->nt_min) {
-                stream_copy(d, s, take * p->isz);
+                dfb_stream_copy(d, s, take * p->isz);
             }
             else {
                 dfb_memcpy(d, s, (size_t)(take * p->isz));
@@ -516,7 +490,7 @@ fill_rows(const mplan *p, int64_t r0, int64_t r1)
             }
         }
         if (stage != NULL) {
-            stream_copy(p->out + rb * rs, stage, nb * rs);
+            dfb_stream_copy(p->out + rb * rs, stage, nb * rs);
         }
     }
     if (stage != NULL) {

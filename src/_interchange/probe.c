@@ -58,24 +58,6 @@ dfb_probe_state_clear(dfb_state *st)
     memset(st->probe_cache, 0, sizeof(st->probe_cache));
 }
 
-/* Stores obj.<name> (new reference) in *out: returns 1, 0 with *out
-   unchanged when the get raises AttributeError, -1 with the exception set
-   otherwise. */
-static int
-get_present(PyObject *obj, PyObject *name, PyObject **out)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
-            return 0;
-        }
-        return -1;
-    }
-    *out = v;
-    return 1;
-}
-
 /* Returns the dict of type `tp` (new reference), NULL without an
    exception when it has none, NULL with an exception set on error. */
 static PyObject *
@@ -99,7 +81,7 @@ type_lookup(PyTypeObject *tp, PyObject *name, PyObject **out)
     PyObject *mro = tp->tp_mro;
     if (mro == NULL || !PyTuple_Check(mro)) {
         /* a type not yet readied: ask the type object itself */
-        return get_present((PyObject *)tp, name, out);
+        return dfb_getattr_optional((PyObject *)tp, name, out);
     }
     Py_INCREF(mro);
     int r = 0;
@@ -401,7 +383,7 @@ dfb_probe_get(dfb_state *st, PyObject *obj, int which, PyObject **out)
     if (r <= 0) {
         return r;
     }
-    return get_present(obj, dfb_probe_name(st, which), out);
+    return dfb_getattr_optional(obj, dfb_probe_name(st, which), out);
 }
 
 PyObject *

@@ -15,43 +15,9 @@
 
 #include <stdint.h>
 
-/* The Arrow C data interface structs, declared from its specification
-   under its standard guards (dfbuffer/dfbuffer.h, which needs Python.h,
-   carries the same declaration for the public C API; whichever comes
-   first is used). */
-#ifndef ARROW_C_DATA_INTERFACE
-#define ARROW_C_DATA_INTERFACE
-
-#define ARROW_FLAG_DICTIONARY_ORDERED 1
-#define ARROW_FLAG_NULLABLE 2
-#define ARROW_FLAG_MAP_KEYS_SORTED 4
-
-struct ArrowSchema {
-    const char *format;
-    const char *name;
-    const char *metadata;
-    int64_t flags;
-    int64_t n_children;
-    struct ArrowSchema **children;
-    struct ArrowSchema *dictionary;
-    void (*release)(struct ArrowSchema *);
-    void *private_data;
-};
-
-struct ArrowArray {
-    int64_t length;
-    int64_t null_count;
-    int64_t offset;
-    int64_t n_buffers;
-    int64_t n_children;
-    const void **buffers;
-    struct ArrowArray **children;
-    struct ArrowArray *dictionary;
-    void (*release)(struct ArrowArray *);
-    void *private_data;
-};
-
-#endif /* ARROW_C_DATA_INTERFACE */
+/* The Arrow C data interface structs: the public pure-C header the C API's
+   dfbuffer.h includes too. */
+#include "dfbuffer/arrow_c_interface.h"
 
 /* Returns a+b in *out and 0, or -1 on overflow or when either is
    negative. */

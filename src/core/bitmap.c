@@ -258,6 +258,20 @@ dfb_bitmap_count_zeros(const uint8_t *bits, int64_t bit_offset, int64_t length)
     return length - ones;
 }
 
+/* Sets bit `d` of `dst` to bit `s` of `src` (LSB first), leaving the
+   other bits of its byte as they are. */
+static inline void
+copy_bit(const uint8_t *src, int64_t s, uint8_t *dst, int64_t d)
+{
+    uint8_t bit = (uint8_t)(1u << (d & 7));
+    if ((src[s >> 3] >> (s & 7)) & 1) {
+        dst[d >> 3] |= bit;
+    }
+    else {
+        dst[d >> 3] &= (uint8_t)~bit;
+    }
+}
+
 void
 dfb_bitmap_copy(const uint8_t *src, int64_t src_offset, int64_t length,
                 uint8_t *dst, int64_t dst_offset)
@@ -268,14 +282,7 @@ dfb_bitmap_copy(const uint8_t *src, int64_t src_offset, int64_t length,
     }
     /* bit by bit up to a byte boundary of the output */
     for (; i < length && ((dst_offset + i) & 7) != 0; i++) {
-        int64_t s = src_offset + i, d = dst_offset + i;
-        uint8_t bit = (uint8_t)(1u << (d & 7));
-        if ((src[s >> 3] >> (s & 7)) & 1) {
-            dst[d >> 3] |= bit;
-        }
-        else {
-            dst[d >> 3] &= (uint8_t)~bit;
-        }
+        copy_bit(src, src_offset + i, dst, dst_offset + i);
     }
     /* whole output bytes */
     int64_t nbytes = (length - i) / 8;
@@ -307,13 +314,6 @@ dfb_bitmap_copy(const uint8_t *src, int64_t src_offset, int64_t length,
     }
     /* the rest, bit by bit */
     for (; i < length; i++) {
-        int64_t s = src_offset + i, d = dst_offset + i;
-        uint8_t bit = (uint8_t)(1u << (d & 7));
-        if ((src[s >> 3] >> (s & 7)) & 1) {
-            dst[d >> 3] |= bit;
-        }
-        else {
-            dst[d >> 3] &= (uint8_t)~bit;
-        }
+        copy_bit(src, src_offset + i, dst, dst_offset + i);
     }
 }

@@ -204,35 +204,37 @@ def released_once(p):
     assert p.release_count == 1
 
 
+def check_consumer(spec, consume):
+    """Judges ``consume(p)`` (an outcome as ``run`` returns it) on the producer ``p`` of
+    ``spec`` against the oracle, then checks that ``p`` was released exactly once."""
+    exp = oracle(spec)
+    p = make(spec)
+    outcome = consume(p)
+    judge(outcome, exp)
+    del outcome
+    released_once(p)
+
+
 @FUZZ
 @FUZZ_SEED
 @given(arrow_arrays())
 def test_arrow_column_to_ndarray(spec):
-    exp = oracle(spec)
-    p = make(spec)
-    outcome = run(lambda: dfbuffer.column_to_ndarray(p))
-    judge(outcome, exp)
-    del outcome
-    released_once(p)
+    check_consumer(spec, lambda p: run(lambda: dfbuffer.column_to_ndarray(p)))
 
 
 @FUZZ
 @FUZZ_SEED
 @given(arrow_arrays())
 def test_arrow_to_interchange(spec):
-    exp = oracle(spec)
-    p = make(spec)
-    try:
-        x = to_interchange(p)
-        col = x.get_column(0)
-        outcome = run(lambda: dfbuffer.column_to_ndarray(col))
-    except ALLOWED as e:
-        outcome = ("error", e)
-    else:
-        del x, col
-    judge(outcome, exp)
-    del outcome
-    released_once(p)
+    def consume(p):
+        try:
+            x = to_interchange(p)
+            col = x.get_column(0)
+            return run(lambda: dfbuffer.column_to_ndarray(col))
+        except ALLOWED as e:
+            return ("error", e)
+
+    check_consumer(spec, consume)
 
 
 @FUZZ
