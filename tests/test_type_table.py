@@ -63,7 +63,8 @@ def test_arrow_type_describes_every_family():
     assert _arrow_type("vu")["interchange"] == (21, 8, "vu")
     dec = _arrow_type("d:38,-2,256")
     assert (dec["precision"], dec["scale"], dec["item_bits"]) == (38, -2, 256)
-    assert dec["converts"] == "refused" and not dec["readable"]
+    assert dec["converts"] == "objects" and dec["readable"]
+    assert _arrow_type("tin")["converts"] == "view"
     assert _arrow_type("w:5")["size"] == 5
     assert _arrow_type("+w:4")["layout"] == "fixed_list"
     assert _arrow_type("+ud:1,3")["type_ids"] == (1, 3)

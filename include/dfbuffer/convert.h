@@ -206,6 +206,40 @@ dfb_strings_to_object_array(const dfb_column *c, const uint8_t *isnull);
 PyObject *
 dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull);
 
+/* convert_binary.c: binary (offsets, views or fixed widths) of validated
+   chunk `c` to a 1-D object array of bytes (None where isnull[i]).
+   Offsets go through core's checked reader, views through dfb_view_at.
+   Returns a new reference, or NULL with ValueError (a span outside its
+   buffer) / MemoryError set. */
+PyObject *
+dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull);
+
+/* convert_decimal.c: decimal chunk `c` to a 1-D object array of exact
+   decimal.Decimal (None where isnull[i]), or with DFB_OPT_DECIMAL_FLOAT in
+   `opts` to float64 (NaN where isnull[i]).  Returns a new reference, or
+   NULL with an exception set. */
+PyObject *
+dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts);
+
+/* Parses the decimals= argument ("decimal", "float64"; NULL: "decimal"),
+   OR-ing DFB_OPT_DECIMAL_FLOAT into *opts for "float64".  Returns 0, or
+   -1 with TypeError / ValueError. */
+int
+dfb_parse_decimals(PyObject *o, int *opts);
+
+/* convert_temporal.c: time32 / time64 chunk `c` to a 1-D object array of
+   datetime.time (None where isnull[i]).  Returns a new reference, or NULL
+   with ValueError for a value outside [0, 24 h) or with nanoseconds
+   datetime.time cannot hold. */
+PyObject *
+dfb_times_to_object_array(const dfb_column *c, const uint8_t *isnull);
+
+/* The NumPy record dtype of interval format `f` (months; days,
+   milliseconds; months, days, nanoseconds).  Returns a new reference, or
+   NULL with an exception set. */
+PyArray_Descr *
+dfb_interval_descr(const dfb_format *f);
+
 /* column_readers.c: core's checked readers (reader.h) over a chunk's
    memory, the only way the converters read producer offsets and codes. */
 
@@ -240,6 +274,7 @@ dfb_bad_code_error(int64_t i, int64_t code, int64_t ncats);
 #define DFB_NULLS_MODE_BITS 0xff
 #define DFB_OPT_CATEGORICAL_CODES 0x100 /* categorical="codes" */
 #define DFB_OPT_STRINGDTYPE 0x200       /* strings="stringdtype" */
+#define DFB_OPT_DECIMAL_FLOAT 0x400     /* decimals="float64" */
 
 /* Parses the categorical= ("decode", "codes") and strings= ("object",
    "stringdtype") arguments (NULL: the default) into DFB_OPT_* bits in

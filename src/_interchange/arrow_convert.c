@@ -168,21 +168,6 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
             goto done;
         }
     }
-    dfb_type t = cols[0].fmt.type == DFB_T_DICTIONARY
-                     ? cols[0].categories->fmt.type
-                     : cols[0].fmt.type;
-    if (t == DFB_T_BINARY || t == DFB_T_LARGE_BINARY) {
-        const struct ArrowSchema *s =
-            is_table ? imp->schema.children[c] : &imp->schema;
-        PyErr_Format(PyExc_NotImplementedError,
-                     "column '%s': Arrow format '%s' (binary) is not "
-                     "supported",
-                     name,
-                     cols[0].fmt.type == DFB_T_DICTIONARY
-                         ? s->dictionary->format
-                         : s->format);
-        goto done;
-    }
     res = dfb_columns_to_ndarray(st, cols, n, nulls, allow_copy);
 done:
     dfb_arrow_refs_clear(&refs);

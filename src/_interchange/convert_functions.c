@@ -275,7 +275,7 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 PyDoc_STRVAR(
     column_to_ndarray_doc,
     "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
-    "                  strings='object')\n--\n\n"
+    "                  strings='object', decimals='decimal')\n--\n\n"
     "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
     "column) to a NumPy array.\n\n"
     "nulls='mask' gives a numpy.ma.MaskedArray where the column has nulls and "
@@ -304,6 +304,9 @@ PyDoc_STRVAR(
     "    Decode categoricals, or return CategoricalCodes (default 'decode').\n"
     "strings : {'object', 'stringdtype'}, optional\n"
     "    Strings as object arrays of str, or as NumPy StringDType arrays.\n"
+    "decimals : {'decimal', 'float64'}, optional\n"
+    "    Arrow decimals as exact decimal.Decimal objects (default), or as\n"
+    "    float64 (the nearest double; NaN where null).\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -450,19 +453,20 @@ static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames)
 {
-    static const char *const kw[] = {"column", "nulls", "categorical",
-                                     "strings", NULL};
+    static const char *const kw[] = {"column",  "nulls",    "categorical",
+                                     "strings", "decimals", NULL};
     static const dfb_argspec spec = {"column_to_ndarray", kw, 1, 1};
-    PyObject *a[4] = {NULL, NULL, NULL, NULL};
+    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL, NULL};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
     dfb_nulls_mode nulls;
     int opts;
     if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[2], a[3], &opts) < 0) {
+        dfb_parse_conv_opts(a[2], a[3], &opts) < 0 ||
+        dfb_parse_decimals(a[4], &opts) < 0) {
         return NULL;
     }
     nulls = (dfb_nulls_mode)((int)nulls | opts);
@@ -482,7 +486,7 @@ PyDoc_STRVAR(
     from_dataframe_doc,
     "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
     "categorical='decode',\n"
-    "               strings='object')\n--\n\n"
+    "               strings='object', decimals='decimal')\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
     "obj is anything with __dataframe__, an interchange DataFrame object, or "
     "an\n"
@@ -514,6 +518,8 @@ PyDoc_STRVAR(
     "    As in column_to_ndarray (default 'decode').\n"
     "strings : {'object', 'stringdtype'}, optional\n"
     "    As in column_to_ndarray (default 'object').\n"
+    "decimals : {'decimal', 'float64'}, optional\n"
+    "    As in column_to_ndarray (default 'decimal').\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -599,19 +605,21 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
 {
     static const char *const kw[] = {"obj",         "nulls",   "allow_copy",
-                                     "categorical", "strings", NULL};
+                                     "categorical", "strings", "decimals",
+                                     NULL};
     static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
-    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy, NULL,
-                              NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
+                              NULL, NULL,          NULL};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
     dfb_nulls_mode nulls;
     int opts;
     if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[3], a[4], &opts) < 0) {
+        dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
+        dfb_parse_decimals(a[5], &opts) < 0) {
         return NULL;
     }
     nulls = (dfb_nulls_mode)((int)nulls | opts);

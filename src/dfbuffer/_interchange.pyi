@@ -169,6 +169,7 @@ def column_to_ndarray(
     nulls: _NullsMode = "mask",
     categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
+    decimals: _DecimalsMode = "decimal",
 ) -> _Array: ...
 @overload
 def column_to_ndarray(
@@ -177,6 +178,7 @@ def column_to_ndarray(
     nulls: _NullsMode = "mask",
     categorical: _CategoricalMode,
     strings: _StringsMode = "object",
+    decimals: _DecimalsMode = "decimal",
 ) -> _Array | CategoricalCodes: ...
 @overload
 def from_dataframe(
@@ -186,6 +188,7 @@ def from_dataframe(
     allow_copy: bool = True,
     categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
+    decimals: _DecimalsMode = "decimal",
 ) -> dict[str, _Array]: ...
 @overload
 def from_dataframe(
@@ -195,6 +198,7 @@ def from_dataframe(
     allow_copy: bool = True,
     categorical: _CategoricalMode,
     strings: _StringsMode = "object",
+    decimals: _DecimalsMode = "decimal",
 ) -> dict[str, _Array | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
@@ -239,6 +243,7 @@ def _arrow_import(
 
 _CategoricalMode: TypeAlias = Literal["decode", "codes"]
 _StringsMode: TypeAlias = Literal["object", "stringdtype"]
+_DecimalsMode: TypeAlias = Literal["decimal", "float64"]
 
 @final
 class CategoricalCodes(tuple[Any, ...]):

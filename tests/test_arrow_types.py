@@ -1,0 +1,249 @@
+"""The flat Arrow types beyond numbers, strings and dates: binary (offsets, views, fixed
+size), decimals, times of day and intervals, against pyarrow's own values (to_pylist is
+the oracle), plain, sliced, chunked, dictionary-encoded and with nulls."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import gc
+import weakref
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from racing import as_list, race
+from test_arrow_bad import Producer
+
+import dfbuffer
+
+D = decimal.Decimal
+
+BINARY_VALUES = [b"ab", None, b"", b"x" * 20, b"\x00\xff", None, b"0123456789abc"]
+DECIMAL_VALUES = [D("1.23"), None, D("-0.05"), D("0.00"), D("99.99"), None, D("-12.30")]
+MONTH_DAY_NANO = [(1, 2, 3), None, (-3, 0, -7), (4, 5, 6), (0, 0, 0)]
+
+
+def _arrays() -> dict[str, pa.Array]:
+    """One array per type of these families, with nulls."""
+    big = [D("123456789012345678901234567.89"), None, D("-0.01"), D("0.00")]
+    huge = [D("-12345678901234567890123456789012345678901234567.89"), None, D("7.00")]
+    return {
+        "binary": pa.array(BINARY_VALUES, pa.binary()),
+        "large_binary": pa.array(BINARY_VALUES, pa.large_binary()),
+        "binary_view": pa.array(BINARY_VALUES, pa.binary_view()),
+        "fixed_size_binary": pa.array([b"abc", None, b"\x00\x01\x02", b"xyz"], pa.binary(3)),
+        "decimal32": pa.array(DECIMAL_VALUES, pa.decimal32(4, 2)),
+        "decimal64": pa.array(DECIMAL_VALUES, pa.decimal64(12, 2)),
+        "decimal128": pa.array(DECIMAL_VALUES + big, pa.decimal128(38, 2)),
+        "decimal256": pa.array(DECIMAL_VALUES + huge, pa.decimal256(60, 2)),
+        "decimal_negative_scale": pa.array(
+            [D("1.23E+4"), None, D("0"), D("-5E+2")], pa.decimal128(5, -2)
+        ),
+        "time32s": pa.array([0, None, 86399, 5], pa.time32("s")),
+        "time32ms": pa.array([0, None, 86399999, 5], pa.time32("ms")),
+        "time64us": pa.array([0, None, 86399999999, 5], pa.time64("us")),
+        "time64ns": pa.array([0, None, 86399999999000, 5000], pa.time64("ns")),
+    }
+
+
+def _listed(res) -> list:
+    """The values of a result, None where masked or None."""
+    return as_list(res)
+
+
+@pytest.mark.parametrize("name", sorted(_arrays()))
+def test_values_match_pyarrow(name):
+    arr = _arrays()[name]
+    want = arr.to_pylist()
+    assert _listed(dfbuffer.column_to_ndarray(arr)) == want
+    got = dfbuffer.from_dataframe(pa.table({name: arr}))[name]
+    assert _listed(got) == want
+    assert got.dtype == object
+    # nulls="fill": None in the null slots of a plain object array
+    filled = dfbuffer.column_to_ndarray(arr, nulls="fill")
+    assert not isinstance(filled, np.ma.MaskedArray) and filled.tolist() == want
+
+
+@pytest.mark.parametrize("name", sorted(_arrays()))
+def test_sliced_and_chunked(name):
+    arr = _arrays()[name]
+    for sl in (arr.slice(1), arr.slice(2, 2), arr.slice(len(arr)), arr.slice(3, 1)):
+        assert _listed(dfbuffer.column_to_ndarray(sl)) == sl.to_pylist()
+    ch = pa.chunked_array([arr.slice(1, 2), arr.slice(0, 1), arr.slice(3)])
+    assert _listed(dfbuffer.column_to_ndarray(ch)) == ch.to_pylist()
+    t = pa.table({"c": ch})
+    assert _listed(dfbuffer.from_dataframe(t)["c"]) == ch.to_pylist()
+
+
+@pytest.mark.parametrize(
+    "name", ["binary", "large_binary", "fixed_size_binary", "decimal128", "time64us"]
+)
+def test_dictionary_encoded(name):
+    arr = _arrays()[name]
+    enc = arr.dictionary_encode()
+    assert _listed(dfbuffer.column_to_ndarray(enc)) == arr.to_pylist()
+    assert _listed(dfbuffer.column_to_ndarray(enc.slice(1, 3))) == arr.slice(1, 3).to_pylist()
+    codes = dfbuffer.column_to_ndarray(enc, categorical="codes")
+    assert _listed(codes.codes) == enc.indices.to_pylist()
+
+
+def test_binary_without_nulls_is_plain_bytes():
+    arr = pa.array([b"a", b"bc", b""], pa.binary())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert type(res) is np.ndarray and res.tolist() == [b"a", b"bc", b""]
+    assert all(type(v) is bytes for v in res)
+
+
+def test_decimals_float64():
+    for name, arr in _arrays().items():
+        if not name.startswith("decimal"):
+            continue
+        want = [np.nan if v is None else float(v) for v in arr.to_pylist()]
+        # masked by default, as float columns with nulls are; NaN under the mask
+        got = dfbuffer.column_to_ndarray(arr, decimals="float64")
+        assert got.dtype == np.float64 and isinstance(got, np.ma.MaskedArray)
+        np.testing.assert_allclose(got.data, want, rtol=1e-15)
+        assert np.ma.getmaskarray(got).tolist() == [v is None for v in arr.to_pylist()]
+        filled = dfbuffer.column_to_ndarray(arr, decimals="float64", nulls="fill")
+        assert type(filled) is np.ndarray
+        np.testing.assert_allclose(filled, want, rtol=1e-15)
+        frame = dfbuffer.from_dataframe(pa.table({"d": arr}), decimals="float64", nulls="fill")
+        np.testing.assert_allclose(frame["d"], want, rtol=1e-15)
+    with pytest.raises(ValueError, match="decimals"):
+        dfbuffer.column_to_ndarray(_arrays()["decimal128"], decimals="float32")
+    with pytest.raises(TypeError, match="decimals"):
+        dfbuffer.from_dataframe(pa.table({"d": _arrays()["decimal128"]}), decimals=1)
+
+
+def test_decimal_extremes():
+    # the widest values of each width, both signs
+    for bits, prec in ((32, 9), (64, 18), (128, 38), (256, 76)):
+        typ = {32: pa.decimal32, 64: pa.decimal64, 128: pa.decimal128, 256: pa.decimal256}[bits]
+        top = "9" * (prec - 3) + ".999"
+        arr = pa.array([D(top), D("-" + top), D("0.001"), D(0)], typ(prec, 3))
+        assert dfbuffer.column_to_ndarray(arr).tolist() == arr.to_pylist()
+
+
+def test_time_nanoseconds_not_whole_microseconds_raise_naming_the_column():
+    arr = pa.array([0, 1500], pa.time64("ns"))
+    with pytest.raises(ValueError, match="datetime.time cannot hold it"):
+        dfbuffer.column_to_ndarray(arr)
+    with pytest.raises(ValueError, match="^column 't'.*1500ns at row 1"):
+        dfbuffer.from_dataframe(pa.table({"t": arr}))
+    # a null slot's value is never read
+    masked = pa.Array.from_buffers(
+        pa.time64("ns"),
+        2,
+        [pa.array([True, False]).buffers()[1], pa.array([0, 1500], pa.int64()).buffers()[1]],
+    )
+    assert _listed(dfbuffer.column_to_ndarray(masked)) == [datetime.time(0), None]
+
+
+def test_time_out_of_range_raises():
+    bad = pa.Array.from_buffers(
+        pa.time32("s"), 1, [None, pa.array([86400], pa.int32()).buffers()[1]]
+    )
+    with pytest.raises(ValueError, match=r"outside \[0, 24 h\)"):
+        dfbuffer.column_to_ndarray(bad)
+
+
+def test_month_day_nano_interval_records():
+    arr = pa.array(MONTH_DAY_NANO, pa.month_day_nano_interval())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert isinstance(res, np.ma.MaskedArray)
+    assert res.dtype.names == ("months", "days", "nanoseconds")
+    assert res.dtype["months"] == np.int32 and res.dtype["nanoseconds"] == np.int64
+    mask = np.ma.getmaskarray(res)["months"].tolist()
+    got = [None if m else tuple(v) for v, m in zip(res.data.tolist(), mask, strict=True)]
+    want = [None if v is None else (v.months, v.days, v.nanoseconds) for v in arr.to_pylist()]
+    assert got == want
+    # zero-copy: the records are pyarrow's buffer
+    assert res.data.__array_interface__["data"][0] == arr.buffers()[1].address
+    assert not res.data.flags.writeable
+    sl = arr.slice(2, 2)
+    res = dfbuffer.column_to_ndarray(sl)
+    assert [tuple(v) for v in res.tolist()] == [(-3, 0, -7), (4, 5, 6)]
+    assert res.__array_interface__["data"][0] == arr.buffers()[1].address + 2 * 16
+    ch = pa.chunked_array([arr.slice(3), arr.slice(0, 1)])
+    assert [tuple(v) for v in dfbuffer.column_to_ndarray(ch).tolist()] == [
+        (4, 5, 6),
+        (0, 0, 0),
+        (1, 2, 3),
+    ]
+
+
+def test_month_and_day_time_intervals():
+    # pyarrow has no Python class for these two (its to_pylist fails): the oracle is the
+    # layout itself, written by a hand-made producer (kept alive while its results
+    # live: they are views of its memory and call its release callback)
+    months = np.array([1, -2, 0, 7], np.int32)
+    pm = Producer(b"tiM", 3, [None, months], offset=1)
+    res = dfbuffer.column_to_ndarray(pm)
+    assert res.dtype.names == ("months",) and res["months"].tolist() == [-2, 0, 7]
+    dt = np.array([(1, 500), (-2, 0), (3, -7)], [("d", "<i4"), ("ms", "<i4")])
+    valid = np.packbits([1, 0, 1], bitorder="little")
+    pd_ = Producer(b"tiD", 3, [valid, dt], null_count=1)
+    res2 = dfbuffer.column_to_ndarray(pd_)
+    assert res2.dtype.names == ("days", "milliseconds")
+    assert np.ma.getmaskarray(res2)["days"].tolist() == [False, True, False]
+    assert [tuple(v) for v in res2.data.tolist()] == [(1, 500), (-2, 0), (3, -7)]
+    del res, res2
+    gc.collect()
+    assert pm.release_count == 1 and pd_.release_count == 1
+
+
+def test_interval_lifetime_and_cycles():
+    arr = pa.array(MONTH_DAY_NANO * 100, pa.month_day_nano_interval())
+    res = dfbuffer.column_to_ndarray(arr.slice(3))
+    addr = arr.buffers()[1].address
+    ref = weakref.ref(arr)
+    del arr
+    gc.collect()
+    # the view keeps the memory alive whatever happens to the pyarrow array
+    assert res.data[0]["months"] == 4
+    assert res.data.__array_interface__["data"][0] == addr + 3 * 16
+    # a cycle through the result is collected
+    holder = [res]
+    holder.append(holder)
+    w = weakref.ref(res.data.base) if res.data.base is not None else None
+    del res, holder
+    gc.collect()
+    assert ref() is None
+    if w is not None:
+        assert w() is None
+
+
+def test_racing_binary_offsets():
+    n = 20_000
+    values = [None if i % 13 == 5 else bytes([i % 251]) * (i % 7) for i in range(n)]
+    lens = np.array([0 if v is None else len(v) for v in values], np.int32)
+    good = np.zeros(n + 1, np.int32)
+    good[1:] = np.cumsum(lens)
+    offs = good.copy()
+    data = np.frombuffer(b"".join(v or b"" for v in values), np.uint8).copy()
+    valid = pa.array([v is not None for v in values]).buffers()[1]
+    arr = pa.Array.from_buffers(pa.binary(), n, [valid, pa.py_buffer(offs), pa.py_buffer(data)])
+    bad = good.copy()
+    bad[1::2] = np.iinfo(np.int32).max
+
+    def check(res) -> None:
+        assert as_list(res) == values
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(offs, good, bad)])
+    assert ok + refused == 8
+
+
+def test_polars_binary_decimal_time():
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame(
+        {
+            "b": pl.Series([b"ab", None, b""], dtype=pl.Binary),
+            "d": pl.Series([D("1.50"), None, D("-2.25")], dtype=pl.Decimal(10, 2)),
+            "t": pl.Series([datetime.time(1, 2, 3), None, datetime.time(23, 59, 59, 999999)]),
+        }
+    )
+    got = dfbuffer.from_dataframe(df)
+    assert _listed(got["b"]) == [b"ab", None, b""]
+    assert _listed(got["d"]) == [D("1.50"), None, D("-2.25")]
+    assert _listed(got["t"]) == df["t"].to_list()
