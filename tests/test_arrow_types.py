@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from racing import as_list, race
 from test_arrow_bad import Producer
@@ -247,3 +248,83 @@ def test_polars_binary_decimal_time():
     assert _listed(got["b"]) == [b"ab", None, b""]
     assert _listed(got["d"]) == [D("1.50"), None, D("-2.25")]
     assert _listed(got["t"]) == df["t"].to_list()
+
+
+# ---------------------------------------------------------------------------
+# run-end encoded
+
+
+def _ree(values, run_end_type=None):
+    return pc.run_end_encode(pa.array(values), run_end_type=run_end_type or pa.int32())
+
+
+REE_VALUES = {
+    "int": [1, 1, None, 2, 2, 2, 3, None, None],
+    "float": [1.5, 1.5, None, -2.0],
+    "string": ["a", "a", None, "b", "b", "", ""],
+    "binary": [b"x", b"x", None, b"yz"],
+    "decimal": [D("1.5"), D("1.5"), None],
+    "bool": [True, True, None, False, False],
+}
+
+
+def _plain(res) -> list:
+    """A result's values, None where masked (any dtype)."""
+    mask = np.ma.getmaskarray(res).tolist()
+    return [None if m else v for v, m in zip(np.ma.getdata(res).tolist(), mask, strict=True)]
+
+
+@pytest.mark.parametrize("run_end_type", [pa.int16(), pa.int32(), pa.int64()])
+@pytest.mark.parametrize("kind", sorted(REE_VALUES))
+def test_run_end_encoded(kind, run_end_type):
+    ree = _ree(REE_VALUES[kind], run_end_type)
+    assert _plain(dfbuffer.column_to_ndarray(ree)) == ree.to_pylist()
+    for sl in (ree.slice(1), ree.slice(2, 2), ree.slice(len(ree)), ree.slice(3, 1)):
+        assert _plain(dfbuffer.column_to_ndarray(sl)) == sl.to_pylist()
+    ch = pa.chunked_array([ree.slice(1, 2), ree, ree.slice(0, 0)])
+    got = dfbuffer.from_dataframe(pa.table({"r": ch}))["r"]
+    assert _plain(got) == ch.to_pylist()
+    # always decoded: the run indices are no categorical
+    codes = dfbuffer.from_dataframe(pa.table({"r": ch}), categorical="codes")["r"]
+    assert isinstance(codes, np.ndarray) and _plain(codes) == ch.to_pylist()
+
+
+def test_run_end_encoded_int_dtype_and_fill():
+    ree = _ree([1, 1, 2, 2, 2])
+    res = dfbuffer.column_to_ndarray(ree)
+    assert type(res) is np.ndarray and res.dtype == np.int64 and res.tolist() == [1, 1, 2, 2, 2]
+    filled = dfbuffer.column_to_ndarray(_ree([1, None, None, 3]), nulls="fill")
+    assert filled.dtype == np.float64 and np.isnan(filled[1:3]).all()
+
+
+def test_run_end_encoded_bad_run_ends_raise():
+    # pyarrow validates run ends when it builds the array: they turn bad afterwards
+    ends = np.array([1, 2, 3], np.int32)
+    ree = pa.RunEndEncodedArray.from_arrays(
+        pa.Array.from_buffers(pa.int32(), 3, [None, pa.py_buffer(ends)]), pa.array([1, 2, 3])
+    )
+    for bad in ([2, 2, 3], [2, 1, 3], [-1, 2, 3]):
+        ends[:] = bad
+        with pytest.raises(ValueError, match="strictly increasing"):
+            dfbuffer.column_to_ndarray(ree)
+    ends[:] = [1, 2, 3]
+    assert dfbuffer.column_to_ndarray(ree).tolist() == [1, 2, 3]
+
+
+def test_racing_run_ends():
+    n_runs = 20_000
+    good = (np.arange(1, n_runs + 1) * 3).astype(np.int32)
+    ends = good.copy()
+    values = pa.array(np.arange(n_runs) % 97)
+    ree = pa.RunEndEncodedArray.from_arrays(
+        pa.Array.from_buffers(pa.int32(), n_runs, [None, pa.py_buffer(ends)]), values
+    )
+    expected = ree.to_pylist()
+    bad = good.copy()
+    bad[1::2] = 1  # not increasing: runs that go backwards
+
+    def check(res) -> None:
+        assert res.tolist() == expected
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(ree), check, [(ends, good, bad)])
+    assert ok + refused == 8

@@ -154,6 +154,16 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                         dfb_column *dict, PyObject **dict_error,
                         ref_list *refs, int decode_views, const char *name);
 
+/* convert_run_end.c: describes the run-end encoded ("+r") node `nd` into
+   `col` as a categorical of new int64 codes (the run of each row, decoded
+   by core's run-ends reader) into its values child, described into
+   `dict`.  Returns 0, or -1 with ValueError (bad run ends or children),
+   NotImplementedError (`dict` NULL) or the values' description error. */
+int
+dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
+                           dfb_column *col, dfb_column *dict, ref_list *refs,
+                           int decode_views, const char *name);
+
 /* arrow_describe.c: returns a new reference to the NumPy dtype of a
    fixed-width format's stored values (bitmaps and bytes: uint8), or NULL
    with an exception. */

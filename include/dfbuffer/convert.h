@@ -48,6 +48,8 @@ typedef struct dfb_column {
     dfb_span offsets;   /* strings: int32/int64 offsets */
     const struct dfb_column *categories; /* DICTIONARY: the values */
     int is_ordered;                      /* DICTIONARY: ordered categories */
+    int from_runs; /* DICTIONARY made of a run-end encoded chunk (codes: the
+                      run of each row): always decoded */
     int offsets_swapped; /* strings: 1 if the offsets are stored in the
                             non-native byte order (0 = native) */
     /* STRING_VIEW only (`data` holds the 16-byte views, any alignment):

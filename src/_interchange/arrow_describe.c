@@ -371,6 +371,9 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
     if (f.type == DFB_T_NULL) {
         col->null_count = nd->length;
     }
+    else if (row->n_buffers == 0) {
+        /* run-end encoded: no buffers, its values hold the nulls */
+    }
     else {
         vbuf = a->buffers[0];
         int64_t nulls = 0;
@@ -408,6 +411,9 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
     switch (row->layout) {
         case DFB_LAYOUT_NONE:
             break;
+        case DFB_LAYOUT_RUN_END:
+            return dfb_arrow_describe_run_end(st, nd, col, dict, refs,
+                                              decode_views, name);
         case DFB_LAYOUT_BITS:
             if (arrow_span(st, nd, &col->data, a->buffers[1], vbytes, NULL,
                            refs) < 0) {

@@ -96,7 +96,7 @@ static const dfb_type_row rows[DFB_T_COUNT] = {
     ROW(SPARSE_UNION,    "sparse union",                "other",       SPARSE_UNION,
         1, T, 0, 0, 0,  -1, -1,  0,   'O', -1, REFUSED,      0),
     ROW(RUN_END,         "run-end encoded",             "other",       RUN_END,
-        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, REFUSED,      0),
+        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, DECODE,       1),
     ROW(EXTENSION,       "extension",                   "other",       STORAGE,
         0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0),
 };

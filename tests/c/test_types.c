@@ -107,7 +107,7 @@ static const fmt_case fmt_cases[] = {
     {"+m", DFB_T_MAP, 0, 0},
     {"+ud:0,1,5", DFB_T_DENSE_UNION, 0, 0},
     {"+us:", DFB_T_SPARSE_UNION, 0, 0},
-    {"+r", DFB_T_RUN_END, 0, 0},
+    {"+r", DFB_T_RUN_END, 0, 1},
 };
 
 /* Every format parses to its row; the readable ones (and only those) pass
