@@ -328,3 +328,91 @@ def test_racing_run_ends():
 
     ok, refused = race(lambda: dfbuffer.column_to_ndarray(ree), check, [(ends, good, bad)])
     assert ok + refused == 8
+
+
+# ---------------------------------------------------------------------------
+# canonical extension types, and what schema() says about every type here
+
+
+def test_bool8_is_a_zero_copy_bool_view():
+    arr = pa.array([1, 0, None, 1], pa.int8()).cast(pa.bool8())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert res.dtype == np.bool_ and _plain(res) == [True, False, None, True]
+    assert res.data.__array_interface__["data"][0] == arr.storage.buffers()[1].address
+    assert not res.data.flags.writeable
+    ref = weakref.ref(arr)
+    del arr
+    gc.collect()
+    assert ref() is None and _plain(res) == [True, False, None, True]
+    cycle = [res]
+    cycle.append(cycle)
+    base = weakref.ref(res.data.base)
+    del res, cycle
+    gc.collect()
+    assert base() is None
+
+
+def test_uuid_json_and_unknown_extensions():
+    import uuid
+
+    ids = [uuid.UUID(int=k * 2**100 + 7) for k in range(3)]
+    arr = pa.array([ids[0].bytes, None, ids[2].bytes], pa.uuid())
+    assert _plain(dfbuffer.column_to_ndarray(arr)) == arr.to_pylist() == [ids[0], None, ids[2]]
+    assert _plain(dfbuffer.column_to_ndarray(arr.slice(2))) == [ids[2]]
+    js = pa.array(['{"a": 1}', None], pa.json_())
+    assert _plain(dfbuffer.column_to_ndarray(js)) == ['{"a": 1}', None]
+    opaque = pa.opaque(pa.int32(), "geo", "vendor")
+    op = pa.ExtensionArray.from_storage(opaque, pa.array([1, None, 3], pa.int32()))
+    assert _plain(dfbuffer.column_to_ndarray(op)) == [1, None, 3]
+
+
+def test_schema_reports_parameters():
+    t = pa.table(
+        {
+            "d": pa.array([1], pa.decimal64(12, 3)),
+            "w": pa.array([b"ab"], pa.binary(2)),
+            "i": pa.array([(1, 2, 3)], pa.month_day_nano_interval()),
+            "r": _ree([1], pa.int16()),
+            "t": pa.array([1], pa.time64("ns")),
+            "u": pa.array([bytes(16)], pa.uuid()),
+            "b8": pa.array([1], pa.int8()).cast(pa.bool8()),
+        }
+    )
+    s = dfbuffer.schema(t)
+    assert (s["d"].type, s["d"].bits, s["d"].precision, s["d"].scale) == ("decimal", 64, 12, 3)
+    assert (s["w"].type, s["w"].byte_width) == ("binary", 2)
+    assert (s["i"].type, s["i"].unit) == ("interval", "month_day_nano")
+    assert (s["r"].type, s["r"].bits, s["r"].values.type) == ("run_end", 16, "int")
+    assert (s["t"].type, s["t"].unit) == ("time", "ns")
+    assert (s["u"].extension, s["u"].byte_width) == ("arrow.uuid", 16)
+    assert (s["b8"].type, s["b8"].extension) == ("bool", "arrow.bool8")
+    assert repr(s).splitlines()[1:] == [
+        "d: decimal64(12, 3)",
+        "w: binary[2]",
+        "i: interval[month_day_nano]",
+        "r: run_end[int16, int64]",
+        "t: time[ns]",
+        "u: arrow.uuid<binary[16]>",
+        "b8: arrow.bool8<bool>",
+    ]
+
+
+def test_pandas_frontend_object_columns():
+    import pandas as pd
+
+    import dfbuffer.pandas
+
+    t = pa.table(
+        {
+            "b": pa.array([b"a", None], pa.binary()),
+            "d": pa.array([D("1.5"), None], pa.decimal128(5, 1)),
+            "t": pa.array([datetime.time(1), None]),
+            "r": _ree([1, 1]),
+        }
+    )
+    df = dfbuffer.pandas.from_dataframe(t)
+    assert df["b"].tolist() == [b"a", None]
+    assert df["d"].tolist() == [D("1.5"), None]
+    assert df["t"].tolist() == [datetime.time(1), None]
+    assert df["r"].tolist() == [1, 1]
+    assert isinstance(df, pd.DataFrame)

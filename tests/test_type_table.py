@@ -93,7 +93,7 @@ def test_schema_reads_the_table():
     got = {c.name: (c.type, c.bits, c.unit, c.tz) for c in dfbuffer.schema(t)}
     assert got == {
         "t": ("time", None, "ms", None),
-        "d": ("decimal", None, None, None),
+        "d": ("decimal", 128, None, None),
         "s": ("string", 8, None, None),
         "z": ("datetime", 64, "us", "UTC"),
     }

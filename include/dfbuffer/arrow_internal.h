@@ -154,6 +154,21 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                         dfb_column *dict, PyObject **dict_error,
                         ref_list *refs, int decode_views, const char *name);
 
+/* schema.c: finds the value of top-level key `key` in Arrow metadata `md`
+   (NULL: none): sets *val / *len and returns 1, or returns 0 when absent
+   (or the metadata is malformed).  Cannot fail. */
+int
+dfb_arrow_metadata_find(const char *md, const char *key, const char **val,
+                        int32_t *len);
+
+/* convert_extension.c: applies the canonical extension type named in the
+   metadata of schema `s` to the described `col`: arrow.bool8 (int8
+   storage) becomes a bool view, arrow.uuid (16-byte fixed-size binary)
+   uuid.UUID objects; other extensions keep their storage type's result.
+   Cannot fail. */
+void
+dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col);
+
 /* convert_run_end.c: describes the run-end encoded ("+r") node `nd` into
    `col` as a categorical of new int64 codes (the run of each row, decoded
    by core's run-ends reader) into its values child, described into

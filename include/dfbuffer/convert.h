@@ -50,6 +50,8 @@ typedef struct dfb_column {
     int is_ordered;                      /* DICTIONARY: ordered categories */
     int from_runs; /* DICTIONARY made of a run-end encoded chunk (codes: the
                       run of each row): always decoded */
+    int uuid;      /* FIXED_BINARY of 16 bytes marked arrow.uuid: converted
+                      to uuid.UUID objects */
     int offsets_swapped; /* strings: 1 if the offsets are stored in the
                             non-native byte order (0 = native) */
     /* STRING_VIEW only (`data` holds the 16-byte views, any alignment):
@@ -215,6 +217,12 @@ dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull);
    buffer) / MemoryError set. */
 PyObject *
 dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull);
+
+/* convert_extension.c: replaces each bytes object of object array `arr`
+   (stolen; None stays) by uuid.UUID(bytes=...).  Returns `arr`, or NULL
+   with an exception set (`arr` released). */
+PyObject *
+dfb_uuids_from_bytes(PyObject *arr);
 
 /* convert_decimal.c: decimal chunk `c` to a 1-D object array of exact
    decimal.Decimal (None where isnull[i]), or with DFB_OPT_DECIMAL_FLOAT in

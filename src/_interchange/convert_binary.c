@@ -113,5 +113,5 @@ dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
         Py_DECREF(out); /* NULL slots are skipped by the dealloc */
         return NULL;
     }
-    return (PyObject *)out;
+    return c->uuid ? dfb_uuids_from_bytes((PyObject *)out) : (PyObject *)out;
 }

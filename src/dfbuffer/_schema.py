@@ -30,6 +30,7 @@ __all__ = ["ColumnSchema", "Schema", "schema"]
 # The logical types whose schema reports a value width / a time unit.
 _WITH_BITS = frozenset({"int", "uint", "float", "bool", "string", "datetime", "duration"})
 _WITH_UNIT = frozenset({"date", "datetime", "duration", "time"})
+_INTERVAL_UNITS = {"tiM": "months", "tiD": "day_time", "tin": "month_day_nano"}
 _NULLS = {0: "non-nullable", 1: "nan", 2: "sentinel", 3: "bitmask", 4: "bytemask"}
 
 
@@ -47,14 +48,16 @@ class ColumnSchema:
         The logical type: ``"int"``, ``"uint"``, ``"float"``, ``"bool"``,
         ``"string"``, ``"binary"``, ``"datetime"`` (a timestamp), ``"date"``,
         ``"time"``, ``"duration"``, ``"decimal"``, ``"categorical"``,
-        ``"null"``, ``"list"``, ``"struct"``, ``"map"`` or ``"other"``.
+        ``"null"``, ``"interval"``, ``"run_end"`` (run-end encoded),
+        ``"list"``, ``"struct"``, ``"map"`` or ``"other"``.
     format : str
         The Arrow C format string of the values.
     bits : int or None
         The width of the values (of the codes, for a categorical).
     unit : str or None
-        ``"s" "ms" "us" "ns"`` for datetimes and durations, ``"D"`` or
-        ``"ms"`` for dates.
+        ``"s" "ms" "us" "ns"`` for datetimes, durations and times, ``"D"``
+        or ``"ms"`` for dates; ``"months"``, ``"day_time"`` or
+        ``"month_day_nano"`` for intervals.
     tz : str or None
         A timestamp's time zone.
     ordered : bool or None
@@ -73,6 +76,18 @@ class ColumnSchema:
         none).
     metadata : dict
         The column's metadata.
+    precision, scale : int or None
+        A decimal's digits and digits after the point (``bits`` is its
+        width: 32, 64, 128 or 256).
+    byte_width : int or None
+        The bytes of one fixed-size binary value.
+    values : ColumnSchema or None
+        The values of a run-end encoded column (``bits``: its run ends').
+    extension : str or None
+        The name of an Arrow extension type (``"arrow.uuid"``, ...); its
+        serialized parameters are ``extension_metadata``.
+    extension_metadata : str or None
+        The ``ARROW:extension:metadata`` of an extension type.
 
     Examples
     --------
@@ -97,6 +112,12 @@ class ColumnSchema:
     null_value: int | None = None
     null_count: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    precision: int | None = None
+    scale: int | None = None
+    byte_width: int | None = None
+    values: ColumnSchema | None = None
+    extension: str | None = None
+    extension_metadata: str | None = None
 
 
 class _Names(list[str]):
@@ -225,10 +246,20 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
         if c.tz is not None:
             params.append(f"tz={c.tz}")
         s = f"{t}[{', '.join(params)}]"
+    elif t == "decimal":
+        s = f"decimal{c.bits}({c.precision}, {c.scale})"
+    elif t == "binary" and c.byte_width is not None:
+        s = f"binary[{c.byte_width}]"
+    elif t == "interval":
+        s = f"interval[{c.unit}]"
+    elif t == "run_end" and c.values is not None:
+        s = f"run_end[int{c.bits}, {_type_string(c.values, nulls=False)}]"
     elif t == "other":
         s = f"other[{c.format}]"
     else:
         s = t
+    if c.extension is not None:
+        s = f"{c.extension}<{s}>"
     if not nulls:
         return s
     if not c.nullable:
@@ -252,6 +283,12 @@ def _format_type(fmt: str) -> dict[str, Any]:
         out["unit"] = t["unit"]
     if logical == "datetime":
         out["tz"] = t["tz"]
+    if logical == "decimal":
+        out.update(bits=t["bits"], precision=t["precision"], scale=t["scale"])
+    if t["type"] == "fixed-size binary":
+        out["byte_width"] = t["size"]
+    if logical == "interval":
+        out["unit"] = _INTERVAL_UNITS[fmt]
     return out
 
 
@@ -273,6 +310,8 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
         "null_representation": "bitmask" if nullable else "non-nullable",
         "null_value": 0 if nullable else None,
         "metadata": _parse_metadata(node["metadata"]),
+        "extension": node["metadata"].get("ARROW:extension:name"),
+        "extension_metadata": node["metadata"].get("ARROW:extension:metadata"),
     }
     d = node["dictionary"]
     if d is not None:
@@ -286,7 +325,14 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
             categories=cats,
             **common,
         )
-    return ColumnSchema(format=node["format"], **_format_type(node["format"]), **common)
+    kw = _format_type(node["format"])
+    if kw["type"] == "run_end" and len(node["children"] or ()) == 2:
+        ends, values = node["children"]
+        kw["bits"] = _format_type(ends["format"]).get("bits")
+        kw["values"] = _arrow_column(values)
+    if common["extension"] == "arrow.bool8" and node["format"] == "c":
+        kw = {"type": "bool", "bits": 8}  # converts as a bool view
+    return ColumnSchema(format=node["format"], **kw, **common)
 
 
 def _arrow_schema_of(desc: dict[str, Any]) -> Schema:
