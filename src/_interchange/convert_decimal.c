@@ -63,7 +63,21 @@ div_1e19(uint64_t limb[4])
     return (uint64_t)r;
 }
 
-/* Writes "[-]digitsE<exp>" for the value at `p` into buf (>= 100 bytes).
+/* Writes the decimal digits of `v` ending at `end` (backwards); returns
+   their count (1 for 0; exactly `pad` when `pad` > 0).  Cannot fail. */
+static int
+put_digits(uint64_t v, char *end, int pad)
+{
+    int n = 0;
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+        n++;
+    } while (v != 0 || n < pad);
+    return n;
+}
+
+/* Writes "[-]digitsE<exp>" for the value at `p` into buf (>= 112 bytes).
    Returns its length.  Cannot fail. */
 static int
 decimal_text(const char *p, int bytes, int scale, char *buf)
@@ -71,24 +85,29 @@ decimal_text(const char *p, int bytes, int scale, char *buf)
     uint64_t limb[4];
     const int neg = read_magnitude(p, bytes, limb);
     char digits[96];
+    char *end = digits + sizeof(digits);
     int nd = 0;
-    do { /* 19 digits a step, least significant first */
-        uint64_t r = div_1e19(limb);
-        const int more = (limb[0] | limb[1] | limb[2] | limb[3]) != 0;
-        for (int k = 0; k < 19 && (more || r != 0 || k == 0); k++) {
-            digits[nd++] = (char)('0' + r % 10);
-            r /= 10;
-        }
-    } while ((limb[0] | limb[1] | limb[2] | limb[3]) != 0);
+    /* 19 digits a step while more than 64 bits remain, least significant
+       first */
+    while ((limb[1] | limb[2] | limb[3]) != 0) {
+        nd += put_digits(div_1e19(limb), end - nd, 19);
+    }
+    nd += put_digits(limb[0], end - nd, 0);
     int n = 0;
     if (neg) {
         buf[n++] = '-';
     }
-    while (nd > 0) {
-        buf[n++] = digits[--nd];
+    memcpy(buf + n, end - nd, (size_t)nd);
+    n += nd;
+    buf[n++] = 'E';
+    if (scale > 0) {
+        buf[n++] = '-';
     }
-    n += snprintf(buf + n, 16, "E%d", -scale);
-    return n;
+    char e[8];
+    const int ne =
+        put_digits((uint64_t)(scale < 0 ? -scale : scale), e + sizeof(e), 0);
+    memcpy(buf + n, e + sizeof(e) - ne, (size_t)ne);
+    return n + ne;
 }
 
 /* The 256-bit magnitude in `limb` as the nearest double (within one
@@ -171,7 +190,10 @@ decimals_to_objects(const dfb_column *c, const uint8_t *isnull)
             continue;
         }
         const int n = decimal_text(p + i * bytes, bytes, c->fmt.scale, buf);
-        PyObject *s = PyUnicode_FromStringAndSize(buf, n);
+        PyObject *s = PyUnicode_New(n, 127);
+        if (s != NULL) {
+            memcpy(PyUnicode_DATA(s), buf, (size_t)n);
+        }
         o[i] = s == NULL ? NULL : PyObject_CallOneArg(cls, s);
         Py_XDECREF(s);
         if (o[i] == NULL) {
