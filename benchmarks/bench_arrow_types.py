@@ -85,7 +85,9 @@ def main() -> None:
         ours = best(lambda a=arr: dfbuffer.column_to_ndarray(a), rep)
         pa_t = best(lambda a=arr: a.to_numpy(zero_copy_only=False), rep)
         line = f"{name:<18} {ours * 1e3:8.2f}ms {pa_t * 1e3:8.2f}ms {ours / pa_t:6.2f}x"
-        if pl is not None:
+        if pl is not None and name == "decimal256":
+            line += "  polars: refuses (panics on) decimal256"
+        elif pl is not None:
             try:
                 s = pl.Series(arr)
                 pl_t = best(s.to_numpy, rep)

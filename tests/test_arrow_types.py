@@ -416,3 +416,15 @@ def test_pandas_frontend_object_columns():
     assert df["t"].tolist() == [datetime.time(1), None]
     assert df["r"].tolist() == [1, 1]
     assert isinstance(df, pd.DataFrame)
+
+
+def test_report_lists_the_type_table():
+    from dfbuffer import _interchange
+    from dfbuffer._report import _arrow_types
+
+    rows = {t["type"]: t for t in _arrow_types(_interchange)}
+    assert len(rows) == len(_interchange._arrow_types())
+    assert rows["decimal"]["reads"] and not rows["decimal"]["zero_copy"]
+    assert rows["interval (months, days, ns)"]["zero_copy"]
+    assert rows["run-end encoded"]["converts"] == "kernel"
+    assert rows["int"]["zero_copy"] and rows["binary view"]["reads"]
