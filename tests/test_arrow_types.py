@@ -428,3 +428,17 @@ def test_report_lists_the_type_table():
     assert rows["interval (months, days, ns)"]["zero_copy"]
     assert rows["run-end encoded"]["converts"] == "kernel"
     assert rows["int"]["zero_copy"] and rows["binary view"]["reads"]
+
+
+def test_on_unsupported_skip_lets_the_rest_through():
+    t = pa.table({"a": [1, 2], "bad": pa.array([[1], [2]]), "d": pa.array([D("1.5"), None])})
+    with pytest.raises(NotImplementedError, match=r"column 'bad'.*\+l"):
+        dfbuffer.from_dataframe(t)
+    got = dfbuffer.from_dataframe(t, on_unsupported="skip")
+    assert list(got) == ["a", "d"] and _plain(got["d"]) == [D("1.5"), None]
+    # other errors still raise
+    ns = pa.table({"t": pa.array([1500], pa.time64("ns"))})
+    with pytest.raises(ValueError, match="column 't'"):
+        dfbuffer.from_dataframe(ns, on_unsupported="skip")
+    with pytest.raises(ValueError, match="on_unsupported"):
+        dfbuffer.from_dataframe(t, on_unsupported="ignore")

@@ -285,6 +285,21 @@ dfb_bad_code_error(int64_t i, int64_t code, int64_t ncats);
 #define DFB_OPT_CATEGORICAL_CODES 0x100 /* categorical="codes" */
 #define DFB_OPT_STRINGDTYPE 0x200       /* strings="stringdtype" */
 #define DFB_OPT_DECIMAL_FLOAT 0x400     /* decimals="float64" */
+#define DFB_OPT_SKIP_UNSUPPORTED 0x800  /* on_unsupported="skip" */
+
+/* With DFB_OPT_SKIP_UNSUPPORTED in `nulls` and a NotImplementedError set
+   (a column of a type dfbuffer cannot convert), clears it and returns 1;
+   otherwise returns 0 and leaves any error set. */
+static inline int
+dfb_skip_unsupported(int nulls)
+{
+    if ((nulls & DFB_OPT_SKIP_UNSUPPORTED) &&
+        PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
 
 /* Parses the categorical= ("decode", "codes") and strings= ("object",
    "stringdtype") arguments (NULL: the default) into DFB_OPT_* bits in

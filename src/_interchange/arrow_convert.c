@@ -248,6 +248,10 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         }
         PyObject *arr =
             convert_column(st, imp, is_table, c, nulls, allow_copy);
+        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+            Py_DECREF(key);
+            continue;
+        }
         if (arr == NULL) {
             dfb_add_column_context(key); /* the error names the column */
         }

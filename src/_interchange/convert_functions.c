@@ -486,7 +486,8 @@ PyDoc_STRVAR(
     from_dataframe_doc,
     "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
     "categorical='decode',\n"
-    "               strings='object', decimals='decimal')\n--\n\n"
+    "               strings='object', decimals='decimal',\n"
+    "               on_unsupported='raise')\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
     "obj is anything with __dataframe__, an interchange DataFrame object, or "
     "an\n"
@@ -520,6 +521,10 @@ PyDoc_STRVAR(
     "    As in column_to_ndarray (default 'object').\n"
     "decimals : {'decimal', 'float64'}, optional\n"
     "    As in column_to_ndarray (default 'decimal').\n"
+    "on_unsupported : {'raise', 'skip'}, optional\n"
+    "    A column of a type dfbuffer cannot convert raises\n"
+    "    NotImplementedError naming it and its format (default 'raise'), or\n"
+    "    is left out of the result ('skip').\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -604,14 +609,16 @@ static PyObject *
 from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
 {
-    static const char *const kw[] = {"obj",         "nulls",   "allow_copy",
-                                     "categorical", "strings", "decimals",
-                                     NULL};
+    static const char *const kw[] = {
+        "obj",     "nulls",    "allow_copy",     "categorical",
+        "strings", "decimals", "on_unsupported", NULL};
+    static const char *const unsupported[] = {"raise", "skip", NULL};
     static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
-    PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
-                              NULL, NULL,          NULL};
+    PyObject *const fast[] = {
+        NULL, st->str.nulls, st->str.allow_copy, NULL, NULL, NULL, NULL};
+    int skip = 0;
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
@@ -619,9 +626,11 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int opts;
     if (dfb_parse_nulls(a[1], &nulls) < 0 ||
         dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
-        dfb_parse_decimals(a[5], &opts) < 0) {
+        dfb_parse_decimals(a[5], &opts) < 0 ||
+        dfb_parse_choice(a[6], "on_unsupported", unsupported, &skip) < 0) {
         return NULL;
     }
+    opts |= skip ? DFB_OPT_SKIP_UNSUPPORTED : 0;
     nulls = (dfb_nulls_mode)((int)nulls | opts);
     int allow_copy = 1;
     if (dfb_parse_flag(a[2], &allow_copy) < 0) {
@@ -726,6 +735,10 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         PyObject *arr = column_dispatch(st, col, nulls, allow_copy);
         dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
+        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+            Py_DECREF(key);
+            continue;
+        }
         if (arr == NULL) {
             dfb_add_column_context(key);
             Py_DECREF(key);

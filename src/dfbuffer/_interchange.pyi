@@ -189,6 +189,7 @@ def from_dataframe(
     categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
     decimals: _DecimalsMode = "decimal",
+    on_unsupported: Literal["raise", "skip"] = "raise",
 ) -> dict[str, _Array]: ...
 @overload
 def from_dataframe(
@@ -199,6 +200,7 @@ def from_dataframe(
     categorical: _CategoricalMode,
     strings: _StringsMode = "object",
     decimals: _DecimalsMode = "decimal",
+    on_unsupported: Literal["raise", "skip"] = "raise",
 ) -> dict[str, _Array | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
