@@ -442,3 +442,20 @@ def test_on_unsupported_skip_lets_the_rest_through():
         dfbuffer.from_dataframe(ns, on_unsupported="skip")
     with pytest.raises(ValueError, match="on_unsupported"):
         dfbuffer.from_dataframe(t, on_unsupported="ignore")
+
+
+@pytest.mark.parametrize(
+    ("col", "what"),
+    [
+        (pa.array([b"a"]), "binary"),
+        (pa.array([(1, 2, 3)], pa.month_day_nano_interval()), "interval"),
+        (pa.array([D("1.5")]), "decimal"),
+        (pa.array([1], pa.time32("s")), "time"),
+        (pc.run_end_encode(pa.array([1])), "run-end encoded"),
+    ],
+)
+def test_to_matrix_refuses_naming_the_column(col, what):
+    t = pa.table({"ok": [1], "bad": col})
+    for dtype in (None, "f8"):
+        with pytest.raises(TypeError, match=f"column 'bad'.*{what}"):
+            dfbuffer.to_matrix(t, dtype=dtype)

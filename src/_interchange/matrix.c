@@ -81,6 +81,13 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     mc->length = c->length;
     mc->nnull = -1;
     const dfb_type_row *r = dfb_type_row_of(f->type);
+    if (c->from_runs) { /* its codes are runs, not a categorical's */
+        PyErr_Format(PyExc_TypeError,
+                     "column %R is run-end encoded; to_matrix takes bool, "
+                     "integer and float columns",
+                     name);
+        return -1;
+    }
     /* the NumPy kind of a fixed-width type's values; 'c' codes */
     const char k = r->conv == DFB_CONV_REFUSED     ? 0
                    : r->layout == DFB_LAYOUT_CODES ? 'c'
