@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import gc
+import re
 import weakref
 
 import numpy as np
@@ -459,3 +460,21 @@ def test_to_matrix_refuses_naming_the_column(col, what):
     for dtype in (None, "f8"):
         with pytest.raises(TypeError, match=f"column 'bad'.*{what}"):
             dfbuffer.to_matrix(t, dtype=dtype)
+
+
+def test_interchange_view_serves_the_other_columns():
+    # the interchange protocol has no dtype for these: NotImplementedError when used
+    t = pa.table(
+        {
+            "b": pa.array([b"a", None]),
+            "d": pa.array([D("1.5"), None]),
+            "i": pa.array([(1, 2, 3), None], pa.month_day_nano_interval()),
+            "r": _ree([1, 1]),
+            "x": [1, 2],
+        }
+    )
+    ix = dfbuffer.to_interchange(t)
+    for k, fmt in enumerate(["z", "d:2,1", "tin", "+r"]):
+        with pytest.raises(NotImplementedError, match=re.escape(f"'{fmt}'")):
+            _ = ix.get_column(k).dtype
+    assert ix.get_column(4).dtype[1] == 64

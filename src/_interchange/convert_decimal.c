@@ -97,7 +97,7 @@ decimal_text(const char *p, int bytes, int scale, char *buf)
     if (neg) {
         buf[n++] = '-';
     }
-    memcpy(buf + n, end - nd, (size_t)nd);
+    dfb_memcpy(buf + n, end - nd, (size_t)nd);
     n += nd;
     buf[n++] = 'E';
     if (scale > 0) {
@@ -106,7 +106,7 @@ decimal_text(const char *p, int bytes, int scale, char *buf)
     char e[8];
     const int ne =
         put_digits((uint64_t)(scale < 0 ? -scale : scale), e + sizeof(e), 0);
-    memcpy(buf + n, e + sizeof(e) - ne, (size_t)ne);
+    dfb_memcpy(buf + n, e + sizeof(e) - ne, (size_t)ne);
     return n + ne;
 }
 
@@ -192,7 +192,7 @@ decimals_to_objects(const dfb_column *c, const uint8_t *isnull)
         const int n = decimal_text(p + i * bytes, bytes, c->fmt.scale, buf);
         PyObject *s = PyUnicode_New(n, 127);
         if (s != NULL) {
-            memcpy(PyUnicode_DATA(s), buf, (size_t)n);
+            dfb_memcpy(PyUnicode_DATA(s), buf, (size_t)n);
         }
         o[i] = s == NULL ? NULL : PyObject_CallOneArg(cls, s);
         Py_XDECREF(s);

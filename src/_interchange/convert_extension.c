@@ -8,6 +8,7 @@
  */
 #include "dfbuffer/common.h"
 #include "dfbuffer/arrow_internal.h"
+#include "mem.h"
 #include "types.h"
 
 #include <string.h>
@@ -16,7 +17,8 @@
 static int
 named(const char *v, int32_t len, const char *name)
 {
-    return (size_t)len == strlen(name) && memcmp(v, name, (size_t)len) == 0;
+    return (size_t)len == strlen(name) &&
+           dfb_memcmp(v, name, (size_t)len) == 0;
 }
 
 void

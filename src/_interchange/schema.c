@@ -95,7 +95,7 @@ dfb_arrow_metadata_find(const char *md, const char *key, const char **val,
         if (vlen < 0) {
             return 0;
         }
-        if ((size_t)klen == want && memcmp(k, key, want) == 0) {
+        if ((size_t)klen == want && dfb_memcmp(k, key, want) == 0) {
             *val = p + 4;
             *len = vlen;
             return 1;
