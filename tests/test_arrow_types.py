@@ -478,3 +478,20 @@ def test_interchange_view_serves_the_other_columns():
         with pytest.raises(NotImplementedError, match=re.escape(f"'{fmt}'")):
             _ = ix.get_column(k).dtype
     assert ix.get_column(4).dtype[1] == 64
+
+
+def test_duckdb_frame_of_these_types():
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    query = (
+        "select 'ab'::blob as b, 1.25::decimal(10,2) as d, time '01:02:03.5' as t, "
+        "interval 3 day as i, 12345678901234567890.5::decimal(38,1) as d38 "
+        "union all select null, null, null, null, null"
+    )
+    got = dfbuffer.from_dataframe(con.sql(query))
+    assert _plain(got["b"]) == [b"ab", None]
+    assert _plain(got["d"]) == [D("1.25"), None]
+    assert _plain(got["t"]) == [datetime.time(1, 2, 3, 500000), None]
+    assert _plain(got["d38"]) == [D("12345678901234567890.5"), None]
+    assert got["i"].dtype.names == ("months", "days", "nanoseconds")
+    assert tuple(got["i"].data[0]) == (0, 3, 0) and got["i"].mask[1]["days"]
