@@ -495,3 +495,18 @@ def test_duckdb_frame_of_these_types():
     assert _plain(got["d38"]) == [D("12345678901234567890.5"), None]
     assert got["i"].dtype.names == ("months", "days", "nanoseconds")
     assert tuple(got["i"].data[0]) == (0, 3, 0) and got["i"].mask[1]["days"]
+
+
+def test_to_matrix_decimals_float64():
+    t = pa.table({"a": [1, 2, 3], "d": pa.array([D("1.25"), None, D("-3.5")], pa.decimal128(5, 2))})
+    got = dfbuffer.to_matrix(t, decimals="float64")
+    np.testing.assert_array_equal(got, [[1, 1.25], [2, np.nan], [3, -3.5]])
+    masked = dfbuffer.to_matrix(t.slice(1), decimals="float64", nulls="mask")
+    assert masked.mask.tolist() == [[False, True], [False, False]]
+    both = pa.concat_tables([t, t.slice(2)])
+    np.testing.assert_array_equal(
+        dfbuffer.to_matrix(both, decimals="float64", dtype="f4")[:, 1],
+        np.array([1.25, np.nan, -3.5, -3.5], "f4"),
+    )
+    with pytest.raises(TypeError, match="column 'd'.*decimal"):
+        dfbuffer.to_matrix(t)

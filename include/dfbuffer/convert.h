@@ -231,6 +231,13 @@ dfb_uuids_from_bytes(PyObject *arr);
 PyObject *
 dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts);
 
+/* Replaces the values of decimal chunk `c` by float64 in new memory (kept
+   alive by list `keep`), at the same element offset so its validity still
+   applies; `c` becomes a FLOAT 64 chunk.  Returns 0, or -1 with
+   MemoryError. */
+int
+dfb_decimals_as_f64(dfb_column *c, PyObject *keep);
+
 /* Parses the decimals= argument ("decimal", "float64"; NULL: "decimal"),
    OR-ing DFB_OPT_DECIMAL_FLOAT into *opts for "float64".  Returns 0, or
    -1 with TypeError / ValueError. */

@@ -236,3 +236,26 @@ dfb_parse_decimals(PyObject *o, int *opts)
     *opts |= k ? DFB_OPT_DECIMAL_FLOAT : 0;
     return 0;
 }
+
+int
+dfb_decimals_as_f64(dfb_column *c, PyObject *keep)
+{
+    npy_intp dims[1] = {(npy_intp)(c->offset + c->length)};
+    PyObject *arr = PyArray_ZEROS(1, dims, NPY_DOUBLE, 0);
+    if (arr == NULL || PyList_Append(keep, arr) < 0) {
+        Py_XDECREF(arr);
+        return -1;
+    }
+    Py_DECREF(arr); /* the keep list holds it */
+    double *o = PyArray_DATA((PyArrayObject *)arr);
+    if (c->length > 0) {
+        DFB_NOGIL_IF(c->length, decimals_to_f64(c, NULL, o + c->offset));
+    }
+    c->fmt.type = DFB_T_FLOAT;
+    c->fmt.bits = 64;
+    c->fmt.byteorder = '=';
+    c->data.ptr = (const char *)o;
+    c->data.size = 8 * (c->offset + c->length);
+    c->data.owner = arr;
+    return 0;
+}

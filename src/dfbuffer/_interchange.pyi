@@ -214,6 +214,7 @@ def to_matrix(
     nulls: Literal["nan", "raise"] = "nan",
     columns: Sequence[object] | None = None,
     threads: int | None = None,
+    decimals: _DecimalsMode = "decimal",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -224,6 +225,7 @@ def to_matrix(
     nulls: Literal["mask"],
     columns: Sequence[object] | None = None,
     threads: int | None = None,
+    decimals: _DecimalsMode = "decimal",
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -234,6 +236,7 @@ def to_matrix(
     nulls: Literal["nan", "raise", "mask"],
     columns: Sequence[object] | None = None,
     threads: int | None = None,
+    decimals: _DecimalsMode = "decimal",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,
