@@ -510,3 +510,29 @@ def test_to_matrix_decimals_float64():
     )
     with pytest.raises(TypeError, match="column 'd'.*decimal"):
         dfbuffer.to_matrix(t)
+
+
+def test_columns_selects_by_name_everywhere():
+    import pandas as pd
+    import polars as pl
+
+    t = pa.table({"a": [1, 2], "b": ["x", "y"], "c": pa.array([[1], [2]])})
+    frames = {
+        "pyarrow": t,
+        "polars": pl.DataFrame({"a": [1, 2], "b": ["x", "y"], "c": [[1], [2]]}),
+        "pandas": pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}),
+        "interchange": pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).__dataframe__(),
+    }
+    for path, frame in frames.items():
+        got = dfbuffer.from_dataframe(frame, columns=["b", "a"])
+        assert list(got) == ["b", "a"], path
+        assert got["a"].tolist() == [1, 2] and got["b"].tolist() == ["x", "y"], path
+        with pytest.raises(KeyError, match="zz"):
+            dfbuffer.from_dataframe(frame, columns=["a", "zz"])
+    with pytest.raises(TypeError, match="not a str"):
+        dfbuffer.from_dataframe(t, columns="a")
+    assert dfbuffer.schema(t, columns=["b", "a"]).names == ["b", "a"]
+    with pytest.raises(KeyError, match="zz"):
+        dfbuffer.schema(t, columns=["zz"])
+    assert list(dfbuffer.to_interchange(t, columns=["b"]).column_names()) == ["b"]
+    assert pa.table(dfbuffer.to_arrow(t, columns=["a"])).column_names == ["a"]

@@ -210,6 +210,32 @@ dfb_strings_to_object_array(const dfb_column *c, const uint8_t *isnull);
 PyObject *
 dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull);
 
+/* column_select.c: from_dataframe's columns= (names, in order). */
+typedef struct {
+    PyObject *names;  /* strong: a tuple of str, or NULL: every column */
+    PyObject *wanted; /* strong: a set of the names, or NULL */
+} dfb_colsel;
+
+/* Fills `s` from columns= (NULL or None: every column).  Returns 0, or -1
+   with TypeError (a str, not a sequence, a name not a str). */
+int
+dfb_colsel_init(dfb_colsel *s, PyObject *columns);
+
+/* Returns 1 if column `key` is selected (`s` NULL: all are), 0 if not, -1
+   with an exception set. */
+int
+dfb_colsel_wants(const dfb_colsel *s, PyObject *key);
+
+/* Returns the dict `result` (stolen) in the order of the names asked for
+   (KeyError naming a name no column has), `result` itself without a
+   selection, or NULL with an exception set (NULL in: NULL out). */
+PyObject *
+dfb_colsel_finish(const dfb_colsel *s, PyObject *result);
+
+/* Drops the references of `s`.  Cannot fail. */
+void
+dfb_colsel_clear(dfb_colsel *s);
+
 /* convert_binary.c: binary (offsets, views or fixed widths) of validated
    chunk `c` to a 1-D object array of bytes (None where isnull[i]).
    Offsets go through core's checked reader, views through dfb_view_at.

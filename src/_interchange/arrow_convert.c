@@ -203,7 +203,7 @@ done:
    duplicate name). */
 static PyObject *
 import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
-               dfb_nulls_mode nulls, int allow_copy)
+               dfb_nulls_mode nulls, int allow_copy, const dfb_colsel *sel)
 {
     PyObject *res = NULL;
     uint8_t *skip = NULL;
@@ -234,6 +234,15 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         if (key == NULL) {
             Py_CLEAR(res);
             goto done;
+        }
+        int want = dfb_colsel_wants(sel, key);
+        if (want <= 0) {
+            Py_DECREF(key);
+            if (want < 0) {
+                Py_CLEAR(res);
+                goto done;
+            }
+            continue;
         }
         int dup = PyDict_Contains(res, key);
         if (dup != 0) {
@@ -273,10 +282,18 @@ PyObject *
 dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
                          int allow_copy)
 {
+    return dfb_arrow_from_dataframe_cols(st, obj, nulls, allow_copy, NULL);
+}
+
+PyObject *
+dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
+                              dfb_nulls_mode nulls, int allow_copy,
+                              const dfb_colsel *sel)
+{
     arrow_import imp = {0};
     PyObject *res = NULL;
     if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
-        res = import_to_dict(st, &imp, 1, nulls, allow_copy);
+        res = import_to_dict(st, &imp, 1, nulls, allow_copy, sel);
     }
     dfb_arrow_import_clear(&imp);
     return res;
@@ -331,7 +348,7 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
         goto done;
     }
     if (as_dict) {
-        res = import_to_dict(st, &imp, 0, nulls, allow_copy);
+        res = import_to_dict(st, &imp, 0, nulls, allow_copy, NULL);
     }
     else if (dfb_arrow_import_is_table(&imp)) {
         PyErr_SetString(PyExc_NotImplementedError,
@@ -366,7 +383,7 @@ dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
                             "the Arrow schema has no format");
         }
         else {
-            res = import_to_dict(st, &imp, 0, nulls, allow_copy);
+            res = import_to_dict(st, &imp, 0, nulls, allow_copy, NULL);
         }
     }
     dfb_arrow_import_clear(&imp);
@@ -491,5 +508,5 @@ PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
                       dfb_nulls_mode nulls, int allow_copy)
 {
-    return import_to_dict(st, imp, 1, nulls, allow_copy);
+    return import_to_dict(st, imp, 1, nulls, allow_copy, NULL);
 }

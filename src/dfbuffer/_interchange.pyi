@@ -190,6 +190,7 @@ def from_dataframe(
     strings: _StringsMode = "object",
     decimals: _DecimalsMode = "decimal",
     on_unsupported: Literal["raise", "skip"] = "raise",
+    columns: Sequence[str] | None = None,
 ) -> dict[str, _Array]: ...
 @overload
 def from_dataframe(
@@ -201,6 +202,7 @@ def from_dataframe(
     strings: _StringsMode = "object",
     decimals: _DecimalsMode = "decimal",
     on_unsupported: Literal["raise", "skip"] = "raise",
+    columns: Sequence[str] | None = None,
 ) -> dict[str, _Array | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md

@@ -16,7 +16,7 @@ import json
 import operator
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
@@ -410,7 +410,7 @@ def _ix_frame(obj: Any) -> Any:
         return meth()
 
 
-def schema(obj: DataFrameLike) -> Schema:
+def schema(obj: DataFrameLike, columns: Sequence[str] | None = None) -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
     Parameters
@@ -423,6 +423,9 @@ def schema(obj: DataFrameLike) -> Schema:
         DataFrame (read from its column objects' ``dtype``,
         ``describe_null``, ``null_count``, ``describe_categorical`` and
         ``metadata``; no buffer is touched).
+    columns : sequence of str, optional
+        Only these columns, in this order (KeyError for a name no column
+        has), as ``from_dataframe(..., columns=...)`` selects them.
 
     Returns
     -------
@@ -443,6 +446,20 @@ def schema(obj: DataFrameLike) -> Schema:
     >>> sch["c"].type, sch["c"].ordered, sch["c"].categories.type
     ('categorical', True, 'string')
     """
+    full = _schema_of(obj)
+    if columns is None:
+        return full
+    if isinstance(columns, str):
+        raise TypeError("columns= must be a sequence of column names, not a str")
+    by_name = {c.name: c for c in full.columns}
+    missing = [n for n in columns if n not in by_name]
+    if missing:
+        raise KeyError(f"no column named {missing[0]!r}")
+    return dataclasses.replace(full, columns=tuple(by_name[n] for n in columns))
+
+
+def _schema_of(obj: DataFrameLike) -> Schema:
+    """Every column of ``obj`` (see :func:`schema`)."""
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (
         hasattr(obj, "__arrow_c_schema__") and not hasattr(obj, "column_names")
     ):
