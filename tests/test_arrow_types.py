@@ -452,7 +452,7 @@ def test_on_unsupported_skip_lets_the_rest_through():
         (pa.array([(1, 2, 3)], pa.month_day_nano_interval()), "interval"),
         (pa.array([D("1.5")]), "decimal"),
         (pa.array([1], pa.time32("s")), "time"),
-        (pc.run_end_encode(pa.array([1])), "run-end encoded"),
+        (pc.run_end_encode(pa.array(["s"])), "run-end encoded"),
     ],
 )
 def test_to_matrix_refuses_naming_the_column(col, what):
@@ -495,6 +495,11 @@ def test_duckdb_frame_of_these_types():
     assert _plain(got["d38"]) == [D("12345678901234567890.5"), None]
     assert got["i"].dtype.names == ("months", "days", "nanoseconds")
     assert tuple(got["i"].data[0]) == (0, 3, 0) and got["i"].mask[1]["days"]
+
+
+def test_to_matrix_reads_run_end_encoded_numbers():
+    t = pa.table({"a": [1.0, 2.0, 3.0], "r": _ree([5, None, None])})
+    np.testing.assert_array_equal(dfbuffer.to_matrix(t), [[1, 5], [2, np.nan], [3, np.nan]])
 
 
 def test_to_matrix_decimals_float64():

@@ -702,7 +702,8 @@ static PyObject *
 chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *dict_error,
                   PyObject *fmt, PyObject *dict_fmt, int allow_copy)
 {
-    if (col->from_runs) { /* no interchange dtype: raised when used */
+    if (col->from_runs || PyUnicode_CompareWithASCIIString(fmt, "+r") == 0) {
+        /* run-end encoded: no interchange dtype, raised when used */
         PyErr_Format(PyExc_NotImplementedError,
                      "Arrow format '%U' (run-end encoded) has no "
                      "interchange-protocol dtype",

@@ -131,9 +131,26 @@ first_run_after(const dfb_run_ends *r, int64_t row)
     return lo;
 }
 
+/* dfb_run_ends_decode's callback: writes the run into the int64 rows. */
+static void
+put_run(void *ctx, int64_t run, int64_t row_start, int64_t row_end)
+{
+    int64_t *out = ctx;
+    for (int64_t i = row_start; i < row_end; i++) {
+        out[i] = run;
+    }
+}
+
 dfb_code
 dfb_run_ends_decode(const dfb_run_ends *r, int64_t offset, int64_t length,
                     int64_t *out, dfb_error *err)
+{
+    return dfb_run_ends_walk(r, offset, length, put_run, out, err);
+}
+
+dfb_code
+dfb_run_ends_walk(const dfb_run_ends *r, int64_t offset, int64_t length,
+                  dfb_run_fn fn, void *ctx, dfb_error *err)
 {
     if (offset < 0 || length < 0 || offset > INT64_MAX - length) {
         return dfb_error_set(err, DFB_EINVAL,
@@ -158,9 +175,8 @@ dfb_run_ends_decode(const dfb_run_ends *r, int64_t offset, int64_t length,
             goto bad;
         }
         const int64_t upto = end < stop ? end : stop;
-        for (; row < upto; row++) {
-            out[row - offset] = j;
-        }
+        fn(ctx, j, row - offset, upto - offset);
+        row = upto;
         prev = end;
     }
     if (row < stop) {

@@ -292,4 +292,18 @@ dfb_code
 dfb_run_ends_decode(const dfb_run_ends *r, int64_t offset, int64_t length,
                     int64_t *out, dfb_error *err);
 
+/* One run of rows [row_start, row_end) (relative to the first row asked
+   for) that takes physical value `run`. */
+typedef void (*dfb_run_fn)(void *ctx, int64_t run, int64_t row_start,
+                           int64_t row_end);
+
+/* dfb_run_ends_decode's walk, run by run: calls fn(ctx, j, a, b) for each
+   run j (in [0, count)) covering rows [a, b) of [0, length), in order,
+   the runs together covering every row.  Same reads, checks and returns as
+   dfb_run_ends_decode (fn may have been called for the runs before an
+   error). */
+dfb_code
+dfb_run_ends_walk(const dfb_run_ends *r, int64_t offset, int64_t length,
+                  dfb_run_fn fn, void *ctx, dfb_error *err);
+
 #endif /* DFBUFFER_CORE_READER_H */
