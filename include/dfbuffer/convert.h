@@ -236,6 +236,15 @@ dfb_colsel_finish(const dfb_colsel *s, PyObject *result);
 void
 dfb_colsel_clear(dfb_colsel *s);
 
+/* strings.c: the prefaulting arena allocator of the str converters for
+   any large run of new small objects: installs it when `bytes` (their
+   estimated size) is large, returning 1 (undo with
+   dfb_objects_prefault_end(1)), else 0.  Cannot fail. */
+int
+dfb_objects_prefault_begin(int64_t bytes);
+void
+dfb_objects_prefault_end(int on);
+
 /* convert_binary.c: binary (offsets, views or fixed widths) of validated
    chunk `c` to a 1-D object array of bytes (None where isnull[i]).
    Offsets go through core's checked reader, views through dfb_view_at.

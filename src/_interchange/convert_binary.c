@@ -99,6 +99,9 @@ dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
     }
     PyObject **o = PyArray_DATA(out);
     int rc;
+    /* the bytes objects' heads (data bytes come on top; at least this) */
+    const int on = dfb_objects_prefault_begin(
+        c->length < INT64_MAX / 48 ? c->length * 48 : INT64_MAX);
     switch (dfb_type_row_of(c->fmt.type)->layout) {
         case DFB_LAYOUT_OFFSETS:
             rc = fill_from_offsets(c, isnull, o);
@@ -109,6 +112,7 @@ dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
         default:
             rc = fill_from_fixed(c, isnull, o);
     }
+    dfb_objects_prefault_end(on);
     if (rc < 0) {
         Py_DECREF(out); /* NULL slots are skipped by the dealloc */
         return NULL;
