@@ -10,8 +10,8 @@ Runs itself under ``valgrind --tool=callgrind --collect-atstart=no
 --toggle-collect=builtin_eval --dump-after=builtin_eval`` with PYTHONHASHSEED=0: each
 statement is looped 200 and 2200 times inside ``eval`` (after a warm-up round), and the
 count per call is (count(2200) - count(200)) / 2000.  The loop alone ("none") is in both
-sides of every ratio.  Use a ``-Dbuildtype=debugoptimized`` build for figures comparable
-with docs/performance.md.
+sides of every ratio.  Count both sides of a comparison on the same build type (the counts
+recorded so far used a ``-Dbuildtype=debugoptimized`` build).
 """
 
 from __future__ import annotations

@@ -76,6 +76,33 @@ def test_pandas_series_keeps_its_name():
     assert dfbuffer.schema(pd.Series([1], name="a")).names == ["a"]
 
 
+def test_errors_about_a_series_name_it():
+    s = pd.Series([1.5, None], name="price", dtype="Float64")
+    with pytest.raises(ValueError, match=r"^column 'price' has 1 null value \(nulls='raise'\)$"):
+        dfbuffer.from_dataframe(s, nulls="raise")
+    # unnamed: the message names no column, as for a pyarrow array
+    with pytest.raises(ValueError, match=r"^the column has 1 null value \(nulls='raise'\)$"):
+        dfbuffer.from_dataframe(pd.Series([1.5, None], dtype="Float64"), nulls="raise")
+    with pytest.raises(ValueError, match=r"^the column has 1 null value"):
+        dfbuffer.from_dataframe(pa.chunked_array([[1, None]]), nulls="raise")
+
+
+def test_series_name_that_cannot_be_a_str():
+    class Name:
+        def __str__(self):
+            raise RuntimeError("no str")
+
+        def __hash__(self):
+            return 1
+
+    s = pd.Series([1.5, None], name=Name(), dtype="Float64")
+    with pytest.raises(RuntimeError, match="no str"):
+        dfbuffer.from_dataframe(s)
+    # on the error path the conversion's own error wins
+    with pytest.raises(ValueError, match=r"^the column has 1 null value"):
+        dfbuffer.from_dataframe(s, nulls="raise")
+
+
 def test_unnamed_series_is_keyed_by_the_empty_string():
     # as a pyarrow array, or a polars Series named "", whose Arrow field has no name
     assert list(dfbuffer.from_dataframe(pd.Series([1, 2]))) == [""]

@@ -318,3 +318,26 @@ def test_dataframe_allow_copy_rebases_once():
         got = dfbuffer.from_dataframe(z)["i"]
         vals = got.data.tolist()
         assert [None if m else v for v, m in zip(vals, got.mask, strict=True)] == BASE_INT[3:]
+
+
+def test_join_reads_a_private_copy_of_its_lists():
+    """An item whose conversion empties the caller's list (a map's __array__) must not make
+    the join read past the list's end: it reads a copy taken first."""
+    arr = pa.chunked_array([pa.array(["x", "y"]).dictionary_encode(),
+                            pa.array(["y"]).dictionary_encode()])
+    fields, chunks = _ixview_import(pa.table({"c": arr}))
+    col = [c[0] for c in chunks]
+    maps = []
+
+    class Clearing:
+        def __array__(self, dtype=None, copy=None):
+            maps.clear()
+            col.clear()
+            return np.array([0, 1], dtype=np.int64)
+
+    maps.extend([Clearing(), np.array([1], dtype=np.int64)])
+    fmt = fields[0].format
+    joined = _ixview_concat(fmt, list(col), maps=maps)
+    assert joined.length == 3
+    codes = np.frombuffer(memoryview(joined.data), np.dtype(fmt.lower()).newbyteorder("="))
+    assert codes[:3].tolist() == [0, 1, 1]

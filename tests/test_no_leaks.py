@@ -18,11 +18,12 @@ import sys
 import tracemalloc
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from _dlpack_ctypes import Tensor
 from test_construct_errors import CASES
 
-from dfbuffer import Buffer
+from dfbuffer import Buffer, column_to_ndarray
 
 N = 2000  # iterations per path
 N_ERR = 250  # rounds over the construction-error table (~100 rows each)
@@ -35,6 +36,8 @@ BUF = Buffer.from_object(ARR)
 RO = Buffer(P, 512, owner=ARR, dtype="f8", readonly=True)
 STRIDED = Buffer.from_object(np.arange(64, dtype="i4").reshape(8, 8)[::2, ::-3])
 DT = Buffer.from_object(np.zeros(4, "M8[ns]"))
+PA_DOUBLES = pa.array(np.arange(8.0))
+PA_NULLS = pa.array([1.0, None, 3.0])
 
 
 def growth(fn, n: int, *, pretrace: bool = False) -> tuple[int, int, str]:
@@ -88,8 +91,9 @@ def check(name: str, fn, n: int) -> None:
         if count < n * 3 // 4 and size < MAX_BYTES:
             return
         seen.append(f"{size} bytes / {count} objects at {where}")
-    raise AssertionError(f"{name}: grew by one per call in every measurement of {n} "
-                         "calls: " + "; ".join(seen))
+    raise AssertionError(
+        f"{name}: grew by one per call in every measurement of {n} calls: " + "; ".join(seen)
+    )
 
 
 def raises(fn, exc):
@@ -145,6 +149,28 @@ class DLProducer:
         return self.arr.__dlpack_device__()
 
 
+class ArrayMethod:
+    """Only __array__: hands out ARR (copy=False honoured) or `self.ret`."""
+
+    def __init__(self, ret=ARR, refuse=False):
+        self.ret, self.refuse = ret, refuse
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False and self.refuse:
+            raise ValueError("would copy")
+        return self.ret
+
+
+class ArrowArrayMethod:
+    """Only pyarrow's __arrow_array__."""
+
+    def __init__(self, ret):
+        self.ret = ret
+
+    def __arrow_array__(self, type=None):
+        return self.ret
+
+
 BYTES = bytes(64)
 BYTEARRAY = bytearray(64)
 ARRAY = array.array("d", range(8))
@@ -178,6 +204,13 @@ SUCCESS = {
     ),
     "from_object(legacy capsule)": lambda: Buffer.from_object(ARR.__dlpack__()),
     "from_object(__dlpack__ producer)": lambda: Buffer.from_object(PRODUCER),
+    "from_object(__array__)": lambda: Buffer.from_object(ArrayMethod()),
+    "from_object(__array__, allow_copy=False)": lambda: Buffer.from_object(
+        ArrayMethod(), allow_copy=False
+    ),
+    "from_object(__arrow_array__)": lambda: Buffer.from_object(ArrowArrayMethod(PA_DOUBLES)),
+    "column_to_ndarray(__arrow_array__)": lambda: column_to_ndarray(ArrowArrayMethod(PA_NULLS)),
+    "column_to_ndarray(__array__)": lambda: column_to_ndarray(ArrayMethod()),
     # exports
     "__dlpack__ versioned": lambda: BUF.__dlpack__(max_version=(1, 0)),
     "__dlpack__ legacy": lambda: BUF.__dlpack__(),
@@ -210,6 +243,13 @@ ERRORS = {
     ),
     "__array__ copy=False cast": raises(lambda: BUF.__array__(dtype="f4", copy=False), ValueError),
     "from_object used capsule": raises(lambda: Buffer.from_object(_used_capsule()), BufferError),
+    "__array__ refusing copy=False": raises(
+        lambda: Buffer.from_object(ArrayMethod(refuse=True), allow_copy=False), BufferError
+    ),
+    "__array__ wrong type": raises(lambda: Buffer.from_object(ArrayMethod([1.0])), TypeError),
+    "__arrow_array__ wrong type": raises(
+        lambda: Buffer.from_object(ArrowArrayMethod(ARR)), TypeError
+    ),
     "_rebuild short data": raises(lambda: pickle.loads(pickle.dumps(BUF, 5)[:-1]), Exception),
 }
 

@@ -1,6 +1,6 @@
 """One reader of producer offsets and codes (docs/design.md): no C file of the extension
-reads a producer's offsets or codes itself; src/core/reader.h does, each value once
-into a local, checked where it is used.  A file that indexes such a buffer directly
+reads a producer's offsets, codes or string views itself; src/core/reader.h does, each
+value once into a local, checked where it is used.  A file that indexes such a buffer directly
 brings back the crashes the reader made impossible, so these greps fail on the
 patterns it replaced (the checker is itself tested on the code it replaced)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "src" / "_interchange").glob("*.c")) + sorted(
-    (ROOT / "include" / "dfbuffer").glob("*.h")
+    (ROOT / "src" / "_interchange").glob("*.h")
 )
 
 # the core entry points that may be handed a producer's offsets buffer
@@ -33,6 +33,10 @@ RULES = {
     # a pointer named after offsets or codes made from a buffer's ptr
     "raw pointer to offsets or codes": re.compile(
         r"\bconst\s+\w+\s*\*\s*\w*(?:offsets|codes)\w*\s*=\s*[^;]*\bptr\b"
+    ),
+    # a string view's buffer index or offset loaded (bytes 8 and 12 of the view)
+    "string view read outside the core reader": re.compile(
+        r"\bmemcpy\s*\(\s*&\s*\w+\s*,[^;]*\+\s*(?:8|12)\s*,\s*4\s*\)"
     ),
     # *(const int32_t *)p, and ((int64_t *)p)[i] read (a store into our own array is
     # followed by "=")
@@ -106,6 +110,9 @@ REPLACED = {
     "indexed codes": "int64_t k = codes[i];",
     "cast read": "int64_t v = ((const int64_t *)p)[i];",
     "cast deref": "int32_t v = *(const int32_t *)(op + 4 * i);",
+    "view fields": """
+        memcpy(&idx, v + 8, 4);
+        memcpy(&off, v + 12, 4);""",
 }
 
 

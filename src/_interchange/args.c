@@ -3,8 +3,8 @@
  *
  * Depends on no other file of the extension.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/args.h"
+#include "common.h"
+#include "args.h"
 
 #include <string.h>
 

@@ -16,11 +16,11 @@
  * copy=None call a writable result may be a private copy, where writes
  * would be lost silently, so it is read-only.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/import.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "probe.h"
+#include "import.h"
 
 /* ------------------------------------------------------------------ */
 /* __arrow_array__                                                      */

@@ -2,19 +2,20 @@
  * array), the structs a C caller moves in (the C API), and whole frames
  * described for to_matrix.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "probe.h"
+#include "convert.h"
 #include "format.h"
 #include "offsets.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/pandas_block.h"
-#include "dfbuffer/export.h"
-#include "dfbuffer/ixwalk.h"
+#include "frame.h"
+#include "pandas_block.h"
+#include "export.h"
+#include "ixwalk.h"
+#include "nested.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -143,6 +144,10 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
 {
     const char *name = dfb_arrow_column_name(imp, is_table, c);
     PyObject *plain;
+    if (dfb_nested_is(is_table ? imp->schema.children[c] : &imp->schema)) {
+        return dfb_nested_convert_column(st, imp, is_table, c, nulls,
+                                         allow_copy, name);
+    }
     if (convert_plain_chunk(st, imp, is_table, c, name, &plain)) {
         return plain;
     }
@@ -244,6 +249,19 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
             }
             continue;
         }
+        const struct ArrowSchema *cs =
+            is_table ? imp->schema.children[c] : &imp->schema;
+        if (((int)nulls & DFB_OPT_STRUCTS_FLATTEN) && is_table &&
+            strcmp(cs->format, "+s") == 0 && cs->dictionary == NULL) {
+            int rc = dfb_nested_flatten_column(st, imp, is_table, c, key,
+                                               nulls, allow_copy, res);
+            Py_DECREF(key);
+            if (rc < 0) {
+                Py_CLEAR(res);
+                goto done;
+            }
+            continue;
+        }
         int dup = PyDict_Contains(res, key);
         if (dup != 0) {
             if (dup > 0) {
@@ -261,7 +279,7 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
             Py_DECREF(key);
             continue;
         }
-        if (arr == NULL) {
+        if (arr == NULL && (is_table || PyUnicode_GET_LENGTH(key) > 0)) {
             dfb_add_column_context(key); /* the error names the column */
         }
         if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {

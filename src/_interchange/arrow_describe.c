@@ -2,18 +2,19 @@
  * (describe_node), with Buffers over its memory owned by its holder, on
  * the CPU or on a device (whose memory it never reads).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "probe.h"
+#include "convert.h"
 #include "format.h"
 #include "offsets.h"
+#include "reader.h"
 #include "types.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/export.h"
+#include "frame.h"
+#include "export.h"
 #include "mem.h"
 
 #include <errno.h>
@@ -175,26 +176,22 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
         if (validity != NULL && !dfb_arrow_get_bit(validity, j)) {
             continue;
         }
-        const uint8_t *v = views + 16 * j;
-        int32_t len, idx, off;
-        memcpy(&len, v, 4);
-        if (len < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "string view %lld has negative length %d",
-                         (long long)j, (int)len);
-            return -1;
-        }
-        if (len > 12) {
-            memcpy(&idx, v + 8, 4);
-            memcpy(&off, v + 12, 4);
-            if (idx < 0 || idx >= n_var || off < 0 ||
-                (int64_t)off + len > sizes[idx]) {
+        const char *bytes;
+        int32_t len, idx = -1, off = 4;
+        if (dfb_string_view_read((const char *)views + 16 * j, n_var, bufs,
+                                 sizes, &bytes, &len, &idx, &off) != DFB_OK) {
+            if (len < 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "string view %lld has negative length %d",
+                             (long long)j, (int)len);
+            }
+            else {
                 PyErr_Format(PyExc_ValueError,
                              "string view %lld points outside its data "
                              "buffers (buffer %d, offset %d, length %d)",
                              (long long)j, (int)idx, (int)off, (int)len);
-                return -1;
             }
+            return -1;
         }
         if (total > PY_SSIZE_T_MAX - len) {
             PyErr_SetString(PyExc_ValueError,
@@ -221,24 +218,15 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
             /* read again: check again (the memory may have changed since
                the first pass; never write past `total` or read outside a
                data buffer) */
-            const uint8_t *v = views + 16 * j;
+            const char *bytes;
             int32_t len, idx, off;
-            memcpy(&len, v, 4);
-            if (len < 0 || len > total - pos) {
+            if (dfb_string_view_read((const char *)views + 16 * j, n_var, bufs,
+                                     sizes, &bytes, &len, &idx,
+                                     &off) != DFB_OK ||
+                len > total - pos) {
                 goto changed;
             }
-            if (len <= 12) {
-                dfb_memcpy(d + pos, v + 4, len);
-            }
-            else {
-                memcpy(&idx, v + 8, 4);
-                memcpy(&off, v + 12, 4);
-                if (idx < 0 || idx >= n_var || off < 0 ||
-                    (int64_t)off + len > sizes[idx]) {
-                    goto changed;
-                }
-                dfb_memcpy(d + pos, bufs[idx] + off, len);
-            }
+            dfb_memcpy(d + pos, bytes, (size_t)len);
             pos += len;
         }
         o[i + 1] = pos;
@@ -307,6 +295,119 @@ arrow_span(dfb_state *st, const arrow_node *nd, dfb_span *span,
     return make_span(st, span, ptr, size,
                      descr ? descr : PyArray_DescrFromType(NPY_UINT8),
                      nd->holder, DFB_NATIVE_ARROW, nd->device, refs);
+}
+
+/* Raises ValueError: the buffer size of column `name` for offset +
+   length `end` overflows.  Returns -1. */
+static int
+overflow_error(const char *name, int64_t end)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "column '%s': the buffer size for offset + length %lld "
+                 "overflows",
+                 name, (long long)end);
+    return -1;
+}
+
+/* Describes the offsets (`w` bytes each) and data of the offsets layout of
+   node `nd` (offset + length `end`) into `col`.  Returns 0, or -1 with an
+   exception set (off the CPU, `readable` 0: nothing can be read). */
+static int
+describe_offsets(dfb_state *st, const arrow_node *nd, dfb_column *col, int w,
+                 int64_t end, ref_list *refs, int readable, const char *name)
+{
+    const struct ArrowArray *a = nd->array;
+    static const int64_t zero_offsets[1] = {0};
+    const void *obuf = a->buffers[1];
+    int64_t last = 0, osize;
+    if (!readable) {
+        return dfb_arrow_device_unread(
+            name,
+            "variable-width data: its size is stored in its "
+            "offsets",
+            nd->device);
+    }
+    if (obuf == NULL) {
+        if (nd->length > 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "column '%s': string array without offsets", name);
+            return -1;
+        }
+        obuf = zero_offsets;
+        col->offset = 0;
+        osize = w;
+    }
+    else {
+        if (dfb_arrow_mul_nonneg(end + 1, w, &osize) < 0) {
+            return overflow_error(name, end);
+        }
+        if (check_offsets(obuf, w, nd->offset, nd->length, &last) < 0) {
+            return -1;
+        }
+    }
+    if (last > 0 && a->buffers[2] == NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': a data buffer of format '%s' is NULL but "
+                     "length + offset is %lld",
+                     name, nd->schema->format, (long long)end);
+        return -1;
+    }
+    if (arrow_span(st, nd, &col->offsets, obuf, osize,
+                   PyArray_DescrFromType(w == 4 ? NPY_INT32 : NPY_INT64),
+                   refs) < 0 ||
+        arrow_span(st, nd, &col->data, a->buffers[2], last, NULL, refs) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Describes the views of node `nd` (validity `vbuf` of `vbytes`, offset +
+   length `end`) into `col`: kept as views (DFB_VIEWS_KEEP) or copied to
+   large UTF-8.  Returns 0, or -1 with an exception set. */
+static int
+describe_views(dfb_state *st, const arrow_node *nd, dfb_column *col,
+               const uint8_t *vbuf, int64_t vbytes, int64_t end,
+               ref_list *refs, int readable, int decode_views,
+               const char *name)
+{
+    const struct ArrowArray *a = nd->array;
+    if (!readable) {
+        return dfb_arrow_device_unread(
+            name,
+            "variable-width data: its size is stored in its "
+            "views",
+            nd->device);
+    }
+    if (!decode_views) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "column '%s': string view ('vu') data must be "
+                     "copied to offsets + bytes, which "
+                     "allow_copy=False forbids",
+                     name);
+        return -1;
+    }
+    if (decode_views != DFB_VIEWS_KEEP) {
+        return views_to_large_utf8(st, a, nd->offset, nd->length, vbuf, col,
+                                   refs);
+    }
+    /* read straight from the views by the converters; variadic_sizes is
+       never NULL here (it marks views the importer checked) */
+    static const int64_t no_sizes[1] = {0};
+    int64_t vsize;
+    if (dfb_arrow_mul_nonneg(end, 16, &vsize) < 0) {
+        return overflow_error(name, end);
+    }
+    if (read_view_buffers(a, nd->length, refs, &col->n_variadic,
+                          &col->variadic_sizes, &col->variadic) < 0 ||
+        arrow_span(st, nd, &col->data, a->buffers[1], vsize, NULL, refs) < 0 ||
+        (vbuf != NULL &&
+         arrow_span(st, nd, &col->validity, vbuf, vbytes, NULL, refs) < 0)) {
+        return -1;
+    }
+    if (col->variadic_sizes == NULL) {
+        col->variadic_sizes = no_sizes;
+    }
+    return 0;
 }
 
 /* Describes dictionary `da` of schema `ds` into `dict` for the column of
@@ -420,91 +521,15 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                 return -1;
             }
             break;
-        case DFB_LAYOUT_OFFSETS: {
-            int w = row->offset_bytes;
-            static const int64_t zero_offsets[1] = {0};
-            const void *obuf = a->buffers[1];
-            int64_t last = 0, osize;
-            if (!readable) {
-                return dfb_arrow_device_unread(
-                    name,
-                    "variable-width data: its size is stored in its "
-                    "offsets",
-                    nd->device);
-            }
-            if (obuf == NULL) {
-                if (nd->length > 0) {
-                    PyErr_Format(PyExc_ValueError,
-                                 "column '%s': string array without offsets",
-                                 name);
-                    return -1;
-                }
-                obuf = zero_offsets;
-                col->offset = 0;
-                osize = w;
-            }
-            else {
-                if (dfb_arrow_mul_nonneg(end + 1, w, &osize) < 0) {
-                    goto overflow;
-                }
-                if (check_offsets(obuf, w, nd->offset, nd->length, &last) <
-                    0) {
-                    return -1;
-                }
-            }
-            if (last > 0 && a->buffers[2] == NULL) {
-                goto null_data;
-            }
-            if (arrow_span(
-                    st, nd, &col->offsets, obuf, osize,
-                    PyArray_DescrFromType(w == 4 ? NPY_INT32 : NPY_INT64),
-                    refs) < 0 ||
-                arrow_span(st, nd, &col->data, a->buffers[2], last, NULL,
-                           refs) < 0) {
+        case DFB_LAYOUT_OFFSETS:
+            if (describe_offsets(st, nd, col, row->offset_bytes, end, refs,
+                                 readable, name) < 0) {
                 return -1;
             }
             break;
-        }
         case DFB_LAYOUT_VIEWS:
-            if (!readable) {
-                return dfb_arrow_device_unread(
-                    name,
-                    "variable-width data: its size is stored in its "
-                    "views",
-                    nd->device);
-            }
-            if (!decode_views) {
-                PyErr_Format(PyExc_RuntimeError,
-                             "column '%s': string view ('vu') data must be "
-                             "copied to offsets + bytes, which "
-                             "allow_copy=False forbids",
-                             name);
-                return -1;
-            }
-            if (decode_views == DFB_VIEWS_KEEP) {
-                /* read straight from the views by the converters;
-                   variadic_sizes is never NULL here (it marks views the
-                   importer checked) */
-                static const int64_t no_sizes[1] = {0};
-                int64_t vsize;
-                if (dfb_arrow_mul_nonneg(end, 16, &vsize) < 0) {
-                    goto overflow;
-                }
-                if (read_view_buffers(a, nd->length, refs, &col->n_variadic,
-                                      &col->variadic_sizes,
-                                      &col->variadic) < 0 ||
-                    arrow_span(st, nd, &col->data, a->buffers[1], vsize, NULL,
-                               refs) < 0 ||
-                    (vbuf != NULL && arrow_span(st, nd, &col->validity, vbuf,
-                                                vbytes, NULL, refs) < 0)) {
-                    return -1;
-                }
-                if (col->variadic_sizes == NULL) {
-                    col->variadic_sizes = no_sizes;
-                }
-            }
-            else if (views_to_large_utf8(st, a, nd->offset, nd->length, vbuf,
-                                         col, refs) < 0) {
+            if (describe_views(st, nd, col, vbuf, vbytes, end, refs, readable,
+                               decode_views, name) < 0) {
                 return -1;
             }
             break;
@@ -521,7 +546,7 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                 return -1;
             }
             if (dfb_arrow_mul_nonneg(end, itemsize, &size) < 0) {
-                goto overflow;
+                return overflow_error(name, end);
             }
             if (arrow_span(st, nd, &col->data, a->buffers[1], size,
                            dfb_arrow_stored_descr(&f), refs) < 0) {
@@ -552,19 +577,6 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         col->is_ordered = (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0;
     }
     return 0;
-
-null_data:
-    PyErr_Format(PyExc_ValueError,
-                 "column '%s': a data buffer of format '%s' is NULL but "
-                 "length + offset is %lld",
-                 name, s->format, (long long)end);
-    return -1;
-overflow:
-    PyErr_Format(PyExc_ValueError,
-                 "column '%s': the buffer size for offset + length %lld "
-                 "overflows",
-                 name, (long long)end);
-    return -1;
 }
 
 const char *

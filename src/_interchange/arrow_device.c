@@ -24,11 +24,11 @@
  * requested_schema raises NotImplementedError, as the PyCapsule interface
  * asks of producers).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/arrow_device.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_internal.h"
+#include "arrow_device.h"
 #include "dlpack_types.h"
 #include "format.h"
 

@@ -4,17 +4,17 @@
  * copying; the exported ArrowArray's private data holds a strong reference
  * to the Buffer.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "probe.h"
+#include "convert.h"
 #include "format.h"
 #include "offsets.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/export.h"
+#include "frame.h"
+#include "export.h"
 
 #include <errno.h>
 #include <stdlib.h>

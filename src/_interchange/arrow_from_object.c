@@ -2,17 +2,17 @@
  * values of a 1-D fixed-width Arrow array, on the CPU or on a device (the
  * device half of the PyCapsule interface; nothing is read there).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "probe.h"
+#include "convert.h"
 #include "format.h"
 #include "offsets.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/export.h"
+#include "frame.h"
+#include "export.h"
 
 #include <errno.h>
 #include <stdlib.h>

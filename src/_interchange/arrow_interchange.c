@@ -5,18 +5,18 @@
  * dfb_arrow_ix_* import a producer (CPU or device), validate a table, leave
  * out pandas' index columns and describe every chunk with the describer.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "args.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "probe.h"
+#include "convert.h"
 #include "format.h"
 #include "offsets.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/export.h"
+#include "frame.h"
+#include "export.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -16,11 +16,11 @@
  * arrays are built when it is made (with the GIL), so get_next and
  * get_schema run no Python.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/export.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "arrow_internal.h"
+#include "export.h"
 #include "mem.h"
 
 #include <errno.h>

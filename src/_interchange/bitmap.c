@@ -1,9 +1,9 @@
 /* dfbuffer: bit-packed validity and bool unpacking (LSB first), with bit
  * offsets: the GIL-releasing wrappers of core's kernels (src/core/bitmap.c).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "convert.h"
+#include "probe.h"
 #include "bitmap.h"
 
 /* Large inputs run without the GIL (the caller holds references to the

@@ -3,11 +3,11 @@
  *
  * The type itself (its slots, attributes, method table) is buffer_type.c;
  * the exports live in dlpack.c, export_array.c and arrow_export.c,
- * the imports in import.c.
+ * the imports in import.c, dlpack.c and array_dunders.c.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/dtype.h"
+#include "common.h"
+#include "buffer.h"
+#include "dtype.h"
 #include "layout.h"
 #include "mem.h"
 #include "dlpack_types.h"

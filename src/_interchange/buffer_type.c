@@ -6,9 +6,9 @@
  * Only module.c uses this file (dfb_buffer_spec); the constructors every
  * other file calls live in buffer.c.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow_device.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow_device.h"
 #include "dlpack_types.h"
 
 #include <stddef.h>

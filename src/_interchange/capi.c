@@ -7,10 +7,10 @@
  * global.  The converters call the same C functions as the Python-level
  * ones (one code path, one set of checks).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
 #include "dfbuffer/dfbuffer.h"
 #include "mem.h"
 

@@ -8,9 +8,9 @@
  * categories and ordered.  The codes are the producer's integer buffer,
  * viewed without a copy; the categories are converted like any column.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/args.h"
+#include "common.h"
+#include "convert.h"
+#include "args.h"
 
 #include <string.h>
 

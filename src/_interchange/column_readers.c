@@ -2,8 +2,8 @@
  * set up over a chunk's memory, and the errors the converters raise when
  * a value read through them is out of range.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 #include "types.h"
 
 /* Turns a failed reader init into ValueError (NotImplementedError for an

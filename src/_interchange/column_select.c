@@ -1,8 +1,8 @@
 /* dfbuffer: the columns= selection of from_dataframe: which columns to
  * convert, and the result in the order asked for.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 
 int
 dfb_colsel_init(dfb_colsel *s, PyObject *columns)

@@ -6,12 +6,12 @@
  * validates every span and converts in C (dfb_columns_convert).  The
  * categorical="codes" route is categorical.c.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
+#include "frame.h"
+#include "probe.h"
 #include "layout.h"
 #include "offsets.h"
 #include "mem.h"
@@ -106,61 +106,14 @@ type_name(dfb_type t)
     return dfb_type_row_of(t)->name;
 }
 
-/* Reads the integer at `p` (bits 8..64, signed or not, byte-swapped if
-   `swap`), sign- or zero-extended to int64.  Cannot fail. */
+/* Reads the int32 at `p` (any alignment, byte-swapped if `swap`).  Cannot
+   fail. */
 static inline int64_t
-read_int(const char *p, int bits, int is_signed, int swap)
+load_i32(const char *p, int swap)
 {
-    switch (bits) {
-        case 8:
-            return is_signed ? (int64_t)(int8_t)*p : (int64_t)(uint8_t)*p;
-        case 16: {
-            uint16_t v;
-            memcpy(&v, p, 2);
-            if (swap) {
-                v = (uint16_t)__builtin_bswap16(v);
-            }
-            return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
-        }
-        case 32: {
-            uint32_t v;
-            memcpy(&v, p, 4);
-            if (swap) {
-                v = __builtin_bswap32(v);
-            }
-            return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
-        }
-        default: {
-            uint64_t v;
-            memcpy(&v, p, 8);
-            if (swap) {
-                v = __builtin_bswap64(v);
-            }
-            return (int64_t)v;
-        }
-    }
-}
-
-/* Returns a new 1-D array of `n` elements of `descr` (stolen), or NULL. */
-static PyArrayObject *
-new_array(PyArray_Descr *descr, int64_t n)
-{
-    npy_intp dims[1] = {(npy_intp)n};
-    return (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, 1, dims,
-                                                 NULL, NULL, 0, NULL);
-}
-
-/* Returns 0, or -1 with RuntimeError when a copy is needed and not
-   allowed. */
-static int
-need_copy(int allow_copy, const char *why)
-{
-    if (!allow_copy) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "converting %s needs a copy, but allow_copy=False", why);
-        return -1;
-    }
-    return 0;
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return (int32_t)(swap ? __builtin_bswap32(v) : v);
 }
 
 /* ------------------------------------------------------------------ */
@@ -367,176 +320,6 @@ dfb_column_validate(const dfb_column *col)
 }
 
 /* ------------------------------------------------------------------ */
-/* Null masks                                                           */
-/* ------------------------------------------------------------------ */
-
-/* Physical integer layout read for sentinels: fills bits/signedness.
-   Returns 0, or -1 if the type has no integer storage. */
-static int
-int_layout(const dfb_column *c, int *bits, int *is_signed, char *bo)
-{
-    const dfb_format *f =
-        c->fmt.type == DFB_T_DICTIONARY ? &c->index : &c->fmt;
-    const dfb_type_row *r = dfb_type_row_of(f->type);
-    *bo = f->byteorder;
-    if ((r->layout != DFB_LAYOUT_FIXED && r->layout != DFB_LAYOUT_CODES) ||
-        (r->storage != 'i' && r->storage != 'u' && r->storage != 'b')) {
-        return -1;
-    }
-    *bits = f->bits;
-    *is_signed = r->storage == 'i';
-    return 0;
-}
-
-/* Computes the null mask of chunk `c` (validated).  Sets *out to a new
-   bool array (1 = null) and *nnull to the count, or *out = NULL and
-   *nnull = 0 when no value is null.  Returns 0, or -1 with an exception
-   set. */
-static int
-chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
-{
-    const int64_t n = c->length;
-    int64_t count = 0;
-    *out = NULL;
-    *nnull = 0;
-    if (n == 0 || c->null_count == 0) {
-        return 0;
-    }
-    if (c->fmt.type == DFB_T_NULL) {
-        PyArrayObject *m = new_array(PyArray_DescrFromType(NPY_BOOL), n);
-        if (m == NULL) {
-            return -1;
-        }
-        dfb_memset(PyArray_DATA(m), 1, (size_t)n);
-        *out = m;
-        *nnull = n;
-        return 0;
-    }
-    switch (c->null_kind) {
-        case DFB_NULL_NON_NULLABLE:
-            return 0;
-        case DFB_NULL_USE_NAN: {
-            if (c->fmt.type != DFB_T_FLOAT) {
-                return 0;
-            }
-            const int sz = c->fmt.bits / 8;
-            const int swap = dfb_is_swapped(c->fmt.byteorder);
-            const char *p = c->data.ptr + c->offset * sz;
-            DFB_NOGIL_IF(n, count = dfb_count_nan(p, n, sz, sz, swap, NULL));
-            if (count == 0) {
-                return 0;
-            }
-            PyArrayObject *m = new_array(PyArray_DescrFromType(NPY_BOOL), n);
-            if (m == NULL) {
-                return -1;
-            }
-            dfb_count_nan(p, n, sz, sz, swap, PyArray_DATA(m));
-            *out = m;
-            *nnull = count;
-            return 0;
-        }
-        case DFB_NULL_USE_SENTINEL: {
-            int bits, is_signed;
-            char bo;
-            if (int_layout(c, &bits, &is_signed, &bo) < 0) {
-                PyErr_Format(PyExc_NotImplementedError,
-                             "sentinel nulls are not supported for %s "
-                             "columns",
-                             type_name(c->fmt.type));
-                return -1;
-            }
-            const int sz = bits / 8, swap = dfb_is_swapped(bo);
-            const char *p = c->data.ptr + c->offset * sz;
-            const int64_t sentinel = c->null_value;
-            if (bits == 64 && !swap) {
-                /* any alignment: interchange pointers promise none */
-                for (int64_t i = 0; i < n; i++) {
-                    int64_t v;
-                    memcpy(&v, p + i * 8, 8);
-                    count += v == sentinel;
-                }
-            }
-            else {
-                for (int64_t i = 0; i < n; i++) {
-                    count += read_int(p + i * sz, bits, is_signed, swap) ==
-                             sentinel;
-                }
-            }
-            if (count == 0) {
-                return 0;
-            }
-            PyArrayObject *m = new_array(PyArray_DescrFromType(NPY_BOOL), n);
-            if (m == NULL) {
-                return -1;
-            }
-            uint8_t *o = PyArray_DATA(m);
-            for (int64_t i = 0; i < n; i++) {
-                o[i] = read_int(p + i * sz, bits, is_signed, swap) == sentinel;
-            }
-            *out = m;
-            *nnull = count;
-            return 0;
-        }
-        case DFB_NULL_USE_BITMASK: {
-            if (c->validity.ptr == NULL) {
-                return 0;
-            }
-            const uint8_t *bitsp = (const uint8_t *)c->validity.ptr;
-            int64_t zeros = dfb_count_zero_bits(bitsp, c->offset, n);
-            count = c->null_value == 0 ? zeros : n - zeros;
-            if (count == 0) {
-                return 0;
-            }
-            PyArrayObject *m = new_array(PyArray_DescrFromType(NPY_BOOL), n);
-            if (m == NULL) {
-                return -1;
-            }
-            dfb_unpack_bits(bitsp, c->offset, n, PyArray_DATA(m),
-                            c->null_value == 0);
-            *out = m;
-            *nnull = count;
-            return 0;
-        }
-        case DFB_NULL_USE_BYTEMASK: {
-            if (c->validity.ptr == NULL) {
-                return 0;
-            }
-            const uint8_t *v = (const uint8_t *)c->validity.ptr + c->offset;
-            int64_t nonzero = 0;
-            for (int64_t i = 0; i < n; i++) {
-                nonzero += v[i] != 0;
-            }
-            count = c->null_value == 0 ? n - nonzero : nonzero;
-            if (count == 0) {
-                return 0;
-            }
-            PyArrayObject *m = new_array(PyArray_DescrFromType(NPY_BOOL), n);
-            if (m == NULL) {
-                return -1;
-            }
-            uint8_t *o = PyArray_DATA(m);
-            if (c->null_value == 0) {
-                for (int64_t i = 0; i < n; i++) {
-                    o[i] = v[i] == 0;
-                }
-            }
-            else {
-                for (int64_t i = 0; i < n; i++) {
-                    o[i] = v[i] != 0;
-                }
-            }
-            *out = m;
-            *nnull = count;
-            return 0;
-        }
-        default:
-            PyErr_Format(PyExc_ValueError, "unknown null kind %d",
-                         (int)c->null_kind);
-            return -1;
-    }
-}
-
-/* ------------------------------------------------------------------ */
 /* Values                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -703,7 +486,7 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
     const npy_intp isz = PyDataType_ELSIZE(d);
     const int isobj = PyDataType_REFCHK(d);
     Py_INCREF(d);
-    PyArrayObject *out = new_array(d, c->length);
+    PyArrayObject *out = dfb_new_array(d, c->length);
     if (out == NULL) {
         Py_DECREF(cats);
         return NULL;
@@ -772,26 +555,28 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             return view_values(st, c);
         case DFB_CONV_BYTES:
         case DFB_CONV_TIME:
-            if (need_copy(allow_copy, "values to Python objects") < 0) {
+            if (dfb_need_copy(allow_copy, "values to Python objects") < 0) {
                 return NULL;
             }
             return row->conv == DFB_CONV_BYTES
                        ? dfb_bytes_to_object_array(c, isnull)
                        : dfb_times_to_object_array(c, isnull);
         case DFB_CONV_DECIMAL:
-            if (need_copy(allow_copy, "decimals to Decimal or float64") < 0) {
+            if (dfb_need_copy(allow_copy, "decimals to Decimal or float64") <
+                0) {
                 return NULL;
             }
             return dfb_decimals_convert(c, isnull, opts);
         case DFB_CONV_WIDEN: {
-            if (need_copy(allow_copy, "date32 days to datetime64[D]") < 0) {
+            if (dfb_need_copy(allow_copy, "date32 days to datetime64[D]") <
+                0) {
                 return NULL;
             }
             PyArray_Descr *d = format_to_descr(st, &c->fmt);
             if (d == NULL) {
                 return NULL;
             }
-            PyArrayObject *out = new_array(d, n);
+            PyArrayObject *out = dfb_new_array(d, n);
             if (out == NULL) {
                 return NULL;
             }
@@ -801,15 +586,16 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             for (int64_t i = 0; i < n; i++) {
                 o[i] = (isnull != NULL && isnull[i])
                            ? NPY_DATETIME_NAT
-                           : read_int(p + i * 4, 32, 1, swap);
+                           : load_i32(p + i * 4, swap);
             }
             return (PyObject *)out;
         }
         case DFB_CONV_UNPACK: {
-            if (need_copy(allow_copy, "bit-packed booleans") < 0) {
+            if (dfb_need_copy(allow_copy, "bit-packed booleans") < 0) {
                 return NULL;
             }
-            PyArrayObject *out = new_array(PyArray_DescrFromType(NPY_BOOL), n);
+            PyArrayObject *out =
+                dfb_new_array(PyArray_DescrFromType(NPY_BOOL), n);
             if (out == NULL) {
                 return NULL;
             }
@@ -820,20 +606,21 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             return (PyObject *)out;
         }
         case DFB_CONV_STRINGS:
-            if (need_copy(allow_copy, "strings to Python str objects") < 0) {
+            if (dfb_need_copy(allow_copy, "strings to Python str objects") <
+                0) {
                 return NULL;
             }
             if (opts & DFB_OPT_STRINGDTYPE) {
                 return dfb_strings_to_stringdtype(c, isnull);
             }
             if (n == 0) {
-                return (PyObject *)new_array(PyArray_DescrFromType(NPY_OBJECT),
-                                             0);
+                return (PyObject *)dfb_new_array(
+                    PyArray_DescrFromType(NPY_OBJECT), 0);
             }
             return dfb_strings_to_object_array(c, isnull);
         case DFB_CONV_STRING_VIEWS:
-            if (need_copy(allow_copy, "string views to Python str objects") <
-                0) {
+            if (dfb_need_copy(allow_copy,
+                              "string views to Python str objects") < 0) {
                 return NULL;
             }
             if (opts & DFB_OPT_STRINGDTYPE) {
@@ -841,13 +628,13 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             }
             return dfb_views_to_object_array(c, isnull);
         case DFB_CONV_DECODE:
-            if (need_copy(allow_copy, "categorical codes to values") < 0) {
+            if (dfb_need_copy(allow_copy, "categorical codes to values") < 0) {
                 return NULL;
             }
             return take_categories(st, c, isnull, opts);
         case DFB_CONV_NONES: {
             PyArrayObject *out =
-                new_array(PyArray_DescrFromType(NPY_OBJECT), n);
+                dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), n);
             if (out == NULL) {
                 return NULL;
             }
@@ -865,211 +652,18 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
     }
 }
 
-/* ------------------------------------------------------------------ */
-/* Null handling modes                                                  */
-/* ------------------------------------------------------------------ */
-
-/* Returns a new plain array from `values` with NaN / NaT / None in the
-   slots where mask is set (ints and bools upcast to float64), or NULL. */
-static PyObject *
-fill_nulls(PyArrayObject *values, PyArrayObject *mask)
-{
-    const uint8_t *m = PyArray_DATA(mask);
-    const npy_intp n = PyArray_DIM(values, 0);
-    PyArray_Descr *vd = PyArray_DESCR(values);
-    PyArray_Descr *target;
-    switch (vd->kind) {
-        case 'O': {
-            PyArrayObject *out =
-                (PyArrayObject *)PyArray_NewCopy(values, NPY_CORDER);
-            if (out == NULL) {
-                return NULL;
-            }
-            PyObject **o = PyArray_DATA(out);
-            for (npy_intp i = 0; i < n; i++) {
-                if (m[i]) {
-                    Py_XSETREF(o[i], Py_NewRef(Py_None));
-                }
-            }
-            return (PyObject *)out;
-        }
-        case 'b':
-        case 'i':
-        case 'u':
-            target = PyArray_DescrFromType(NPY_DOUBLE);
-            break;
-        case 'f':
-        case 'M':
-        case 'm':
-            target = PyArray_DescrNewByteorder(vd, NPY_NATIVE);
-            break;
-        default:
-            PyErr_Format(PyExc_NotImplementedError,
-                         "cannot fill nulls of dtype %R", (PyObject *)vd);
-            return NULL;
-    }
-    if (target == NULL) {
-        return NULL;
-    }
-    PyArrayObject *out =
-        (PyArrayObject *)PyArray_CastToType(values, target, 0);
-    if (out == NULL) {
-        return NULL;
-    }
-    char *o = PyArray_DATA(out);
-    const int kind = PyArray_DESCR(out)->kind;
-    const npy_intp sz = PyArray_ITEMSIZE(out);
-    for (npy_intp i = 0; i < n; i++) {
-        if (!m[i]) {
-            continue;
-        }
-        if (kind == 'M' || kind == 'm') {
-            int64_t nat = NPY_DATETIME_NAT;
-            memcpy(o + i * 8, &nat, 8);
-        }
-        else if (sz == 8) {
-            double v = NAN;
-            memcpy(o + i * 8, &v, 8);
-        }
-        else if (sz == 4) {
-            float v = NAN;
-            memcpy(o + i * 4, &v, 4);
-        }
-        else {
-            uint16_t v = 0x7e00;
-            memcpy(o + i * 2, &v, 2);
-        }
-    }
-    return (PyObject *)out;
-}
-
-/* Applies the `nulls` mode to values (stolen) and mask (stolen, may be
-   NULL when no value is null); `filled` says the null slots of values
-   already hold None / NaN / NaT.  Returns a new reference or NULL. */
-static PyObject *
-finish(dfb_state *st, PyObject *values, PyArrayObject *mask, int64_t nnull,
-       int filled, dfb_nulls_mode nulls, int allow_copy)
-{
-    if (mask == NULL) {
-        return values;
-    }
-    if (nulls == DFB_NULLS_FILL && filled) {
-        Py_DECREF(mask);
-        return values;
-    }
-    PyObject *res = NULL;
-    switch (nulls) {
-        case DFB_NULLS_RAISE:
-            PyErr_Format(PyExc_ValueError,
-                         "the column has %lld null value%s (nulls='raise')",
-                         (long long)nnull, nnull == 1 ? "" : "s");
-            break;
-        case DFB_NULLS_FILL:
-            if (need_copy(allow_copy, "a column with nulls in fill mode") ==
-                0) {
-                res = fill_nulls((PyArrayObject *)values, mask);
-            }
-            break;
-        default: {
-            /* numpy.ma is imported on first use (it costs ~20 ms).  The
-               import runs Python code and may let another thread fill the
-               slot meanwhile: the slot is set only if still empty, with no
-               Python code between the test and the store (the GIL makes
-               that atomic), and the call uses our own reference. */
-            PyObject *cls = st->ma_masked_array;
-            if (cls != NULL) {
-                Py_INCREF(cls);
-            }
-            else {
-                PyObject *ma = PyImport_ImportModule("numpy.ma");
-                if (ma == NULL) {
-                    break;
-                }
-                cls = PyObject_GetAttrString(ma, "MaskedArray");
-                Py_DECREF(ma);
-                if (cls == NULL) {
-                    break;
-                }
-                if (st->ma_masked_array == NULL) {
-                    st->ma_masked_array = Py_NewRef(cls);
-                }
-            }
-            PyObject *args[2] = {values, (PyObject *)mask};
-            res = PyObject_Vectorcall(cls, args, 2, NULL);
-            Py_DECREF(cls);
-        }
-    }
-    Py_DECREF(values);
-    Py_DECREF(mask);
-    return res;
-}
-
-/* Adds to *mask (allocated here when NULL) the rows of the categorical
-   chunk `c` whose code names a null category, counting them in *nnull
-   (codes out of range are left for the decoder to report).  Returns 0, or
-   -1 with an exception set (*mask is then still the caller's). */
-static int
-mask_null_categories(const dfb_column *c, PyArrayObject **mask, int64_t *nnull)
-{
-    PyArrayObject *catmask;
-    int64_t catnull;
-    if (chunk_mask(c->categories, &catmask, &catnull) < 0) {
-        return -1;
-    }
-    if (catmask == NULL) {
-        return 0;
-    }
-    const int64_t n = c->length, ncats = c->categories->length;
-    if (*mask == NULL) {
-        *mask = new_array(PyArray_DescrFromType(NPY_BOOL), n);
-        if (*mask == NULL) {
-            Py_DECREF(catmask);
-            return -1;
-        }
-        dfb_memset(PyArray_DATA(*mask), 0, (size_t)n);
-    }
-    dfb_codes codes;
-    if (dfb_column_codes(c,
-                         ncats < PyArray_DIM(catmask, 0)
-                             ? ncats
-                             : (int64_t)PyArray_DIM(catmask, 0),
-                         &codes) < 0) {
-        Py_DECREF(catmask);
-        return -1;
-    }
-    const uint8_t *cn = PyArray_DATA(catmask);
-    uint8_t *o = PyArray_DATA(*mask);
-    int64_t added = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (o[i]) {
-            continue;
-        }
-        int64_t code;
-        if (dfb_codes_get(&codes, i, &code) == DFB_OK && cn[code]) {
-            o[i] = 1;
-            added++;
-        }
-    }
-    Py_DECREF(catmask);
-    *nnull += added;
-    if (*nnull == 0) {
-        Py_CLEAR(*mask);
-    }
-    return 0;
-}
-
 /* Converts one validated chunk to (values, mask).  Returns 0, or -1. */
 static int
 chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy, int opts,
               PyObject **values, PyArrayObject **mask, int64_t *nnull,
               int *filled)
 {
-    if (chunk_mask(c, mask, nnull) < 0) {
+    if (dfb_chunk_mask(c, mask, nnull) < 0) {
         return -1;
     }
     if (c->fmt.type == DFB_T_DICTIONARY && c->categories != NULL &&
         c->categories->null_count != 0 &&
-        mask_null_categories(c, mask, nnull) < 0) {
+        dfb_mask_null_categories(c, mask, nnull) < 0) {
         Py_CLEAR(*mask);
         return -1;
     }
@@ -1147,9 +741,10 @@ dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
                           &nnull, &filled) < 0) {
             return NULL;
         }
-        return finish(st, values, mask, nnull, filled, nulls, allow_copy);
+        return dfb_nulls_finish(st, values, mask, nnull, filled, nulls,
+                                allow_copy);
     }
-    if (need_copy(allow_copy, "a column of several chunks") < 0) {
+    if (dfb_need_copy(allow_copy, "a column of several chunks") < 0) {
         return NULL;
     }
     PyObject *vals = PyList_New(n);
@@ -1176,8 +771,8 @@ dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
     }
     mask = NULL;
     if (total_nulls > 0) {
-        mask = new_array(PyArray_DescrFromType(NPY_BOOL),
-                         PyArray_DIM((PyArrayObject *)values, 0));
+        mask = dfb_new_array(PyArray_DescrFromType(NPY_BOOL),
+                             PyArray_DIM((PyArrayObject *)values, 0));
         if (mask == NULL) {
             Py_DECREF(values);
             goto done;
@@ -1196,7 +791,8 @@ dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             o += chunks[i].length;
         }
     }
-    res = finish(st, values, mask, total_nulls, all_filled, nulls, allow_copy);
+    res = dfb_nulls_finish(st, values, mask, total_nulls, all_filled, nulls,
+                           allow_copy);
 done:
     Py_XDECREF(vals);
     Py_XDECREF(masks);
@@ -1212,10 +808,4 @@ dfb_chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                  int allow_copy, int opts)
 {
     return chunk_values(st, c, isnull, allow_copy, opts);
-}
-
-int
-dfb_need_copy(int allow_copy, const char *why)
-{
-    return need_copy(allow_copy, why);
 }

@@ -6,8 +6,8 @@
  * producer changes after validation cannot send the loop outside its
  * buffers.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 #include "reader.h"
 #include "types.h"
 

@@ -6,10 +6,10 @@
  * exponent as text ("-12345E-2") and lets decimal.Decimal parse it, so the
  * result carries the column's scale as pyarrow's does.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "args.h"
+#include "convert.h"
+#include "probe.h"
 #include "mem.h"
 #include "types.h"
 

@@ -6,8 +6,8 @@
  * (a string storage), arrow.opaque and unknown extensions as their storage
  * type.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/arrow_internal.h"
+#include "common.h"
+#include "arrow_internal.h"
 #include "mem.h"
 #include "types.h"
 

@@ -4,16 +4,16 @@
  *
  * Nothing but module.c and capi.c depends on this file.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/pandas_block.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/ixwalk.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "pandas_block.h"
+#include "args.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
+#include "ixwalk.h"
+#include "probe.h"
 #include "types.h"
-#include "dfbuffer/import.h"
+#include "import.h"
 
 #include <string.h>
 
@@ -277,7 +277,8 @@ PyDoc_STRVAR(
     "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
     "                  strings='object', decimals='decimal')\n--\n\n"
     "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
-    "column) to a NumPy array.\n\n"
+    "column, or, last, an object with pyarrow's __arrow_array__ or with\n"
+    "__array__ giving a 1-D array) to a NumPy array.\n\n"
     "nulls='mask' gives a numpy.ma.MaskedArray where the column has nulls and "
     "a\n"
     "plain (zero-copy where the layout allows) ndarray otherwise; 'fill' "
@@ -486,7 +487,7 @@ PyDoc_STRVAR(
     from_dataframe_doc,
     "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
     "categorical='decode',\n"
-    "               strings='object', decimals='decimal',\n"
+    "               strings='object', structs='object', decimals='decimal',\n"
     "               on_unsupported='raise', columns=None)\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
     "obj is anything with __dataframe__, an interchange DataFrame object, or "
@@ -519,6 +520,11 @@ PyDoc_STRVAR(
     "    As in column_to_ndarray (default 'decode').\n"
     "strings : {'object', 'stringdtype'}, optional\n"
     "    As in column_to_ndarray (default 'object').\n"
+    "structs : {'object', 'flatten'}, optional\n"
+    "    'object' (default): a struct column is an object array of dicts.\n"
+    "    'flatten': one entry per leaf field of an Arrow struct column,\n"
+    "    named 'parent.child', zero-copy where the leaf allows; a struct's\n"
+    "    null rows are nulls of its leaves.\n"
     "decimals : {'decimal', 'float64'}, optional\n"
     "    As in column_to_ndarray (default 'decimal').\n"
     "on_unsupported : {'raise', 'skip'}, optional\n"
@@ -562,22 +568,14 @@ PyDoc_STRVAR(
     "    ...\n"
     "ValueError: column 'x' has 1 null value (nulls='raise')");
 
-/* A pandas Series exports its values through Arrow without its name (a
-   field named ""): the one column of `res` (stolen) is keyed by
-   str(obj.name) instead, unless the name is None.  Returns a new reference,
-   or NULL with an exception set. */
-static PyObject *
-series_named(dfb_state *st, PyObject *obj, PyObject *res)
+/* Sets *key to the key of pandas Series `obj` (str(obj.name), or the name
+   itself when it is a str; a new reference), or to NULL when `obj` is not a
+   Series or its name is None.  Returns 0, or -1 with an exception set (the
+   name could not be read or made a str). */
+static int
+series_key(dfb_state *st, PyObject *obj, PyObject **key)
 {
-    PyObject *key = NULL, *value = NULL, *name = NULL, *out = NULL;
-    if (res == NULL || !PyDict_CheckExact(res) || PyDict_GET_SIZE(res) != 1) {
-        return res;
-    }
-    Py_ssize_t pos = 0;
-    if (!PyDict_Next(res, &pos, &key, &value) || !PyUnicode_Check(key) ||
-        PyUnicode_GET_LENGTH(key) != 0) {
-        return res;
-    }
+    *key = NULL;
     PyObject *pd = PyImport_GetModule(st->str.pandas);
     PyObject *cls = pd == NULL ? NULL : PyObject_GetAttrString(pd, "Series");
     Py_XDECREF(pd);
@@ -586,22 +584,63 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
     Py_XDECREF(cls);
     PyErr_Clear(); /* no pandas, or no pandas.Series: not a Series */
     if (!is_series) {
+        return 0;
+    }
+    PyObject *name = PyObject_GetAttrString(obj, "name");
+    if (name == NULL) {
+        return -1;
+    }
+    if (name != Py_None) {
+        *key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
+    }
+    int failed = name != Py_None && *key == NULL;
+    Py_DECREF(name);
+    return failed ? -1 : 0;
+}
+
+/* A pandas Series exports its values through Arrow without its name (a
+   field named ""): the one column of `res` (stolen) is keyed by
+   str(obj.name) instead, unless the name is None; an error (res NULL)
+   names that column.  Returns a new reference, or NULL with an exception
+   set. */
+static PyObject *
+series_named(dfb_state *st, PyObject *obj, PyObject *res)
+{
+    PyObject *key = NULL, *value = NULL, *out = NULL;
+    if (res == NULL) {
+        PyObject *exc = dfb_err_take();
+        if (series_key(st, obj, &key) < 0) {
+            PyErr_Clear(); /* the conversion's error is the one to raise */
+        }
+        dfb_err_give(exc);
+        if (key != NULL) {
+            dfb_add_column_context(key);
+            Py_DECREF(key);
+        }
+        return NULL;
+    }
+    if (!PyDict_CheckExact(res) || PyDict_GET_SIZE(res) != 1) {
+        return res;
+    }
+    Py_ssize_t pos = 0;
+    if (!PyDict_Next(res, &pos, &key, &value) || !PyUnicode_Check(key) ||
+        PyUnicode_GET_LENGTH(key) != 0) {
         return res;
     }
     Py_INCREF(value); /* held across the calls below */
-    name = PyObject_GetAttrString(obj, "name");
-    if (name == Py_None) {
+    if (series_key(st, obj, &key) < 0) {
+        out = NULL;
+    }
+    else if (key == NULL) {
         out = Py_NewRef(res);
     }
-    else if (name != NULL) {
-        key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
-        out = key == NULL ? NULL : PyDict_New();
+    else {
+        out = PyDict_New();
         if (out != NULL && PyDict_SetItem(out, key, value) < 0) {
             Py_CLEAR(out);
         }
-        Py_XDECREF(key);
+        Py_DECREF(key);
     }
-    Py_XDECREF(name);
     Py_DECREF(value);
     Py_DECREF(res);
     return out;
@@ -774,15 +813,17 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
 {
     static const char *const kw[] = {
-        "obj",      "nulls",          "allow_copy", "categorical", "strings",
-        "decimals", "on_unsupported", "columns",    NULL};
+        "obj",     "nulls",    "allow_copy",     "categorical", "strings",
+        "structs", "decimals", "on_unsupported", "columns",     NULL};
     static const char *const unsupported[] = {"raise", "skip", NULL};
+    static const char *const structs[] = {"object", "flatten", NULL};
     static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
-    PyObject *a[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {
-        NULL, st->str.nulls, st->str.allow_copy, NULL, NULL, NULL, NULL, NULL};
-    int skip = 0;
+    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
+                              NULL, NULL,          NULL,
+                              NULL, NULL,          NULL};
+    int skip = 0, flatten = 0;
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
@@ -790,18 +831,20 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int opts;
     if (dfb_parse_nulls(a[1], &nulls) < 0 ||
         dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
-        dfb_parse_decimals(a[5], &opts) < 0 ||
-        dfb_parse_choice(a[6], "on_unsupported", unsupported, &skip) < 0) {
+        dfb_parse_choice(a[5], "structs", structs, &flatten) < 0 ||
+        dfb_parse_decimals(a[6], &opts) < 0 ||
+        dfb_parse_choice(a[7], "on_unsupported", unsupported, &skip) < 0) {
         return NULL;
     }
-    opts |= skip ? DFB_OPT_SKIP_UNSUPPORTED : 0;
+    opts |= (skip ? DFB_OPT_SKIP_UNSUPPORTED : 0) |
+            (flatten ? DFB_OPT_STRUCTS_FLATTEN : 0);
     nulls = (dfb_nulls_mode)((int)nulls | opts);
     int allow_copy = 1;
     if (dfb_parse_flag(a[2], &allow_copy) < 0) {
         return NULL;
     }
     dfb_colsel sel;
-    if (dfb_colsel_init(&sel, a[7]) < 0) {
+    if (dfb_colsel_init(&sel, a[8]) < 0) {
         return NULL;
     }
     PyObject *res = dfb_colsel_finish(

@@ -8,11 +8,11 @@
  * values' own validity).  The column is marked so that it is always
  * decoded, also under categorical="codes".
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/arrow_internal.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "buffer.h"
+#include "probe.h"
 #include "mem.h"
 #include "reader.h"
 #include "types.h"
@@ -238,8 +238,8 @@ dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
     }
     if (dict == NULL) {
         PyErr_Format(PyExc_NotImplementedError,
-                     "column '%s': run-end encoded columns are not supported "
-                     "here",
+                     "column '%s': Arrow format '+r' (run-end encoded) is "
+                     "not supported here (as a dictionary's values)",
                      name);
         return -1;
     }

@@ -7,8 +7,8 @@
  * records: months (int32); days and milliseconds (int32 each); months,
  * days (int32 each) and nanoseconds (int64).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 #include "types.h"
 
 #include <datetime.h>

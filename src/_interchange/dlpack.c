@@ -30,11 +30,11 @@
  *   - copy=True: a C-contiguous host copy (IS_COPIED, writable); needs host
  *     memory and a CPU target.  copy=False: never copies.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/export.h"
-#include "dfbuffer/import.h"
-#include "dfbuffer/dlpack.h"
+#include "common.h"
+#include "buffer.h"
+#include "export.h"
+#include "import.h"
+#include "dlpack.h"
 #include "dlpack_types.h"
 #include "mem.h"
 

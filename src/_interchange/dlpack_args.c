@@ -1,8 +1,8 @@
 /* dfbuffer: the keywords of dfbuffer.Buffer.__dlpack__ (stream, max_version,
  * dl_device, copy), parsed and checked for dlpack.c's export.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/dlpack.h"
+#include "common.h"
+#include "dlpack.h"
 
 #include <string.h>
 

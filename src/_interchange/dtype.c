@@ -5,8 +5,8 @@
  * interchange walk and buffer_to_ndarray all use it) and the one place a
  * typestr becomes a PyArray_Descr.  Depends only on state.c and core.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/dtype.h"
+#include "common.h"
+#include "dtype.h"
 #include "format.h"
 
 #include <string.h>

@@ -19,11 +19,11 @@
  *     shape, C-order strides, readonly and native.  Device memory:
  *     TypeError.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/buffer.h"
+#include "common.h"
+#include "args.h"
+#include "buffer.h"
 #include "format.h"
-#include "dfbuffer/export.h"
+#include "export.h"
 
 #include <limits.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * from matrix.c, so that the interchange and Arrow walks that fill a frame
  * do not depend on matrix.c, which uses them.)
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/frame.h"
+#include "common.h"
+#include "frame.h"
 
 #include <string.h>
 

@@ -7,11 +7,11 @@
  * then dfb_buffer_from_data / dfb_buffer_new, which validate the dtype, the
  * device and the layout.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/import.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "probe.h"
+#include "import.h"
 #include "dlpack_types.h"
 #include "format.h"
 

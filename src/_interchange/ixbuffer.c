@@ -5,8 +5,8 @@
  * Moved from import.c so that the converters do not depend on
  * from_object; depends on buffer.c (the device parser) and state.c only.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
+#include "common.h"
+#include "buffer.h"
 
 #include <string.h>
 
@@ -174,4 +174,31 @@ done:
     Py_XDECREF(n);
     Py_XDECREF(d);
     return ret;
+}
+
+int
+dfb_as_int64(PyObject *o, const char *what, int64_t *out)
+{
+    if (!PyLong_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow) {
+        /* a uint64 sentinel: keep its bit pattern */
+        unsigned long long u = PyLong_AsUnsignedLongLong(o);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Format(PyExc_OverflowError, "%s %R is out of range", what,
+                         o);
+            return -1;
+        }
+        v = (long long)u;
+    }
+    *out = v;
+    return 0;
 }

@@ -6,12 +6,12 @@
  * wrapped in a dfbuffer Buffer that owns it; the kernel (convert.c) then
  * validates and converts.  Also describes whole frames for to_matrix.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/ixwalk.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "frame.h"
+#include "ixwalk.h"
+#include "probe.h"
 #include "dlpack_types.h"
 
 #include <string.h>
@@ -43,8 +43,8 @@ read_block(dfb_state *st, PyObject *obj, dfb_block *blk)
    u1, native INTERCHANGE, read-only unless obj is a writable
    dfbuffer.Buffer) and fills `span`.  Returns the new Buffer, or
    NULL with an exception set. */
-static PyObject *
-wrap_buffer(dfb_state *st, PyObject *obj, dfb_span *span)
+PyObject *
+dfb_ix_wrap_buffer(dfb_state *st, PyObject *obj, dfb_span *span)
 {
     dfb_block blk;
     if (read_block(st, obj, &blk) < 0) {
@@ -150,76 +150,34 @@ split_pair(PyObject *pair, const char *what, PyObject **buf, dfb_ix_dtype *dt,
     return dfb_ix_dtype_read(t, dt);
 }
 
-/* Reads an int64 from a Python int (TypeError otherwise).  Returns 0/-1. */
-static int
-as_int64(PyObject *o, const char *what, int64_t *out)
-{
-    if (!PyLong_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
-                     Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (v == -1 && PyErr_Occurred()) {
-        return -1;
-    }
-    if (overflow) {
-        /* a uint64 sentinel: keep its bit pattern */
-        unsigned long long u = PyLong_AsUnsignedLongLong(o);
-        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Format(PyExc_OverflowError, "%s %R is out of range", what,
-                         o);
-            return -1;
-        }
-        v = (long long)u;
-    }
-    *out = v;
-    return 0;
-}
-
 static int
 walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w,
            int depth);
 
-/* Adds a new reference to w->keep (stolen). */
-static void
-keep(walked *w, PyObject *o)
+/* Reads Column.size() and .offset into `out`: 0, or -1 (exception). */
+static int
+read_extent(dfb_state *st, PyObject *col, dfb_column *out)
 {
-    w->keep[w->nkeep++] = o;
+    PyObject *o = PyObject_CallMethodNoArgs(col, st->str.size);
+    if (o == NULL) {
+        return -1;
+    }
+    int err = dfb_as_int64(o, "Column.size()", &out->length);
+    Py_DECREF(o);
+    if (err < 0 || (o = PyObject_GetAttr(col, st->str.offset)) == NULL) {
+        return -1;
+    }
+    err = o == Py_None ? 0 : dfb_as_int64(o, "Column.offset", &out->offset);
+    Py_DECREF(o);
+    return err;
 }
 
-/* Fills `out` from interchange column `col` (one chunk) and stores the
-   Buffers it creates in `w`.  Returns 0, or -1 with an exception set. */
+/* Reads Column.describe_null into `out`: 0, or -1 (exception). */
 static int
-walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
+read_describe_null(dfb_state *st, PyObject *col, dfb_column *out)
 {
-    PyObject *o;
-    dfb_ix_dtype cdt, ddt, vdt, odt;
-    int err = 0;
-    memset(out, 0, sizeof(*out));
-    out->null_count = -1;
-
-    /* size() and offset */
-    if ((o = PyObject_CallMethodNoArgs(col, st->str.size)) == NULL) {
-        return -1;
-    }
-    err = as_int64(o, "Column.size()", &out->length);
-    Py_DECREF(o);
-    if (err < 0) {
-        return -1;
-    }
-    if ((o = PyObject_GetAttr(col, st->str.offset)) == NULL) {
-        return -1;
-    }
-    err = o == Py_None ? 0 : as_int64(o, "Column.offset", &out->offset);
-    Py_DECREF(o);
-    if (err < 0) {
-        return -1;
-    }
-
-    /* describe_null */
-    if ((o = PyObject_GetAttr(col, st->str.describe_null)) == NULL) {
+    PyObject *o = PyObject_GetAttr(col, st->str.describe_null);
+    if (o == NULL) {
         return -1;
     }
     if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2 ||
@@ -245,7 +203,8 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     if (nv != Py_None &&
         (nk == DFB_NULL_USE_SENTINEL || nk == DFB_NULL_USE_BITMASK ||
          nk == DFB_NULL_USE_BYTEMASK)) {
-        if (as_int64(nv, "the describe_null value", &out->null_value) < 0) {
+        if (dfb_as_int64(nv, "the describe_null value", &out->null_value) <
+            0) {
             Py_DECREF(o);
             return -1;
         }
@@ -264,6 +223,218 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
         return -1;
     }
     Py_DECREF(o);
+    return 0;
+}
+
+/* Sets out->fmt (out->index too for categoricals) from the column's dtype
+   `cdt` (`cf` when have_c), its data's `ddt` (`df` when have_d) and its
+   offsets' `odt`.  Returns 0, or -1 with an exception set. */
+static int
+physical_format(dfb_column *out, const dfb_ix_dtype *cdt, int have_c,
+                const dfb_format *cf, const dfb_ix_dtype *ddt, int have_d,
+                const dfb_format *df, const dfb_ix_dtype *odt, int has_offsets,
+                PyObject *dtobj)
+{
+    switch (cdt->kind) {
+        case 21: /* STRING */
+            if (!have_c) {
+                goto bad;
+            }
+            out->fmt = *cf;
+            if (has_offsets && (out->fmt.type == DFB_T_UTF8 ||
+                                out->fmt.type == DFB_T_LARGE_UTF8)) {
+                /* the offsets' own width decides (pandas says 'u' with
+                   int64 offsets) */
+                out->offsets_swapped = dfb_is_swapped(odt->endian);
+                if (odt->bits == 64) {
+                    out->fmt.type = DFB_T_LARGE_UTF8;
+                }
+                else if (odt->bits == 32) {
+                    out->fmt.type = DFB_T_UTF8;
+                }
+                else {
+                    PyErr_Format(PyExc_ValueError,
+                                 "string offsets must be 32 or 64 bits, got "
+                                 "%ld",
+                                 odt->bits);
+                    return -1;
+                }
+            }
+            return 0;
+        case 22: /* DATETIME */
+            if (!have_c) {
+                goto bad;
+            }
+            out->fmt = *cf;
+            if (have_d && (ddt->endian == '<' || ddt->endian == '>')) {
+                out->fmt.byteorder = ddt->endian;
+            }
+            if (have_d && df->bits != cf->bits) {
+                PyErr_Format(PyExc_ValueError,
+                             "datetime column %R has a %d-bit data buffer",
+                             dtobj, df->bits);
+                return -1;
+            }
+            return 0;
+        case 23: /* CATEGORICAL */
+            out->fmt.type = DFB_T_DICTIONARY;
+            out->fmt.byteorder = '=';
+            if (have_d && (df->type == DFB_T_INT || df->type == DFB_T_UINT ||
+                           df->type == DFB_T_DICTIONARY)) {
+                out->index = *df;
+                if (df->type == DFB_T_DICTIONARY) {
+                    out->index.type = DFB_T_INT;
+                }
+            }
+            else if (have_c) {
+                out->index = *cf;
+                out->index.type = DFB_T_INT;
+            }
+            else {
+                goto bad;
+            }
+            out->fmt.bits = out->index.bits;
+            return 0;
+        default:
+            if (have_d && df->type != DFB_T_DICTIONARY &&
+                df->type != DFB_T_UTF8 && df->type != DFB_T_LARGE_UTF8) {
+                out->fmt = *df;
+            }
+            else if (have_c) {
+                out->fmt = *cf;
+            }
+            else {
+                goto bad;
+            }
+            return 0;
+    }
+bad:
+    PyErr_Format(PyExc_NotImplementedError,
+                 "unsupported interchange dtype %R (data buffer dtype "
+                 "(%ld, %ld, '%s', '%c'))",
+                 dtobj, ddt->kind, ddt->bits, ddt->fmt ? ddt->fmt : "",
+                 ddt->endian);
+    return -1;
+}
+/* Wraps the buffers the conversion of `out` reads (kept in `w`), asking
+   null_count when a mask has no buffer: 0, or -1 (exception). */
+static int
+wrap_buffers(dfb_state *st, PyObject *col, dfb_column *out, walked *w,
+             PyObject *dbuf, PyObject *vbuf, PyObject *obuf)
+{
+    PyObject *o;
+    const int masked = out->null_kind == DFB_NULL_USE_BITMASK ||
+                       out->null_kind == DFB_NULL_USE_BYTEMASK;
+    if ((o = dfb_ix_wrap_buffer(st, dbuf, &out->data)) == NULL) {
+        return -1;
+    }
+    w->keep[w->nkeep++] = o; /* stolen */
+    if (vbuf != NULL && masked) {
+        if ((o = dfb_ix_wrap_buffer(st, vbuf, &out->validity)) == NULL) {
+            return -1;
+        }
+        w->keep[w->nkeep++] = o; /* stolen */
+    }
+    else if (vbuf == NULL && masked) {
+        /* no validity buffer: fine only when nothing is null; ask */
+        if ((o = PyObject_GetAttr(col, st->str.null_count)) == NULL) {
+            return -1;
+        }
+        int r = o == Py_None
+                    ? 0
+                    : dfb_as_int64(o, "Column.null_count", &out->null_count);
+        Py_DECREF(o);
+        if (r < 0) {
+            return -1;
+        }
+    }
+    if (out->fmt.type == DFB_T_UTF8 || out->fmt.type == DFB_T_LARGE_UTF8) {
+        if (obuf == NULL) {
+            PyErr_SetString(PyExc_ValueError,
+                            "a string column has no offsets buffer");
+            return -1;
+        }
+        if ((o = dfb_ix_wrap_buffer(st, obuf, &out->offsets)) == NULL) {
+            return -1;
+        }
+        w->keep[w->nkeep++] = o; /* stolen */
+    }
+    return 0;
+}
+
+/* Walks the categories of `col` into w->cats (out->categories, is_ordered
+   set).  Returns 0, or -1 with an exception set. */
+static int
+walk_categories(dfb_state *st, PyObject *col, dfb_column *out, walked *w,
+                int depth)
+{
+    if (depth > 0) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "nested categoricals are not supported");
+        return -1;
+    }
+    PyObject *dc = PyObject_GetAttr(col, st->str.describe_categorical);
+    if (dc == NULL) {
+        return -1;
+    }
+    PyObject *cats = NULL;
+    if (PyDict_Check(dc)) {
+        (void)dfb_dict_get_ref(dc, st->str.categories, &cats);
+    }
+    else {
+        cats = PyObject_GetItem(dc, st->str.categories);
+    }
+    if (cats != NULL && cats != Py_None) {
+        /* is_ordered (read once; absent or unreadable: unordered) */
+        PyObject *ord = PyMapping_Check(dc)
+                            ? PyMapping_GetItemString(dc, "is_ordered")
+                            : NULL;
+        out->is_ordered = ord != NULL ? PyObject_IsTrue(ord) : 0;
+        Py_XDECREF(ord);
+        if (out->is_ordered < 0 || ord == NULL) {
+            if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_KeyError)) {
+                Py_DECREF(cats);
+                Py_DECREF(dc);
+                return -1;
+            }
+            PyErr_Clear();
+            out->is_ordered = 0;
+        }
+    }
+    Py_DECREF(dc);
+    if (cats == NULL || cats == Py_None) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_KeyError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_NotImplementedError,
+                            "categorical columns without a categories "
+                            "column (is_dictionary=False) are not "
+                            "supported");
+        }
+        Py_XDECREF(cats);
+        return -1;
+    }
+    int r = walk_chunk(st, cats, &w->cats, w, depth + 1);
+    Py_DECREF(cats);
+    if (r < 0) {
+        return -1;
+    }
+    out->categories = &w->cats;
+    return 0;
+}
+
+/* Fills `out` from interchange column `col` (one chunk) and stores the
+   Buffers it creates in `w`.  Returns 0, or -1 with an exception set. */
+static int
+walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
+{
+    dfb_ix_dtype cdt, ddt, vdt, odt;
+    int err = 0;
+    memset(out, 0, sizeof(*out));
+    out->null_count = -1;
+    if (read_extent(st, col, out) < 0 ||
+        read_describe_null(st, col, out) < 0) {
+        return -1;
+    }
 
     /* dtype: the column's logical type */
     PyObject *dtobj = PyObject_GetAttr(col, st->str.dtype);
@@ -316,185 +487,21 @@ walk_chunk(dfb_state *st, PyObject *col, dfb_column *out, walked *w, int depth)
     else {
         have_d = dfb_ix_dtype_format(&ddt, &df) == 0;
     }
-    switch (cdt.kind) {
-        case 21: /* STRING */
-            if (!have_c) {
-                goto bad_dtype;
-            }
-            out->fmt = cf;
-            if (obuf != NULL && (out->fmt.type == DFB_T_UTF8 ||
-                                 out->fmt.type == DFB_T_LARGE_UTF8)) {
-                /* the offsets' own width decides (pandas says 'u' with
-                   int64 offsets) */
-                out->offsets_swapped = dfb_is_swapped(odt.endian);
-                if (odt.bits == 64) {
-                    out->fmt.type = DFB_T_LARGE_UTF8;
-                }
-                else if (odt.bits == 32) {
-                    out->fmt.type = DFB_T_UTF8;
-                }
-                else {
-                    PyErr_Format(PyExc_ValueError,
-                                 "string offsets must be 32 or 64 bits, got "
-                                 "%ld",
-                                 odt.bits);
-                    goto fail;
-                }
-            }
-            break;
-        case 22: /* DATETIME */
-            if (!have_c) {
-                goto bad_dtype;
-            }
-            out->fmt = cf;
-            if (have_d && (ddt.endian == '<' || ddt.endian == '>')) {
-                out->fmt.byteorder = ddt.endian;
-            }
-            if (have_d && df.bits != cf.bits) {
-                PyErr_Format(PyExc_ValueError,
-                             "datetime column %R has a %d-bit data buffer",
-                             dtobj, df.bits);
-                goto fail;
-            }
-            break;
-        case 23: /* CATEGORICAL */
-            out->fmt.type = DFB_T_DICTIONARY;
-            out->fmt.byteorder = '=';
-            if (have_d && (df.type == DFB_T_INT || df.type == DFB_T_UINT ||
-                           df.type == DFB_T_DICTIONARY)) {
-                out->index = df;
-                if (df.type == DFB_T_DICTIONARY) {
-                    out->index.type = DFB_T_INT;
-                }
-            }
-            else if (have_c) {
-                out->index = cf;
-                out->index.type = DFB_T_INT;
-            }
-            else {
-                goto bad_dtype;
-            }
-            out->fmt.bits = out->index.bits;
-            break;
-        default:
-            if (have_d && df.type != DFB_T_DICTIONARY &&
-                df.type != DFB_T_UTF8 && df.type != DFB_T_LARGE_UTF8) {
-                out->fmt = df;
-            }
-            else if (have_c) {
-                out->fmt = cf;
-            }
-            else {
-                goto bad_dtype;
-            }
-    }
-
-    /* wrap the buffers that will be read */
-    if ((o = wrap_buffer(st, dbuf, &out->data)) == NULL) {
+    if (physical_format(out, &cdt, have_c, &cf, &ddt, have_d, &df, &odt,
+                        obuf != NULL, dtobj) < 0 ||
+        wrap_buffers(st, col, out, w, dbuf, vbuf, obuf) < 0) {
         goto fail;
-    }
-    keep(w, o);
-    if (vbuf != NULL && (out->null_kind == DFB_NULL_USE_BITMASK ||
-                         out->null_kind == DFB_NULL_USE_BYTEMASK)) {
-        if ((o = wrap_buffer(st, vbuf, &out->validity)) == NULL) {
-            goto fail;
-        }
-        keep(w, o);
-    }
-    else if (vbuf == NULL && (out->null_kind == DFB_NULL_USE_BITMASK ||
-                              out->null_kind == DFB_NULL_USE_BYTEMASK)) {
-        /* no validity buffer: fine only when nothing is null; ask */
-        if ((o = PyObject_GetAttr(col, st->str.null_count)) == NULL) {
-            goto fail;
-        }
-        int r = o == Py_None
-                    ? 0
-                    : as_int64(o, "Column.null_count", &out->null_count);
-        Py_DECREF(o);
-        if (r < 0) {
-            goto fail;
-        }
-    }
-    if (out->fmt.type == DFB_T_UTF8 || out->fmt.type == DFB_T_LARGE_UTF8) {
-        if (obuf == NULL) {
-            PyErr_SetString(PyExc_ValueError,
-                            "a string column has no offsets buffer");
-            goto fail;
-        }
-        if ((o = wrap_buffer(st, obuf, &out->offsets)) == NULL) {
-            goto fail;
-        }
-        keep(w, o);
     }
     Py_XDECREF(dpair);
     Py_XDECREF(vpair);
     Py_XDECREF(opair);
     Py_DECREF(bufs);
     Py_DECREF(dtobj);
-
-    /* categories */
     if (out->fmt.type == DFB_T_DICTIONARY) {
-        if (depth > 0) {
-            PyErr_SetString(PyExc_NotImplementedError,
-                            "nested categoricals are not supported");
-            return -1;
-        }
-        PyObject *dc = PyObject_GetAttr(col, st->str.describe_categorical);
-        if (dc == NULL) {
-            return -1;
-        }
-        PyObject *cats = NULL;
-        if (PyDict_Check(dc)) {
-            (void)dfb_dict_get_ref(dc, st->str.categories, &cats);
-        }
-        else {
-            cats = PyObject_GetItem(dc, st->str.categories);
-        }
-        if (cats != NULL && cats != Py_None) {
-            /* is_ordered (read once; absent or unreadable: unordered) */
-            PyObject *ord = PyMapping_Check(dc)
-                                ? PyMapping_GetItemString(dc, "is_ordered")
-                                : NULL;
-            out->is_ordered = ord != NULL ? PyObject_IsTrue(ord) : 0;
-            Py_XDECREF(ord);
-            if (out->is_ordered < 0 || ord == NULL) {
-                if (PyErr_Occurred() &&
-                    !PyErr_ExceptionMatches(PyExc_KeyError)) {
-                    Py_DECREF(cats);
-                    Py_DECREF(dc);
-                    return -1;
-                }
-                PyErr_Clear();
-                out->is_ordered = 0;
-            }
-        }
-        Py_DECREF(dc);
-        if (cats == NULL || cats == Py_None) {
-            if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_KeyError)) {
-                PyErr_Clear();
-                PyErr_SetString(PyExc_NotImplementedError,
-                                "categorical columns without a categories "
-                                "column (is_dictionary=False) are not "
-                                "supported");
-            }
-            Py_XDECREF(cats);
-            return -1;
-        }
-        int r = walk_chunk(st, cats, &w->cats, w, depth + 1);
-        Py_DECREF(cats);
-        if (r < 0) {
-            return -1;
-        }
-        out->categories = &w->cats;
+        return walk_categories(st, col, out, w, depth);
     }
     return 0;
 
-bad_dtype:
-    PyErr_Format(PyExc_NotImplementedError,
-                 "unsupported interchange dtype %R (data buffer dtype "
-                 "(%ld, %ld, '%s', '%c'))",
-                 dtobj, ddt.kind, ddt.bits, ddt.fmt ? ddt.fmt : "",
-                 ddt.endian);
 fail:
     Py_XDECREF(dpair);
     Py_XDECREF(vpair);
@@ -506,16 +513,16 @@ fail:
 
 /* Converts interchange column `col` (all its chunks).  Returns a new
    reference or NULL with an exception set. */
-static PyObject *
-ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
-                     int allow_copy)
+PyObject *
+dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+                         int allow_copy)
 {
     PyObject *o = PyObject_CallMethodNoArgs(col, st->str.num_chunks);
     if (o == NULL) {
         return NULL;
     }
     int64_t nchunks;
-    int r = as_int64(o, "Column.num_chunks()", &nchunks);
+    int r = dfb_as_int64(o, "Column.num_chunks()", &nchunks);
     Py_DECREF(o);
     if (r < 0) {
         return NULL;
@@ -579,8 +586,8 @@ out:
 }
 
 /* Returns 1 if `obj` has attribute `name`, 0 if not, -1 on error. */
-static int
-has_attr(PyObject *obj, PyObject *name)
+int
+dfb_has_attr(PyObject *obj, PyObject *name)
 {
     PyObject *v = PyObject_GetAttr(obj, name);
     if (v == NULL) {
@@ -596,13 +603,13 @@ has_attr(PyObject *obj, PyObject *name)
 
 /* Returns the interchange DataFrame of `obj` (new reference), NULL with
    an exception set, or NULL without one when `obj` is none. */
-static PyObject *
-get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
+PyObject *
+dfb_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 {
     /* an interchange DataFrame already: use it as it is (calling its
        __dataframe__ again may copy, as pandas' does) */
-    int a = has_attr(obj, st->str.column_names);
-    int b = a == 1 ? has_attr(obj, st->str.get_column) : a;
+    int a = dfb_has_attr(obj, st->str.column_names);
+    int b = a == 1 ? dfb_has_attr(obj, st->str.get_column) : a;
     if (b < 0) {
         return NULL;
     }
@@ -635,8 +642,8 @@ get_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
    NotImplementedError / BufferError (others are left alone; a message that
    starts "the column " reads "column 'x' ..." instead).  The original
    exception becomes the new one's __cause__. */
-static void
-add_column_context(PyObject *key)
+void
+dfb_add_column_context(PyObject *key)
 {
     PyObject *exc = dfb_err_take();
     if (exc == NULL) {
@@ -733,7 +740,7 @@ describe_ix_column(dfb_state *st, PyObject *col, dfb_frame_column *fc,
         return -1;
     }
     int64_t nchunks;
-    int r = as_int64(o, "Column.num_chunks()", &nchunks);
+    int r = dfb_as_int64(o, "Column.num_chunks()", &nchunks);
     Py_DECREF(o);
     if (r < 0) {
         return -1;
@@ -795,7 +802,7 @@ int
 dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                       dfb_frame *out)
 {
-    PyObject *df = get_ix_frame(st, obj, 1);
+    PyObject *df = dfb_ix_frame(st, obj, 1);
     if (df == NULL) {
         return PyErr_Occurred() ? -1 : 1;
     }
@@ -842,7 +849,7 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         }
         int r = nr == Py_None
                     ? 0
-                    : as_int64(nr, "DataFrame.num_rows()", &out->nrows);
+                    : dfb_as_int64(nr, "DataFrame.num_rows()", &out->nrows);
         Py_DECREF(nr);
         if (r < 0) {
             goto done;
@@ -862,7 +869,7 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         PyObject *col = PyObject_CallOneArg(getcol, pos);
         Py_DECREF(pos);
         if (col == NULL) {
-            add_column_context(key);
+            dfb_add_column_context(key);
             goto done;
         }
         int r = PyList_Append(out->keep, col);
@@ -871,7 +878,7 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         }
         Py_DECREF(col);
         if (r < 0) {
-            add_column_context(key);
+            dfb_add_column_context(key);
             goto done;
         }
     }
@@ -884,39 +891,4 @@ done:
     Py_XDECREF(names);
     Py_DECREF(df);
     return ret;
-}
-
-/* ------------------------------------------------------------------ */
-/* Walk entries for the module functions (convert_functions.c)          */
-/* ------------------------------------------------------------------ */
-
-PyObject *
-dfb_ix_wrap_buffer(dfb_state *st, PyObject *obj, dfb_span *span)
-{
-    return wrap_buffer(st, obj, span);
-}
-
-PyObject *
-dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
-                         int allow_copy)
-{
-    return ix_column_to_ndarray(st, col, nulls, allow_copy);
-}
-
-int
-dfb_has_attr(PyObject *obj, PyObject *name)
-{
-    return has_attr(obj, name);
-}
-
-PyObject *
-dfb_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
-{
-    return get_ix_frame(st, obj, allow_copy);
-}
-
-void
-dfb_add_column_context(PyObject *key)
-{
-    add_column_context(key);
 }

@@ -7,13 +7,13 @@
  * times a group of columns stays in cache while every column writes its
  * values into it with the row stride.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/pandas_block.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/matrix.h"
+#include "common.h"
+#include "pandas_block.h"
+#include "args.h"
+#include "arrow.h"
+#include "convert.h"
+#include "frame.h"
+#include "matrix.h"
 #include "mem.h"
 #include "types.h"
 

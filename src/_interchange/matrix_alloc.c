@@ -3,8 +3,8 @@
  * size, with the reaper thread that lets the kernel reclaim it after a
  * while and the fork handlers that keep it sound (see matrix.h).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/matrix.h"
+#include "common.h"
+#include "matrix.h"
 
 #include <string.h>
 #include <stdlib.h>
@@ -43,7 +43,8 @@ static void *out_reused;     /* the last kept block handed out again */
    them for every large array): where the kernel compacts memory for them
    on demand (THP defrag "madvise"), a first 400 MB output took 0.9-1.4 s
    instead of 0.25 s, and the kept block already spares repeated calls the
-   page faults (docs/performance.md).  Returns NULL when out of memory. */
+   page faults (benchmarks/bench_matrix.py).  Returns NULL when out of memory.
+ */
 static void *
 out_malloc(void *ctx, size_t size)
 {

@@ -4,8 +4,8 @@
  *
  * Nothing here touches a Python object: the fill runs without the GIL.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/matrix.h"
+#include "common.h"
+#include "matrix.h"
 #include "bitmap.h"
 #include "nan.h"
 
@@ -636,9 +636,9 @@ dfb_matrix_prepare(mplan *p, int nthreads, int reused)
         p->stage_bytes = 0;
     }
     int64_t bytes = p->nrows * (int64_t)p->ncols * p->isz;
-    /* non-temporal stores into a large reused block (docs/performance.md:
-       into fresh pages, which the kernel has just zeroed through the cache,
-       plain stores cost less CPU) */
+    /* non-temporal stores into a large reused block
+       (benchmarks/matrix_stores.c: into fresh pages, which the kernel has just
+       zeroed through the cache, plain stores cost less CPU) */
     p->nt_min = !p->corder && reused && bytes >= (int64_t)OUT_BIG ? NT_MIN : 0;
     int cpus = cpu_count();
     int nt = nthreads > 0 ? nthreads : (int)(bytes / (1 << 20)) + 1;

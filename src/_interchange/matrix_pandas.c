@@ -2,11 +2,11 @@
  * NumPy-backed and masked columns described from its blocks, read in place
  * (see matrix.h).
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/pandas_block.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/matrix.h"
+#include "common.h"
+#include "pandas_block.h"
+#include "convert.h"
+#include "frame.h"
+#include "matrix.h"
 
 #include <string.h>
 

@@ -5,16 +5,16 @@
  * Nothing else depends on this file; the module definition and the state
  * accessors every file needs live in state.c.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/export.h"
-#include "dfbuffer/import.h"
-#include "dfbuffer/frame.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/ixview.h"
-#include "dfbuffer/pandas_block.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
+#include "export.h"
+#include "import.h"
+#include "frame.h"
+#include "probe.h"
+#include "ixview.h"
+#include "pandas_block.h"
 
 typedef struct {
     const char *name;

@@ -6,13 +6,13 @@
  * _stringdtype_arrow turns a StringDType array into Arrow large-string
  * buffers.  The pandas frame reader is pandas_fast.c.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/pandas_block.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
+#include "probe.h"
+#include "arrow_device.h"
+#include "pandas_block.h"
 #include "bitmap.h"
 #include "mem.h"
 

@@ -11,14 +11,14 @@
  * __dataframe__ (and its sliced-Arrow-column bug, requirement P-26) is
  * never used.  (Moved from probe.c, which keeps the probes.)
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/arrow_device.h"
-#include "dfbuffer/pandas_block.h"
-#include "dfbuffer/ixwalk.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
+#include "probe.h"
+#include "arrow_device.h"
+#include "pandas_block.h"
+#include "ixwalk.h"
 #include "bitmap.h"
 #include "mem.h"
 #include "nan.h"

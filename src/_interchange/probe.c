@@ -7,11 +7,11 @@
  *
  * The pandas DataFrame fast path is pandas_fast.c.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/probe.h"
+#include "common.h"
+#include "buffer.h"
+#include "convert.h"
+#include "arrow.h"
+#include "probe.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -17,12 +17,12 @@
  * The importers are import.c's, dlpack.c's, arrow_from_object.c's and
  * array_dunders.c's.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/probe.h"
-#include "dfbuffer/import.h"
+#include "common.h"
+#include "buffer.h"
+#include "arrow.h"
+#include "args.h"
+#include "probe.h"
+#include "import.h"
 #include "dlpack_types.h"
 
 #include <limits.h>
@@ -41,9 +41,16 @@ typedef struct {
    one when the producer declines (the next entry is then tried). */
 typedef PyObject *(*importer)(dfb_state *st, PyObject *obj, const request *rq);
 
-/* A check of the object's type alone (no attribute look-up, no code run):
-   1 if the entry applies, else 0.  Cannot fail. */
-typedef int (*type_check)(dfb_state *st, PyObject *obj);
+/* A check of the object's type alone (no attribute look-up, no code run);
+   NEEDS_NAMES: the entry is recognised by its probe names instead. */
+typedef enum {
+    NEEDS_NAMES = 0,
+    IS_BUFFER,
+    IS_NDARRAY,
+    IS_CAPSULE,
+    IS_BYTES_LIKE,
+    HAS_BUFFER_SLOT,
+} type_check;
 
 /* DLPack, and when the producer refuses it (TypeError, including pyarrow's
    ArrowTypeError for arrays with nulls; BufferError; NotImplementedError)
@@ -155,40 +162,26 @@ imp_array_method(dfb_state *st, PyObject *obj, const request *rq)
     return dfb_import_array_method(st, obj, rq->dtype, rq->allow_copy);
 }
 
-/* Type checks of the table (see `type_check`). */
-static int
-is_buffer(dfb_state *st, PyObject *obj)
+/* Returns 1 if check `c` (not NEEDS_NAMES) accepts `obj`, else 0.  Cannot
+   fail. */
+static inline int
+passes(type_check c, dfb_state *st, PyObject *obj)
 {
-    return DfbBuffer_Check(st, obj);
-}
-
-static int
-is_ndarray(dfb_state *st, PyObject *obj)
-{
-    (void)st;
-    return PyArray_Check(obj);
-}
-
-static int
-is_capsule(dfb_state *st, PyObject *obj)
-{
-    (void)st;
-    return PyCapsule_CheckExact(obj);
-}
-
-static int
-is_bytes_like(dfb_state *st, PyObject *obj)
-{
-    (void)st;
-    return PyBytes_CheckExact(obj) || PyByteArray_CheckExact(obj) ||
-           PyMemoryView_Check(obj);
-}
-
-static int
-has_buffer_slot(dfb_state *st, PyObject *obj)
-{
-    (void)st;
-    return PyObject_CheckBuffer(obj);
+    switch (c) {
+        case IS_BUFFER:
+            return DfbBuffer_Check(st, obj);
+        case IS_NDARRAY:
+            return PyArray_Check(obj);
+        case IS_CAPSULE:
+            return PyCapsule_CheckExact(obj);
+        case IS_BYTES_LIKE:
+            return PyBytes_CheckExact(obj) || PyByteArray_CheckExact(obj) ||
+                   PyMemoryView_Check(obj);
+        case HAS_BUFFER_SLOT:
+            return PyObject_CheckBuffer(obj);
+        default:
+            return 0;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -203,82 +196,101 @@ typedef struct {
     const char *name;      /* as the docs and the report name it */
     const char *importer;  /* the C function that reads it */
     const char *yields;    /* what the Buffer is over, its owner */
-    type_check check;      /* or NULL: recognised by `needs` */
+    type_check check;      /* or NEEDS_NAMES: recognised by `needs` */
     uint32_t batch, needs; /* probe bits (see the top) */
     importer import;
 } protocol;
 
 static const protocol registry[] = {
     {"dfbuffer.Buffer", "dfb_import_buffer",
-     "itself, or with `dtype` a re-typed Buffer owned by it", is_buffer, 0, 0,
+     "itself, or with `dtype` a re-typed Buffer owned by it", IS_BUFFER, 0, 0,
      imp_buffer},
     {"numpy.ndarray", "dfb_import_ndarray",
      "the array's memory, read from its fields; owner the array; read-only "
      "as the array",
-     is_ndarray, 0, 0, imp_ndarray},
+     IS_NDARRAY, 0, 0, imp_ndarray},
     {"DLPack capsule", "dfb_dlpack_import_capsule",
      "the tensor ('dltensor_versioned' or 'dltensor'), consumed; the "
      "producer's deleter runs when the last Buffer dies",
-     is_capsule, 0, 0, imp_capsule},
+     IS_CAPSULE, 0, 0, imp_capsule},
     {"bytes, bytearray, memoryview", "dfb_import_buffer_protocol",
      "the buffer protocol at once (host memory by construction, no "
      "attribute look-up)",
-     is_bytes_like, 0, 0, imp_buffer_protocol},
+     IS_BYTES_LIKE, 0, 0, imp_buffer_protocol},
     {"__dlpack__ with __cuda_array_interface__", "dfb_dlpack_import_producer",
      "DLPack first when both are spoken (torch, CuPy): it states the device "
      "and carries a deleter and a read-only flag",
-     NULL, PB(DLPACK) | PB(CAI) | PB(PTR),
+     NEEDS_NAMES, PB(DLPACK) | PB(CAI) | PB(PTR),
      PB(DLPACK) | PB(DLPACK_DEVICE) | PB(CAI), from_dlpack_or_arrow},
     {"__cuda_array_interface__", "dfb_import_cai",
      "device memory before any host protocol, never touched; owner the "
      "object",
-     NULL, 0, PB(CAI), imp_cai},
+     NEEDS_NAMES, 0, PB(CAI), imp_cai},
     {"buffer protocol", "dfb_import_buffer_protocol",
      "the export, held (pinned) by a GC-tracked holder until the last "
      "Buffer dies",
-     has_buffer_slot, 0, 0, imp_buffer_protocol},
+     HAS_BUFFER_SLOT, 0, 0, imp_buffer_protocol},
     {"interchange buffer (ptr, bufsize, __dlpack_device__)",
      "dfb_import_interchange",
      "read-only bytes on the stated device; owner the object; asked before "
      "its often missing or keyword-less __dlpack__",
-     NULL, PB(PTR), PB(PTR) | PB(BUFSIZE) | PB(DLPACK_DEVICE),
+     NEEDS_NAMES, PB(PTR), PB(PTR) | PB(BUFSIZE) | PB(DLPACK_DEVICE),
      imp_interchange},
     {"__array_interface__", "dfb_import_array_interface",
      "host memory (version 3); owner the object, or the held export of its "
      "buffer object",
-     NULL, PB(ARRAY_INTERFACE) | PB(ARROW_ARRAY) | PB(ARROW_STREAM),
+     NEEDS_NAMES, PB(ARRAY_INTERFACE) | PB(ARROW_ARRAY) | PB(ARROW_STREAM),
      PB(ARRAY_INTERFACE), imp_array_interface},
     {"__dlpack__", "dfb_dlpack_import_producer",
      "the capsule of __dlpack__(max_version=...), consumed; a refusal falls "
      "back to the Arrow values buffer when Arrow is spoken too",
-     NULL, 0, PB(DLPACK) | PB(DLPACK_DEVICE), from_dlpack_or_arrow},
+     NEEDS_NAMES, 0, PB(DLPACK) | PB(DLPACK_DEVICE), from_dlpack_or_arrow},
     {"__arrow_c_array__", "dfb_arrow_buffer_from_object",
      "the values buffer of a fixed-width Arrow array (read-only); owner the "
      "moved array's holder",
-     NULL, 0, PB(ARROW_ARRAY), imp_arrow},
+     NEEDS_NAMES, 0, PB(ARROW_ARRAY), imp_arrow},
     {"__arrow_c_stream__", "dfb_arrow_buffer_from_object",
-     "the same for a stream of exactly one chunk (a polars Series)", NULL, 0,
-     PB(ARROW_STREAM), imp_arrow},
+     "the same for a stream of exactly one chunk (a polars Series)",
+     NEEDS_NAMES, 0, PB(ARROW_STREAM), imp_arrow},
     {"__arrow_c_device_array__", "dfb_arrow_buffer_from_object",
-     "the same on any device (the memory is never read)", NULL,
+     "the same on any device (the memory is never read)", NEEDS_NAMES,
      PB(ARROW_DEVICE_ARRAY) | PB(ARROW_DEVICE_STREAM) |
          PB(ARROW_ARRAY_METHOD) | PB(ARRAY_METHOD),
      PB(ARROW_DEVICE_ARRAY), imp_arrow},
     {"__arrow_c_device_stream__", "dfb_arrow_buffer_from_object",
-     "the same for a one-chunk device stream", NULL, 0,
+     "the same for a one-chunk device stream", NEEDS_NAMES, 0,
      PB(ARROW_DEVICE_STREAM), imp_arrow},
     {"__arrow_array__", "dfb_import_arrow_array_method",
      "when pyarrow imports: the returned pyarrow array read as "
      "__arrow_c_array__ (pandas' extension arrays)",
-     NULL, 0, PB(ARROW_ARRAY_METHOD), imp_arrow_array_method},
+     NEEDS_NAMES, 0, PB(ARROW_ARRAY_METHOD), imp_arrow_array_method},
     {"__array__", "dfb_import_array_method",
      "the last resort: the returned ndarray (copy=False when "
      "allow_copy=False), its owner; writable only if not copied and "
      "writable",
-     NULL, 0, PB(ARRAY_METHOD), imp_array_method},
+     NEEDS_NAMES, 0, PB(ARRAY_METHOD), imp_array_method},
 };
 
 #define N_PROTOCOLS ((int)(sizeof(registry) / sizeof(registry[0])))
+
+/* The registry's entries asked before the probe scope opens (a Buffer and
+   an ndarray: the two cheapest checks, and no probe). */
+#define FIRST_IN_SCOPE 2
+
+/* Probes the names of `ask` on `obj`, adding them to *known and the ones
+   found to *have.  Returns 0, or -1 with an exception set. */
+static inline int
+probe_into(dfb_state *st, PyObject *obj, uint32_t ask, uint32_t *known,
+           uint32_t *have)
+{
+    int r = dfb_probe_mask(st, obj, ask);
+    if (r < 0) {
+        return -1;
+    }
+    *known |= ask;
+    *have |= (uint32_t)r;
+    return 0;
+}
 
 /* Tries the registry's entries in order on `obj` (inside its probe scope):
    the first whose check passes or whose names are all spoken imports it.
@@ -288,30 +300,27 @@ static PyObject *
 from_registry(dfb_state *st, PyObject *obj, const request *rq)
 {
     uint32_t known = 0, have = 0;
-    for (int i = 0; i < N_PROTOCOLS; i++) {
+    /* the first FIRST_IN_SCOPE entries were asked by the caller */
+    for (int i = FIRST_IN_SCOPE; i < N_PROTOCOLS; i++) {
         const protocol *p = &registry[i];
-        if (p->check != NULL) {
-            if (!p->check(st, obj)) {
+        if (p->check != NEEDS_NAMES) {
+            if (!passes(p->check, st, obj)) {
                 continue;
             }
         }
         else {
-            /* the batch, then the rest of the needs unless one is known
-               to be missing */
+            /* the batch, then the rest of the needs unless one of them is
+               known to be missing */
             uint32_t ask = p->batch & ~known;
-            for (int round = 0; round < 2; round++) {
-                if (ask != 0) {
-                    int r = dfb_probe_mask(st, obj, ask);
-                    if (r < 0) {
-                        return NULL;
-                    }
-                    known |= ask;
-                    have |= (uint32_t)r;
-                }
-                if ((p->needs & known & ~have) != 0) {
-                    break;
-                }
-                ask = p->needs & ~known;
+            if (ask != 0 && probe_into(st, obj, ask, &known, &have) < 0) {
+                return NULL;
+            }
+            if ((p->needs & known & ~have) != 0) {
+                continue;
+            }
+            ask = p->needs & ~known;
+            if (ask != 0 && probe_into(st, obj, ask, &known, &have) < 0) {
+                return NULL;
             }
             if ((have & p->needs) != p->needs) {
                 continue;
@@ -350,11 +359,10 @@ dfb_protocols_import(dfb_state *st, PyObject *obj, PyObject *dtype,
                      int allow_copy)
 {
     request rq = {dtype, allow_copy};
-    if (DfbBuffer_Check(st, obj)) {
-        return imp_buffer(st, obj, &rq);
-    }
-    if (PyArray_Check(obj)) {
-        return imp_ndarray(st, obj, &rq);
+    for (int i = 0; i < FIRST_IN_SCOPE; i++) {
+        if (passes(registry[i].check, st, obj)) {
+            return registry[i].import(st, obj, &rq);
+        }
     }
     /* each protocol probed once per call (the Arrow import answers its own
        probes from this scope's record) */

@@ -6,11 +6,11 @@
  * dfbuffer.schema.  dfb_arrow_index_columns reads pandas' "pandas" schema
  * metadata, which marks the columns that hold a pandas index.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/convert.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/pandas_block.h"
+#include "common.h"
+#include "args.h"
+#include "convert.h"
+#include "arrow.h"
+#include "pandas_block.h"
 #include "mem.h"
 
 #include <string.h>

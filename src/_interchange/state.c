@@ -6,7 +6,7 @@
  * depends on no other file of the extension.
  */
 #define DFB_IMPORT_ARRAY
-#include "dfbuffer/common.h"
+#include "common.h"
 
 #include <stddef.h>
 

@@ -6,8 +6,8 @@
  * every column share one dtype and nulls have a representation.  The bytes
  * are checked to be UTF-8 (StringDType requires it) before they are packed.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 
 #include <string.h>
 
@@ -158,6 +158,55 @@ release_allocator(npy_string_allocator *alloc, int nomem, PyArrayObject **arr)
 /* The bytes of empty strings when a column has no data buffer. */
 static const char no_data = 0;
 
+/* Packs the `o->count - 1` strings whose offsets `o` reads (spans within
+   `data`) into the StringDType array data `out` (`stride` bytes apart)
+   with `alloc`; `ascii`: the bytes of [first, last) are all ASCII (a
+   string inside needs no UTF-8 check).  `native32`: o reads native int32
+   offsets (a constant where this is inlined, so each layout gets its own
+   loop).  Returns -1 when all were packed, else the row that failed, its
+   span in *bad_start, *bad_end and in *why 1 (MemoryError), 2 (span out of
+   range) or 3 (not UTF-8). */
+static inline __attribute__((always_inline)) int64_t
+pack_strings(const dfb_offsets *op, const char *data, const uint8_t *isnull,
+             npy_string_allocator *alloc, char *out, npy_intp stride,
+             int ascii, int64_t first, int64_t last, const int native32,
+             int64_t *bad_start, int64_t *bad_end, int *why)
+{
+    const dfb_offsets o = *op;
+    const int64_t n =
+        o.count - 1; /* the reader's own count: no index checks */
+    int64_t start = dfb_offsets_load(&o, 0);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t end;
+        const dfb_code rc = native32 ? dfb_offsets_next_i32(&o, i, start, &end)
+                                     : dfb_offsets_next(&o, i, start, &end);
+        npy_packed_static_string *ps =
+            (npy_packed_static_string *)(out + i * stride);
+        if (isnull != NULL && isnull[i]) {
+            if (NpyString_pack_null(alloc, ps) < 0) {
+                *why = 1;
+                return i;
+            }
+        }
+        else {
+            if (rc != DFB_OK || (!(ascii && start >= first && end <= last) &&
+                                 !utf8_valid(data + start, end - start))) {
+                *bad_start = start;
+                *bad_end = end;
+                *why = rc != DFB_OK ? 2 : 3;
+                return i;
+            }
+            if (NpyString_pack(alloc, ps, data + start,
+                               (size_t)(end - start)) < 0) {
+                *why = 1;
+                return i;
+            }
+        }
+        start = end;
+    }
+    return -1;
+}
+
 PyObject *
 dfb_strings_to_stringdtype(const dfb_column *c, const uint8_t *isnull)
 {
@@ -184,43 +233,20 @@ dfb_strings_to_stringdtype(const dfb_column *c, const uint8_t *isnull)
                       first <= last && all_ascii(data + first, last - first);
     npy_string_allocator *alloc = NpyString_acquire_allocator(
         (PyArray_StringDTypeObject *)PyArray_DESCR(arr));
-    int64_t bad = -1, bad_start = 0, bad_end = 0;
-    int nomem = 0, badspan = 0;
-    int64_t start = dfb_offsets_load(&o, 0);
-    for (int64_t i = 0; i < length; i++) {
-        int64_t end;
-        const dfb_code rc = dfb_offsets_next(&o, i, start, &end);
-        npy_packed_static_string *ps =
-            (npy_packed_static_string *)(out + i * stride);
-        if (isnull != NULL && isnull[i]) {
-            if (NpyString_pack_null(alloc, ps) < 0) {
-                nomem = 1;
-                break;
-            }
-        }
-        else {
-            if (rc != DFB_OK || (!(ascii && start >= first && end <= last) &&
-                                 !utf8_valid(data + start, end - start))) {
-                bad = i;
-                bad_start = start;
-                bad_end = end;
-                badspan = rc != DFB_OK;
-                break;
-            }
-            if (NpyString_pack(alloc, ps, data + start,
-                               (size_t)(end - start)) < 0) {
-                nomem = 1;
-                break;
-            }
-        }
-        start = end;
-    }
-    if (release_allocator(alloc, nomem, &arr) < 0) {
+    int64_t bad_start = 0, bad_end = 0;
+    int why = 0;
+    const int64_t bad =
+        o.width == 4 && !o.swapped
+            ? pack_strings(&o, data, isnull, alloc, out, stride, ascii, first,
+                           last, 1, &bad_start, &bad_end, &why)
+            : pack_strings(&o, data, isnull, alloc, out, stride, ascii, first,
+                           last, 0, &bad_start, &bad_end, &why);
+    if (release_allocator(alloc, why == 1, &arr) < 0) {
         return NULL;
     }
     if (bad >= 0) {
         Py_DECREF(arr);
-        return badspan
+        return why == 2
                    ? dfb_bad_span_error(bad, bad_start, bad_end, o.limit)
                    : set_decode_error(data + bad_start, bad_end - bad_start);
     }

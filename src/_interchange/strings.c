@@ -1,7 +1,7 @@
 /* dfbuffer: UTF-8 + offsets to Python str objects.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 #include "mem.h"
 
 #include <string.h>
@@ -389,9 +389,12 @@ strings_to_objects(const char *data, const dfb_offsets *offs, int64_t length,
     /* once the table is off, native 32-bit offsets take the loop below */
     const int plain32 = o.width == 4 && !o.swapped;
 
+    /* the loops run to the reader's own count (length + 1 offsets), so
+       the compiler drops its index checks */
+    const int64_t n = o.count - 1;
     int64_t i = 0;
-    int64_t start = length > 0 ? dfb_offsets_load(&o, 0) : 0;
-    for (; i < length && !(dd.table == NULL && plain32); i++) {
+    int64_t start = n > 0 ? dfb_offsets_load(&o, 0) : 0;
+    for (; i < n && !(dd.table == NULL && plain32); i++) {
         PyObject *item;
         int64_t end;
         const dfb_code rc = dfb_offsets_next(&o, i, start, &end);
@@ -416,7 +419,7 @@ strings_to_objects(const char *data, const dfb_offsets *offs, int64_t length,
     }
     /* The same without de-duplication, for native 32-bit offsets (the
        common Arrow layout): no per-element width, swap or table tests. */
-    for (; i < length; i++) {
+    for (; i < n; i++) {
         PyObject *item;
         int64_t end;
         const dfb_code rc = dfb_offsets_next_i32(&o, i, start, &end);

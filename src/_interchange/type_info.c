@@ -4,8 +4,8 @@
  *
  * Nothing but module.c depends on this file.
  */
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 #include "format.h"
 #include "types.h"
 

@@ -3,6 +3,9 @@
  * binary, and the lists, maps and list views to come) and categorical codes
  * (and union offsets, which index a child the same way).
  *
+ * String views (the other variable-length layout: length, buffer index
+ * and offset in each 16-byte element) are read here too.
+ *
  * The producer may change its memory at any time (another thread, a
  * producer that lies), so validating it once proves nothing about the next
  * read.  Every read here copies one value into a local (memcpy: any
@@ -150,6 +153,39 @@ dfb_list_view_span(const dfb_offsets *offsets, const dfb_offsets *sizes,
     }
     *end = s + n;
     return *end <= offsets->limit ? DFB_OK : DFB_EINVAL;
+}
+
+/* Reads the string view at `view` (Arrow's 16-byte "vu" / "vz" element,
+   any alignment) once: its length into *len and its bytes into *bytes
+   (inside the view for up to 12 bytes; else at the view's offset *off in
+   data buffer *buf, both read and stored only then).  `bufs` and `sizes`:
+   the `n_buffers` data buffers and their sizes, in memory the caller owns.
+   Returns DFB_OK when the length is >= 0 and an out-of-line view lies
+   inside its buffer, else DFB_EINVAL (*bytes unset; the values read in
+   *len, *buf and *off). */
+static inline dfb_code
+dfb_string_view_read(const char *view, int64_t n_buffers,
+                     const char *const *bufs, const int64_t *sizes,
+                     const char **bytes, int32_t *len, int32_t *buf,
+                     int32_t *off)
+{
+    int32_t n, b, o;
+    memcpy(&n, view, 4);
+    *len = n;
+    if (n >= 0 && n <= 12) {
+        *bytes = view + 4;
+        return DFB_OK;
+    }
+    memcpy(&b, view + 8, 4);
+    memcpy(&o, view + 12, 4);
+    *buf = b;
+    *off = o;
+    if (n < 0 || b < 0 || b >= n_buffers || o < 0 ||
+        (int64_t)o + n > sizes[b]) {
+        return DFB_EINVAL;
+    }
+    *bytes = bufs[b] + o;
+    return DFB_OK;
 }
 
 /* Integer codes into a table of `ncats` entries (categorical codes,

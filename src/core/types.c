@@ -78,23 +78,23 @@ static const dfb_type_row rows[DFB_T_COUNT] = {
     ROW(INTERVAL_MDN,    "interval (months, days, ns)", "interval",    FIXED,
         2, V, D, 0, 0,  0,  128, 'V', 'V', -1, RECORDS,      1),
     ROW(LIST,            "list",                        "list",        LIST,
-        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, REFUSED,      0),
+        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, NESTED,       0),
     ROW(LARGE_LIST,      "large list",                  "list",        LIST,
-        2, V, O, 0, 8,  1,  -1,  0,   'O', -1, REFUSED,      0),
+        2, V, O, 0, 8,  1,  -1,  0,   'O', -1, NESTED,       0),
     ROW(LIST_VIEW,       "list view",                   "list",        LIST_VIEW,
-        3, V, O, Z, 4,  1,  -1,  0,   'O', -1, REFUSED,      0),
+        3, V, O, Z, 4,  1,  -1,  0,   'O', -1, NESTED,       0),
     ROW(LARGE_LIST_VIEW, "large list view",             "list",        LIST_VIEW,
-        3, V, O, Z, 8,  1,  -1,  0,   'O', -1, REFUSED,      0),
+        3, V, O, Z, 8,  1,  -1,  0,   'O', -1, NESTED,       0),
     ROW(FIXED_LIST,      "fixed-size list",             "list",        FIXED_LIST,
-        1, V, 0, 0, 0,  1,  -1,  0,   'O', -1, REFUSED,      0),
+        1, V, 0, 0, 0,  1,  -1,  0,   'O', -1, NESTED_VIEW,  0),
     ROW(STRUCT,          "struct",                      "struct",      STRUCT,
-        1, V, 0, 0, 0,  -1, -1,  0,   'O', -1, REFUSED,      0),
+        1, V, 0, 0, 0,  -1, -1,  0,   'O', -1, NESTED,       0),
     ROW(MAP,             "map",                         "map",         LIST,
-        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, REFUSED,      0),
-    ROW(DENSE_UNION,     "dense union",                 "other",       DENSE_UNION,
-        2, T, U, 0, 4,  -1, -1,  0,   'O', -1, REFUSED,      0),
-    ROW(SPARSE_UNION,    "sparse union",                "other",       SPARSE_UNION,
-        1, T, 0, 0, 0,  -1, -1,  0,   'O', -1, REFUSED,      0),
+        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, NESTED,       0),
+    ROW(DENSE_UNION,     "dense union",                 "union",       DENSE_UNION,
+        2, T, U, 0, 4,  -1, -1,  0,   'O', -1, NESTED,       0),
+    ROW(SPARSE_UNION,    "sparse union",                "union",       SPARSE_UNION,
+        1, T, 0, 0, 0,  -1, -1,  0,   'O', -1, NESTED,       0),
     ROW(RUN_END,         "run-end encoded",             "run_end",     RUN_END,
         0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, DECODE,       1),
     ROW(EXTENSION,       "extension",                   "other",       STORAGE,
@@ -338,7 +338,10 @@ dfb_conv_class(dfb_conv c)
         case DFB_CONV_BYTES:
         case DFB_CONV_DECIMAL:
         case DFB_CONV_TIME:
+        case DFB_CONV_NESTED:
             return "objects";
+        case DFB_CONV_NESTED_VIEW:
+            return "view";
         default:
             return "refused";
     }

@@ -64,6 +64,9 @@ typedef enum {
     DFB_CONV_STRINGS,      /* objects: str from offsets + bytes */
     DFB_CONV_STRING_VIEWS, /* objects: str from views */
     DFB_CONV_NONES,        /* objects: None for every value */
+    DFB_CONV_NESTED,       /* objects: the nested converter (lists, structs,
+                              maps, unions), from the Arrow tree */
+    DFB_CONV_NESTED_VIEW,  /* zero-copy: a fixed-size list reshaped */
     DFB_CONV_BYTES,        /* objects: bytes from offsets, views or fixed
                               widths (convert_binary.c) */
     DFB_CONV_DECIMAL,      /* objects: decimal.Decimal; float64 by option

@@ -49,7 +49,7 @@ class ColumnSchema:
         ``"string"``, ``"binary"``, ``"datetime"`` (a timestamp), ``"date"``,
         ``"time"``, ``"duration"``, ``"decimal"``, ``"categorical"``,
         ``"null"``, ``"interval"``, ``"run_end"`` (run-end encoded),
-        ``"list"``, ``"struct"``, ``"map"`` or ``"other"``.
+        ``"list"``, ``"struct"``, ``"map"``, ``"union"`` or ``"other"``.
     format : str
         The Arrow C format string of the values.
     bits : int or None
@@ -76,6 +76,21 @@ class ColumnSchema:
         none).
     metadata : dict
         The column's metadata.
+    children : tuple of ColumnSchema
+        The nested types' parts: a list's value type, a struct's fields, a
+        map's entries struct, a union's members; ``()`` for other types.
+    list_size : int or None
+        A fixed-size list's number of values per row.
+    union_mode : str or None
+        ``"dense"`` or ``"sparse"`` for a union.
+    type_ids : tuple of int or None
+        A union's type ids, one per member.
+    extension_name : str or None
+        An Arrow extension type's name (``ARROW:extension:name``), e.g.
+        ``"arrow.fixed_shape_tensor"``.
+    extension_metadata : Any
+        Its ``ARROW:extension:metadata``: parsed JSON where it is JSON,
+        else the string; None without an extension.
     precision, scale : int or None
         A decimal's digits and digits after the point (``bits`` is its
         width: 32, 64, 128 or 256).
@@ -83,17 +98,13 @@ class ColumnSchema:
         The bytes of one fixed-size binary value.
     values : ColumnSchema or None
         The values of a run-end encoded column (``bits``: its run ends').
-    extension : str or None
-        The name of an Arrow extension type (``"arrow.uuid"``, ...); its
-        serialized parameters are ``extension_metadata``.
-    extension_metadata : str or None
-        The ``ARROW:extension:metadata`` of an extension type.
 
     Examples
     --------
     >>> import pandas as pd
     >>> import dfbuffer
-    >>> t = pd.DataFrame({"t": pd.to_datetime(["2020-01-01"]).tz_localize("Asia/Kathmandu")})
+    >>> ts = pd.to_datetime(["2020-01-01"]).tz_localize("Asia/Kathmandu").as_unit("us")
+    >>> t = pd.DataFrame({"t": ts})
     >>> col = dfbuffer.schema(t)["t"]
     >>> col.type, col.unit, col.tz
     ('datetime', 'us', 'Asia/Kathmandu')
@@ -112,12 +123,16 @@ class ColumnSchema:
     null_value: int | None = None
     null_count: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    children: tuple[ColumnSchema, ...] = ()
+    list_size: int | None = None
+    union_mode: str | None = None
+    type_ids: tuple[int, ...] | None = None
+    extension_name: str | None = None
+    extension_metadata: Any = None
     precision: int | None = None
     scale: int | None = None
     byte_width: int | None = None
     values: ColumnSchema | None = None
-    extension: str | None = None
-    extension_metadata: str | None = None
 
 
 class _Names(list[str]):
@@ -256,10 +271,12 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
         s = f"run_end[int{c.bits}, {_type_string(c.values, nulls=False)}]"
     elif t == "other":
         s = f"other[{c.format}]"
+    elif c.children:
+        s = _nested_type_string(c)
     else:
         s = t
-    if c.extension is not None:
-        s = f"{c.extension}<{s}>"
+    if c.extension_name is not None:
+        s = f"{c.extension_name}<{s}>"
     if not nulls:
         return s
     if not c.nullable:
@@ -267,6 +284,45 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
     elif c.null_representation not in ("bitmask", "non-nullable"):
         s += f" (nulls: {c.null_representation})"
     return s
+
+
+def _nested_type_string(c: ColumnSchema) -> str:
+    """A nested type with its parts: ``list<int64>``, ``list<float64>[3]``,
+    ``struct<a: int64, b: string>``, ``union[sparse]<0: int64, ...>``."""
+    if c.type == "struct" or c.type == "union":
+        parts = ", ".join(f"{k.name}: {_type_string(k, nulls=False)}" for k in c.children)
+        mode = f"[{c.union_mode}]" if c.union_mode else ""
+        return f"{c.type}{mode}<{parts}>"
+    if c.type == "map" and c.children and len(c.children[0].children) == 2:
+        k, v = c.children[0].children
+        return f"map<{_type_string(k, nulls=False)}, {_type_string(v, nulls=False)}>"
+    inner = _type_string(c.children[0], nulls=False)
+    size = f"[{c.list_size}]" if c.list_size is not None else ""
+    return f"{c.type}<{inner}>{size}"
+
+
+def _nested_fields(node: dict[str, Any], md: dict[str, Any]) -> dict[str, Any]:
+    """The nested-type fields of a column (children, list size, union mode and
+    ids, extension name and metadata) from its schema node."""
+    out: dict[str, Any] = {}
+    if node["children"]:
+        out["children"] = tuple(_arrow_column(ch) for ch in node["children"])
+    t = _arrow_type(node["format"])
+    if t is not None and t["layout"] == "fixed_list":
+        out["list_size"] = t["size"]
+    if t is not None and t["layout"] in ("dense_union", "sparse_union"):
+        out["union_mode"] = t["layout"].split("_")[0]
+        ids = t["type_ids"]
+        out["type_ids"] = tuple(ids) if ids else tuple(range(len(node["children"])))
+    name = md.get("ARROW:extension:name")
+    if name is not None:
+        out["extension_name"] = name
+        meta = md.get("ARROW:extension:metadata")
+        try:
+            out["extension_metadata"] = json.loads(meta) if meta else meta
+        except ValueError:
+            out["extension_metadata"] = meta
+    return out
 
 
 def _format_type(fmt: str) -> dict[str, Any]:
@@ -310,8 +366,6 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
         "null_representation": "bitmask" if nullable else "non-nullable",
         "null_value": 0 if nullable else None,
         "metadata": _parse_metadata(node["metadata"]),
-        "extension": node["metadata"].get("ARROW:extension:name"),
-        "extension_metadata": node["metadata"].get("ARROW:extension:metadata"),
     }
     d = node["dictionary"]
     if d is not None:
@@ -330,9 +384,15 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
         ends, values = node["children"]
         kw["bits"] = _format_type(ends["format"]).get("bits")
         kw["values"] = _arrow_column(values)
-    if common["extension"] == "arrow.bool8" and node["format"] == "c":
+    ext = common["metadata"].get("ARROW:extension:name")
+    if ext == "arrow.bool8" and node["format"] == "c":
         kw = {"type": "bool", "bits": 8}  # converts as a bool view
-    return ColumnSchema(format=node["format"], **kw, **common)
+    return ColumnSchema(
+        format=node["format"],
+        **kw,
+        **_nested_fields(node, common["metadata"]),
+        **common,
+    )
 
 
 def _arrow_schema_of(desc: dict[str, Any]) -> Schema:
@@ -410,7 +470,25 @@ def _ix_frame(obj: Any) -> Any:
         return meth()
 
 
-def schema(obj: DataFrameLike, columns: Sequence[str] | None = None) -> Schema:
+def _flatten(c: ColumnSchema, prefix: str = "", nullable: bool = False) -> list[ColumnSchema]:
+    """The leaves of struct column ``c`` named ``parent.child`` (a struct that
+    may be null makes every leaf below it nullable), or ``[c]`` renamed."""
+    name = prefix + c.name
+    nullable = nullable or c.nullable
+    if c.type != "struct" or c.format != "+s":
+        if not nullable or c.nullable:
+            return [dataclasses.replace(c, name=name)]
+        return [
+            dataclasses.replace(
+                c, name=name, nullable=True, null_representation="bitmask", null_value=0
+            )
+        ]
+    return [leaf for k in c.children for leaf in _flatten(k, name + ".", nullable)]
+
+
+def schema(
+    obj: DataFrameLike, *, structs: str = "object", columns: Sequence[str] | None = None
+) -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
     Parameters
@@ -423,6 +501,10 @@ def schema(obj: DataFrameLike, columns: Sequence[str] | None = None) -> Schema:
         DataFrame (read from its column objects' ``dtype``,
         ``describe_null``, ``null_count``, ``describe_categorical`` and
         ``metadata``; no buffer is touched).
+    structs : {'object', 'flatten'}, optional
+        ``'flatten'`` lists the leaves of Arrow struct columns, named
+        ``parent.child``, as ``from_dataframe(..., structs='flatten')``
+        returns them.
     columns : sequence of str, optional
         Only these columns, in this order (KeyError for a name no column
         has), as ``from_dataframe(..., columns=...)`` selects them.
@@ -436,6 +518,8 @@ def schema(obj: DataFrameLike, columns: Sequence[str] | None = None) -> Schema:
     ------
     TypeError
         ``obj`` is none of the above.
+    ValueError
+        ``structs`` is neither ``'object'`` nor ``'flatten'``.
 
     Examples
     --------
@@ -446,7 +530,7 @@ def schema(obj: DataFrameLike, columns: Sequence[str] | None = None) -> Schema:
     >>> sch["c"].type, sch["c"].ordered, sch["c"].categories.type
     ('categorical', True, 'string')
     """
-    full = _schema_of(obj)
+    full = _schema_of(obj, structs)
     if columns is None:
         return full
     if isinstance(columns, str):
@@ -458,14 +542,20 @@ def schema(obj: DataFrameLike, columns: Sequence[str] | None = None) -> Schema:
     return dataclasses.replace(full, columns=tuple(by_name[n] for n in columns))
 
 
-def _schema_of(obj: DataFrameLike) -> Schema:
+def _schema_of(obj: DataFrameLike, structs: str) -> Schema:
     """Every column of ``obj`` (see :func:`schema`)."""
+    if structs not in ("object", "flatten"):
+        raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (
         hasattr(obj, "__arrow_c_schema__") and not hasattr(obj, "column_names")
     ):
         desc = _arrow_schema(obj)
         if desc is not None:
-            return _series_named(obj, _arrow_schema_of(desc))
+            sch = _series_named(obj, _arrow_schema_of(desc))
+            if structs == "flatten":
+                cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
+                sch = Schema(cols, sch.metadata, sch.source, sch.index_columns)
+            return sch
     df = _ix_frame(obj)
     if df is None:
         raise TypeError(

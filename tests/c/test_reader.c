@@ -1,8 +1,8 @@
 /* C unit tests of src/core/reader.[ch], the checked readers of offsets and
  * codes: the init checks (buffer bounds, overflow, widths), every span
  * rule at its edges, both byte orders, unaligned buffers, list views,
- * codes of every width and sign with and without a sentinel.  Run by
- * `meson test`; exits non-zero if any check fails.
+ * codes of every width and sign with and without a sentinel, string
+ * views.  Run by `meson test`; exits non-zero if any check fails.
  */
 #include "check.h"
 #include "core.h"
@@ -337,6 +337,69 @@ test_run_ends(void)
     CHECK(dfb_run_ends_decode(&r, 0, 1, out, &err) == DFB_EINVAL);
 }
 
+/* Writes a string view (length, prefix or inline bytes, buffer, offset)
+   at buf + 1 (unaligned).  Returns buf + 1. */
+static const char *
+put_view(char *buf, int32_t len, int32_t idx, int32_t off)
+{
+    memset(buf, 'x', 17);
+    memcpy(buf + 1, &len, 4);
+    if (len < 0 || len > 12) {
+        memcpy(buf + 1 + 8, &idx, 4);
+        memcpy(buf + 1 + 12, &off, 4);
+    }
+    return buf + 1;
+}
+
+/* dfb_string_view_read of the view `len`, `idx`, `off` (see put_view)
+   over two buffers of 100 and 20 bytes (or those of `sizes` when given);
+   *bytes: NULL unless read. */
+static dfb_code
+read_view(int32_t len, int32_t idx, int32_t off, int64_t n_buffers,
+          const int64_t *sizes, const char **bytes, int32_t *n)
+{
+    static char b0[100], b1[20];
+    static const char *const bufs[2] = {b0, b1};
+    static const int64_t two[2] = {100, 20};
+    static char view[17];
+    int32_t b = -2, o = -2;
+    const char *v = put_view(view, len, idx, off);
+    *bytes = NULL;
+    dfb_code rc = dfb_string_view_read(
+        v, n_buffers, bufs, sizes != NULL ? sizes : two, bytes, n, &b, &o);
+    if (rc == DFB_OK) {
+        CHECK(*bytes == (len <= 12 ? v + 4 : bufs[idx] + off));
+    }
+    else {
+        CHECK(*bytes == NULL && b == idx && o == off);
+    }
+    return rc;
+}
+
+static void
+test_string_views(void)
+{
+    const char *p;
+    int32_t n;
+    /* inline: up to 12 bytes, in the view */
+    CHECK(read_view(0, 0, 0, 2, NULL, &p, &n) == DFB_OK && n == 0);
+    CHECK(read_view(12, 0, 0, 0, NULL, &p, &n) == DFB_OK && n == 12);
+    /* out of line: inside its buffer, to the last byte */
+    CHECK(read_view(13, 1, 7, 2, NULL, &p, &n) == DFB_OK && n == 13);
+    CHECK(read_view(20, 1, 0, 2, NULL, &p, &n) == DFB_OK);
+    CHECK(read_view(21, 1, 0, 2, NULL, &p, &n) == DFB_EINVAL);
+    CHECK(read_view(13, 1, 8, 2, NULL, &p, &n) == DFB_EINVAL);
+    /* a buffer that does not exist, a negative offset or length */
+    CHECK(read_view(13, 2, 0, 2, NULL, &p, &n) == DFB_EINVAL);
+    CHECK(read_view(13, -1, 0, 2, NULL, &p, &n) == DFB_EINVAL);
+    CHECK(read_view(13, 0, -1, 2, NULL, &p, &n) == DFB_EINVAL);
+    CHECK(read_view(-1, 0, 0, 2, NULL, &p, &n) == DFB_EINVAL && n == -1);
+    CHECK(read_view(13, 0, 0, 0, NULL, &p, &n) == DFB_EINVAL);
+    /* offset + length past INT32_MAX does not wrap */
+    const int64_t lim[2] = {(int64_t)INT32_MAX + 5, 0};
+    CHECK(read_view(13, 0, INT32_MAX - 7, 1, lim, &p, &n) == DFB_EINVAL);
+}
+
 int
 main(void)
 {
@@ -349,6 +412,6 @@ main(void)
     test_list_view();
     test_codes();
     test_run_ends();
-    printf("test_reader: %d checks, %d failed\n", checks, failures);
-    return failures != 0;
+    test_string_views();
+    return check_report("test_reader");
 }

@@ -49,8 +49,10 @@ test_rows(void)
         if (r->layout == DFB_LAYOUT_OFFSETS || nested) {
             CHECK(r->item_bits == -1);
         }
-        /* what converts is read; what is not read is refused */
-        CHECK(r->readable || r->conv == DFB_CONV_REFUSED);
+        /* what converts is read; what is not read is refused, but for the
+           nested types, which the nested converter reads from the tree */
+        CHECK(r->readable || r->conv == DFB_CONV_REFUSED ||
+              r->conv == DFB_CONV_NESTED || r->conv == DFB_CONV_NESTED_VIEW);
         CHECK(strcmp(dfb_layout_name(r->layout), "none") != 0 ||
               r->layout == DFB_LAYOUT_NONE);
     }
@@ -58,6 +60,10 @@ test_rows(void)
     CHECK(strcmp(dfb_conv_class(DFB_CONV_WIDEN), "kernel") == 0);
     CHECK(strcmp(dfb_conv_class(DFB_CONV_STRINGS), "objects") == 0);
     CHECK(strcmp(dfb_conv_class(DFB_CONV_REFUSED), "refused") == 0);
+    CHECK(strcmp(dfb_conv_class(DFB_CONV_NESTED), "objects") == 0);
+    CHECK(strcmp(dfb_conv_class(DFB_CONV_NESTED_VIEW), "view") == 0);
+    CHECK(dfb_type_row_of(DFB_T_LIST)->conv == DFB_CONV_NESTED);
+    CHECK(dfb_type_row_of(DFB_T_FIXED_LIST)->conv == DFB_CONV_NESTED_VIEW);
     CHECK(strcmp(dfb_buffer_role_name(DFB_BUF_VALIDITY), "validity") == 0);
     CHECK(strcmp(dfb_buffer_role_name((dfb_buffer_role)99), "none") == 0);
 }

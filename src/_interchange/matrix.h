@@ -6,8 +6,8 @@
 #ifndef DFBUFFER_MATRIX_H
 #define DFBUFFER_MATRIX_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/frame.h"
+#include "common.h"
+#include "frame.h"
 
 #include <stdint.h>
 

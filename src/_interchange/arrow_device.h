@@ -5,8 +5,8 @@
 #ifndef DFBUFFER_ARROW_DEVICE_H
 #define DFBUFFER_ARROW_DEVICE_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/arrow.h"
+#include "common.h"
+#include "arrow.h"
 
 /* Returns 1 if `obj` has __arrow_c_device_array__ or
    __arrow_c_device_stream__, 0 if not, -1 on error. */

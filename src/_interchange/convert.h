@@ -4,10 +4,10 @@
 #ifndef DFBUFFER_CONVERT_H
 #define DFBUFFER_CONVERT_H
 
-#include "dfbuffer/common.h"
+#include "common.h"
 #include "format.h"
 #include "reader.h"
-#include "dfbuffer/dtype.h" /* dfb_interchange_dtype_parse */
+#include "dtype.h" /* dfb_interchange_dtype_parse */
 
 /* One buffer of a column: host memory plus the object keeping it alive. */
 typedef struct {
@@ -63,27 +63,19 @@ typedef struct dfb_column {
     const int64_t *variadic_sizes;
 } dfb_column;
 
-/* Reads string view `j` of the STRING_VIEW chunk `c` (memcpy: any
-   alignment) into *s and *n: inline strings (length <= 12) point into the
-   view, others into variadic buffer `index` at `offset`, checked against
-   that buffer's size.  Each call reads the view once, so views that change
-   meanwhile cannot send a reader outside the buffers.  Returns 0, or -1
-   with ValueError set. */
+/* Reads string view `j` of the STRING_VIEW chunk `c` (core's
+   dfb_string_view_read: once, any alignment) into *s and *n: inline strings
+   (length <= 12) point into the view, others into variadic buffer `index` at
+   `offset`, checked against that buffer's size.  Each call reads the view
+   once, so views that change meanwhile cannot send a reader outside the
+   buffers.  Returns 0, or -1 with ValueError set. */
 static inline int
 dfb_view_at(const dfb_column *c, int64_t j, const char **s, int64_t *n)
 {
-    const char *v = c->data.ptr + 16 * j;
-    int32_t len, idx, off;
-    memcpy(&len, v, 4);
-    if (len >= 0 && len <= 12) {
-        *s = v + 4;
-        *n = len;
-        return 0;
-    }
-    memcpy(&idx, v + 8, 4);
-    memcpy(&off, v + 12, 4);
-    if (len < 0 || idx < 0 || idx >= c->n_variadic || off < 0 ||
-        (int64_t)off + len > c->variadic_sizes[idx]) {
+    int32_t len, idx = -1, off = 4;
+    if (dfb_string_view_read(c->data.ptr + 16 * j, c->n_variadic, c->variadic,
+                             c->variadic_sizes, s, &len, &idx,
+                             &off) != DFB_OK) {
         PyErr_Format(PyExc_ValueError,
                      "string view %lld (length %d, buffer %d, offset %d) "
                      "points outside its %lld data buffers",
@@ -91,7 +83,6 @@ dfb_view_at(const dfb_column *c, int64_t j, const char **s, int64_t *n)
                      (long long)c->n_variadic);
         return -1;
     }
-    *s = c->variadic[idx] + off;
     *n = len;
     return 0;
 }
@@ -147,8 +138,8 @@ PyObject *
 dfb_chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                  int allow_copy, int opts);
 
-/* convert.c: returns 0, or -1 with RuntimeError naming `why` when a copy
-   is needed and allow_copy is 0. */
+/* convert_nulls.c: returns 0, or -1 with RuntimeError naming `why` when a
+   copy is needed and allow_copy is 0. */
 int
 dfb_need_copy(int allow_copy, const char *why);
 
@@ -166,6 +157,34 @@ dfb_convert_state_init(dfb_state *st);
 /* Releases what dfb_convert_state_init created (idempotent). */
 void
 dfb_convert_state_clear(dfb_state *st);
+
+/* convert_nulls.c: returns a new 1-D array of `n` elements of `descr`
+   (stolen), or NULL with an exception set. */
+PyArrayObject *
+dfb_new_array(PyArray_Descr *descr, int64_t n);
+
+/* convert_nulls.c: computes the null mask of validated chunk `c`: *out a
+   new bool array (1 = null) and *nnull the count, or *out NULL and *nnull
+   0 when no value is null.  Returns 0, or -1 with an exception set. */
+int
+dfb_chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull);
+
+/* convert_nulls.c: adds to *mask (allocated when NULL) the rows of the
+   categorical chunk `c` whose code names a null category, counting them in
+   *nnull.  Returns 0, or -1 with an exception set (*mask still the
+   caller's). */
+int
+dfb_mask_null_categories(const dfb_column *c, PyArrayObject **mask,
+                         int64_t *nnull);
+
+/* convert_nulls.c: applies the `nulls` mode to `values` (stolen) and
+   `mask` (stolen, NULL when no value is null); `filled`: the null slots of
+   values already hold None / NaN / NaT.  Returns a new reference, or NULL
+   with an exception set. */
+PyObject *
+dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
+                 int64_t nnull, int filled, dfb_nulls_mode nulls,
+                 int allow_copy);
 
 /* Module-level functions of convert_functions.c (buffer_to_ndarray,
    column_to_ndarray, from_dataframe), added by module init. */
@@ -326,8 +345,9 @@ dfb_bad_code_error(int64_t i, int64_t code, int64_t ncats);
 #define DFB_NULLS_MODE_BITS 0xff
 #define DFB_OPT_CATEGORICAL_CODES 0x100 /* categorical="codes" */
 #define DFB_OPT_STRINGDTYPE 0x200       /* strings="stringdtype" */
-#define DFB_OPT_DECIMAL_FLOAT 0x400     /* decimals="float64" */
-#define DFB_OPT_SKIP_UNSUPPORTED 0x800  /* on_unsupported="skip" */
+#define DFB_OPT_STRUCTS_FLATTEN 0x400   /* structs="flatten" (Arrow) */
+#define DFB_OPT_DECIMAL_FLOAT 0x800     /* decimals="float64" */
+#define DFB_OPT_SKIP_UNSUPPORTED 0x1000 /* on_unsupported="skip" */
 
 /* With DFB_OPT_SKIP_UNSUPPORTED in `nulls` and a NotImplementedError set
    (a column of a type dfbuffer cannot convert), clears it and returns 1;

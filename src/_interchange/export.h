@@ -2,7 +2,7 @@
 #ifndef DFBUFFER_EXPORT_H
 #define DFBUFFER_EXPORT_H
 
-#include "dfbuffer/common.h"
+#include "common.h"
 
 /* export_array.c: `_rebuild`, the pickle reconstructor of Buffer.  Added to
    the module with PyModule_AddFunctions in module.c. */

@@ -9,8 +9,8 @@
 #ifndef DFBUFFER_FRAME_H
 #define DFBUFFER_FRAME_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 
 /* One selected column: its chunks in order. */
 typedef struct {

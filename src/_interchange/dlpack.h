@@ -5,7 +5,7 @@
 #ifndef DFBUFFER_DLPACK_H
 #define DFBUFFER_DLPACK_H
 
-#include "dfbuffer/common.h"
+#include "common.h"
 
 /* The keywords of one __dlpack__ call. */
 typedef struct {

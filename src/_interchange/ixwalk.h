@@ -5,8 +5,8 @@
 #ifndef DFBUFFER_IXWALK_H
 #define DFBUFFER_IXWALK_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 
 /* Wraps interchange buffer `obj` in a new dfbuffer Buffer (owner = obj,
    u1, native INTERCHANGE, read-only unless obj is a writable

@@ -8,8 +8,8 @@
 #ifndef DFBUFFER_IMPORT_H
 #define DFBUFFER_IMPORT_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/buffer.h"
+#include "common.h"
+#include "buffer.h"
 
 /* import.c */
 PyObject *

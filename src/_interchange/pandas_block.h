@@ -4,8 +4,8 @@
 #ifndef DFBUFFER_PANDAS_BLOCK_H
 #define DFBUFFER_PANDAS_BLOCK_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/arrow_internal.h"
+#include "common.h"
+#include "arrow_internal.h"
 
 /* schema.c: the parsed "index_columns" of the "pandas" metadata of schema
    `s` (new reference; Py_None when there is none or it is unreadable), or

@@ -5,8 +5,8 @@
 #ifndef DFBUFFER_PROBE_H
 #define DFBUFFER_PROBE_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 
 /* Pure-C kernels (bit unpacking, NaN scans, categorical decoding, mask
    concatenation) release the GIL for inputs of at least this many

@@ -9,8 +9,8 @@
 #ifndef DFBUFFER_ARGS_H
 #define DFBUFFER_ARGS_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 
 /* The parameters of one function. */
 typedef struct {

@@ -4,8 +4,8 @@
 #ifndef DFBUFFER_ARROW_H
 #define DFBUFFER_ARROW_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "convert.h"
 
 /* The Arrow C data and C stream interface structs: declared once, in the
    public C API header (under the spec's standard guards). */

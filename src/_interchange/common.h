@@ -20,7 +20,7 @@
 
 #include <dlpack/dlpack.h>
 
-#include "dfbuffer/compat.h"
+#include "compat.h"
 
 #include <stdint.h>
 

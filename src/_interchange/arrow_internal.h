@@ -6,10 +6,10 @@
 #ifndef DFBUFFER_ARROW_INTERNAL_H
 #define DFBUFFER_ARROW_INTERNAL_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/args.h"
-#include "dfbuffer/arrow.h"
-#include "dfbuffer/convert.h"
+#include "common.h"
+#include "args.h"
+#include "arrow.h"
+#include "convert.h"
 #include "bitmap.h"
 #include "arrow_check.h"
 

@@ -4,7 +4,7 @@
 #ifndef DFBUFFER_DTYPE_H
 #define DFBUFFER_DTYPE_H
 
-#include "dfbuffer/common.h"
+#include "common.h"
 #include "format.h"
 
 /* An interchange dtype tuple as C values. */

@@ -12,8 +12,8 @@
 #ifndef DFBUFFER_BUFFER_H
 #define DFBUFFER_BUFFER_H
 
-#include "dfbuffer/common.h"
-#include "dfbuffer/dtype.h" /* dfb_descr_from_typestr, dfb_parse_dtype */
+#include "common.h"
+#include "dtype.h" /* dfb_descr_from_typestr, dfb_parse_dtype */
 
 typedef struct {
     PyObject_VAR_HEAD     /* ob_size = 2 * ndim: the slots of dims[] */
@@ -184,6 +184,12 @@ dfb_as_ssize(PyObject *o, const char *proto, const char *what,
    or -1 with TypeError, ValueError (negative) or OverflowError set. */
 int
 dfb_as_pointer(PyObject *o, const char *proto, void **out);
+
+/* ixbuffer.c: converts a Python int to int64 for `what` (a uint64 beyond
+   INT64_MAX keeps its bit pattern: a sentinel).  Returns 0, or -1 with
+   TypeError (not an int) or OverflowError set. */
+int
+dfb_as_int64(PyObject *o, const char *what, int64_t *out);
 
 /* ixbuffer.c: THE reader of interchange-protocol buffers, shared by
    Buffer.from_object and the converters.  Reads ptr, bufsize and
