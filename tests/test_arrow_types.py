@@ -429,6 +429,7 @@ def test_report_lists_the_type_table():
     assert rows["interval (months, days, ns)"]["zero_copy"]
     assert rows["run-end encoded"]["converts"] == "kernel"
     assert rows["int"]["zero_copy"] and rows["binary view"]["reads"]
+    assert rows["list"]["reads"] and rows["fixed-size list"]["zero_copy"]
 
 
 def test_on_unsupported_skip_lets_the_rest_through():

@@ -628,11 +628,13 @@ def _arrow_types(ix: Any) -> list[dict[str, Any]]:
         {
             "type": name,
             "logical": logical,
-            "reads": readable and conv != "refused",
+            # nested types are read by their own walk, not the flat readers
+            # (the table's `readable`): every type with a conversion is read
+            "reads": conv != "refused",
             "zero_copy": conv == "view",
             "converts": conv,
         }
-        for name, logical, _layout, conv, readable in ix._arrow_types()
+        for name, logical, _layout, conv, _readable in ix._arrow_types()
     ]
 
 
