@@ -457,7 +457,7 @@ def test_arrow_dictionary_codes():
         (pa.array([1], pa.duration("s")), "duration"),
         (pa.array([[1]]), "format"),
         (pa.array([{"a": 1}]), "format"),
-        (pa.array([1], pa.decimal128(5, 2)), "format"),
+        (pa.array([1], pa.decimal128(5, 2)), "decimal"),
     ],
 )
 def test_unsupported_types_raise_type_error_naming_the_column(col, what):

@@ -63,7 +63,8 @@ def test_arrow_type_describes_every_family():
     assert _arrow_type("vu")["interchange"] == (21, 8, "vu")
     dec = _arrow_type("d:38,-2,256")
     assert (dec["precision"], dec["scale"], dec["item_bits"]) == (38, -2, 256)
-    assert dec["converts"] == "refused" and not dec["readable"]
+    assert dec["converts"] == "objects" and dec["readable"]
+    assert _arrow_type("tin")["converts"] == "view"
     assert _arrow_type("w:5")["size"] == 5
     assert _arrow_type("+w:4")["layout"] == "fixed_list"
     assert _arrow_type("+ud:1,3")["type_ids"] == (1, 3)
@@ -92,7 +93,7 @@ def test_schema_reads_the_table():
     got = {c.name: (c.type, c.bits, c.unit, c.tz) for c in dfbuffer.schema(t)}
     assert got == {
         "t": ("time", None, "ms", None),
-        "d": ("decimal", None, None, None),
+        "d": ("decimal", 128, None, None),
         "s": ("string", 8, None, None),
         "z": ("datetime", 64, "us", "UTC"),
     }

@@ -173,21 +173,6 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
             goto done;
         }
     }
-    dfb_type t = cols[0].fmt.type == DFB_T_DICTIONARY
-                     ? cols[0].categories->fmt.type
-                     : cols[0].fmt.type;
-    if (t == DFB_T_BINARY || t == DFB_T_LARGE_BINARY) {
-        const struct ArrowSchema *s =
-            is_table ? imp->schema.children[c] : &imp->schema;
-        PyErr_Format(PyExc_NotImplementedError,
-                     "column '%s': Arrow format '%s' (binary) is not "
-                     "supported",
-                     name,
-                     cols[0].fmt.type == DFB_T_DICTIONARY
-                         ? s->dictionary->format
-                         : s->format);
-        goto done;
-    }
     res = dfb_columns_to_ndarray(st, cols, n, nulls, allow_copy);
 done:
     dfb_arrow_refs_clear(&refs);
@@ -223,7 +208,7 @@ done:
    duplicate name). */
 static PyObject *
 import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
-               dfb_nulls_mode nulls, int allow_copy)
+               dfb_nulls_mode nulls, int allow_copy, const dfb_colsel *sel)
 {
     PyObject *res = NULL;
     uint8_t *skip = NULL;
@@ -255,6 +240,15 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
             Py_CLEAR(res);
             goto done;
         }
+        int want = dfb_colsel_wants(sel, key);
+        if (want <= 0) {
+            Py_DECREF(key);
+            if (want < 0) {
+                Py_CLEAR(res);
+                goto done;
+            }
+            continue;
+        }
         const struct ArrowSchema *cs =
             is_table ? imp->schema.children[c] : &imp->schema;
         if (((int)nulls & DFB_OPT_STRUCTS_FLATTEN) && is_table &&
@@ -281,6 +275,10 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         }
         PyObject *arr =
             convert_column(st, imp, is_table, c, nulls, allow_copy);
+        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+            Py_DECREF(key);
+            continue;
+        }
         if (arr == NULL && (is_table || PyUnicode_GET_LENGTH(key) > 0)) {
             dfb_add_column_context(key); /* the error names the column */
         }
@@ -302,10 +300,18 @@ PyObject *
 dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
                          int allow_copy)
 {
+    return dfb_arrow_from_dataframe_cols(st, obj, nulls, allow_copy, NULL);
+}
+
+PyObject *
+dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
+                              dfb_nulls_mode nulls, int allow_copy,
+                              const dfb_colsel *sel)
+{
     arrow_import imp = {0};
     PyObject *res = NULL;
     if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
-        res = import_to_dict(st, &imp, 1, nulls, allow_copy);
+        res = import_to_dict(st, &imp, 1, nulls, allow_copy, sel);
     }
     dfb_arrow_import_clear(&imp);
     return res;
@@ -360,7 +366,7 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
         goto done;
     }
     if (as_dict) {
-        res = import_to_dict(st, &imp, 0, nulls, allow_copy);
+        res = import_to_dict(st, &imp, 0, nulls, allow_copy, NULL);
     }
     else if (dfb_arrow_import_is_table(&imp)) {
         PyErr_SetString(PyExc_NotImplementedError,
@@ -395,7 +401,7 @@ dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
                             "the Arrow schema has no format");
         }
         else {
-            res = import_to_dict(st, &imp, 0, nulls, allow_copy);
+            res = import_to_dict(st, &imp, 0, nulls, allow_copy, NULL);
         }
     }
     dfb_arrow_import_clear(&imp);
@@ -520,5 +526,5 @@ PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
                       dfb_nulls_mode nulls, int allow_copy)
 {
-    return import_to_dict(st, imp, 1, nulls, allow_copy);
+    return import_to_dict(st, imp, 1, nulls, allow_copy, NULL);
 }

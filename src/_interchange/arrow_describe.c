@@ -231,7 +231,8 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
         }
         o[i + 1] = pos;
     }
-    col->fmt.type = DFB_T_LARGE_UTF8;
+    col->fmt.type = col->fmt.type == DFB_T_BINARY_VIEW ? DFB_T_LARGE_BINARY
+                                                       : DFB_T_LARGE_UTF8;
     col->fmt.bits = 8;
     col->offset = 0;
     PyArray_Descr *i8 = PyArray_DescrFromType(NPY_INT64);
@@ -466,9 +467,13 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
     col->null_kind = DFB_NULL_NON_NULLABLE;
 
     /* validity */
+    const dfb_type_row *row = dfb_type_row_of(f.type);
     const uint8_t *vbuf = NULL;
     if (f.type == DFB_T_NULL) {
         col->null_count = nd->length;
+    }
+    else if (row->n_buffers == 0) {
+        /* run-end encoded: no buffers, its values hold the nulls */
     }
     else {
         vbuf = a->buffers[0];
@@ -495,7 +500,7 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         else {
             col->null_kind = DFB_NULL_USE_BITMASK;
             col->null_value = 0;
-            if (f.type != DFB_T_STRING_VIEW &&
+            if (row->layout != DFB_LAYOUT_VIEWS &&
                 arrow_span(st, nd, &col->validity, vbuf, vbytes, NULL, refs) <
                     0) {
                 return -1;
@@ -504,10 +509,12 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
     }
 
     /* values */
-    const dfb_type_row *row = dfb_type_row_of(f.type);
     switch (row->layout) {
         case DFB_LAYOUT_NONE:
             break;
+        case DFB_LAYOUT_RUN_END:
+            return dfb_arrow_describe_run_end(st, nd, col, dict, refs,
+                                              decode_views, name);
         case DFB_LAYOUT_BITS:
             if (arrow_span(st, nd, &col->data, a->buffers[1], vbytes, NULL,
                            refs) < 0) {
@@ -549,6 +556,9 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         }
     }
 
+    if (s->metadata != NULL) {
+        dfb_arrow_apply_extension(s, col);
+    }
     if (s->dictionary != NULL) {
         if (dict == NULL || (readable && s->dictionary->dictionary != NULL)) {
             PyErr_Format(PyExc_NotImplementedError,

@@ -154,6 +154,31 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                         dfb_column *dict, PyObject **dict_error,
                         ref_list *refs, int decode_views, const char *name);
 
+/* schema.c: finds the value of top-level key `key` in Arrow metadata `md`
+   (NULL: none): sets *val / *len and returns 1, or returns 0 when absent
+   (or the metadata is malformed).  Cannot fail. */
+int
+dfb_arrow_metadata_find(const char *md, const char *key, const char **val,
+                        int32_t *len);
+
+/* convert_extension.c: applies the canonical extension type named in the
+   metadata of schema `s` to the described `col`: arrow.bool8 (int8
+   storage) becomes a bool view, arrow.uuid (16-byte fixed-size binary)
+   uuid.UUID objects; other extensions keep their storage type's result.
+   Cannot fail. */
+void
+dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col);
+
+/* convert_run_end.c: describes the run-end encoded ("+r") node `nd` into
+   `col` as a categorical of new int64 codes (the run of each row, decoded
+   by core's run-ends reader) into its values child, described into
+   `dict`.  Returns 0, or -1 with ValueError (bad run ends or children),
+   NotImplementedError (`dict` NULL) or the values' description error. */
+int
+dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
+                           dfb_column *col, dfb_column *dict, ref_list *refs,
+                           int decode_views, const char *name);
+
 /* arrow_describe.c: returns a new reference to the NumPy dtype of a
    fixed-width format's stored values (bitmaps and bytes: uint8), or NULL
    with an exception. */

@@ -567,7 +567,7 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
                        dfb_nulls_mode nulls, int allow_copy)
 {
     if (((int)nulls & DFB_OPT_CATEGORICAL_CODES) && n > 0 &&
-        chunks[0].fmt.type == DFB_T_DICTIONARY) {
+        chunks[0].fmt.type == DFB_T_DICTIONARY && !chunks[0].from_runs) {
         if (dfb_columns_check(chunks, n) < 0) {
             return NULL;
         }

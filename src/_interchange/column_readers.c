@@ -4,6 +4,7 @@
  */
 #include "common.h"
 #include "convert.h"
+#include "types.h"
 
 /* Turns a failed reader init into ValueError (NotImplementedError for an
    unsupported width).  Returns -1. */
@@ -20,7 +21,7 @@ int
 dfb_column_offsets(const dfb_column *c, dfb_offsets *o)
 {
     dfb_error err;
-    const int width = c->fmt.type == DFB_T_UTF8 ? 4 : 8;
+    const int width = dfb_type_row_of(c->fmt.type)->offset_bytes;
     /* an empty column may come without offsets: nothing is read then */
     const int64_t count = c->length > 0 ? c->length + 1 : 0;
     dfb_code rc =

@@ -328,7 +328,9 @@ dfb_column_validate(const dfb_column *col)
 static PyObject *
 view_values(dfb_state *st, const dfb_column *c)
 {
-    PyArray_Descr *d = format_to_descr(st, &c->fmt);
+    PyArray_Descr *d = dfb_type_row_of(c->fmt.type)->conv == DFB_CONV_RECORDS
+                           ? dfb_interval_descr(&c->fmt)
+                           : format_to_descr(st, &c->fmt);
     if (d == NULL) {
         return NULL;
     }
@@ -420,6 +422,8 @@ nulls_in_values(const dfb_column *c, PyObject *values)
             return kind == 'f' || kind == 'M' || kind == 'm';
         case DFB_CONV_WIDEN:
             return 1; /* the kernel writes NaT */
+        case DFB_CONV_DECIMAL:
+            return 1; /* the float64 kernel writes NaN */
         case DFB_CONV_VIEW:
             if (r->result == 'f') {
                 return c->null_kind == DFB_NULL_USE_NAN;
@@ -547,7 +551,22 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
     const dfb_type_row *row = dfb_type_row_of(c->fmt.type);
     switch (row->conv) {
         case DFB_CONV_VIEW:
+        case DFB_CONV_RECORDS:
             return view_values(st, c);
+        case DFB_CONV_BYTES:
+        case DFB_CONV_TIME:
+            if (dfb_need_copy(allow_copy, "values to Python objects") < 0) {
+                return NULL;
+            }
+            return row->conv == DFB_CONV_BYTES
+                       ? dfb_bytes_to_object_array(c, isnull)
+                       : dfb_times_to_object_array(c, isnull);
+        case DFB_CONV_DECIMAL:
+            if (dfb_need_copy(allow_copy, "decimals to Decimal or float64") <
+                0) {
+                return NULL;
+            }
+            return dfb_decimals_convert(c, isnull, opts);
         case DFB_CONV_WIDEN: {
             if (dfb_need_copy(allow_copy, "date32 days to datetime64[D]") <
                 0) {

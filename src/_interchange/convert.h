@@ -48,6 +48,10 @@ typedef struct dfb_column {
     dfb_span offsets;   /* strings: int32/int64 offsets */
     const struct dfb_column *categories; /* DICTIONARY: the values */
     int is_ordered;                      /* DICTIONARY: ordered categories */
+    int from_runs; /* DICTIONARY made of a run-end encoded chunk (codes: the
+                      run of each row): always decoded */
+    int uuid;      /* FIXED_BINARY of 16 bytes marked arrow.uuid: converted
+                      to uuid.UUID objects */
     int offsets_swapped; /* strings: 1 if the offsets are stored in the
                             non-native byte order (0 = native) */
     /* STRING_VIEW only (`data` holds the 16-byte views, any alignment):
@@ -225,6 +229,88 @@ dfb_strings_to_object_array(const dfb_column *c, const uint8_t *isnull);
 PyObject *
 dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull);
 
+/* column_select.c: from_dataframe's columns= (names, in order). */
+typedef struct {
+    PyObject *names;  /* strong: a tuple of str, or NULL: every column */
+    PyObject *wanted; /* strong: a set of the names, or NULL */
+} dfb_colsel;
+
+/* Fills `s` from columns= (NULL or None: every column).  Returns 0, or -1
+   with TypeError (a str, not a sequence, a name not a str). */
+int
+dfb_colsel_init(dfb_colsel *s, PyObject *columns);
+
+/* Returns 1 if column `key` is selected (`s` NULL: all are), 0 if not, -1
+   with an exception set. */
+int
+dfb_colsel_wants(const dfb_colsel *s, PyObject *key);
+
+/* Returns the dict `result` (stolen) in the order of the names asked for
+   (KeyError naming a name no column has), `result` itself without a
+   selection, or NULL with an exception set (NULL in: NULL out). */
+PyObject *
+dfb_colsel_finish(const dfb_colsel *s, PyObject *result);
+
+/* Drops the references of `s`.  Cannot fail. */
+void
+dfb_colsel_clear(dfb_colsel *s);
+
+/* strings.c: the prefaulting arena allocator of the str converters for
+   any large run of new small objects: installs it when `bytes` (their
+   estimated size) is large, returning 1 (undo with
+   dfb_objects_prefault_end(1)), else 0.  Cannot fail. */
+int
+dfb_objects_prefault_begin(int64_t bytes);
+void
+dfb_objects_prefault_end(int on);
+
+/* convert_binary.c: binary (offsets, views or fixed widths) of validated
+   chunk `c` to a 1-D object array of bytes (None where isnull[i]).
+   Offsets go through core's checked reader, views through dfb_view_at.
+   Returns a new reference, or NULL with ValueError (a span outside its
+   buffer) / MemoryError set. */
+PyObject *
+dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull);
+
+/* convert_extension.c: replaces each bytes object of object array `arr`
+   (stolen; None stays) by uuid.UUID(bytes=...).  Returns `arr`, or NULL
+   with an exception set (`arr` released). */
+PyObject *
+dfb_uuids_from_bytes(PyObject *arr);
+
+/* convert_decimal.c: decimal chunk `c` to a 1-D object array of exact
+   decimal.Decimal (None where isnull[i]), or with DFB_OPT_DECIMAL_FLOAT in
+   `opts` to float64 (NaN where isnull[i]).  Returns a new reference, or
+   NULL with an exception set. */
+PyObject *
+dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts);
+
+/* Replaces the values of decimal chunk `c` by float64 in new memory (kept
+   alive by list `keep`), at the same element offset so its validity still
+   applies; `c` becomes a FLOAT 64 chunk.  Returns 0, or -1 with
+   MemoryError. */
+int
+dfb_decimals_as_f64(dfb_column *c, PyObject *keep);
+
+/* Parses the decimals= argument ("decimal", "float64"; NULL: "decimal"),
+   OR-ing DFB_OPT_DECIMAL_FLOAT into *opts for "float64".  Returns 0, or
+   -1 with TypeError / ValueError. */
+int
+dfb_parse_decimals(PyObject *o, int *opts);
+
+/* convert_temporal.c: time32 / time64 chunk `c` to a 1-D object array of
+   datetime.time (None where isnull[i]).  Returns a new reference, or NULL
+   with ValueError for a value outside [0, 24 h) or with nanoseconds
+   datetime.time cannot hold. */
+PyObject *
+dfb_times_to_object_array(const dfb_column *c, const uint8_t *isnull);
+
+/* The NumPy record dtype of interval format `f` (months; days,
+   milliseconds; months, days, nanoseconds).  Returns a new reference, or
+   NULL with an exception set. */
+PyArray_Descr *
+dfb_interval_descr(const dfb_format *f);
+
 /* column_readers.c: core's checked readers (reader.h) over a chunk's
    memory, the only way the converters read producer offsets and codes. */
 
@@ -260,6 +346,22 @@ dfb_bad_code_error(int64_t i, int64_t code, int64_t ncats);
 #define DFB_OPT_CATEGORICAL_CODES 0x100 /* categorical="codes" */
 #define DFB_OPT_STRINGDTYPE 0x200       /* strings="stringdtype" */
 #define DFB_OPT_STRUCTS_FLATTEN 0x400   /* structs="flatten" (Arrow) */
+#define DFB_OPT_DECIMAL_FLOAT 0x800     /* decimals="float64" */
+#define DFB_OPT_SKIP_UNSUPPORTED 0x1000 /* on_unsupported="skip" */
+
+/* With DFB_OPT_SKIP_UNSUPPORTED in `nulls` and a NotImplementedError set
+   (a column of a type dfbuffer cannot convert), clears it and returns 1;
+   otherwise returns 0 and leaves any error set. */
+static inline int
+dfb_skip_unsupported(int nulls)
+{
+    if ((nulls & DFB_OPT_SKIP_UNSUPPORTED) &&
+        PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
 
 /* Parses the categorical= ("decode", "codes") and strings= ("object",
    "stringdtype") arguments (NULL: the default) into DFB_OPT_* bits in

@@ -275,7 +275,7 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 PyDoc_STRVAR(
     column_to_ndarray_doc,
     "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
-    "                  strings='object')\n--\n\n"
+    "                  strings='object', decimals='decimal')\n--\n\n"
     "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
     "column, or, last, an object with pyarrow's __arrow_array__ or with\n"
     "__array__ giving a 1-D array) to a NumPy array.\n\n"
@@ -305,6 +305,9 @@ PyDoc_STRVAR(
     "    Decode categoricals, or return CategoricalCodes (default 'decode').\n"
     "strings : {'object', 'stringdtype'}, optional\n"
     "    Strings as object arrays of str, or as NumPy StringDType arrays.\n"
+    "decimals : {'decimal', 'float64'}, optional\n"
+    "    Arrow decimals as exact decimal.Decimal objects (default), or as\n"
+    "    float64 (the nearest double; NaN where null).\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -451,19 +454,20 @@ static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames)
 {
-    static const char *const kw[] = {"column", "nulls", "categorical",
-                                     "strings", NULL};
+    static const char *const kw[] = {"column",  "nulls",    "categorical",
+                                     "strings", "decimals", NULL};
     static const dfb_argspec spec = {"column_to_ndarray", kw, 1, 1};
-    PyObject *a[4] = {NULL, NULL, NULL, NULL};
+    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL, NULL};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
     dfb_nulls_mode nulls;
     int opts;
     if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[2], a[3], &opts) < 0) {
+        dfb_parse_conv_opts(a[2], a[3], &opts) < 0 ||
+        dfb_parse_decimals(a[4], &opts) < 0) {
         return NULL;
     }
     nulls = (dfb_nulls_mode)((int)nulls | opts);
@@ -483,7 +487,8 @@ PyDoc_STRVAR(
     from_dataframe_doc,
     "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
     "categorical='decode',\n"
-    "               strings='object', structs='object')\n--\n\n"
+    "               strings='object', structs='object', decimals='decimal',\n"
+    "               on_unsupported='raise', columns=None)\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
     "obj is anything with __dataframe__, an interchange DataFrame object, or "
     "an\n"
@@ -520,6 +525,15 @@ PyDoc_STRVAR(
     "    'flatten': one entry per leaf field of an Arrow struct column,\n"
     "    named 'parent.child', zero-copy where the leaf allows; a struct's\n"
     "    null rows are nulls of its leaves.\n"
+    "decimals : {'decimal', 'float64'}, optional\n"
+    "    As in column_to_ndarray (default 'decimal').\n"
+    "on_unsupported : {'raise', 'skip'}, optional\n"
+    "    A column of a type dfbuffer cannot convert raises\n"
+    "    NotImplementedError naming it and its format (default 'raise'), or\n"
+    "    is left out of the result ('skip').\n"
+    "columns : sequence of str, optional\n"
+    "    Convert only these columns, in this order (KeyError for a name no\n"
+    "    column has; default: every column).\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -632,73 +646,13 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
     return out;
 }
 
-/* from_dataframe(obj, *, nulls="mask", allow_copy=True). */
+/* The interchange DataFrame `df` (stolen) column by column, only those
+   `sel` selects (NULL: all).  Returns a new dict, or NULL with an
+   exception set. */
 static PyObject *
-from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-               PyObject *kwnames)
+ix_frame_to_dict(dfb_state *st, PyObject *df, dfb_nulls_mode nulls,
+                 int allow_copy, const dfb_colsel *sel)
 {
-    static const char *const kw[] = {"obj",         "nulls",   "allow_copy",
-                                     "categorical", "strings", "structs",
-                                     NULL};
-    static const char *const structs[] = {"object", "flatten", NULL};
-    static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
-    PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-    dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
-                              NULL, NULL,          NULL};
-    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
-        return NULL;
-    }
-    dfb_nulls_mode nulls;
-    int opts, flatten = 0;
-    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
-        dfb_parse_choice(a[5], "structs", structs, &flatten) < 0) {
-        return NULL;
-    }
-    opts |= flatten ? DFB_OPT_STRUCTS_FLATTEN : 0;
-    nulls = (dfb_nulls_mode)((int)nulls | opts);
-    int allow_copy = 1;
-    if (dfb_parse_flag(a[2], &allow_copy) < 0) {
-        return NULL;
-    }
-    /* A pandas DataFrame, or pandas' interchange object over one: the
-       frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
-       which drop the slice offset of Arrow-backed columns (P-26). */
-    int pd_copy = allow_copy;
-    PyObject *frame = dfb_pandas_frame_behind(a[0], &pd_copy);
-    if (frame != NULL) {
-        PyObject *pdres = from_pandas_frame(st, frame, nulls, pd_copy);
-        Py_DECREF(frame);
-        return pdres;
-    }
-    if (PyErr_Occurred()) {
-        return NULL;
-    }
-    /* A library object that speaks the Arrow PyCapsule interface is read
-       through it (as pandas 3's own from_dataframe does): Arrow states its
-       offsets and buffers exactly, where producers' __dataframe__ have known
-       bugs.  Interchange DataFrame objects have no __arrow_c_* methods and
-       take the protocol. */
-    int r = dfb_arrow_is_producer(a[0]);
-    if (r < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return series_named(
-            st, a[0], dfb_arrow_from_dataframe(st, a[0], nulls, allow_copy));
-    }
-    PyObject *df = dfb_ix_frame(st, a[0], allow_copy);
-    if (df == NULL) {
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        PyErr_Format(PyExc_TypeError,
-                     "from_dataframe() expects an object with __dataframe__ "
-                     "or an interchange DataFrame, got %.200s",
-                     Py_TYPE(a[0])->tp_name);
-        return NULL;
-    }
     PyObject *result = NULL, *names = NULL, *seq = NULL;
     names = PyObject_CallMethodNoArgs(df, st->str.column_names);
     if (names == NULL) {
@@ -735,6 +689,14 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         if (key == NULL) {
             goto fail;
         }
+        int want = dfb_colsel_wants(sel, key);
+        if (want <= 0) {
+            Py_DECREF(key);
+            if (want < 0) {
+                goto fail;
+            }
+            continue;
+        }
         int has = PyDict_Contains(result, key);
         if (has != 0) {
             if (has > 0) {
@@ -761,6 +723,10 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         PyObject *arr = column_dispatch(st, col, nulls, allow_copy);
         dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
+        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+            Py_DECREF(key);
+            continue;
+        }
         if (arr == NULL) {
             dfb_add_column_context(key);
             Py_DECREF(key);
@@ -783,6 +749,109 @@ done:
     Py_XDECREF(names);
     Py_DECREF(df);
     return result;
+}
+
+/* from_dataframe of `obj` (borrowed): a pandas frame, an Arrow producer
+   or an interchange DataFrame, only the columns `sel` selects (NULL: all).
+   Returns a new dict, or NULL with an exception set. */
+static PyObject *
+frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+              int allow_copy, const dfb_colsel *sel)
+{
+    /* A pandas DataFrame, or pandas' interchange object over one: the
+       frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
+       which drop the slice offset of Arrow-backed columns (P-26). */
+    int pd_copy = allow_copy;
+    PyObject *frame = dfb_pandas_frame_behind(obj, &pd_copy);
+    if (frame != NULL) {
+        if (sel != NULL) { /* pandas selects (KeyError for a name) */
+            PyObject *lst = PySequence_List(sel->names);
+            Py_SETREF(frame, lst ? PyObject_GetItem(frame, lst) : NULL);
+            Py_XDECREF(lst);
+            if (frame == NULL) {
+                return NULL;
+            }
+        }
+        PyObject *pdres = from_pandas_frame(st, frame, nulls, pd_copy);
+        Py_DECREF(frame);
+        return pdres;
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    /* A library object that speaks the Arrow PyCapsule interface is read
+       through it (as pandas 3's own from_dataframe does): Arrow states its
+       offsets and buffers exactly, where producers' __dataframe__ have known
+       bugs.  Interchange DataFrame objects have no __arrow_c_* methods and
+       take the protocol. */
+    int r = dfb_arrow_is_producer(obj);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return series_named(
+            st, obj,
+            dfb_arrow_from_dataframe_cols(st, obj, nulls, allow_copy, sel));
+    }
+    PyObject *df = dfb_ix_frame(st, obj, allow_copy);
+    if (df == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        PyErr_Format(PyExc_TypeError,
+                     "from_dataframe() expects an object with __dataframe__ "
+                     "or an interchange DataFrame, got %.200s",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return ix_frame_to_dict(st, df, nulls, allow_copy, sel);
+}
+
+/* from_dataframe(obj, *, nulls="mask", allow_copy=True, ...). */
+static PyObject *
+from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+               PyObject *kwnames)
+{
+    static const char *const kw[] = {
+        "obj",     "nulls",    "allow_copy",     "categorical", "strings",
+        "structs", "decimals", "on_unsupported", "columns",     NULL};
+    static const char *const unsupported[] = {"raise", "skip", NULL};
+    static const char *const structs[] = {"object", "flatten", NULL};
+    static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
+    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    dfb_state *st = dfb_state_from_module(module);
+    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
+                              NULL, NULL,          NULL,
+                              NULL, NULL,          NULL};
+    int skip = 0, flatten = 0;
+    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
+        return NULL;
+    }
+    dfb_nulls_mode nulls;
+    int opts;
+    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
+        dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
+        dfb_parse_choice(a[5], "structs", structs, &flatten) < 0 ||
+        dfb_parse_decimals(a[6], &opts) < 0 ||
+        dfb_parse_choice(a[7], "on_unsupported", unsupported, &skip) < 0) {
+        return NULL;
+    }
+    opts |= (skip ? DFB_OPT_SKIP_UNSUPPORTED : 0) |
+            (flatten ? DFB_OPT_STRUCTS_FLATTEN : 0);
+    nulls = (dfb_nulls_mode)((int)nulls | opts);
+    int allow_copy = 1;
+    if (dfb_parse_flag(a[2], &allow_copy) < 0) {
+        return NULL;
+    }
+    dfb_colsel sel;
+    if (dfb_colsel_init(&sel, a[8]) < 0) {
+        return NULL;
+    }
+    PyObject *res = dfb_colsel_finish(
+        &sel, frame_to_dict(st, a[0], nulls, allow_copy,
+                            sel.names != NULL ? &sel : NULL));
+    dfb_colsel_clear(&sel);
+    return res;
 }
 
 PyMethodDef dfb_convert_methods[] = {

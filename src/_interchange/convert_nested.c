@@ -16,7 +16,9 @@
 int
 dfb_nested_is(const struct ArrowSchema *s)
 {
-    return s != NULL && s->format != NULL && s->format[0] == '+';
+    /* run-end encoded columns have their own decoder (convert_run_end.c) */
+    return s != NULL && s->format != NULL && s->format[0] == '+' &&
+           strcmp(s->format, "+r") != 0;
 }
 
 /* Splits a flat converter's result `r` (stolen) into values and a

@@ -249,6 +249,17 @@ static PyObject *
 chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *dict_error,
                   PyObject *fmt, PyObject *dict_fmt, int allow_copy)
 {
+    if (col->from_runs || PyUnicode_CompareWithASCIIString(fmt, "+r") == 0) {
+        /* run-end encoded: no interchange dtype, raised when used */
+        PyErr_Format(PyExc_NotImplementedError,
+                     "Arrow format '%U' (run-end encoded) has no "
+                     "interchange-protocol dtype",
+                     fmt);
+        PyObject *err = dfb_err_take();
+        PyObject *chunk = dfb_ixv_error_chunk(st, col->length, err, fmt);
+        Py_DECREF(err);
+        return chunk;
+    }
     ixchunk c;
     memset(&c, 0, sizeof(c));
     c.length = col->length;

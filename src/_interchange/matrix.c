@@ -81,6 +81,13 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     mc->length = c->length;
     mc->nnull = -1;
     const dfb_type_row *r = dfb_type_row_of(f->type);
+    if (c->from_runs) { /* its codes are runs, not a categorical's */
+        PyErr_Format(PyExc_TypeError,
+                     "column %R is run-end encoded; to_matrix takes bool, "
+                     "integer and float columns",
+                     name);
+        return -1;
+    }
     /* the NumPy kind of a fixed-width type's values; 'c' codes */
     const char k = r->conv == DFB_CONV_REFUSED     ? 0
                    : r->layout == DFB_LAYOUT_CODES ? 'c'
@@ -287,7 +294,7 @@ parse_choice(PyObject *o, const char *what, const char *const *choices,
 PyDoc_STRVAR(
     to_matrix_doc,
     "to_matrix(obj, *, dtype=None, order='C', nulls='nan', columns=None, "
-    "threads=None)\n--\n\n"
+    "threads=None,\n          decimals='decimal')\n--\n\n"
     "Copy the columns of a dataframe into one 2-D NumPy array (rows x "
     "columns).\n\n"
     "obj is anything from_dataframe accepts.  dtype=None promotes the "
@@ -310,7 +317,10 @@ PyDoc_STRVAR(
     "threads (at\n"
     "most the CPU count; default by size).  The result is a new array that "
     "owns\n"
-    "its memory (base None); it exports DLPack like any NumPy array.\n\n"
+    "its memory (base None); it exports DLPack like any NumPy array.\n"
+    "decimals='float64' reads Arrow decimal columns as float64 (default\n"
+    "'decimal': TypeError, as for the other types NumPy numbers cannot "
+    "hold).\n\n"
     "Parameters\n"
     "----------\n"
     "obj : dataframe\n"
@@ -741,6 +751,23 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
     return res;
 }
 
+/* decimals="float64": every decimal chunk of `fr` becomes float64 (kept
+   by fr->keep).  Returns 0, or -1 with an exception set. */
+static int
+decimals_to_float(dfb_frame *fr)
+{
+    for (Py_ssize_t j = 0; j < fr->ncols; j++) {
+        for (Py_ssize_t k = 0; k < fr->cols[j].nchunks; k++) {
+            dfb_column *c = &fr->cols[j].chunks[k];
+            if (c->fmt.type == DFB_T_DECIMAL &&
+                dfb_decimals_as_f64(c, fr->keep) < 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* to_matrix(obj, *, dtype=None, order="C", nulls="nan", columns=None,
    threads=None).  Returns a new array (MaskedArray for nulls="mask"), or
    NULL with an exception set. */
@@ -748,14 +775,16 @@ static PyObject *
 to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
           PyObject *kwnames)
 {
-    static const char *const kw[] = {"obj",     "dtype",   "order", "nulls",
-                                     "columns", "threads", NULL};
+    static const char *const kw[] = {"obj",     "dtype",   "order",    "nulls",
+                                     "columns", "threads", "decimals", NULL};
     static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
     static const char *const modes[] = {"nan", "raise", "mask", NULL};
-    PyObject *a[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
+    int dec = 0;
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
+        dfb_parse_decimals(a[6], &dec) < 0) {
         return NULL;
     }
     PyObject *obj = a[0], *o_cols = a[4];
@@ -776,7 +805,8 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int64_t nrows = -1;
     PyObject *res = NULL, *own = NULL;
     int64_t *pd_strides = NULL;
-    if (describe_frame(st, obj, o_cols, &fr, &pd_strides, &own) < 0) {
+    if (describe_frame(st, obj, o_cols, &fr, &pd_strides, &own) < 0 ||
+        (dec && decimals_to_float(&fr) < 0)) {
         goto done;
     }
     Py_ssize_t ncols = fr.ncols, total_chunks = 0;

@@ -74,15 +74,14 @@ metadata_dict(const char *md)
     return d;
 }
 
-/* Finds the value of the top-level key "pandas" in Arrow metadata `md`:
-   sets `*val` / `*len` and returns 1, or returns 0 when absent (or the
-   metadata is malformed).  Cannot fail. */
-static int
-find_pandas_metadata(const char *md, const char **val, int32_t *len)
+int
+dfb_arrow_metadata_find(const char *md, const char *key, const char **val,
+                        int32_t *len)
 {
     if (md == NULL) {
         return 0;
     }
+    const size_t want = strlen(key);
     int32_t n = read_i32(md);
     const char *p = md + 4;
     for (int32_t i = 0; i < n; i++) {
@@ -90,13 +89,13 @@ find_pandas_metadata(const char *md, const char **val, int32_t *len)
         if (klen < 0) {
             return 0;
         }
-        const char *key = p + 4;
-        p = key + klen;
+        const char *k = p + 4;
+        p = k + klen;
         int32_t vlen = read_i32(p);
         if (vlen < 0) {
             return 0;
         }
-        if (klen == 6 && memcmp(key, "pandas", 6) == 0) {
+        if ((size_t)klen == want && dfb_memcmp(k, key, want) == 0) {
             *val = p + 4;
             *len = vlen;
             return 1;
@@ -210,7 +209,7 @@ pandas_index_columns(const struct ArrowSchema *s)
 {
     const char *val;
     int32_t len;
-    if (!find_pandas_metadata(s->metadata, &val, &len)) {
+    if (!dfb_arrow_metadata_find(s->metadata, "pandas", &val, &len)) {
         Py_RETURN_NONE;
     }
     PyObject *r = index_columns_value(val, len);

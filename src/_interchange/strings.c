@@ -541,3 +541,15 @@ dfb_views_to_object_array(const dfb_column *c, const uint8_t *isnull)
     prefault_end(on);
     return arr;
 }
+
+int
+dfb_objects_prefault_begin(int64_t bytes)
+{
+    return prefault_begin(bytes);
+}
+
+void
+dfb_objects_prefault_end(int on)
+{
+    prefault_end(on);
+}

@@ -173,7 +173,35 @@ arrow_type_py(PyObject *module, PyObject *arg)
     return d;
 }
 
+PyDoc_STRVAR(
+    arrow_types_doc,
+    "_arrow_types()\n--\n\n"
+    "Private: one (type, logical, layout, converts, readable) tuple per "
+    "row\nof the type table, in its order (the invalid row left out).");
+
+/* _arrow_types(): the rows of the type table.  Returns a new list, or NULL
+   with MemoryError. */
+static PyObject *
+arrow_types_py(PyObject *module, PyObject *unused)
+{
+    PyObject *out = PyList_New(0);
+    for (int t = DFB_T_INVALID + 1; out != NULL && t < DFB_T_COUNT; t++) {
+        const dfb_type_row *r = dfb_type_row_of((dfb_type)t);
+        PyObject *row = Py_BuildValue(
+            "(ssssN)", r->name, r->logical, dfb_layout_name(r->layout),
+            dfb_conv_class(r->conv), PyBool_FromLong(r->readable));
+        if (row == NULL || PyList_Append(out, row) < 0) {
+            Py_XDECREF(row);
+            Py_CLEAR(out);
+            break;
+        }
+        Py_DECREF(row);
+    }
+    return out;
+}
+
 PyMethodDef dfb_type_info_methods[] = {
     {"_arrow_type", arrow_type_py, METH_O, arrow_type_doc},
+    {"_arrow_types", arrow_types_py, METH_NOARGS, arrow_types_doc},
     {NULL},
 };

@@ -158,7 +158,17 @@ dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
                              "the dictionary",
                              name);
     }
-    if (s->n_children != 0 || a->n_children != 0) {
+    const int64_t nch =
+        dfb_type_row_of(f->type)->layout == DFB_LAYOUT_RUN_END ? 2 : 0;
+    if (nch > 0 && (s->n_children != nch || a->n_children != nch)) {
+        return dfb_error_set(err, DFB_EINVAL,
+                             "column '%s': format '%s' has %lld children, "
+                             "got %lld (schema %lld)",
+                             name, s->format, (long long)nch,
+                             (long long)a->n_children,
+                             (long long)s->n_children);
+    }
+    if (nch == 0 && (s->n_children != 0 || a->n_children != 0)) {
         return dfb_error_set(err, DFB_EINVAL,
                              "column '%s': format '%s' has no children, got "
                              "%lld (schema %lld)",
@@ -184,7 +194,8 @@ dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
     int verified;
     DFB_RETURN_NOT_OK(
         node_sizes(s, a, offset, length, name, 0, &verified, err));
-    if (f->type != DFB_T_NULL && a->buffers[0] == NULL && a->null_count > 0) {
+    if (f->type != DFB_T_NULL && a->n_buffers > 0 && a->buffers[0] == NULL &&
+        a->null_count > 0) {
         return dfb_error_set(err, DFB_EINVAL,
                              "column '%s': null_count %lld but no validity "
                              "bitmap",
@@ -192,7 +203,7 @@ dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
     }
     /* a fixed-width (or bit-packed) values buffer must be there when it
        holds anything; a string's data size is in its offsets */
-    if (*end > 0 && a->buffers[1] == NULL &&
+    if (*end > 0 && a->n_buffers > 1 && a->buffers[1] == NULL &&
         (f->type == DFB_T_BOOL_BIT || dfb_format_itemsize(f) > 0)) {
         return dfb_error_set(err, DFB_EINVAL,
                              "column '%s': a data buffer of format '%s' is "

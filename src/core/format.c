@@ -1,6 +1,7 @@
 /* dfbuffer: parsing and mapping of type descriptions (pure C: no Python).
  */
 #include "format.h"
+#include "types.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -145,6 +146,11 @@ dfb_format_parse_arrow(const char *fmt, dfb_format *out)
         }
     }
 invalid:
+    /* the table's other types, once their rows are readable */
+    if (dfb_type_parse_params(fmt, out) == 0 &&
+        dfb_type_row_of(out->type)->readable) {
+        return 0;
+    }
     memset(out, 0, sizeof(*out));
     out->type = DFB_T_INVALID;
     return -1;
@@ -249,7 +255,15 @@ dfb_format_itemsize(const dfb_format *f)
         case DFB_T_TIMESTAMP:
         case DFB_T_DURATION:
         case DFB_T_DICTIONARY:
+        case DFB_T_DECIMAL:
+        case DFB_T_TIME32:
+        case DFB_T_TIME64:
+        case DFB_T_INTERVAL_MONTHS:
+        case DFB_T_INTERVAL_DT:
+        case DFB_T_INTERVAL_MDN:
             return f->bits / 8;
+        case DFB_T_FIXED_BINARY:
+            return (int)f->size;
         default:
             return 0;
     }

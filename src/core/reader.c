@@ -93,3 +93,102 @@ dfb_codes_init(dfb_codes *c, const void *buf, int64_t bufsize, int width,
     c->swapped = swapped != 0;
     return DFB_OK;
 }
+
+dfb_code
+dfb_run_ends_init(dfb_run_ends *r, const void *buf, int64_t bufsize, int width,
+                  int64_t first, int64_t count, dfb_error *err)
+{
+    r->base = NULL;
+    r->count = 0;
+    r->width = 2;
+    if (width != 2 && width != 4 && width != 8) {
+        return dfb_error_set(err, DFB_ENOTSUP,
+                             "run ends of %d bytes are not supported", width);
+    }
+    DFB_RETURN_NOT_OK(items_in_buffer(buf, bufsize, width, first, count,
+                                      "run ends", &r->base, err));
+    r->count = count;
+    r->width = width;
+    return DFB_OK;
+}
+
+/* The first run whose end is above `row` by binary search (the ends are
+   not trusted: the walk re-checks what it reads).  Returns it, or count
+   when no end read is above `row`. */
+static int64_t
+first_run_after(const dfb_run_ends *r, int64_t row)
+{
+    int64_t lo = 0, hi = r->count;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (dfb_run_ends_load(r, mid) > row) {
+            hi = mid;
+        }
+        else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
+}
+
+/* dfb_run_ends_decode's callback: writes the run into the int64 rows. */
+static void
+put_run(void *ctx, int64_t run, int64_t row_start, int64_t row_end)
+{
+    int64_t *out = ctx;
+    for (int64_t i = row_start; i < row_end; i++) {
+        out[i] = run;
+    }
+}
+
+dfb_code
+dfb_run_ends_decode(const dfb_run_ends *r, int64_t offset, int64_t length,
+                    int64_t *out, dfb_error *err)
+{
+    return dfb_run_ends_walk(r, offset, length, put_run, out, err);
+}
+
+dfb_code
+dfb_run_ends_walk(const dfb_run_ends *r, int64_t offset, int64_t length,
+                  dfb_run_fn fn, void *ctx, dfb_error *err)
+{
+    if (offset < 0 || length < 0 || offset > INT64_MAX - length) {
+        return dfb_error_set(err, DFB_EINVAL,
+                             "run-end encoded rows: bad offset %lld or length "
+                             "%lld",
+                             (long long)offset, (long long)length);
+    }
+    if (length == 0) {
+        return DFB_OK;
+    }
+    int64_t j = first_run_after(r, offset);
+    /* the end before run j, read once: at most `offset` (0 for run 0) */
+    int64_t prev = j > 0 && j < r->count ? dfb_run_ends_load(r, j - 1) : 0;
+    if (prev > offset || prev < 0) {
+        goto bad;
+    }
+    const int64_t stop = offset + length;
+    int64_t row = offset;
+    for (; j < r->count && row < stop; j++) {
+        const int64_t end = dfb_run_ends_load(r, j);
+        if (end <= prev || end <= row) {
+            goto bad;
+        }
+        const int64_t upto = end < stop ? end : stop;
+        fn(ctx, j, row - offset, upto - offset);
+        row = upto;
+        prev = end;
+    }
+    if (row < stop) {
+        return dfb_error_set(err, DFB_EINVAL,
+                             "run-end encoded array: its %lld runs end before "
+                             "row %lld",
+                             (long long)r->count, (long long)stop);
+    }
+    return DFB_OK;
+bad:
+    return dfb_error_set(err, DFB_EINVAL,
+                         "run-end encoded array: the run ends are not "
+                         "positive and strictly increasing (near run %lld)",
+                         (long long)j);
+}

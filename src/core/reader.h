@@ -280,4 +280,66 @@ dfb_codes_get(const dfb_codes *c, int64_t i, int64_t *code)
     return (uint64_t)v < (uint64_t)c->ncats ? DFB_OK : DFB_EINVAL;
 }
 
+/* The run ends of a run-end encoded array: `count` signed integers of 2,
+   4 or 8 bytes (native order), run j covering logical rows
+   [end[j - 1], end[j]) (end[-1] = 0); they must be positive and strictly
+   increasing. */
+typedef struct {
+    const char *base; /* run end 0 (the child's offset applied) */
+    int64_t count;    /* run ends 0 .. count - 1 may be read */
+    int width;        /* 2, 4 or 8 bytes */
+} dfb_run_ends;
+
+/* Describes `count` run ends of `width` bytes from element `first` of the
+   `bufsize`-byte buffer `buf`.  Reads nothing.  Returns DFB_OK; DFB_EINVAL
+   (message in err) when they do not fit in the buffer; DFB_ENOTSUP for
+   another width. */
+dfb_code
+dfb_run_ends_init(dfb_run_ends *r, const void *buf, int64_t bufsize, int width,
+                  int64_t first, int64_t count, dfb_error *err);
+
+/* Run end `j` (0 <= j < count, unchecked), read once.  Cannot fail. */
+static inline int64_t
+dfb_run_ends_load(const dfb_run_ends *r, int64_t j)
+{
+    const char *p = r->base + (int64_t)r->width * j;
+    if (r->width == 2) {
+        int16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    if (r->width == 4) {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    int64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Writes to out[i] the run (physical index, in [0, count)) of logical row
+   offset + i, for i in [0, length).  Each run end the walk uses is read
+   once and checked where it is used (positive, increasing, and the runs
+   reach row offset + length), so ends that change meanwhile cannot send
+   an index out of [0, count).  Returns DFB_OK; DFB_EINVAL with a message
+   for ends that break those rules or a negative offset / length. */
+dfb_code
+dfb_run_ends_decode(const dfb_run_ends *r, int64_t offset, int64_t length,
+                    int64_t *out, dfb_error *err);
+
+/* One run of rows [row_start, row_end) (relative to the first row asked
+   for) that takes physical value `run`. */
+typedef void (*dfb_run_fn)(void *ctx, int64_t run, int64_t row_start,
+                           int64_t row_end);
+
+/* dfb_run_ends_decode's walk, run by run: calls fn(ctx, j, a, b) for each
+   run j (in [0, count)) covering rows [a, b) of [0, length), in order,
+   the runs together covering every row.  Same reads, checks and returns as
+   dfb_run_ends_decode (fn may have been called for the runs before an
+   error). */
+dfb_code
+dfb_run_ends_walk(const dfb_run_ends *r, int64_t offset, int64_t length,
+                  dfb_run_fn fn, void *ctx, dfb_error *err);
+
 #endif /* DFBUFFER_CORE_READER_H */

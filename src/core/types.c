@@ -48,9 +48,9 @@ static const dfb_type_row rows[DFB_T_COUNT] = {
     ROW(STRING_VIEW,     "string view",                 "string",      VIEWS,
         3, V, W, X, 16, 0,  128, 0,   'O', 21, STRING_VIEWS, 1),
     ROW(BINARY,          "binary",                      "binary",      OFFSETS,
-        3, V, O, D, 4,  0,  -1,  0,   'O', -1, REFUSED,      1),
+        3, V, O, D, 4,  0,  -1,  0,   'O', -1, BYTES,        1),
     ROW(LARGE_BINARY,    "large binary",                "binary",      OFFSETS,
-        3, V, O, D, 8,  0,  -1,  0,   'O', -1, REFUSED,      1),
+        3, V, O, D, 8,  0,  -1,  0,   'O', -1, BYTES,        1),
     ROW(DATE32,          "date32",                      "date",        FIXED,
         2, V, D, 0, 0,  0,  32,  'i', 'M', 22, WIDEN,        1),
     ROW(DATE64,          "date64",                      "date",        FIXED,
@@ -62,21 +62,21 @@ static const dfb_type_row rows[DFB_T_COUNT] = {
     ROW(DICTIONARY,      "categorical",                 "categorical", CODES,
         2, V, D, 0, 0,  0,  0,   'i', 0,   23, DECODE,       1),
     ROW(DECIMAL,         "decimal",                     "decimal",     FIXED,
-        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, REFUSED,      0),
+        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, DECIMAL,      1),
     ROW(FIXED_BINARY,    "fixed-size binary",           "binary",      FIXED,
-        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, REFUSED,      0),
+        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, BYTES,        1),
     ROW(BINARY_VIEW,     "binary view",                 "binary",      VIEWS,
-        3, V, W, X, 16, 0,  128, 0,   'O', -1, REFUSED,      0),
+        3, V, W, X, 16, 0,  128, 0,   'O', -1, BYTES,        1),
     ROW(TIME32,          "time32",                      "time",        FIXED,
-        2, V, D, 0, 0,  0,  32,  'i', 'O', -1, REFUSED,      0),
+        2, V, D, 0, 0,  0,  32,  'i', 'O', -1, TIME,         1),
     ROW(TIME64,          "time64",                      "time",        FIXED,
-        2, V, D, 0, 0,  0,  64,  'i', 'O', -1, REFUSED,      0),
-    ROW(INTERVAL_MONTHS, "interval (months)",           "other",       FIXED,
-        2, V, D, 0, 0,  0,  32,  'i', 'V', -1, REFUSED,      0),
-    ROW(INTERVAL_DT,     "interval (days, ms)",         "other",       FIXED,
-        2, V, D, 0, 0,  0,  64,  'V', 'V', -1, REFUSED,      0),
-    ROW(INTERVAL_MDN,    "interval (months, days, ns)", "other",       FIXED,
-        2, V, D, 0, 0,  0,  128, 'V', 'V', -1, REFUSED,      0),
+        2, V, D, 0, 0,  0,  64,  'i', 'O', -1, TIME,         1),
+    ROW(INTERVAL_MONTHS, "interval (months)",           "interval",    FIXED,
+        2, V, D, 0, 0,  0,  32,  'i', 'V', -1, RECORDS,      1),
+    ROW(INTERVAL_DT,     "interval (days, ms)",         "interval",    FIXED,
+        2, V, D, 0, 0,  0,  64,  'V', 'V', -1, RECORDS,      1),
+    ROW(INTERVAL_MDN,    "interval (months, days, ns)", "interval",    FIXED,
+        2, V, D, 0, 0,  0,  128, 'V', 'V', -1, RECORDS,      1),
     ROW(LIST,            "list",                        "list",        LIST,
         2, V, O, 0, 4,  1,  -1,  0,   'O', -1, NESTED,       0),
     ROW(LARGE_LIST,      "large list",                  "list",        LIST,
@@ -95,8 +95,8 @@ static const dfb_type_row rows[DFB_T_COUNT] = {
         2, T, U, 0, 4,  -1, -1,  0,   'O', -1, NESTED,       0),
     ROW(SPARSE_UNION,    "sparse union",                "union",       SPARSE_UNION,
         1, T, 0, 0, 0,  -1, -1,  0,   'O', -1, NESTED,       0),
-    ROW(RUN_END,         "run-end encoded",             "other",       RUN_END,
-        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, REFUSED,      0),
+    ROW(RUN_END,         "run-end encoded",             "run_end",     RUN_END,
+        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, DECODE,       1),
     ROW(EXTENSION,       "extension",                   "other",       STORAGE,
         0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0),
 };
@@ -224,10 +224,18 @@ static const plain_format plain[] = {
 int
 dfb_type_parse_arrow(const char *fmt, dfb_format *out)
 {
-    int64_t n;
     if (dfb_format_parse_arrow(fmt, out) == 0) {
         return 0;
     }
+    return dfb_type_parse_params(fmt, out);
+}
+
+int
+dfb_type_parse_params(const char *fmt, dfb_format *out)
+{
+    int64_t n;
+    memset(out, 0, sizeof(*out));
+    out->type = DFB_T_INVALID;
     if (fmt == NULL) {
         return -1;
     }
@@ -322,9 +330,14 @@ dfb_conv_class(dfb_conv c)
         case DFB_CONV_UNPACK:
         case DFB_CONV_DECODE:
             return "kernel";
+        case DFB_CONV_RECORDS:
+            return "view";
         case DFB_CONV_STRINGS:
         case DFB_CONV_STRING_VIEWS:
         case DFB_CONV_NONES:
+        case DFB_CONV_BYTES:
+        case DFB_CONV_DECIMAL:
+        case DFB_CONV_TIME:
         case DFB_CONV_NESTED:
             return "objects";
         case DFB_CONV_NESTED_VIEW:

@@ -66,7 +66,14 @@ typedef enum {
     DFB_CONV_NONES,        /* objects: None for every value */
     DFB_CONV_NESTED,       /* objects: the nested converter (lists, structs,
                               maps, unions), from the Arrow tree */
-    DFB_CONV_NESTED_VIEW   /* zero-copy: a fixed-size list reshaped */
+    DFB_CONV_NESTED_VIEW,  /* zero-copy: a fixed-size list reshaped */
+    DFB_CONV_BYTES,        /* objects: bytes from offsets, views or fixed
+                              widths (convert_binary.c) */
+    DFB_CONV_DECIMAL,      /* objects: decimal.Decimal; float64 by option
+                              (convert_decimal.c) */
+    DFB_CONV_TIME,         /* objects: datetime.time (convert_temporal.c) */
+    DFB_CONV_RECORDS       /* zero-copy view as NumPy records (intervals,
+                              convert_temporal.c) */
 } dfb_conv;
 
 /* One row of the table. */
@@ -106,6 +113,14 @@ dfb_type_row_of(dfb_type t);
    point into `fmt`, which must outlive them. */
 int
 dfb_type_parse_arrow(const char *fmt, dfb_format *out);
+
+/* Parses the format strings of the table that dfb_format_parse_arrow's
+   primitives do not cover (parameterized ones and the letters of types
+   added with the table), whether readable or not.  Returns 0 and fills
+   `out`, or -1 (out->type DFB_T_INVALID).  Pointers in `out` point into
+   `fmt`. */
+int
+dfb_type_parse_params(const char *fmt, dfb_format *out);
 
 /* Bits of one stored value of `f` (the row's item_bits, or the format's
    when the row leaves it to the parameters); -1 for variable-width types.

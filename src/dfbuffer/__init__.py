@@ -108,7 +108,12 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
-def to_interchange(obj: "ArrowExportable", *, allow_copy: bool = True) -> "_ArrowDataFrame":
+def to_interchange(
+    obj: "ArrowExportable",
+    *,
+    allow_copy: bool = True,
+    columns: "Sequence[str] | None" = None,
+) -> "_ArrowDataFrame":
     """Return a DataFrame interchange protocol object over an Arrow PyCapsule producer.
 
     ``obj`` is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a pyarrow
@@ -127,6 +132,9 @@ def to_interchange(obj: "ArrowExportable", *, allow_copy: bool = True) -> "_Arro
         A table, record batch or stream (or their device counterparts).
     allow_copy : bool, optional
         False raises RuntimeError where the protocol needs a copy (default True).
+    columns : sequence of str, optional
+        Only these columns, in this order (KeyError for a name no column has), as
+        ``from_dataframe(..., columns=...)`` selects them.
 
     Returns
     -------
@@ -151,7 +159,8 @@ def to_interchange(obj: "ArrowExportable", *, allow_copy: bool = True) -> "_Arro
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
 
-    return _to_interchange(obj, allow_copy=allow_copy)
+    ix = _to_interchange(obj, allow_copy=allow_copy)
+    return ix if columns is None else ix.select_columns_by_name(list(columns))
 
 
 def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExport":

@@ -169,6 +169,7 @@ def column_to_ndarray(
     nulls: _NullsMode = "mask",
     categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
+    decimals: _DecimalsMode = "decimal",
 ) -> _Array: ...
 @overload
 def column_to_ndarray(
@@ -177,6 +178,7 @@ def column_to_ndarray(
     nulls: _NullsMode = "mask",
     categorical: _CategoricalMode,
     strings: _StringsMode = "object",
+    decimals: _DecimalsMode = "decimal",
 ) -> _Array | CategoricalCodes: ...
 @overload
 def from_dataframe(
@@ -187,6 +189,9 @@ def from_dataframe(
     categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
     structs: Literal["object", "flatten"] = "object",
+    decimals: _DecimalsMode = "decimal",
+    on_unsupported: Literal["raise", "skip"] = "raise",
+    columns: Sequence[str] | None = None,
 ) -> dict[str, _Array]: ...
 @overload
 def from_dataframe(
@@ -197,6 +202,9 @@ def from_dataframe(
     categorical: _CategoricalMode,
     strings: _StringsMode = "object",
     structs: Literal["object", "flatten"] = "object",
+    decimals: _DecimalsMode = "decimal",
+    on_unsupported: Literal["raise", "skip"] = "raise",
+    columns: Sequence[str] | None = None,
 ) -> dict[str, _Array | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
@@ -210,6 +218,7 @@ def to_matrix(
     nulls: Literal["nan", "raise"] = "nan",
     columns: Sequence[object] | None = None,
     threads: int | None = None,
+    decimals: _DecimalsMode = "decimal",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -220,6 +229,7 @@ def to_matrix(
     nulls: Literal["mask"],
     columns: Sequence[object] | None = None,
     threads: int | None = None,
+    decimals: _DecimalsMode = "decimal",
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -230,6 +240,7 @@ def to_matrix(
     nulls: Literal["nan", "raise", "mask"],
     columns: Sequence[object] | None = None,
     threads: int | None = None,
+    decimals: _DecimalsMode = "decimal",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,
@@ -241,6 +252,7 @@ def _arrow_import(
 
 _CategoricalMode: TypeAlias = Literal["decode", "codes"]
 _StringsMode: TypeAlias = Literal["object", "stringdtype"]
+_DecimalsMode: TypeAlias = Literal["decimal", "float64"]
 
 @final
 class CategoricalCodes(tuple[Any, ...]):
@@ -258,6 +270,7 @@ class CategoricalCodes(tuple[Any, ...]):
 
 def _arrow_schema(obj: object) -> dict[str, Any] | None: ...
 def _arrow_type(format: str, /) -> dict[str, Any] | None: ...
+def _arrow_types() -> list[tuple[str, str, str, str, bool]]: ...
 
 # The protocol registry of Buffer.from_object, in its order: (name, priority, importer,
 # yields) for each protocol.

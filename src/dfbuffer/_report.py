@@ -617,7 +617,25 @@ def build_report() -> dict[str, Any]:
         "from_object_order": [row[0] for row in _interchange._protocols()],
         "rows": rows,
         "conformance": _conformance(dfbuffer, mods),
+        "arrow_types": _arrow_types(_interchange),
     }
+
+
+def _arrow_types(ix: Any) -> list[dict[str, Any]]:
+    """The Arrow types of the C core's type table: whether dfbuffer reads
+    each, and how it converts ("view": zero-copy)."""
+    return [
+        {
+            "type": name,
+            "logical": logical,
+            # nested types are read by their own walk, not the flat readers
+            # (the table's `readable`): every type with a conversion is read
+            "reads": conv != "refused",
+            "zero_copy": conv == "view",
+            "converts": conv,
+        }
+        for name, logical, _layout, conv, _readable in ix._arrow_types()
+    ]
 
 
 def _table(headers: list[str], rows: list[list[str]], limit: int = 72) -> str:
@@ -656,6 +674,18 @@ def render(report: dict[str, Any]) -> str:
         detail = r["detail"] if r["status"] != "ok" or r["zero_copy"] is False else ""
         body.append([r["producer"], r["path"], works, zc, detail])
     lines.append(_table(["producer", "path", "works", "zero-copy", "detail"], body))
+    lines.append("")
+    lines.append("Arrow types (the type table; zero-copy where the result is a view):")
+    body = [
+        [
+            t["type"],
+            "yes" if t["reads"] else "no",
+            ("yes" if t["zero_copy"] else "no") if t["reads"] else "-",
+            t["converts"],
+        ]
+        for t in report["arrow_types"]
+    ]
+    lines.append(_table(["type", "reads", "zero-copy", "conversion"], body))
     lines.append("")
     lines.append("Interchange conformance (dfbuffer.testing.check_dataframe):")
     body = [[c["producer"], c["status"], c["detail"]] for c in report["conformance"]]

@@ -16,7 +16,7 @@ import json
 import operator
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
@@ -30,6 +30,7 @@ __all__ = ["ColumnSchema", "Schema", "schema"]
 # The logical types whose schema reports a value width / a time unit.
 _WITH_BITS = frozenset({"int", "uint", "float", "bool", "string", "datetime", "duration"})
 _WITH_UNIT = frozenset({"date", "datetime", "duration", "time"})
+_INTERVAL_UNITS = {"tiM": "months", "tiD": "day_time", "tin": "month_day_nano"}
 _NULLS = {0: "non-nullable", 1: "nan", 2: "sentinel", 3: "bitmask", 4: "bytemask"}
 
 
@@ -47,15 +48,16 @@ class ColumnSchema:
         The logical type: ``"int"``, ``"uint"``, ``"float"``, ``"bool"``,
         ``"string"``, ``"binary"``, ``"datetime"`` (a timestamp), ``"date"``,
         ``"time"``, ``"duration"``, ``"decimal"``, ``"categorical"``,
-        ``"null"``, ``"list"``, ``"struct"``, ``"map"``, ``"union"`` or
-        ``"other"``.
+        ``"null"``, ``"interval"``, ``"run_end"`` (run-end encoded),
+        ``"list"``, ``"struct"``, ``"map"``, ``"union"`` or ``"other"``.
     format : str
         The Arrow C format string of the values.
     bits : int or None
         The width of the values (of the codes, for a categorical).
     unit : str or None
-        ``"s" "ms" "us" "ns"`` for datetimes and durations, ``"D"`` or
-        ``"ms"`` for dates.
+        ``"s" "ms" "us" "ns"`` for datetimes, durations and times, ``"D"``
+        or ``"ms"`` for dates; ``"months"``, ``"day_time"`` or
+        ``"month_day_nano"`` for intervals.
     tz : str or None
         A timestamp's time zone.
     ordered : bool or None
@@ -89,6 +91,13 @@ class ColumnSchema:
     extension_metadata : Any
         Its ``ARROW:extension:metadata``: parsed JSON where it is JSON,
         else the string; None without an extension.
+    precision, scale : int or None
+        A decimal's digits and digits after the point (``bits`` is its
+        width: 32, 64, 128 or 256).
+    byte_width : int or None
+        The bytes of one fixed-size binary value.
+    values : ColumnSchema or None
+        The values of a run-end encoded column (``bits``: its run ends').
 
     Examples
     --------
@@ -120,6 +129,10 @@ class ColumnSchema:
     type_ids: tuple[int, ...] | None = None
     extension_name: str | None = None
     extension_metadata: Any = None
+    precision: int | None = None
+    scale: int | None = None
+    byte_width: int | None = None
+    values: ColumnSchema | None = None
 
 
 class _Names(list[str]):
@@ -248,12 +261,22 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
         if c.tz is not None:
             params.append(f"tz={c.tz}")
         s = f"{t}[{', '.join(params)}]"
+    elif t == "decimal":
+        s = f"decimal{c.bits}({c.precision}, {c.scale})"
+    elif t == "binary" and c.byte_width is not None:
+        s = f"binary[{c.byte_width}]"
+    elif t == "interval":
+        s = f"interval[{c.unit}]"
+    elif t == "run_end" and c.values is not None:
+        s = f"run_end[int{c.bits}, {_type_string(c.values, nulls=False)}]"
     elif t == "other":
         s = f"other[{c.format}]"
     elif c.children:
         s = _nested_type_string(c)
     else:
         s = t
+    if c.extension_name is not None:
+        s = f"{c.extension_name}<{s}>"
     if not nulls:
         return s
     if not c.nullable:
@@ -316,6 +339,12 @@ def _format_type(fmt: str) -> dict[str, Any]:
         out["unit"] = t["unit"]
     if logical == "datetime":
         out["tz"] = t["tz"]
+    if logical == "decimal":
+        out.update(bits=t["bits"], precision=t["precision"], scale=t["scale"])
+    if t["type"] == "fixed-size binary":
+        out["byte_width"] = t["size"]
+    if logical == "interval":
+        out["unit"] = _INTERVAL_UNITS[fmt]
     return out
 
 
@@ -350,9 +379,17 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
             categories=cats,
             **common,
         )
+    kw = _format_type(node["format"])
+    if kw["type"] == "run_end" and len(node["children"] or ()) == 2:
+        ends, values = node["children"]
+        kw["bits"] = _format_type(ends["format"]).get("bits")
+        kw["values"] = _arrow_column(values)
+    ext = common["metadata"].get("ARROW:extension:name")
+    if ext == "arrow.bool8" and node["format"] == "c":
+        kw = {"type": "bool", "bits": 8}  # converts as a bool view
     return ColumnSchema(
         format=node["format"],
-        **_format_type(node["format"]),
+        **kw,
         **_nested_fields(node, common["metadata"]),
         **common,
     )
@@ -449,7 +486,9 @@ def _flatten(c: ColumnSchema, prefix: str = "", nullable: bool = False) -> list[
     return [leaf for k in c.children for leaf in _flatten(k, name + ".", nullable)]
 
 
-def schema(obj: DataFrameLike, *, structs: str = "object") -> Schema:
+def schema(
+    obj: DataFrameLike, *, structs: str = "object", columns: Sequence[str] | None = None
+) -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
     Parameters
@@ -466,6 +505,9 @@ def schema(obj: DataFrameLike, *, structs: str = "object") -> Schema:
         ``'flatten'`` lists the leaves of Arrow struct columns, named
         ``parent.child``, as ``from_dataframe(..., structs='flatten')``
         returns them.
+    columns : sequence of str, optional
+        Only these columns, in this order (KeyError for a name no column
+        has), as ``from_dataframe(..., columns=...)`` selects them.
 
     Returns
     -------
@@ -488,6 +530,20 @@ def schema(obj: DataFrameLike, *, structs: str = "object") -> Schema:
     >>> sch["c"].type, sch["c"].ordered, sch["c"].categories.type
     ('categorical', True, 'string')
     """
+    full = _schema_of(obj, structs)
+    if columns is None:
+        return full
+    if isinstance(columns, str):
+        raise TypeError("columns= must be a sequence of column names, not a str")
+    by_name = {c.name: c for c in full.columns}
+    missing = [n for n in columns if n not in by_name]
+    if missing:
+        raise KeyError(f"no column named {missing[0]!r}")
+    return dataclasses.replace(full, columns=tuple(by_name[n] for n in columns))
+
+
+def _schema_of(obj: DataFrameLike, structs: str) -> Schema:
+    """Every column of ``obj`` (see :func:`schema`)."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (

@@ -48,7 +48,7 @@ _Strings = Literal["object", "stringdtype"]
 # Logical types (of the C core's type table) of numbers and booleans
 _NUMERIC = frozenset({"int", "uint", "float", "bool"})
 # Arrow logical types that NumPy cannot hold (see dfbuffer.schema)
-_DELEGATED = frozenset({"list", "struct", "map", "decimal", "binary", "time", "other"})
+_DELEGATED = frozenset({"list", "struct", "map", "interval", "other"})
 
 
 def _str_storage() -> str:
@@ -120,7 +120,9 @@ def _column(values: Any, tz: str | None) -> Any:
     if kind == "T":
         return _strings(values)
     if kind == "O":
-        return _strings(values) if _all_str(values) else values.filled(None) if masked else values
+        # the object converters hold None in the null slots (filled(None)
+        # would write the mask's default fill value instead)
+        return _strings(values) if _all_str(values) else np.ma.getdata(values)
     if kind == "M":
         arr = values.filled(np.datetime64("NaT")) if masked else values
         unit = np.datetime_data(arr.dtype)[0]

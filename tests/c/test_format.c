@@ -133,8 +133,8 @@ static void
 test_format_invalid(void)
 {
     static const char *const bad[] = {
-        "",     "x",  "tdX", "tsx:",   "ts",  "tsu", "tDx", "tD",
-        "tDuu", "+l", "+s",  "d:10,2", "w:4", "vz",  "ii",
+        "",     "x",  "tdX", "tsx:", "ts",  "tsu", "tDx", "tD",
+        "tDuu", "+l", "+s",  "d:10", "w:0", "vx",  "ii",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         dfb_format f;

@@ -263,6 +263,80 @@ test_codes(void)
     CHECK(dfb_codes_get(&c, 0, &k) == DFB_EINVAL);
 }
 
+/* Stores run ends `v` (n of them, `width` bytes) unaligned at buf + 1 and
+   describes them into *r.  Returns the init's code. */
+static dfb_code
+run_ends(char *buf, const int64_t *v, int n, int width, dfb_run_ends *r)
+{
+    for (int i = 0; i < n; i++) {
+        if (width == 2) {
+            int16_t x = (int16_t)v[i];
+            memcpy(buf + 1 + 2 * i, &x, 2);
+        }
+        else if (width == 4) {
+            int32_t x = (int32_t)v[i];
+            memcpy(buf + 1 + 4 * i, &x, 4);
+        }
+        else {
+            memcpy(buf + 1 + 8 * i, &v[i], 8);
+        }
+    }
+    return dfb_run_ends_init(r, buf + 1, (int64_t)n * width, width, 0, n,
+                             NULL);
+}
+
+/* Run ends of every width: every window of rows decodes to its runs; bad
+   ends (not increasing, not positive, too short) are refused. */
+static void
+test_run_ends(void)
+{
+    static const int64_t ends[4] = {2, 3, 7, 10};
+    /* row -> run of the ends above */
+    static const int64_t want[10] = {0, 0, 1, 2, 2, 2, 2, 3, 3, 3};
+    char buf[1 + 8 * 4];
+    dfb_run_ends r;
+    dfb_error err;
+    int64_t out[10];
+    for (int width = 2; width <= 8; width *= 2) {
+        CHECK(run_ends(buf, ends, 4, width, &r) == DFB_OK);
+        for (int64_t off = 0; off <= 10; off++) {
+            for (int64_t len = 0; off + len <= 10; len++) {
+                memset(out, 0xff, sizeof(out));
+                CHECK(dfb_run_ends_decode(&r, off, len, out, &err) == DFB_OK);
+                for (int64_t i = 0; i < len; i++) {
+                    CHECK(out[i] == want[off + i]);
+                }
+            }
+        }
+        /* rows beyond the last run */
+        CHECK(dfb_run_ends_decode(&r, 9, 2, out, &err) == DFB_EINVAL);
+        CHECK(dfb_run_ends_decode(&r, -1, 1, out, &err) == DFB_EINVAL);
+        CHECK(dfb_run_ends_decode(&r, INT64_MAX, 1, out, &err) == DFB_EINVAL);
+        static const int64_t flat[4] = {2, 2, 7, 10};
+        CHECK(run_ends(buf, flat, 4, width, &r) == DFB_OK);
+        CHECK(dfb_run_ends_decode(&r, 0, 10, out, &err) == DFB_EINVAL);
+        static const int64_t down[4] = {2, 5, 3, 10};
+        CHECK(run_ends(buf, down, 4, width, &r) == DFB_OK);
+        CHECK(dfb_run_ends_decode(&r, 0, 10, out, &err) == DFB_EINVAL);
+        static const int64_t neg[4] = {-2, 3, 7, 10};
+        CHECK(run_ends(buf, neg, 4, width, &r) == DFB_OK);
+        CHECK(dfb_run_ends_decode(&r, 0, 3, out, &err) == DFB_EINVAL);
+        /* every index written lies in [0, count) whatever the ends */
+        static const int64_t wild[4] = {30000, 1, 2, 3};
+        CHECK(run_ends(buf, wild, 4, width, &r) == DFB_OK);
+        memset(out, 0, sizeof(out));
+        dfb_run_ends_decode(&r, 0, 10, out, &err);
+        for (int i = 0; i < 10; i++) {
+            CHECK(out[i] >= 0 && out[i] < 4);
+        }
+    }
+    CHECK(dfb_run_ends_init(&r, buf, 8, 3, 0, 1, &err) == DFB_ENOTSUP);
+    CHECK(dfb_run_ends_init(&r, buf, 8, 4, 1, 2, &err) == DFB_EINVAL);
+    CHECK(dfb_run_ends_init(&r, NULL, 0, 4, 0, 0, &err) == DFB_OK);
+    CHECK(dfb_run_ends_decode(&r, 0, 0, out, &err) == DFB_OK);
+    CHECK(dfb_run_ends_decode(&r, 0, 1, out, &err) == DFB_EINVAL);
+}
+
 /* Writes a string view (length, prefix or inline bytes, buffer, offset)
    at buf + 1 (unaligned).  Returns buf + 1. */
 static const char *
@@ -337,6 +411,7 @@ main(void)
     test_offsets_extremes();
     test_list_view();
     test_codes();
+    test_run_ends();
     test_string_views();
     return check_report("test_reader");
 }

@@ -1,0 +1,546 @@
+"""The flat Arrow types beyond numbers, strings and dates: binary (offsets, views, fixed
+size), decimals, times of day and intervals, against pyarrow's own values (to_pylist is
+the oracle), plain, sliced, chunked, dictionary-encoded and with nulls."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import gc
+import re
+import weakref
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from racing import as_list, race
+from test_arrow_bad import Producer
+
+import dfbuffer
+
+D = decimal.Decimal
+
+BINARY_VALUES = [b"ab", None, b"", b"x" * 20, b"\x00\xff", None, b"0123456789abc"]
+DECIMAL_VALUES = [D("1.23"), None, D("-0.05"), D("0.00"), D("99.99"), None, D("-12.30")]
+MONTH_DAY_NANO = [(1, 2, 3), None, (-3, 0, -7), (4, 5, 6), (0, 0, 0)]
+
+
+def _arrays() -> dict[str, pa.Array]:
+    """One array per type of these families, with nulls."""
+    big = [D("123456789012345678901234567.89"), None, D("-0.01"), D("0.00")]
+    huge = [D("-12345678901234567890123456789012345678901234567.89"), None, D("7.00")]
+    return {
+        "binary": pa.array(BINARY_VALUES, pa.binary()),
+        "large_binary": pa.array(BINARY_VALUES, pa.large_binary()),
+        "binary_view": pa.array(BINARY_VALUES, pa.binary_view()),
+        "fixed_size_binary": pa.array([b"abc", None, b"\x00\x01\x02", b"xyz"], pa.binary(3)),
+        "decimal32": pa.array(DECIMAL_VALUES, pa.decimal32(4, 2)),
+        "decimal64": pa.array(DECIMAL_VALUES, pa.decimal64(12, 2)),
+        "decimal128": pa.array(DECIMAL_VALUES + big, pa.decimal128(38, 2)),
+        "decimal256": pa.array(DECIMAL_VALUES + huge, pa.decimal256(60, 2)),
+        "decimal_negative_scale": pa.array(
+            [D("1.23E+4"), None, D("0"), D("-5E+2")], pa.decimal128(5, -2)
+        ),
+        "time32s": pa.array([0, None, 86399, 5], pa.time32("s")),
+        "time32ms": pa.array([0, None, 86399999, 5], pa.time32("ms")),
+        "time64us": pa.array([0, None, 86399999999, 5], pa.time64("us")),
+        "time64ns": pa.array([0, None, 86399999999000, 5000], pa.time64("ns")),
+    }
+
+
+def _listed(res) -> list:
+    """The values of a result, None where masked or None."""
+    return as_list(res)
+
+
+@pytest.mark.parametrize("name", sorted(_arrays()))
+def test_values_match_pyarrow(name):
+    arr = _arrays()[name]
+    want = arr.to_pylist()
+    assert _listed(dfbuffer.column_to_ndarray(arr)) == want
+    got = dfbuffer.from_dataframe(pa.table({name: arr}))[name]
+    assert _listed(got) == want
+    assert got.dtype == object
+    # nulls="fill": None in the null slots of a plain object array
+    filled = dfbuffer.column_to_ndarray(arr, nulls="fill")
+    assert not isinstance(filled, np.ma.MaskedArray) and filled.tolist() == want
+
+
+@pytest.mark.parametrize("name", sorted(_arrays()))
+def test_sliced_and_chunked(name):
+    arr = _arrays()[name]
+    for sl in (arr.slice(1), arr.slice(2, 2), arr.slice(len(arr)), arr.slice(3, 1)):
+        assert _listed(dfbuffer.column_to_ndarray(sl)) == sl.to_pylist()
+    ch = pa.chunked_array([arr.slice(1, 2), arr.slice(0, 1), arr.slice(3)])
+    assert _listed(dfbuffer.column_to_ndarray(ch)) == ch.to_pylist()
+    t = pa.table({"c": ch})
+    assert _listed(dfbuffer.from_dataframe(t)["c"]) == ch.to_pylist()
+
+
+@pytest.mark.parametrize(
+    "name", ["binary", "large_binary", "fixed_size_binary", "decimal128", "time64us"]
+)
+def test_dictionary_encoded(name):
+    arr = _arrays()[name]
+    enc = arr.dictionary_encode()
+    assert _listed(dfbuffer.column_to_ndarray(enc)) == arr.to_pylist()
+    assert _listed(dfbuffer.column_to_ndarray(enc.slice(1, 3))) == arr.slice(1, 3).to_pylist()
+    codes = dfbuffer.column_to_ndarray(enc, categorical="codes")
+    assert _listed(codes.codes) == enc.indices.to_pylist()
+
+
+def test_binary_without_nulls_is_plain_bytes():
+    arr = pa.array([b"a", b"bc", b""], pa.binary())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert type(res) is np.ndarray and res.tolist() == [b"a", b"bc", b""]
+    assert all(type(v) is bytes for v in res)
+
+
+def test_decimals_float64():
+    for name, arr in _arrays().items():
+        if not name.startswith("decimal"):
+            continue
+        want = [np.nan if v is None else float(v) for v in arr.to_pylist()]
+        # masked by default, as float columns with nulls are; NaN under the mask
+        got = dfbuffer.column_to_ndarray(arr, decimals="float64")
+        assert got.dtype == np.float64 and isinstance(got, np.ma.MaskedArray)
+        np.testing.assert_allclose(got.data, want, rtol=1e-15)
+        assert np.ma.getmaskarray(got).tolist() == [v is None for v in arr.to_pylist()]
+        filled = dfbuffer.column_to_ndarray(arr, decimals="float64", nulls="fill")
+        assert type(filled) is np.ndarray
+        np.testing.assert_allclose(filled, want, rtol=1e-15)
+        frame = dfbuffer.from_dataframe(pa.table({"d": arr}), decimals="float64", nulls="fill")
+        np.testing.assert_allclose(frame["d"], want, rtol=1e-15)
+    with pytest.raises(ValueError, match="decimals"):
+        dfbuffer.column_to_ndarray(_arrays()["decimal128"], decimals="float32")
+    with pytest.raises(TypeError, match="decimals"):
+        dfbuffer.from_dataframe(pa.table({"d": _arrays()["decimal128"]}), decimals=1)
+
+
+def test_decimal_extremes():
+    # the widest values of each width, both signs
+    for bits, prec in ((32, 9), (64, 18), (128, 38), (256, 76)):
+        typ = {32: pa.decimal32, 64: pa.decimal64, 128: pa.decimal128, 256: pa.decimal256}[bits]
+        top = "9" * (prec - 3) + ".999"
+        arr = pa.array([D(top), D("-" + top), D("0.001"), D(0)], typ(prec, 3))
+        assert dfbuffer.column_to_ndarray(arr).tolist() == arr.to_pylist()
+
+
+def test_time_nanoseconds_not_whole_microseconds_raise_naming_the_column():
+    arr = pa.array([0, 1500], pa.time64("ns"))
+    with pytest.raises(ValueError, match="datetime.time cannot hold it"):
+        dfbuffer.column_to_ndarray(arr)
+    with pytest.raises(ValueError, match="^column 't'.*1500ns at row 1"):
+        dfbuffer.from_dataframe(pa.table({"t": arr}))
+    # a null slot's value is never read
+    masked = pa.Array.from_buffers(
+        pa.time64("ns"),
+        2,
+        [pa.array([True, False]).buffers()[1], pa.array([0, 1500], pa.int64()).buffers()[1]],
+    )
+    assert _listed(dfbuffer.column_to_ndarray(masked)) == [datetime.time(0), None]
+
+
+def test_time_out_of_range_raises():
+    bad = pa.Array.from_buffers(
+        pa.time32("s"), 1, [None, pa.array([86400], pa.int32()).buffers()[1]]
+    )
+    with pytest.raises(ValueError, match=r"outside \[0, 24 h\)"):
+        dfbuffer.column_to_ndarray(bad)
+
+
+def test_month_day_nano_interval_records():
+    arr = pa.array(MONTH_DAY_NANO, pa.month_day_nano_interval())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert isinstance(res, np.ma.MaskedArray)
+    assert res.dtype.names == ("months", "days", "nanoseconds")
+    assert res.dtype["months"] == np.int32 and res.dtype["nanoseconds"] == np.int64
+    mask = np.ma.getmaskarray(res)["months"].tolist()
+    got = [None if m else tuple(v) for v, m in zip(res.data.tolist(), mask, strict=True)]
+    want = [None if v is None else (v.months, v.days, v.nanoseconds) for v in arr.to_pylist()]
+    assert got == want
+    # zero-copy: the records are pyarrow's buffer
+    assert res.data.__array_interface__["data"][0] == arr.buffers()[1].address
+    assert not res.data.flags.writeable
+    sl = arr.slice(2, 2)
+    res = dfbuffer.column_to_ndarray(sl)
+    assert [tuple(v) for v in res.tolist()] == [(-3, 0, -7), (4, 5, 6)]
+    assert res.__array_interface__["data"][0] == arr.buffers()[1].address + 2 * 16
+    ch = pa.chunked_array([arr.slice(3), arr.slice(0, 1)])
+    assert [tuple(v) for v in dfbuffer.column_to_ndarray(ch).tolist()] == [
+        (4, 5, 6),
+        (0, 0, 0),
+        (1, 2, 3),
+    ]
+
+
+def test_month_and_day_time_intervals():
+    # pyarrow has no Python class for these two (its to_pylist fails): the oracle is the
+    # layout itself, written by a hand-made producer (kept alive while its results
+    # live: they are views of its memory and call its release callback)
+    months = np.array([1, -2, 0, 7], np.int32)
+    pm = Producer(b"tiM", 3, [None, months], offset=1)
+    res = dfbuffer.column_to_ndarray(pm)
+    assert res.dtype.names == ("months",) and res["months"].tolist() == [-2, 0, 7]
+    dt = np.array([(1, 500), (-2, 0), (3, -7)], [("d", "<i4"), ("ms", "<i4")])
+    valid = np.packbits([1, 0, 1], bitorder="little")
+    pd_ = Producer(b"tiD", 3, [valid, dt], null_count=1)
+    res2 = dfbuffer.column_to_ndarray(pd_)
+    assert res2.dtype.names == ("days", "milliseconds")
+    assert np.ma.getmaskarray(res2)["days"].tolist() == [False, True, False]
+    assert [tuple(v) for v in res2.data.tolist()] == [(1, 500), (-2, 0), (3, -7)]
+    del res, res2
+    gc.collect()
+    assert pm.release_count == 1 and pd_.release_count == 1
+
+
+def test_interval_lifetime_and_cycles():
+    arr = pa.array(MONTH_DAY_NANO * 100, pa.month_day_nano_interval())
+    res = dfbuffer.column_to_ndarray(arr.slice(3))
+    addr = arr.buffers()[1].address
+    ref = weakref.ref(arr)
+    del arr
+    gc.collect()
+    # the view keeps the memory alive whatever happens to the pyarrow array
+    assert res.data[0]["months"] == 4
+    assert res.data.__array_interface__["data"][0] == addr + 3 * 16
+    # a cycle through the result is collected
+    holder = [res]
+    holder.append(holder)
+    w = weakref.ref(res.data.base) if res.data.base is not None else None
+    del res, holder
+    gc.collect()
+    assert ref() is None
+    if w is not None:
+        assert w() is None
+
+
+def test_racing_binary_offsets():
+    n = 20_000
+    values = [None if i % 13 == 5 else bytes([i % 251]) * (i % 7) for i in range(n)]
+    lens = np.array([0 if v is None else len(v) for v in values], np.int32)
+    good = np.zeros(n + 1, np.int32)
+    good[1:] = np.cumsum(lens)
+    offs = good.copy()
+    data = np.frombuffer(b"".join(v or b"" for v in values), np.uint8).copy()
+    valid = pa.array([v is not None for v in values]).buffers()[1]
+    arr = pa.Array.from_buffers(pa.binary(), n, [valid, pa.py_buffer(offs), pa.py_buffer(data)])
+    bad = good.copy()
+    bad[1::2] = np.iinfo(np.int32).max
+
+    def check(res) -> None:
+        assert as_list(res) == values
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(offs, good, bad)])
+    assert ok + refused == 8
+
+
+def test_polars_binary_decimal_time():
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame(
+        {
+            "b": pl.Series([b"ab", None, b""], dtype=pl.Binary),
+            "d": pl.Series([D("1.50"), None, D("-2.25")], dtype=pl.Decimal(10, 2)),
+            "t": pl.Series([datetime.time(1, 2, 3), None, datetime.time(23, 59, 59, 999999)]),
+        }
+    )
+    got = dfbuffer.from_dataframe(df)
+    assert _listed(got["b"]) == [b"ab", None, b""]
+    assert _listed(got["d"]) == [D("1.50"), None, D("-2.25")]
+    assert _listed(got["t"]) == df["t"].to_list()
+
+
+# ---------------------------------------------------------------------------
+# run-end encoded
+
+
+def _ree(values, run_end_type=None):
+    return pc.run_end_encode(pa.array(values), run_end_type=run_end_type or pa.int32())
+
+
+REE_VALUES = {
+    "int": [1, 1, None, 2, 2, 2, 3, None, None],
+    "float": [1.5, 1.5, None, -2.0],
+    "string": ["a", "a", None, "b", "b", "", ""],
+    "binary": [b"x", b"x", None, b"yz"],
+    "decimal": [D("1.5"), D("1.5"), None],
+    "bool": [True, True, None, False, False],
+}
+
+
+def _plain(res) -> list:
+    """A result's values, None where masked (any dtype)."""
+    mask = np.ma.getmaskarray(res).tolist()
+    return [None if m else v for v, m in zip(np.ma.getdata(res).tolist(), mask, strict=True)]
+
+
+@pytest.mark.parametrize("run_end_type", [pa.int16(), pa.int32(), pa.int64()])
+@pytest.mark.parametrize("kind", sorted(REE_VALUES))
+def test_run_end_encoded(kind, run_end_type):
+    ree = _ree(REE_VALUES[kind], run_end_type)
+    assert _plain(dfbuffer.column_to_ndarray(ree)) == ree.to_pylist()
+    for sl in (ree.slice(1), ree.slice(2, 2), ree.slice(len(ree)), ree.slice(3, 1)):
+        assert _plain(dfbuffer.column_to_ndarray(sl)) == sl.to_pylist()
+    ch = pa.chunked_array([ree.slice(1, 2), ree, ree.slice(0, 0)])
+    got = dfbuffer.from_dataframe(pa.table({"r": ch}))["r"]
+    assert _plain(got) == ch.to_pylist()
+    # always decoded: the run indices are no categorical
+    codes = dfbuffer.from_dataframe(pa.table({"r": ch}), categorical="codes")["r"]
+    assert isinstance(codes, np.ndarray) and _plain(codes) == ch.to_pylist()
+
+
+def test_run_end_encoded_int_dtype_and_fill():
+    ree = _ree([1, 1, 2, 2, 2])
+    res = dfbuffer.column_to_ndarray(ree)
+    assert type(res) is np.ndarray and res.dtype == np.int64 and res.tolist() == [1, 1, 2, 2, 2]
+    filled = dfbuffer.column_to_ndarray(_ree([1, None, None, 3]), nulls="fill")
+    assert filled.dtype == np.float64 and np.isnan(filled[1:3]).all()
+
+
+def test_run_end_encoded_bad_run_ends_raise():
+    # pyarrow validates run ends when it builds the array: they turn bad afterwards
+    ends = np.array([1, 2, 3], np.int32)
+    ree = pa.RunEndEncodedArray.from_arrays(
+        pa.Array.from_buffers(pa.int32(), 3, [None, pa.py_buffer(ends)]), pa.array([1, 2, 3])
+    )
+    for bad in ([2, 2, 3], [2, 1, 3], [-1, 2, 3]):
+        ends[:] = bad
+        with pytest.raises(ValueError, match="strictly increasing"):
+            dfbuffer.column_to_ndarray(ree)
+    ends[:] = [1, 2, 3]
+    assert dfbuffer.column_to_ndarray(ree).tolist() == [1, 2, 3]
+
+
+def test_racing_run_ends():
+    n_runs = 20_000
+    good = (np.arange(1, n_runs + 1) * 3).astype(np.int32)
+    ends = good.copy()
+    values = pa.array(np.arange(n_runs) % 97)
+    ree = pa.RunEndEncodedArray.from_arrays(
+        pa.Array.from_buffers(pa.int32(), n_runs, [None, pa.py_buffer(ends)]), values
+    )
+    expected = ree.to_pylist()
+    bad = good.copy()
+    bad[1::2] = 1  # not increasing: runs that go backwards
+
+    def check(res) -> None:
+        assert res.tolist() == expected
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(ree), check, [(ends, good, bad)])
+    assert ok + refused == 8
+
+
+# ---------------------------------------------------------------------------
+# canonical extension types, and what schema() says about every type here
+
+
+def test_bool8_is_a_zero_copy_bool_view():
+    arr = pa.array([1, 0, None, 1], pa.int8()).cast(pa.bool8())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert res.dtype == np.bool_ and _plain(res) == [True, False, None, True]
+    assert res.data.__array_interface__["data"][0] == arr.storage.buffers()[1].address
+    assert not res.data.flags.writeable
+    ref = weakref.ref(arr)
+    del arr
+    gc.collect()
+    assert ref() is None and _plain(res) == [True, False, None, True]
+    cycle = [res]
+    cycle.append(cycle)
+    base = weakref.ref(res.data.base)
+    del res, cycle
+    gc.collect()
+    assert base() is None
+
+
+def test_uuid_json_and_unknown_extensions():
+    import uuid
+
+    ids = [uuid.UUID(int=k * 2**100 + 7) for k in range(3)]
+    arr = pa.array([ids[0].bytes, None, ids[2].bytes], pa.uuid())
+    assert _plain(dfbuffer.column_to_ndarray(arr)) == arr.to_pylist() == [ids[0], None, ids[2]]
+    assert _plain(dfbuffer.column_to_ndarray(arr.slice(2))) == [ids[2]]
+    js = pa.array(['{"a": 1}', None], pa.json_())
+    assert _plain(dfbuffer.column_to_ndarray(js)) == ['{"a": 1}', None]
+    opaque = pa.opaque(pa.int32(), "geo", "vendor")
+    op = pa.ExtensionArray.from_storage(opaque, pa.array([1, None, 3], pa.int32()))
+    assert _plain(dfbuffer.column_to_ndarray(op)) == [1, None, 3]
+
+
+def test_schema_reports_parameters():
+    t = pa.table(
+        {
+            "d": pa.array([1], pa.decimal64(12, 3)),
+            "w": pa.array([b"ab"], pa.binary(2)),
+            "i": pa.array([(1, 2, 3)], pa.month_day_nano_interval()),
+            "r": _ree([1], pa.int16()),
+            "t": pa.array([1], pa.time64("ns")),
+            "u": pa.array([bytes(16)], pa.uuid()),
+            "b8": pa.array([1], pa.int8()).cast(pa.bool8()),
+        }
+    )
+    s = dfbuffer.schema(t)
+    assert (s["d"].type, s["d"].bits, s["d"].precision, s["d"].scale) == ("decimal", 64, 12, 3)
+    assert (s["w"].type, s["w"].byte_width) == ("binary", 2)
+    assert (s["i"].type, s["i"].unit) == ("interval", "month_day_nano")
+    assert (s["r"].type, s["r"].bits, s["r"].values.type) == ("run_end", 16, "int")
+    assert (s["t"].type, s["t"].unit) == ("time", "ns")
+    assert (s["u"].extension_name, s["u"].byte_width) == ("arrow.uuid", 16)
+    assert (s["b8"].type, s["b8"].extension_name) == ("bool", "arrow.bool8")
+    assert repr(s).splitlines()[1:] == [
+        "d: decimal64(12, 3)",
+        "w: binary[2]",
+        "i: interval[month_day_nano]",
+        "r: run_end[int16, int64]",
+        "t: time[ns]",
+        "u: arrow.uuid<binary[16]>",
+        "b8: arrow.bool8<bool>",
+    ]
+
+
+def test_pandas_frontend_object_columns():
+    import pandas as pd
+
+    import dfbuffer.pandas
+
+    t = pa.table(
+        {
+            "b": pa.array([b"a", None], pa.binary()),
+            "d": pa.array([D("1.5"), None], pa.decimal128(5, 1)),
+            "t": pa.array([datetime.time(1), None]),
+            "r": _ree([1, 1]),
+        }
+    )
+    df = dfbuffer.pandas.from_dataframe(t)
+    assert df["b"].tolist() == [b"a", None]
+    assert df["d"].tolist() == [D("1.5"), None]
+    assert df["t"].tolist() == [datetime.time(1), None]
+    assert df["r"].tolist() == [1, 1]
+    assert isinstance(df, pd.DataFrame)
+
+
+def test_report_lists_the_type_table():
+    from dfbuffer import _interchange
+    from dfbuffer._report import _arrow_types
+
+    rows = {t["type"]: t for t in _arrow_types(_interchange)}
+    assert len(rows) == len(_interchange._arrow_types())
+    assert rows["decimal"]["reads"] and not rows["decimal"]["zero_copy"]
+    assert rows["interval (months, days, ns)"]["zero_copy"]
+    assert rows["run-end encoded"]["converts"] == "kernel"
+    assert rows["int"]["zero_copy"] and rows["binary view"]["reads"]
+    assert rows["list"]["reads"] and rows["fixed-size list"]["zero_copy"]
+
+
+def test_on_unsupported_skip_lets_the_rest_through():
+    # a dictionary whose values are run-end encoded: not read (yet)
+    bad = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), _ree([5, 6]))
+    t = pa.table({"a": [1, 2], "bad": bad, "d": pa.array([D("1.5"), None])})
+    with pytest.raises(NotImplementedError, match=r"column 'bad'.*\+r"):
+        dfbuffer.from_dataframe(t)
+    got = dfbuffer.from_dataframe(t, on_unsupported="skip")
+    assert list(got) == ["a", "d"] and _plain(got["d"]) == [D("1.5"), None]
+    # other errors still raise
+    ns = pa.table({"t": pa.array([1500], pa.time64("ns"))})
+    with pytest.raises(ValueError, match="column 't'"):
+        dfbuffer.from_dataframe(ns, on_unsupported="skip")
+    with pytest.raises(ValueError, match="on_unsupported"):
+        dfbuffer.from_dataframe(t, on_unsupported="ignore")
+
+
+@pytest.mark.parametrize(
+    ("col", "what"),
+    [
+        (pa.array([b"a"]), "binary"),
+        (pa.array([(1, 2, 3)], pa.month_day_nano_interval()), "interval"),
+        (pa.array([D("1.5")]), "decimal"),
+        (pa.array([1], pa.time32("s")), "time"),
+        (pc.run_end_encode(pa.array(["s"])), "run-end encoded"),
+    ],
+)
+def test_to_matrix_refuses_naming_the_column(col, what):
+    t = pa.table({"ok": [1], "bad": col})
+    for dtype in (None, "f8"):
+        with pytest.raises(TypeError, match=f"column 'bad'.*{what}"):
+            dfbuffer.to_matrix(t, dtype=dtype)
+
+
+def test_interchange_view_serves_the_other_columns():
+    # the interchange protocol has no dtype for these: NotImplementedError when used
+    t = pa.table(
+        {
+            "b": pa.array([b"a", None]),
+            "d": pa.array([D("1.5"), None]),
+            "i": pa.array([(1, 2, 3), None], pa.month_day_nano_interval()),
+            "r": _ree([1, 1]),
+            "x": [1, 2],
+        }
+    )
+    ix = dfbuffer.to_interchange(t)
+    for k, fmt in enumerate(["z", "d:2,1", "tin", "+r"]):
+        with pytest.raises(NotImplementedError, match=re.escape(f"'{fmt}'")):
+            _ = ix.get_column(k).dtype
+    assert ix.get_column(4).dtype[1] == 64
+
+
+def test_duckdb_frame_of_these_types():
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    query = (
+        "select 'ab'::blob as b, 1.25::decimal(10,2) as d, time '01:02:03.5' as t, "
+        "interval 3 day as i, 12345678901234567890.5::decimal(38,1) as d38 "
+        "union all select null, null, null, null, null"
+    )
+    got = dfbuffer.from_dataframe(con.sql(query))
+    assert _plain(got["b"]) == [b"ab", None]
+    assert _plain(got["d"]) == [D("1.25"), None]
+    assert _plain(got["t"]) == [datetime.time(1, 2, 3, 500000), None]
+    assert _plain(got["d38"]) == [D("12345678901234567890.5"), None]
+    assert got["i"].dtype.names == ("months", "days", "nanoseconds")
+    assert tuple(got["i"].data[0]) == (0, 3, 0) and got["i"].mask[1]["days"]
+
+
+def test_to_matrix_reads_run_end_encoded_numbers():
+    t = pa.table({"a": [1.0, 2.0, 3.0], "r": _ree([5, None, None])})
+    np.testing.assert_array_equal(dfbuffer.to_matrix(t), [[1, 5], [2, np.nan], [3, np.nan]])
+
+
+def test_to_matrix_decimals_float64():
+    t = pa.table({"a": [1, 2, 3], "d": pa.array([D("1.25"), None, D("-3.5")], pa.decimal128(5, 2))})
+    got = dfbuffer.to_matrix(t, decimals="float64")
+    np.testing.assert_array_equal(got, [[1, 1.25], [2, np.nan], [3, -3.5]])
+    masked = dfbuffer.to_matrix(t.slice(1), decimals="float64", nulls="mask")
+    assert masked.mask.tolist() == [[False, True], [False, False]]
+    both = pa.concat_tables([t, t.slice(2)])
+    np.testing.assert_array_equal(
+        dfbuffer.to_matrix(both, decimals="float64", dtype="f4")[:, 1],
+        np.array([1.25, np.nan, -3.5, -3.5], "f4"),
+    )
+    with pytest.raises(TypeError, match="column 'd'.*decimal"):
+        dfbuffer.to_matrix(t)
+
+
+def test_columns_selects_by_name_everywhere():
+    import pandas as pd
+    import polars as pl
+
+    t = pa.table({"a": [1, 2], "b": ["x", "y"], "c": pa.array([[1], [2]])})
+    frames = {
+        "pyarrow": t,
+        "polars": pl.DataFrame({"a": [1, 2], "b": ["x", "y"], "c": [[1], [2]]}),
+        "pandas": pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}),
+        "interchange": pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).__dataframe__(),
+    }
+    for path, frame in frames.items():
+        got = dfbuffer.from_dataframe(frame, columns=["b", "a"])
+        assert list(got) == ["b", "a"], path
+        assert got["a"].tolist() == [1, 2] and got["b"].tolist() == ["x", "y"], path
+        with pytest.raises(KeyError, match="zz"):
+            dfbuffer.from_dataframe(frame, columns=["a", "zz"])
+    with pytest.raises(TypeError, match="not a str"):
+        dfbuffer.from_dataframe(t, columns="a")
+    assert dfbuffer.schema(t, columns=["b", "a"]).names == ["b", "a"]
+    with pytest.raises(KeyError, match="zz"):
+        dfbuffer.schema(t, columns=["zz"])
+    assert list(dfbuffer.to_interchange(t, columns=["b"]).column_names()) == ["b"]
+    assert pa.table(dfbuffer.to_arrow(t, columns=["a"])).column_names == ["a"]
