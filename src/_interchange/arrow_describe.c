@@ -514,7 +514,8 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
             break;
         case DFB_LAYOUT_RUN_END:
             return dfb_arrow_describe_run_end(st, nd, col, dict, refs,
-                                              decode_views, name);
+                                              decode_views, name,
+                                              dfb_arrow_describe_node);
         case DFB_LAYOUT_BITS:
             if (arrow_span(st, nd, &col->data, a->buffers[1], vbytes, NULL,
                            refs) < 0) {

@@ -169,15 +169,24 @@ dfb_arrow_metadata_find(const char *md, const char *key, const char **val,
 void
 dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col);
 
+/* The signature of dfb_arrow_describe_node, for the describers of nodes
+   with children that it calls back (no file cycle). */
+typedef int (*dfb_arrow_describe_fn)(dfb_state *st, const arrow_node *nd,
+                                     dfb_column *col, dfb_column *dict,
+                                     PyObject **dict_error, ref_list *refs,
+                                     int decode_views, const char *name);
+
 /* convert_run_end.c: describes the run-end encoded ("+r") node `nd` into
    `col` as a categorical of new int64 codes (the run of each row, decoded
-   by core's run-ends reader) into its values child, described into
-   `dict`.  Returns 0, or -1 with ValueError (bad run ends or children),
-   NotImplementedError (`dict` NULL) or the values' description error. */
+   by core's run-ends reader) into its values child, described into `dict`
+   by `describe` (dfb_arrow_describe_node).  Returns 0, or -1 with
+   ValueError (bad run ends or children), NotImplementedError (`dict` NULL)
+   or the values' description error. */
 int
 dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
                            dfb_column *col, dfb_column *dict, ref_list *refs,
-                           int decode_views, const char *name);
+                           int decode_views, const char *name,
+                           dfb_arrow_describe_fn describe);
 
 /* arrow_describe.c: returns a new reference to the NumPy dtype of a
    fixed-width format's stored values (bitmaps and bytes: uint8), or NULL

@@ -227,7 +227,8 @@ decode_fixed(dfb_state *st, const arrow_node *nd, const dfb_run_ends *r,
 int
 dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
                            dfb_column *col, dfb_column *dict, ref_list *refs,
-                           int decode_views, const char *name)
+                           int decode_views, const char *name,
+                           dfb_arrow_describe_fn describe)
 {
     const struct ArrowSchema *s = nd->schema;
     const struct ArrowArray *a = nd->array;
@@ -266,8 +267,7 @@ dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
                      name);
         return -1;
     }
-    if (dfb_arrow_describe_node(st, &vn, dict, NULL, NULL, refs, decode_views,
-                                name) < 0) {
+    if (describe(st, &vn, dict, NULL, NULL, refs, decode_views, name) < 0) {
         return -1;
     }
     int fast = decode_fixed(st, nd, &r, dict, col, refs, name);

@@ -157,6 +157,15 @@ invalid:
 }
 
 int
+dfb_type_parse_arrow(const char *fmt, dfb_format *out)
+{
+    if (dfb_format_parse_arrow(fmt, out) == 0) {
+        return 0;
+    }
+    return dfb_type_parse_params(fmt, out);
+}
+
+int
 dfb_format_parse_interchange(int kind, int bits, const char *fmt,
                              char endianness, dfb_format *out)
 {

@@ -78,6 +78,14 @@ typedef struct {
 int
 dfb_format_parse_arrow(const char *fmt, dfb_format *out);
 
+/* Parses any Arrow C data interface format string the type table (types.h) has
+   a row for (dfb_format_parse_arrow's and the types not read yet: "d:10,2",
+   "+w:3", "+ud:0,1", ...).  Returns 0 and fills `out`, or -1 for a string
+   outside the specification (out->type DFB_T_INVALID).  Pointers in `out`
+   point into `fmt`, which must outlive them. */
+int
+dfb_type_parse_arrow(const char *fmt, dfb_format *out);
+
 /* Parses an interchange dtype (kind, bit_width, format, endianness) given
    as C values.  Tolerates the producers' quirks (a bitmask claiming width
    8 with format "b"; the column's logical format on a data buffer).

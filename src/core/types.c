@@ -222,15 +222,6 @@ static const plain_format plain[] = {
 };
 
 int
-dfb_type_parse_arrow(const char *fmt, dfb_format *out)
-{
-    if (dfb_format_parse_arrow(fmt, out) == 0) {
-        return 0;
-    }
-    return dfb_type_parse_params(fmt, out);
-}
-
-int
 dfb_type_parse_params(const char *fmt, dfb_format *out)
 {
     int64_t n;

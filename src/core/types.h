@@ -106,14 +106,6 @@ typedef struct {
 const dfb_type_row *
 dfb_type_row_of(dfb_type t);
 
-/* Parses any Arrow C data interface format string the table has a row for
-   (dfb_format_parse_arrow's and the types not read yet: "d:10,2",
-   "+w:3", "+ud:0,1", ...).  Returns 0 and fills `out`, or -1 for a string
-   outside the specification (out->type DFB_T_INVALID).  Pointers in `out`
-   point into `fmt`, which must outlive them. */
-int
-dfb_type_parse_arrow(const char *fmt, dfb_format *out);
-
 /* Parses the format strings of the table that dfb_format_parse_arrow's
    primitives do not cover (parameterized ones and the letters of types
    added with the table), whether readable or not.  Returns 0 and fills
