@@ -223,7 +223,8 @@ def test_unions(kind):
     got = column(arr)
     assert got.dtype == object and to_py(got) == arr.to_pylist()
     for a in range(1, 4):
-        assert to_py(column(arr.slice(a))) == arr.slice(a).to_pylist()
+        # the unsliced oracle, sliced here (pyarrow 16 reads sliced sparse unions wrong)
+        assert to_py(column(arr.slice(a))) == arr.to_pylist()[a:]
     ch = pa.chunked_array([arr.slice(0, 2), arr.slice(2)])
     assert to_py(column(ch)) == arr.to_pylist()
 
@@ -263,9 +264,9 @@ def test_bad_list_offsets_and_union_ids_raise():
 def test_views_keep_the_arrow_memory_alive():
     data = np.arange(3000, dtype=np.int64)
     before = pa.total_allocated_bytes()
-    table = pa.table({"f": pa.FixedSizeListArray.from_arrays(pa.array(data) + 1, 3),
+    table = pa.table({"f": pa.FixedSizeListArray.from_arrays(pa.array(data + 1), 3),
                       "l": pa.ListArray.from_arrays(pa.array(np.arange(0, 3001, 3)),
-                                                    pa.array(data) * 2)})
+                                                    pa.array(data * 2))})
     assert pa.total_allocated_bytes() > before
     ref = weakref.ref(table)
     got = dfbuffer.from_dataframe(table)
@@ -279,9 +280,10 @@ def test_views_keep_the_arrow_memory_alive():
 
 
 def test_reference_cycle_through_a_row_is_collected():
-    data = pa.array(np.arange(1000, dtype=np.int64))
+    data = np.arange(1000, dtype=np.int64)
     before = pa.total_allocated_bytes()
-    table = pa.table({"l": pa.ListArray.from_arrays(pa.array([0, 500, 1000]), data + 1)})
+    table = pa.table({"l": pa.ListArray.from_arrays(pa.array([0, 500, 1000]),
+                                                    pa.array(data + 1))})
     got = dfbuffer.from_dataframe(table)["l"]
     del table
     holder = {"rows": got}
@@ -295,7 +297,10 @@ def test_reference_cycle_through_a_row_is_collected():
 
 def test_dictionary_of_lists_refused_with_the_column_name():
     # a nested type of no kernel: the error names the column and its format
-    arr = pa.RunEndEncodedArray.from_arrays(pa.array([2], pa.int32()), pa.array([[1]]))
+    try:
+        arr = pa.RunEndEncodedArray.from_arrays(pa.array([2], pa.int32()), pa.array([[1]]))
+    except TypeError:  # pyarrow < 17 takes the logical length first
+        pytest.skip("this pyarrow cannot build a run-end encoded list array this way")
     with pytest.raises(NotImplementedError, match="'c'.*\\+r|\\+r.*'c'|c"):
         column(arr)
 

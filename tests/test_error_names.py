@@ -68,6 +68,8 @@ def test_null_count_of_one_reads_singular_without_a_name():
         dfbuffer.column_to_ndarray(pa.array([1, None]), nulls="raise")
 
 
+@pytest.mark.skipif(not hasattr(pd.Series, "__arrow_c_stream__"),
+                    reason="a pandas Series speaks Arrow from pandas 3 on")
 def test_pandas_series_keeps_its_name():
     assert list(dfbuffer.from_dataframe(pd.Series([1, 2], name="a"))) == ["a"]
     assert list(dfbuffer.from_dataframe(pd.Series([1.5], name=3))) == ["3"]
@@ -76,6 +78,8 @@ def test_pandas_series_keeps_its_name():
     assert dfbuffer.schema(pd.Series([1], name="a")).names == ["a"]
 
 
+@pytest.mark.skipif(not hasattr(pd.Series, "__arrow_c_stream__"),
+                    reason="a pandas Series speaks Arrow from pandas 3 on")
 def test_errors_about_a_series_name_it():
     s = pd.Series([1.5, None], name="price", dtype="Float64")
     with pytest.raises(ValueError, match=r"^column 'price' has 1 null value \(nulls='raise'\)$"):
@@ -87,6 +91,8 @@ def test_errors_about_a_series_name_it():
         dfbuffer.from_dataframe(pa.chunked_array([[1, None]]), nulls="raise")
 
 
+@pytest.mark.skipif(not hasattr(pd.Series, "__arrow_c_stream__"),
+                    reason="a pandas Series speaks Arrow from pandas 3 on")
 def test_series_name_that_cannot_be_a_str():
     class Name:
         def __str__(self):
@@ -103,6 +109,8 @@ def test_series_name_that_cannot_be_a_str():
         dfbuffer.from_dataframe(s, nulls="raise")
 
 
+@pytest.mark.skipif(not hasattr(pd.Series, "__arrow_c_stream__"),
+                    reason="a pandas Series speaks Arrow from pandas 3 on")
 def test_unnamed_series_is_keyed_by_the_empty_string():
     # as a pyarrow array, or a polars Series named "", whose Arrow field has no name
     assert list(dfbuffer.from_dataframe(pd.Series([1, 2]))) == [""]
