@@ -165,3 +165,15 @@ dfb_parse_count(PyObject *o, const char *what, int64_t *out)
     *out = v;
     return 0;
 }
+
+PyObject *
+dfb_parse_items(PyObject *o, const char *msg)
+{
+    PyObject *seq = PySequence_Fast(o, msg);
+    if (seq != NULL && PyList_Check(seq)) {
+        PyObject *t = PyList_AsTuple(seq);
+        Py_DECREF(seq);
+        seq = t;
+    }
+    return seq;
+}

@@ -55,4 +55,11 @@ dfb_parse_flag(PyObject *o, int *out);
 int
 dfb_parse_count(PyObject *o, const char *what, int64_t *out);
 
+/* The items of sequence argument `o` as a tuple of our own (`o` itself
+   when it is a tuple): converting an item may run code that changes a
+   caller's list, so none is walked in place.  Returns a new reference, or
+   NULL with TypeError `msg` (not a sequence) or another error set. */
+PyObject *
+dfb_parse_items(PyObject *o, const char *msg);
+
 #endif /* DFBUFFER_ARGS_H */

@@ -5,6 +5,7 @@
  */
 #include "common.h"
 #include "frame.h"
+#include "args.h"
 
 #include <string.h>
 
@@ -70,16 +71,10 @@ dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
                         "single string");
         return -1;
     }
-    PyObject *seq = PySequence_Fast(select,
-                                    "columns must be a sequence of "
-                                    "column names");
-    if (seq != NULL && PyList_Check(seq)) {
-        /* our own copy: an item's __str__, __hash__ or __eq__ may change
-           the caller's list while we walk it */
-        PyObject *list = seq;
-        seq = PyList_AsTuple(list);
-        Py_DECREF(list);
-    }
+    /* our own copy: an item's __str__, __hash__ or __eq__ may change the
+       caller's list while we walk it */
+    PyObject *seq =
+        dfb_parse_items(select, "columns must be a sequence of column names");
     if (seq == NULL) {
         return -1;
     }

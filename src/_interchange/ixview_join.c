@@ -172,28 +172,13 @@ store_code(char *p, int width, int64_t i, int64_t v)
     }
 }
 
-/* Returns a new tuple of the items of sequence `obj` (the object itself
-   when it is a tuple), or NULL with TypeError `msg`.  A private copy: an
-   item's conversion may run code that changes the caller's list. */
-static PyObject *
-items_tuple(PyObject *obj, const char *msg)
-{
-    PyObject *seq = PySequence_Fast(obj, msg);
-    if (seq != NULL && PyList_Check(seq)) {
-        PyObject *t = PyList_AsTuple(seq);
-        Py_DECREF(seq);
-        seq = t;
-    }
-    return seq;
-}
-
 /* Reads `maps_obj` (a sequence of `n` int64 arrays, one per chunk) into
    maps[] (new references).  Returns 0, or -1 with an exception set (maps
    read so far stay in maps[] for the caller to release). */
 static int
 read_maps(PyObject *maps_obj, Py_ssize_t n, PyObject **maps)
 {
-    PyObject *mlist = items_tuple(maps_obj, "maps must be a sequence");
+    PyObject *mlist = dfb_parse_items(maps_obj, "maps must be a sequence");
     if (mlist == NULL) {
         return -1;
     }
@@ -557,7 +542,7 @@ ixview_concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                         "dictionary must be an _IxChunk or None");
         return NULL;
     }
-    PyObject *list = items_tuple(seq, "chunks must be a sequence");
+    PyObject *list = dfb_parse_items(seq, "chunks must be a sequence");
     if (list == NULL) {
         return NULL;
     }
