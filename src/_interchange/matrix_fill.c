@@ -189,11 +189,11 @@ static inline int64_t
 int_at(const char *p, int t, int64_t i)
 {
 /* the W-byte T at p[i], any alignment */
-#define AT(T, W)                  \
-    {                             \
-        T v;                      \
-        memcpy(&v, p + W * i, W); \
-        return v;                 \
+#define AT(T, W)                          \
+    {                                     \
+        T v;                              \
+        memcpy(&v, p + W * i, sizeof(v)); \
+        return v;                         \
     }
     switch (t) {
         case S_I8:
