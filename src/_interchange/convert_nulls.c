@@ -385,12 +385,7 @@ dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
                 Py_INCREF(cls);
             }
             else {
-                PyObject *ma = PyImport_ImportModule("numpy.ma");
-                if (ma == NULL) {
-                    break;
-                }
-                cls = PyObject_GetAttrString(ma, "MaskedArray");
-                Py_DECREF(ma);
+                cls = dfb_import_attr("numpy.ma", "MaskedArray");
                 if (cls == NULL) {
                     break;
                 }
