@@ -24,6 +24,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+# exposes only a producer's DLPack methods (forces that path)
+from dfbuffer.testing import _DLPackOnly
+
 PRODUCERS = ("numpy", "pandas", "pyarrow", "polars", "nanoarrow", "torch", "cupy")
 N = 1000  # elements of the test data: small, the report takes well under a second
 
@@ -66,22 +69,6 @@ def _import(name: str) -> Any | None:
 # ---------------------------------------------------------------------------
 # Helpers shared by the paths
 # ---------------------------------------------------------------------------
-
-
-class _DLPackOnly:
-    """Exposes only a producer's DLPack methods (forces that path)."""
-
-    def __init__(self, obj: Any) -> None:
-        self._obj = obj
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        try:
-            return self._obj.__dlpack__(**kwargs)
-        except TypeError:
-            return self._obj.__dlpack__()
-
-    def __dlpack_device__(self) -> Any:
-        return self._obj.__dlpack_device__()
 
 
 class _ArrayInterfaceOnly:
