@@ -143,28 +143,38 @@ class _Keep:
         return obj
 
 
+def _link(node, release_type, col: Column, children, make, keep: _Keep, counter: Counter,
+          field: str, top: bool):
+    """Gives a new ArrowSchema or ArrowArray `node` its children (made by make(child)),
+    its dictionary (make(col.dictionary)) and a release callback that counts in
+    counter.<field> (top-level nodes only: children and dictionary are released with
+    the top-level node) and marks the node released.  Returns node."""
+    cls = type(node)
+    if children:
+        kids = [make(c) for c in children]
+        node.n_children = len(kids)
+        node.children = keep((ctypes.POINTER(cls) * len(kids))(
+            *[ctypes.pointer(keep(k)) for k in kids]))
+    if col.dictionary is not None:
+        node.dictionary = ctypes.pointer(keep(make(col.dictionary)))
+
+    def release(p):
+        if top:
+            setattr(counter, field, getattr(counter, field) + 1)
+        p.contents.release = release_type()
+
+    node.release = keep(release_type(release))
+    return node
+
+
 def _schema(col: Column, counter: Counter, keep: _Keep, children=None,
             top: bool = True) -> ArrowSchema:
     s = ArrowSchema()
     s.format = keep(col.fmt.encode())
     s.name = keep(col.name.encode())
     s.flags = FLAG_NULLABLE
-    if children:
-        kids = [_schema(c, counter, keep, top=False) for c in children]
-        arr = keep((ctypes.POINTER(ArrowSchema) * len(kids))(
-            *[ctypes.pointer(keep(k)) for k in kids]))
-        s.n_children = len(kids)
-        s.children = arr
-    if col.dictionary is not None:
-        s.dictionary = ctypes.pointer(keep(_schema(col.dictionary, counter, keep, top=False)))
-
-    def release(p):
-        if top:
-            counter.schema += 1
-        p.contents.release = SCHEMA_RELEASE()
-
-    s.release = keep(SCHEMA_RELEASE(release))
-    return s
+    kid = lambda c: _schema(c, counter, keep, top=False)  # noqa: E731
+    return _link(s, SCHEMA_RELEASE, col, children, kid, keep, counter, "schema", top)
 
 
 def _array(col: Column, counter: Counter, keep: _Keep, children=None,
@@ -173,22 +183,8 @@ def _array(col: Column, counter: Counter, keep: _Keep, children=None,
     a.length, a.null_count, a.offset = col.length, col.null_count, col.offset
     a.n_buffers = len(col.buffers)
     a.buffers = keep((ctypes.c_void_p * max(1, len(col.buffers)))(*col.buffers))
-    if children:
-        kids = [_array(c, counter, keep, top=False) for c in children]
-        a.n_children = len(kids)
-        a.children = keep((ctypes.POINTER(ArrowArray) * len(kids))(
-            *[ctypes.pointer(keep(k)) for k in kids]))
-    if col.dictionary is not None:
-        a.dictionary = ctypes.pointer(keep(_array(col.dictionary, counter, keep, top=False)))
-
-    def release(p):
-        # children and dictionary are released with the top-level array
-        if top:
-            counter.array += 1
-        p.contents.release = ARRAY_RELEASE()
-
-    a.release = keep(ARRAY_RELEASE(release))
-    return a
+    kid = lambda c: _array(c, counter, keep, top=False)  # noqa: E731
+    return _link(a, ARRAY_RELEASE, col, children, kid, keep, counter, "array", top)
 
 
 def _device_array(col, counter, keep, children, device_type, device_id, sync_event):

@@ -119,21 +119,30 @@ def test_ndarray_unsupported_dtypes(dt):
         from_object(np.zeros(2, dtype=dt), dtype="u1")
 
 
-def test_ndarray_lifetime(collect):
-    a = np.arange(5.0)
+def assert_source_lives_with_last_view(collect, make, check=lambda b: None):
+    """Imports a new float64 array through make(array) -> Buffer: the array
+    stays alive through the Buffer, then through an ndarray view of it after
+    the Buffer is gone, and dies with that last view.  check(buffer) runs
+    once the caller's reference to the array is gone."""
+    a = np.arange(6.0)
     r = weakref.ref(a)
-    b = from_object(a)
+    b = make(a)
     del a
     collect()
     assert r() is not None
+    check(b)
     v = np.asarray(b)
     del b
     collect()
     assert r() is not None
-    assert v[4] == 4.0
+    assert v[5] == 5.0
     del v
     collect()
     assert r() is None
+
+
+def test_ndarray_lifetime(collect):
+    assert_source_lives_with_last_view(collect, from_object)
 
 
 @settings(max_examples=60, deadline=None)
@@ -409,22 +418,12 @@ def test_dlpack_readonly_versioned():
 
 
 def test_dlpack_lifetime_deleter_runs_with_last_user(collect):
-    a = np.arange(6.0)
-    r = weakref.ref(a)
-    w = DL(a)
-    b = from_object(w)
-    del a, w
-    collect()
-    assert r() is not None  # the managed tensor holds the array
-    assert b.owner.__class__.__name__ == "PyCapsule"
-    v = np.asarray(b)
-    del b
-    collect()
-    assert r() is not None
-    assert v[5] == 5.0
-    del v
-    collect()
-    assert r() is None  # numpy's deleter ran when the last view died
+    # the managed tensor holds the array; numpy's deleter runs when the last
+    # view dies
+    def owner_is_capsule(b):
+        assert b.owner.__class__.__name__ == "PyCapsule"
+
+    assert_source_lives_with_last_view(collect, lambda a: from_object(DL(a)), owner_is_capsule)
 
 
 def test_dlpack_capsule_consumed_once():

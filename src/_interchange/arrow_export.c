@@ -62,33 +62,28 @@ export_schema_release(struct ArrowSchema *schema)
     schema->release = NULL;
 }
 
-void
-dfb_arrow_schema_capsule_free(PyObject *cap)
-{
-    struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
-    if (s == NULL) {
-        PyErr_Clear();
-        return;
+/* Defines capsule destructor `fn` of our `name` capsules holding a
+   malloc'd struct `T`: releases it unless a consumer moved it out, then
+   frees it.  Cannot fail. */
+#define CAPSULE_FREE(fn, T, name)                        \
+    void fn(PyObject *cap)                               \
+    {                                                    \
+        struct T *p = PyCapsule_GetPointer(cap, (name)); \
+        if (p == NULL) {                                 \
+            PyErr_Clear();                               \
+            return;                                      \
+        }                                                \
+        if (p->release != NULL) {                        \
+            p->release(p);                               \
+        }                                                \
+        free(p);                                         \
     }
-    if (s->release != NULL) {
-        s->release(s);
-    }
-    free(s);
-}
 
-void
-dfb_arrow_array_capsule_free(PyObject *cap)
-{
-    struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
-    if (a == NULL) {
-        PyErr_Clear();
-        return;
-    }
-    if (a->release != NULL) {
-        a->release(a);
-    }
-    free(a);
-}
+CAPSULE_FREE(dfb_arrow_schema_capsule_free, ArrowSchema, "arrow_schema")
+CAPSULE_FREE(dfb_arrow_array_capsule_free, ArrowArray, "arrow_array")
+CAPSULE_FREE(dfb_arrow_stream_capsule_free, ArrowArrayStream,
+             "arrow_array_stream")
+#undef CAPSULE_FREE
 
 /* Writes the Arrow format of Buffer `b`'s dtype into buf.  Returns 0, or
    -1 with BufferError (layout, device, byte order) or TypeError (dtype)

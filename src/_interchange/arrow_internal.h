@@ -227,6 +227,10 @@ dfb_arrow_schema_capsule_free(PyObject *cap);
 void
 dfb_arrow_array_capsule_free(PyObject *cap);
 
+/* arrow_export.c: the same for our "arrow_array_stream" capsules. */
+void
+dfb_arrow_stream_capsule_free(PyObject *cap);
+
 /* arrow_export.c: fills `a` as the export of 1-D contiguous primitive
    Buffer `self` (no validity, its data as the values buffer), holding a
    strong reference to `self` that a->release drops on any thread

@@ -503,22 +503,6 @@ stream_release(struct ArrowArrayStream *stream)
     stream->release = NULL;
 }
 
-/* Capsule destructor of our "arrow_array_stream" capsules. */
-static void
-stream_capsule_free(PyObject *cap)
-{
-    struct ArrowArrayStream *s =
-        PyCapsule_GetPointer(cap, "arrow_array_stream");
-    if (s == NULL) {
-        PyErr_Clear();
-        return;
-    }
-    if (s->release != NULL) {
-        s->release(s);
-    }
-    free(s);
-}
-
 /* _arrow_table_stream(fields, batches).  Returns a new
    "arrow_array_stream" capsule or NULL with an exception set. */
 static PyObject *
@@ -564,7 +548,7 @@ table_stream_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         p->nbatches = i + 1;
     }
     PyObject *cap =
-        PyCapsule_New(s, "arrow_array_stream", stream_capsule_free);
+        PyCapsule_New(s, "arrow_array_stream", dfb_arrow_stream_capsule_free);
     if (cap == NULL) {
         goto fail;
     }

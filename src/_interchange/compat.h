@@ -123,4 +123,23 @@ dfb_long_sign(PyObject *o)
     return (v > 0) - (v < 0);
 }
 
+/* Imports module `module` and returns a new reference to its attribute
+   `name`, or NULL with the error set.  PyImport_ImportModuleAttrString on
+   3.14+. */
+static inline PyObject *
+dfb_import_attr(const char *module, const char *name)
+{
+#if PY_VERSION_HEX >= 0x030E0000
+    return PyImport_ImportModuleAttrString(module, name);
+#else
+    PyObject *mod = PyImport_ImportModule(module);
+    if (mod == NULL) {
+        return NULL;
+    }
+    PyObject *attr = PyObject_GetAttrString(mod, name);
+    Py_DECREF(mod);
+    return attr;
+#endif
+}
+
 #endif /* DFBUFFER_COMPAT_H */

@@ -164,12 +164,7 @@ decimals_to_f64(const dfb_column *c, const uint8_t *isnull, double *o)
 static PyObject *
 decimals_to_objects(const dfb_column *c, const uint8_t *isnull)
 {
-    PyObject *mod = PyImport_ImportModule("decimal");
-    if (mod == NULL) {
-        return NULL;
-    }
-    PyObject *cls = PyObject_GetAttrString(mod, "Decimal");
-    Py_DECREF(mod);
+    PyObject *cls = dfb_import_attr("decimal", "Decimal");
     if (cls == NULL) {
         return NULL;
     }

@@ -14,6 +14,7 @@
 #include "probe.h"
 #include "types.h"
 #include "import.h"
+#include "dtype.h"
 
 #include <string.h>
 
@@ -91,29 +92,8 @@ native_typenum(const dfb_format *f)
         r->storage != r->result) {
         return -1;
     }
-    switch (r->storage) {
-        case 'b':
-            return f->bits == 8 ? NPY_BOOL : -1;
-        case 'i':
-            return f->bits == 8    ? NPY_INT8
-                   : f->bits == 16 ? NPY_INT16
-                   : f->bits == 32 ? NPY_INT32
-                   : f->bits == 64 ? NPY_INT64
-                                   : -1;
-        case 'u':
-            return f->bits == 8    ? NPY_UINT8
-                   : f->bits == 16 ? NPY_UINT16
-                   : f->bits == 32 ? NPY_UINT32
-                   : f->bits == 64 ? NPY_UINT64
-                                   : -1;
-        case 'f':
-            return f->bits == 16   ? NPY_HALF
-                   : f->bits == 32 ? NPY_FLOAT32
-                   : f->bits == 64 ? NPY_FLOAT64
-                                   : -1;
-        default:
-            return -1;
-    }
+    return f->bits % 8 == 0 ? dfb_numeric_typenum(r->storage, f->bits / 8)
+                            : -1;
 }
 
 /* size / isz (size >= 0, isz > 0), without a division instruction for the

@@ -90,28 +90,34 @@ int_layout(const dfb_column *c, int *bits, int *is_signed, char *bo)
     return 0;
 }
 
-/* Computes the null mask of chunk `c` (validated).  Sets *out to a new
-   bool array (1 = null) and *nnull to the count, or *out = NULL and
-   *nnull = 0 when no value is null.  Returns 0, or -1 with an exception
-   set. */
-int
-dfb_chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
+/* Where chunk `c`'s sentinel-coded integers start, and how to read them:
+   fills bits, signedness and swap.  Returns the first value's address, or
+   NULL with NotImplementedError set if the type has no integer storage. */
+static const char *
+sentinel_layout(const dfb_column *c, int *bits, int *is_signed, int *swap)
+{
+    char bo;
+    if (int_layout(c, bits, is_signed, &bo) < 0) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "sentinel nulls are not supported for %s columns",
+                     dfb_type_row_of(c->fmt.type)->name);
+        return NULL;
+    }
+    *swap = dfb_is_swapped(bo);
+    return c->data.ptr + c->offset * (*bits / 8);
+}
+
+/* Counts the null rows of chunk `c` (validated, n > 0, null_count != 0)
+   into *count (0 when no mask is needed).  Returns 0, or -1 with an
+   exception set. */
+static int
+count_nulls(const dfb_column *c, int64_t *count)
 {
     const int64_t n = c->length;
-    int64_t count = 0;
-    *out = NULL;
-    *nnull = 0;
-    if (n == 0 || c->null_count == 0) {
-        return 0;
-    }
+    int64_t k = 0;
+    *count = 0;
     if (c->fmt.type == DFB_T_NULL) {
-        PyArrayObject *m = dfb_new_array(PyArray_DescrFromType(NPY_BOOL), n);
-        if (m == NULL) {
-            return -1;
-        }
-        dfb_memset(PyArray_DATA(m), 1, (size_t)n);
-        *out = m;
-        *nnull = n;
+        *count = n;
         return 0;
     }
     switch (c->null_kind) {
@@ -124,83 +130,41 @@ dfb_chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
             const int sz = c->fmt.bits / 8;
             const int swap = dfb_is_swapped(c->fmt.byteorder);
             const char *p = c->data.ptr + c->offset * sz;
-            DFB_NOGIL_IF(n, count = dfb_count_nan(p, n, sz, sz, swap, NULL));
-            if (count == 0) {
-                return 0;
-            }
-            PyArrayObject *m =
-                dfb_new_array(PyArray_DescrFromType(NPY_BOOL), n);
-            if (m == NULL) {
-                return -1;
-            }
-            dfb_count_nan(p, n, sz, sz, swap, PyArray_DATA(m));
-            *out = m;
-            *nnull = count;
-            return 0;
+            DFB_NOGIL_IF(n, k = dfb_count_nan(p, n, sz, sz, swap, NULL));
+            break;
         }
         case DFB_NULL_USE_SENTINEL: {
-            int bits, is_signed;
-            char bo;
-            if (int_layout(c, &bits, &is_signed, &bo) < 0) {
-                PyErr_Format(PyExc_NotImplementedError,
-                             "sentinel nulls are not supported for %s "
-                             "columns",
-                             dfb_type_row_of(c->fmt.type)->name);
+            int bits, is_signed, swap;
+            const char *p = sentinel_layout(c, &bits, &is_signed, &swap);
+            if (p == NULL) {
                 return -1;
             }
-            const int sz = bits / 8, swap = dfb_is_swapped(bo);
-            const char *p = c->data.ptr + c->offset * sz;
+            const int sz = bits / 8;
             const int64_t sentinel = c->null_value;
             if (bits == 64 && !swap) {
                 /* any alignment: interchange pointers promise none */
                 for (int64_t i = 0; i < n; i++) {
                     int64_t v;
                     memcpy(&v, p + i * 8, 8);
-                    count += v == sentinel;
+                    k += v == sentinel;
                 }
             }
             else {
                 for (int64_t i = 0; i < n; i++) {
-                    count += read_int(p + i * sz, bits, is_signed, swap) ==
-                             sentinel;
+                    k += read_int(p + i * sz, bits, is_signed, swap) ==
+                         sentinel;
                 }
             }
-            if (count == 0) {
-                return 0;
-            }
-            PyArrayObject *m =
-                dfb_new_array(PyArray_DescrFromType(NPY_BOOL), n);
-            if (m == NULL) {
-                return -1;
-            }
-            uint8_t *o = PyArray_DATA(m);
-            for (int64_t i = 0; i < n; i++) {
-                o[i] = read_int(p + i * sz, bits, is_signed, swap) == sentinel;
-            }
-            *out = m;
-            *nnull = count;
-            return 0;
+            break;
         }
         case DFB_NULL_USE_BITMASK: {
             if (c->validity.ptr == NULL) {
                 return 0;
             }
-            const uint8_t *bitsp = (const uint8_t *)c->validity.ptr;
-            int64_t zeros = dfb_count_zero_bits(bitsp, c->offset, n);
-            count = c->null_value == 0 ? zeros : n - zeros;
-            if (count == 0) {
-                return 0;
-            }
-            PyArrayObject *m =
-                dfb_new_array(PyArray_DescrFromType(NPY_BOOL), n);
-            if (m == NULL) {
-                return -1;
-            }
-            dfb_unpack_bits(bitsp, c->offset, n, PyArray_DATA(m),
-                            c->null_value == 0);
-            *out = m;
-            *nnull = count;
-            return 0;
+            int64_t zeros = dfb_count_zero_bits(
+                (const uint8_t *)c->validity.ptr, c->offset, n);
+            k = c->null_value == 0 ? zeros : n - zeros;
+            break;
         }
         case DFB_NULL_USE_BYTEMASK: {
             if (c->validity.ptr == NULL) {
@@ -211,16 +175,52 @@ dfb_chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
             for (int64_t i = 0; i < n; i++) {
                 nonzero += v[i] != 0;
             }
-            count = c->null_value == 0 ? n - nonzero : nonzero;
-            if (count == 0) {
-                return 0;
+            k = c->null_value == 0 ? n - nonzero : nonzero;
+            break;
+        }
+        default:
+            PyErr_Format(PyExc_ValueError, "unknown null kind %d",
+                         (int)c->null_kind);
+            return -1;
+    }
+    *count = k;
+    return 0;
+}
+
+/* Writes the null mask of chunk `c` (1 = null) into its n bytes at `o`,
+   for a chunk count_nulls found nulls in.  Cannot fail. */
+static void
+fill_mask(const dfb_column *c, uint8_t *o)
+{
+    const int64_t n = c->length;
+    if (c->fmt.type == DFB_T_NULL) {
+        dfb_memset(o, 1, (size_t)n);
+        return;
+    }
+    switch (c->null_kind) {
+        case DFB_NULL_USE_NAN: {
+            const int sz = c->fmt.bits / 8;
+            dfb_count_nan(c->data.ptr + c->offset * sz, n, sz, sz,
+                          dfb_is_swapped(c->fmt.byteorder), o);
+            return;
+        }
+        case DFB_NULL_USE_SENTINEL: {
+            int bits, is_signed, swap;
+            /* count_nulls checked the layout: this cannot fail */
+            const char *p = sentinel_layout(c, &bits, &is_signed, &swap);
+            const int sz = bits / 8;
+            const int64_t sentinel = c->null_value;
+            for (int64_t i = 0; i < n; i++) {
+                o[i] = read_int(p + i * sz, bits, is_signed, swap) == sentinel;
             }
-            PyArrayObject *m =
-                dfb_new_array(PyArray_DescrFromType(NPY_BOOL), n);
-            if (m == NULL) {
-                return -1;
-            }
-            uint8_t *o = PyArray_DATA(m);
+            return;
+        }
+        case DFB_NULL_USE_BITMASK:
+            dfb_unpack_bits((const uint8_t *)c->validity.ptr, c->offset, n, o,
+                            c->null_value == 0);
+            return;
+        case DFB_NULL_USE_BYTEMASK: {
+            const uint8_t *v = (const uint8_t *)c->validity.ptr + c->offset;
             if (c->null_value == 0) {
                 for (int64_t i = 0; i < n; i++) {
                     o[i] = v[i] == 0;
@@ -231,15 +231,41 @@ dfb_chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
                     o[i] = v[i] != 0;
                 }
             }
-            *out = m;
-            *nnull = count;
-            return 0;
+            return;
         }
         default:
-            PyErr_Format(PyExc_ValueError, "unknown null kind %d",
-                         (int)c->null_kind);
-            return -1;
+            return;
     }
+}
+
+/* Computes the null mask of chunk `c` (validated).  Sets *out to a new
+   bool array (1 = null) and *nnull to the count, or *out = NULL and
+   *nnull = 0 when no value is null.  Returns 0, or -1 with an exception
+   set. */
+int
+dfb_chunk_mask(const dfb_column *c, PyArrayObject **out, int64_t *nnull)
+{
+    int64_t count = 0;
+    *out = NULL;
+    *nnull = 0;
+    if (c->length == 0 || c->null_count == 0) {
+        return 0;
+    }
+    if (count_nulls(c, &count) < 0) {
+        return -1;
+    }
+    if (count == 0) {
+        return 0;
+    }
+    PyArrayObject *m =
+        dfb_new_array(PyArray_DescrFromType(NPY_BOOL), c->length);
+    if (m == NULL) {
+        return -1;
+    }
+    fill_mask(c, PyArray_DATA(m));
+    *out = m;
+    *nnull = count;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -359,12 +385,7 @@ dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
                 Py_INCREF(cls);
             }
             else {
-                PyObject *ma = PyImport_ImportModule("numpy.ma");
-                if (ma == NULL) {
-                    break;
-                }
-                cls = PyObject_GetAttrString(ma, "MaskedArray");
-                Py_DECREF(ma);
+                cls = dfb_import_attr("numpy.ma", "MaskedArray");
                 if (cls == NULL) {
                     break;
                 }

@@ -150,28 +150,6 @@ release_ctx(void *ctx)
     dfb_decref_any_thread((PyObject *)ctx);
 }
 
-/* DLManagedTensorVersioned deleter: releases the Buffer, frees the block. */
-static void
-deleter_versioned(DLManagedTensorVersioned *m)
-{
-    if (m == NULL) {
-        return;
-    }
-    release_ctx(m->manager_ctx);
-    free(m);
-}
-
-/* DLManagedTensor (legacy) deleter: releases the Buffer, frees the block. */
-static void
-deleter_legacy(DLManagedTensor *m)
-{
-    if (m == NULL) {
-        return;
-    }
-    release_ctx(m->manager_ctx);
-    free(m);
-}
-
 /* The pending exception, saved around a capsule destructor. */
 typedef struct {
     PyObject *exc;
@@ -191,48 +169,45 @@ restore_error(saved_error *s)
     dfb_err_give(s->exc);
 }
 
-/* Capsule destructor for "dltensor_versioned": calls the deleter unless a
-   consumer renamed the capsule (took ownership).  Keeps any pending
-   exception. */
-static void
-capsule_destructor_versioned(PyObject *cap)
-{
-    if (PyCapsule_IsValid(cap, CAPSULE_VERSIONED_USED)) {
-        return;
+/* Defines, for managed tensor type T exported in capsules named `name`
+   (`used` once a consumer took ownership):
+   - delete_fn(m): the deleter: releases the Buffer, frees the block;
+   - destroy_fn(cap): the capsule destructor, which calls the deleter
+     unless a consumer renamed the capsule, and keeps any pending
+     exception.
+   Neither fails. */
+#define TENSOR_CALLBACKS(delete_fn, destroy_fn, T, name, used) \
+    static void delete_fn(T *m)                                \
+    {                                                          \
+        if (m == NULL) {                                       \
+            return;                                            \
+        }                                                      \
+        release_ctx(m->manager_ctx);                           \
+        free(m);                                               \
+    }                                                          \
+    static void destroy_fn(PyObject *cap)                      \
+    {                                                          \
+        if (PyCapsule_IsValid(cap, (used))) {                  \
+            return;                                            \
+        }                                                      \
+        saved_error saved;                                     \
+        save_error(&saved);                                    \
+        T *m = (T *)PyCapsule_GetPointer(cap, (name));         \
+        if (m == NULL) {                                       \
+            PyErr_WriteUnraisable(cap);                        \
+        }                                                      \
+        else if (m->deleter != NULL) {                         \
+            m->deleter(m);                                     \
+        }                                                      \
+        restore_error(&saved);                                 \
     }
-    saved_error saved;
-    save_error(&saved);
-    DLManagedTensorVersioned *m =
-        (DLManagedTensorVersioned *)PyCapsule_GetPointer(cap,
-                                                         CAPSULE_VERSIONED);
-    if (m == NULL) {
-        PyErr_WriteUnraisable(cap);
-    }
-    else if (m->deleter != NULL) {
-        m->deleter(m);
-    }
-    restore_error(&saved);
-}
 
-/* Capsule destructor for legacy "dltensor" (same contract). */
-static void
-capsule_destructor_legacy(PyObject *cap)
-{
-    if (PyCapsule_IsValid(cap, CAPSULE_LEGACY_USED)) {
-        return;
-    }
-    saved_error saved;
-    save_error(&saved);
-    DLManagedTensor *m =
-        (DLManagedTensor *)PyCapsule_GetPointer(cap, CAPSULE_LEGACY);
-    if (m == NULL) {
-        PyErr_WriteUnraisable(cap);
-    }
-    else if (m->deleter != NULL) {
-        m->deleter(m);
-    }
-    restore_error(&saved);
-}
+TENSOR_CALLBACKS(deleter_versioned, capsule_destructor_versioned,
+                 DLManagedTensorVersioned, CAPSULE_VERSIONED,
+                 CAPSULE_VERSIONED_USED)
+TENSOR_CALLBACKS(deleter_legacy, capsule_destructor_legacy, DLManagedTensor,
+                 CAPSULE_LEGACY, CAPSULE_LEGACY_USED)
+#undef TENSOR_CALLBACKS
 
 /* ------------------------------------------------------------------ */
 /* Import                                                               */

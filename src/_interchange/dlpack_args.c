@@ -95,6 +95,31 @@ tuple_int(PyObject *item, const char *what, long *out)
     return 0;
 }
 
+/* Reads `obj`, the `what` argument, as a 2-tuple of ints described as
+   `pair` ("(major, minor)") into *x, *y.  Returns 0, or -1 with TypeError
+   (not a tuple, not ints), ValueError (another length) or OverflowError
+   set. */
+static int
+int_pair(PyObject *obj, const char *what, const char *pair, long *x, long *y)
+{
+    if (!PyTuple_Check(obj)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s must be None or a %s tuple, not %.100s", what, pair,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(obj) != 2) {
+        PyErr_Format(PyExc_ValueError, "%s must be a %s tuple, got %R", what,
+                     pair, obj);
+        return -1;
+    }
+    if (tuple_int(PyTuple_GET_ITEM(obj, 0), what, x) < 0 ||
+        tuple_int(PyTuple_GET_ITEM(obj, 1), what, y) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses max_version: None -> *versioned = 0; (major, minor) ints ->
  *versioned = major >= 1.  Returns 0, or -1 with TypeError / ValueError. */
 int
@@ -104,22 +129,8 @@ dfb_dlpack_parse_max_version(PyObject *obj, int *versioned)
     if (obj == NULL || obj == Py_None) {
         return 0;
     }
-    if (!PyTuple_Check(obj)) {
-        PyErr_Format(PyExc_TypeError,
-                     "max_version must be None or a (major, minor) tuple, "
-                     "not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    if (PyTuple_GET_SIZE(obj) != 2) {
-        PyErr_Format(PyExc_ValueError,
-                     "max_version must be a (major, minor) tuple, got %R",
-                     obj);
-        return -1;
-    }
     long major, minor;
-    if (tuple_int(PyTuple_GET_ITEM(obj, 0), "max_version", &major) < 0 ||
-        tuple_int(PyTuple_GET_ITEM(obj, 1), "max_version", &minor) < 0) {
+    if (int_pair(obj, "max_version", "(major, minor)", &major, &minor) < 0) {
         return -1;
     }
     if (major < 0 || minor < 0) {
@@ -136,23 +147,8 @@ dfb_dlpack_parse_max_version(PyObject *obj, int *versioned)
 int
 dfb_dlpack_parse_dl_device(PyObject *obj, DLDevice *out)
 {
-    if (!PyTuple_Check(obj)) {
-        PyErr_Format(PyExc_TypeError,
-                     "dl_device must be None or a (device_type, device_id) "
-                     "tuple, not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    if (PyTuple_GET_SIZE(obj) != 2) {
-        PyErr_Format(PyExc_ValueError,
-                     "dl_device must be a (device_type, device_id) tuple, "
-                     "got %R",
-                     obj);
-        return -1;
-    }
     long t, id;
-    if (tuple_int(PyTuple_GET_ITEM(obj, 0), "dl_device", &t) < 0 ||
-        tuple_int(PyTuple_GET_ITEM(obj, 1), "dl_device", &id) < 0) {
+    if (int_pair(obj, "dl_device", "(device_type, device_id)", &t, &id) < 0) {
         return -1;
     }
     if (t < 0 || t > INT32_MAX || id < 0 || id > INT32_MAX) {

@@ -179,46 +179,41 @@ descr_from_interchange(PyObject *tup)
     return dfb_descr_from_typestr(typestr);
 }
 
+int
+dfb_numeric_typenum(char kind, int nbytes)
+{
+    /* by kind (b, i, u, f, c) and size (1, 2, 4, 8, 16 bytes) */
+    static const int nums[5][5] = {
+        {NPY_BOOL, -1, -1, -1, -1},
+        {NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64, -1},
+        {NPY_UINT8, NPY_UINT16, NPY_UINT32, NPY_UINT64, -1},
+        {-1, NPY_HALF, NPY_FLOAT32, NPY_FLOAT64, -1},
+        {-1, -1, -1, NPY_COMPLEX64, NPY_COMPLEX128},
+    };
+    static const char kinds[] = "biufc";
+    const char *k = kind != 0 ? strchr(kinds, kind) : NULL;
+    const int col = nbytes == 1    ? 0
+                    : nbytes == 2  ? 1
+                    : nbytes == 4  ? 2
+                    : nbytes == 8  ? 3
+                    : nbytes == 16 ? 4
+                                   : -1;
+    return k == NULL || col < 0 ? -1 : nums[k - kinds][col];
+}
+
 /* The NumPy type number of a plain numeric typestr ("=i8", "|b1", "<f2",
    "=c16": byte order, kind b/i/u/f/c, size), or -1 for any other string. */
 static int
 simple_typenum(const char *ts)
 {
     if ((ts[0] != '=' && ts[0] != '<' && ts[0] != '>' && ts[0] != '|') ||
-        ts[1] == '\0' || ts[2] == '\0') {
+        ts[1] == '\0' || ts[2] < '1' || ts[2] > '9') {
         return -1;
     }
-    if (ts[1] == 'c' && strcmp(ts + 2, "16") == 0) {
-        return NPY_COMPLEX128;
+    if (ts[3] == '\0') {
+        return dfb_numeric_typenum(ts[1], ts[2] - '0');
     }
-    if (ts[3] != '\0') {
-        return -1;
-    }
-    switch (ts[1]) {
-        case 'b':
-            return ts[2] == '1' ? NPY_BOOL : -1;
-        case 'i':
-            return ts[2] == '1'   ? NPY_INT8
-                   : ts[2] == '2' ? NPY_INT16
-                   : ts[2] == '4' ? NPY_INT32
-                   : ts[2] == '8' ? NPY_INT64
-                                  : -1;
-        case 'u':
-            return ts[2] == '1'   ? NPY_UINT8
-                   : ts[2] == '2' ? NPY_UINT16
-                   : ts[2] == '4' ? NPY_UINT32
-                   : ts[2] == '8' ? NPY_UINT64
-                                  : -1;
-        case 'f':
-            return ts[2] == '2'   ? NPY_HALF
-                   : ts[2] == '4' ? NPY_FLOAT32
-                   : ts[2] == '8' ? NPY_FLOAT64
-                                  : -1;
-        case 'c':
-            return ts[2] == '8' ? NPY_COMPLEX64 : -1;
-        default:
-            return -1;
-    }
+    return strcmp(ts + 2, "16") == 0 ? dfb_numeric_typenum(ts[1], 16) : -1;
 }
 
 /* Plain numeric typestrs (what core's format table mostly gives) skip

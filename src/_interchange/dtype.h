@@ -49,6 +49,12 @@ dfb_ix_dtype_plain(PyObject *t, dfb_format *out);
 int
 dfb_ix_dtype_plain_memo(dfb_state *st, PyObject *t, dfb_format *out);
 
+/* The NumPy type number of numeric kind `kind` ('b', 'i', 'u', 'f', 'c')
+   with `nbytes`-byte items, or -1 for a kind or size NumPy has no plain
+   type for.  Cannot fail. */
+int
+dfb_numeric_typenum(char kind, int nbytes);
+
 /* Returns a new reference to the NumPy dtype named by `typestr` ("<i8",
    "M8[us]", ...), or NULL with TypeError / ValueError / MemoryError set
    (NumPy's SyntaxError for "i4,," becomes TypeError). */

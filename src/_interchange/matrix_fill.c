@@ -188,37 +188,30 @@ static const loop_fn loops[D_N][S_N] = {
 static inline int64_t
 int_at(const char *p, int t, int64_t i)
 {
+/* the W-byte T at p[i], any alignment */
+#define AT(T, W)                          \
+    {                                     \
+        T v;                              \
+        memcpy(&v, p + W * i, sizeof(v)); \
+        return v;                         \
+    }
     switch (t) {
         case S_I8:
             return ((const int8_t *)p)[i];
         case S_U8:
             return ((const uint8_t *)p)[i];
-        case S_I16: {
-            int16_t v;
-            memcpy(&v, p + 2 * i, 2);
-            return v;
-        }
-        case S_U16: {
-            uint16_t v;
-            memcpy(&v, p + 2 * i, 2);
-            return v;
-        }
-        case S_I32: {
-            int32_t v;
-            memcpy(&v, p + 4 * i, 4);
-            return v;
-        }
-        case S_U32: {
-            uint32_t v;
-            memcpy(&v, p + 4 * i, 4);
-            return v;
-        }
-        default: {
-            int64_t v;
-            memcpy(&v, p + 8 * i, 8);
-            return v;
-        }
+        case S_I16:
+            AT(int16_t, 2)
+        case S_U16:
+            AT(uint16_t, 2)
+        case S_I32:
+            AT(int32_t, 4)
+        case S_U32:
+            AT(uint32_t, 4)
+        default:
+            AT(int64_t, 8)
     }
+#undef AT
 }
 
 /* Makes `n` values of chunk `c` from element `i0` readable as native

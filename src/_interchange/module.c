@@ -112,12 +112,7 @@ make_int_enum(PyObject *intenum, const char *name, const enum_item *items,
 static int
 add_enums(PyObject *m, dfb_state *st)
 {
-    PyObject *enum_mod = PyImport_ImportModule("enum");
-    if (enum_mod == NULL) {
-        return -1;
-    }
-    PyObject *intenum = PyObject_GetAttrString(enum_mod, "IntEnum");
-    Py_DECREF(enum_mod);
+    PyObject *intenum = dfb_import_attr("enum", "IntEnum");
     if (intenum == NULL) {
         return -1;
     }

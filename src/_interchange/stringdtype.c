@@ -107,12 +107,7 @@ set_decode_error(const char *s, int64_t n)
 static PyArrayObject *
 new_string_array(int64_t n)
 {
-    PyObject *dtypes = PyImport_ImportModule("numpy.dtypes");
-    if (dtypes == NULL) {
-        return NULL;
-    }
-    PyObject *cls = PyObject_GetAttrString(dtypes, "StringDType");
-    Py_DECREF(dtypes);
+    PyObject *cls = dfb_import_attr("numpy.dtypes", "StringDType");
     if (cls == NULL) {
         return NULL;
     }

@@ -6,83 +6,35 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Fills `out` for a fixed-width integer/float from its Arrow letter.
-   Returns 0, or -1 for another letter. */
+/* The one-letter Arrow formats, indexed by letter: type (DFB_T_INVALID
+   for another letter) and bits. */
+static const struct {
+    dfb_type type;
+    int bits;
+} primitives[128] = {
+    ['c'] = {DFB_T_INT, 8},          ['C'] = {DFB_T_UINT, 8},
+    ['s'] = {DFB_T_INT, 16},         ['S'] = {DFB_T_UINT, 16},
+    ['i'] = {DFB_T_INT, 32},         ['I'] = {DFB_T_UINT, 32},
+    ['l'] = {DFB_T_INT, 64},         ['L'] = {DFB_T_UINT, 64},
+    ['e'] = {DFB_T_FLOAT, 16},       ['f'] = {DFB_T_FLOAT, 32},
+    ['g'] = {DFB_T_FLOAT, 64},       ['b'] = {DFB_T_BOOL_BIT, 1},
+    ['n'] = {DFB_T_NULL, 0},         ['u'] = {DFB_T_UTF8, 8},
+    ['U'] = {DFB_T_LARGE_UTF8, 8},   ['z'] = {DFB_T_BINARY, 8},
+    ['Z'] = {DFB_T_LARGE_BINARY, 8},
+};
+
+/* Fills `out` for a one-letter Arrow format.  Returns 0, or -1 for
+   another letter. */
 static int
 parse_primitive(char c, dfb_format *out)
 {
-    switch (c) {
-        case 'c':
-            out->type = DFB_T_INT;
-            out->bits = 8;
-            return 0;
-        case 'C':
-            out->type = DFB_T_UINT;
-            out->bits = 8;
-            return 0;
-        case 's':
-            out->type = DFB_T_INT;
-            out->bits = 16;
-            return 0;
-        case 'S':
-            out->type = DFB_T_UINT;
-            out->bits = 16;
-            return 0;
-        case 'i':
-            out->type = DFB_T_INT;
-            out->bits = 32;
-            return 0;
-        case 'I':
-            out->type = DFB_T_UINT;
-            out->bits = 32;
-            return 0;
-        case 'l':
-            out->type = DFB_T_INT;
-            out->bits = 64;
-            return 0;
-        case 'L':
-            out->type = DFB_T_UINT;
-            out->bits = 64;
-            return 0;
-        case 'e':
-            out->type = DFB_T_FLOAT;
-            out->bits = 16;
-            return 0;
-        case 'f':
-            out->type = DFB_T_FLOAT;
-            out->bits = 32;
-            return 0;
-        case 'g':
-            out->type = DFB_T_FLOAT;
-            out->bits = 64;
-            return 0;
-        case 'b':
-            out->type = DFB_T_BOOL_BIT;
-            out->bits = 1;
-            return 0;
-        case 'n':
-            out->type = DFB_T_NULL;
-            out->bits = 0;
-            return 0;
-        case 'u':
-            out->type = DFB_T_UTF8;
-            out->bits = 8;
-            return 0;
-        case 'U':
-            out->type = DFB_T_LARGE_UTF8;
-            out->bits = 8;
-            return 0;
-        case 'z':
-            out->type = DFB_T_BINARY;
-            out->bits = 8;
-            return 0;
-        case 'Z':
-            out->type = DFB_T_LARGE_BINARY;
-            out->bits = 8;
-            return 0;
-        default:
-            return -1;
+    const unsigned char u = (unsigned char)c;
+    if (u >= 128 || primitives[u].type == DFB_T_INVALID) {
+        return -1;
     }
+    out->type = primitives[u].type;
+    out->bits = primitives[u].bits;
+    return 0;
 }
 
 /* Returns 1 for a time unit letter s, m, u, n. */
@@ -325,15 +277,12 @@ dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size)
             n = snprintf(buf, size, "%cM8[ms]", order);
             break;
         case DFB_T_TIMESTAMP:
-            n = snprintf(
-                buf, size, "%cM8[%ss]", order,
-                f->unit == 's'
-                    ? ""
-                    : (f->unit == 'm' ? "m" : (f->unit == 'u' ? "u" : "n")));
-            break;
         case DFB_T_DURATION:
+            /* datetime64 / timedelta64 of the unit: "s" alone, else a
+               prefix ('m', 'u', 'n') before the "s" */
             n = snprintf(
-                buf, size, "%cm8[%ss]", order,
+                buf, size, "%c%c8[%ss]", order,
+                f->type == DFB_T_TIMESTAMP ? 'M' : 'm',
                 f->unit == 's'
                     ? ""
                     : (f->unit == 'm' ? "m" : (f->unit == 'u' ? "u" : "n")));
@@ -473,6 +422,30 @@ dfb_format_to_arrow(const dfb_format *f, char *buf, size_t size)
     return 0;
 }
 
+/* The struct module's one-letter codes, indexed by letter: the kind and
+   the size in native ('@') and in standard order (0: none). */
+static const struct {
+    char kind; /* 'b', 'i', 'u', 'f'; 0 for another letter */
+    signed char native, standard;
+} struct_codes[128] = {
+    ['?'] = {'b', sizeof(_Bool), 1},
+    ['b'] = {'i', 1, 1},
+    ['B'] = {'u', 1, 1},
+    ['h'] = {'i', sizeof(short), 2},
+    ['H'] = {'u', sizeof(short), 2},
+    ['i'] = {'i', sizeof(int), 4},
+    ['I'] = {'u', sizeof(int), 4},
+    ['l'] = {'i', sizeof(long), 4},
+    ['L'] = {'u', sizeof(long), 4},
+    ['q'] = {'i', 8, 8},
+    ['Q'] = {'u', 8, 8},
+    ['n'] = {'i', sizeof(size_t), 0},
+    ['N'] = {'u', sizeof(size_t), 0},
+    ['e'] = {'f', 2, 2},
+    ['f'] = {'f', 4, 4},
+    ['d'] = {'f', 8, 8},
+};
+
 int
 dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize)
 {
@@ -481,83 +454,18 @@ dfb_struct_typestr(const char *fmt, char *buf, size_t bufsize)
     if (*f == '@' || *f == '=' || *f == '<' || *f == '>' || *f == '!') {
         order = *f++;
     }
-    int native = order == '@';
+    const unsigned char c = (unsigned char)f[0];
     char kind = 0; /* 'b', 'i', 'u', 'f', 'c' */
     int size = 0;
-    switch (f[0]) {
-        case '?':
-            kind = 'b';
-            size = native ? sizeof(_Bool) : 1;
-            break;
-        case 'b':
-            kind = 'i';
-            size = 1;
-            break;
-        case 'B':
-            kind = 'u';
-            size = 1;
-            break;
-        case 'h':
-            kind = 'i';
-            size = native ? sizeof(short) : 2;
-            break;
-        case 'H':
-            kind = 'u';
-            size = native ? sizeof(short) : 2;
-            break;
-        case 'i':
-            kind = 'i';
-            size = native ? sizeof(int) : 4;
-            break;
-        case 'I':
-            kind = 'u';
-            size = native ? sizeof(int) : 4;
-            break;
-        case 'l':
-            kind = 'i';
-            size = native ? sizeof(long) : 4;
-            break;
-        case 'L':
-            kind = 'u';
-            size = native ? sizeof(long) : 4;
-            break;
-        case 'q':
-            kind = 'i';
-            size = 8;
-            break;
-        case 'Q':
-            kind = 'u';
-            size = 8;
-            break;
-        case 'n':
-            kind = native ? 'i' : 0;
-            size = sizeof(size_t);
-            break;
-        case 'N':
-            kind = native ? 'u' : 0;
-            size = sizeof(size_t);
-            break;
-        case 'e':
-            kind = 'f';
-            size = 2;
-            break;
-        case 'f':
-            kind = 'f';
-            size = 4;
-            break;
-        case 'd':
-            kind = 'f';
-            size = 8;
-            break;
-        case 'Z':
-            if (f[1] == 'f' || f[1] == 'd') {
-                kind = 'c';
-                size = f[1] == 'f' ? 8 : 16;
-                f++;
-            }
-            break;
-        default:
-            break;
+    if (c == 'Z' && (f[1] == 'f' || f[1] == 'd')) {
+        kind = 'c';
+        size = f[1] == 'f' ? 8 : 16;
+        f++;
+    }
+    else if (c < 128) {
+        size =
+            order == '@' ? struct_codes[c].native : struct_codes[c].standard;
+        kind = size > 0 ? struct_codes[c].kind : 0;
     }
     if (kind == 0 || f[1] != '\0') {
         return -1;
@@ -588,95 +496,45 @@ dfb_numpy_struct_format(char kind, char type, int64_t itemsize, char byteorder)
     if (kind == 'b') {
         return "?";
     }
-    if (native) {
-        /* NumPy's type characters are the struct module's native codes. */
-        switch (type) {
-            case 'b':
-                return "b";
-            case 'B':
-                return "B";
-            case 'h':
-                return "h";
-            case 'H':
-                return "H";
-            case 'i':
-                return "i";
-            case 'I':
-                return "I";
-            case 'l':
-                return "l";
-            case 'L':
-                return "L";
-            case 'q':
-                return "q";
-            case 'Q':
-                return "Q";
-            case 'e':
-                return "e";
-            case 'f':
-                return "f";
-            case 'd':
-                return "d";
-            case 'g':
-                return "g";
-            case 'F':
-                return "Zf";
-            case 'D':
-                return "Zd";
-            case 'G':
-                return "Zg";
-            default:
-                break;
-        }
+    /* NumPy's type characters are the struct module's native codes. */
+    static const char *const native_codes[128] = {
+        ['b'] = "b",  ['B'] = "B",  ['h'] = "h", ['H'] = "H", ['i'] = "i",
+        ['I'] = "I",  ['l'] = "l",  ['L'] = "L", ['q'] = "q", ['Q'] = "Q",
+        ['e'] = "e",  ['f'] = "f",  ['d'] = "d", ['g'] = "g", ['F'] = "Zf",
+        ['D'] = "Zd", ['G'] = "Zg",
+    };
+    const unsigned char t = (unsigned char)type;
+    if (native && t < 128 && native_codes[t] != NULL) {
+        return native_codes[t];
     }
     /* Non-native order (or an unusual type char): explicit byte order and
-       standard sizes. */
-    const int big = byteorder == '>' || (native && DFB_HOST_BIG);
-#define PICK(lit) return big ? ">" lit : "<" lit
-    switch (kind) {
-        case 'i':
-            switch (itemsize) {
-                case 1:
-                    return "b";
-                case 2:
-                    PICK("h");
-                case 4:
-                    PICK("i");
-                case 8:
-                    PICK("q");
-            }
-            break;
-        case 'u':
-            switch (itemsize) {
-                case 1:
-                    return "B";
-                case 2:
-                    PICK("H");
-                case 4:
-                    PICK("I");
-                case 8:
-                    PICK("Q");
-            }
-            break;
-        case 'f':
-            switch (itemsize) {
-                case 2:
-                    PICK("e");
-                case 4:
-                    PICK("f");
-                case 8:
-                    PICK("d");
-            }
-            break;
-        case 'c':
-            switch (itemsize) {
-                case 8:
-                    PICK("Zf");
-                case 16:
-                    PICK("Zd");
-            }
-            break;
+       standard sizes, by kind (i, u, f, c) and size (1, 2, 4, 8, 16). */
+    static const char *const little[4][5] = {
+        {"b", "<h", "<i", "<q", NULL},
+        {"B", "<H", "<I", "<Q", NULL},
+        {NULL, "<e", "<f", "<d", NULL},
+        {NULL, NULL, NULL, "<Zf", "<Zd"},
+    };
+    static const char *const big[4][5] = {
+        {"b", ">h", ">i", ">q", NULL},
+        {"B", ">H", ">I", ">Q", NULL},
+        {NULL, ">e", ">f", ">d", NULL},
+        {NULL, NULL, NULL, ">Zf", ">Zd"},
+    };
+    const int row = kind == 'i'   ? 0
+                    : kind == 'u' ? 1
+                    : kind == 'f' ? 2
+                    : kind == 'c' ? 3
+                                  : -1;
+    const int col = itemsize == 1    ? 0
+                    : itemsize == 2  ? 1
+                    : itemsize == 4  ? 2
+                    : itemsize == 8  ? 3
+                    : itemsize == 16 ? 4
+                                     : -1;
+    if (row < 0 || col < 0) {
+        return NULL;
     }
-#undef PICK
-    return NULL;
+    const int is_big = byteorder == '>' || (native && DFB_HOST_BIG);
+    return is_big ? big[row][col] : little[row][col];
 }

@@ -24,6 +24,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+# exposes only a producer's DLPack methods (forces that path)
+from dfbuffer.testing import _DLPackOnly
+
 PRODUCERS = ("numpy", "pandas", "pyarrow", "polars", "nanoarrow", "torch", "cupy")
 N = 1000  # elements of the test data: small, the report takes well under a second
 
@@ -66,22 +69,6 @@ def _import(name: str) -> Any | None:
 # ---------------------------------------------------------------------------
 # Helpers shared by the paths
 # ---------------------------------------------------------------------------
-
-
-class _DLPackOnly:
-    """Exposes only a producer's DLPack methods (forces that path)."""
-
-    def __init__(self, obj: Any) -> None:
-        self._obj = obj
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        try:
-            return self._obj.__dlpack__(**kwargs)
-        except TypeError:
-            return self._obj.__dlpack__()
-
-    def __dlpack_device__(self) -> Any:
-        return self._obj.__dlpack_device__()
 
 
 class _ArrayInterfaceOnly:
@@ -137,6 +124,13 @@ def _same(a: int, b: int) -> tuple[bool, str]:
     return a == b, ("same address" if a == b else f"copied ({a:#x} != {b:#x})")
 
 
+def _same_values(equal: bool, a: int, b: int) -> tuple[bool, str]:
+    """_same(a, b) for an export whose values compared ``equal`` to the source."""
+    if not equal:
+        raise AssertionError("values differ")
+    return _same(a, b)
+
+
 def _ndarray_address(arr: Any) -> int:
     return int(arr.__array_interface__["data"][0])
 
@@ -156,9 +150,7 @@ def _numpy_paths(dfb: Any, np: Any) -> list[tuple[str, Callable]]:
 
     def dlpack_export():
         out = np.from_dlpack(_buffer_over(dfb, np, x))
-        if not np.array_equal(out, x):
-            raise AssertionError("values differ")
-        return _same(out.ctypes.data, addr)
+        return _same_values(np.array_equal(out, x), out.ctypes.data, addr)
 
     def array_method_import():
         buf = _from_object(dfb, _ArrayMethodOnly(x))
@@ -172,9 +164,7 @@ def _numpy_paths(dfb: Any, np: Any) -> list[tuple[str, Callable]]:
         buf = _buffer_over(dfb, np, x)
         ai = buf.__array_interface__
         out = np.asarray(_ArrayInterfaceOnly(ai, buf))
-        if not np.array_equal(out, x):
-            raise AssertionError("values differ")
-        return _same(out.ctypes.data, addr)
+        return _same_values(np.array_equal(out, x), out.ctypes.data, addr)
 
     def bp_import():
         buf = _from_object(dfb, memoryview(x))
@@ -182,9 +172,7 @@ def _numpy_paths(dfb: Any, np: Any) -> list[tuple[str, Callable]]:
 
     def bp_export():
         out = np.asarray(memoryview(_buffer_over(dfb, np, x)))
-        if not np.array_equal(out.view(np.int64), x):
-            raise AssertionError("values differ")
-        return _same(out.ctypes.data, addr)
+        return _same_values(np.array_equal(out.view(np.int64), x), out.ctypes.data, addr)
 
     def arrow():
         raise NotAvailable("numpy speaks no Arrow PyCapsule interface")
@@ -292,9 +280,8 @@ def _pyarrow_paths(dfb: Any, np: Any, pa: Any) -> list[tuple[str, Callable]]:
     def capsule_export():
         x = np.arange(N, dtype=np.int64)
         out = pa.array(_buffer_over(dfb, np, x))
-        if out.to_pylist()[:3] != [0, 1, 2]:
-            raise AssertionError("values differ")
-        return _same(out.buffers()[1].address, x.ctypes.data)
+        ok = out.to_pylist()[:3] == [0, 1, 2]
+        return _same_values(ok, out.buffers()[1].address, x.ctypes.data)
 
     def interchange():
         return _from_dataframe_rows(dfb, lambda: table.__dataframe__(), table_addr)()
@@ -356,9 +343,8 @@ def _nanoarrow_paths(dfb: Any, np: Any, na: Any) -> list[tuple[str, Callable]]:
     def capsule_export():
         x = np.arange(N, dtype=np.int64)
         out = na.c_array(_buffer_over(dfb, np, x))
-        if na.Array(out).to_pylist()[:3] != [0, 1, 2]:
-            raise AssertionError("values differ")
-        return _same(int(out.buffers[1]), x.ctypes.data)
+        ok = na.Array(out).to_pylist()[:3] == [0, 1, 2]
+        return _same_values(ok, int(out.buffers[1]), x.ctypes.data)
 
     def stream():
         return _from_dataframe_rows(dfb, lambda: na.c_array_stream(batch), addr)()

@@ -95,6 +95,21 @@ class StoredMapping(Mapping):
         return f"StoredMapping({self._d!r})"
 
 
+def _scripted(name: str) -> property:
+    """A property answering with the script `name` of the object's ``_get``."""
+    return property(lambda self: self._get(name))
+
+
+def _scripted_call(name: str):
+    """A method (any arguments) answering with the script `name` of ``_get``."""
+
+    def method(self, *args, **kwargs):
+        return self._get(name)
+
+    method.__name__ = name
+    return method
+
+
 class HColumn:
     """An interchange Column whose every attribute is a Script (or a plain value)."""
 
@@ -106,41 +121,16 @@ class HColumn:
             raise AttributeError(name)
         return _answer(self.s[name])
 
-    def size(self):
-        return self._get("size")
-
-    @property
-    def offset(self):
-        return self._get("offset")
-
-    @property
-    def dtype(self):
-        return self._get("dtype")
-
-    @property
-    def describe_null(self):
-        return self._get("describe_null")
-
-    @property
-    def null_count(self):
-        return self._get("null_count")
-
-    @property
-    def describe_categorical(self):
-        return self._get("describe_categorical")
-
-    @property
-    def metadata(self):
-        return self._get("metadata")
-
-    def num_chunks(self):
-        return self._get("num_chunks")
-
-    def get_chunks(self, n_chunks=None):
-        return self._get("get_chunks")
-
-    def get_buffers(self):
-        return self._get("get_buffers")
+    size = _scripted_call("size")
+    offset = _scripted("offset")
+    dtype = _scripted("dtype")
+    describe_null = _scripted("describe_null")
+    null_count = _scripted("null_count")
+    describe_categorical = _scripted("describe_categorical")
+    metadata = _scripted("metadata")
+    num_chunks = _scripted_call("num_chunks")
+    get_chunks = _scripted_call("get_chunks")  # (n_chunks=None)
+    get_buffers = _scripted_call("get_buffers")
 
     def __repr__(self) -> str:
         return f"HColumn({self.s!r})"
@@ -158,8 +148,7 @@ class HFrame:
     def __dataframe__(self, nan_as_null=False, allow_copy=True):
         return self
 
-    def column_names(self):
-        return self._get("column_names")
+    column_names = _scripted_call("column_names")
 
     def get_column(self, i):
         cols = self._get("columns")
@@ -171,11 +160,8 @@ class HFrame:
     def get_columns(self):
         return iter(self._get("columns"))
 
-    def num_columns(self):
-        return self._get("num_columns")
-
-    def num_rows(self):
-        return self._get("num_rows")
+    num_columns = _scripted_call("num_columns")
+    num_rows = _scripted_call("num_rows")
 
     def num_chunks(self):
         return 1

@@ -166,15 +166,20 @@ def test_buffer_to_ndarray(data):
     np.testing.assert_array_equal(value, want)
 
 
+def _byte_buffer(data, most: int, **kw):
+    """Draws a hostile interchange buffer over up to `most` bytes (kw: hostile_buffer's
+    options); returns it and what mem_of says of it."""
+    count = data.draw(st.integers(0, most))
+    buf = data.draw(hostile_buffer(data.draw(memory("u1", count)), count, **kw))
+    return buf, mem_of(buf)
+
+
 @FUZZ
 @FUZZ_SEED
 @given(st.data())
 def test_from_object_interchange_buffer(data):
-    count = data.draw(st.integers(0, 64))
-    mem = data.draw(memory("u1", count))
-    buf = data.draw(hostile_buffer(mem, count))
+    buf, m = _byte_buffer(data, 64)
     dtype = data.draw(st.sampled_from([None, "u1", "i2", "f8"]))
-    m = mem_of(buf)
     outcome = run(lambda: dfbuffer.Buffer.from_object(buf, dtype=dtype))
     if m == RAISE:
         # device memory is wrapped (never read); anything else invalid is refused
@@ -216,10 +221,7 @@ def test_check_column_never_raises(colkind):
 @FUZZ_SEED
 @given(st.data())
 def test_check_buffer_and_dataframe_never_raise(data):
-    count = data.draw(st.integers(0, 32))
-    mem = data.draw(memory("u1", count))
-    buf = data.draw(hostile_buffer(mem, count, may_change=False))
-    m = mem_of(buf)
+    buf, m = _byte_buffer(data, 32, may_change=False)
     assume(m in (RAISE, EITHER) or m[1] <= m[2].size)
     _kit_ok(testing.check_buffer(buf))
     col, kind = data.draw(hostile_columns(may_change=False, mutate=False))
