@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -493,3 +494,30 @@ def test_manager_swapped_by_a_racing_thread(entry):
     finally:
         stop.set()
         t.join()
+
+
+def test_array_manager_frames_read_in_place():
+    """pandas 2's ArrayManager (one 1-D array per column, no blocks) is read by the same
+    reader: NumPy columns zero-copy for from_dataframe, in place for to_matrix."""
+    if int(pd.__version__.split(".")[0]) >= 3:
+        pytest.skip("pandas 3 has no ArrayManager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the option is deprecated
+        pd.set_option("mode.data_manager", "array")
+        try:
+            df = pd.DataFrame({"a": [1.0, np.nan, 3.0], "b": [1, 2, 3],
+                               "c": pd.array([1, None, 3], dtype="Int64"),
+                               "s": ["x", "y", "z"]})
+        finally:
+            pd.set_option("mode.data_manager", "block")
+    assert type(df._mgr).__name__ == "ArrayManager"
+    out = dfbuffer.from_dataframe(df)
+    assert np.shares_memory(out["a"], df["a"].to_numpy())
+    assert np.shares_memory(out["b"], df["b"].to_numpy())
+    assert np.ma.getmaskarray(out["c"]).tolist() == [False, True, False]
+    assert out["s"].tolist() == ["x", "y", "z"]
+    np.testing.assert_array_equal(
+        dfbuffer.to_matrix(df, columns=["a", "b", "c"]),
+        [[1.0, 1.0, 1.0], [np.nan, 2.0, np.nan], [3.0, 3.0, 3.0]])
+    with pytest.raises(TypeError, match="'s'"):
+        dfbuffer.to_matrix(df)

@@ -257,19 +257,22 @@ extension_values(PyObject *values, PyObject *const *types, npy_intp nloc,
     return arr;
 }
 
-/* Records the `nloc` columns at positions `locs` of block `b` (values in
-   `va`, mask in `ma` or NULL) in `f`.  Returns BLOCK_READ, or BLOCK_LIES
-   for a position out of range or seen before.  Cannot fail otherwise. */
+/* Records the columns of block `b` (values in `va`, mask in `ma` or NULL)
+   in `f`: those at positions `la` (a 1-D intp ndarray), or when `la` is
+   NULL the one at position `at`.  Returns BLOCK_READ, or BLOCK_LIES for a
+   position out of range or seen before.  Cannot fail otherwise. */
 static int
-place_block(dfb_pd_frame *f, Py_ssize_t b, PyArrayObject *la,
+place_block(dfb_pd_frame *f, Py_ssize_t b, PyArrayObject *la, npy_intp at,
             PyArrayObject *va, PyArrayObject *ma)
 {
-    const npy_intp nloc = PyArray_DIM(la, 0);
+    const npy_intp nloc = la != NULL ? PyArray_DIM(la, 0) : 1;
     const int nd = PyArray_NDIM(va);
     for (npy_intp i = 0; i < nloc; i++) {
-        npy_intp pos;
-        memcpy(&pos, PyArray_BYTES(la) + i * PyArray_STRIDE(la, 0),
-               sizeof(pos));
+        npy_intp pos = at;
+        if (la != NULL) {
+            memcpy(&pos, PyArray_BYTES(la) + i * PyArray_STRIDE(la, 0),
+                   sizeof(pos));
+        }
         if (pos < 0 || pos >= f->ncols || f->cols[pos].block >= 0) {
             return BLOCK_LIES; /* not a placement pandas makes */
         }
@@ -288,16 +291,61 @@ place_block(dfb_pd_frame *f, Py_ssize_t b, PyArrayObject *la,
     return BLOCK_READ;
 }
 
-/* Reads block `b` (`blk`, borrowed from the caller's tuple) into `f`,
-   appending the arrays it points into to f->keep.  Returns BLOCK_READ,
-   BLOCK_OTHER (values of a type not read here: its columns stay
-   DFB_PD_OTHER), BLOCK_LIES (no exception), or -1 with MemoryError. */
+/* Reads `values` (borrowed; held by the caller) of block `b` into `f`: a
+   2-D ndarray of (len(la), rows) shape when `la` (its positions) is given,
+   else the 1-D array of the column at position `at` (pandas 2's
+   ArrayManager), or an extension array read by extension_values.  Appends
+   the arrays it points into to f->keep.  Returns BLOCK_READ, BLOCK_OTHER,
+   BLOCK_LIES (no exception), or -1 with MemoryError. */
+static int
+read_values(dfb_pd_frame *f, Py_ssize_t b, PyObject *values, PyArrayObject *la,
+            npy_intp at, PyObject *const *types)
+{
+    int r = BLOCK_LIES;
+    PyObject *arr = NULL, *mask = NULL;
+    const npy_intp nloc = la != NULL ? PyArray_DIM(la, 0) : 1;
+    if (PyArray_CheckExact(values)) {
+        PyArrayObject *v = (PyArrayObject *)values;
+        int ok = la != NULL
+                     ? PyArray_NDIM(v) == 2 && PyArray_DIM(v, 0) == nloc &&
+                           PyArray_DIM(v, 1) == f->nrows
+                     : PyArray_NDIM(v) == 1 && PyArray_DIM(v, 0) == f->nrows;
+        if (!ok) {
+            return BLOCK_LIES;
+        }
+        arr = Py_NewRef(values);
+    }
+    else {
+        arr = extension_values(values, types, nloc, (npy_intp)f->nrows, &mask,
+                               &r);
+        if (arr == NULL) {
+            return r;
+        }
+    }
+    if (PyList_Append(f->keep, arr) < 0 ||
+        (mask != NULL && PyList_Append(f->keep, mask) < 0)) {
+        r = -1;
+    }
+    else {
+        /* the keep list holds both arrays from here on */
+        r = place_block(f, b, la, at, (PyArrayObject *)arr,
+                        (PyArrayObject *)mask);
+    }
+    Py_XDECREF(mask);
+    Py_DECREF(arr);
+    return r;
+}
+
+/* Reads block `b` (`blk`, borrowed from the caller's tuple) into `f`
+   through read_values.  Returns BLOCK_READ, BLOCK_OTHER (values of a type
+   not read here: its columns stay DFB_PD_OTHER), BLOCK_LIES (no
+   exception), or -1 with MemoryError. */
 static int
 read_block(dfb_pd_frame *f, Py_ssize_t b, PyObject *blk,
            PyObject *const *types)
 {
     int r = BLOCK_LIES;
-    PyObject *locs = NULL, *values = NULL, *arr = NULL, *mask = NULL;
+    PyObject *locs = NULL, *values = NULL;
     PyObject *pl = PyObject_GetAttrString(blk, "mgr_locs");
     if (pl != NULL) {
         locs = PyObject_GetAttrString(pl, "as_array");
@@ -308,38 +356,48 @@ read_block(dfb_pd_frame *f, Py_ssize_t b, PyObject *blk,
         PyArray_NDIM((PyArrayObject *)locs) != 1 ||
         PyArray_TYPE((PyArrayObject *)locs) != NPY_INTP) {
         PyErr_Clear();
-        goto done;
-    }
-    PyArrayObject *la = (PyArrayObject *)locs;
-    const npy_intp nloc = PyArray_DIM(la, 0);
-    if (PyArray_CheckExact(values)) {
-        PyArrayObject *v = (PyArrayObject *)values;
-        if (PyArray_NDIM(v) != 2 || PyArray_DIM(v, 0) != nloc ||
-            PyArray_DIM(v, 1) != f->nrows) {
-            goto done;
-        }
-        arr = Py_NewRef(values);
     }
     else {
-        arr = extension_values(values, types, nloc, (npy_intp)f->nrows, &mask,
-                               &r);
-        if (arr == NULL) {
-            goto done;
-        }
+        r = read_values(f, b, values, (PyArrayObject *)locs, 0, types);
     }
-    if (PyList_Append(f->keep, arr) < 0 ||
-        (mask != NULL && PyList_Append(f->keep, mask) < 0)) {
-        r = -1;
-        goto done;
-    }
-    /* the keep list holds both arrays from here on */
-    r = place_block(f, b, la, (PyArrayObject *)arr, (PyArrayObject *)mask);
-done:
-    Py_XDECREF(mask);
-    Py_XDECREF(arr);
     Py_XDECREF(values);
     Py_XDECREF(locs);
     return r;
+}
+
+/* Reads the `arrays` of pandas 2's ArrayManager `mgr` (exactly a list of
+   one 1-D array per column, in column order) into `f`.  Returns
+   BLOCK_READ, BLOCK_OTHER (some array of another kind), BLOCK_LIES, or -1
+   with MemoryError. */
+static int
+read_arrays(dfb_pd_frame *f, PyObject *mgr, PyObject *const *types)
+{
+    PyObject *arrays = PyObject_GetAttrString(mgr, "arrays");
+    /* our own tuple of the items: it holds each while it is read */
+    PyObject *items = arrays != NULL && PyList_CheckExact(arrays)
+                          ? PyList_AsTuple(arrays)
+                          : NULL;
+    Py_XDECREF(arrays);
+    if (items == NULL) {
+        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            return -1;
+        }
+        PyErr_Clear();
+        return BLOCK_LIES;
+    }
+    int r = PyTuple_GET_SIZE(items) == f->ncols ? BLOCK_READ : BLOCK_LIES;
+    int other = 0;
+    for (Py_ssize_t i = 0; r == BLOCK_READ && i < f->ncols; i++) {
+        int ri = read_values(f, i, PyTuple_GET_ITEM(items, i), NULL, i, types);
+        if (ri == BLOCK_OTHER) {
+            other = 1;
+        }
+        else {
+            r = ri;
+        }
+    }
+    Py_DECREF(items);
+    return r == BLOCK_READ && other ? BLOCK_OTHER : r;
 }
 
 /* Reads the blocks of `obj._mgr` into `f` (names, length, keep and cols
@@ -368,6 +426,15 @@ read_blocks(PyObject *obj, dfb_pd_frame *f)
     }
     mgr = PyObject_GetAttrString(obj, "_mgr");
     blocks = mgr != NULL ? PyObject_GetAttrString(mgr, "blocks") : NULL;
+    PyErr_Clear();
+    if (blocks == NULL && mgr != NULL &&
+        is_exact(mgr, "pandas.core.internals.array_manager", "ArrayManager") >
+            0) {
+        r = read_arrays(f, mgr, types);
+        f->all_read = r == BLOCK_READ;
+        r = r == BLOCK_OTHER ? BLOCK_READ : r;
+        goto done;
+    }
     if (blocks == NULL || !PyTuple_Check(blocks)) {
         PyErr_Clear();
         goto done;

@@ -81,7 +81,9 @@ typedef struct {
 } dfb_pd_frame;
 
 /* Reads pandas frame `obj` into `out` (zeroed by the caller; clear it
-   always): names and length first, then `obj._mgr.blocks`, each block's
+   always): names and length first, then `obj._mgr.blocks` (or, for
+   pandas 2's ArrayManager, its `arrays`: one 1-D array per column), each
+   block's
    `mgr_locs.as_array` (exactly a 1-D intp ndarray) and `values`, every
    array checked (exactly an ndarray, the frame's length, each position
    seen once) and held.  A manager or block that lies (shapes, positions,
