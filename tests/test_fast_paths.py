@@ -53,7 +53,7 @@ def test_numpy_backed_columns_are_zero_copy_views(dtype):
     chain = base_chain(res)
     assert isinstance(chain[-1], Buffer)
     assert chain[-1].native == NativeFormat.NUMPY
-    assert isinstance(chain[-1].owner, np.ndarray)  # what Series.to_numpy() returned
+    assert isinstance(chain[-1].owner, np.ndarray)  # the column's row of its block
     # pandas (copy-on-write) hands read-only memory: it stays read-only
     assert not res.flags.writeable
     with pytest.raises(ValueError):

@@ -1,5 +1,5 @@
-"""Hostile pandas frames: the pandas readers of to_matrix (which reads a frame's blocks in
-place) and of from_dataframe (Series.to_numpy() per column) given block managers that lie,
+"""Hostile pandas frames: the one pandas frame reader (pandas_frame.c, which reads a frame's
+blocks in place for to_matrix, from_dataframe and dfbuffer.pandas) given block managers that lie,
 frames whose class or blocks change between two reads, and column selections whose items
 run code.  Each call ends in the values the frame showed when it was read, or in a clean
 Python exception; never a crash (the suite runs under ASan + UBSan in CI).
@@ -11,6 +11,9 @@ its axes from it, so the frame's columns, length and blocks are all the fake's.
 from __future__ import annotations
 
 import gc
+import threading
+import warnings
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -376,3 +379,145 @@ def test_manager_swapped_by_its_blocks_property(new_rows):
         np.testing.assert_array_equal(out, np.full((3, 1), 2.0))
     else:
         assert out is None
+
+
+# ------------------------------------------- one reader for from_dataframe and to_matrix
+
+
+def _outcome(fn, df):
+    """("ok", {column: values}) or ("error", exception type) for one entry point."""
+    try:
+        got = fn(df)
+    except (TypeError, ValueError, BufferError, KeyError, AttributeError, IndexError) as e:
+        return "error", type(e)
+    if isinstance(got, np.ndarray):
+        return "ok", {c: got[:, i].tolist() for i, c in enumerate(df.columns)}
+    return "ok", {k: np.asarray(v).tolist() for k, v in got.items()}
+
+
+_F8 = np.arange(6.0).reshape(2, 3)
+
+
+@pytest.mark.parametrize("positions, values, why", [
+    ([1, 0], _F8, "a good block, columns swapped"),
+    ([1, 0], np.arange(18.0).reshape(2, 9)[:, ::-3], "negative strides"),
+    ([0, 1], np.asfortranarray(_F8), "Fortran order"),
+    ([0, 1], np.broadcast_to(np.arange(3, dtype=np.int64), (2, 3)), "a broadcast block"),
+    ([0, 5], _F8, "position past the columns"),
+    ([-1, 0], _F8, "negative position"),
+    ([0, 0], _F8, "one column twice"),
+    ([0], _F8, "more rows in the block than positions"),
+    ([0, 1], np.zeros((2, 4)), "block longer than the frame"),
+    ([0, 1], np.zeros(6), "1-D values"),
+    ([0, 1], [[0.0] * 3] * 2, "a list, not an array"),
+    ([0, 1], np.zeros((2, 3), dtype="S4"), "bytes values"),
+    ([0, 1], np.zeros((2, 3), dtype=">f8"), "non-native order"),
+])
+def test_from_dataframe_and_to_matrix_read_a_frame_alike(positions, values, why):
+    """from_dataframe and to_matrix read a pandas frame through one reader: a block
+    manager it accepts gives both the same values (from_dataframe read such fakes
+    through pandas' Series API before, which a fake manager cannot serve), and one it
+    refuses sends both to pandas' Arrow export, which fails alike on the fake."""
+    df = frame_over(Manager(["a", "b"], 3, [Block(positions, values)]))
+    m = _outcome(dfbuffer.to_matrix, df)
+    d = _outcome(dfbuffer.from_dataframe, df)
+    assert m == d, why
+    good = why in ("a good block, columns swapped", "negative strides", "Fortran order",
+                   "a broadcast block")
+    assert (m[0] == "ok") == good, why
+
+
+def test_one_reader_refuses_a_manager_for_both_entries():
+    """A block of unreadable positions next to a good one: the whole manager is refused
+    by both entries (not half read by one of them)."""
+    good = Block([0], np.ones((1, 3)))
+    bad = Block([1], np.ones((1, 3)), dtype=np.int32)
+    df = frame_over(Manager(["a", "b"], 3, [good, bad]))
+    assert _outcome(dfbuffer.to_matrix, df)[0] == "error"
+    assert _outcome(dfbuffer.from_dataframe, df)[0] == "error"
+    # and with the positions fixed, both read it
+    df = frame_over(Manager(["a", "b"], 3, [good, Block([1], np.zeros((1, 3)))]))
+    assert _outcome(dfbuffer.to_matrix, df) == _outcome(dfbuffer.from_dataframe, df) == (
+        "ok", {"a": [1.0] * 3, "b": [0.0] * 3})
+
+
+def test_from_dataframe_holds_the_block_it_read():
+    """The array from_dataframe hands out keeps the fake block's memory alive after the
+    frame, its manager and the block are gone."""
+    values = np.zeros((2, 3))  # owns its memory (no base to collapse to)
+    values[1] = [3.0, 4.0, 5.0]
+    ref = weakref.ref(values)
+    df = frame_over(Manager(["a", "b"], 3, [Block([0, 1], values)]))
+    out = dfbuffer.from_dataframe(df)
+    del df, values
+    gc.collect()
+    assert ref() is not None
+    assert out["b"].tolist() == [3.0, 4.0, 5.0] and not out["b"].flags.writeable
+    del out
+    gc.collect()
+    assert ref() is None
+
+
+@pytest.mark.parametrize("entry", ["to_matrix", "from_dataframe"])
+def test_manager_swapped_by_a_racing_thread(entry):
+    """A thread swaps the frame's block manager between two of different lengths while
+    the frame is read: every result is one manager's values, or a clean error."""
+    a = pd.DataFrame({"x": np.arange(1000.0), "y": np.arange(1000.0) * 2})
+    b = pd.DataFrame({"x": np.full(7, -1.0), "y": np.full(7, -2.0)})
+    df = pd.DataFrame({"x": a["x"].copy(), "y": a["y"].copy()})
+    mgrs = (a._mgr, b._mgr)
+    stop = threading.Event()
+
+    def writer():
+        i = 0
+        while not stop.is_set():
+            object.__setattr__(df, "_mgr", mgrs[i % 2])
+            i += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        for _ in range(200):
+            try:
+                if entry == "to_matrix":
+                    out = dfbuffer.to_matrix(df)
+                    got = (out[:, 0].tolist(), out[:, 1].tolist())
+                else:
+                    res = dfbuffer.from_dataframe(df)
+                    got = (np.asarray(res["x"]).tolist(), np.asarray(res["y"]).tolist())
+            except (TypeError, ValueError, BufferError, KeyError, AttributeError):
+                continue
+            assert got in (
+                (a["x"].tolist(), a["y"].tolist()),
+                (b["x"].tolist(), b["y"].tolist()),
+            )
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_array_manager_frames_read_in_place():
+    """pandas 2's ArrayManager (one 1-D array per column, no blocks) is read by the same
+    reader: NumPy columns zero-copy for from_dataframe, in place for to_matrix."""
+    if int(pd.__version__.split(".")[0]) >= 3:
+        pytest.skip("pandas 3 has no ArrayManager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the option is deprecated
+        pd.set_option("mode.data_manager", "array")
+        try:
+            df = pd.DataFrame({"a": [1.0, np.nan, 3.0], "b": [1, 2, 3],
+                               "c": pd.array([1, None, 3], dtype="Int64"),
+                               "s": ["x", "y", "z"]})
+        finally:
+            pd.set_option("mode.data_manager", "block")
+    assert type(df._mgr).__name__ == "ArrayManager"
+    out = dfbuffer.from_dataframe(df)
+    assert np.shares_memory(out["a"], df["a"].to_numpy())
+    assert np.shares_memory(out["b"], df["b"].to_numpy())
+    assert np.ma.getmaskarray(out["c"]).tolist() == [False, True, False]
+    assert out["s"].tolist() == ["x", "y", "z"]
+    np.testing.assert_array_equal(
+        dfbuffer.to_matrix(df, columns=["a", "b", "c"]),
+        [[1.0, 1.0, 1.0], [np.nan, 2.0, np.nan], [3.0, 3.0, 3.0]])
+    with pytest.raises(TypeError, match="'s'"):
+        dfbuffer.to_matrix(df)

@@ -5,7 +5,7 @@
  * Nothing but module.c and capi.c depends on this file.
  */
 #include "common.h"
-#include "pandas_block.h"
+#include "pandas_frame.h"
 #include "args.h"
 #include "buffer.h"
 #include "convert.h"

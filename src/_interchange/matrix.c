@@ -8,7 +8,7 @@
  * values into it with the row stride.
  */
 #include "common.h"
-#include "pandas_block.h"
+#include "pandas_frame.h"
 #include "args.h"
 #include "arrow.h"
 #include "convert.h"

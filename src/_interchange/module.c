@@ -15,6 +15,7 @@
 #include "probe.h"
 #include "ixview.h"
 #include "pandas_block.h"
+#include "pandas_frame.h"
 
 typedef struct {
     const char *name;

@@ -4,7 +4,7 @@
  * type into one 2-D (columns, rows) block, the layout pandas stores;
  * _rows_block finds columns that already lie one after the other;
  * _stringdtype_arrow turns a StringDType array into Arrow large-string
- * buffers.  The pandas frame reader is pandas_fast.c.
+ * buffers.  The pandas frame reader is pandas_frame.c.
  */
 #include "common.h"
 #include "buffer.h"

@@ -1,5 +1,6 @@
-/* dfbuffer: the one-block Arrow reader of dfbuffer.pandas (pandas_fast.c)
- * and the two helpers it borrows from the Arrow converters.
+/* dfbuffer: the block builder of dfbuffer.pandas (pandas_block.c) and the
+ * two helpers it borrows from the Arrow converters.  The pandas frame
+ * reader is pandas_frame.h.
  */
 #ifndef DFBUFFER_PANDAS_BLOCK_H
 #define DFBUFFER_PANDAS_BLOCK_H
@@ -20,32 +21,8 @@ PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
                       dfb_nulls_mode nulls, int allow_copy);
 
-/* pandas_fast.c: THE test "is this a pandas frame": 1 if `obj` is exactly
-   a pandas.DataFrame (pandas already imported; nothing is imported), 0 if
-   not, -1 with an exception set. */
-int
-dfb_pandas_is_frame(PyObject *obj);
-
-/* pandas_fast.c: a new reference to the pandas DataFrame behind `obj`:
-   `obj` itself when dfb_pandas_is_frame says so, or the frame an exact
-   pandas interchange DataFrame object wraps (its `_df`), clearing
-   *allow_copy when that object forbids copies.  NULL without an exception
-   for anything else, NULL with one on error. */
-PyObject *
-dfb_pandas_frame_behind(PyObject *obj, int *allow_copy);
-
-/* pandas_fast.c: for an exact pandas interchange Column object, a new
-   one-column DataFrame of the Series behind it (Series.to_frame(), no
-   copy), clearing *allow_copy when the column forbids copies.  NULL without
-   an exception for anything else, NULL with one on error. */
-PyObject *
-dfb_pandas_column_frame(PyObject *obj, int *allow_copy);
-
 /* pandas_block.c: the private _pandas_arrow_block, _rows_block and
    _stringdtype_arrow, added by module init. */
 extern PyMethodDef dfb_pandas_methods[];
-
-/* pandas_fast.c: the private _pandas_frame, added by module init. */
-extern PyMethodDef dfb_pandas_frame_methods[];
 
 #endif /* DFBUFFER_PANDAS_BLOCK_H */

@@ -1,15 +1,11 @@
-/* dfbuffer: the pandas frame reader (from_dataframe's fast path) and the
- * one test "is this a pandas frame" (dfb_pandas_is_frame), which
- * from_dataframe, column_to_ndarray, to_matrix, to_arrow and dfbuffer.pandas
- * all use; pandas' interchange objects are read through the frame behind
- * them (dfb_pandas_frame_behind).
+/* dfbuffer: from_dataframe's fast path for pandas DataFrames.
  *
- * It reads each numpy-backed numeric column of a pandas DataFrame through
- * the public Series.to_numpy() and wraps that array without a copy and, for
- * the common case, without reading a value; every other column goes
- * through pandas' own Arrow export of the sub-frame, so pandas'
- * __dataframe__ (and its sliced-Arrow-column bug, requirement P-26) is
- * never used.  (Moved from probe.c, which keeps the probes.)
+ * The frame is read once by the one pandas frame reader (pandas_frame.c):
+ * each NumPy-backed numeric column (a row of a NumPy block) is wrapped
+ * without a copy and, for the common case, without reading a value; every
+ * other column goes through pandas' own Arrow export of the sub-frame, so
+ * pandas' __dataframe__ (and its sliced-Arrow-column bug, requirement
+ * P-26) is never used.
  */
 #include "common.h"
 #include "buffer.h"
@@ -17,7 +13,7 @@
 #include "arrow.h"
 #include "probe.h"
 #include "arrow_device.h"
-#include "pandas_block.h"
+#include "pandas_frame.h"
 #include "ixwalk.h"
 #include "bitmap.h"
 #include "mem.h"
@@ -28,146 +24,6 @@
 /* ------------------------------------------------------------------ */
 /* pandas DataFrame fast path                                           */
 /* ------------------------------------------------------------------ */
-
-/* Returns a new reference to attribute `name` of the already imported
-   module `modname`, or NULL without an exception when the module is not
-   imported or has no such attribute (NULL with one only on MemoryError). */
-static PyObject *
-imported_attr(const char *modname, const char *name)
-{
-    PyObject *mn = PyUnicode_FromString(modname);
-    if (mn == NULL) {
-        return NULL;
-    }
-    PyObject *mod = PyImport_GetModule(mn);
-    Py_DECREF(mn);
-    if (mod == NULL) {
-        return NULL;
-    }
-    PyObject *attr = PyObject_GetAttrString(mod, name);
-    Py_DECREF(mod);
-    if (attr == NULL && !PyErr_ExceptionMatches(PyExc_MemoryError)) {
-        PyErr_Clear();
-    }
-    return attr;
-}
-
-/* Returns 1 if `obj`'s type is exactly `modname`.`name` (the module
-   already imported: nothing is imported here), 0 if not, -1 with
-   MemoryError. */
-static int
-is_exact(PyObject *obj, const char *modname, const char *name)
-{
-    PyObject *cls = imported_attr(modname, name);
-    if (cls == NULL) {
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    int r = (PyObject *)Py_TYPE(obj) == cls;
-    Py_DECREF(cls);
-    return r;
-}
-
-int
-dfb_pandas_is_frame(PyObject *obj)
-{
-    return is_exact(obj, "pandas", "DataFrame");
-}
-
-/* Returns a new reference to attribute `attr` of `obj` if it is exactly
-   of type `what` and holds exactly a pandas `holds` ("DataFrame" or
-   "Series"); NULL without an exception otherwise, NULL with one on error.
-   Clears *allow_copy when `obj`'s `_allow_copy` is false. */
-static PyObject *
-pandas_behind(PyObject *obj, const char *modname, const char *what,
-              const char *attr, const char *holds, int *allow_copy)
-{
-    int r = is_exact(obj, modname, what);
-    if (r <= 0) {
-        return NULL;
-    }
-    PyObject *inner = PyObject_GetAttrString(obj, attr);
-    if (inner == NULL) {
-        PyErr_Clear(); /* a pandas without it: the protocol as usual */
-        return NULL;
-    }
-    r = is_exact(inner, "pandas", holds);
-    if (r <= 0) {
-        Py_DECREF(inner);
-        return NULL;
-    }
-    PyObject *ac = PyObject_GetAttrString(obj, "_allow_copy");
-    int flag = ac == NULL ? 1 : PyObject_IsTrue(ac);
-    Py_XDECREF(ac);
-    if (ac == NULL) {
-        PyErr_Clear();
-    }
-    if (flag < 0) {
-        Py_DECREF(inner);
-        return NULL;
-    }
-    if (!flag) {
-        *allow_copy = 0;
-    }
-    return inner;
-}
-
-PyObject *
-dfb_pandas_frame_behind(PyObject *obj, int *allow_copy)
-{
-    int r = dfb_pandas_is_frame(obj);
-    if (r != 0) {
-        return r < 0 ? NULL : Py_NewRef(obj);
-    }
-    return pandas_behind(obj, "pandas.core.interchange.dataframe",
-                         "PandasDataFrameXchg", "_df", "DataFrame",
-                         allow_copy);
-}
-
-PyObject *
-dfb_pandas_column_frame(PyObject *obj, int *allow_copy)
-{
-    PyObject *series =
-        pandas_behind(obj, "pandas.core.interchange.column", "PandasColumn",
-                      "_col", "Series", allow_copy);
-    if (series == NULL) {
-        return NULL;
-    }
-    PyObject *frame = PyObject_CallMethod(series, "to_frame", NULL);
-    Py_DECREF(series);
-    if (frame == NULL) {
-        return NULL;
-    }
-    if (dfb_pandas_is_frame(frame) <= 0) {
-        Py_DECREF(frame);
-        return NULL;
-    }
-    return frame;
-}
-
-/* Returns 1 if `obj` is exactly a pandas.DataFrame (dfb_pandas_is_frame)
-   whose index is exactly a RangeIndex (pandas' Arrow export adds no index
-   column then), 0 if not, -1 with an exception set. */
-static int
-is_plain_pandas_frame(dfb_state *st, PyObject *obj)
-{
-    int r = dfb_pandas_is_frame(obj);
-    if (r <= 0) {
-        return r;
-    }
-    PyObject *ri = imported_attr("pandas", "RangeIndex");
-    if (ri == NULL) {
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    PyObject *index = PyObject_GetAttr(obj, st->str.index);
-    if (index == NULL) {
-        Py_DECREF(ri);
-        return -1;
-    }
-    r = (PyObject *)Py_TYPE(index) == ri;
-    Py_DECREF(index);
-    Py_DECREF(ri);
-    return r;
-}
 
 /* The null scan of one column view: counts NaN (kind 'f') or NaT ('M',
    'm'), filling `mask` when given.  Releases the GIL on large inputs (the
@@ -215,29 +71,24 @@ masked(dfb_state *st, PyObject *values, PyObject *mask)
     return res;
 }
 
-/* Converts one pandas Series if it is a numpy-backed numeric column
-   (bool, int, uint, float16/32/64, datetime64, timedelta64 in native
-   order): *out = a new zero-copy array whose base chain ends in a
-   dfbuffer.Buffer owning the array Series.to_numpy() returned.  Sets
+/* Converts column `i` of read frame `f` if it is a NumPy-backed numeric
+   column (bool, int, uint, float16/32/64, datetime64, timedelta64 in
+   native order): *out = a new zero-copy array whose base chain ends in a
+   dfbuffer.Buffer owning a view of the column's row of its block.  Sets
    *out = NULL (and returns 0) for any other column, which the caller sends
    through Arrow.  Returns 0, or -1 with an exception set (ValueError for
    nulls in "raise" mode). */
 static int
-pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
-              PyObject **out)
+pandas_column(dfb_state *st, const dfb_pd_frame *f, Py_ssize_t i,
+              dfb_nulls_mode nulls, PyObject **out)
 {
     *out = NULL;
     /* the mode alone: categorical= and strings= bits do not apply here */
     nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
-    PyObject *dtype = PyObject_GetAttr(series, st->str.dtype);
-    if (dtype == NULL) {
-        return -1;
+    if (f->cols[i].kind != DFB_PD_NUMPY) {
+        return 0; /* masked and extension arrays: pandas' Arrow export */
     }
-    if (!PyArray_DescrCheck(dtype)) {
-        Py_DECREF(dtype);
-        return 0;
-    }
-    PyArray_Descr *d = (PyArray_Descr *)dtype;
+    const PyArray_Descr *d = f->cols[i].descr;
     const char kind = d->kind;
     const Py_ssize_t isz = PyDataType_ELSIZE(d);
     int ok = PyArray_ISNBO(d->byteorder) && !PyDataType_HASFIELDS(d) &&
@@ -245,22 +96,12 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
               (kind == 'f' && (isz == 2 || isz == 4 || isz == 8)) ||
               ((kind == 'M' || kind == 'm') && isz == 8));
     if (!ok) {
-        Py_DECREF(dtype);
         return 0;
     }
-    PyObject *arr = PyObject_CallMethodNoArgs(series, st->str.to_numpy);
+    PyObject *arr = dfb_pd_column_view(f, i);
     if (arr == NULL) {
-        Py_DECREF(dtype);
         return -1;
     }
-    /* read what came back once: exactly a 1-D ndarray of the same dtype */
-    if (!PyArray_CheckExact(arr) || PyArray_NDIM((PyArrayObject *)arr) != 1 ||
-        !PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)arr), d)) {
-        Py_DECREF(arr);
-        Py_DECREF(dtype);
-        return 0;
-    }
-    Py_DECREF(dtype);
     PyObject *buf = dfb_buffer_from_object_impl(st, arr, NULL);
     Py_DECREF(arr);
     if (buf == NULL) {
@@ -271,8 +112,8 @@ pandas_column(dfb_state *st, PyObject *series, dfb_nulls_mode nulls,
     if (view == NULL) {
         return -1;
     }
-    /* pandas' memory is read-only through dfbuffer, whatever to_numpy()
-       gave (pandas 2 without copy-on-write hands out writable arrays) */
+    /* pandas' memory is read-only through dfbuffer (pandas 2 without
+       copy-on-write has writable blocks) */
     PyArray_CLEARFLAGS((PyArrayObject *)view, NPY_ARRAY_WRITEABLE);
     if (kind != 'f' && kind != 'M' && kind != 'm') {
         *out = view; /* no null representation: nothing to look at */
@@ -378,80 +219,56 @@ PyObject *
 dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
                           int allow_copy)
 {
-    int r = is_plain_pandas_frame(st, obj);
+    int r = dfb_pandas_is_frame(obj);
+    if (r > 0) {
+        r = dfb_pandas_has_range_index(obj);
+    }
     if (r <= 0) {
         return NULL;
     }
     Py_INCREF(obj); /* the frame stays alive across every call below */
-    PyObject *res = NULL, *it = NULL, *keys = NULL, *vals = NULL,
-             *pending = NULL, *seen = NULL, *items = NULL;
+    PyObject *res = NULL, *keys = NULL, *vals = NULL, *pending = NULL,
+             *seen = NULL;
+    dfb_pd_frame f = {0};
     keys = PyList_New(0);
     vals = PyList_New(0);
     pending = PyList_New(0);
     seen = PySet_New(NULL);
-    if (keys == NULL || vals == NULL || pending == NULL || seen == NULL) {
+    if (keys == NULL || vals == NULL || pending == NULL || seen == NULL ||
+        dfb_pd_frame_read(obj, &f) != 0) {
         goto done;
     }
-    items = PyObject_CallMethodNoArgs(obj, st->str.items);
-    if (items == NULL || (it = PyObject_GetIter(items)) == NULL) {
-        goto done;
-    }
-    PyObject *pair;
-    while ((pair = PyIter_Next(it)) != NULL) {
-        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError,
-                            "DataFrame.items() must yield (label, Series) "
-                            "pairs");
-            Py_DECREF(pair);
-            goto done;
-        }
-        /* the tuple holds label and series for as long as we use them */
-        PyObject *label = PyTuple_GET_ITEM(pair, 0);
-        PyObject *series = PyTuple_GET_ITEM(pair, 1);
-        PyObject *key = PyUnicode_CheckExact(label) ? Py_NewRef(label)
-                                                    : PyObject_Str(label);
-        if (key == NULL) {
-            Py_DECREF(pair);
-            goto done;
-        }
+    for (Py_ssize_t i = 0; i < f.ncols; i++) {
+        /* the frame's names list holds the key */
+        PyObject *key = PyList_GET_ITEM(f.names, i);
         int dup = PySet_Contains(seen, key);
         if (dup != 0) {
             if (dup > 0) {
                 PyErr_Format(PyExc_ValueError, "duplicate column name %R",
                              key);
             }
-            Py_DECREF(key);
-            Py_DECREF(pair);
             goto done;
         }
         PyObject *arr;
         if (PySet_Add(seen, key) < 0 ||
-            pandas_column(st, series, nulls, &arr) < 0) {
+            pandas_column(st, &f, i, nulls, &arr) < 0) {
             dfb_add_column_context(key); /* the error names the column */
-            Py_DECREF(key);
-            Py_DECREF(pair);
             goto done;
         }
-        Py_DECREF(pair);
         if (arr == NULL) {
-            PyObject *pos = PyLong_FromSsize_t(PyList_GET_SIZE(keys));
+            PyObject *pos = PyLong_FromSsize_t(i);
             int e = pos == NULL || PyList_Append(pending, pos) < 0;
             Py_XDECREF(pos);
             if (e) {
-                Py_DECREF(key);
                 goto done;
             }
             arr = Py_NewRef(Py_None);
         }
         int e = PyList_Append(keys, key) < 0 || PyList_Append(vals, arr) < 0;
-        Py_DECREF(key);
         Py_DECREF(arr);
         if (e) {
             goto done;
         }
-    }
-    if (PyErr_Occurred()) {
-        goto done;
     }
     Py_ssize_t npend = PyList_GET_SIZE(pending);
     if (npend > 0 && npend == PyList_GET_SIZE(keys)) {
@@ -486,8 +303,7 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     }
     res = build_result(keys, vals);
 done:
-    Py_XDECREF(it);
-    Py_XDECREF(items);
+    dfb_pd_frame_clear(&f);
     Py_XDECREF(seen);
     Py_XDECREF(pending);
     Py_XDECREF(vals);
@@ -495,25 +311,3 @@ done:
     Py_DECREF(obj);
     return res;
 }
-
-/* _pandas_frame(obj): (frame, allow_copy) for a pandas DataFrame or
-   pandas' interchange object over one (dfb_pandas_frame_behind), else
-   None.  Returns a new reference or NULL with an exception set. */
-static PyObject *
-pandas_frame_py(PyObject *module, PyObject *obj)
-{
-    (void)module;
-    int allow_copy = 1;
-    PyObject *frame = dfb_pandas_frame_behind(obj, &allow_copy);
-    if (frame == NULL) {
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    }
-    return Py_BuildValue("(NO)", frame, allow_copy ? Py_True : Py_False);
-}
-
-PyMethodDef dfb_pandas_frame_methods[] = {
-    {"_pandas_frame", (PyCFunction)pandas_frame_py, METH_O,
-     "_pandas_frame(obj): (frame, allow_copy) when obj is a pandas DataFrame "
-     "or pandas' interchange object over one, else None."},
-    {NULL},
-};
