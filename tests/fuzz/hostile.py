@@ -319,6 +319,10 @@ def expected_column(col: HColumn, kind: str, nulls: str, *, chunk: bool = False)
                 nc = int_or_either(nc)
                 if nc in (RAISE, EITHER):
                     return nc
+                if nc < 0:
+                    # invalid (null_count is None or in [0, size]): a consumer may
+                    # ignore it, or refuse it (one outside int64 cannot be read)
+                    return EITHER
                 if nc > 0:
                     return RAISE
         else:
