@@ -116,13 +116,15 @@ class Counter:
 
 
 class Column:
-    """One column: format, length, offset, null_count, buffer addresses, dictionary."""
+    """One column: format, length, offset, null_count, buffer addresses, dictionary,
+    and the child columns of a nested format."""
 
     def __init__(self, fmt: str, length: int, buffers, *, offset: int = 0,
-                 null_count: int = 0, name: str = "", dictionary: Column | None = None):
+                 null_count: int = 0, name: str = "", dictionary: Column | None = None,
+                 children: list[Column] | None = None):
         self.fmt, self.length, self.buffers = fmt, length, list(buffers)
         self.offset, self.null_count, self.name = offset, null_count, name
-        self.dictionary = dictionary
+        self.dictionary, self.children = dictionary, children
 
 
 # Every struct and callback ever made stays alive until the process ends: a consumer may
@@ -149,6 +151,7 @@ def _schema(col: Column, counter: Counter, keep: _Keep, children=None,
     s.format = keep(col.fmt.encode())
     s.name = keep(col.name.encode())
     s.flags = FLAG_NULLABLE
+    children = children or col.children
     if children:
         kids = [_schema(c, counter, keep, top=False) for c in children]
         arr = keep((ctypes.POINTER(ArrowSchema) * len(kids))(
@@ -173,6 +176,7 @@ def _array(col: Column, counter: Counter, keep: _Keep, children=None,
     a.length, a.null_count, a.offset = col.length, col.null_count, col.offset
     a.n_buffers = len(col.buffers)
     a.buffers = keep((ctypes.c_void_p * max(1, len(col.buffers)))(*col.buffers))
+    children = children or col.children
     if children:
         kids = [_array(c, counter, keep, top=False) for c in children]
         a.n_children = len(kids)

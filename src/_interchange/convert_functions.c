@@ -756,7 +756,7 @@ done:
    Returns a new dict, or NULL with an exception set. */
 static PyObject *
 frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
-              int allow_copy, const dfb_colsel *sel)
+              int allow_copy, dfb_colsel *sel)
 {
     /* A pandas DataFrame, or pandas' interchange object over one: the
        frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
