@@ -95,6 +95,13 @@ def test_to_matrix_flatten_polars_and_pandas():
     np.testing.assert_array_equal(dfbuffer.to_matrix(df, structs="flatten"), matrix_of(table))
     got = dfbuffer.to_matrix(df, structs="flatten", columns=["s.b", "x"])
     np.testing.assert_array_equal(got, matrix_of(table)[:, [2, 3, 0]])
+    pd = pytest.importorskip("pandas")
+    frame = table.to_pandas(types_mapper=pd.ArrowDtype)
+    if not hasattr(frame, "__arrow_c_stream__"):
+        pytest.skip(f"pandas {pd.__version__} DataFrame has no __arrow_c_stream__")
+    np.testing.assert_array_equal(
+        dfbuffer.to_matrix(frame, structs="flatten"), matrix_of(table)
+    )
 
 
 # ---------------------------------------------------------------- columns=
