@@ -473,7 +473,13 @@ refuse_device(const arrow_import *imp)
 {
     const struct ArrowSchema *s = &imp->schema;
     const struct ArrowSchema *nested = NULL;
-    for (int64_t k = 0; s->children != NULL && k < s->n_children; k++) {
+    dfb_error err;
+    /* the children are followed only when schema and arrays agree (their
+       buffers are never read: the data is on the device) */
+    const int table =
+        s->format != NULL && strcmp(s->format, "+s") == 0 &&
+        dfb_arrow_check_table(s, imp->arrays, imp->n, 0, &err) == DFB_OK;
+    for (int64_t k = 0; table && k < s->n_children; k++) {
         const struct ArrowSchema *c = s->children[k];
         const struct ArrowSchema *v =
             c != NULL && c->dictionary != NULL ? c->dictionary : c;
