@@ -85,6 +85,19 @@ def canon(x):
     return x
 
 
+def check_sliced_and_chunked(data, sliced, want):
+    """from_dataframe of ``sliced`` and of it cut into two chunks at a drawn row
+    gives ``want`` (pyarrow's values)."""
+    cut = data.draw(st.integers(0, len(want)))
+    inputs = [sliced]
+    if 0 < cut < len(want):
+        inputs.append(pa.chunked_array([sliced.slice(0, cut), sliced.slice(cut)]))
+    for a in inputs:
+        got = dfbuffer.from_dataframe(pa.table({"c": a}))["c"]
+        assert len(got) == len(want)
+        assert canon(to_py(got)) == canon(want)
+
+
 @FUZZ
 @FUZZ_SEED
 @given(data=st.data(), t=nested_types(3))
@@ -95,14 +108,7 @@ def test_nested_against_pyarrow(data, t):
     stop = data.draw(st.integers(start, len(vals)))
     sliced = arr.slice(start, stop - start)
     want = vals[start:stop]
-    cut = data.draw(st.integers(0, len(want)))
-    inputs = [sliced]
-    if 0 < cut < len(want):
-        inputs.append(pa.chunked_array([sliced.slice(0, cut), sliced.slice(cut)]))
-    for a in inputs:
-        got = dfbuffer.from_dataframe(pa.table({"c": a}))["c"]
-        assert len(got) == len(want)
-        assert canon(to_py(got)) == canon(want)
+    check_sliced_and_chunked(data, sliced, want)
 
 
 NUMBERS = [pa.int64(), pa.float64(), pa.bool_(), pa.int8(), pa.uint16(), pa.float32()]
@@ -167,12 +173,4 @@ def test_dictionary_of_nested_values_against_pyarrow(data, t):
     arr = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int16()), dictionary)
     start = data.draw(st.integers(0, len(codes)))
     sliced = arr.slice(start)
-    want = sliced.to_pylist()
-    inputs = [sliced]
-    cut = data.draw(st.integers(0, len(want)))
-    if 0 < cut < len(want):
-        inputs.append(pa.chunked_array([sliced.slice(0, cut), sliced.slice(cut)]))
-    for a in inputs:
-        got = dfbuffer.from_dataframe(pa.table({"c": a}))["c"]
-        assert len(got) == len(want)
-        assert canon(to_py(got)) == canon(want)
+    check_sliced_and_chunked(data, sliced, sliced.to_pylist())
