@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from fuzz_settings import FUZZ, FUZZ_SEED
 from hypothesis import given
 from hypothesis import strategies as st
@@ -170,7 +171,10 @@ def test_dictionary_of_nested_values_against_pyarrow(data, t):
     codes = data.draw(
         st.lists(st.one_of(st.none(), st.integers(0, len(values) - 1)), max_size=12)
     )
-    arr = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int16()), dictionary)
+    try:
+        arr = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int16()), dictionary)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError) as e:
+        pytest.skip(f"pyarrow {pa.__version__} cannot build this dictionary array: {e}")
     start = data.draw(st.integers(0, len(codes)))
     sliced = arr.slice(start)
     check_sliced_and_chunked(data, sliced, sliced.to_pylist())
