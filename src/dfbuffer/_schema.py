@@ -535,7 +535,9 @@ def schema(
         returns them.
     columns : sequence of str, optional
         Only these columns, in this order (KeyError for a name no column
-        has), as ``from_dataframe(..., columns=...)`` selects them.
+        has), as ``from_dataframe(..., columns=...)`` selects them; with
+        ``structs='flatten'`` a leaf (``'s.a'``) or a struct (``'s'``: all
+        its leaves), ValueError for a name both a column and a leaf have.
 
     Returns
     -------
