@@ -143,6 +143,25 @@ def test_columns_names_leaves_and_structs_everywhere():
         dfbuffer.schema(table, columns=["s.a"])
 
 
+def test_columns_names_leaves_of_a_pandas_frame():
+    pd = pytest.importorskip("pandas")
+    table = numeric_table()
+    frame = table.to_pandas(types_mapper=pd.ArrowDtype)
+    frame.index = range(10, 15)  # an index of its own: left out
+    if not hasattr(frame, "__arrow_c_stream__"):
+        pytest.skip(f"pandas {pd.__version__} DataFrame has no __arrow_c_stream__")
+    want = flat(table).to_pydict()
+    for cols, names in [(["s.a"], ["s.a"]), (["x", "s.b"], ["x", "s.b.c", "s.b.d"])]:
+        got = dfbuffer.from_dataframe(frame, structs="flatten", columns=cols)
+        assert list(got) == names
+        assert {k: to_py(v) for k, v in got.items()} == {k: want[k] for k in names}
+        assert dfbuffer.schema(frame, structs="flatten", columns=cols).names == names
+        m = dfbuffer.to_matrix(frame, structs="flatten", columns=cols)
+        assert m.shape == (5, len(names))
+    with pytest.raises(KeyError):
+        dfbuffer.from_dataframe(frame, structs="flatten", columns=["s.q"])
+
+
 def test_a_column_named_like_a_leaf_is_ambiguous():
     s = pa.array([{"a": 1, "b": 2}, None])
     table = pa.table({"s": s, "s.a": [10.0, 20.0]})

@@ -766,6 +766,19 @@ frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
        which drop the slice offset of Arrow-backed columns (P-26). */
     int pd_copy = allow_copy;
     PyObject *frame = dfb_pandas_frame_behind(obj, &pd_copy);
+    if (frame != NULL && sel != NULL &&
+        ((int)nulls & DFB_OPT_STRUCTS_FLATTEN)) {
+        /* columns= may name struct leaves, which only the Arrow export
+           of the frame shows */
+        int arrow = dfb_arrow_is_producer(frame);
+        PyObject *res = arrow == 1 ? dfb_arrow_from_dataframe_cols(
+                                         st, frame, nulls, pd_copy, sel)
+                                   : NULL;
+        if (arrow != 0) {
+            Py_DECREF(frame);
+            return res;
+        }
+    }
     if (frame != NULL) {
         if (sel != NULL) { /* pandas selects (KeyError for a name) */
             PyObject *lst = PySequence_List(sel->names);
