@@ -116,13 +116,15 @@ class Counter:
 
 
 class Column:
-    """One column: format, length, offset, null_count, buffer addresses, dictionary."""
+    """One column: format, length, offset, null_count, buffer addresses, dictionary,
+    and the child columns of a nested format."""
 
     def __init__(self, fmt: str, length: int, buffers, *, offset: int = 0,
-                 null_count: int = 0, name: str = "", dictionary: Column | None = None):
+                 null_count: int = 0, name: str = "", dictionary: Column | None = None,
+                 children: list[Column] | None = None):
         self.fmt, self.length, self.buffers = fmt, length, list(buffers)
         self.offset, self.null_count, self.name = offset, null_count, name
-        self.dictionary = dictionary
+        self.dictionary, self.children = dictionary, children
 
 
 # Every struct and callback ever made stays alive until the process ends: a consumer may
@@ -174,7 +176,8 @@ def _schema(col: Column, counter: Counter, keep: _Keep, children=None,
     s.name = keep(col.name.encode())
     s.flags = FLAG_NULLABLE
     kid = lambda c: _schema(c, counter, keep, top=False)  # noqa: E731
-    return _link(s, SCHEMA_RELEASE, col, children, kid, keep, counter, "schema", top)
+    return _link(s, SCHEMA_RELEASE, col, children or col.children, kid, keep, counter,
+                 "schema", top)
 
 
 def _array(col: Column, counter: Counter, keep: _Keep, children=None,
@@ -184,7 +187,8 @@ def _array(col: Column, counter: Counter, keep: _Keep, children=None,
     a.n_buffers = len(col.buffers)
     a.buffers = keep((ctypes.c_void_p * max(1, len(col.buffers)))(*col.buffers))
     kid = lambda c: _array(c, counter, keep, top=False)  # noqa: E731
-    return _link(a, ARRAY_RELEASE, col, children, kid, keep, counter, "array", top)
+    return _link(a, ARRAY_RELEASE, col, children or col.children, kid, keep, counter,
+                 "array", top)
 
 
 def _device_array(col, counter, keep, children, device_type, device_id, sync_event):

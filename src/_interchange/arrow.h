@@ -82,11 +82,13 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
                          int allow_copy);
 
 /* dfb_arrow_from_dataframe converting only the columns `sel` selects
-   (NULL: all), in the order asked for (KeyError for an unknown name). */
+   (NULL: all), in the order asked for (KeyError for an unknown name).
+   With DFB_OPT_STRUCTS_FLATTEN, sel->names becomes the flattened names
+   selected (a struct's name: its leaves), for dfb_colsel_finish. */
 PyObject *
 dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
                               dfb_nulls_mode nulls, int allow_copy,
-                              const dfb_colsel *sel);
+                              dfb_colsel *sel);
 
 /* Buffer.from_object fallback for objects with __arrow_c_array__ (or a
    one-chunk __arrow_c_stream__): returns a new read-only Buffer over the

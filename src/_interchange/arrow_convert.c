@@ -144,7 +144,9 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
 {
     const char *name = dfb_arrow_column_name(imp, is_table, c);
     PyObject *plain;
-    if (dfb_nested_is(is_table ? imp->schema.children[c] : &imp->schema)) {
+    const struct ArrowSchema *cs =
+        is_table ? imp->schema.children[c] : &imp->schema;
+    if (dfb_nested_is(cs) || dfb_nested_dict_is(cs)) {
         return dfb_nested_convert_column(st, imp, is_table, c, nulls,
                                          allow_copy, name);
     }
@@ -186,19 +188,71 @@ dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
 {
     arrow_import imp = {0};
     PyObject *res = NULL;
-    if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
-        goto done;
+    /* an array is one column: a struct array (or a record batch) is an
+       object array of dicts, as a struct column of a table */
+    if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
+        res = convert_column(st, &imp, 0, 0, nulls, allow_copy);
     }
-    if (dfb_arrow_import_is_table(&imp)) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "column_to_ndarray: Arrow format '+s' (struct) is not a "
-                     "column; use from_dataframe for tables and record "
-                     "batches");
-        goto done;
-    }
-    res = convert_column(st, &imp, 0, 0, nulls, allow_copy);
-done:
     dfb_arrow_import_clear(&imp);
+    return res;
+}
+
+/* structs="flatten" of table import `imp`: a dict of every entry of
+   dfb_nested_flat_entries (columns with skip[c] left out) that `sel`
+   selects (NULL: all), in order; sel->names becomes the names selected.
+   Returns a new reference, or NULL with an exception set. */
+static PyObject *
+flat_to_dict(dfb_state *st, const arrow_import *imp, const uint8_t *skip,
+             dfb_nulls_mode nulls, int allow_copy, dfb_colsel *sel)
+{
+    PyObject *entries = dfb_nested_flat_entries(imp, 1, 1, skip);
+    PyObject *chosen =
+        entries ? dfb_nested_flat_select(entries, sel ? sel->names : NULL)
+                : NULL;
+    PyObject *res = chosen ? PyDict_New() : NULL;
+    PyObject *names = res ? PyTuple_New(PyList_GET_SIZE(chosen)) : NULL;
+    for (Py_ssize_t i = 0; names != NULL && i < PyList_GET_SIZE(chosen); i++) {
+        PyObject *e = PyList_GET_ITEM(chosen, i);
+        PyObject *key = PyTuple_GET_ITEM(e, 0), *arr = NULL;
+        int64_t c, path[DFB_NESTED_MAX_DEPTH];
+        int depth, has = PyDict_Contains(res, key);
+        PyTuple_SET_ITEM(names, i, Py_NewRef(key));
+        if (has != 0) {
+            if (has < 0) {
+                Py_CLEAR(res);
+                break;
+            }
+            continue; /* named twice in columns= */
+        }
+        const char *name = PyUnicode_AsUTF8(key);
+        if (name != NULL && dfb_nested_flat_path(e, &c, path, &depth) == 0) {
+            arr = depth == 0
+                      ? convert_column(st, imp, 1, c, nulls, allow_copy)
+                      : dfb_nested_convert_path(st, imp, 1, c, path, depth,
+                                                nulls, allow_copy, name);
+        }
+        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+            continue;
+        }
+        if (arr == NULL) {
+            dfb_add_column_context(key); /* the error names the column */
+        }
+        if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
+            Py_XDECREF(arr);
+            Py_CLEAR(res);
+            break;
+        }
+        Py_DECREF(arr);
+    }
+    if (res != NULL && names != NULL && sel != NULL) {
+        Py_SETREF(sel->names, Py_NewRef(names)); /* for dfb_colsel_finish */
+    }
+    if (names == NULL) {
+        Py_CLEAR(res);
+    }
+    Py_XDECREF(names);
+    Py_XDECREF(chosen);
+    Py_XDECREF(entries);
     return res;
 }
 
@@ -208,7 +262,7 @@ done:
    duplicate name). */
 static PyObject *
 import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
-               dfb_nulls_mode nulls, int allow_copy, const dfb_colsel *sel)
+               dfb_nulls_mode nulls, int allow_copy, dfb_colsel *sel)
 {
     PyObject *res = NULL;
     uint8_t *skip = NULL;
@@ -224,6 +278,10 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
     }
     if (skip_index && is_table &&
         dfb_arrow_index_columns(&imp->schema, skip) < 0) {
+        goto done;
+    }
+    if (((int)nulls & DFB_OPT_STRUCTS_FLATTEN) && is_table) {
+        res = flat_to_dict(st, imp, skip, nulls, allow_copy, sel);
         goto done;
     }
     res = PyDict_New();
@@ -244,19 +302,6 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         if (want <= 0) {
             Py_DECREF(key);
             if (want < 0) {
-                Py_CLEAR(res);
-                goto done;
-            }
-            continue;
-        }
-        const struct ArrowSchema *cs =
-            is_table ? imp->schema.children[c] : &imp->schema;
-        if (((int)nulls & DFB_OPT_STRUCTS_FLATTEN) && is_table &&
-            strcmp(cs->format, "+s") == 0 && cs->dictionary == NULL) {
-            int rc = dfb_nested_flatten_column(st, imp, is_table, c, key,
-                                               nulls, allow_copy, res);
-            Py_DECREF(key);
-            if (rc < 0) {
                 Py_CLEAR(res);
                 goto done;
             }
@@ -306,7 +351,7 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
 PyObject *
 dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
                               dfb_nulls_mode nulls, int allow_copy,
-                              const dfb_colsel *sel)
+                              dfb_colsel *sel)
 {
     arrow_import imp = {0};
     PyObject *res = NULL;
@@ -412,14 +457,83 @@ dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
 /* Whole frames, described for to_matrix (matrix.c)                     */
 /* ------------------------------------------------------------------ */
 
+/* Describes every chunk of frame column `fc` (named `name`): column `c`
+   of the import, or with depth > 0 its struct leaf at `path` (the
+   structs' null rows added to its validity, kept by `keep`).  Returns 0,
+   or -1 with an exception set. */
+static int
+describe_frame_column(dfb_state *st, const arrow_import *imp, int is_table,
+                      int64_t c, const int64_t *path, int depth,
+                      dfb_frame_column *fc, ref_list *refs, PyObject *keep)
+{
+    const char *name = PyUnicode_AsUTF8(fc->name);
+    Py_ssize_t nch = imp->n > 0 ? imp->n : 1;
+    if (name == NULL) {
+        return -1;
+    }
+    fc->chunks = PyMem_Calloc(2 * (size_t)nch, sizeof(dfb_column));
+    if (fc->chunks == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    fc->nchunks = nch;
+    if (imp->n == 0) {
+        const struct ArrowSchema *s =
+            is_table ? imp->schema.children[c] : &imp->schema;
+        for (int k = 0; k < depth && s != NULL; k++) {
+            s = path[k] < s->n_children && s->children != NULL
+                    ? s->children[path[k]]
+                    : NULL;
+        }
+        if (s == NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "column '%s': a struct schema without that field",
+                         name);
+            return -1;
+        }
+        return describe_empty(st, s, &fc->chunks[0], &fc->chunks[1], refs,
+                              name);
+    }
+    for (Py_ssize_t b = 0; b < imp->n; b++) {
+        dfb_column *col = &fc->chunks[b], *dict = &fc->chunks[nch + b];
+        arrow_node nd;
+        if (depth > 0
+                ? dfb_nested_describe_leaf(st, imp, is_table, b, c, path,
+                                           depth, col, dict, refs, keep,
+                                           name) < 0
+                : dfb_arrow_import_node(imp, is_table, b, c, &nd) < 0 ||
+                      dfb_arrow_describe_node(st, &nd, col, dict, NULL, refs,
+                                              DFB_VIEWS_KEEP, name) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The columns of the import that to_matrix's `select` names, as entries
+   of dfb_nested_flat_entries (structs opened when `flatten`).  Returns a
+   new list, or NULL with an exception set. */
+static PyObject *
+frame_entries(const arrow_import *imp, int is_table, PyObject *select,
+              int flatten)
+{
+    PyObject *entries = dfb_nested_flat_entries(imp, is_table, flatten, NULL);
+    if (entries == NULL || !flatten) {
+        return entries;
+    }
+    PyObject *chosen = dfb_nested_flat_select(entries, select);
+    Py_DECREF(entries);
+    return chosen;
+}
+
 int
 dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
-                         dfb_frame *out)
+                         int flatten, dfb_frame *out)
 {
     arrow_import imp = {0};
     ref_list refs = {0};
     Py_ssize_t *idx = NULL, n = 0;
-    PyObject *keys = NULL;
+    PyObject *keys = NULL, *entries = NULL;
     int ret = -1;
     if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
         goto done;
@@ -428,20 +542,17 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
     if (is_table && dfb_arrow_validate_table(&imp) < 0) {
         goto done;
     }
-    int64_t ncols = is_table ? imp.schema.n_children : 1;
-    keys = PyList_New((Py_ssize_t)ncols);
+    entries = frame_entries(&imp, is_table, select, flatten);
+    keys = entries != NULL ? PyList_New(PyList_GET_SIZE(entries)) : NULL;
     if (keys == NULL) {
         goto done;
     }
-    for (int64_t c = 0; c < ncols; c++) {
-        PyObject *key =
-            PyUnicode_FromString(dfb_arrow_column_name(&imp, is_table, c));
-        if (key == NULL) {
-            goto done;
-        }
-        PyList_SET_ITEM(keys, (Py_ssize_t)c, key);
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
+        PyObject *key = PyTuple_GET_ITEM(PyList_GET_ITEM(entries, k), 0);
+        PyList_SET_ITEM(keys, k, Py_NewRef(key));
     }
-    if (dfb_frame_select(keys, select, &idx, &n) < 0 ||
+    /* flattened: `entries` is the selection already */
+    if (dfb_frame_select(keys, flatten ? NULL : select, &idx, &n) < 0 ||
         dfb_frame_init(out, n) < 0) {
         goto done;
     }
@@ -461,38 +572,20 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
             goto done;
         }
     }
-    Py_ssize_t nch = imp.n > 0 ? imp.n : 1;
     for (Py_ssize_t k = 0; k < n; k++) {
-        int64_t c = idx[k];
         Py_ssize_t mark = refs.n;
-        const char *name = dfb_arrow_column_name(&imp, is_table, c);
         dfb_frame_column *fc = &out->cols[k];
+        int64_t c, path[DFB_NESTED_MAX_DEPTH];
+        int depth;
         fc->name = Py_NewRef(PyList_GET_ITEM(keys, idx[k]));
-        fc->chunks = PyMem_Calloc(2 * (size_t)nch, sizeof(dfb_column));
-        if (fc->chunks == NULL) {
-            PyErr_NoMemory();
+        if (dfb_nested_flat_path(PyList_GET_ITEM(entries, idx[k]), &c, path,
+                                 &depth) < 0 ||
+            describe_frame_column(st, &imp, is_table, c, path, depth, fc,
+                                  &refs, out->keep) < 0) {
             goto done;
         }
-        fc->nchunks = nch;
-        if (imp.n == 0) {
-            const struct ArrowSchema *s =
-                is_table ? imp.schema.children[c] : &imp.schema;
-            if (describe_empty(st, s, &fc->chunks[0], &fc->chunks[1], &refs,
-                               name) < 0) {
-                goto done;
-            }
-        }
-        for (Py_ssize_t b = 0; b < imp.n; b++) {
-            arrow_node nd;
-            if (dfb_arrow_import_node(&imp, is_table, b, c, &nd) < 0 ||
-                dfb_arrow_describe_node(st, &nd, &fc->chunks[b],
-                                        &fc->chunks[nch + b], NULL, &refs,
-                                        DFB_VIEWS_KEEP, name) < 0) {
-                goto done;
-            }
-        }
         int fixed = 1;
-        for (Py_ssize_t b = 0; b < 2 * nch; b++) {
+        for (Py_ssize_t b = 0; b < 2 * fc->nchunks; b++) {
             dfb_type t = fc->chunks[b].fmt.type;
             fixed &= t != DFB_T_UTF8 && t != DFB_T_LARGE_UTF8 &&
                      t != DFB_T_BINARY && t != DFB_T_LARGE_BINARY &&
@@ -516,6 +609,7 @@ done:
     dfb_arrow_refs_clear(&refs);
     PyMem_Free(idx);
     Py_XDECREF(keys);
+    Py_XDECREF(entries);
     dfb_arrow_import_clear(&imp);
     return ret;
 }

@@ -464,6 +464,49 @@ dfb_arrow_import_stream_capsule(PyObject *cap, arrow_import *imp,
     return import_stream(cap, 0, imp, accept, ctx);
 }
 
+/* Refuses the device data of `imp` (dfb_arrow_device_refuse), naming its
+   first nested column (a list, struct, map, union: its children's buffers
+   cannot be followed on the host) where it has one.  Returns -1 with
+   BufferError. */
+static int
+refuse_device(const arrow_import *imp)
+{
+    const struct ArrowSchema *s = &imp->schema;
+    const struct ArrowSchema *nested = NULL;
+    dfb_error err;
+    /* the children are followed only when schema and arrays agree (their
+       buffers are never read: the data is on the device) */
+    const int table =
+        s->format != NULL && strcmp(s->format, "+s") == 0 &&
+        dfb_arrow_check_table(s, imp->arrays, imp->n, 0, &err) == DFB_OK;
+    for (int64_t k = 0; table && k < s->n_children; k++) {
+        const struct ArrowSchema *c = s->children[k];
+        const struct ArrowSchema *v =
+            c != NULL && c->dictionary != NULL ? c->dictionary : c;
+        if (v != NULL && v->format != NULL && v->format[0] == '+' &&
+            strcmp(v->format, "+r") != 0) {
+            nested = c;
+            break;
+        }
+    }
+    if (nested == NULL && s->format != NULL && s->format[0] == '+' &&
+        strcmp(s->format, "+s") != 0 && strcmp(s->format, "+r") != 0) {
+        nested = s;
+    }
+    if (nested == NULL) {
+        return dfb_arrow_device_refuse(imp->device,
+                                       "column_to_ndarray/from_dataframe");
+    }
+    char what[200];
+    const struct ArrowSchema *v =
+        nested->dictionary != NULL ? nested->dictionary : nested;
+    PyOS_snprintf(what, sizeof(what),
+                  "column '%.80s': nested Arrow format '%.40s' cannot be "
+                  "read on the host",
+                  nested->name != NULL ? nested->name : "", v->format);
+    return dfb_arrow_device_refuse(imp->device, what);
+}
+
 int
 dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
 {
@@ -489,8 +532,7 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
         r = r < 0 ? -1 : import_device(obj, imp);
         if (r == 0 && imp->device.device_type != kDLCPU &&
             !imp->accept_device) {
-            r = dfb_arrow_device_refuse(imp->device,
-                                        "column_to_ndarray/from_dataframe");
+            r = refuse_device(imp);
         }
     }
     else {

@@ -421,6 +421,26 @@ done:
 }
 
 PyObject *
+dfb_categorical_make(dfb_state *st, PyObject *codes, PyObject *cats,
+                     int ordered, int mode, int allow_copy)
+{
+    codes = codes_nulls(codes, mode, allow_copy);
+    PyObject *res =
+        codes != NULL
+            ? PyStructSequence_New((PyTypeObject *)st->categorical_codes)
+            : NULL;
+    if (res == NULL) {
+        Py_XDECREF(codes);
+        Py_DECREF(cats);
+        return NULL;
+    }
+    PyStructSequence_SetItem(res, 0, codes);
+    PyStructSequence_SetItem(res, 1, cats);
+    PyStructSequence_SetItem(res, 2, Py_NewRef(ordered ? Py_True : Py_False));
+    return res;
+}
+
+PyObject *
 dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
                       int nulls, int allow_copy)
 {
@@ -536,18 +556,8 @@ dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             goto done;
         }
     }
-    codes = codes_nulls(codes, mode, allow_copy);
-    if (codes == NULL) {
-        goto done;
-    }
-    res = PyStructSequence_New((PyTypeObject *)st->categorical_codes);
-    if (res == NULL) {
-        goto done;
-    }
-    PyStructSequence_SetItem(res, 0, codes);
-    PyStructSequence_SetItem(res, 1, cats);
-    PyStructSequence_SetItem(
-        res, 2, Py_NewRef(chunks[0].is_ordered ? Py_True : Py_False));
+    res = dfb_categorical_make(st, codes, cats, chunks[0].is_ordered, mode,
+                               allow_copy);
     codes = cats = NULL;
 done:
     Py_XDECREF(codes);

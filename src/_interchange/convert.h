@@ -408,6 +408,14 @@ PyObject *
 dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
                       int nulls, int allow_copy);
 
+/* dfbuffer.CategoricalCodes(codes, categories, ordered) of `codes` and
+   `cats` (both stolen), the nulls mode `mode` applied to the codes (MASK:
+   kept; FILL: -1 in the null slots, a copy; RAISE: ValueError for a
+   null).  Returns a new reference, or NULL with an exception set. */
+PyObject *
+dfb_categorical_make(dfb_state *st, PyObject *codes, PyObject *cats,
+                     int ordered, int mode, int allow_copy);
+
 /* Creates the CategoricalCodes type in `st` and adds it to module `m`.
    Returns 0, or -1 with an exception set. */
 int

@@ -278,7 +278,8 @@ PyDoc_STRVAR(
     "column : interchange Column or Arrow producer\n"
     "    A column of an interchange DataFrame (get_column(i)), or an object\n"
     "    with __arrow_c_array__ / __arrow_c_stream__ holding one column (a\n"
-    "    pyarrow Array or ChunkedArray, a polars or pandas Series).\n"
+    "    pyarrow Array or ChunkedArray, a polars or pandas Series; a struct\n"
+    "    array gives an object array of dicts).\n"
     "nulls : {'mask', 'fill', 'raise'}, optional\n"
     "    How nulls come back (default 'mask').\n"
     "categorical : {'decode', 'codes'}, optional\n"
@@ -513,7 +514,9 @@ PyDoc_STRVAR(
     "    is left out of the result ('skip').\n"
     "columns : sequence of str, optional\n"
     "    Convert only these columns, in this order (KeyError for a name no\n"
-    "    column has; default: every column).\n"
+    "    column has; default: every column).  With structs='flatten' a name\n"
+    "    is a leaf ('s.a') or a struct ('s': all its leaves); a name both a\n"
+    "    column and a leaf has is a ValueError.\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -736,13 +739,26 @@ done:
    Returns a new dict, or NULL with an exception set. */
 static PyObject *
 frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
-              int allow_copy, const dfb_colsel *sel)
+              int allow_copy, dfb_colsel *sel)
 {
     /* A pandas DataFrame, or pandas' interchange object over one: the
        frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
        which drop the slice offset of Arrow-backed columns (P-26). */
     int pd_copy = allow_copy;
     PyObject *frame = dfb_pandas_frame_behind(obj, &pd_copy);
+    if (frame != NULL && sel != NULL &&
+        ((int)nulls & DFB_OPT_STRUCTS_FLATTEN)) {
+        /* columns= may name struct leaves, which only the Arrow export
+           of the frame shows */
+        int arrow = dfb_arrow_is_producer(frame);
+        PyObject *res = arrow == 1 ? dfb_arrow_from_dataframe_cols(
+                                         st, frame, nulls, pd_copy, sel)
+                                   : NULL;
+        if (arrow != 0) {
+            Py_DECREF(frame);
+            return res;
+        }
+    }
     if (frame != NULL) {
         if (sel != NULL) { /* pandas selects (KeyError for a name) */
             PyObject *lst = PySequence_List(sel->names);

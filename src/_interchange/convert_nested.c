@@ -13,14 +13,6 @@
 
 #include <string.h>
 
-int
-dfb_nested_is(const struct ArrowSchema *s)
-{
-    /* run-end encoded columns have their own decoder (convert_run_end.c) */
-    return s != NULL && s->format != NULL && s->format[0] == '+' &&
-           strcmp(s->format, "+r") != 0;
-}
-
 /* Splits a flat converter's result `r` (stolen) into values and a
    C-contiguous element mask (NULL when no value is null).  Returns 0, or
    -1 with an exception. */
@@ -101,10 +93,10 @@ check_node(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_format *f)
         return -1;
     }
     if (nd->device.device_type != kDLCPU) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "column '%s': nested Arrow format '%s' off the CPU is "
-                     "not supported",
-                     cx->name, s->format);
+        PyErr_Format(PyExc_BufferError,
+                     "column '%s': nested Arrow format '%s' is on device "
+                     "type %d, and cannot be read on the host",
+                     cx->name, s->format, (int)nd->device.device_type);
         return -1;
     }
     if (s->dictionary != NULL || a->dictionary != NULL) {
@@ -173,6 +165,14 @@ dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
         PyErr_Format(PyExc_ValueError,
                      "column '%s': a nested child without a format", cx->name);
         return -1;
+    }
+    if (dfb_nested_dict_is(nd->schema)) {
+        if (Py_EnterRecursiveCall(" converting a nested Arrow column")) {
+            return -1;
+        }
+        int rc = dfb_nested_dictionary(cx, nd, out);
+        Py_LeaveRecursiveCall();
+        return rc;
     }
     if (!dfb_nested_is(nd->schema)) {
         return leaf(cx, nd, out);
@@ -322,12 +322,9 @@ add_parent_nulls(PyArrayObject *pm, dfb_nested_out *out)
     return 0;
 }
 
-/* Walks `path` (child indices through structs) down from column node
-   `nd`, ORing each struct's null rows into *pm (made when needed), and
-   leaves the leaf in *nd.  Returns 0, or -1 with an exception. */
-static int
-walk_path(const dfb_nested_ctx *cx, arrow_node *nd, const int64_t *path,
-          int depth, PyArrayObject **pm)
+int
+dfb_nested_walk_path(const dfb_nested_ctx *cx, arrow_node *nd,
+                     const int64_t *path, int depth, PyArrayObject **pm)
 {
     for (int k = 0; k < depth; k++) {
         dfb_format f;
@@ -356,14 +353,10 @@ walk_path(const dfb_nested_ctx *cx, arrow_node *nd, const int64_t *path,
     return 0;
 }
 
-/* Converts the node at `path` (depth steps through structs) of every
-   chunk of column `c` and joins them; a flattened struct's null rows are
-   nulls of the leaf.  Returns a new reference, or NULL with an
-   exception. */
-static PyObject *
-convert_path(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
-             const int64_t *path, int depth, dfb_nulls_mode nulls,
-             int allow_copy, const char *name)
+PyObject *
+dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
+                        int64_t c, const int64_t *path, int depth,
+                        dfb_nulls_mode nulls, int allow_copy, const char *name)
 {
     ref_list refs = {0};
     nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
@@ -393,7 +386,7 @@ convert_path(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
         arrow_node nd;
         PyArrayObject *pm = NULL;
         int rc = dfb_arrow_import_node(imp, is_table, b, c, &nd) < 0 ||
-                 walk_path(&cx, &nd, path, depth, &pm) < 0 ||
+                 dfb_nested_walk_path(&cx, &nd, path, depth, &pm) < 0 ||
                  dfb_nested_node(&cx, &nd, &outs[b]) < 0 ||
                  (pm != NULL && add_parent_nulls(pm, &outs[b]) < 0);
         parent_nulls |= pm != NULL;
@@ -425,75 +418,21 @@ dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
                           int64_t c, dfb_nulls_mode nulls, int allow_copy,
                           const char *name)
 {
-    return convert_path(st, imp, is_table, c, NULL, 0, nulls, allow_copy,
-                        name);
-}
-
-/* Adds the leaves under struct schema `s` (reached by path[0 .. depth))
-   to `out`, keyed `prefix.field`.  Returns 0, or -1 with an exception
-   (ValueError for a duplicate key). */
-static int
-flatten_leaves(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
-               const struct ArrowSchema *s, int64_t *path, int depth,
-               PyObject *prefix, dfb_nulls_mode nulls, int allow_copy,
-               PyObject *out)
-{
-    if (depth >= 64) {
-        PyErr_SetString(PyExc_ValueError,
-                        "structs nested deeper than 64 levels");
-        return -1;
-    }
-    for (int64_t k = 0; k < s->n_children; k++) {
-        const struct ArrowSchema *ch = s->children[k];
-        PyObject *key = PyUnicode_FromFormat("%U.%s", prefix,
-                                             ch->name != NULL ? ch->name : "");
-        int rc = -1;
-        if (key == NULL) {
-            return -1;
-        }
-        path[depth] = k;
-        if (ch->format != NULL && strcmp(ch->format, "+s") == 0 &&
-            ch->dictionary == NULL) {
-            rc = flatten_leaves(st, imp, is_table, c, ch, path, depth + 1, key,
-                                nulls, allow_copy, out);
-        }
-        else if (PyDict_Contains(out, key) != 0) {
-            if (!PyErr_Occurred()) {
-                PyErr_Format(PyExc_ValueError,
-                             "duplicate column name %R after flattening "
-                             "structs",
-                             key);
-            }
-        }
-        else {
-            const char *name = PyUnicode_AsUTF8(key);
-            PyObject *arr =
-                name ? convert_path(st, imp, is_table, c, path, depth + 1,
-                                    nulls, allow_copy, name)
-                     : NULL;
-            rc = arr != NULL && PyDict_SetItem(out, key, arr) == 0 ? 0 : -1;
-            Py_XDECREF(arr);
-        }
-        Py_DECREF(key);
-        if (rc < 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-int
-dfb_nested_flatten_column(dfb_state *st, const arrow_import *imp, int is_table,
-                          int64_t c, PyObject *key, dfb_nulls_mode nulls,
-                          int allow_copy, PyObject *out)
-{
-    int64_t path[64];
     const struct ArrowSchema *s =
         is_table ? imp->schema.children[c] : &imp->schema;
-    if (s->n_children > 0 && s->children == NULL) {
-        PyErr_SetString(PyExc_ValueError, "a struct schema without children");
-        return -1;
+    if (((int)nulls & DFB_OPT_CATEGORICAL_CODES) && dfb_nested_dict_is(s)) {
+        ref_list refs = {0};
+        dfb_nested_ctx cx = {0};
+        cx.st = st;
+        cx.refs = &refs;
+        cx.allow_copy = allow_copy;
+        cx.name = name;
+        cx.node = dfb_nested_node;
+        PyObject *res =
+            dfb_nested_dictionary_codes(&cx, imp, is_table, c, nulls);
+        dfb_arrow_refs_clear(&refs);
+        return res;
     }
-    return flatten_leaves(st, imp, is_table, c, s, path, 0, key, nulls,
-                          allow_copy, out);
+    return dfb_nested_convert_path(st, imp, is_table, c, NULL, 0, nulls,
+                                   allow_copy, name);
 }

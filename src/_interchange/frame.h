@@ -59,11 +59,13 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
 
 /* Describes the selected columns of an Arrow PyCapsule producer (table,
    record batch, stream of them, or one array as one column) into `out`
-   (zeroed by the caller; clear it always).  Returns 0, or -1 with an
-   exception set (messages name the column). */
+   (zeroed by the caller; clear it always); `flatten` (structs="flatten"):
+   a struct column's leaves instead, named `parent.child`, selected by
+   their names or their structs'.  Returns 0, or -1 with an exception set
+   (messages name the column). */
 int
 dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
-                         dfb_frame *out);
+                         int flatten, dfb_frame *out);
 
 /* Module-level functions of matrix.c (to_matrix), added by module init. */
 extern PyMethodDef dfb_matrix_methods[];

@@ -294,7 +294,7 @@ parse_choice(PyObject *o, const char *what, const char *const *choices,
 PyDoc_STRVAR(
     to_matrix_doc,
     "to_matrix(obj, *, dtype=None, order='C', nulls='nan', columns=None, "
-    "threads=None,\n          decimals='decimal')\n--\n\n"
+    "threads=None,\n          decimals='decimal', structs='object')\n--\n\n"
     "Copy the columns of a dataframe into one 2-D NumPy array (rows x "
     "columns).\n\n"
     "obj is anything from_dataframe accepts.  dtype=None promotes the "
@@ -320,7 +320,10 @@ PyDoc_STRVAR(
     "its memory (base None); it exports DLPack like any NumPy array.\n"
     "decimals='float64' reads Arrow decimal columns as float64 (default\n"
     "'decimal': TypeError, as for the other types NumPy numbers cannot "
-    "hold).\n\n"
+    "hold).\n"
+    "structs='flatten' takes an Arrow struct column's leaves as columns "
+    "named\n'parent.child' (a struct's null rows are nulls of its leaves); "
+    "columns= then\nnames leaves, or structs for all their leaves.\n\n"
     "Parameters\n"
     "----------\n"
     "obj : dataframe\n"
@@ -335,6 +338,9 @@ PyDoc_STRVAR(
     "    The columns to take, in this order (default: all).\n"
     "threads : int or None, optional\n"
     "    The most worker threads to use.\n"
+    "decimals : {'decimal', 'float64'}, optional\n"
+    "structs : {'object', 'flatten'}, optional\n"
+    "    Struct columns refused, or their leaves (default 'object').\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -361,7 +367,10 @@ PyDoc_STRVAR(
     "array([[1. , 0.5],\n"
     "       [2. , nan]])\n"
     ">>> dfbuffer.to_matrix(t, nulls=\"mask\", order=\"F\").mask.tolist()\n"
-    "[[False, False], [False, True]]");
+    "[[False, False], [False, True]]\n"
+    ">>> s = pa.table({\"p\": [{\"a\": 1, \"b\": 2.5}, None]})\n"
+    ">>> dfbuffer.to_matrix(s, structs=\"flatten\", columns=[\"p.b\"])\n"
+    "array([[2.5],\n       [nan]])");
 
 /* Returns 0, or -1 with ValueError when nulls are present where they
    cannot be kept.  Counts unknown null counts first (GIL released). */
@@ -488,11 +497,12 @@ parse_threads(PyObject *o, int *out)
 /* Describes the selected columns (`o_cols`) of `obj` into `fr`: a pandas
    frame from its blocks (*pd_strides then set), an Arrow producer (*own: a
    new list of a pandas frame's own column names, or NULL), or interchange
-   objects.  Returns 0, or -1 with an exception set (TypeError for any other
-   object, or naming an unsupported column). */
+   objects; `flatten`: an Arrow producer's struct columns as their leaves.
+   Returns 0, or -1 with an exception set (TypeError for any other object,
+   or naming an unsupported column). */
 static int
-describe_frame(dfb_state *st, PyObject *obj, PyObject *o_cols, dfb_frame *fr,
-               int64_t **pd_strides, PyObject **own)
+describe_frame(dfb_state *st, PyObject *obj, PyObject *o_cols, int flatten,
+               dfb_frame *fr, int64_t **pd_strides, PyObject **own)
 {
     int r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides);
     if (r == 0) {
@@ -509,7 +519,7 @@ describe_frame(dfb_state *st, PyObject *obj, PyObject *o_cols, dfb_frame *fr,
     }
     if (r == 1) {
         r = dfb_arrow_describe_frame(st, obj, *own != NULL ? *own : o_cols,
-                                     fr);
+                                     flatten, fr);
     }
     else if (r == 0) {
         r = dfb_ix_describe_frame(st, obj, o_cols, fr);
@@ -775,16 +785,19 @@ static PyObject *
 to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
           PyObject *kwnames)
 {
-    static const char *const kw[] = {"obj",     "dtype",   "order",    "nulls",
-                                     "columns", "threads", "decimals", NULL};
+    static const char *const kw[] = {"obj",      "dtype",   "order",
+                                     "nulls",    "columns", "threads",
+                                     "decimals", "structs", NULL};
     static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
     static const char *const modes[] = {"nan", "raise", "mask", NULL};
-    PyObject *a[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    static const char *const structs[] = {"object", "flatten", NULL};
+    PyObject *a[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    int dec = 0;
+    int dec = 0, flatten = 0;
     if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
-        dfb_parse_decimals(a[6], &dec) < 0) {
+        dfb_parse_decimals(a[6], &dec) < 0 ||
+        dfb_parse_choice(a[7], "structs", structs, &flatten) < 0) {
         return NULL;
     }
     PyObject *obj = a[0], *o_cols = a[4];
@@ -805,7 +818,7 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int64_t nrows = -1;
     PyObject *res = NULL, *own = NULL;
     int64_t *pd_strides = NULL;
-    if (describe_frame(st, obj, o_cols, &fr, &pd_strides, &own) < 0 ||
+    if (describe_frame(st, obj, o_cols, flatten, &fr, &pd_strides, &own) < 0 ||
         (dec && decimals_to_float(&fr) < 0)) {
         goto done;
     }

@@ -39,10 +39,33 @@ typedef struct dfb_nested_ctx_ {
                 struct dfb_nested_out_ *out);
 } dfb_nested_ctx;
 
-/* Returns 1 if schema `s` is of a nested type this file family converts
-   (its format starts with '+'; a dictionary of one is refused later). */
+/* nested_nodes.c: returns 1 if schema `s` is of a nested type this file
+   family converts (its format starts with '+'; not run-end encoded). */
 int
 dfb_nested_is(const struct ArrowSchema *s);
+
+/* Returns 1 if schema `s` is dictionary-encoded with nested values
+   (dfb_nested_is of its dictionary). */
+int
+dfb_nested_dict_is(const struct ArrowSchema *s);
+
+/* nested_dictionary.c: the node kernel of a dictionary of nested values:
+   each row the value of the converted dictionary its code names (codes
+   read through core's checked reader); a null code or a null value is a
+   null row.  Same returns as the other kernels. */
+int
+dfb_nested_dictionary(const dfb_nested_ctx *cx, const arrow_node *nd,
+                      dfb_nested_out *out);
+
+/* categorical="codes" of column `c` (dfb_nested_dict_is) in context
+   `cx` (its refs hold what the descriptions make): a CategoricalCodes of
+   its codes (zero-copy for one chunk; `nulls` applied to them) and its
+   converted dictionary (one for every chunk; NotImplementedError when the
+   chunks' dictionaries differ).  Returns a new reference, or NULL with an
+   exception. */
+PyObject *
+dfb_nested_dictionary_codes(const dfb_nested_ctx *cx, const arrow_import *imp,
+                            int is_table, int64_t c, dfb_nulls_mode nulls);
 
 /* Converts every chunk of column `c` of the import and joins them,
    applying `nulls` (its DFB_OPT_* bits ignored).  Returns a new
@@ -54,14 +77,61 @@ dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
                           int64_t c, dfb_nulls_mode nulls, int allow_copy,
                           const char *name);
 
-/* structs="flatten": adds one entry per leaf of struct column `c` to dict
-   `out`, keyed `key.field` (`key.field.subfield` ...); a struct's null
-   rows are nulls of every leaf below it.  Returns 0, or -1 with an
-   exception (ValueError for a duplicate key). */
+/* The deepest struct nesting that structs="flatten" opens. */
+#define DFB_NESTED_MAX_DEPTH 64
+
+/* Converts the node at `path` (depth steps through structs; 0: the
+   column itself) of every chunk of column `c` and joins them; a
+   flattened struct's null rows are nulls of the leaf.  Same returns as
+   dfb_nested_convert_column. */
+PyObject *
+dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
+                        int64_t c, const int64_t *path, int depth,
+                        dfb_nulls_mode nulls, int allow_copy,
+                        const char *name);
+
+/* nested_flat.c, structs="flatten": a new list of one entry per column of
+   the import (a table's struct columns opened when `open`: one per leaf,
+   named `parent.child`), each a tuple (name, column index, path of child
+   indices, names of the structs above it); columns with skip[c] set are
+   left out (`skip` may be NULL).  Returns NULL with an exception
+   (ValueError for structs nested too deep). */
+PyObject *
+dfb_nested_flat_entries(const arrow_import *imp, int is_table, int open,
+                        const uint8_t *skip);
+
+/* The entries `select` (None or NULL: all of them, ValueError when two
+   share a name) names, in its order: a name gives its entry, or every
+   leaf below the struct of that name.  Items that are not str are
+   compared as str().  Returns a new list, or NULL with TypeError (a bare
+   str), KeyError (no entry or struct of that name) or ValueError (a name
+   that several entries have, or an entry and a struct). */
+PyObject *
+dfb_nested_flat_select(PyObject *entries, PyObject *select);
+
+/* Reads entry `entry` of dfb_nested_flat_entries into its column *c,
+   path[0 .. *depth) (path holds DFB_NESTED_MAX_DEPTH).  Returns 0, or -1
+   with an exception. */
 int
-dfb_nested_flatten_column(dfb_state *st, const arrow_import *imp, int is_table,
-                          int64_t c, PyObject *key, dfb_nulls_mode nulls,
-                          int allow_copy, PyObject *out);
+dfb_nested_flat_path(PyObject *entry, int64_t *c, int64_t *path, int *depth);
+
+/* Describes chunk `b` of the leaf at `path` of column `c` into col / dict
+   (as dfb_arrow_describe_node, its Buffers in `refs`), with the null rows
+   of the structs above it added to its validity (a new bitmap, kept by
+   list `keep`).  Returns 0, or -1 with an exception naming `name`. */
+int
+dfb_nested_describe_leaf(dfb_state *st, const arrow_import *imp, int is_table,
+                         Py_ssize_t b, int64_t c, const int64_t *path,
+                         int depth, dfb_column *col, dfb_column *dict,
+                         ref_list *refs, PyObject *keep, const char *name);
+
+/* Walks `path` (depth child indices through structs) down from node
+   `nd`, ORing each struct's null rows into *pm (a new bool array, made
+   when a struct has one), and leaves the leaf in *nd.  Returns 0, or -1
+   with an exception. */
+int
+dfb_nested_walk_path(const dfb_nested_ctx *cx, arrow_node *nd,
+                     const int64_t *path, int depth, PyArrayObject **pm);
 
 /* Converts node `nd` (any type) into *out (zeroed by the caller; its
    references are the caller's, also on failure: dfb_nested_out_clear).

@@ -12,6 +12,20 @@
 
 #include <string.h>
 
+int
+dfb_nested_is(const struct ArrowSchema *s)
+{
+    /* run-end encoded columns have their own decoder (convert_run_end.c) */
+    return s != NULL && s->format != NULL && s->format[0] == '+' &&
+           strcmp(s->format, "+r") != 0;
+}
+
+int
+dfb_nested_dict_is(const struct ArrowSchema *s)
+{
+    return s != NULL && s->dictionary != NULL && dfb_nested_is(s->dictionary);
+}
+
 void
 dfb_nested_out_clear(dfb_nested_out *o)
 {

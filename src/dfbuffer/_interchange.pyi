@@ -219,6 +219,7 @@ def to_matrix(
     columns: Sequence[object] | None = None,
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
+    structs: Literal["object", "flatten"] = "object",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -230,6 +231,7 @@ def to_matrix(
     columns: Sequence[object] | None = None,
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
+    structs: Literal["object", "flatten"] = "object",
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -241,6 +243,7 @@ def to_matrix(
     columns: Sequence[object] | None = None,
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
+    structs: Literal["object", "flatten"] = "object",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,

@@ -470,20 +470,48 @@ def _ix_frame(obj: Any) -> Any:
         return meth()
 
 
-def _flatten(c: ColumnSchema, prefix: str = "", nullable: bool = False) -> list[ColumnSchema]:
+def _flatten(c: ColumnSchema) -> list[ColumnSchema]:
     """The leaves of struct column ``c`` named ``parent.child`` (a struct that
-    may be null makes every leaf below it nullable), or ``[c]`` renamed."""
+    may be null makes every leaf below it nullable), or ``[c]``."""
+    return [leaf for leaf, _ in _flatten_below(c, "", False, ())]
+
+
+def _flatten_below(
+    c: ColumnSchema, prefix: str, nullable: bool, above: tuple[str, ...]
+) -> list[tuple[ColumnSchema, tuple[str, ...]]]:
+    """``_flatten`` of ``c`` (named ``prefix + c.name``), each leaf with the
+    names of the structs above it (``above`` and the ones opened here)."""
     name = prefix + c.name
     nullable = nullable or c.nullable
     if c.type != "struct" or c.format != "+s":
         if not nullable or c.nullable:
-            return [dataclasses.replace(c, name=name)]
-        return [
-            dataclasses.replace(
-                c, name=name, nullable=True, null_representation="bitmask", null_value=0
-            )
-        ]
-    return [leaf for k in c.children for leaf in _flatten(k, name + ".", nullable)]
+            return [(dataclasses.replace(c, name=name), above)]
+        leaf = dataclasses.replace(
+            c, name=name, nullable=True, null_representation="bitmask", null_value=0
+        )
+        return [(leaf, above)]
+    above = (*above, name)
+    return [x for k in c.children for x in _flatten_below(k, name + ".", nullable, above)]
+
+
+def _select_flat(
+    columns: tuple[ColumnSchema, ...], names: Sequence[str]
+) -> tuple[ColumnSchema, ...]:
+    """``columns=`` over the leaves of ``columns`` (not yet flattened), as the
+    converters select them: a name gives the column or leaf of that name, or
+    every leaf below the struct of that name."""
+    entries = [x for c in columns for x in _flatten_below(c, "", False, ())]
+    out: list[ColumnSchema] = []
+    for key in names:
+        exact = [leaf for leaf, _ in entries if leaf.name == key]
+        below = [leaf for leaf, above in entries if key in above]
+        if len(exact) > 1 or (exact and below):
+            what = "several columns have it" if len(exact) > 1 else "a column and a struct have it"
+            raise ValueError(f"column name {key!r} is ambiguous with structs='flatten': {what}")
+        if not exact and not below:
+            raise KeyError(f"no column named {key!r}")
+        out.extend(exact or below)
+    return tuple(out)
 
 
 def schema(
@@ -507,7 +535,9 @@ def schema(
         returns them.
     columns : sequence of str, optional
         Only these columns, in this order (KeyError for a name no column
-        has), as ``from_dataframe(..., columns=...)`` selects them.
+        has), as ``from_dataframe(..., columns=...)`` selects them; with
+        ``structs='flatten'`` a leaf (``'s.a'``) or a struct (``'s'``: all
+        its leaves), ValueError for a name both a column and a leaf have.
 
     Returns
     -------
@@ -535,6 +565,9 @@ def schema(
         return full
     if isinstance(columns, str):
         raise TypeError("columns= must be a sequence of column names, not a str")
+    if structs == "flatten":
+        whole = _schema_of(obj, "object").columns
+        return dataclasses.replace(full, columns=_select_flat(whole, columns))
     by_name = {c.name: c for c in full.columns}
     missing = [n for n in columns if n not in by_name]
     if missing:

@@ -103,11 +103,36 @@ def _categorical(res: CategoricalCodes) -> pd.Categorical:
     elif codes.dtype.kind == "u":
         codes = codes.astype(np.int64)
     cats = res.categories
+    if cats.ndim != 1 or (
+        cats.dtype == object
+        and any(isinstance(v, (np.ndarray, list, dict)) for v in np.ma.getdata(cats))
+    ):
+        # nested values (rows, dicts, lists) cannot be pandas categories
+        return _decoded(codes, cats)
     if isinstance(cats, np.ma.MaskedArray) or cats.dtype.kind == "T":
         cats = _column(cats, None)
     return pd.Categorical.from_codes(
         codes, categories=pd.Index(cats), ordered=bool(res.ordered), validate=False
     )
+
+
+def _decoded(codes: np.ndarray, cats: Any) -> np.ndarray:
+    """An object array of the categories the codes name (None for -1): the values
+    of a dictionary of nested values, which pandas cannot hold as categories."""
+    null: np.ndarray = np.ma.getmaskarray(cats)
+    data: np.ndarray = np.ma.getdata(cats)
+    if null.ndim > 1:  # rows of a fixed-size list: their null values filled
+        kind = data.dtype.kind
+        if null.any() and kind in "biufmMO":
+            fill = None if kind == "O" else np.nan if kind in "biuf" else "NaT"
+            wide = np.float64 if kind in "biu" else data.dtype
+            data = np.ma.MaskedArray(data.astype(wide), null).filled(fill)
+        null = np.asarray(null.reshape(len(cats), -1).all(axis=1))
+    rows = [None if m else v for v, m in zip(data, null, strict=True)]
+    out = np.empty(len(codes), dtype=object)
+    for i, c in enumerate(codes.tolist()):
+        out[i] = None if c < 0 else rows[c]
+    return out
 
 
 def _column(values: Any, tz: str | None) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from fuzz_settings import FUZZ, FUZZ_SEED
 from hypothesis import given
 from hypothesis import strategies as st
@@ -37,6 +38,8 @@ def nested_types(depth: int) -> st.SearchStrategy:
 def values_of(t: pa.DataType) -> st.SearchStrategy:
     if pa.types.is_boolean(t):
         v = st.booleans()
+    elif pa.types.is_unsigned_integer(t):
+        v = st.integers(0, 100)
     elif pa.types.is_integer(t):
         v = st.integers(-100, 100)
     elif pa.types.is_floating(t):
@@ -83,6 +86,19 @@ def canon(x):
     return x
 
 
+def check_sliced_and_chunked(data, sliced, want):
+    """from_dataframe of ``sliced`` and of it cut into two chunks at a drawn row
+    gives ``want`` (pyarrow's values)."""
+    cut = data.draw(st.integers(0, len(want)))
+    inputs = [sliced]
+    if 0 < cut < len(want):
+        inputs.append(pa.chunked_array([sliced.slice(0, cut), sliced.slice(cut)]))
+    for a in inputs:
+        got = dfbuffer.from_dataframe(pa.table({"c": a}))["c"]
+        assert len(got) == len(want)
+        assert canon(to_py(got)) == canon(want)
+
+
 @FUZZ
 @FUZZ_SEED
 @given(data=st.data(), t=nested_types(3))
@@ -93,11 +109,72 @@ def test_nested_against_pyarrow(data, t):
     stop = data.draw(st.integers(start, len(vals)))
     sliced = arr.slice(start, stop - start)
     want = vals[start:stop]
-    cut = data.draw(st.integers(0, len(want)))
-    inputs = [sliced]
-    if 0 < cut < len(want):
-        inputs.append(pa.chunked_array([sliced.slice(0, cut), sliced.slice(cut)]))
-    for a in inputs:
-        got = dfbuffer.from_dataframe(pa.table({"c": a}))["c"]
-        assert len(got) == len(want)
-        assert canon(to_py(got)) == canon(want)
+    check_sliced_and_chunked(data, sliced, want)
+
+
+NUMBERS = [pa.int64(), pa.float64(), pa.bool_(), pa.int8(), pa.uint16(), pa.float32()]
+
+
+def numeric_structs(depth: int) -> st.SearchStrategy:
+    """Struct types whose leaves are numbers and bools (what to_matrix takes)."""
+    leaf = st.sampled_from(NUMBERS)
+    inner = leaf if depth == 0 else st.one_of(leaf, numeric_structs(depth - 1))
+    return st.lists(inner, min_size=1, max_size=3).map(
+        lambda ts: pa.struct([pa.field(f"f{i}", t) for i, t in enumerate(ts)])
+    )
+
+
+def flattened(table: pa.Table) -> pa.Table:
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    return table
+
+
+@FUZZ
+@FUZZ_SEED
+@given(data=st.data(), t=numeric_structs(2))
+def test_structs_flatten_to_matrix_against_table_flatten(data, t):
+    """to_matrix(structs="flatten") and from_dataframe(structs="flatten") of a drawn
+    struct column of numbers (nulls at every level, sliced, chunked) against pyarrow's
+    Table.flatten values."""
+    vals = data.draw(st.lists(values_of(t), max_size=12))
+    table = pa.table({"s": pa.array(vals, t), "x": pa.array(range(len(vals)), pa.int32())})
+    start = data.draw(st.integers(0, len(vals)))
+    stop = data.draw(st.integers(start, len(vals)))
+    part = table.slice(start, stop - start)
+    cut = data.draw(st.integers(0, part.num_rows))
+    inputs = [part]
+    if 0 < cut < part.num_rows:
+        inputs.append(pa.concat_tables([part.slice(0, cut), part.slice(cut)]))
+    want = flattened(part)
+    for tab in inputs:
+        got = dfbuffer.to_matrix(tab, structs="flatten", nulls="mask", dtype="float64")
+        assert got.shape == (want.num_rows, want.num_columns)
+        for j, name in enumerate(want.column_names):
+            col = [None if m else v for v, m in zip(got.data[:, j].tolist(),
+                                                   got.mask[:, j].tolist(), strict=True)]
+            assert col == [None if v is None else float(v)
+                           for v in want.column(name).to_pylist()], name
+        cols = dfbuffer.from_dataframe(tab, structs="flatten")
+        assert list(cols) == want.column_names
+        assert {k: to_py(v) for k, v in cols.items()} == want.to_pydict()
+
+
+@FUZZ
+@FUZZ_SEED
+@given(data=st.data(), t=nested_types(2))
+def test_dictionary_of_nested_values_against_pyarrow(data, t):
+    """A drawn nested dictionary, drawn codes (nulls among them), sliced and chunked:
+    decoded like pyarrow's to_pylist."""
+    values = data.draw(st.lists(values_of(t), min_size=1, max_size=6))
+    dictionary = pa.array(values, t)
+    codes = data.draw(
+        st.lists(st.one_of(st.none(), st.integers(0, len(values) - 1)), max_size=12)
+    )
+    try:
+        arr = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int16()), dictionary)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError) as e:
+        pytest.skip(f"pyarrow {pa.__version__} cannot build this dictionary array: {e}")
+    start = data.draw(st.integers(0, len(codes)))
+    sliced = arr.slice(start)
+    check_sliced_and_chunked(data, sliced, sliced.to_pylist())
