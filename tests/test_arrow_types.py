@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from racing import as_list, race
+from racing import as_list, race, run_ends_target
 from test_arrow_bad import Producer
 
 import dfbuffer
@@ -318,21 +318,12 @@ def test_run_end_encoded_bad_run_ends_raise():
 
 
 def test_racing_run_ends():
-    n_runs = 20_000
-    good = (np.arange(1, n_runs + 1) * 3).astype(np.int32)
-    ends = good.copy()
-    values = pa.array(np.arange(n_runs) % 97)
-    ree = pa.RunEndEncodedArray.from_arrays(
-        pa.Array.from_buffers(pa.int32(), n_runs, [None, pa.py_buffer(ends)]), values
-    )
-    expected = ree.to_pylist()
-    bad = good.copy()
-    bad[1::2] = 1  # not increasing: runs that go backwards
+    ree, expected, target = run_ends_target()
 
     def check(res) -> None:
         assert res.tolist() == expected
 
-    ok, refused = race(lambda: dfbuffer.column_to_ndarray(ree), check, [(ends, good, bad)])
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(ree), check, [target])
     assert ok + refused == 8
 
 
@@ -478,7 +469,7 @@ def test_interchange_view_serves_the_other_columns():
             "b": pa.array([b"a", None]),
             "d": pa.array([D("1.5"), None]),
             "i": pa.array([(1, 2, 3), None], pa.month_day_nano_interval()),
-            "r": _ree([1, 1]),
+            "r": _ree(["a", "a"]),  # strings: not decoded into the view
             "x": [1, 2],
         }
     )

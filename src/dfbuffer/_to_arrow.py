@@ -131,6 +131,15 @@ def _select(names: list[str], columns: Sequence[str] | None) -> list[int]:
 
 # -- Arrow producers ------------------------------------------------------
 
+def _exportable(field: Any) -> bool:
+    """Whether to_arrow hands out a column of the import: a type the interchange view
+    describes, or one whose flat buffers it holds as they are (binary, decimals,
+    fixed-size binary, intervals; extension types as their storage)."""
+    fmt = field.format
+    return (field.dtype is not None or fmt in ("z", "Z", "tiM", "tiD", "tin")
+            or fmt.startswith(("d:", "w:")))
+
+
 def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
     if chunk.error is not None:
         raise type(chunk.error)(f"column {name!r}: {chunk.error}")
@@ -153,7 +162,7 @@ def _from_arrow(obj: Any, columns: Sequence[str] | None) -> ArrowExport:
     out_fields = []
     for i in keep:
         f = fields[i]
-        if f.dtype is None:
+        if not _exportable(f):
             raise NotImplementedError(
                 f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
         dfmt = None if f.dictionary is None else _wide(f.dictionary.format)
@@ -175,7 +184,7 @@ def _from_view(view: Any, columns: Sequence[str] | None) -> ArrowExport:
     fields = []
     for i in keep:
         f = cols[i]._field
-        if f.dtype is None:
+        if not _exportable(f):
             raise NotImplementedError(
                 f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
         dfmt = None if f.dictionary is None else _wide(f.dictionary.format)
