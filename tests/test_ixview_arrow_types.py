@@ -269,3 +269,21 @@ def test_racing_run_ends_through_the_view():
 
     ok, refused = race(convert, check, [target])
     assert ok + refused == 8
+
+
+def test_bool8_extension_is_served_as_byte_bools():
+    if not hasattr(pa, "bool8"):
+        pytest.skip("pyarrow < 18 has no bool8")
+    arr = pa.ExtensionArray.from_storage(pa.bool8(), pa.array([1, None, 0, 1], pa.int8()))
+    ix = dfbuffer.to_interchange(pa.table({"b": arr}))
+    col = ix.get_column(0)
+    assert col.dtype == (DtypeKind.BOOL, 8, "b", "=")
+    data, dtype = col.get_buffers()["data"]
+    assert dtype == (DtypeKind.BOOL, 8, "b", "=")
+    assert data.ptr == arr.storage.buffers()[1].address  # zero-copy
+    want = [True, None, False, True]
+    assert pai.from_dataframe(_Only(ix)).column("b").to_pylist() == want
+    assert as_list(dfbuffer.from_dataframe(_Only(ix))["b"]) == want
+    # pandas' consumer reads the bytes (its nulls become False: requirements.md)
+    got = pd.api.interchange.from_dataframe(_Only(ix))["b"].tolist()
+    assert [g for g, w in zip(got, want, strict=True) if w is not None] == [True, False, True]

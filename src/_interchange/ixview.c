@@ -180,6 +180,39 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
     return 0;
 }
 
+/* Gives `field` (new, not shared yet) the dtypes of an arrow.bool8 column:
+   the protocol's byte bools (BOOL, 8, "b", "=") for the column and its
+   data.  Returns 0, or -1 with an exception set (`field` unchanged). */
+static int
+bool8_dtypes(dfb_state *st, PyObject *field)
+{
+    PyObject *dt = dtype_tuple(st, K_BOOL, 8, "b");
+    PyObject *ddt = dtype_tuple(st, K_BOOL, 8, "b");
+    if (dt == NULL || ddt == NULL) {
+        Py_XDECREF(dt);
+        Py_XDECREF(ddt);
+        return -1;
+    }
+    Py_DECREF(PyStructSequence_GetItem(field, F_DTYPE));
+    PyStructSequence_SetItem(field, F_DTYPE, dt);
+    Py_DECREF(PyStructSequence_GetItem(field, F_DATA_DTYPE));
+    PyStructSequence_SetItem(field, F_DATA_DTYPE, ddt);
+    return 0;
+}
+
+/* Returns 1 when schema `s` is an arrow.bool8 column (int8 storage, not
+   dictionary-encoded), else 0.  Cannot fail. */
+static int
+is_bool8(const struct ArrowSchema *s)
+{
+    const char *v;
+    int32_t len;
+    return s->dictionary == NULL && strcmp(s->format, "c") == 0 &&
+           dfb_arrow_metadata_find(s->metadata, "ARROW:extension:name", &v,
+                                   &len) &&
+           len == 11 && dfb_memcmp(v, "arrow.bool8", 11) == 0;
+}
+
 /* Returns a new _IxField (name, fmt, dictionary field for `dict_fmt` or
    None, ordered, nullable, the dtypes), or NULL with an exception set.
    `name` and `fmt` are borrowed str objects; `dict_fmt` a str or None. */
@@ -382,6 +415,9 @@ field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
                         (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0,
                         (s->flags & ARROW_FLAG_NULLABLE) != 0);
     Py_DECREF(name);
+    if (*field != NULL && is_bool8(s) && bool8_dtypes(st, *field) < 0) {
+        Py_CLEAR(*field);
+    }
     return *field == NULL ? -1 : 0;
 }
 
