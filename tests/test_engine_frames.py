@@ -78,13 +78,13 @@ NUMERIC = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
 
 
 def _exportable(t: pa.DataType) -> bool:
-    """Whether to_arrow hands the column out (docs/api.md): flat types other than nulls
-    and binary views; dictionaries of those."""
+    """Whether to_arrow hands the column out (docs/api.md): flat types other than binary
+    views; dictionaries of those."""
     if pa.types.is_dictionary(t):
         return _exportable(t.value_type)
     if isinstance(t, pa.BaseExtensionType):
         return _exportable(t.storage_type)
-    return not (pa.types.is_nested(t) or pa.types.is_null(t) or pa.types.is_binary_view(t)
+    return not (pa.types.is_nested(t) or pa.types.is_binary_view(t)
                 or pa.types.is_run_end_encoded(t))
 
 

@@ -217,13 +217,14 @@ def test_on_unsupported_skip_leaves_out_exactly_the_columns_without_a_dtype():
 
 
 def test_to_arrow_hands_out_the_flat_types_without_a_dtype():
+    # and a null column: an array of no buffers
     t = _mixed().select(["x", "d", "t", "dd", "ri"]).append_column(
         "b", UNSUPPORTED["binary"][0]).append_column(
         "i", UNSUPPORTED["interval"][0]).append_column(
-        "w", UNSUPPORTED["fixed_binary"][0])
+        "w", UNSUPPORTED["fixed_binary"][0]).append_column("n", pa.nulls(3))
     out = pa.table(dfbuffer.to_arrow(t))
     assert out.column_names == t.column_names
-    for name in ("d", "t", "dd", "b", "i", "w"):
+    for name in ("d", "t", "dd", "b", "i", "w", "n"):
         assert out.column(name).type == t.column(name).type, name
     assert out.column("ri").type == pa.int64()  # decoded
     assert out.to_pylist() == t.to_pylist()

@@ -133,10 +133,10 @@ def _select(names: list[str], columns: Sequence[str] | None) -> list[int]:
 
 def _exportable(field: Any) -> bool:
     """Whether to_arrow hands out a column of the import: a type the interchange view
-    describes, or one whose flat buffers it holds as they are (binary, decimals,
+    describes, or one whose flat buffers it holds as they are (nulls, binary, decimals,
     fixed-size binary, intervals; extension types as their storage)."""
     fmt = field.format
-    return (field.dtype is not None or fmt in ("z", "Z", "tiM", "tiD", "tin")
+    return (field.dtype is not None or fmt in ("n", "z", "Z", "tiM", "tiD", "tin")
             or fmt.startswith(("d:", "w:")))
 
 
@@ -144,7 +144,9 @@ def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
     if chunk.error is not None:
         raise type(chunk.error)(f"column {name!r}: {chunk.error}")
     bufs: tuple[Any, ...]
-    if chunk.offsets is not None:
+    if chunk.format == "n":
+        bufs = ()  # the null type has no buffers
+    elif chunk.offsets is not None:
         bufs = (chunk.validity, chunk.offsets, chunk.data)
     else:
         bufs = (chunk.validity, chunk.data)
