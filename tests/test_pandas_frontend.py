@@ -81,7 +81,8 @@ def test_dlpack_device_is_device_type_member():
 
 
 def test_column_context_is_not_doubled():
-    t = pa.table({"x": pa.array([1, 2], type=pa.decimal128(5, 2))})
+    # a list: the view serves no dtype for it and to_arrow does not hand it out
+    t = pa.table({"x": pa.array([[1], [2]])})
     with pytest.raises(NotImplementedError) as ei:
         dfbuffer.from_dataframe(dfbuffer.to_interchange(t))
     assert str(ei.value).count("column 'x'") == 1

@@ -345,8 +345,8 @@ chunk_array(dfb_state *st, PyObject *chunk, PyObject *owner,
     }
     PyObject *bufs = PyTuple_GET_ITEM(chunk, 3);
     Py_ssize_t nbuf = PyTuple_GET_SIZE(bufs);
-    if (nbuf < 1 || nbuf > MAX_BUFFERS) {
-        PyErr_SetString(PyExc_ValueError, "a chunk has 1 to 3 buffers");
+    if (nbuf > MAX_BUFFERS) { /* 0: the null type */
+        PyErr_SetString(PyExc_ValueError, "a chunk has 0 to 3 buffers");
         return -1;
     }
     if (array_init(a, owner, nbuf, 0) < 0) {

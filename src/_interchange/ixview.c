@@ -180,6 +180,39 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
     return 0;
 }
 
+/* Gives `field` (new, not shared yet) the dtypes of an arrow.bool8 column:
+   the protocol's byte bools (BOOL, 8, "b", "=") for the column and its
+   data.  Returns 0, or -1 with an exception set (`field` unchanged). */
+static int
+bool8_dtypes(dfb_state *st, PyObject *field)
+{
+    PyObject *dt = dtype_tuple(st, K_BOOL, 8, "b");
+    PyObject *ddt = dtype_tuple(st, K_BOOL, 8, "b");
+    if (dt == NULL || ddt == NULL) {
+        Py_XDECREF(dt);
+        Py_XDECREF(ddt);
+        return -1;
+    }
+    Py_DECREF(PyStructSequence_GetItem(field, F_DTYPE));
+    PyStructSequence_SetItem(field, F_DTYPE, dt);
+    Py_DECREF(PyStructSequence_GetItem(field, F_DATA_DTYPE));
+    PyStructSequence_SetItem(field, F_DATA_DTYPE, ddt);
+    return 0;
+}
+
+/* Returns 1 when schema `s` is an arrow.bool8 column (int8 storage, not
+   dictionary-encoded), else 0.  Cannot fail. */
+static int
+is_bool8(const struct ArrowSchema *s)
+{
+    const char *v;
+    int32_t len;
+    return s->dictionary == NULL && strcmp(s->format, "c") == 0 &&
+           dfb_arrow_metadata_find(s->metadata, "ARROW:extension:name", &v,
+                                   &len) &&
+           len == 11 && dfb_memcmp(v, "arrow.bool8", 11) == 0;
+}
+
 /* Returns a new _IxField (name, fmt, dictionary field for `dict_fmt` or
    None, ordered, nullable, the dtypes), or NULL with an exception set.
    `name` and `fmt` are borrowed str objects; `dict_fmt` a str or None. */
@@ -200,12 +233,8 @@ make_field(dfb_state *st, PyObject *name, PyObject *fmt, PyObject *dict_fmt,
     }
     PyObject *dict = Py_None;
     if (dict_fmt != Py_None) {
-        PyObject *empty = PyUnicode_FromString("");
-        if (empty == NULL) {
-            return NULL;
-        }
-        dict = make_field(st, empty, dict_fmt, Py_None, 0, 0);
-        Py_DECREF(empty);
+        /* the categories carry the column's name, for its errors */
+        dict = make_field(st, name, dict_fmt, Py_None, 0, 0);
         if (dict == NULL) {
             return NULL;
         }
@@ -241,20 +270,43 @@ make_field(dfb_state *st, PyObject *name, PyObject *fmt, PyObject *dict_fmt,
 /* _ixview_import                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Returns a new _IxChunk of described chunk `col` (the Arrow format
-   `fmt`, borrowed; its dictionary's `dict_fmt`, and `dict_error` when only
-   the dictionary could not be described), re-based, or NULL with an
-   exception set. */
+/* Returns a new _IxChunk of described chunk `col` of column `name` (the
+   Arrow format `fmt`, borrowed; its dictionary's `dict_fmt`, and
+   `dict_error` when only the dictionary could not be described), re-based,
+   or NULL with an exception set. */
 static PyObject *
-chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *dict_error,
-                  PyObject *fmt, PyObject *dict_fmt, int allow_copy)
+chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *name,
+                  PyObject *dict_error, PyObject *fmt, PyObject *dict_fmt,
+                  int allow_copy)
 {
-    if (col->from_runs || PyUnicode_CompareWithASCIIString(fmt, "+r") == 0) {
-        /* run-end encoded: no interchange dtype, raised when used */
+    layout lay;
+    int refused = 1;
+    const char *fs = PyUnicode_AsUTF8(fmt);
+    if (fs == NULL) {
+        return NULL;
+    }
+    if (col->from_runs || strcmp(fs, "+r") == 0) {
+        /* run-end encoded values that are not decoded to fixed widths:
+           no interchange dtype, raised when used */
         PyErr_Format(PyExc_NotImplementedError,
-                     "Arrow format '%U' (run-end encoded) has no "
+                     "column '%U': Arrow format '+r' (run-end encoded) of "
+                     "these values has no interchange-protocol dtype",
+                     name);
+    }
+    else if (col->fmt.type != DFB_T_DICTIONARY &&
+             dfb_ixv_layout_of(fs, &lay) < 0) {
+        /* a layout the protocol's buffers cannot describe (binary
+           views): raised when used */
+        PyErr_Clear();
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column '%U': Arrow format '%U' has no "
                      "interchange-protocol dtype",
-                     fmt);
+                     name, fmt);
+    }
+    else {
+        refused = 0;
+    }
+    if (refused) {
         PyObject *err = dfb_err_take();
         PyObject *chunk = dfb_ixv_error_chunk(st, col->length, err, fmt);
         Py_DECREF(err);
@@ -282,7 +334,7 @@ chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *dict_error,
                                      dict_fmt);
     }
     else {
-        dchunk = chunk_from_column(st, col->categories, NULL, dict_fmt,
+        dchunk = chunk_from_column(st, col->categories, name, NULL, dict_fmt,
                                    Py_None, allow_copy);
     }
     if (dchunk == NULL) {
@@ -312,16 +364,39 @@ PyDoc_STRVAR(
     "_IxChunk.offset).  Columns the protocol cannot serve get a chunk with\n"
     "an `error` to raise when used.");
 
+/* The format run-end encoded column `s` is served in: its values' format
+   when the describer decodes them to fixed-width values (convert_run_end.c,
+   values that convert as a view), else NULL.  Cannot fail. */
+static const char *
+decoded_runs_format(const struct ArrowSchema *s)
+{
+    dfb_format f;
+    if (strcmp(s->format, "+r") != 0 || s->n_children != 2 ||
+        s->children == NULL || s->children[1] == NULL ||
+        s->children[1]->format == NULL || s->children[1]->dictionary != NULL ||
+        dfb_format_parse_arrow(s->children[1]->format, &f) < 0) {
+        return NULL;
+    }
+    const dfb_type_row *r = dfb_type_row_of(f.type);
+    return r->conv == DFB_CONV_VIEW && r->layout == DFB_LAYOUT_FIXED &&
+                   !dfb_is_swapped(f.byteorder) && dfb_format_itemsize(&f) > 0
+               ? s->children[1]->format
+               : NULL;
+}
+
 /* Fills fields[k] and the format strings fmts[k] / dfmts[k] (new
-   references) of kept column `c` of `x`.  Returns 0, or -1 with an
-   exception set. */
+   references) of kept column `c` of `x`; *runs is 1 for a run-end encoded
+   column served decoded.  Returns 0, or -1 with an exception set. */
 static int
 field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
-         PyObject **fmt, PyObject **dfmt)
+         PyObject **fmt, PyObject **dfmt, int *runs)
 {
     const struct ArrowSchema *s = dfb_arrow_ix_schema(x, c);
+    const char *decoded = decoded_runs_format(s);
     *field = *dfmt = NULL;
-    *fmt = dfb_arrow_ix_format(s, x->allow_copy);
+    *runs = decoded != NULL;
+    *fmt = decoded != NULL ? PyUnicode_FromString(decoded)
+                           : dfb_arrow_ix_format(s, x->allow_copy);
     if (*fmt == NULL) {
         return -1;
     }
@@ -340,6 +415,9 @@ field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
                         (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0,
                         (s->flags & ARROW_FLAG_NULLABLE) != 0);
     Py_DECREF(name);
+    if (*field != NULL && is_bool8(s) && bool8_dtypes(st, *field) < 0) {
+        Py_CLEAR(*field);
+    }
     return *field == NULL ? -1 : 0;
 }
 
@@ -347,7 +425,8 @@ field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
    (tuples, borrowed). */
 typedef struct {
     dfb_state *st;
-    PyObject *fmts, *dfmts;
+    PyObject *fmts, *dfmts, *fields;
+    const char *runs; /* 1 per kept column served decoded from runs */
     int allow_copy;
 } ix_ctx;
 
@@ -361,7 +440,19 @@ chunk_of(void *ctx, const dfb_arrow_ix_chunk *ch, Py_ssize_t k)
     if (ch->error != NULL) {
         return dfb_ixv_error_chunk(c->st, ch->length, ch->error, fmt);
     }
-    return chunk_from_column(c->st, &ch->col, ch->dict_error, fmt,
+    PyObject *name =
+        PyStructSequence_GetItem(PyTuple_GET_ITEM(c->fields, k), F_NAME);
+    if (c->runs[k] && !c->allow_copy) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "column '%U': its run-end encoded values are decoded, "
+                     "a copy, which allow_copy=False forbids",
+                     name);
+        PyObject *err = dfb_err_take();
+        PyObject *chunk = dfb_ixv_error_chunk(c->st, ch->length, err, fmt);
+        Py_DECREF(err);
+        return chunk;
+    }
+    return chunk_from_column(c->st, &ch->col, name, ch->dict_error, fmt,
                              PyTuple_GET_ITEM(c->dfmts, k), c->allow_copy);
 }
 
@@ -377,8 +468,14 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     dfb_arrow_ix x;
     PyObject *fields = NULL, *chunks = NULL, *fmts = NULL, *dfmts = NULL;
     PyObject *result = NULL;
+    char *runs = NULL;
     if (dfb_arrow_ix_open_args(module, &spec, args, nargs, kwnames, &st, &x) <
         0) {
+        goto done;
+    }
+    runs = PyMem_Calloc(x.nkept > 0 ? (size_t)x.nkept : 1, 1);
+    if (runs == NULL) {
+        PyErr_NoMemory();
         goto done;
     }
     fields = PyTuple_New(x.nkept);
@@ -392,7 +489,9 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             continue;
         }
         PyObject *f, *fmt, *dfmt;
-        int r = field_of(st, &x, c, &f, &fmt, &dfmt);
+        int decoded = 0;
+        int r = field_of(st, &x, c, &f, &fmt, &dfmt, &decoded);
+        runs[k] = (char)decoded;
         /* the tuples own what was made, even on failure */
         PyTuple_SET_ITEM(fmts, k, fmt ? fmt : Py_NewRef(Py_None));
         PyTuple_SET_ITEM(dfmts, k, dfmt ? dfmt : Py_NewRef(Py_None));
@@ -402,7 +501,7 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             goto done;
         }
     }
-    ix_ctx ctx = {st, fmts, dfmts, x.allow_copy};
+    ix_ctx ctx = {st, fmts, dfmts, fields, runs, x.allow_copy};
     chunks = dfb_arrow_ix_rows(st, &x, chunk_of, &ctx);
     if (chunks == NULL) {
         goto done;
@@ -413,6 +512,7 @@ done:
     Py_XDECREF(chunks);
     Py_XDECREF(fmts);
     Py_XDECREF(dfmts);
+    PyMem_Free(runs);
     dfb_arrow_ix_close(&x);
     return result;
 }

@@ -184,7 +184,11 @@ dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
     }
     const int variadic = dfb_type_row_of(f->type)->layout == DFB_LAYOUT_VIEWS;
     int64_t nbuf = dfb_arrow_expected_buffers(f);
-    if (variadic ? a->n_buffers < nbuf : a->n_buffers != nbuf) {
+    /* a null array may carry the one (ignored) validity buffer that
+       polars and older writers export */
+    const int legacy_null = f->type == DFB_T_NULL && a->n_buffers == 1;
+    if (variadic ? a->n_buffers < nbuf
+                 : a->n_buffers != nbuf && !legacy_null) {
         return dfb_error_set(err, DFB_EINVAL,
                              "column '%s': an Arrow array of format '%s' has "
                              "%s%lld buffers, got %lld",

@@ -177,10 +177,9 @@ dfb_format_parse_interchange(int kind, int bits, const char *fmt,
             }
             break;
         case 22: /* DATETIME */
-            if (!have_fmt ||
-                (parsed.type != DFB_T_TIMESTAMP &&
-                 parsed.type != DFB_T_DATE32 && parsed.type != DFB_T_DATE64 &&
-                 parsed.type != DFB_T_DURATION)) {
+            /* the types the table gives this kind: dates, timestamps,
+               durations, times of day */
+            if (!have_fmt || dfb_type_row_of(parsed.type)->ix_kind != 22) {
                 goto invalid;
             }
             *out = parsed;

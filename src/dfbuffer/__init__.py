@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     # typing-only names (src/dfbuffer/_typing.pyi has no module behind it): import them
     # under `if TYPE_CHECKING:` or in quoted annotations
     from collections.abc import Sequence
+    from typing import Literal
 
     from dfbuffer import testing as testing
     from dfbuffer._arrow_interchange import _ArrowDataFrame
@@ -113,6 +114,7 @@ def to_interchange(
     *,
     allow_copy: bool = True,
     columns: "Sequence[str] | None" = None,
+    on_unsupported: "Literal['raise', 'skip']" = "raise",
 ) -> "_ArrowDataFrame":
     """Return a DataFrame interchange protocol object over an Arrow PyCapsule producer.
 
@@ -135,6 +137,12 @@ def to_interchange(
     columns : sequence of str, optional
         Only these columns, in this order (KeyError for a name no column has), as
         ``from_dataframe(..., columns=...)`` selects them.
+    on_unsupported : {"raise", "skip"}, optional
+        ``"raise"`` (default): a column whose Arrow type the protocol has no dtype for
+        (binary, decimals, intervals, nested types, run-end encoded values other than
+        fixed-width ones) is kept and raises NotImplementedError naming the column and its
+        Arrow format when used. ``"skip"`` leaves such columns out (also dictionaries of
+        such values), as ``from_dataframe(..., on_unsupported="skip")`` does.
 
     Returns
     -------
@@ -159,8 +167,12 @@ def to_interchange(
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
 
+    if on_unsupported not in ("raise", "skip"):
+        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
     ix = _to_interchange(obj, allow_copy=allow_copy)
-    return ix if columns is None else ix.select_columns_by_name(list(columns))
+    if columns is not None:
+        ix = ix.select_columns_by_name(list(columns))
+    return ix._servable() if on_unsupported == "skip" else ix
 
 
 def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExport":

@@ -177,6 +177,7 @@ class _ArrowColumn:
     def get_buffers(self) -> dict[str, Any]:
         """{"data": (Buffer, dtype), "validity": ... | None, "offsets": ... | None}."""
         chunk = self._single()
+        self.dtype  # noqa: B018 - raises NotImplementedError for a type without a dtype
         if self._field.format == "vu" and self._chunks:
             raise RuntimeError(
                 f"column {self._name!r}: string views need a copy, which "
@@ -337,6 +338,12 @@ class _ArrowDataFrame:
         """Iterate over the columns."""
         return iter(self._columns)
 
+    def _servable(self) -> _ArrowDataFrame:
+        """The frame without the columns whose Arrow type has no interchange dtype
+        (``to_interchange(..., on_unsupported="skip")``)."""
+        return _ArrowDataFrame([c for c in self._columns if _has_dtype(c._field, c._chunks)],
+                               self._n_batches, self._allow_copy)
+
     def select_columns(self, indices: Sequence[int]) -> _ArrowDataFrame:
         """A DataFrame of the columns at ``indices``."""
         if not isinstance(indices, Sequence):
@@ -362,6 +369,16 @@ class _ArrowDataFrame:
             cols = [_ArrowColumn(c._field, [pc[i]], self._allow_copy)
                     for c, pc in zip(self._columns, per_col, strict=True)]
             yield _ArrowDataFrame(cols, 1, self._allow_copy)
+
+
+def _has_dtype(field: _IxField, chunks: list[_IxChunk]) -> bool:
+    """Whether the protocol can describe a column (and its categories): its field has a
+    dtype and no chunk was refused as unsupported (NotImplementedError)."""
+    if field.dtype is None or any(isinstance(c.error, NotImplementedError) for c in chunks):
+        return False
+    if field.dictionary is None:
+        return True
+    return _has_dtype(field.dictionary, [c.dictionary for c in chunks if c.dictionary is not None])
 
 
 def _rebase(chunk: _IxChunk, allow_copy: bool) -> _IxChunk:
@@ -390,8 +407,12 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> _ArrowDataFrame:
     ``allow_copy=False`` forbids copies: string-view columns (polars'
     strings) and joining several chunks of a column then raise RuntimeError
     when the buffers are requested.  Columns whose Arrow type the protocol
-    cannot describe (lists, structs, decimals, binary, ...) raise
-    NotImplementedError naming the Arrow format when used.
+    cannot describe (lists, structs, decimals, binary, intervals, ...) raise
+    NotImplementedError naming the column and the Arrow format when used.
+    Times of day are ``(DATETIME, 32|64, 'tt[smun]', '=')``; a run-end
+    encoded column of fixed-width values (numbers, timestamps, ...) is
+    served as its values, decoded once in C (a copy: RuntimeError with
+    ``allow_copy=False``).
     """
     if isinstance(obj, _ArrowDataFrame):
         return obj.__dataframe__(allow_copy=allow_copy)

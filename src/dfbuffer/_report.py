@@ -607,11 +607,28 @@ def build_report() -> dict[str, Any]:
     }
 
 
+# The extension types dfbuffer recognises by their ARROW:extension:name (convert_extension.c,
+# convert_nested.c), which the type table's one "extension" row (a storage layout) stands
+# for: (name, logical type, zero-copy, conversion); zero-copy None: as the storage type.
+EXTENSIONS = (
+    ("extension arrow.bool8", "bool", True, "view"),
+    ("extension arrow.uuid", "other", False, "objects"),
+    ("extension arrow.fixed_shape_tensor", "list", True, "view"),
+    ("extension arrow.json, arrow.opaque, others", "other", None, "storage"),
+)
+
+
 def _arrow_types(ix: Any) -> list[dict[str, Any]]:
     """The Arrow types of the C core's type table: whether dfbuffer reads
-    each, and how it converts ("view": zero-copy)."""
-    return [
-        {
+    each, and how it converts ("view": zero-copy); the extension row is
+    one line per extension type dfbuffer recognises."""
+    out: list[dict[str, Any]] = []
+    for name, logical, layout, conv, _readable in ix._arrow_types():
+        if layout == "storage":
+            out.extend({"type": n, "logical": lg, "reads": True, "zero_copy": zc,
+                        "converts": c} for n, lg, zc, c in EXTENSIONS)
+            continue
+        out.append({
             "type": name,
             "logical": logical,
             # nested types are read by their own walk, not the flat readers
@@ -619,9 +636,8 @@ def _arrow_types(ix: Any) -> list[dict[str, Any]]:
             "reads": conv != "refused",
             "zero_copy": conv == "view",
             "converts": conv,
-        }
-        for name, logical, _layout, conv, _readable in ix._arrow_types()
-    ]
+        })
+    return out
 
 
 def _table(headers: list[str], rows: list[list[str]], limit: int = 72) -> str:
@@ -666,7 +682,7 @@ def render(report: dict[str, Any]) -> str:
         [
             t["type"],
             "yes" if t["reads"] else "no",
-            ("yes" if t["zero_copy"] else "no") if t["reads"] else "-",
+            {True: "yes", False: "no", None: "as storage"}[t["zero_copy"]] if t["reads"] else "-",
             t["converts"],
         ]
         for t in report["arrow_types"]

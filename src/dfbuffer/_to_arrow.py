@@ -131,11 +131,22 @@ def _select(names: list[str], columns: Sequence[str] | None) -> list[int]:
 
 # -- Arrow producers ------------------------------------------------------
 
+def _exportable(field: Any) -> bool:
+    """Whether to_arrow hands out a column of the import: a type the interchange view
+    describes, or one whose flat buffers it holds as they are (nulls, binary, decimals,
+    fixed-size binary, intervals; extension types as their storage)."""
+    fmt = field.format
+    return (field.dtype is not None or fmt in ("n", "z", "Z", "tiM", "tiD", "tin")
+            or fmt.startswith(("d:", "w:")))
+
+
 def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
     if chunk.error is not None:
         raise type(chunk.error)(f"column {name!r}: {chunk.error}")
     bufs: tuple[Any, ...]
-    if chunk.offsets is not None:
+    if chunk.format == "n":
+        bufs = ()  # the null type has no buffers
+    elif chunk.offsets is not None:
         bufs = (chunk.validity, chunk.offsets, chunk.data)
     else:
         bufs = (chunk.validity, chunk.data)
@@ -153,7 +164,7 @@ def _from_arrow(obj: Any, columns: Sequence[str] | None) -> ArrowExport:
     out_fields = []
     for i in keep:
         f = fields[i]
-        if f.dtype is None:
+        if not _exportable(f):
             raise NotImplementedError(
                 f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
         dfmt = None if f.dictionary is None else _wide(f.dictionary.format)
@@ -175,7 +186,7 @@ def _from_view(view: Any, columns: Sequence[str] | None) -> ArrowExport:
     fields = []
     for i in keep:
         f = cols[i]._field
-        if f.dtype is None:
+        if not _exportable(f):
             raise NotImplementedError(
                 f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
         dfmt = None if f.dictionary is None else _wide(f.dictionary.format)
