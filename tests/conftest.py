@@ -65,6 +65,18 @@ def pytest_itemcollected(item):
             child_processes.start(job)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Run the tests that read child processes after all the others (each group in its
+    collected order): their child processes then have the whole in-process run to finish
+    on the second core, instead of a test waiting for a child process while the tests
+    after it could have run."""
+    readers = [item for item in items if next(_child_processes(item), None) is not None]
+    if readers:
+        keep = {id(item) for item in readers}
+        items[:] = [item for item in items if id(item) not in keep] + readers
+
+
 def pytest_collection_finish(session):
     """Skip the child processes that no selected test names."""
     import child_processes
