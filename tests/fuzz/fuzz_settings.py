@@ -14,7 +14,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-EXAMPLES = int(os.environ.get("DFBUFFER_FUZZ_EXAMPLES", "30"))
+EXAMPLES = int(os.environ.get("DFBUFFER_FUZZ_EXAMPLES", "15"))
 
 settings.register_profile(
     "dfbuffer-fuzz",

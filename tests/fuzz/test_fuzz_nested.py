@@ -12,6 +12,7 @@ import pytest
 from fuzz_settings import FUZZ, FUZZ_SEED
 from hypothesis import given
 from hypothesis import strategies as st
+from text_strategy import text
 
 import dfbuffer
 
@@ -45,7 +46,7 @@ def values_of(t: pa.DataType) -> st.SearchStrategy:
     elif pa.types.is_floating(t):
         v = st.integers(-1000, 1000).map(lambda x: x / 4)
     elif pa.types.is_string(t):
-        v = st.text(max_size=4)
+        v = text(max_size=4)
     elif pa.types.is_fixed_size_list(t):
         v = st.lists(values_of(t.value_type), min_size=t.list_size, max_size=t.list_size)
     elif pa.types.is_struct(t):
