@@ -742,7 +742,7 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
         dfb_matrix_run(&plan, nt);
         Py_END_ALLOW_THREADS;
     }
-    res = mode == 2 ? dfb_matrix_masked(st, out, mask) : Py_NewRef(out);
+    res = mode == 2 ? dfb_masked_array(st, out, mask) : Py_NewRef(out);
     Py_DECREF(out);
     Py_XDECREF(mask);
     return res;

@@ -139,11 +139,6 @@ PyObject *
 dfb_matrix_new_output(PyArray_Descr *descr, npy_intp *dims, int fortran,
                       int *reused);
 
-/* Returns numpy.ma.MaskedArray(out, mask) (the class imported once into
-   the module state), or NULL with an exception set (matrix_alloc.c). */
-PyObject *
-dfb_matrix_masked(dfb_state *st, PyObject *out, PyObject *mask);
-
 /* For a pandas DataFrame, whose Arrow stream carries a non-default index
    as extra columns: a new list of its own column names (str); NULL
    without an exception for other objects, NULL with one on error. */

@@ -1,8 +1,7 @@
 /* dfbuffer: the output allocator of to_matrix: a NumPy memory handler
  * that keeps the last large block freed for the next output of about its
  * size, with the reaper thread that lets the kernel reclaim it after a
- * while and the fork handlers that keep it sound, and the masked result
- * of nulls="mask" (see matrix.h).
+ * while and the fork handlers that keep it sound (see matrix.h).
  */
 #include "common.h"
 #include "matrix.h"
@@ -363,24 +362,4 @@ dfb_matrix_new_output(PyArray_Descr *descr, npy_intp *dims, int fortran,
 #endif
     return PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, NULL, NULL,
                                 fortran, NULL);
-}
-
-/* Returns numpy.ma.MaskedArray(out, mask) (the class imported once into
-   the module state), or NULL with an exception set. */
-PyObject *
-dfb_matrix_masked(dfb_state *st, PyObject *out, PyObject *mask)
-{
-    if (st->ma_masked_array == NULL) {
-        PyObject *ma = PyImport_ImportModule("numpy.ma");
-        if (ma == NULL) {
-            return NULL;
-        }
-        st->ma_masked_array = PyObject_GetAttrString(ma, "MaskedArray");
-        Py_DECREF(ma);
-        if (st->ma_masked_array == NULL) {
-            return NULL;
-        }
-    }
-    PyObject *margs[2] = {out, mask};
-    return PyObject_Vectorcall(st->ma_masked_array, margs, 2, NULL);
 }
