@@ -81,11 +81,27 @@ def test_to_matrix_default_refuses_a_struct_column():
 def test_to_matrix_non_numeric_leaf_named():
     s = pa.array([{"a": 1, "b": "x", "l": [1]}])
     table = pa.table({"s": s})
-    with pytest.raises(TypeError, match=r"'s\.b'.*string"):
+    with pytest.raises(TypeError, match=r"'s\.b' has a string type \(Arrow format 'u'\)"):
         dfbuffer.to_matrix(table, structs="flatten", columns=["s.a", "s.b"])
     with pytest.raises(TypeError, match=r"'s\.l'.*\+l"):
         dfbuffer.to_matrix(table, structs="flatten", columns=["s.l"])
     assert dfbuffer.to_matrix(table, structs="flatten", columns=["s.a"]).tolist() == [[1]]
+
+
+@pytest.mark.parametrize(
+    "leaf, what, fmt",
+    [
+        (pa.array(["x"], pa.large_string()), "a string", "U"),
+        (pa.array([b"x"]), "a binary", "z"),
+        (pa.array([1], pa.date32()), "a date", "tdD"),
+        (pa.array([1], pa.duration("ms")), "a duration", "tDm"),
+    ],
+)
+def test_to_matrix_leaf_error_names_the_arrow_format(leaf, what, fmt):
+    s = pa.StructArray.from_arrays([pa.array([1]), leaf], names=["a", "b"])
+    with pytest.raises(TypeError) as ei:
+        dfbuffer.to_matrix(pa.table({"s": s}), structs="flatten")
+    assert f"column 's.b' has {what} type (Arrow format '{fmt}')" in str(ei.value)
 
 
 def test_to_matrix_flatten_polars_and_pandas():

@@ -342,11 +342,42 @@ def test_arrow_errors_release_exactly_once(cons, mode, nulls_arg, fmt, exc):
     assert c["schemas_released"] - base["schemas_released"] == 1
 
 
-def test_arrow_struct_is_not_a_column(cons):
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: pa.record_batch({"a": [1, None, 3], "s": ["x", "y", None]}),
+        lambda: pa.StructArray.from_arrays(
+            [pa.array([1, None, 3]), pa.array(["x", "y", None])],
+            names=["a", "s"],
+            mask=pa.array([False, True, False]),
+        ),
+        lambda: pa.array([], type=pa.struct([("a", pa.int64())])),
+    ],
+    ids=["record_batch", "struct_with_nulls", "empty"],
+)
+def test_arrow_struct_array_is_a_column_of_dicts(cons, make):
+    # the C API gives what column_to_ndarray gives: one object column of dicts
+    want = dfbuffer.column_to_ndarray(make())
     base = counters(cons)
-    with pytest.raises(NotImplementedError, match="ArrowToDict"):
-        cons.arrow_capsules(*pa.record_batch({"a": [1]}).__arrow_c_array__())
+    got = cons.arrow_capsules(*make().__arrow_c_array__())
+    assert got.dtype == object and want.dtype == object
+    assert type(got) is type(want)
+    assert got.tolist() == want.tolist()
+    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+    del got
     assert counters(cons)["blocks_live"] == base["blocks_live"]
+
+
+def test_arrow_struct_built_in_c_to_ndarray(cons):
+    base = counters(cons)
+    got = cons.arrow_batch(3, 4, 0)  # DfBuffer_ArrowToNdarray on the "+s" array
+    assert got.dtype == object and got.shape == (4,)
+    assert got.tolist() == [{"c0": v, "c1": v, "c2": v} for v in range(0, 40, 10)]
+    del got
+    c = counters(cons)
+    # the struct array and its 3 children, each released once (the dicts hold copies)
+    assert c["arrays_released"] - base["arrays_released"] == 4
+    assert c["schemas_released"] - base["schemas_released"] == 4
 
 
 def test_arrow_record_batch_built_in_c(cons):

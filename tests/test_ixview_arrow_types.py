@@ -111,6 +111,48 @@ def test_run_end_encoded_fixed_width_values_are_served_decoded(values, run_end_t
         strict.get_buffers()
 
 
+def test_dataframe_allow_copy_switches_the_run_end_refusal():
+    ree = _ree([7, 7, None, 8])
+    t = pa.table({"r": ree, "x": [1, 2, 3, 4]})
+    strict = dfbuffer.to_interchange(t, allow_copy=False)
+    with pytest.raises(RuntimeError, match="column 'r'.*run-end.*allow_copy=False"):
+        strict.get_column(0).get_buffers()
+    # the protocol's frame that may copy serves the decoded values
+    loose = strict.__dataframe__(allow_copy=True)
+    assert loose is not strict
+    assert loose.get_column(0).get_buffers()["data"][0].ptr != 0
+    assert pai.from_dataframe(_Only(loose)).column("r").to_pylist() == ree.to_pylist()
+    assert pai.from_dataframe(strict).column("r").to_pylist() == ree.to_pylist()
+    assert as_list(dfbuffer.from_dataframe(_Only(strict))["r"]) == ree.to_pylist()
+    for sub in (loose.select_columns([0]), next(iter(loose.get_chunks(2)))):
+        assert sub.get_column(0).get_buffers()["data"][0].ptr != 0
+    # and back: a frame derived with allow_copy=False refuses the copy again, as does
+    # everything derived from it (selections, chunks, the column's chunks)
+    again = dfbuffer.to_interchange(t).__dataframe__(allow_copy=False)
+    cols = [
+        again.get_column(0),
+        again.select_columns_by_name(["r"]).get_column(0),
+        next(iter(again.get_chunks(2))).get_column(0),
+        next(iter(again.get_column(0).get_chunks(2))),
+    ]
+    for col in cols:
+        assert col.dtype[0] == DtypeKind.INT  # described, only its buffers refused
+        with pytest.raises(RuntimeError, match="column 'r'.*run-end.*allow_copy=False"):
+            col.get_buffers()
+    assert again.get_column(1).get_buffers()["data"][0].ptr != 0
+    with pytest.raises(RuntimeError, match="allow_copy"):
+        pd.api.interchange.from_dataframe(_Only(again), allow_copy=False)
+
+
+def test_dataframe_allow_copy_false_refuses_copied_string_views():
+    t = pa.table({"v": pa.array(["a", "a much longer string", None], pa.string_view())})
+    loose = dfbuffer.to_interchange(t)
+    assert loose.get_column(0).get_buffers()["offsets"] is not None
+    strict = loose.__dataframe__(allow_copy=False)
+    with pytest.raises(RuntimeError, match="column 'v'.*allow_copy=False"):
+        strict.get_column(0).get_buffers()
+
+
 def test_run_end_encoded_strings_raise_naming_the_column():
     t = pa.table({"s": _ree(["a", "a", None]), "x": [1, 2, 3]})
     ix = dfbuffer.to_interchange(t)

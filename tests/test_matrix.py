@@ -14,6 +14,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+from child_processes import ChildProcess
 from producers import (
     INAT,
     USE_NAN,
@@ -1004,3 +1005,32 @@ def test_pandas_blocks_no_leaks():
     # is pruned now and then by several hundred blocks: windows of 2000 calls keep that
     # bounded growth far below one block per call, which a real leak still exceeds
     check("to_matrix(pandas blocks)", run, 2000)
+
+
+# --------------------------------------------------------------------------
+# numpy.ma.MaskedArray: one cached class for every masked result
+
+_MASKED_PATHS = {
+    "matrix": "dfbuffer.to_matrix(pa.table({'a': [1, None]}), nulls='mask')",
+    "pandas": "dfbuffer.from_dataframe(pd.DataFrame({'a': pd.array([1, None], 'Int64')}))['a']",
+    "column": "dfbuffer.column_to_ndarray(pa.array([1, None]))",
+}
+# each path first in a fresh process (it imports and caches the class), then the others
+_FIRST_MASKED = {
+    first: ChildProcess.python(
+        "import sys, numpy as np, pandas as pd, pyarrow as pa, dfbuffer\n"
+        f"got = [{first_code}] + [{', '.join(c for k, c in _MASKED_PATHS.items() if k != first)}]\n"
+        "assert all(type(g) is np.ma.MaskedArray for g in got), [type(g) for g in got]\n"
+        "assert [np.ma.getmaskarray(g).ravel().tolist() for g in got] == [[False, True]] * 3\n"
+        "print('ok')\n"
+    )
+    for first, first_code in _MASKED_PATHS.items()
+}
+
+
+@pytest.mark.child_process(*_FIRST_MASKED.values())
+@pytest.mark.parametrize("first", sorted(_FIRST_MASKED))
+def test_masked_results_share_one_cached_class_whichever_comes_first(first):
+    out = _FIRST_MASKED[first].result()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

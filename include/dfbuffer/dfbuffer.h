@@ -275,8 +275,9 @@ DfBuffer_ImportAPI(void)
 #define DfBuffer_FromDataFrame(obj, nulls, allow_copy) \
     (DfBuffer_API->FromDataFrame(DfBuffer_API, (obj), (nulls), (allow_copy)))
 
-/* Converts one Arrow column (any format column_to_ndarray reads; not a
-   struct) to an ndarray, with no Python object in between.  *array and
+/* Converts one Arrow column (any format column_to_ndarray reads; a struct
+   array, or a record batch, is an object array of dicts, as there) to an
+   ndarray, with no Python object in between.  *array and
    *schema are moved in: on return, success or error, both are marked
    released in the caller's structs, and dfbuffer calls each release
    callback exactly once (at once, or when the last array viewing the

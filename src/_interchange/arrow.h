@@ -118,7 +118,8 @@ extern PyMethodDef dfb_arrow_table_export_methods[];
 /* capi.c: converts an ArrowArray + ArrowSchema a C caller moves in (both
    marked released in the caller's structs on return, success or error;
    each release callback runs exactly once, now or when the last array
-   viewing the memory goes): one column to an ndarray (as_dict 0), or a
+   viewing the memory goes): one column to an ndarray (as_dict 0; a
+   struct array is one column of dicts, as column_to_ndarray), or a
    record batch / column to a dict name -> ndarray (as_dict 1).  Returns a
    new reference or NULL with ValueError (released or malformed input),
    NotImplementedError or RuntimeError set. */

@@ -410,18 +410,10 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
         PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
         goto done;
     }
-    if (as_dict) {
-        res = import_to_dict(st, &imp, 0, nulls, allow_copy, NULL);
-    }
-    else if (dfb_arrow_import_is_table(&imp)) {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "DfBuffer_ArrowToNdarray: Arrow format '+s' (struct) "
-                        "is not a column; use DfBuffer_ArrowToDict for "
-                        "record batches");
-    }
-    else {
-        res = convert_column(st, &imp, 0, 0, nulls, allow_copy);
-    }
+    /* as column_to_ndarray: a struct array (a record batch) is one column,
+       an object array of dicts */
+    res = as_dict ? import_to_dict(st, &imp, 0, nulls, allow_copy, NULL)
+                  : convert_column(st, &imp, 0, 0, nulls, allow_copy);
 done:
     dfb_arrow_import_clear(&imp);
     return res;

@@ -177,6 +177,13 @@ int
 dfb_mask_null_categories(const dfb_column *c, PyArrayObject **mask,
                          int64_t *nnull);
 
+/* convert_nulls.c: returns a new reference to numpy.ma.MaskedArray(values,
+   mask) (both borrowed), the class imported once into the module state
+   (st->ma_masked_array, the one place that fills it), or NULL with an
+   exception set. */
+PyObject *
+dfb_masked_array(dfb_state *st, PyObject *values, PyObject *mask);
+
 /* convert_nulls.c: applies the `nulls` mode to `values` (stolen) and
    `mask` (stolen, NULL when no value is null); `filled`: the null slots of
    values already hold None / NaN / NaT.  Returns a new reference, or NULL

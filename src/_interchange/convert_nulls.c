@@ -346,6 +346,33 @@ fill_nulls(PyArrayObject *values, PyArrayObject *mask)
     return (PyObject *)out;
 }
 
+PyObject *
+dfb_masked_array(dfb_state *st, PyObject *values, PyObject *mask)
+{
+    /* numpy.ma is imported on first use (it costs ~20 ms).  The import
+       runs Python code and may let another thread fill the slot
+       meanwhile: the slot is set only if still empty, with no Python code
+       between the test and the store (the GIL makes that atomic), and the
+       call uses our own reference. */
+    PyObject *cls = st->ma_masked_array;
+    if (cls != NULL) {
+        Py_INCREF(cls);
+    }
+    else {
+        cls = dfb_import_attr("numpy.ma", "MaskedArray");
+        if (cls == NULL) {
+            return NULL;
+        }
+        if (st->ma_masked_array == NULL) {
+            st->ma_masked_array = Py_NewRef(cls);
+        }
+    }
+    PyObject *args[2] = {values, mask};
+    PyObject *res = PyObject_Vectorcall(cls, args, 2, NULL);
+    Py_DECREF(cls);
+    return res;
+}
+
 /* Applies the `nulls` mode to values (stolen) and mask (stolen, may be
    NULL when no value is null); `filled` says the null slots of values
    already hold None / NaN / NaT.  Returns a new reference or NULL. */
@@ -374,29 +401,8 @@ dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
                 res = fill_nulls((PyArrayObject *)values, mask);
             }
             break;
-        default: {
-            /* numpy.ma is imported on first use (it costs ~20 ms).  The
-               import runs Python code and may let another thread fill the
-               slot meanwhile: the slot is set only if still empty, with no
-               Python code between the test and the store (the GIL makes
-               that atomic), and the call uses our own reference. */
-            PyObject *cls = st->ma_masked_array;
-            if (cls != NULL) {
-                Py_INCREF(cls);
-            }
-            else {
-                cls = dfb_import_attr("numpy.ma", "MaskedArray");
-                if (cls == NULL) {
-                    break;
-                }
-                if (st->ma_masked_array == NULL) {
-                    st->ma_masked_array = Py_NewRef(cls);
-                }
-            }
-            PyObject *args[2] = {values, (PyObject *)mask};
-            res = PyObject_Vectorcall(cls, args, 2, NULL);
-            Py_DECREF(cls);
-        }
+        default:
+            res = dfb_masked_array(st, values, (PyObject *)mask);
     }
     Py_DECREF(values);
     Py_DECREF(mask);

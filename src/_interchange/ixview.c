@@ -47,6 +47,7 @@ enum {
     F_DTYPE,
     F_DATA_DTYPE,
     F_OFFSETS_DTYPE,
+    F_COPY_ERROR,
     F_N
 };
 
@@ -63,6 +64,10 @@ static PyStructSequence_Field field_fields[] = {
      "None when the protocol has none for the format"},
     {"data_dtype", "interchange dtype of the data buffer, or None"},
     {"offsets_dtype", "interchange dtype of the offsets buffer, or None"},
+    {"copy_error",
+     "None, or the RuntimeError message to raise under allow_copy=False: "
+     "the buffers are a copy the import made (values decoded from run "
+     "ends, string views copied to large strings)"},
     {NULL, NULL},
 };
 
@@ -263,6 +268,7 @@ make_field(dfb_state *st, PyObject *name, PyObject *fmt, PyObject *dict_fmt,
     PyStructSequence_SetItem(field, F_DTYPE, dt);
     PyStructSequence_SetItem(field, F_DATA_DTYPE, ddt);
     PyStructSequence_SetItem(field, F_OFFSETS_DTYPE, odt);
+    PyStructSequence_SetItem(field, F_COPY_ERROR, Py_NewRef(Py_None));
     return field;
 }
 
@@ -384,17 +390,50 @@ decoded_runs_format(const struct ArrowSchema *s)
                : NULL;
 }
 
+/* Gives `field` (new, not shared yet) of column `name` of schema `s` its
+   copy_error: the message allow_copy=False raises when the import serves
+   a copy (run ends decoded: `runs`; string views).  Returns 0, or -1 with
+   an exception set. */
+static int
+field_copy_error(PyObject *field, const struct ArrowSchema *s, PyObject *name,
+                 int runs)
+{
+    PyObject *msg;
+    if (runs) {
+        msg = PyUnicode_FromFormat(
+            "column '%U': its run-end encoded values "
+            "are decoded, a copy, which "
+            "allow_copy=False forbids",
+            name);
+    }
+    else if (strcmp(s->format, "vu") == 0) {
+        msg = PyUnicode_FromFormat(
+            "column '%U': string view ('vu') data "
+            "must be copied to offsets + bytes, "
+            "which allow_copy=False forbids",
+            name);
+    }
+    else {
+        msg = Py_NewRef(Py_None);
+    }
+    if (msg == NULL) {
+        return -1;
+    }
+    Py_DECREF(PyStructSequence_GetItem(field, F_COPY_ERROR));
+    PyStructSequence_SetItem(field, F_COPY_ERROR, msg);
+    return 0;
+}
+
 /* Fills fields[k] and the format strings fmts[k] / dfmts[k] (new
-   references) of kept column `c` of `x`; *runs is 1 for a run-end encoded
-   column served decoded.  Returns 0, or -1 with an exception set. */
+   references) of kept column `c` of `x`.  Returns 0, or -1 with an
+   exception set. */
 static int
 field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
-         PyObject **fmt, PyObject **dfmt, int *runs)
+         PyObject **fmt, PyObject **dfmt)
 {
     const struct ArrowSchema *s = dfb_arrow_ix_schema(x, c);
     const char *decoded = decoded_runs_format(s);
     *field = *dfmt = NULL;
-    *runs = decoded != NULL;
     *fmt = decoded != NULL ? PyUnicode_FromString(decoded)
                            : dfb_arrow_ix_format(s, x->allow_copy);
     if (*fmt == NULL) {
@@ -414,10 +453,12 @@ field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
     *field = make_field(st, name, *fmt, *dfmt,
                         (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0,
                         (s->flags & ARROW_FLAG_NULLABLE) != 0);
-    Py_DECREF(name);
-    if (*field != NULL && is_bool8(s) && bool8_dtypes(st, *field) < 0) {
+    if (*field != NULL &&
+        ((is_bool8(s) && bool8_dtypes(st, *field) < 0) ||
+         field_copy_error(*field, s, name, decoded != NULL) < 0)) {
         Py_CLEAR(*field);
     }
+    Py_DECREF(name);
     return *field == NULL ? -1 : 0;
 }
 
@@ -426,7 +467,6 @@ field_of(dfb_state *st, const dfb_arrow_ix *x, int64_t c, PyObject **field,
 typedef struct {
     dfb_state *st;
     PyObject *fmts, *dfmts, *fields;
-    const char *runs; /* 1 per kept column served decoded from runs */
     int allow_copy;
 } ix_ctx;
 
@@ -440,18 +480,11 @@ chunk_of(void *ctx, const dfb_arrow_ix_chunk *ch, Py_ssize_t k)
     if (ch->error != NULL) {
         return dfb_ixv_error_chunk(c->st, ch->length, ch->error, fmt);
     }
+    /* values decoded from run ends are served whatever allow_copy (the
+       describer decoded them): the view refuses them by the field's
+       copy_error, so that __dataframe__(allow_copy=) can switch */
     PyObject *name =
         PyStructSequence_GetItem(PyTuple_GET_ITEM(c->fields, k), F_NAME);
-    if (c->runs[k] && !c->allow_copy) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "column '%U': its run-end encoded values are decoded, "
-                     "a copy, which allow_copy=False forbids",
-                     name);
-        PyObject *err = dfb_err_take();
-        PyObject *chunk = dfb_ixv_error_chunk(c->st, ch->length, err, fmt);
-        Py_DECREF(err);
-        return chunk;
-    }
     return chunk_from_column(c->st, &ch->col, name, ch->dict_error, fmt,
                              PyTuple_GET_ITEM(c->dfmts, k), c->allow_copy);
 }
@@ -468,14 +501,8 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     dfb_arrow_ix x;
     PyObject *fields = NULL, *chunks = NULL, *fmts = NULL, *dfmts = NULL;
     PyObject *result = NULL;
-    char *runs = NULL;
     if (dfb_arrow_ix_open_args(module, &spec, args, nargs, kwnames, &st, &x) <
         0) {
-        goto done;
-    }
-    runs = PyMem_Calloc(x.nkept > 0 ? (size_t)x.nkept : 1, 1);
-    if (runs == NULL) {
-        PyErr_NoMemory();
         goto done;
     }
     fields = PyTuple_New(x.nkept);
@@ -489,9 +516,7 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             continue;
         }
         PyObject *f, *fmt, *dfmt;
-        int decoded = 0;
-        int r = field_of(st, &x, c, &f, &fmt, &dfmt, &decoded);
-        runs[k] = (char)decoded;
+        int r = field_of(st, &x, c, &f, &fmt, &dfmt);
         /* the tuples own what was made, even on failure */
         PyTuple_SET_ITEM(fmts, k, fmt ? fmt : Py_NewRef(Py_None));
         PyTuple_SET_ITEM(dfmts, k, dfmt ? dfmt : Py_NewRef(Py_None));
@@ -501,7 +526,7 @@ ixview_import(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             goto done;
         }
     }
-    ix_ctx ctx = {st, fmts, dfmts, fields, runs, x.allow_copy};
+    ix_ctx ctx = {st, fmts, dfmts, fields, x.allow_copy};
     chunks = dfb_arrow_ix_rows(st, &x, chunk_of, &ctx);
     if (chunks == NULL) {
         goto done;
@@ -512,7 +537,6 @@ done:
     Py_XDECREF(chunks);
     Py_XDECREF(fmts);
     Py_XDECREF(dfmts);
-    PyMem_Free(runs);
     dfb_arrow_ix_close(&x);
     return result;
 }

@@ -187,10 +187,17 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     return 0;
 unsupported:
     const char *what = kind_name(c);
+    /* its Arrow format, when it has one (not a timestamp's: the frame
+       dropped its timezone) */
+    char arrow[64];
+    int has = f->type != DFB_T_TIMESTAMP &&
+              dfb_format_to_arrow(f, arrow, sizeof(arrow)) == 0;
     PyErr_Format(PyExc_TypeError,
-                 "column %R has %s %s type; to_matrix takes bool, integer "
-                 "and float columns",
-                 name, strchr("aeiou", what[0]) != NULL ? "an" : "a", what);
+                 "column %R has %s %s type%s%s%s; to_matrix takes bool, "
+                 "integer and float columns",
+                 name, strchr("aeiou", what[0]) != NULL ? "an" : "a", what,
+                 has ? " (Arrow format '" : "", has ? arrow : "",
+                 has ? "')" : "");
     return -1;
 }
 
@@ -685,26 +692,6 @@ fail:
     return -1;
 }
 
-/* Returns numpy.ma.MaskedArray(out, mask) (imported once into the module
-   state), or NULL with an exception set. */
-static PyObject *
-masked_array(dfb_state *st, PyObject *out, PyObject *mask)
-{
-    if (st->ma_masked_array == NULL) {
-        PyObject *ma = PyImport_ImportModule("numpy.ma");
-        if (ma == NULL) {
-            return NULL;
-        }
-        st->ma_masked_array = PyObject_GetAttrString(ma, "MaskedArray");
-        Py_DECREF(ma);
-        if (st->ma_masked_array == NULL) {
-            return NULL;
-        }
-    }
-    PyObject *margs[2] = {out, mask};
-    return PyObject_Vectorcall(st->ma_masked_array, margs, 2, NULL);
-}
-
 /* Allocates the output (and for nulls="mask", `mode` 2, the mask) and
    fills it from the planned columns with up to `nthreads` threads (0:
    automatic).  `descr` is borrowed.  Returns the new result, or NULL with
@@ -755,7 +742,7 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
         dfb_matrix_run(&plan, nt);
         Py_END_ALLOW_THREADS;
     }
-    res = mode == 2 ? masked_array(st, out, mask) : Py_NewRef(out);
+    res = mode == 2 ? dfb_masked_array(st, out, mask) : Py_NewRef(out);
     Py_DECREF(out);
     Py_XDECREF(mask);
     return res;

@@ -42,35 +42,6 @@ scan_nulls(PyArrayObject *view, char kind, uint8_t *mask)
     return c;
 }
 
-/* Returns a new reference to numpy.ma.MaskedArray(values, mask), importing
-   numpy.ma once into the module state; NULL with an exception set. */
-static PyObject *
-masked(dfb_state *st, PyObject *values, PyObject *mask)
-{
-    if (st->ma_masked_array == NULL) {
-        PyObject *ma = PyImport_ImportModule("numpy.ma");
-        if (ma == NULL) {
-            return NULL;
-        }
-        PyObject *cls = PyObject_GetAttrString(ma, "MaskedArray");
-        Py_DECREF(ma);
-        if (cls == NULL) {
-            return NULL;
-        }
-        if (st->ma_masked_array == NULL) {
-            st->ma_masked_array = cls;
-        }
-        else {
-            Py_DECREF(cls);
-        }
-    }
-    PyObject *cls = Py_NewRef(st->ma_masked_array);
-    PyObject *args[2] = {values, mask};
-    PyObject *res = PyObject_Vectorcall(cls, args, 2, NULL);
-    Py_DECREF(cls);
-    return res;
-}
-
 /* Converts column `i` of read frame `f` if it is a NumPy-backed numeric
    column (bool, int, uint, float16/32/64, datetime64, timedelta64 in
    native order): *out = a new zero-copy array whose base chain ends in a
@@ -152,7 +123,7 @@ pandas_column(dfb_state *st, const dfb_pd_frame *f, Py_ssize_t i,
         return -1;
     }
     (void)scan_nulls(v, kind, (uint8_t *)PyArray_DATA((PyArrayObject *)mask));
-    *out = masked(st, view, mask);
+    *out = dfb_masked_array(st, view, mask);
     Py_DECREF(view);
     Py_DECREF(mask);
     return *out == NULL ? -1 : 0;

@@ -93,6 +93,10 @@ class _ArrowColumn:
         for c in self._chunks:
             if c.error is not None:
                 _raise_error(c)
+        # buffers the import copied (run ends decoded, string views): refused
+        # by this column's allow_copy, not the import's
+        if self._field.copy_error is not None and self._chunks and not self._allow_copy:
+            raise RuntimeError(self._field.copy_error)
 
     def _single(self) -> _IxChunk:
         """The one chunk, or a concatenation of all chunks (a copy)."""
@@ -275,7 +279,9 @@ class _ArrowDataFrame:
 
     def __dataframe__(self, nan_as_null: bool = False, allow_copy: bool = True) -> _ArrowDataFrame:
         """Return the interchange object (itself, with ``allow_copy`` applied:
-        chunks whose bitmaps kept 0..7 bits are re-based once more)."""
+        chunks whose bitmaps kept 0..7 bits are re-based once more; columns
+        the import copied are served, or refused with ``allow_copy=False``)."""
+        allow_copy = bool(allow_copy)
         if allow_copy == self._allow_copy:
             return self
         cols = [_ArrowColumn(c._field, [_rebase(ch, allow_copy) for ch in c._chunks],

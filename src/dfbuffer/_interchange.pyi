@@ -292,7 +292,7 @@ class _IxField(tuple[Any, ...]):
     n_unnamed_fields: int
     __match_args__ = (
         "name", "format", "dictionary", "ordered", "nullable", "dtype", "data_dtype",
-        "offsets_dtype",
+        "offsets_dtype", "copy_error",
     )
     @property
     def name(self) -> str: ...
@@ -310,6 +310,8 @@ class _IxField(tuple[Any, ...]):
     def data_dtype(self) -> _IxDtype | None: ...
     @property
     def offsets_dtype(self) -> _IxDtype | None: ...
+    @property
+    def copy_error(self) -> str | None: ...
     def __new__(cls, sequence: Sequence[Any], dict: dict[str, Any] = ...) -> Self: ...
 
 @final

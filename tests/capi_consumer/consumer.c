@@ -489,14 +489,16 @@ arrow_column(PyObject *m, PyObject *args)
     return res;
 }
 
-/* arrow_batch(ncols, n) -> dict from a struct array ("+s") of `ncols`
-   int64 children built here (DfBuffer_ArrowToDict). */
+/* arrow_batch(ncols, n, as_dict=1) -> dict from a struct array ("+s") of
+   `ncols` int64 children built here (DfBuffer_ArrowToDict); as_dict 0: an
+   object array of dicts (DfBuffer_ArrowToNdarray). */
 static PyObject *
 arrow_batch(PyObject *m, PyObject *args)
 {
     Py_ssize_t ncols;
     long long n;
-    if (!PyArg_ParseTuple(args, "nL", &ncols, &n) || ncols < 1) {
+    int as_dict = 1;
+    if (!PyArg_ParseTuple(args, "nL|i", &ncols, &n, &as_dict) || ncols < 1) {
         if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_ValueError, "ncols >= 1");
         }
@@ -549,7 +551,8 @@ arrow_batch(PyObject *m, PyObject *args)
         }
         s.n_children = a.n_children = c + 1;
     }
-    return DfBuffer_ArrowToDict(&a, &s, DFBUFFER_NULLS_MASK, 1);
+    return as_dict ? DfBuffer_ArrowToDict(&a, &s, DFBUFFER_NULLS_MASK, 1)
+                   : DfBuffer_ArrowToNdarray(&a, &s, DFBUFFER_NULLS_MASK, 1);
 }
 
 /* Returns the pointer in capsule `cap` named `name`, or NULL. */
