@@ -3,41 +3,19 @@
 
 #include <string.h>
 
-/* Offsets checked per block: a block is copied once into a local array
-   and tested without a branch per offset (the compiler vectorises it);
-   a block with a bad offset, and the tail, take the plain loop, which
-   finds the first bad one. */
-#define DFB_CHECK_BLOCK 64
-
 /* The loop of dfb_offsets_validate for one width and byte order: the
    switch on them stays outside the loop. */
-#define DFB_CHECK_LOOP(T, SWAP)                                            \
-    {                                                                      \
-        int64_t i = first;                                                 \
-        for (; last - i >= DFB_CHECK_BLOCK - 1; i += DFB_CHECK_BLOCK) {    \
-            T blk[DFB_CHECK_BLOCK];                                        \
-            memcpy(blk, p + i * (int64_t)sizeof(T), sizeof blk);           \
-            int down = (int64_t)(SWAP(blk[0])) < prev;                     \
-            for (int j = 1; j < DFB_CHECK_BLOCK; j++) {                    \
-                down |=                                                    \
-                    (int64_t)(SWAP(blk[j])) < (int64_t)(SWAP(blk[j - 1])); \
-            }                                                              \
-            if (down) {                                                    \
-                break;                                                     \
-            }                                                              \
-            prev = (int64_t)(SWAP(blk[DFB_CHECK_BLOCK - 1]));              \
-        }                                                                  \
-        for (; i <= last; i++) {                                           \
-            T o;                                                           \
-            memcpy(&o, p + i * (int64_t)sizeof(T), sizeof o);              \
-            int64_t v = (int64_t)(SWAP(o));                                \
-            if (v < prev) {                                                \
-                bad_i = i;                                                 \
-                bad_v = v;                                                 \
-                goto bad;                                                  \
-            }                                                              \
-            prev = v;                                                      \
-        }                                                                  \
+#define DFB_CHECK_LOOP(T, SWAP)                           \
+    for (int64_t i = first; i <= last; i++) {             \
+        T o;                                              \
+        memcpy(&o, p + i * (int64_t)sizeof(T), sizeof o); \
+        int64_t v = (int64_t)(SWAP(o));                   \
+        if (v < prev) {                                   \
+            bad_i = i;                                    \
+            bad_v = v;                                    \
+            goto bad;                                     \
+        }                                                 \
+        prev = v;                                         \
     }
 
 #define DFB_NO_SWAP(x) (x)
