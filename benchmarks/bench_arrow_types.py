@@ -8,8 +8,11 @@ encoded int64 (runs of 10) and arrow.uuid.  dfbuffer.column_to_ndarray(x) is tim
 against pyarrow's x.to_numpy(zero_copy_only=False) and, where polars converts the type,
 polars' Series.to_numpy(); decimals="float64" against
 pyarrow.compute.cast(x, float64).to_numpy(); run-end decoding also against
-pyarrow.compute.run_end_decode(x).to_numpy().  Each result is freed before the next
-call, best of REPEATS (default 5).  Ratio = dfbuffer / peer (lower is better).
+pyarrow.compute.run_end_decode(x).to_numpy().  arrow.uuid, for which pyarrow's to_numpy
+and polars give bytes, also against what gives uuid.UUID objects: pyarrow's to_pylist()
+and uuid.UUID(bytes=b) over the storage's to_pylist() (best of at most 2: seconds each).
+Each result is freed before the next call, best of REPEATS (default 5).
+Ratio = dfbuffer / peer (lower is better).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -107,6 +111,17 @@ def main() -> None:
         f"run_end decode     {ours * 1e3:8.2f}ms {peer * 1e3:8.2f}ms {ours / peer:6.2f}x"
         "  (run_end_decode)"
     )
+    u = extra["uuid"]
+    ours = best(lambda: dfbuffer.column_to_ndarray(u), rep)
+    for label, peer_fn in (
+        ("uuid to_pylist    ", u.to_pylist),
+        (
+            "uuid UUID(bytes=) ",
+            lambda: [None if b is None else uuid.UUID(bytes=b) for b in u.storage.to_pylist()],
+        ),
+    ):
+        peer = best(peer_fn, min(rep, 2))
+        print(f"{label} {ours * 1e3:8.2f}ms {peer * 1e3:8.2f}ms {ours / peer:6.2f}x")
     print(f"load average {os.getloadavg()}")
 
 

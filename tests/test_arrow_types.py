@@ -363,6 +363,78 @@ def test_uuid_json_and_unknown_extensions():
     assert _plain(dfbuffer.column_to_ndarray(op)) == [1, None, 3]
 
 
+def _uuid_array(n: int) -> tuple[pa.Array, list]:
+    import uuid
+
+    rng = np.random.default_rng(5)
+    ids = [uuid.UUID(bytes=rng.bytes(16)) for _ in range(n - 4)]
+    ids += [uuid.UUID(int=0), uuid.UUID(int=2**128 - 1), uuid.UUID(int=2**64), None]
+    values = [None if i % 7 == 3 else u for i, u in enumerate(ids)]
+    return pa.array([None if u is None else u.bytes for u in values], pa.uuid()), values
+
+
+def test_uuids_behave_as_the_uuid_module_makes_them():
+    import pickle
+    import uuid
+
+    arr, values = _uuid_array(300)
+    got = _plain(dfbuffer.column_to_ndarray(arr))
+    assert got == values == arr.to_pylist()
+    for ours, theirs in zip(got, values, strict=True):
+        if theirs is None:
+            assert ours is None
+            continue
+        assert type(ours) is uuid.UUID and type(ours.int) is int
+        assert (ours.int, ours.is_safe, str(ours)) == (theirs.int, theirs.is_safe, str(theirs))
+        assert hash(ours) == hash(theirs) and {theirs: 1}[ours] == 1
+        assert pickle.loads(pickle.dumps(ours)) == theirs
+        assert (ours < uuid.UUID(int=2**127)) == (theirs < uuid.UUID(int=2**127))
+        assert gc.is_tracked(ours) == gc.is_tracked(theirs)
+        with pytest.raises(TypeError):
+            ours.int = 1  # immutable, as uuid.UUID is
+
+
+def test_uuids_sliced_chunked_and_the_collector_state():
+    arr, values = _uuid_array(100)
+    assert _plain(dfbuffer.column_to_ndarray(arr.slice(3, 50))) == values[3:53]
+    chunked = pa.chunked_array([arr.slice(0, 40), arr.slice(40)])
+    assert _plain(dfbuffer.column_to_ndarray(chunked)) == values
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        dfbuffer.column_to_ndarray(arr)
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+    dfbuffer.column_to_ndarray(arr)
+    assert gc.isenabled()
+
+
+def test_racing_uuid_values():
+    import uuid
+
+    n = 20_000
+    data = np.frombuffer(np.random.default_rng(1).bytes(16 * n), np.uint8).copy()
+    good = data.copy()
+    other = np.full_like(data, 0xAB)
+    valid = pa.array([i % 9 != 2 for i in range(n)]).buffers()[1]
+    storage = pa.Array.from_buffers(pa.binary(16), n, [valid, pa.py_buffer(data)])
+    arr = pa.ExtensionArray.from_storage(pa.uuid(), storage)
+
+    def check(res) -> None:
+        got = as_list(res)
+        assert len(got) == n
+        for i, v in enumerate(got):
+            assert (v is None) == (i % 9 == 2)
+            if v is not None:  # each byte is the old or the new one
+                assert isinstance(v, uuid.UUID)
+                b = np.frombuffer(v.bytes, np.uint8)
+                assert ((b == good[16 * i : 16 * i + 16]) | (b == 0xAB)).all()
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(data, good, other)])
+    assert ok == 8 and refused == 0
+
+
 def test_schema_reports_parameters():
     t = pa.table(
         {

@@ -279,11 +279,12 @@ dfb_objects_prefault_end(int on);
 PyObject *
 dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull);
 
-/* convert_extension.c: replaces each bytes object of object array `arr`
-   (stolen; None stays) by uuid.UUID(bytes=...).  Returns `arr`, or NULL
-   with an exception set (`arr` released). */
-PyObject *
-dfb_uuids_from_bytes(PyObject *arr);
+/* convert_extension.c: fills `o` (n slots, all NULL) with uuid.UUID
+   objects (as UUID(bytes=...) makes them) of the n 16-byte values at `p`,
+   None where isnull[i].  Returns 0, or -1 with an exception set (the
+   slots filled so far hold new references, the rest NULL). */
+int
+dfb_uuids_fill(const char *p, int64_t n, const uint8_t *isnull, PyObject **o);
 
 /* convert_decimal.c: decimal chunk `c` to a 1-D object array of exact
    decimal.Decimal (None where isnull[i]), or with DFB_OPT_DECIMAL_FLOAT in

@@ -70,13 +70,16 @@ fill_from_views(const dfb_column *c, const uint8_t *isnull, PyObject **o)
     return 0;
 }
 
-/* Fills `o` from the fixed-size values of `c` (fmt.size bytes each).
-   Returns 0, or -1 with MemoryError. */
+/* Fills `o` from the fixed-size values of `c` (fmt.size bytes each): bytes,
+   or uuid.UUID for arrow.uuid.  Returns 0, or -1 with an exception set. */
 static int
 fill_from_fixed(const dfb_column *c, const uint8_t *isnull, PyObject **o)
 {
     const int64_t w = c->fmt.size;
     const char *p = c->data.ptr + c->offset * w;
+    if (c->uuid) {
+        return dfb_uuids_fill(p, c->length, isnull, o);
+    }
     for (int64_t i = 0; i < c->length; i++) {
         if (isnull != NULL && isnull[i]) {
             o[i] = Py_NewRef(Py_None);
@@ -99,9 +102,11 @@ dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
     }
     PyObject **o = PyArray_DATA(out);
     int rc;
-    /* the bytes objects' heads (data bytes come on top; at least this) */
+    /* the objects' heads (data bytes come on top; at least this; a UUID
+       and its int take about 112) */
+    const int64_t head = c->uuid ? 112 : 48;
     const int on = dfb_objects_prefault_begin(
-        c->length < INT64_MAX / 48 ? c->length * 48 : INT64_MAX);
+        c->length < INT64_MAX / head ? c->length * head : INT64_MAX);
     switch (dfb_type_row_of(c->fmt.type)->layout) {
         case DFB_LAYOUT_OFFSETS:
             rc = fill_from_offsets(c, isnull, o);
@@ -117,5 +122,5 @@ dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
         Py_DECREF(out); /* NULL slots are skipped by the dealloc */
         return NULL;
     }
-    return c->uuid ? dfb_uuids_from_bytes((PyObject *)out) : (PyObject *)out;
+    return (PyObject *)out;
 }

@@ -80,7 +80,33 @@ uuid_kit_init(uuid_kit *k)
         uuid_kit_clear(k);
         return -1;
     }
+    if (!PyType_Check(k->cls)) {
+        PyErr_SetString(PyExc_TypeError, "uuid.UUID is not a class");
+        uuid_kit_clear(k);
+        return -1;
+    }
     return 0;
+}
+
+/* The 128-bit big-endian unsigned integer at `b` as a Python int (one
+   allocation).  Returns a new reference, or NULL with an exception. */
+static PyObject *
+int_from_16(const unsigned char *b)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyLong_FromUnsignedNativeBytes(
+        b, 16, Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER);
+#else
+    /* 32 hex digits: a power-of-two base, parsed in one linear pass */
+    static const char hex[] = "0123456789abcdef";
+    char s[33];
+    for (int i = 0; i < 16; i++) {
+        s[2 * i] = hex[b[i] >> 4];
+        s[2 * i + 1] = hex[b[i] & 15];
+    }
+    s[32] = 0;
+    return PyLong_FromString(s, NULL, 16);
+#endif
 }
 
 /* uuid.UUID(bytes=b) for the 16 bytes `b` as the uuid module's own
@@ -90,20 +116,7 @@ uuid_kit_init(uuid_kit *k)
 static PyObject *
 uuid_from_16(const uuid_kit *k, const unsigned char *b)
 {
-    uint64_t hi = 0, lo = 0;
-    for (int i = 0; i < 8; i++) {
-        hi = hi << 8 | b[i];
-        lo = lo << 8 | b[8 + i];
-    }
-    PyObject *h = PyLong_FromUnsignedLongLong(hi);
-    PyObject *l = PyLong_FromUnsignedLongLong(lo);
-    PyObject *sh = PyLong_FromLong(64);
-    PyObject *hs = h && sh ? PyNumber_Lshift(h, sh) : NULL;
-    PyObject *v = hs && l ? PyNumber_Or(hs, l) : NULL;
-    Py_XDECREF(h);
-    Py_XDECREF(l);
-    Py_XDECREF(sh);
-    Py_XDECREF(hs);
+    PyObject *v = int_from_16(b);
     PyObject *u =
         v ? PyBaseObject_Type.tp_new((PyTypeObject *)k->cls, k->empty, NULL)
           : NULL;
@@ -116,28 +129,34 @@ uuid_from_16(const uuid_kit *k, const unsigned char *b)
     return u;
 }
 
-PyObject *
-dfb_uuids_from_bytes(PyObject *arr)
+int
+dfb_uuids_fill(const char *p, int64_t n, const uint8_t *isnull, PyObject **o)
 {
     uuid_kit k;
     if (uuid_kit_init(&k) < 0) {
-        Py_DECREF(arr);
-        return NULL;
+        return -1;
     }
-    PyObject **o = PyArray_DATA((PyArrayObject *)arr);
-    const npy_intp n = PyArray_DIM((PyArrayObject *)arr, 0);
-    for (npy_intp i = 0; i < n; i++) {
-        if (o[i] == Py_None) {
+    /* The UUIDs are GC-tracked but cannot form cycles: a collection run by
+       their allocations would only walk them again and again (most of the
+       time of a large column), so the collector waits until the loop ends.
+       The loop runs no Python code (object.__new__ and the slots' own
+       setters). */
+    const int gc_was_on = PyGC_Disable();
+    int rc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnull != NULL && isnull[i]) {
+            o[i] = Py_NewRef(Py_None);
             continue;
         }
-        PyObject *u =
-            uuid_from_16(&k, (const unsigned char *)PyBytes_AS_STRING(o[i]));
-        if (u == NULL) {
-            Py_CLEAR(arr);
+        o[i] = uuid_from_16(&k, (const unsigned char *)p + 16 * i);
+        if (o[i] == NULL) {
+            rc = -1;
             break;
         }
-        Py_SETREF(o[i], u);
+    }
+    if (gc_was_on) {
+        PyGC_Enable();
     }
     uuid_kit_clear(&k);
-    return arr;
+    return rc;
 }

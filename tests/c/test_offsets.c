@@ -80,9 +80,75 @@ test_offsets(void)
           DFB_ENOTSUP);
 }
 
+/* Stores v as offset i of `buf` (width 4 or 8, byte-swapped or not). */
+static void
+put(uint8_t *buf, int width, int swapped, int64_t i, int64_t v)
+{
+    if (width == 4) {
+        uint32_t x = (uint32_t)(int32_t)v;
+        x = swapped ? __builtin_bswap32(x) : x;
+        memcpy(buf + 4 * i, &x, 4);
+    }
+    else {
+        uint64_t x = (uint64_t)v;
+        x = swapped ? __builtin_bswap64(x) : x;
+        memcpy(buf + 8 * i, &x, 8);
+    }
+}
+
+/* Long runs (checked in blocks): every window length around the block
+   size, and one bad offset at every place of a window (first of a block,
+   last of a block, the tail), for each width and byte order; at an odd
+   address. */
+static void
+test_offsets_long(void)
+{
+    enum { N = 300 };
+    uint8_t *raw = malloc(8 * N + 1);
+    if (raw == NULL) {
+        abort();
+    }
+    uint8_t *buf = raw + 1;
+    for (int width = 4; width <= 8; width += 4) {
+        for (int swapped = 0; swapped < 2; swapped++) {
+            for (int64_t i = 0; i < N; i++) {
+                put(buf, width, swapped, i, 3 * i);
+            }
+            for (int64_t first = 0; first < 3; first++) {
+                for (int64_t last = first; last < N; last++) {
+                    int64_t end = -1;
+                    CHECK(dfb_offsets_validate(buf, width, swapped, first,
+                                               last, &end, NULL,
+                                               NULL) == DFB_OK);
+                    CHECK(end == 3 * last);
+                }
+            }
+            for (int64_t at = 0; at < N; at++) {
+                dfb_bad_offset bad = {-1, -1};
+                int64_t end = -1;
+                /* a decrease (or a negative first offset) at `at` */
+                put(buf, width, swapped, at, at > 0 ? 3 * at - 4 : -1);
+                CHECK(dfb_offsets_validate(buf, width, swapped, 0, N - 1, &end,
+                                           &bad, NULL) == DFB_EINVAL);
+                CHECK(bad.index == at);
+                CHECK(bad.value == (at > 0 ? 3 * at - 4 : -1));
+                /* a window after it is fine */
+                if (at + 1 < N) {
+                    CHECK(dfb_offsets_validate(buf, width, swapped, at + 1,
+                                               N - 1, &end, NULL,
+                                               NULL) == DFB_OK);
+                }
+                put(buf, width, swapped, at, 3 * at);
+            }
+        }
+    }
+    free(raw);
+}
+
 int
 main(void)
 {
     test_offsets();
+    test_offsets_long();
     return check_report("test_offsets");
 }
