@@ -457,6 +457,19 @@ node_field(const dfb_arrow_ix *x, int64_t c)
         node);
 }
 
+/* Returns the null count of a slice of `length` elements of format `fmt`:
+   unknown (-1), but for the types without a validity bitmap (unions and
+   run-end encoded arrays have 0 nulls, the null type all). */
+static int64_t
+slice_nulls(const char *fmt, int64_t length)
+{
+    if (strncmp(fmt, "+ud", 3) == 0 || strncmp(fmt, "+us", 3) == 0 ||
+        strcmp(fmt, "+r") == 0) {
+        return 0;
+    }
+    return strcmp(fmt, "n") == 0 ? length : -1;
+}
+
 /* Returns the (length, chunks) tuple of batch `b` of `x`, or NULL with an
    exception set. */
 static PyObject *
@@ -487,7 +500,7 @@ node_batch(const dfb_arrow_ix *x, Py_ssize_t b)
         int64_t nulls =
             nd.offset == nd.array->offset && nd.length == nd.array->length
                 ? nd.array->null_count
-                : -1;
+                : slice_nulls(nd.schema->format, nd.length);
         PyObject *node = array_node_new(nd.array, nd.holder);
         PyObject *chunk =
             node == NULL ? NULL

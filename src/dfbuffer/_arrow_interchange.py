@@ -31,8 +31,9 @@ Layout choices (see docs/design.md):
   chunk has nulls, else ``(NON_NULLABLE, None)`` and no validity buffer.
 * The DataFrame object is also an Arrow PyCapsule producer
   (``__arrow_c_stream__``, ``__arrow_c_schema__``): :func:`dfbuffer.to_arrow`
-  hands out the Arrow buffers it was built from, without copying (string
-  views come out as the large strings the view holds).  ``_df`` is the
+  hands out the producer's Arrow nodes it was built from, every format,
+  without copying (kept per column beside the typed chunks; see
+  ``_split_raw``).  ``_df`` is the
   object itself (the convention of the dataframe-api issue 360, by which
   narwhals recovers the object behind ``select_columns_by_name``).
 """
@@ -221,6 +222,15 @@ def _values(chunk: _IxChunk) -> np.ndarray:
 _Raw = tuple  # (to_arrow field, list of to_arrow chunks)
 
 
+def _slice_nulls(fmt: str, size: int) -> int:
+    """The null count of a slice of ``size`` elements of format ``fmt``: unknown
+    (-1), but for the types without a validity bitmap (unions and run-end encoded
+    arrays have 0 nulls, the null type all)."""
+    if fmt.startswith(("+ud", "+us", "+r")):
+        return 0
+    return size if fmt == "n" else -1
+
+
 def _split_raw(raw: _Raw | None, n: int, n_chunks: int | None) -> list[_Raw | None]:
     """The raw nodes of a column cut as ``_split`` cuts its ``n`` chunks: a
     slice moves only the top-level offset and length (null count unknown)."""
@@ -236,7 +246,7 @@ def _split_raw(raw: _Raw | None, n: int, n_chunks: int | None) -> list[_Raw | No
         bounds = [length * i // k for i in range(k + 1)]
         for i in range(k):
             start, size = bounds[i], bounds[i + 1] - bounds[i]
-            nulls = c[1] if size == length else -1
+            nulls = c[1] if size == length else _slice_nulls(raw[0][1], size)
             out.append((raw[0], [(size, nulls, c[2] + start, *c[3:])]))
     return out
 
