@@ -302,10 +302,21 @@ def test_racing_writer_never_crashes():
         th.join()
 
 
-def test_too_deep_nesting_is_refused():
+def _deep(levels: int) -> pa.Array:
     typ = pa.int8()
-    for _ in range(70):
+    for _ in range(levels):
         typ = pa.list_(typ)
-    arr = pa.array([None], typ)
+    return pa.array([None, []], typ)
+
+
+def test_too_deep_nesting_is_refused():
     with pytest.raises(ValueError, match="deeper"):
-        pa.table(dfbuffer.to_arrow(pa.table({"d": arr})))
+        pa.table(dfbuffer.to_arrow(pa.table({"d": _deep(300)})))
+
+
+def test_deep_column_leaves_the_others_served():
+    # deeper than the readers (and pyarrow) go (64), within the export's bound (256)
+    t = pa.table({"d": _deep(70), "x": [1, 2]})
+    view = dfbuffer.to_interchange(t)
+    assert dfbuffer.from_dataframe(view.select_columns_by_name(["x"]))["x"].tolist() == [1, 2]
+    assert pa.table(dfbuffer.to_arrow(view, columns=["x"])).equals(t.select(["x"]))

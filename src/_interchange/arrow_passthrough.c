@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NODE_MAX_DEPTH 64
+#define NODE_MAX_DEPTH 256
 #define NODE_MAX_BUFFERS (INT64_C(1) << 30)
 #define SCHEMA_NODE "dfbuffer._arrow_schema_node"
 #define ARRAY_NODE "dfbuffer._arrow_array_node"
@@ -134,7 +134,7 @@ dfb_arrow_schema_copy(const struct ArrowSchema *src, const char *name,
     memset(dst, 0, sizeof(*dst));
     *why = NULL;
     if (depth > NODE_MAX_DEPTH) {
-        *why = "to_arrow: Arrow types nested deeper than 64 levels";
+        *why = "to_arrow: Arrow types nested deeper than 256 levels";
         return -1;
     }
     if (src->format == NULL || src->n_children < 0 ||
