@@ -9,7 +9,10 @@ One run, interleaved, best of N, on the same frames:
 * pandas' interchange object of that frame (an interchange-only producer):
   ``pa.table(to_arrow(x))`` vs ``pyarrow.interchange.from_dataframe(x)``;
 * a pyarrow table with strings and nulls: ``pa.table(to_arrow(t))`` vs ``pa.table(t)``
-  (the cost of re-exporting Arrow through dfbuffer).
+  (the cost of re-exporting Arrow through dfbuffer);
+* a pyarrow table of nested and view columns (list, struct, map, dense union, run-end
+  encoded, string view, dictionary), in 16 batches: ``pa.table(to_arrow(t))`` and
+  ``pa.table(to_interchange(t))`` vs ``pa.table(t)`` (the node-for-node re-export).
 
 Prints the times and the ratios dfbuffer / peer (< 1: dfbuffer's path is faster).
 """
@@ -58,6 +61,21 @@ def main() -> None:
         x = df.__dataframe__()
     t = pa.table({"s": pa.array([f"s{i % 97}" for i in range(n)]),
                   "v": pa.array(rng.random(n), mask=rng.random(n) < 0.1)})
+    k = max(n // 16, 1)
+    ints = pa.array(rng.integers(0, 1000, k))
+    offs = pa.array(np.arange(0, k + 1, dtype=np.int32))
+    nested = pa.table({
+        "l": pa.ListArray.from_arrays(offs, ints),
+        "st": pa.StructArray.from_arrays([ints, ints], ["a", "b"]),
+        "m": pa.MapArray.from_arrays(offs, pa.array([f"k{i % 7}" for i in range(k)]), ints),
+        "u": pa.UnionArray.from_dense(pa.array(np.zeros(k, dtype=np.int8)),
+                                      pa.array(np.arange(k, dtype=np.int32)), [ints]),
+        "r": pa.RunEndEncodedArray.from_arrays(pa.array(np.arange(1, k + 1, dtype=np.int32)),
+                                              ints),
+        "sv": pa.array([f"string view {i % 97:>20}" for i in range(k)], pa.string_view()),
+        "d": pa.array([f"c{i % 13}" for i in range(k)]).dictionary_encode(),
+    })
+    nested = pa.Table.from_batches(nested.to_batches() * 16)
     cases = [
         ("pandas frame -> pyarrow", lambda: pa.table(dfbuffer.to_arrow(df)),
          lambda: pa.table(df)),
@@ -65,6 +83,10 @@ def main() -> None:
          lambda: pyarrow.interchange.from_dataframe(x)),
         ("pyarrow table -> pyarrow", lambda: pa.table(dfbuffer.to_arrow(t)),
          lambda: pa.table(t)),
+        ("nested pyarrow table -> pyarrow", lambda: pa.table(dfbuffer.to_arrow(nested)),
+         lambda: pa.table(nested)),
+        ("nested, to_interchange -> pyarrow",
+         lambda: pa.table(dfbuffer.to_interchange(nested)), lambda: pa.table(nested)),
     ]
     try:
         import polars as pl

@@ -60,13 +60,6 @@ def _expected(col: pa.ChunkedArray) -> list:
     return vals
 
 
-def _storage(col: pa.ChunkedArray) -> pa.ChunkedArray:
-    """An extension column's storage (to_arrow hands out the storage), else the column."""
-    if not isinstance(col.type, pa.BaseExtensionType):
-        return col
-    return pa.chunked_array([c.storage for c in col.chunks], col.type.storage_type)
-
-
 def _got(res, t: pa.DataType) -> list:
     """A dfbuffer result as comparable values (temporal: their integers)."""
     if pa.types.is_timestamp(t) or pa.types.is_duration(t) or pa.types.is_date(t):
@@ -75,17 +68,6 @@ def _got(res, t: pa.DataType) -> list:
 
 
 NUMERIC = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
-
-
-def _exportable(t: pa.DataType) -> bool:
-    """Whether to_arrow hands the column out (docs/api.md): flat types other than binary
-    views; dictionaries of those."""
-    if pa.types.is_dictionary(t):
-        return _exportable(t.value_type)
-    if isinstance(t, pa.BaseExtensionType):
-        return _exportable(t.storage_type)
-    return not (pa.types.is_nested(t) or pa.types.is_binary_view(t)
-                or pa.types.is_run_end_encoded(t))
 
 
 class _Only:
@@ -113,17 +95,14 @@ def _check_frame(frame, known: dict[str, list] | None = None) -> pa.Table:
     sch = dfbuffer.schema(frame)
     assert sch.names == names
     assert [c.name for c in sch if c.type == "other"] == [], sch
-    # to_arrow: the flat columns as pyarrow reads them; the others refused by name
-    flat = [n for n in names if _exportable(table.column(n).type)]
-    out = pa.table(dfbuffer.to_arrow(frame, columns=flat))
-    for name in flat:
+    # to_arrow: every column as pyarrow reads it, of the same type (extension types too)
+    out = pa.table(dfbuffer.to_arrow(frame))
+    for name in names:
+        assert out.column(name).type == table.column(name).type, name
         if name in known:
             assert _py(dfbuffer.column_to_ndarray(out.column(name))) == known[name]
             continue
-        assert _expected(out.column(name)) == _expected(_storage(table.column(name))), name
-    for name in set(names) - set(flat):
-        with pytest.raises(NotImplementedError, match=f"column '{name}'"):
-            dfbuffer.to_arrow(frame, columns=[name])
+        assert _expected(out.column(name)) == _expected(table.column(name)), name
     # to_matrix: the numbers, nulls as NaN
     nums = [n for n in names if any(f(table.column(n).type) for f in NUMERIC)]
     mat = dfbuffer.to_matrix(frame, columns=nums, dtype="float64")

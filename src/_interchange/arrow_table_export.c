@@ -6,10 +6,13 @@
  *   _arrow_table_schema(fields) -> "arrow_schema" capsule (a struct "+s")
  *   _arrow_table_stream(fields, batches) -> "arrow_array_stream" capsule
  * fields:  tuple of (name str, format str, dictionary format str | None,
- *          ordered bool), one per column.
+ *          ordered bool[, schema node]), one per column.
  * batches: tuple of (length int, tuple of chunk), one chunk per column;
  *          chunk = (length, null_count, offset, tuple of Buffer | None,
- *          dictionary chunk | None).
+ *          dictionary chunk | None[, array node]).
+ * A field with a schema node and a chunk with an array node are an Arrow
+ * producer's own nodes, handed out again node for node
+ * (arrow_passthrough.c; _arrow_nodes makes them).
  * Every ArrowArray node holds its own strong reference to `batches` (which
  * holds the Buffers, which hold the producers' memory), dropped by its
  * release callback on any thread (dfb_decref_any_thread).  The stream's
@@ -20,6 +23,7 @@
 #include "buffer.h"
 #include "arrow.h"
 #include "arrow_internal.h"
+#include "arrow_passthrough.h"
 #include "export.h"
 #include "mem.h"
 
@@ -28,27 +32,6 @@
 #include <string.h>
 
 #define MAX_BUFFERS 3
-
-/* Releases (unless moved out) and frees the children and the dictionary of
-   node `n`, an ArrowSchema or ArrowArray: what both release callbacks do
-   before freeing their own private data. */
-#define RELEASE_CHILDREN_AND_DICTIONARY(n)                     \
-    do {                                                       \
-        for (int64_t i_ = 0; i_ < (n)->n_children; i_++) {     \
-            if ((n)->children[i_] != NULL &&                   \
-                (n)->children[i_]->release != NULL) {          \
-                (n)->children[i_]->release((n)->children[i_]); \
-            }                                                  \
-            free((n)->children[i_]);                           \
-        }                                                      \
-        free((n)->children);                                   \
-        if ((n)->dictionary != NULL) {                         \
-            if ((n)->dictionary->release != NULL) {            \
-                (n)->dictionary->release((n)->dictionary);     \
-            }                                                  \
-            free((n)->dictionary);                             \
-        }                                                      \
-    } while (0)
 
 /* ------------------------------------------------------------------ */
 /* Schemas                                                              */
@@ -121,38 +104,6 @@ schema_init(struct ArrowSchema *s, const char *fmt, const char *name,
     return 0;
 }
 
-/* Deep-copies schema `src` into `dst` (uninitialised).  Returns 0, or -1
-   (out of memory; `dst` released-marked).  Runs no Python. */
-static int
-schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst)
-{
-    if (schema_init(dst, src->format, src->name, src->flags, src->n_children) <
-        0) {
-        return -1;
-    }
-    for (int64_t i = 0; i < src->n_children; i++) {
-        dst->children[i] = malloc(sizeof(struct ArrowSchema));
-        if (dst->children[i] == NULL ||
-            schema_copy(src->children[i], dst->children[i]) < 0) {
-            free(dst->children[i]);
-            dst->children[i] = NULL;
-            schema_release(dst);
-            return -1;
-        }
-    }
-    if (src->dictionary != NULL) {
-        dst->dictionary = malloc(sizeof(struct ArrowSchema));
-        if (dst->dictionary == NULL ||
-            schema_copy(src->dictionary, dst->dictionary) < 0) {
-            free(dst->dictionary);
-            dst->dictionary = NULL;
-            schema_release(dst);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Returns the UTF-8 of str `o` (borrowed), or NULL with TypeError naming
    `what`. */
 static const char *
@@ -163,6 +114,29 @@ utf8_of(PyObject *o, const char *what)
         return NULL;
     }
     return PyUnicode_AsUTF8(o);
+}
+
+/* Stores in *out a new malloc'ed schema copied from schema node `node`
+   named `name`.  Returns 0, or -1 with an exception set. */
+static int
+node_field(PyObject *node, const char *name, struct ArrowSchema **out)
+{
+    if (!dfb_arrow_is_schema_node(node)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a field's fifth item must be a schema node");
+        return -1;
+    }
+    struct ArrowSchema *c = malloc(sizeof(*c));
+    if (c == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (dfb_arrow_node_schema(node, name, c) < 0) {
+        free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
 }
 
 /* Fills `s` with the struct schema of `fields` (see the file comment).
@@ -181,11 +155,20 @@ table_schema(PyObject *fields, struct ArrowSchema *s)
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *f = PyTuple_GET_ITEM(fields, i);
-        if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) != 4) {
-            PyErr_SetString(PyExc_TypeError, "a field must be a 4-tuple");
+        if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) < 4 ||
+            PyTuple_GET_SIZE(f) > 5) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a field must be a 4- or 5-tuple");
             goto fail;
         }
         const char *name = utf8_of(PyTuple_GET_ITEM(f, 0), "a field name");
+        if (name != NULL && PyTuple_GET_SIZE(f) == 5) {
+            if (node_field(PyTuple_GET_ITEM(f, 4), name, &s->children[i]) <
+                0) {
+                goto fail;
+            }
+            continue;
+        }
         const char *fmt =
             name ? utf8_of(PyTuple_GET_ITEM(f, 1), "a format") : NULL;
         PyObject *dfo = PyTuple_GET_ITEM(f, 2);
@@ -332,9 +315,10 @@ chunk_array(dfb_state *st, PyObject *chunk, PyObject *owner,
 {
     static const uint64_t empty[1] = {0};
     a->release = NULL;
-    if (!PyTuple_Check(chunk) || PyTuple_GET_SIZE(chunk) != 5 ||
+    if (!PyTuple_Check(chunk) || PyTuple_GET_SIZE(chunk) < 5 ||
+        PyTuple_GET_SIZE(chunk) > 6 ||
         !PyTuple_Check(PyTuple_GET_ITEM(chunk, 3))) {
-        PyErr_SetString(PyExc_TypeError, "a chunk must be a 5-tuple");
+        PyErr_SetString(PyExc_TypeError, "a chunk must be a 5- or 6-tuple");
         return -1;
     }
     int64_t length, nulls, offset;
@@ -342,6 +326,15 @@ chunk_array(dfb_state *st, PyObject *chunk, PyObject *owner,
         read_count(PyTuple_GET_ITEM(chunk, 1), &nulls, 1) < 0 ||
         read_count(PyTuple_GET_ITEM(chunk, 2), &offset, 0) < 0) {
         return -1;
+    }
+    if (PyTuple_GET_SIZE(chunk) == 6) {
+        PyObject *node = PyTuple_GET_ITEM(chunk, 5);
+        if (!dfb_arrow_is_array_node(node)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a chunk's sixth item must be an array node");
+            return -1;
+        }
+        return dfb_arrow_node_array(node, length, nulls, offset, owner, a);
     }
     PyObject *bufs = PyTuple_GET_ITEM(chunk, 3);
     Py_ssize_t nbuf = PyTuple_GET_SIZE(bufs);
@@ -456,7 +449,9 @@ static int
 stream_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out)
 {
     stream_private *p = stream->private_data;
-    return schema_copy(&p->schema, out) < 0 ? ENOMEM : 0;
+    const char *why;
+    return dfb_arrow_schema_copy(&p->schema, NULL, out, 0, &why) < 0 ? ENOMEM
+                                                                     : 0;
 }
 
 /* get_next: moves the next batch out, or marks `out` released at the end.
@@ -566,5 +561,8 @@ PyMethodDef dfb_arrow_table_export_methods[] = {
      METH_FASTCALL,
      "_arrow_table_stream(fields, batches): the stream capsule of "
      "to_arrow."},
+    {"_arrow_nodes", (PyCFunction)dfb_arrow_nodes_py, METH_O,
+     "_arrow_nodes(obj): an Arrow producer's columns as to_arrow's fields "
+     "and batches, node for node."},
     {NULL},
 };

@@ -31,8 +31,9 @@ Layout choices (see docs/design.md):
   chunk has nulls, else ``(NON_NULLABLE, None)`` and no validity buffer.
 * The DataFrame object is also an Arrow PyCapsule producer
   (``__arrow_c_stream__``, ``__arrow_c_schema__``): :func:`dfbuffer.to_arrow`
-  hands out the Arrow buffers it was built from, without copying (string
-  views come out as the large strings the view holds).  ``_df`` is the
+  hands out the producer's Arrow nodes it was built from, every format,
+  without copying (kept per column beside the typed chunks; see
+  ``_split_raw``).  ``_df`` is the
   object itself (the convention of the dataframe-api issue 360, by which
   narwhals recovers the object behind ``select_columns_by_name``).
 """
@@ -79,10 +80,14 @@ def _empty(field: _IxField) -> _IxChunk:
 class _ArrowColumn:
     """An interchange-protocol Column over one or more Arrow chunks."""
 
-    def __init__(self, field: _IxField, chunks: list[_IxChunk], allow_copy: bool) -> None:
+    def __init__(self, field: _IxField, chunks: list[_IxChunk], allow_copy: bool,
+                 raw: _Raw | None = None) -> None:
         self._field = field
         self._chunks = chunks
         self._allow_copy = allow_copy
+        # the producer's own Arrow nodes (to_arrow's field and one chunk per
+        # chunk), which dfbuffer.to_arrow hands out again; None for device data
+        self._raw = raw
 
     @property
     def _name(self) -> str:
@@ -175,8 +180,9 @@ class _ArrowColumn:
     def get_chunks(self, n_chunks: int | None = None) -> Iterable[_ArrowColumn]:
         """Yield one Column per chunk; ``n_chunks`` (a multiple of
         num_chunks()) subdivides each chunk without copying."""
-        for c in _split(self._chunks, n_chunks, self._allow_copy):
-            yield _ArrowColumn(self._field, [c], self._allow_copy)
+        raws = _split_raw(self._raw, len(self._chunks), n_chunks)
+        for i, c in enumerate(_split(self._chunks, n_chunks, self._allow_copy)):
+            yield _ArrowColumn(self._field, [c], self._allow_copy, raws[i])
 
     def get_buffers(self) -> dict[str, Any]:
         """{"data": (Buffer, dtype), "validity": ... | None, "offsets": ... | None}."""
@@ -215,6 +221,38 @@ def _values(chunk: _IxChunk) -> np.ndarray:
         out[np.ma.getmaskarray(vals)] = None
         return out
     return vals
+
+
+_Raw = tuple  # (to_arrow field, list of to_arrow chunks)
+
+
+def _slice_nulls(fmt: str, size: int) -> int:
+    """The null count of a slice of ``size`` elements of format ``fmt``: unknown
+    (-1), but for the types without a validity bitmap (unions and run-end encoded
+    arrays have 0 nulls, the null type all)."""
+    if fmt.startswith(("+ud", "+us", "+r")):
+        return 0
+    return size if fmt == "n" else -1
+
+
+def _split_raw(raw: _Raw | None, n: int, n_chunks: int | None) -> list[_Raw | None]:
+    """The raw nodes of a column cut as ``_split`` cuts its ``n`` chunks: a
+    slice moves only the top-level offset and length (null count unknown)."""
+    total = n if n_chunks is None else n_chunks
+    if raw is None:
+        return [None] * total
+    if n_chunks is None or not raw[1]:
+        return [(raw[0], [c]) for c in raw[1]]
+    k = n_chunks // len(raw[1])
+    out: list[_Raw | None] = []
+    for c in raw[1]:
+        length = c[0]
+        bounds = [length * i // k for i in range(k + 1)]
+        for i in range(k):
+            start, size = bounds[i], bounds[i + 1] - bounds[i]
+            nulls = c[1] if size == length else _slice_nulls(raw[0][1], size)
+            out.append((raw[0], [(size, nulls, c[2] + start, *c[3:])]))
+    return out
 
 
 def _split(chunks: list[_IxChunk], n_chunks: int | None, allow_copy: bool) -> list[_IxChunk]:
@@ -285,7 +323,7 @@ class _ArrowDataFrame:
         if allow_copy == self._allow_copy:
             return self
         cols = [_ArrowColumn(c._field, [_rebase(ch, allow_copy) for ch in c._chunks],
-                             allow_copy)
+                             allow_copy, c._raw)
                 for c in self._columns]
         return _ArrowDataFrame(cols, self._n_batches, allow_copy)
 
@@ -370,10 +408,11 @@ class _ArrowDataFrame:
         if self._n_batches == 0:
             return
         per_col = [_split(c._chunks, n_chunks, self._allow_copy) for c in self._columns]
+        raws = [_split_raw(c._raw, len(c._chunks), n_chunks) for c in self._columns]
         total = n_chunks if n_chunks is not None else self._n_batches
         for i in range(total):
-            cols = [_ArrowColumn(c._field, [pc[i]], self._allow_copy)
-                    for c, pc in zip(self._columns, per_col, strict=True)]
+            cols = [_ArrowColumn(c._field, [pc[i]], self._allow_copy, rc[i])
+                    for c, pc, rc in zip(self._columns, per_col, raws, strict=True)]
             yield _ArrowDataFrame(cols, 1, self._allow_copy)
 
 
@@ -423,6 +462,18 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> _ArrowDataFrame:
     if isinstance(obj, _ArrowDataFrame):
         return obj.__dataframe__(allow_copy=allow_copy)
     allow_copy = bool(allow_copy)
+    t = type(obj)
+    if hasattr(t, "__arrow_c_stream__") or hasattr(t, "__arrow_c_array__"):
+        # host data: imported once node for node (kept for to_arrow), the
+        # typed view read from those nodes
+        from dfbuffer._to_arrow import _from_arrow
+
+        exp = _from_arrow(obj, None)
+        fields, chunks = _ixview_import(exp, allow_copy)
+        cols = [_ArrowColumn(field, [row[i] for row in chunks], allow_copy,
+                             (exp._fields[i], [b[1][i] for b in exp._batches]))
+                for i, field in enumerate(fields)]
+        return _ArrowDataFrame(cols, len(chunks), allow_copy)
     fields, chunks = _ixview_import(obj, allow_copy)
     cols = [_ArrowColumn(field, [row[i] for row in chunks], allow_copy)
             for i, field in enumerate(fields)]

@@ -362,7 +362,12 @@ def _ixview_values(chunk: _IxChunk, /) -> np.ndarray[Any, Any]: ...
 def _pandas_frame(obj: object, /) -> tuple[Any, bool] | None: ...
 
 # Private helpers of dfbuffer.to_arrow (arrow_table_export.c): the Arrow structs over Buffers.
-_ArrowField: TypeAlias = tuple[str, str, str | None, bool]
+# A field is (name, format, dictionary format, ordered[, schema node]); _arrow_nodes gives
+# an Arrow producer's columns as such fields and batches (node capsules, handed out as is).
+_ArrowField: TypeAlias = tuple[Any, ...]
+def _arrow_nodes(
+    obj: object, /
+) -> tuple[tuple[_ArrowField, ...], tuple[tuple[int, tuple[Any, ...]], ...]]: ...
 def _arrow_table_schema(fields: tuple[_ArrowField, ...], /) -> CapsuleType: ...
 def _arrow_table_stream(
     fields: tuple[_ArrowField, ...], batches: tuple[tuple[int, tuple[Any, ...]], ...], /

@@ -11,9 +11,10 @@ Sources (see docs/design.md, "to_arrow"):
 * pandas DataFrames and pandas' interchange objects: the frame behind them,
   through pandas' own Arrow export (pandas' ``__dataframe__`` buffers drop
   the slice offset of Arrow-backed columns);
-* Arrow PyCapsule producers: imported once (``_ixview_import``), their
-  buffers handed out again, zero-copy (string views are copied to large
-  strings; types the interchange view cannot describe raise);
+* Arrow PyCapsule producers: imported once (``_arrow_nodes``,
+  src/_interchange/arrow_passthrough.c) and handed out again node for
+  node, zero-copy, whatever the format (lists, structs, maps, unions,
+  run-end encoded, views, dictionaries, extension types);
 * interchange-only objects: the protocol's buffers, zero-copy; null
   representations Arrow has no form for (byte masks, sentinels, a bitmask
   where 1 marks a null, bytes for booleans) become a copied bitmap;
@@ -30,9 +31,9 @@ import numpy as np
 
 from dfbuffer._interchange import (
     Buffer,
+    _arrow_nodes,
     _arrow_table_schema,
     _arrow_table_stream,
-    _ixview_import,
     _pandas_frame,
 )
 
@@ -159,23 +160,15 @@ def _wide(fmt: str) -> str:
 
 
 def _from_arrow(obj: Any, columns: Sequence[str] | None) -> ArrowExport:
-    fields, chunks = _ixview_import(obj, True)
-    keep = _select([f.name for f in fields], columns)
-    out_fields = []
-    for i in keep:
-        f = fields[i]
-        if not _exportable(f):
-            raise NotImplementedError(
-                f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
-        dfmt = None if f.dictionary is None else _wide(f.dictionary.format)
-        out_fields.append((f.name, _wide(f.format), dfmt, bool(f.ordered)))
-    batches = tuple(
-        (row[keep[0]].length if keep else 0,
-         tuple(_ix_arrow_chunk(row[i], fields[i].name) for i in keep))
-        for row in chunks)
-    if not keep:
-        batches = tuple((0, ()) for _ in chunks)
-    return ArrowExport(tuple(out_fields), batches)
+    """An Arrow producer's columns handed out again node for node (every
+    format: nested, views, run-end encoded, extension types with their
+    metadata), zero-copy, without reading a value (``_arrow_nodes``)."""
+    fields, batches = _arrow_nodes(obj)
+    keep = _select([f[0] for f in fields], columns)
+    if keep == list(range(len(fields))):
+        return ArrowExport(fields, batches)
+    return ArrowExport(tuple(fields[i] for i in keep),
+                       tuple((n, tuple(c[i] for i in keep)) for n, c in batches))
 
 
 def _from_view(view: Any, columns: Sequence[str] | None) -> ArrowExport:
@@ -185,6 +178,9 @@ def _from_view(view: Any, columns: Sequence[str] | None) -> ArrowExport:
     keep = _select([c._name for c in cols], columns)
     fields = []
     for i in keep:
+        if cols[i]._raw is not None:  # the producer's own nodes
+            fields.append(cols[i]._raw[0])
+            continue
         f = cols[i]._field
         if not _exportable(f):
             raise NotImplementedError(
@@ -195,7 +191,8 @@ def _from_view(view: Any, columns: Sequence[str] | None) -> ArrowExport:
     for b in range(view._n_batches):
         # a chunk that kept 0..7 bits of a bitmap offset (allow_copy=False)
         # is re-based to bit 0 (a copy of the bit-packed buffers)
-        chunks = tuple(_ix_arrow_chunk(_rebase(cols[i]._chunks[b], True), cols[i]._name)
+        chunks = tuple(cols[i]._raw[1][b] if cols[i]._raw is not None else
+                       _ix_arrow_chunk(_rebase(cols[i]._chunks[b], True), cols[i]._name)
                        for i in keep)
         batches.append((chunks[0][0] if chunks else 0, chunks))
     return ArrowExport(tuple(fields), tuple(batches))
@@ -460,7 +457,7 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None) -> Arr
             if len(sub._batches) != 1 or len(sub._fields) != 1:
                 raise ValueError(f"column {name!r}: pass one Arrow array (one chunk)")
             f = sub._fields[0]
-            fields.append((name, f[1], f[2], f[3]))
+            fields.append((name, *f[1:]))
             chunk = sub._batches[0][1][0]
         else:
             fmt, chunk = _mapping_column(name, value)

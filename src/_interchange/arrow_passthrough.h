@@ -1,0 +1,75 @@
+/* dfbuffer: the pass-through half of dfbuffer.to_arrow (arrow_passthrough.c):
+ * an Arrow producer's columns handed out again node for node, zero-copy,
+ * for every format (nested, views, run-end encoded, extension types).
+ */
+#ifndef DFBUFFER_ARROW_PASSTHROUGH_H
+#define DFBUFFER_ARROW_PASSTHROUGH_H
+
+#include "common.h"
+#include "arrow.h"
+
+/* Releases (unless moved out) and frees the children and the dictionary of
+   node `n`, an ArrowSchema or ArrowArray: what every release callback of the
+   export does before freeing their own private data. */
+#define RELEASE_CHILDREN_AND_DICTIONARY(n)                     \
+    do {                                                       \
+        for (int64_t i_ = 0; i_ < (n)->n_children; i_++) {     \
+            if ((n)->children[i_] != NULL &&                   \
+                (n)->children[i_]->release != NULL) {          \
+                (n)->children[i_]->release((n)->children[i_]); \
+            }                                                  \
+            free((n)->children[i_]);                           \
+        }                                                      \
+        free((n)->children);                                   \
+        if ((n)->dictionary != NULL) {                         \
+            if ((n)->dictionary->release != NULL) {            \
+                (n)->dictionary->release((n)->dictionary);     \
+            }                                                  \
+            free((n)->dictionary);                             \
+        }                                                      \
+    } while (0)
+
+/* _arrow_nodes(obj): imports Arrow producer `obj` once and returns
+   (fields, batches) in _arrow_table_stream's form, each field carrying a
+   schema capsule and each chunk a node capsule (see arrow_passthrough.c).
+   Returns a new reference, or NULL with an exception set. */
+PyObject *
+dfb_arrow_nodes_py(PyObject *module, PyObject *obj);
+
+/* Returns 1 if `o` is a field's schema capsule made by _arrow_nodes, else
+   0.  Cannot fail. */
+int
+dfb_arrow_is_schema_node(PyObject *o);
+
+/* Returns 1 if `o` is a chunk's node capsule made by _arrow_nodes, else
+   0.  Cannot fail. */
+int
+dfb_arrow_is_array_node(PyObject *o);
+
+/* Fills `dst` (uninitialised) with a deep copy of `src` (metadata
+   included) named `name` (NULL: src's own), `depth` levels below the top
+   (0 for a caller).  Returns 0, or -1 with *why the ValueError message
+   (NULL: out of memory; `dst` released-marked).  Runs no Python. */
+int
+dfb_arrow_schema_copy(const struct ArrowSchema *src, const char *name,
+                      struct ArrowSchema *dst, int depth, const char **why);
+
+/* Fills `dst` (uninitialised) with a deep copy (metadata included) of the
+   schema in capsule `cap` (dfb_arrow_is_schema_node), named `name`.
+   Returns 0, or -1 with an exception set (`dst` released-marked). */
+int
+dfb_arrow_node_schema(PyObject *cap, const char *name,
+                      struct ArrowSchema *dst);
+
+/* Fills `a` (uninitialised) over the array in node capsule `cap`
+   (dfb_arrow_is_array_node) with the top level's length, null count and
+   offset replaced by the arguments: every node a copy of the producer's
+   node whose buffers are the producer's own pointers, each holding a
+   strong reference to `owner` (which must keep `cap` alive) that its
+   release callback drops on any thread.  Returns 0, or -1 with an
+   exception set (`a` released-marked). */
+int
+dfb_arrow_node_array(PyObject *cap, int64_t length, int64_t null_count,
+                     int64_t offset, PyObject *owner, struct ArrowArray *a);
+
+#endif /* DFBUFFER_ARROW_PASSTHROUGH_H */
