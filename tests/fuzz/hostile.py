@@ -254,6 +254,8 @@ def expected_column(col: HColumn, kind: str, nulls: str, *, chunk: bool = False)
         return EITHER  # get_chunks is a scripted answer of its own
     if nch is RAISE:
         return RAISE
+    if nch is not EITHER and nch < 1:
+        return EITHER  # invalid (at least one chunk): ignored, or refused (outside int64)
     size = int_or_either(answers["size"])
     off = answers["offset"]
     off = 0 if off is None else int_or_either(off)
