@@ -33,7 +33,7 @@ Layout choices (see docs/design.md):
   (``__arrow_c_stream__``, ``__arrow_c_schema__``): :func:`dfbuffer.to_arrow`
   hands out the producer's Arrow nodes it was built from, every format,
   without copying (kept per column beside the typed chunks; see
-  ``_split_raw``).  ``_df`` is the
+  ``_raw_piece``).  ``_df`` is the
   object itself (the convention of the dataframe-api issue 360, by which
   narwhals recovers the object behind ``select_columns_by_name``).
 """
@@ -81,17 +81,27 @@ class _ArrowColumn:
     """An interchange-protocol Column over one or more Arrow chunks."""
 
     def __init__(self, field: _IxField, chunks: list[_IxChunk], allow_copy: bool,
-                 raw: _Raw | None = None) -> None:
+                 raw: _Raw | None = None, piece: tuple[int, int] | None = None) -> None:
         self._field = field
         self._chunks = chunks
         self._allow_copy = allow_copy
         # the producer's own Arrow nodes (to_arrow's field and one chunk per
-        # chunk), which dfbuffer.to_arrow hands out again; None for device data
-        self._raw = raw
+        # chunk), which dfbuffer.to_arrow hands out again; None for device data.
+        # A column of get_chunks(n) keeps its parent's nodes and (n, index):
+        # its own piece is cut only when to_arrow asks for it.
+        self._raw_nodes = raw
+        self._piece = piece
 
     @property
     def _name(self) -> str:
         return self._field.name
+
+    @property
+    def _raw(self) -> _Raw | None:
+        if self._piece is not None and self._raw_nodes is not None:
+            self._raw_nodes = _raw_piece(self._raw_nodes, *self._piece)
+            self._piece = None
+        return self._raw_nodes
 
     # -- helpers ---------------------------------------------------------
     def _check(self) -> None:
@@ -180,9 +190,9 @@ class _ArrowColumn:
     def get_chunks(self, n_chunks: int | None = None) -> Iterable[_ArrowColumn]:
         """Yield one Column per chunk; ``n_chunks`` (a multiple of
         num_chunks()) subdivides each chunk without copying."""
-        raws = _split_raw(self._raw, len(self._chunks), n_chunks)
+        raw = self._raw
         for i, c in enumerate(_split(self._chunks, n_chunks, self._allow_copy)):
-            yield _ArrowColumn(self._field, [c], self._allow_copy, raws[i])
+            yield _ArrowColumn(self._field, [c], self._allow_copy, raw, (n_chunks or 0, i))
 
     def get_buffers(self) -> dict[str, Any]:
         """{"data": (Buffer, dtype), "validity": ... | None, "offsets": ... | None}."""
@@ -235,24 +245,19 @@ def _slice_nulls(fmt: str, size: int) -> int:
     return size if fmt == "n" else -1
 
 
-def _split_raw(raw: _Raw | None, n: int, n_chunks: int | None) -> list[_Raw | None]:
-    """The raw nodes of a column cut as ``_split`` cuts its ``n`` chunks: a
-    slice moves only the top-level offset and length (null count unknown)."""
-    total = n if n_chunks is None else n_chunks
-    if raw is None:
-        return [None] * total
-    if n_chunks is None or not raw[1]:
-        return [(raw[0], [c]) for c in raw[1]]
+def _raw_piece(raw: _Raw, n_chunks: int, i: int) -> _Raw:
+    """Piece ``i`` of a column's raw nodes cut as ``_split`` cuts its chunks
+    into ``n_chunks`` (0: one piece per chunk): a slice moves only the
+    top-level offset and length (null count unknown)."""
+    if not n_chunks:
+        return (raw[0], [raw[1][i]])
     k = n_chunks // len(raw[1])
-    out: list[_Raw | None] = []
-    for c in raw[1]:
-        length = c[0]
-        bounds = [length * i // k for i in range(k + 1)]
-        for i in range(k):
-            start, size = bounds[i], bounds[i + 1] - bounds[i]
-            nulls = c[1] if size == length else _slice_nulls(raw[0][1], size)
-            out.append((raw[0], [(size, nulls, c[2] + start, *c[3:])]))
-    return out
+    c = raw[1][i // k]
+    length, j = c[0], i % k
+    start, stop = length * j // k, length * (j + 1) // k
+    size = stop - start
+    nulls = c[1] if size == length else _slice_nulls(raw[0][1], size)
+    return (raw[0], [(size, nulls, c[2] + start, *c[3:])])
 
 
 def _split(chunks: list[_IxChunk], n_chunks: int | None, allow_copy: bool) -> list[_IxChunk]:
@@ -408,10 +413,10 @@ class _ArrowDataFrame:
         if self._n_batches == 0:
             return
         per_col = [_split(c._chunks, n_chunks, self._allow_copy) for c in self._columns]
-        raws = [_split_raw(c._raw, len(c._chunks), n_chunks) for c in self._columns]
+        raws = [c._raw for c in self._columns]
         total = n_chunks if n_chunks is not None else self._n_batches
         for i in range(total):
-            cols = [_ArrowColumn(c._field, [pc[i]], self._allow_copy, rc[i])
+            cols = [_ArrowColumn(c._field, [pc[i]], self._allow_copy, rc, (n_chunks or 0, i))
                     for c, pc, rc in zip(self._columns, per_col, raws, strict=True)]
             yield _ArrowDataFrame(cols, 1, self._allow_copy)
 
