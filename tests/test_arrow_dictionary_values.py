@@ -186,7 +186,7 @@ def test_decoded_rows_keep_the_dictionary_alive():
     holder["self"] = holder
     del got, holder
     gc.collect()
-    assert pa.total_allocated_bytes() == before
+    assert pa.total_allocated_bytes() <= before
 
 
 @needs_nested_dictionaries

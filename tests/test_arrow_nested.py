@@ -263,6 +263,7 @@ def test_bad_list_offsets_and_union_ids_raise():
 
 def test_views_keep_the_arrow_memory_alive():
     data = np.arange(3000, dtype=np.int64)
+    gc.collect()  # what earlier tests left is freed before, not during
     before = pa.total_allocated_bytes()
     table = pa.table({"f": pa.FixedSizeListArray.from_arrays(pa.array(data + 1), 3),
                       "l": pa.ListArray.from_arrays(pa.array(np.arange(0, 3001, 3)),
@@ -276,11 +277,12 @@ def test_views_keep_the_arrow_memory_alive():
     assert got["f"].sum() == (data + 1).sum() and got["l"][1].tolist() == [6, 8, 10]
     del got
     gc.collect()
-    assert pa.total_allocated_bytes() == before
+    assert pa.total_allocated_bytes() <= before
 
 
 def test_reference_cycle_through_a_row_is_collected():
     data = np.arange(1000, dtype=np.int64)
+    gc.collect()  # what earlier tests left is freed before, not during
     before = pa.total_allocated_bytes()
     table = pa.table({"l": pa.ListArray.from_arrays(pa.array([0, 500, 1000]),
                                                     pa.array(data + 1))})
@@ -292,7 +294,7 @@ def test_reference_cycle_through_a_row_is_collected():
     del got, holder
     gc.collect()
     assert ref() is None
-    assert pa.total_allocated_bytes() == before
+    assert pa.total_allocated_bytes() <= before
 
 
 def test_dictionary_of_lists_refused_with_the_column_name():

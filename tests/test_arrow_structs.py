@@ -204,6 +204,7 @@ def test_a_column_named_like_a_leaf_is_ambiguous():
 
 def test_flattened_leaf_selected_zero_copy_keeps_memory_alive():
     data = np.arange(2000, dtype=np.float64)
+    gc.collect()  # what earlier tests left is freed before, not during
     before = pa.total_allocated_bytes()
     x = pa.array(data + 1)
     table = pa.table({"s": pa.StructArray.from_arrays([x, pa.array(data)], ["x", "y"])})
@@ -218,7 +219,7 @@ def test_flattened_leaf_selected_zero_copy_keeps_memory_alive():
     holder["self"] = holder
     del got, leaf, holder
     gc.collect()
-    assert pa.total_allocated_bytes() == before
+    assert pa.total_allocated_bytes() <= before
 
 
 # ---------------------------------------------------------------- column_to_ndarray
