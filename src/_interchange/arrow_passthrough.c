@@ -20,9 +20,9 @@
 #include "common.h"
 #include "arrow.h"
 #include "arrow_internal.h"
+#include "arrow_nodes.h"
 #include "arrow_passthrough.h"
 #include "export.h"
-#include "mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,30 +35,6 @@
 /* ------------------------------------------------------------------ */
 /* Schemas                                                              */
 /* ------------------------------------------------------------------ */
-
-/* Private data of an exported schema node: its own strings. */
-typedef struct {
-    char *format, *name, *metadata;
-} schema_private;
-
-/* Release callback of schema nodes: releases the children and the
-   dictionary unless moved out, frees them and the strings. */
-static void
-schema_release(struct ArrowSchema *s)
-{
-    if (s == NULL || s->release == NULL) {
-        return;
-    }
-    RELEASE_CHILDREN_AND_DICTIONARY(s);
-    schema_private *p = s->private_data;
-    if (p != NULL) {
-        free(p->format);
-        free(p->name);
-        free(p->metadata);
-        free(p);
-    }
-    s->release = NULL;
-}
 
 /* Stores in *out the byte size of Arrow metadata `m` (non-NULL): an int32
    count, then per entry an int32 length and bytes for key and value.
@@ -84,44 +60,6 @@ metadata_size(const char *m, size_t *out)
     return 0;
 }
 
-/* Returns a malloc'ed copy of the `n` bytes at `s`, or NULL (out of
-   memory). */
-static char *
-dup_bytes(const char *s, size_t n)
-{
-    char *d = malloc(n > 0 ? n : 1);
-    if (d != NULL && n > 0) {
-        dfb_memcpy(d, s, n);
-    }
-    return d;
-}
-
-/* Copies the strings of `src` into `dst` (zeroed, private data `p`),
-   named `name`.  Returns 0, or -1 with *why (NULL: out of memory).  Runs
-   no Python. */
-static int
-schema_strings(const struct ArrowSchema *src, const char *name,
-               schema_private *p, struct ArrowSchema *dst, const char **why)
-{
-    size_t msize = 0;
-    if (src->metadata != NULL && metadata_size(src->metadata, &msize) < 0) {
-        *why = "to_arrow: bad Arrow metadata lengths";
-        return -1;
-    }
-    p->format = dup_bytes(src->format, strlen(src->format) + 1);
-    p->name = dup_bytes(name, strlen(name) + 1);
-    p->metadata =
-        src->metadata != NULL ? dup_bytes(src->metadata, msize) : NULL;
-    if (p->format == NULL || p->name == NULL ||
-        (src->metadata != NULL && p->metadata == NULL)) {
-        return -1;
-    }
-    dst->format = p->format;
-    dst->name = p->name;
-    dst->metadata = p->metadata;
-    return 0;
-}
-
 /* Returns a malloc'ed deep copy of `src` at nesting `depth` (NULL src:
  *why set), or NULL with *why (NULL: out of memory). */
 static struct ArrowSchema *
@@ -144,34 +82,27 @@ dfb_arrow_schema_copy(const struct ArrowSchema *src, const char *name,
             "children";
         return -1;
     }
-    schema_private *p = calloc(1, sizeof(*p));
-    if (p == NULL) {
+    size_t msize = 0;
+    if (src->metadata != NULL && metadata_size(src->metadata, &msize) < 0) {
+        *why = "to_arrow: bad Arrow metadata lengths";
         return -1;
     }
-    dst->private_data = p;
-    dst->release = schema_release;
-    dst->children = src->n_children > 0
-                        ? calloc((size_t)src->n_children, sizeof(void *))
-                        : NULL;
     const char *nm = name != NULL ? name : (src->name ? src->name : "");
-    if (schema_strings(src, nm, p, dst, why) < 0 ||
-        (src->n_children > 0 && dst->children == NULL)) {
-        schema_release(dst);
+    if (dfb_arrow_schema_init(dst, src->format, nm, src->metadata, msize,
+                              src->flags, src->n_children) < 0) {
         return -1;
     }
-    dst->flags = src->flags;
-    dst->n_children = src->n_children;
     for (int64_t i = 0; i < src->n_children; i++) {
         dst->children[i] = schema_copy_new(src->children[i], depth + 1, why);
         if (dst->children[i] == NULL) {
-            schema_release(dst);
+            dfb_arrow_schema_release(dst);
             return -1;
         }
     }
     if (src->dictionary != NULL) {
         dst->dictionary = schema_copy_new(src->dictionary, depth + 1, why);
         if (dst->dictionary == NULL) {
-            schema_release(dst);
+            dfb_arrow_schema_release(dst);
             return -1;
         }
     }
@@ -219,7 +150,7 @@ schema_node_free(PyObject *cap)
 {
     struct ArrowSchema *s = PyCapsule_GetPointer(cap, SCHEMA_NODE);
     if (s != NULL) {
-        schema_release(s);
+        dfb_arrow_schema_release(s);
         free(s);
     }
 }
@@ -239,7 +170,7 @@ schema_node_new(const struct ArrowSchema *src)
     }
     PyObject *cap = PyCapsule_New(s, SCHEMA_NODE, schema_node_free);
     if (cap == NULL) {
-        schema_release(s);
+        dfb_arrow_schema_release(s);
         free(s);
     }
     return cap;
@@ -265,30 +196,6 @@ dfb_arrow_node_schema(PyObject *cap, const char *name, struct ArrowSchema *dst)
 /* ------------------------------------------------------------------ */
 /* Arrays                                                               */
 /* ------------------------------------------------------------------ */
-
-/* Private data of an exported array node. */
-typedef struct {
-    PyObject *owner;      /* strong: keeps the producer's memory alive */
-    const void **buffers; /* the producer's pointers, n_buffers of them */
-} array_private;
-
-/* Release callback of array nodes (any thread): releases the children and
-   the dictionary unless moved out, frees them, drops the owner. */
-static void
-array_release(struct ArrowArray *a)
-{
-    if (a == NULL || a->release == NULL) {
-        return;
-    }
-    RELEASE_CHILDREN_AND_DICTIONARY(a);
-    array_private *p = a->private_data;
-    if (p != NULL) {
-        free(p->buffers);
-        dfb_decref_any_thread(p->owner);
-        free(p);
-    }
-    a->release = NULL;
-}
 
 /* Returns a malloc'ed copy of producer node `src` at nesting `depth`
    (children and dictionary copied too), or NULL with an exception set. */
@@ -318,41 +225,26 @@ array_copy(const struct ArrowArray *src, PyObject *owner,
                         "has bad buffers or children");
         return -1;
     }
-    array_private *p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    p->owner = Py_NewRef(owner);
-    dst->private_data = p;
-    dst->release = array_release;
-    p->buffers = calloc(nbuf > 0 ? (size_t)nbuf : 1, sizeof(void *));
-    dst->children = nch > 0 ? calloc((size_t)nch, sizeof(void *)) : NULL;
-    if (p->buffers == NULL || (nch > 0 && dst->children == NULL)) {
-        array_release(dst);
-        PyErr_NoMemory();
+    if (dfb_arrow_array_init(dst, owner, nbuf, nch) < 0) {
         return -1;
     }
     for (int64_t i = 0; i < nbuf; i++) {
-        p->buffers[i] = src->buffers[i];
+        dst->buffers[i] = src->buffers[i];
     }
-    dst->buffers = p->buffers;
-    dst->n_buffers = nbuf;
-    dst->n_children = nch;
     dst->length = src->length;
     dst->null_count = src->null_count;
     dst->offset = src->offset;
     for (int64_t i = 0; i < nch; i++) {
         dst->children[i] = array_copy_new(src->children[i], owner, depth + 1);
         if (dst->children[i] == NULL) {
-            array_release(dst);
+            dfb_arrow_array_release(dst);
             return -1;
         }
     }
     if (src->dictionary != NULL) {
         dst->dictionary = array_copy_new(src->dictionary, owner, depth + 1);
         if (dst->dictionary == NULL) {
-            array_release(dst);
+            dfb_arrow_array_release(dst);
             return -1;
         }
     }

@@ -8,27 +8,6 @@
 #include "common.h"
 #include "arrow.h"
 
-/* Releases (unless moved out) and frees the children and the dictionary of
-   node `n`, an ArrowSchema or ArrowArray: what every release callback of the
-   export does before freeing their own private data. */
-#define RELEASE_CHILDREN_AND_DICTIONARY(n)                     \
-    do {                                                       \
-        for (int64_t i_ = 0; i_ < (n)->n_children; i_++) {     \
-            if ((n)->children[i_] != NULL &&                   \
-                (n)->children[i_]->release != NULL) {          \
-                (n)->children[i_]->release((n)->children[i_]); \
-            }                                                  \
-            free((n)->children[i_]);                           \
-        }                                                      \
-        free((n)->children);                                   \
-        if ((n)->dictionary != NULL) {                         \
-            if ((n)->dictionary->release != NULL) {            \
-                (n)->dictionary->release((n)->dictionary);     \
-            }                                                  \
-            free((n)->dictionary);                             \
-        }                                                      \
-    } while (0)
-
 /* _arrow_nodes(obj): imports Arrow producer `obj` once and returns
    (fields, batches) in _arrow_table_stream's form, each field carrying a
    schema capsule and each chunk a node capsule (see arrow_passthrough.c).

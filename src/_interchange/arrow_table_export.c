@@ -23,9 +23,9 @@
 #include "buffer.h"
 #include "arrow.h"
 #include "arrow_internal.h"
+#include "arrow_nodes.h"
 #include "arrow_passthrough.h"
 #include "export.h"
-#include "mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,73 +36,6 @@
 /* ------------------------------------------------------------------ */
 /* Schemas                                                              */
 /* ------------------------------------------------------------------ */
-
-/* Private data of a schema node: its own copies of format and name. */
-typedef struct {
-    char *format;
-    char *name;
-} schema_private;
-
-/* Release callback of schema nodes: releases children and dictionary
-   (unless moved out), frees them and the strings. */
-static void
-schema_release(struct ArrowSchema *s)
-{
-    if (s == NULL || s->release == NULL) {
-        return;
-    }
-    RELEASE_CHILDREN_AND_DICTIONARY(s);
-    schema_private *p = s->private_data;
-    if (p != NULL) {
-        free(p->format);
-        free(p->name);
-        free(p);
-    }
-    s->release = NULL;
-}
-
-/* Returns a malloc'ed copy of `s`, or NULL (out of memory). */
-static char *
-dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL) {
-        dfb_memcpy(d, s, n);
-    }
-    return d;
-}
-
-/* Fills `s` (uninitialised) as a node of format `fmt`, name `name`,
-   `flags` and `nchildren` NULL children slots.  Returns 0, or -1 (out of
-   memory; `s` released-marked). */
-static int
-schema_init(struct ArrowSchema *s, const char *fmt, const char *name,
-            int64_t flags, int64_t nchildren)
-{
-    memset(s, 0, sizeof(*s));
-    schema_private *p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        return -1;
-    }
-    p->format = dup_str(fmt);
-    p->name = dup_str(name);
-    s->children =
-        nchildren > 0 ? calloc((size_t)nchildren, sizeof(void *)) : NULL;
-    s->private_data = p;
-    s->release = schema_release;
-    s->n_children = nchildren;
-    if (p->format == NULL || p->name == NULL ||
-        (nchildren > 0 && s->children == NULL)) {
-        s->n_children = 0;
-        schema_release(s);
-        return -1;
-    }
-    s->format = p->format;
-    s->name = p->name;
-    s->flags = flags;
-    return 0;
-}
 
 /* Returns the UTF-8 of str `o` (borrowed), or NULL with TypeError naming
    `what`. */
@@ -149,7 +82,7 @@ table_schema(PyObject *fields, struct ArrowSchema *s)
         return -1;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(fields);
-    if (schema_init(s, "+s", "", 0, n) < 0) {
+    if (dfb_arrow_schema_init(s, "+s", "", NULL, 0, 0, n) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -186,7 +119,8 @@ table_schema(PyObject *fields, struct ArrowSchema *s)
             flags |= ARROW_FLAG_DICTIONARY_ORDERED;
         }
         struct ArrowSchema *c = malloc(sizeof(*c));
-        if (c == NULL || schema_init(c, fmt, name, flags, 0) < 0) {
+        if (c == NULL ||
+            dfb_arrow_schema_init(c, fmt, name, NULL, 0, flags, 0) < 0) {
             free(c);
             PyErr_NoMemory();
             goto fail;
@@ -195,8 +129,8 @@ table_schema(PyObject *fields, struct ArrowSchema *s)
         if (dfmt != NULL) {
             c->dictionary = malloc(sizeof(struct ArrowSchema));
             if (c->dictionary == NULL ||
-                schema_init(c->dictionary, dfmt, "", ARROW_FLAG_NULLABLE, 0) <
-                    0) {
+                dfb_arrow_schema_init(c->dictionary, dfmt, "", NULL, 0,
+                                      ARROW_FLAG_NULLABLE, 0) < 0) {
                 free(c->dictionary);
                 c->dictionary = NULL;
                 PyErr_NoMemory();
@@ -206,7 +140,7 @@ table_schema(PyObject *fields, struct ArrowSchema *s)
     }
     return 0;
 fail:
-    schema_release(s);
+    dfb_arrow_schema_release(s);
     return -1;
 }
 
@@ -227,7 +161,7 @@ table_schema_py(PyObject *module, PyObject *fields)
     PyObject *cap =
         PyCapsule_New(s, "arrow_schema", dfb_arrow_schema_capsule_free);
     if (cap == NULL) {
-        schema_release(s);
+        dfb_arrow_schema_release(s);
         free(s);
     }
     return cap;
@@ -236,59 +170,6 @@ table_schema_py(PyObject *module, PyObject *fields)
 /* ------------------------------------------------------------------ */
 /* Arrays                                                               */
 /* ------------------------------------------------------------------ */
-
-/* Private data of an array node. */
-typedef struct {
-    PyObject *owner; /* strong: the batches tuple */
-    const void *buffers[MAX_BUFFERS];
-} array_private;
-
-/* Release callback of array nodes (any thread): releases children and
-   dictionary unless moved out, frees them, drops the owner reference. */
-static void
-array_release(struct ArrowArray *a)
-{
-    if (a == NULL || a->release == NULL) {
-        return;
-    }
-    RELEASE_CHILDREN_AND_DICTIONARY(a);
-    array_private *p = a->private_data;
-    if (p != NULL) {
-        dfb_decref_any_thread(p->owner);
-        free(p);
-    }
-    a->release = NULL;
-}
-
-/* Fills `a` (uninitialised) as a node of `nbuf` buffers and `nchildren`
-   NULL children slots holding a new reference to `owner`.  Returns 0, or
-   -1 with MemoryError (`a` released-marked). */
-static int
-array_init(struct ArrowArray *a, PyObject *owner, int64_t nbuf,
-           int64_t nchildren)
-{
-    memset(a, 0, sizeof(*a));
-    array_private *p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    p->owner = Py_NewRef(owner);
-    a->private_data = p;
-    a->release = array_release;
-    a->buffers = p->buffers;
-    a->n_buffers = nbuf;
-    if (nchildren > 0) {
-        a->children = calloc((size_t)nchildren, sizeof(void *));
-        if (a->children == NULL) {
-            array_release(a);
-            PyErr_NoMemory();
-            return -1;
-        }
-        a->n_children = nchildren;
-    }
-    return 0;
-}
 
 /* Reads a non-negative int64 from `o` into *out.  Returns 0, or -1 with
    an exception set. */
@@ -342,14 +223,13 @@ chunk_array(dfb_state *st, PyObject *chunk, PyObject *owner,
         PyErr_SetString(PyExc_ValueError, "a chunk has 0 to 3 buffers");
         return -1;
     }
-    if (array_init(a, owner, nbuf, 0) < 0) {
+    if (dfb_arrow_array_init(a, owner, nbuf, 0) < 0) {
         return -1;
     }
-    array_private *p = a->private_data;
     for (Py_ssize_t i = 0; i < nbuf; i++) {
         PyObject *b = PyTuple_GET_ITEM(bufs, i);
         if (b == Py_None) {
-            p->buffers[i] = NULL;
+            a->buffers[i] = NULL;
             continue;
         }
         if (!DfbBuffer_Check(st, b)) {
@@ -362,7 +242,7 @@ chunk_array(dfb_state *st, PyObject *chunk, PyObject *owner,
         if (dfb_buffer_require_host(db, "dfbuffer.to_arrow") < 0) {
             goto fail;
         }
-        p->buffers[i] = db->data != NULL ? (const void *)db->data : empty;
+        a->buffers[i] = db->data != NULL ? (const void *)db->data : empty;
     }
     a->length = length;
     a->null_count = nulls;
@@ -382,7 +262,7 @@ chunk_array(dfb_state *st, PyObject *chunk, PyObject *owner,
     }
     return 0;
 fail:
-    array_release(a);
+    dfb_arrow_array_release(a);
     return -1;
 }
 
@@ -402,7 +282,7 @@ batch_array(dfb_state *st, PyObject *batch, Py_ssize_t ncols, PyObject *owner,
     }
     int64_t length;
     if (read_count(PyTuple_GET_ITEM(batch, 0), &length, 0) < 0 ||
-        array_init(a, owner, 1, ncols) < 0) {
+        dfb_arrow_array_init(a, owner, 1, ncols) < 0) {
         return -1;
     }
     a->length = length;
@@ -427,7 +307,7 @@ batch_array(dfb_state *st, PyObject *batch, Py_ssize_t ncols, PyObject *owner,
     }
     return 0;
 fail:
-    array_release(a);
+    dfb_arrow_array_release(a);
     return -1;
 }
 
@@ -488,9 +368,9 @@ stream_release(struct ArrowArrayStream *stream)
     }
     stream_private *p = stream->private_data;
     if (p != NULL) {
-        schema_release(&p->schema);
+        dfb_arrow_schema_release(&p->schema);
         for (int64_t i = 0; i < p->nbatches; i++) {
-            array_release(&p->batches[i]);
+            dfb_arrow_array_release(&p->batches[i]);
         }
         free(p->batches);
         free(p);
