@@ -320,3 +320,27 @@ def test_deep_column_leaves_the_others_served():
     view = dfbuffer.to_interchange(t)
     assert dfbuffer.from_dataframe(view.select_columns_by_name(["x"]))["x"].tolist() == [1, 2]
     assert pa.table(dfbuffer.to_arrow(view, columns=["x"])).equals(t.select(["x"]))
+
+
+@pytest.mark.parametrize("length, offset", [(4, 2), (6, 0), (-1, 0), (1, -1), (2**62, 2**62)])
+def test_a_node_slice_outside_its_rows_is_refused(length, offset):
+    # the chunk of a producer's node names rows to hand out; rows the node does not
+    # hold would let a consumer read past the producer's buffers
+    from dfbuffer._interchange import _arrow_nodes, _arrow_table_stream
+
+    fields, batches = _arrow_nodes(pa.table({"l": pa.array([[1], [2, 3], None, [4], []])}))
+    n, (chunk,) = batches[0]
+    bad = (length, -1, offset, *chunk[3:])
+    with pytest.raises(ValueError):
+        _arrow_table_stream(fields, ((n, (bad,)),))
+    good = (3, -1, 2, *chunk[3:])
+    got = pa.table(_StreamOf(_arrow_table_stream(fields, ((3, (good,)),))))
+    assert got.column("l").to_pylist() == [None, [4], []]
+
+
+class _StreamOf:
+    def __init__(self, capsule):
+        self._capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._capsule

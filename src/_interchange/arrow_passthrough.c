@@ -19,6 +19,7 @@
  */
 #include "common.h"
 #include "arrow.h"
+#include "arrow_check.h"
 #include "arrow_internal.h"
 #include "arrow_nodes.h"
 #include "arrow_passthrough.h"
@@ -309,6 +310,25 @@ dfb_arrow_node_array(PyObject *cap, int64_t length, int64_t null_count,
         memset(a, 0, sizeof(*a));
         return -1;
     }
+    /* the slice must lie within the rows the producer's node holds */
+    if (src->offset < 0 || src->length < 0 ||
+        src->length > INT64_MAX - src->offset) {
+        memset(a, 0, sizeof(*a));
+        PyErr_SetString(PyExc_ValueError,
+                        "to_arrow: an Arrow node's offset or length is "
+                        "negative, or their sum overflows int64");
+        return -1;
+    }
+    if (offset < 0 || length < 0 ||
+        offset > src->offset + src->length - length) {
+        memset(a, 0, sizeof(*a));
+        PyErr_Format(PyExc_ValueError,
+                     "to_arrow: %lld rows at %lld are outside the Arrow "
+                     "node of %lld rows at offset %lld",
+                     (long long)length, (long long)offset,
+                     (long long)src->length, (long long)src->offset);
+        return -1;
+    }
     if (array_copy(src, owner, a, 0) < 0) {
         return -1;
     }
@@ -381,11 +401,13 @@ node_batch(const dfb_arrow_ix *x, Py_ssize_t b)
             Py_DECREF(chunks);
             return NULL;
         }
-        if (nd.length < 0 || nd.offset < 0 || nd.array->null_count < -1) {
+        int64_t end;
+        if (dfb_arrow_add_nonneg(nd.offset, nd.length, &end) < 0 ||
+            nd.array->null_count < -1) {
             PyErr_Format(PyExc_ValueError,
-                         "column %lld has a negative length, offset or "
-                         "null_count",
-                         (long long)c);
+                         "column '%s' has a negative length, offset or "
+                         "null_count, or an offset + length that overflows",
+                         dfb_arrow_column_name(&x->imp, x->is_table, c));
             Py_DECREF(chunks);
             return NULL;
         }

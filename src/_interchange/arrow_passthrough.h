@@ -46,7 +46,8 @@ dfb_arrow_node_schema(PyObject *cap, const char *name,
    node whose buffers are the producer's own pointers, each holding a
    strong reference to `owner` (which must keep `cap` alive) that its
    release callback drops on any thread.  Returns 0, or -1 with an
-   exception set (`a` released-marked). */
+   exception set (ValueError for rows outside the node; `a`
+   released-marked). */
 int
 dfb_arrow_node_array(PyObject *cap, int64_t length, int64_t null_count,
                      int64_t offset, PyObject *owner, struct ArrowArray *a);
