@@ -529,3 +529,16 @@ def test_converter_with_offsets_and_codes_rewritten(cons):
 
     race(lambda: cons.from_dataframe(frame(s=scol, c=ccol)), check,
          [(offs, offs.copy(), bad_offsets(offs)), *ctargets], rounds=6)
+
+
+@pytest.mark.parametrize("as_dict", [0, 1])
+def test_a_run_end_array_of_2_61_rows_is_refused(cons, as_dict):
+    # valid per pyarrow, 2**61 * 8 bytes decoded: ValueError before any allocation
+    a = pa.RunEndEncodedArray.from_arrays([2**61], [7])
+    a.validate(full=True)
+    obj = pa.record_batch({"r": a}) if as_dict else a
+    base = counters(cons)
+    with pytest.raises(ValueError, match="overflows"):
+        cons.arrow_capsules(*obj.__arrow_c_array__(), as_dict)
+    c = counters(cons)
+    assert c["blocks_live"] == base["blocks_live"]

@@ -154,6 +154,7 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
         return plain;
     }
     Py_ssize_t n = imp->n > 0 ? imp->n : 1;
+    /* bounded: n columns of a schema, calloc checks the product */
     dfb_column *cols = PyMem_Calloc(2 * (size_t)n, sizeof(dfb_column));
     ref_list refs = {0};
     PyObject *res = NULL;

@@ -237,6 +237,7 @@ views_to_large_utf8(dfb_state *st, const struct ArrowArray *a, int64_t offset,
     col->offset = 0;
     PyArray_Descr *i8 = PyArray_DescrFromType(NPY_INT64);
     const DLDevice cpu = {kDLCPU, 0};
+    /* bounded: the length + 1 offsets were allocated above */
     if (make_span(st, &col->offsets, o, 8 * (length + 1), i8, (PyObject *)offs,
                   DFB_NATIVE_NUMPY, cpu, refs) < 0 ||
         make_span(st, &col->data, d, total, PyArray_DescrFromType(NPY_UINT8),

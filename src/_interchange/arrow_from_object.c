@@ -78,11 +78,12 @@ dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
         Py_DECREF(d);
         goto done;
     }
-    /* offset + length times itemsize was checked to fit */
+    /* bounded: offset + length times itemsize was checked to fit */
     const char *values = nd.array->buffers[1];
     char *start = nd.length == 0 || values == NULL
                       ? NULL
                       : (char *)values + nd.offset * itemsize;
+    /* bounded: within offset + length times itemsize */
     result = dfb_buffer_new(st, start, (Py_ssize_t)(nd.length * itemsize),
                             nd.holder, d, 1, NULL, NULL, nd.device, 1,
                             DFB_NATIVE_ARROW);

@@ -49,6 +49,7 @@ metadata_size(const char *m, size_t *out)
         return -1;
     }
     size_t pos = sizeof(n);
+    /* bounded: n < 2 buffers lists of our own */
     for (int64_t i = 0; i < 2 * (int64_t)n; i++) {
         int32_t len;
         memcpy(&len, m + pos, sizeof(len));

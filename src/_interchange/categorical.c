@@ -382,6 +382,7 @@ remap_codes(PyObject *codes, Py_ssize_t n, const int64_t *lens,
         const int64_t nc = dlen[dict_of[i]];
         dfb_codes rd;
         dfb_error err;
+        /* bounded: len int64 codes of an array of our own */
         if (dfb_codes_init(&rd, sv, 8 * (int64_t)len, 8, 1, 0, pos, lens[i],
                            nc, &err) != DFB_OK) {
             PyErr_SetString(PyExc_ValueError, err.message);

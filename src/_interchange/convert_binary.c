@@ -6,6 +6,7 @@
  * producer changes after validation cannot send the loop outside its
  * buffers.
  */
+#include "sizes.h"
 #include "common.h"
 #include "convert.h"
 #include "reader.h"
@@ -105,8 +106,9 @@ dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
     /* the objects' heads (data bytes come on top; at least this; a UUID
        and its int take about 112) */
     const int64_t head = c->uuid ? 112 : 48;
+    int64_t est;
     const int on = dfb_objects_prefault_begin(
-        c->length < INT64_MAX / head ? c->length * head : INT64_MAX);
+        dfb_checked_mul(c->length, head, &est) < 0 ? INT64_MAX : est);
     switch (dfb_type_row_of(c->fmt.type)->layout) {
         case DFB_LAYOUT_OFFSETS:
             rc = fill_from_offsets(c, isnull, o);

@@ -15,6 +15,7 @@
 #include "probe.h"
 #include "mem.h"
 #include "reader.h"
+#include "sizes.h"
 #include "types.h"
 
 #include <string.h>
@@ -110,8 +111,10 @@ fill_run(void *ctx, int64_t run, int64_t a, int64_t b)
     if (f->bits != NULL) {
         set_bits(f->bits, a, b);
     }
-    const char *val = f->src + v * f->isz;
-    char *d = f->dst + a * f->isz;
+    /* in bounds: v < vlen values of the checked values child, and rows
+       [a, b) within the nd->length * isz bytes checked at allocation */
+    const char *val = f->src + v * f->isz; /* bounded */
+    char *d = f->dst + a * f->isz;         /* bounded */
     if (f->isz == 8) {
         uint64_t x;
         memcpy(&x, val, 8);
@@ -185,9 +188,13 @@ decode_fixed(dfb_state *st, const arrow_node *nd, const dfb_run_ends *r,
         return 0;
     }
     const int64_t n = nd->length;
-    PyArrayObject *out = zeroed(n * isz, refs);
+    int64_t nbytes;
+    if (dfb_alloc_bytes(name, n, isz, &nbytes) < 0) {
+        return -1;
+    }
+    PyArrayObject *out = zeroed(nbytes, refs);
     PyArrayObject *bm =
-        vals->null_count != 0 ? zeroed((n + 7) / 8, refs) : NULL;
+        vals->null_count != 0 ? zeroed(n / 8 + (n % 8 != 0), refs) : NULL;
     if (out == NULL || (vals->null_count != 0 && bm == NULL)) {
         return -1;
     }
@@ -274,6 +281,10 @@ dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
     if (fast != 0) {
         return fast < 0 ? -1 : 0;
     }
+    int64_t nbytes;
+    if (dfb_alloc_bytes(name, nd->length, 8, &nbytes) < 0) {
+        return -1;
+    }
     npy_intp dims[1] = {(npy_intp)nd->length};
     PyObject *codes = PyArray_SimpleNew(1, dims, NPY_INT64);
     if (codes == NULL || dfb_arrow_refs_add(refs, codes) < 0) {
@@ -290,15 +301,14 @@ dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
     }
     const DLDevice cpu = {kDLCPU, 0};
     PyArray_Descr *i8 = PyArray_DescrFromType(NPY_INT64);
-    PyObject *b =
-        dfb_buffer_new(st, (char *)out, (Py_ssize_t)(8 * nd->length), codes,
-                       i8, 1, NULL, NULL, cpu, 1, DFB_NATIVE_NUMPY);
+    PyObject *b = dfb_buffer_new(st, (char *)out, (Py_ssize_t)nbytes, codes,
+                                 i8, 1, NULL, NULL, cpu, 1, DFB_NATIVE_NUMPY);
     Py_DECREF(i8);
     if (b == NULL || dfb_arrow_refs_add(refs, b) < 0) {
         return -1;
     }
     col->data.ptr = (const char *)out;
-    col->data.size = 8 * nd->length;
+    col->data.size = nbytes;
     col->data.owner = b;
     col->index.type = DFB_T_INT;
     col->index.bits = 64;

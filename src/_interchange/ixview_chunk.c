@@ -355,6 +355,7 @@ dfb_ixv_rebase(dfb_state *st, const ixchunk *c, const DfbBuffer *validity,
                                      bits_end / 8 + (bits_end % 8 != 0));
     }
     else if (lay.kind == L_FIXED) {
+        /* bounded: off + n < INT64_MAX / 16, checked above */
         r->data = buffer_view(st, data, shift * lay.width,
                               (exposed + n) * lay.width);
     }

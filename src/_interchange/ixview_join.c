@@ -245,6 +245,7 @@ remap_codes(char *d, int w, int is_signed, int64_t pos, const ixchunk *c,
         is_signed
             ? (int64_t)((UINT64_C(1) << (8 * w - 1)) - 1)
             : (w == 8 ? INT64_MAX : (int64_t)((UINT64_C(1) << (8 * w)) - 1));
+    /* bounded: total < INT64_MAX / 16 (check_chunk) */
     if (dfb_codes_init(&rd, d + pos * w, c->length * w, w, is_signed, 0, 0,
                        c->length, msize, NULL) != DFB_OK) {
         PyErr_SetString(PyExc_ValueError,
@@ -290,6 +291,7 @@ join_fixed(dfb_state *st, const ixchunk *cs, Py_ssize_t n, int64_t total,
 {
     int w = lay->width;
     char *d;
+    /* bounded: total < INT64_MAX / 16 (check_chunk) */
     PyObject *arr = dfb_ixv_new_bytes(total * w, (uint8_t **)&d);
     if (arr == NULL) {
         return NULL;
@@ -301,6 +303,7 @@ join_fixed(dfb_state *st, const ixchunk *cs, Py_ssize_t n, int64_t total,
         if (c->length == 0) {
             continue;
         }
+        /* bounded: total < INT64_MAX / 16 (check_chunk) */
         dfb_memcpy(d + pos * w, c->data->ptr + c->offset * w,
                    (size_t)(c->length * w));
         if (maps != NULL && remap_codes(d, w, is_signed, pos, c,
@@ -321,6 +324,7 @@ join_fixed(dfb_state *st, const ixchunk *cs, Py_ssize_t n, int64_t total,
         Py_DECREF(arr);
         return NULL;
     }
+    /* bounded: total < INT64_MAX / 16 (check_chunk) */
     PyObject *data = dfb_ixv_buffer_over(st, arr, total * w, descr);
     Py_DECREF(descr);
     return data;

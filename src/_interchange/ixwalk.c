@@ -765,6 +765,7 @@ describe_ix_column(dfb_state *st, PyObject *col, dfb_frame_column *fc,
                         "Column.get_chunks() yielded no chunks");
         return -1;
     }
+    /* bounded: n chunks of a Python sequence, calloc checks the product */
     fc->chunks = PyMem_Calloc(2 * (size_t)n, sizeof(dfb_column));
     if (fc->chunks == NULL) {
         Py_DECREF(list);

@@ -2,6 +2,7 @@
  */
 #include "common.h"
 #include "convert.h"
+#include "sizes.h"
 #include "mem.h"
 
 #include <string.h>
@@ -196,6 +197,7 @@ static dedup_slot *
 dedup_table(int64_t length, size_t *tsize)
 {
     size_t t = 16;
+    /* bounded: t < DEDUP_MAX_SLOTS, length < INT64_MAX / 2 */
     while (t < DEDUP_MAX_SLOTS && (int64_t)t < 2 * length) {
         t <<= 1;
     }
@@ -348,10 +350,12 @@ static int64_t
 str_bytes(int64_t length, int64_t data)
 {
     const int64_t head = (int64_t)sizeof(PyASCIIObject) + 8;
-    if (length > INT64_MAX / head || data > INT64_MAX - length * head) {
+    int64_t total;
+    if (dfb_checked_mul(length, head, &total) < 0 ||
+        dfb_checked_add(total, data, &total) < 0) {
         return INT64_MAX;
     }
-    return length * head + data;
+    return total;
 }
 
 /* dfb_strings_to_object_array without the prefaulting: the strings of

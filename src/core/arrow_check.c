@@ -2,6 +2,7 @@
  */
 #include "arrow_check.h"
 #include "bitmap.h"
+#include "checked.h"
 #include "types.h"
 
 #include <stddef.h>
@@ -10,20 +11,13 @@
 int
 dfb_arrow_add_nonneg(int64_t a, int64_t b, int64_t *out)
 {
-    if (a < 0 || b < 0 || __builtin_add_overflow(a, b, out)) {
-        return -1;
-    }
-    return 0;
+    return dfb_checked_add(a, b, out);
 }
 
 int
 dfb_arrow_mul_nonneg(int64_t a, int64_t b, int64_t *out)
 {
-    if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, out) ||
-        *out > PTRDIFF_MAX) {
-        return -1;
-    }
-    return 0;
+    return dfb_checked_mul(a, b, out);
 }
 
 int

@@ -1,0 +1,33 @@
+/* dfbuffer: checked sizes of producer-given lengths, as Python errors.
+ *
+ * The CPython face of core's checked arithmetic (src/core/checked.h): a
+ * size made from a producer's length, offset, width or shape that
+ * overflows is a ValueError naming the column; a size to allocate beyond
+ * what the machine holds is a MemoryError, raised before the allocation is
+ * tried (so a valid array of 2**61 rows is refused, never allocated).
+ */
+#ifndef DFBUFFER_SIZES_H
+#define DFBUFFER_SIZES_H
+
+#include "common.h"
+#include "checked.h"
+
+#include <stdint.h>
+
+/* n * isz in *out.  Returns 0, or -1 with ValueError naming column `name`
+   when either is negative or the product overflows. */
+int
+dfb_size_mul(const char *name, int64_t n, int64_t isz, int64_t *out);
+
+/* a + b in *out.  Returns 0, or -1 with ValueError naming column `name`
+   when either is negative or the sum overflows. */
+int
+dfb_size_add(const char *name, int64_t a, int64_t b, int64_t *out);
+
+/* The bytes of an allocation of n items of isz bytes in *out.  Returns 0,
+   or -1 with ValueError (as dfb_size_mul) or MemoryError (more than
+   dfb_alloc_limit() bytes). */
+int
+dfb_alloc_bytes(const char *name, int64_t n, int64_t isz, int64_t *out);
+
+#endif /* DFBUFFER_SIZES_H */
