@@ -52,3 +52,33 @@ def test_a_small_run_end_array_still_converts(entry):
     got = ENTRY_POINTS[entry](t)
     assert got is not None
     assert dfbuffer.column_to_ndarray(t.column(0).chunk(0)).tolist() == [7] * 5
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [[2**32, 2**32, 2**32], [2**62, 4, 2**32, 2**32], [-1, -4], [2**63 - 1, 2]],
+    ids=["overflow", "overflow-then-more", "negative", "int64-max"],
+)
+def test_a_tensor_shape_whose_product_overflows_is_refused(shape):
+    # the shape's product is checked extent by extent: UBSan caught the multiplication
+    # carrying on after an overflow ("overflow-then-more")
+    import json
+
+    field = pa.field("t", pa.list_(pa.int8(), 4), metadata={
+        b"ARROW:extension:name": b"arrow.fixed_shape_tensor",
+        b"ARROW:extension:metadata": json.dumps({"shape": shape}).encode(),
+    })
+    t = pa.table([pa.array([[1, 2, 3, 4]], pa.list_(pa.int8(), 4))], schema=pa.schema([field]))
+    with pytest.raises(ValueError, match="shape"):
+        dfbuffer.from_dataframe(t)
+
+
+def test_a_tensor_shape_that_fits_still_converts():
+    import json
+
+    field = pa.field("t", pa.list_(pa.int8(), 4), metadata={
+        b"ARROW:extension:name": b"arrow.fixed_shape_tensor",
+        b"ARROW:extension:metadata": json.dumps({"shape": [2, 2]}).encode(),
+    })
+    t = pa.table([pa.array([[1, 2, 3, 4]], pa.list_(pa.int8(), 4))], schema=pa.schema([field]))
+    assert dfbuffer.from_dataframe(t)["t"].tolist() == [[[1, 2], [3, 4]]]

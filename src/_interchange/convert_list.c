@@ -10,6 +10,7 @@
 #include "nested.h"
 #include "reader.h"
 #include "mem.h"
+#include "sizes.h"
 #include "types.h"
 
 #include <string.h>
@@ -276,12 +277,13 @@ tensor_shape(const arrow_node *nd, int64_t w, PyArrayObject **arr)
         }
         goto done;
     }
-    int64_t size = 1;
+    /* the shape's product, stopping at an overflow or a negative extent */
+    int64_t ext[NPY_MAXDIMS], size = -1;
     for (int i = 0; i < ns; i++) {
-        size = shape[i] != 0 && size > INT64_MAX / shape[i] ? -1
-                                                            : size * shape[i];
+        ext[i] = (int64_t)shape[i];
     }
-    if (ns < 0 || size != w || (np_ >= 0 && np_ != ns)) {
+    if (ns < 0 || dfb_checked_shape(ext, ns, &size) < 0 || size != w ||
+        (np_ >= 0 && np_ != ns)) {
         PyErr_SetString(PyExc_ValueError,
                         "arrow.fixed_shape_tensor: its shape does not match "
                         "its list size, or its permutation its shape");
