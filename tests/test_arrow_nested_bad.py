@@ -91,3 +91,38 @@ def test_fixed_size_list_child_too_short(collect):
     assert dfbuffer.column_to_ndarray(good).tolist() == [[0, 1, 2], [3, 4, 5]]
     collect()
     assert p.release_count == 1 and good.release_count == 1
+
+
+_NESTED = {b"+s": 1, b"+l": 2, b"+w:2": 1, b"+m": 2, b"+ud:0": 3}
+_COUNTS = ["children", "schema children", "array children", "n_buffers", "length", "offset"]
+
+
+def negative_counts_producer(fmt: bytes, what: str) -> Producer:
+    """A nested array of format ``fmt`` over one int64 child with one count negative."""
+    child = Producer(b"l", 4, [None, np.arange(4, dtype=np.int64)], name=b"c")
+    bufs = [None] + [np.zeros(8, np.int32)] * (_NESTED[fmt] - 1)
+    p = attach(Producer(fmt, 2, bufs), [child])
+    if what in ("children", "schema children"):
+        p.schema.n_children = -1
+    if what in ("children", "array children"):
+        p.array.n_children = -1
+    if what in ("n_buffers", "length", "offset"):
+        setattr(p.array, what, -1)
+    return p
+
+
+@pytest.mark.parametrize("what", _COUNTS)
+@pytest.mark.parametrize("fmt", list(_NESTED), ids=lambda f: f.decode())
+@pytest.mark.parametrize(
+    "call",
+    [dfbuffer.column_to_ndarray, lambda p: dfbuffer.from_dataframe(p, structs="flatten")],
+    ids=["column_to_ndarray", "flatten"],
+)
+def test_negative_counts_are_refused_at_the_node_check(call, fmt, what, collect):
+    # a struct whose schema and array both said n_children = -1 passed the check and
+    # reached PyTuple_New(-1): SystemError
+    p = negative_counts_producer(fmt, what)
+    with pytest.raises(ValueError):
+        call(p)
+    collect()
+    assert p.release_count == 1

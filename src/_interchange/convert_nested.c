@@ -113,8 +113,9 @@ check_node(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_format *f)
         dfb_arrow_add_nonneg(nd->offset, nd->length, &end) < 0 ||
         a->null_count < -1 || a->null_count > a->length ||
         a->n_buffers != row->n_buffers ||
-        (a->n_buffers > 0 && a->buffers == NULL) || s->n_children != nch ||
-        a->n_children != nch) {
+        (a->n_buffers > 0 && a->buffers == NULL) || nch < 0 ||
+        s->n_children != nch || a->n_children != nch ||
+        (nch > 0 && (s->children == NULL || a->children == NULL))) {
         PyErr_Format(PyExc_ValueError,
                      "column '%s': a malformed Arrow array of format '%s' "
                      "(length %lld, offset %lld, %lld buffers, %lld "

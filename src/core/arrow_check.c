@@ -141,6 +141,13 @@ dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
                              "column '%s': bad buffer list (n_buffers %lld)",
                              name, (long long)a->n_buffers);
     }
+    if (a->n_children < 0 || s->n_children < 0) {
+        return dfb_error_set(err, DFB_EINVAL,
+                             "column '%s': a negative number of children "
+                             "(%lld; its schema %lld)",
+                             name, (long long)a->n_children,
+                             (long long)s->n_children);
+    }
     if (dfb_format_parse_arrow(s->format, f) < 0) {
         return dfb_error_set(err, DFB_ENOTSUP,
                              "column '%s': Arrow format '%s' is not supported",
