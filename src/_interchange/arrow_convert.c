@@ -558,15 +558,17 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
             goto done;
         }
     }
-    /* the holders own every fixed-width buffer: keep them, so that the
-       per-span Buffers of fixed-width columns can go right away */
+    /* the holders own every buffer of the producer's: keep them */
     for (Py_ssize_t b = 0; b < imp.n; b++) {
         if (PyList_Append(out->keep, imp.holders[b]) < 0) {
             goto done;
         }
     }
+    /* every array and Buffer a describe or decode step made (run-end
+       values, dictionary and view decodes, bitmaps) goes to the frame's
+       keep list below: the columns point into them for as long as the
+       frame lives */
     for (Py_ssize_t k = 0; k < n; k++) {
-        Py_ssize_t mark = refs.n;
         dfb_frame_column *fc = &out->cols[k];
         int64_t c, path[DFB_NESTED_MAX_DEPTH];
         int depth;
@@ -577,19 +579,9 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                                   &refs, out->keep) < 0) {
             goto done;
         }
-        int fixed = 1;
         for (Py_ssize_t b = 0; b < 2 * fc->nchunks; b++) {
-            dfb_type t = fc->chunks[b].fmt.type;
-            fixed &= t != DFB_T_UTF8 && t != DFB_T_LARGE_UTF8 &&
-                     t != DFB_T_BINARY && t != DFB_T_LARGE_BINARY &&
-                     t != DFB_T_STRING_VIEW;
             fc->chunks[b].fmt.tz = NULL;
             fc->chunks[b].fmt.tz_len = 0;
-        }
-        /* strings may point into arrays made for them (decoded views):
-           their Buffers stay in the keep list */
-        for (; fixed && refs.n > mark; refs.n--) {
-            Py_DECREF(refs.items[refs.n - 1]);
         }
     }
     ret = 0;
