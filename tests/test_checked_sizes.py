@@ -56,7 +56,8 @@ def violations(text: str) -> list[str]:
 def test_no_kernel_multiplies_a_length_by_a_size_unchecked():
     assert len(KERNELS) > 20
     bad = {f.name: v for f in KERNELS if (v := violations(f.read_text()))}
-    assert not bad, f"use dfb_size_mul / dfb_alloc_bytes (src/_interchange/sizes.h): {bad}"
+    hint = "use dfb_checked_mul (src/core/checked.h) or dfb_alloc_bytes (sizes.h)"
+    assert not bad, f"{hint}: {bad}"
 
 
 # what the helpers replaced: each must be flagged, or the test proves nothing

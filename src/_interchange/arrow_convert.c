@@ -112,7 +112,7 @@ convert_plain_chunk(dfb_state *st, const arrow_import *imp, int is_table,
         itemsize <= 0 || a->buffers[1] == NULL ||
         !(a->buffers[0] == NULL || (a->null_count == 0 && whole)) ||
         nd.offset > INT64_MAX - nd.length - 8 ||
-        dfb_arrow_mul_nonneg(end, itemsize, &size) < 0) {
+        dfb_checked_mul(end, itemsize, &size) < 0) {
         return 0; /* the general path (and its errors) */
     }
     /* the stored dtype is the result's: Arrow's plain numbers are in
@@ -551,8 +551,8 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
     }
     out->nrows = 0;
     for (Py_ssize_t b = 0; b < imp.n; b++) {
-        if (dfb_arrow_add_nonneg(out->nrows, imp.arrays[b]->length,
-                                 &out->nrows) < 0) {
+        if (dfb_checked_add(out->nrows, imp.arrays[b]->length, &out->nrows) <
+            0) {
             PyErr_SetString(PyExc_ValueError,
                             "the Arrow chunks' lengths overflow");
             goto done;

@@ -339,7 +339,7 @@ describe_offsets(dfb_state *st, const arrow_node *nd, dfb_column *col, int w,
         osize = w;
     }
     else {
-        if (dfb_arrow_mul_nonneg(end + 1, w, &osize) < 0) {
+        if (dfb_checked_mul(end + 1, w, &osize) < 0) {
             return overflow_error(name, end);
         }
         if (check_offsets(obuf, w, nd->offset, nd->length, &last) < 0) {
@@ -395,7 +395,7 @@ describe_views(dfb_state *st, const arrow_node *nd, dfb_column *col,
        never NULL here (it marks views the importer checked) */
     static const int64_t no_sizes[1] = {0};
     int64_t vsize;
-    if (dfb_arrow_mul_nonneg(end, 16, &vsize) < 0) {
+    if (dfb_checked_mul(end, 16, &vsize) < 0) {
         return overflow_error(name, end);
     }
     if (read_view_buffers(a, nd->length, refs, &col->n_variadic,
@@ -547,7 +547,7 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                              name, s->format);
                 return -1;
             }
-            if (dfb_arrow_mul_nonneg(end, itemsize, &size) < 0) {
+            if (dfb_checked_mul(end, itemsize, &size) < 0) {
                 return overflow_error(name, end);
             }
             if (arrow_span(st, nd, &col->data, a->buffers[1], size,

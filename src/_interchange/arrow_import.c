@@ -603,8 +603,7 @@ dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
     nd->schema = imp->schema.children[c];
     nd->array = top->children[c];
     nd->length = top->length;
-    if (dfb_arrow_add_nonneg(nd->array->offset, top->offset, &nd->offset) <
-        0) {
+    if (dfb_checked_add(nd->array->offset, top->offset, &nd->offset) < 0) {
         PyErr_Format(PyExc_ValueError,
                      "column %lld has a negative or overflowing offset",
                      (long long)c);

@@ -403,7 +403,7 @@ node_batch(const dfb_arrow_ix *x, Py_ssize_t b)
             return NULL;
         }
         int64_t end;
-        if (dfb_arrow_add_nonneg(nd.offset, nd.length, &end) < 0 ||
+        if (dfb_checked_add(nd.offset, nd.length, &end) < 0 ||
             nd.array->null_count < -1) {
             PyErr_Format(PyExc_ValueError,
                          "column '%s' has a negative length, offset or "

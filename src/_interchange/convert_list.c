@@ -41,12 +41,12 @@ list_readers(const dfb_nested_ctx *cx, const arrow_node *nd,
                      cx->name, nd->schema->format);
         return -1;
     }
-    if (dfb_arrow_add_nonneg(nd->offset, count, &end) < 0 ||
-        dfb_arrow_mul_nonneg(end, w, &bytes) < 0) {
+    if (dfb_checked_add(nd->offset, count, &end) < 0 ||
+        dfb_checked_mul(end, w, &bytes) < 0) {
         PyErr_Format(PyExc_ValueError,
-                     "column '%s': the offsets of offset + length %lld "
+                     "column '%s': the offsets of offset %lld + %lld "
                      "overflow",
-                     cx->name, (long long)end);
+                     cx->name, (long long)nd->offset, (long long)count);
         return -1;
     }
     if (dfb_offsets_init(offs, a->buffers[1], bytes, w, 0, nd->offset, count,
@@ -386,8 +386,8 @@ dfb_nested_fixed_list(const dfb_nested_ctx *cx, const arrow_node *nd,
     arrow_node cn;
     dfb_nested_out ch = {0};
     int rc = -1;
-    if (dfb_arrow_mul_nonneg(nd->offset, w, &first) < 0 ||
-        dfb_arrow_mul_nonneg(n, w, &count) < 0) {
+    if (dfb_checked_mul(nd->offset, w, &first) < 0 ||
+        dfb_checked_mul(n, w, &count) < 0) {
         PyErr_Format(PyExc_ValueError,
                      "column '%s': fixed-size list offset and length "
                      "overflow",

@@ -110,7 +110,7 @@ check_node(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_format *f)
     const int64_t nch = row->n_children >= 0 ? row->n_children : s->n_children;
     if (a->release == NULL || a->length < 0 || a->offset < 0 ||
         nd->offset < 0 || nd->length < 0 ||
-        dfb_arrow_add_nonneg(nd->offset, nd->length, &end) < 0 ||
+        dfb_checked_add(nd->offset, nd->length, &end) < 0 ||
         a->null_count < -1 || a->null_count > a->length ||
         a->n_buffers != row->n_buffers ||
         (a->n_buffers > 0 && a->buffers == NULL) || nch < 0 ||
@@ -138,7 +138,7 @@ check_node(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_format *f)
                                   ? end + 1
                                   : end;
         int64_t bytes = end / 8 + 1;
-        if ((w > 0 && dfb_arrow_mul_nonneg(items, w, &bytes) < 0) ||
+        if ((w > 0 && dfb_checked_mul(items, w, &bytes) < 0) ||
             dfb_arrow_wraps(a->buffers[k], bytes)) {
             PyErr_Format(PyExc_ValueError,
                          "column '%s': buffer %d of format '%s' for offset + "

@@ -48,8 +48,8 @@ run_ends_reader(const struct ArrowSchema *rs, const struct ArrowArray *ra,
     }
     if (ra->release == NULL || ra->n_buffers != 2 || ra->buffers == NULL ||
         ra->null_count > 0 || ra->offset < 0 || ra->length < 0 ||
-        dfb_arrow_add_nonneg(ra->offset, ra->length, &end) < 0 ||
-        dfb_arrow_mul_nonneg(end, w, &bytes) < 0 ||
+        dfb_checked_add(ra->offset, ra->length, &end) < 0 ||
+        dfb_checked_mul(end, w, &bytes) < 0 ||
         dfb_arrow_wraps(ra->buffers[1], bytes)) {
         PyErr_Format(PyExc_ValueError,
                      "column '%s': a malformed run ends child (released, "

@@ -170,8 +170,8 @@ union_readers(const dfb_nested_ctx *cx, const arrow_node *nd, int dense,
         return 0;
     }
     if (a->buffers[0] == NULL || (dense && a->buffers[1] == NULL) ||
-        dfb_arrow_add_nonneg(nd->offset, nd->length, &end) < 0 ||
-        dfb_arrow_mul_nonneg(end, 4, &bytes) < 0) {
+        dfb_checked_add(nd->offset, nd->length, &end) < 0 ||
+        dfb_checked_mul(end, 4, &bytes) < 0) {
         PyErr_Format(PyExc_ValueError,
                      "column '%s': a union without its type ids or offsets, "
                      "or an overflowing length",

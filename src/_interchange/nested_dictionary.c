@@ -38,8 +38,8 @@ index_reader(const dfb_nested_ctx *cx, const arrow_node *nd, int64_t ncats,
         (f.type != DFB_T_INT && f.type != DFB_T_UINT) || a->release == NULL ||
         a->dictionary == NULL || a->n_buffers != 2 || a->buffers == NULL ||
         nd->offset < 0 || nd->length < 0 || a->null_count > a->length ||
-        dfb_arrow_add_nonneg(nd->offset, nd->length, &end) < 0 ||
-        dfb_arrow_mul_nonneg(end, f.bits / 8, &bytes) < 0 ||
+        dfb_checked_add(nd->offset, nd->length, &end) < 0 ||
+        dfb_checked_mul(end, f.bits / 8, &bytes) < 0 ||
         (nd->length > 0 && a->buffers[1] == NULL) ||
         dfb_arrow_wraps(a->buffers[1], bytes) ||
         dfb_arrow_wraps(a->buffers[0], end / 8 + 1) ||

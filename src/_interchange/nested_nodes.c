@@ -96,8 +96,8 @@ dfb_nested_child(const dfb_nested_ctx *cx, const arrow_node *nd, int64_t k,
     child->holder = nd->holder;
     child->device = nd->device;
     if (ca->offset < 0 || ca->length < 0 ||
-        dfb_arrow_add_nonneg(first, count, &end) < 0 || end > ca->length ||
-        dfb_arrow_add_nonneg(ca->offset, first, &child->offset) < 0) {
+        dfb_checked_add(first, count, &end) < 0 || end > ca->length ||
+        dfb_checked_add(ca->offset, first, &child->offset) < 0) {
         PyErr_Format(PyExc_ValueError,
                      "column '%s': child %lld (length %lld, offset %lld) of "
                      "format '%s' does not hold elements [%lld, %lld)",

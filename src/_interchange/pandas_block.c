@@ -369,7 +369,7 @@ block_from_import(dfb_state *st, arrow_import *imp, int type, PyObject *names,
     }
     int64_t nrows = 0;
     for (Py_ssize_t b = 0; b < imp->n; b++) {
-        if (dfb_arrow_add_nonneg(nrows, imp->arrays[b]->length, &nrows) < 0) {
+        if (dfb_checked_add(nrows, imp->arrays[b]->length, &nrows) < 0) {
             PyErr_SetString(PyExc_ValueError,
                             "the Arrow stream's row count "
                             "overflows");

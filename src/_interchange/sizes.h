@@ -14,18 +14,9 @@
 
 #include <stdint.h>
 
-/* n * isz in *out.  Returns 0, or -1 with ValueError naming column `name`
-   when either is negative or the product overflows. */
-int
-dfb_size_mul(const char *name, int64_t n, int64_t isz, int64_t *out);
-
-/* a + b in *out.  Returns 0, or -1 with ValueError naming column `name`
-   when either is negative or the sum overflows. */
-int
-dfb_size_add(const char *name, int64_t a, int64_t b, int64_t *out);
-
 /* The bytes of an allocation of n items of isz bytes in *out.  Returns 0,
-   or -1 with ValueError (as dfb_size_mul) or MemoryError (more than
+   or -1 with ValueError naming column `name` (either is negative, or the
+   product overflows) or MemoryError (more than
    dfb_alloc_limit() bytes). */
 int
 dfb_alloc_bytes(const char *name, int64_t n, int64_t isz, int64_t *out);

@@ -9,18 +9,6 @@
 #include <string.h>
 
 int
-dfb_arrow_add_nonneg(int64_t a, int64_t b, int64_t *out)
-{
-    return dfb_checked_add(a, b, out);
-}
-
-int
-dfb_arrow_mul_nonneg(int64_t a, int64_t b, int64_t *out)
-{
-    return dfb_checked_mul(a, b, out);
-}
-
-int
 dfb_arrow_wraps(const void *p, int64_t bytes)
 {
     return p != NULL && (uintptr_t)p > UINTPTR_MAX - (uint64_t)bytes;
@@ -47,7 +35,7 @@ node_sizes(const struct ArrowSchema *s, const struct ArrowArray *a,
     dfb_format f;
     *verified = 0;
     if (s == NULL || a == NULL || s->format == NULL ||
-        dfb_arrow_add_nonneg(offset, length, &end) < 0 || a->n_buffers < 0 ||
+        dfb_checked_add(offset, length, &end) < 0 || a->n_buffers < 0 ||
         (a->n_buffers > 0 && a->buffers == NULL) ||
         dfb_format_parse_arrow(s->format, &f) < 0) {
         return DFB_OK;
@@ -67,12 +55,12 @@ node_sizes(const struct ArrowSchema *s, const struct ArrowArray *a,
             break;
         case DFB_LAYOUT_OFFSETS:
             if (end == INT64_MAX ||
-                dfb_arrow_mul_nonneg(end + 1, row->offset_bytes, &need) < 0) {
+                dfb_checked_mul(end + 1, row->offset_bytes, &need) < 0) {
                 goto overflow;
             }
             break;
         case DFB_LAYOUT_VIEWS:
-            if (dfb_arrow_mul_nonneg(end, row->offset_bytes, &need) < 0) {
+            if (dfb_checked_mul(end, row->offset_bytes, &need) < 0) {
                 goto overflow;
             }
             break;
@@ -81,7 +69,7 @@ node_sizes(const struct ArrowSchema *s, const struct ArrowArray *a,
             if (isz <= 0) {
                 return DFB_OK;
             }
-            if (dfb_arrow_mul_nonneg(end, isz, &need) < 0) {
+            if (dfb_checked_mul(end, isz, &need) < 0) {
                 goto overflow;
             }
         }
@@ -123,7 +111,7 @@ dfb_arrow_check_node(const struct ArrowSchema *s, const struct ArrowArray *a,
                              name);
     }
     if (a->length < 0 || a->offset < 0 || offset < 0 || length < 0 ||
-        dfb_arrow_add_nonneg(offset, length, end) < 0) {
+        dfb_checked_add(offset, length, end) < 0) {
         return dfb_error_set(err, DFB_EINVAL,
                              "column '%s': negative or overflowing length "
                              "%lld / offset %lld",
@@ -226,7 +214,7 @@ check_struct_array(const struct ArrowSchema *s, const struct ArrowArray *a,
 {
     int64_t end;
     if (a->length < 0 || a->offset < 0 ||
-        dfb_arrow_add_nonneg(a->offset, a->length, &end) < 0) {
+        dfb_checked_add(a->offset, a->length, &end) < 0) {
         return dfb_error_set(err, DFB_EINVAL,
                              "struct array with negative or overflowing "
                              "length %lld / offset %lld",
@@ -270,7 +258,7 @@ check_struct_array(const struct ArrowSchema *s, const struct ArrowArray *a,
                                  (long long)end);
         }
         int64_t choff;
-        if (dfb_arrow_add_nonneg(ch->offset, a->offset, &choff) < 0) {
+        if (dfb_checked_add(ch->offset, a->offset, &choff) < 0) {
             continue; /* the column's own check reports it */
         }
         const char *nm = s->children[c]->name;

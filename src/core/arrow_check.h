@@ -10,6 +10,7 @@
 #ifndef DFBUFFER_CORE_ARROW_CHECK_H
 #define DFBUFFER_CORE_ARROW_CHECK_H
 
+#include "checked.h"
 #include "core.h"
 #include "format.h"
 
@@ -18,16 +19,6 @@
 /* The Arrow C data interface structs: the public pure-C header the C API's
    dfbuffer.h includes too. */
 #include "dfbuffer/arrow_c_interface.h"
-
-/* Returns a+b in *out and 0, or -1 on overflow or when either is
-   negative. */
-int
-dfb_arrow_add_nonneg(int64_t a, int64_t b, int64_t *out);
-
-/* Returns a*b in *out and 0, or -1 when either is negative or the product
-   exceeds PTRDIFF_MAX (a size no buffer can have). */
-int
-dfb_arrow_mul_nonneg(int64_t a, int64_t b, int64_t *out);
 
 /* Returns 1 if `bytes` bytes from `p` would wrap the address space. */
 int

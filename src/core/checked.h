@@ -60,15 +60,6 @@ dfb_checked_mul(int64_t a, int64_t b, int64_t *out)
     return (uint64_t)*out > (uint64_t)PTRDIFF_MAX ? -1 : 0;
 }
 
-/* (a + b) * c in *out: returns 0, or -1 as dfb_checked_add /
-   dfb_checked_mul. */
-static inline int
-dfb_checked_add_mul(int64_t a, int64_t b, int64_t c, int64_t *out)
-{
-    int64_t s;
-    return dfb_checked_add(a, b, &s) < 0 ? -1 : dfb_checked_mul(s, c, out);
-}
-
 /* The product of the `n` extents `dims` in *out (0 when an extent is 0,
    1 when n == 0), stopping at the first extent that makes it overflow:
    returns 0, or -1 when an extent is negative or the product exceeds
