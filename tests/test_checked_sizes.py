@@ -1,6 +1,6 @@
 """Checked sizes (docs/design.md, "Checked sizes"): in the converters of
 src/_interchange, a product of a length and a size is made by core's checked helpers
-(src/core/checked.h, src/_interchange/sizes.h), never by a raw `*` that a valid but huge
+(src/core/checked.h, src/_interchange/base/sizes.h), never by a raw `*` that a valid but huge
 producer length (a run-end array of 2**61 rows) overflows into a heap overflow.  A product
 proven in range by an earlier check carries a comment naming the bound (`bounded`) on its line
 or the two before.  The checker is itself tested on the code it replaced."""

@@ -756,7 +756,7 @@ def test_public_c_api_only():
     private = re.compile(r"\b_Py[A-Za-z]+\s*\(")
     deprecated = re.compile(r"\bPyErr_(Fetch|Restore|NormalizeException)\b")
     swallowing = re.compile(r"\bPyObject_HasAttr(String)?\b")
-    files = list((ROOT / "src" / "_interchange").glob("*.c")) + list(
+    files = list((ROOT / "src" / "_interchange").rglob("*.c")) + list(
         (ROOT / "include" / "dfbuffer").glob("*.h")
     )
     assert files

@@ -85,6 +85,6 @@ def test_the_checker_sees_what_it_forbids():
 
 
 def test_the_c_api_uses_the_helpers():
-    capi = (ROOT / "src" / "_interchange" / "capi.c").read_text()
+    capi = (ROOT / "src" / "_interchange" / "api" / "capi.c").read_text()
     assert '#include "mem.h"' in capi
     assert "dfb_memcpy(" in capi

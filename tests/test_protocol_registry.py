@@ -1,5 +1,5 @@
-"""The protocol registry of Buffer.from_object (src/_interchange/protocols.c): one table of
-(name, priority, importer, yields) that drives from_object, the report and the docs."""
+"""The protocol registry of Buffer.from_object (src/_interchange/from_object/protocols.c):
+one table of (name, priority, importer, yields) that drives from_object, the report and the docs."""
 
 from __future__ import annotations
 
@@ -45,7 +45,12 @@ def test_the_table_is_ordered_and_complete():
 
 def test_each_importer_is_a_function_of_the_extension():
     src = os.path.join(ROOT, "src", "_interchange")
-    text = "".join(open(os.path.join(src, f)).read() for f in os.listdir(src) if f.endswith(".c"))
+    text = "".join(
+        open(os.path.join(d, f)).read()
+        for d, _, files in os.walk(src)
+        for f in files
+        if f.endswith(".c")
+    )
     for _, _, imp, _ in _interchange._protocols():
         assert re.search(rf"^{imp}\(", text, re.M), imp
 

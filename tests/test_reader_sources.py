@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted((ROOT / "src" / "_interchange").glob("*.c")) + sorted(
-    (ROOT / "src" / "_interchange").glob("*.h")
+SOURCES = sorted((ROOT / "src" / "_interchange").rglob("*.c")) + sorted(
+    (ROOT / "src" / "_interchange").rglob("*.h")
 )
 
 # the core entry points that may be handed a producer's offsets buffer

@@ -28,7 +28,7 @@ def _type_enum_members() -> set[str]:
 def _labels_per_file() -> dict[str, int]:
     members = _type_enum_members()
     counts = {}
-    for path in sorted((ROOT / "src" / "_interchange").glob("*.c")):
+    for path in sorted((ROOT / "src" / "_interchange").rglob("*.c")):
         labels = re.findall(r"\bcase\s+(DFB_T_[A-Z0-9_]+)\s*:", path.read_text())
         counts[path.name] = sum(1 for name in labels if name in members)
     return counts

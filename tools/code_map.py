@@ -123,8 +123,8 @@ def main(argv: list[str]) -> int:
     }
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for src in sorted(graph, key=lambda s: (not s.startswith("src/core/"), s)):
-        deps = ", ".join(sorted(os.path.basename(d) if d.startswith("src/_interchange/")
-                                else d.removeprefix("src/") for d in graph[src]))
+        deps = ", ".join(sorted(d.removeprefix("src/_interchange/").removeprefix("src/")
+                                for d in graph[src]))
         name = src.removeprefix("src/_interchange/").removeprefix("src/")
         print(f"{name}: {job(os.path.join(root, src))}")
         print(f"    uses: {deps or '-'}")

@@ -5,7 +5,7 @@
 their device counterparts (``__arrow_c_device_array__`` / ``__arrow_c_device_stream__``:
 CPU data as usual, other devices as device Buffers that are never read here),
 through the C helper ``dfbuffer._interchange._ixview_import`` (src/_interchange/
-ixview.c) and presents it as a DataFrame interchange object (``__dataframe__``)
+ops/to_interchange/ixview.c) and presents it as a DataFrame interchange object (``__dataframe__``)
 whose buffers are :class:`dfbuffer.Buffer` objects over the Arrow memory,
 without copying.  The C helper returns struct sequences (``_IxField`` per
 column, ``_IxChunk`` per column chunk) whose Buffers are already re-based;

@@ -2,7 +2,7 @@
 
 The layout is decided here; the Arrow C structs are assembled in C
 (``_arrow_table_schema`` / ``_arrow_table_stream``, src/_interchange/
-arrow_table_export.c) over :class:`dfbuffer.Buffer` objects, so every
+ops/to_arrow/arrow_table_export.c) over :class:`dfbuffer.Buffer` objects, so every
 exported buffer keeps its producer's memory alive until the consumer's
 release callback drops it.  pyarrow is never imported.
 
@@ -12,7 +12,7 @@ Sources (see docs/design.md, "to_arrow"):
   through pandas' own Arrow export (pandas' ``__dataframe__`` buffers drop
   the slice offset of Arrow-backed columns);
 * Arrow PyCapsule producers: imported once (``_arrow_nodes``,
-  src/_interchange/arrow_passthrough.c) and handed out again node for
+  src/_interchange/ops/to_arrow/arrow_passthrough.c) and handed out again node for
   node, zero-copy, whatever the format (lists, structs, maps, unions,
   run-end encoded, views, dictionaries, extension types);
 * interchange-only objects: the protocol's buffers, zero-copy; null
