@@ -5,17 +5,13 @@
  * Nothing but module.c depends on this file.
  */
 #include "common.h"
+#include "state.h"
 #include "args.h"
-#include "buffer.h"
-#include "arrow.h"
-#include "arrow_device.h"
-#include "arrow_internal.h"
-#include "probe.h"
-#include "convert.h"
+#include "arrow_functions.h"
+#include "arrow_from_object.h"
+#include "arrow_convert.h"
 #include "format.h"
 #include "offsets.h"
-#include "frame.h"
-#include "export.h"
 
 #include <errno.h>
 #include <stdlib.h>

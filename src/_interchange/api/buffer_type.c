@@ -7,7 +7,13 @@
  * other file calls live in buffer.c.
  */
 #include "common.h"
+#include "state.h"
 #include "buffer.h"
+#include "arrow_export.h"
+#include "protocols.h"
+#include "export_array.h"
+#include "dlpack.h"
+#include "buffer_type.h"
 #include "arrow_device.h"
 #include "dlpack_types.h"
 

@@ -8,11 +8,15 @@
  * ones (one code path, one set of checks).
  */
 #include "common.h"
+#include "state.h"
 #include "buffer.h"
-#include "convert.h"
-#include "arrow.h"
+#include "protocols.h"
+#include "column.h"
+#include "arrow_convert.h"
 #include "dfbuffer/dfbuffer.h"
 #include "mem.h"
+#include "convert_functions.h"
+#include "capi.h"
 
 #include <string.h>
 

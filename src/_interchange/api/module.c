@@ -6,16 +6,26 @@
  * accessors every file needs live in state.c.
  */
 #include "common.h"
-#include "buffer.h"
+#include "state.h"
+#include "buffer_type.h"
 #include "convert.h"
-#include "arrow.h"
-#include "export.h"
+#include "arrow_table_export.h"
+#include "arrow_interchange.h"
+#include "arrow_functions.h"
+#include "dlpack.h"
+#include "capi.h"
+#include "export_array.h"
 #include "import.h"
-#include "frame.h"
+#include "protocols.h"
+#include "matrix.h"
 #include "probe.h"
 #include "ixview.h"
 #include "pandas_block.h"
 #include "pandas_frame.h"
+#include "categorical.h"
+#include "convert_functions.h"
+#include "type_info.h"
+#include "schema.h"
 
 typedef struct {
     const char *name;

@@ -5,9 +5,10 @@
  * Nothing but module.c depends on this file.
  */
 #include "common.h"
-#include "convert.h"
+#include "column.h"
 #include "format.h"
 #include "types.h"
+#include "type_info.h"
 
 #include <string.h>
 

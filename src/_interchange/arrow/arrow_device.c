@@ -25,9 +25,10 @@
  * asks of producers).
  */
 #include "common.h"
+#include "state.h"
 #include "buffer.h"
+#include "arrow_export.h"
 #include "arrow.h"
-#include "arrow_internal.h"
 #include "arrow_device.h"
 #include "dlpack_types.h"
 #include "format.h"

@@ -17,16 +17,15 @@
  * ValueError.
  */
 #include "common.h"
-#include "buffer.h"
 #include "arrow.h"
+#include "arrow_import.h"
 #include "arrow_device.h"
 #include "arrow_internal.h"
+#include "arrow_common.h"
 #include "probe.h"
-#include "convert.h"
+#include "column.h"
 #include "format.h"
 #include "offsets.h"
-#include "frame.h"
-#include "export.h"
 
 #include <errno.h>
 #include <stdlib.h>

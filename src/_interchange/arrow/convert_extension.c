@@ -8,8 +8,10 @@
  */
 #include "common.h"
 #include "arrow_internal.h"
+#include "schema.h"
 #include "mem.h"
 #include "types.h"
+#include "convert_extension.h"
 
 #include <string.h>
 

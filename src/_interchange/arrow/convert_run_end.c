@@ -9,9 +9,11 @@
  * decoded, also under categorical="codes".
  */
 #include "common.h"
+#include "buffer.h"
 #include "arrow_device.h"
 #include "arrow_internal.h"
-#include "buffer.h"
+#include "convert_run_end.h"
+#include "arrow_common.h"
 #include "probe.h"
 #include "mem.h"
 #include "reader.h"

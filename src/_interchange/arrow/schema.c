@@ -8,10 +8,10 @@
  */
 #include "common.h"
 #include "args.h"
-#include "convert.h"
+#include "column.h"
 #include "arrow.h"
-#include "pandas_block.h"
 #include "mem.h"
+#include "schema.h"
 
 #include <string.h>
 
@@ -521,7 +521,7 @@ PyMethodDef dfb_schema_methods[] = {
     {NULL},
 };
 
-/* pandas_index_columns for pandas_fast.c (see dfbuffer/pandas_block.h). */
+/* pandas_index_columns for pandas_fast.c (see schema.h). */
 PyObject *
 dfb_arrow_pandas_index(const struct ArrowSchema *s)
 {

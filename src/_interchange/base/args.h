@@ -10,9 +10,15 @@
 #define DFBUFFER_ARGS_H
 
 #include "common.h"
-#include "convert.h"
 
 /* The parameters of one function. */
+/* The `nulls=` argument of the converters. */
+typedef enum {
+    DFB_NULLS_MASK = 0,
+    DFB_NULLS_FILL = 1,
+    DFB_NULLS_RAISE = 2
+} dfb_nulls_mode;
+
 typedef struct {
     const char *func;         /* its name, for messages */
     const char *const *names; /* every parameter, NULL-terminated */

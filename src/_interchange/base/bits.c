@@ -2,9 +2,9 @@
  * offsets: the GIL-releasing wrappers of core's kernels (src/core/bitmap.c).
  */
 #include "common.h"
-#include "convert.h"
 #include "probe.h"
 #include "bitmap.h"
+#include "bits.h"
 
 /* Large inputs run without the GIL (the caller holds references to the
    objects owning `bits` and `out`; nothing here touches Python). */

@@ -8,9 +8,6 @@
  * The pandas DataFrame fast path is pandas_fast.c.
  */
 #include "common.h"
-#include "buffer.h"
-#include "convert.h"
-#include "arrow.h"
 #include "probe.h"
 
 #include <stddef.h>

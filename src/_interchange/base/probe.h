@@ -1,12 +1,10 @@
 /* dfbuffer: cheap protocol probes (type-level look-ups of special methods,
- * names interned once in the module state) and the pandas DataFrame fast
- * path of from_dataframe.  See docs/design.md, "Probes and fast paths".
+ * names interned once in the module state).  See docs/design.md, "Probes and fast paths".
  */
 #ifndef DFBUFFER_PROBE_H
 #define DFBUFFER_PROBE_H
 
 #include "common.h"
-#include "convert.h"
 
 /* Pure-C kernels (bit unpacking, NaN scans, categorical decoding, mask
    concatenation) release the GIL for inputs of at least this many
@@ -154,17 +152,5 @@ dfb_probe_has_str(PyObject *obj, const char *name);
    0 if none, -1 with an exception set. */
 int
 dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj);
-
-/* pandas_fast.c: from_dataframe for a pandas.DataFrame (exact type,
-   RangeIndex): numpy-backed numeric columns, as the pandas frame reader
-   (pandas_frame.c) reads them from the blocks, are wrapped without a copy
-   or a scan (float NaN stays in the values in "mask" and
-   "fill" modes); the other columns go through pandas' Arrow export of
-   the sub-frame.  Returns a new dict, NULL with an exception set, or NULL
-   *without* an exception when `obj` is not such a frame (the caller then
-   takes its usual path). */
-PyObject *
-dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
-                          int allow_copy);
 
 #endif /* DFBUFFER_PROBE_H */

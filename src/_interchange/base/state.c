@@ -7,6 +7,7 @@
  */
 #define DFB_IMPORT_ARRAY
 #include "common.h"
+#include "state.h"
 
 #include <stddef.h>
 

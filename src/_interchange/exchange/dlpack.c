@@ -31,10 +31,11 @@
  *     memory and a CPU target.  copy=False: never copies.
  */
 #include "common.h"
+#include "state.h"
 #include "buffer.h"
-#include "export.h"
 #include "import.h"
 #include "dlpack.h"
+#include "dlpack_args.h"
 #include "dlpack_types.h"
 #include "mem.h"
 

@@ -20,10 +20,11 @@
  *     TypeError.
  */
 #include "common.h"
+#include "state.h"
 #include "args.h"
 #include "buffer.h"
+#include "export_array.h"
 #include "format.h"
-#include "export.h"
 
 #include <limits.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  */
 #include "common.h"
 #include "buffer.h"
-#include "arrow.h"
+#include "ixbuffer.h"
 #include "probe.h"
 #include "import.h"
 #include "dlpack_types.h"

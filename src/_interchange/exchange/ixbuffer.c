@@ -7,6 +7,7 @@
  */
 #include "common.h"
 #include "buffer.h"
+#include "ixbuffer.h"
 
 #include <string.h>
 

@@ -18,9 +18,10 @@
  */
 #include "common.h"
 #include "buffer.h"
-#include "arrow.h"
+#include "arrow_from_object.h"
 #include "probe.h"
 #include "import.h"
+#include "array_dunders.h"
 
 /* ------------------------------------------------------------------ */
 /* __arrow_array__                                                      */

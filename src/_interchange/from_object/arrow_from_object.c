@@ -5,14 +5,14 @@
 #include "common.h"
 #include "buffer.h"
 #include "arrow.h"
-#include "arrow_device.h"
+#include "arrow_from_object.h"
 #include "arrow_internal.h"
-#include "probe.h"
-#include "convert.h"
+#include "arrow_describe.h"
+#include "arrow_import.h"
+#include "arrow_common.h"
+#include "column.h"
 #include "format.h"
 #include "offsets.h"
-#include "frame.h"
-#include "export.h"
 
 #include <errno.h>
 #include <stdlib.h>

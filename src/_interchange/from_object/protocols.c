@@ -18,11 +18,15 @@
  * array_dunders.c's.
  */
 #include "common.h"
+#include "state.h"
 #include "buffer.h"
-#include "arrow.h"
+#include "protocols.h"
+#include "arrow_from_object.h"
 #include "args.h"
 #include "probe.h"
 #include "import.h"
+#include "array_dunders.h"
+#include "dlpack.h"
 #include "dlpack_types.h"
 
 #include <limits.h>

@@ -9,8 +9,10 @@
  * viewed without a copy; the categories are converted like any column.
  */
 #include "common.h"
+#include "column.h"
 #include "convert.h"
 #include "args.h"
+#include "categorical.h"
 
 #include <string.h>
 

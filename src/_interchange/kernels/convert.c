@@ -8,15 +8,23 @@
  */
 #include "common.h"
 #include "buffer.h"
+#include "column.h"
 #include "convert.h"
-#include "arrow.h"
-#include "frame.h"
 #include "probe.h"
 #include "layout.h"
 #include "offsets.h"
 #include "mem.h"
 #include "nan.h"
 #include "types.h"
+#include "convert_nulls.h"
+#include "bitmap.h"
+#include "str_objects.h"
+#include "convert_binary.h"
+#include "convert_decimal.h"
+#include "convert_temporal.h"
+#include "column_readers.h"
+#include "stringdtype.h"
+#include "bits.h"
 
 #include <math.h>
 #include <string.h>

@@ -6,11 +6,15 @@
  * producer changes after validation cannot send the loop outside its
  * buffers.
  */
-#include "sizes.h"
 #include "common.h"
-#include "convert.h"
+#include "sizes.h"
+#include "column.h"
 #include "reader.h"
 #include "types.h"
+#include "str_objects.h"
+#include "convert_binary.h"
+#include "convert_extension.h"
+#include "column_readers.h"
 
 /* Returns a new object array of `n` slots (all NULL), or NULL. */
 static PyArrayObject *

@@ -8,10 +8,11 @@
  */
 #include "common.h"
 #include "args.h"
-#include "convert.h"
+#include "column.h"
 #include "probe.h"
 #include "mem.h"
 #include "types.h"
+#include "convert_decimal.h"
 
 #include <math.h>
 #include <string.h>

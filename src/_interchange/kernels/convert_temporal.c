@@ -8,8 +8,9 @@
  * days (int32 each) and nanoseconds (int64).
  */
 #include "common.h"
-#include "convert.h"
+#include "column.h"
 #include "types.h"
+#include "convert_temporal.h"
 
 #include <datetime.h>
 #include <string.h>

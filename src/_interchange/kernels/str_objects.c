@@ -1,9 +1,11 @@
 /* dfbuffer: UTF-8 + offsets to Python str objects.
  */
 #include "common.h"
-#include "convert.h"
 #include "sizes.h"
+#include "column.h"
 #include "mem.h"
+#include "str_objects.h"
+#include "column_readers.h"
 
 #include <string.h>
 #if defined(__linux__)

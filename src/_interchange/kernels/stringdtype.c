@@ -7,7 +7,9 @@
  * are checked to be UTF-8 (StringDType requires it) before they are packed.
  */
 #include "common.h"
-#include "convert.h"
+#include "column.h"
+#include "column_readers.h"
+#include "stringdtype.h"
 
 #include <string.h>
 

@@ -106,58 +106,6 @@ dfb_buffer_as_ndarray(DfbBuffer *b);
 PyObject *
 dfb_buffer_view_1d(DfbBuffer *b, PyArray_Descr *d, char *p, npy_intp length);
 
-/* The spec of the Buffer type, for module init. */
-extern PyType_Spec dfb_buffer_spec;
-
-/* Methods and slots defined in the export/import files, wired into the
-   type by buffer.c. Each follows the CPython calling convention named. */
-
-/* dlpack.c */
-PyObject *
-dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                  PyObject *kwnames);
-PyObject *
-dfb_buffer_dlpack_device(PyObject *self, PyObject *unused);
-
-/* export_array.c */
-PyObject *
-dfb_buffer_array_interface(PyObject *self, void *closure);
-PyObject *
-dfb_buffer_cuda_array_interface(PyObject *self, void *closure);
-int
-dfb_buffer_getbuffer(PyObject *self, Py_buffer *view, int flags);
-void
-dfb_buffer_releasebuffer(PyObject *self, Py_buffer *view);
-PyObject *
-dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol);
-PyObject *
-dfb_buffer_array(PyObject *self, PyObject *args, PyObject *kwds);
-
-/* protocols.c: Buffer.from_object (METH_CLASS | METH_FASTCALL |
-   METH_KEYWORDS; cls is the Buffer type). */
-PyObject *
-dfb_buffer_from_object(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
-                       PyObject *kwnames);
-
-/* protocols.c: the C entry of from_object.  Returns a new Buffer wrapping
-   `obj` without copying (dtype: NULL or a dtype-like overriding the
-   producer's), or NULL with an exception set (TypeError when obj speaks
-   no protocol dfbuffer knows, BufferError when the producer refuses). */
-PyObject *
-dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype);
-
-/* import.c: the spec of the private GC-tracked holder of a buffer-protocol
-   export (the owner of buffer-protocol Buffers); module init makes
-   st->export_type from it. */
-extern PyType_Spec dfb_export_holder_spec;
-
-/* arrow_export.c: Arrow PyCapsule export of 1-D primitive buffers. */
-PyObject *
-dfb_buffer_arrow_c_schema(PyObject *self, PyObject *unused);
-PyObject *
-dfb_buffer_arrow_c_array(PyObject *self, PyObject *const *args,
-                         Py_ssize_t nargs, PyObject *kwnames);
-
 /* Parses a device argument: a 2-sequence (device_type, device_id) whose
    type is a known DLPack device type; device_id None counts as 0.  Returns
    0, or -1 with TypeError / ValueError set. */
@@ -171,37 +119,5 @@ typedef struct {
     DLDevice device;
     int readonly; /* 1 unless obj is a writable dfbuffer.Buffer */
 } dfb_block;
-
-/* ixbuffer.c: converts a Python int to Py_ssize_t for field `what` of
-   protocol `proto`.  Returns 0, or -1 with TypeError (not an int) or
-   OverflowError set.  Negative values are allowed (strides); callers
-   check signs. */
-int
-dfb_as_ssize(PyObject *o, const char *proto, const char *what,
-             Py_ssize_t *out);
-
-/* ixbuffer.c: converts a non-negative Python int to a pointer.  Returns 0,
-   or -1 with TypeError, ValueError (negative) or OverflowError set. */
-int
-dfb_as_pointer(PyObject *o, const char *proto, void **out);
-
-/* ixbuffer.c: converts a Python int to int64 for `what` (a uint64 beyond
-   INT64_MAX keeps its bit pattern: a sentinel).  Returns 0, or -1 with
-   TypeError (not an int) or OverflowError set. */
-int
-dfb_as_int64(PyObject *o, const char *what, int64_t *out);
-
-/* ixbuffer.c: THE reader of interchange-protocol buffers, shared by
-   Buffer.from_object and the converters.  Reads ptr, bufsize and
-   __dlpack_device__() of `obj` exactly once each (a dfbuffer.Buffer: from
-   its struct, no Python code); `ptr_o` / `size_o` are values the caller
-   already read (borrowed), or NULL to read them here.  ptr must be an int
-   (not bool) >= 0 fitting a pointer, bufsize an int (not bool) >= 0, ptr 0
-   only with bufsize 0, ptr + bufsize within the address space.  Any device
-   is accepted (the caller decides).  Returns 0, or -1 with TypeError (not
-   an interchange buffer, wrong types), ValueError or OverflowError set. */
-int
-dfb_read_interchange_buffer(dfb_state *st, PyObject *obj, PyObject *ptr_o,
-                            PyObject *size_o, dfb_block *out);
 
 #endif /* DFBUFFER_BUFFER_H */

@@ -2,7 +2,8 @@
  * convert, and the result in the order asked for.
  */
 #include "common.h"
-#include "convert.h"
+#include "column.h"
+#include "column_select.h"
 
 int
 dfb_colsel_init(dfb_colsel *s, PyObject *columns)

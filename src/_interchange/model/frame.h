@@ -10,7 +10,7 @@
 #define DFBUFFER_FRAME_H
 
 #include "common.h"
-#include "convert.h"
+#include "column.h"
 
 /* One selected column: its chunks in order. */
 typedef struct {
@@ -48,26 +48,5 @@ dfb_frame_clear(dfb_frame *f);
 int
 dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
                  Py_ssize_t *n);
-
-/* Describes the selected columns of interchange DataFrame (or __dataframe__
-   producer) `obj` into `out` (zeroed by the caller; clear it always).
-   Returns 0, 1 when `obj` is neither (no exception set), or -1 with an
-   exception set whose message names the column. */
-int
-dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
-                      dfb_frame *out);
-
-/* Describes the selected columns of an Arrow PyCapsule producer (table,
-   record batch, stream of them, or one array as one column) into `out`
-   (zeroed by the caller; clear it always); `flatten` (structs="flatten"):
-   a struct column's leaves instead, named `parent.child`, selected by
-   their names or their structs'.  Returns 0, or -1 with an exception set
-   (messages name the column). */
-int
-dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
-                         int flatten, dfb_frame *out);
-
-/* Module-level functions of matrix.c (to_matrix), added by module init. */
-extern PyMethodDef dfb_matrix_methods[];
 
 #endif /* DFBUFFER_FRAME_H */

@@ -6,12 +6,14 @@
  */
 #include "common.h"
 #include "arrow_internal.h"
-#include "convert.h"
+#include "column.h"
 #include "nested.h"
+#include "convert_list.h"
+#include "nested_nodes.h"
 #include "reader.h"
 #include "mem.h"
-#include "sizes.h"
 #include "types.h"
+#include "convert_nulls.h"
 
 #include <string.h>
 

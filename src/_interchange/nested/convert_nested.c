@@ -5,11 +5,21 @@
  */
 #include "common.h"
 #include "arrow_internal.h"
-#include "convert.h"
+#include "arrow_describe.h"
+#include "arrow_import.h"
+#include "arrow_common.h"
+#include "column.h"
 #include "nested.h"
+#include "convert_struct.h"
+#include "convert_list.h"
+#include "convert_nested.h"
+#include "nested_dictionary.h"
+#include "nested_nodes.h"
 #include "bitmap.h"
 #include "mem.h"
 #include "types.h"
+#include "categorical.h"
+#include "convert_nulls.h"
 
 #include <string.h>
 

@@ -5,11 +5,14 @@
  */
 #include "common.h"
 #include "arrow_internal.h"
-#include "convert.h"
+#include "column.h"
 #include "nested.h"
+#include "convert_struct.h"
+#include "nested_nodes.h"
 #include "reader.h"
 #include "mem.h"
 #include "types.h"
+#include "convert_nulls.h"
 
 #include <string.h>
 

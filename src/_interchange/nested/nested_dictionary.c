@@ -7,11 +7,17 @@
  */
 #include "common.h"
 #include "arrow_internal.h"
-#include "convert.h"
+#include "arrow_describe.h"
+#include "arrow_import.h"
+#include "column.h"
 #include "nested.h"
+#include "nested_dictionary.h"
+#include "nested_nodes.h"
 #include "reader.h"
 #include "mem.h"
 #include "types.h"
+#include "categorical.h"
+#include "convert_nulls.h"
 
 #include <string.h>
 

@@ -6,8 +6,12 @@
  */
 #include "common.h"
 #include "arrow_internal.h"
-#include "convert.h"
+#include "arrow_describe.h"
+#include "arrow_import.h"
+#include "column.h"
 #include "nested.h"
+#include "nested_flat.h"
+#include "convert_nested.h"
 #include "bitmap.h"
 #include "mem.h"
 

@@ -4,11 +4,13 @@
  */
 #include "common.h"
 #include "arrow_internal.h"
-#include "convert.h"
+#include "column.h"
 #include "nested.h"
+#include "nested_nodes.h"
 #include "bitmap.h"
 #include "mem.h"
 #include "types.h"
+#include "bits.h"
 
 #include <string.h>
 

@@ -5,16 +5,24 @@
  * Nothing but module.c and capi.c depends on this file.
  */
 #include "common.h"
+#include "state.h"
 #include "pandas_frame.h"
 #include "args.h"
 #include "buffer.h"
+#include "column.h"
 #include "convert.h"
-#include "arrow.h"
+#include "arrow_convert.h"
+#include "arrow_import.h"
 #include "ixwalk.h"
 #include "probe.h"
+#include "pandas_fast.h"
 #include "types.h"
-#include "import.h"
+#include "array_dunders.h"
 #include "dtype.h"
+#include "categorical.h"
+#include "convert_functions.h"
+#include "column_select.h"
+#include "convert_decimal.h"
 
 #include <string.h>
 

@@ -7,14 +7,15 @@
  * buffers.  The pandas frame reader is pandas_frame.c.
  */
 #include "common.h"
-#include "buffer.h"
-#include "convert.h"
-#include "arrow.h"
+#include "state.h"
+#include "column.h"
 #include "probe.h"
-#include "arrow_device.h"
 #include "pandas_block.h"
+#include "arrow_convert.h"
 #include "bitmap.h"
 #include "mem.h"
+#include "schema.h"
+#include "arrow_import.h"
 
 #include <string.h>
 

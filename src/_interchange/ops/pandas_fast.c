@@ -9,15 +9,17 @@
  */
 #include "common.h"
 #include "buffer.h"
-#include "convert.h"
-#include "arrow.h"
+#include "protocols.h"
+#include "column.h"
+#include "arrow_convert.h"
 #include "probe.h"
-#include "arrow_device.h"
+#include "pandas_fast.h"
 #include "pandas_frame.h"
 #include "ixwalk.h"
 #include "bitmap.h"
 #include "mem.h"
 #include "nan.h"
+#include "convert_nulls.h"
 
 #include <string.h>
 

@@ -4,18 +4,23 @@
  */
 #include "common.h"
 #include "buffer.h"
-#include "arrow.h"
-#include "arrow_device.h"
 #include "arrow_internal.h"
-#include "probe.h"
-#include "convert.h"
+#include "arrow_describe.h"
+#include "arrow_import.h"
+#include "arrow_common.h"
+#include "column.h"
 #include "format.h"
 #include "offsets.h"
 #include "frame.h"
-#include "pandas_block.h"
-#include "export.h"
+#include "arrow_convert.h"
 #include "ixwalk.h"
 #include "nested.h"
+#include "nested_flat.h"
+#include "convert_nested.h"
+#include "nested_nodes.h"
+#include "categorical.h"
+#include "column_select.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -600,7 +605,7 @@ done:
 }
 
 /* import_to_dict (index columns left out) for pandas_fast.c (see
-   dfbuffer/pandas_block.h). */
+   arrow_convert.h). */
 PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
                       dfb_nulls_mode nulls, int allow_copy)

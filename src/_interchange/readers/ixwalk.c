@@ -8,11 +8,13 @@
  */
 #include "common.h"
 #include "buffer.h"
-#include "convert.h"
+#include "ixbuffer.h"
+#include "column.h"
 #include "frame.h"
 #include "ixwalk.h"
-#include "probe.h"
 #include "dlpack_types.h"
+#include "categorical.h"
+#include "convert_nulls.h"
 
 #include <string.h>
 

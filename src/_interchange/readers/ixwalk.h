@@ -6,7 +6,7 @@
 #define DFBUFFER_IXWALK_H
 
 #include "common.h"
-#include "convert.h"
+#include "column.h"
 
 /* Wraps interchange buffer `obj` in a new dfbuffer Buffer (owner = obj,
    u1, native INTERCHANGE, read-only unless obj is a writable
@@ -40,5 +40,13 @@ dfb_has_attr(PyObject *obj, PyObject *name);
    becomes the new one's __cause__.  Cannot fail. */
 void
 dfb_add_column_context(PyObject *key);
+
+/* Describes the selected columns of interchange DataFrame (or __dataframe__
+   producer) `obj` into `out` (zeroed by the caller; clear it always).
+   Returns 0, 1 when `obj` is neither (no exception set), or -1 with an
+   exception set whose message names the column. */
+int
+dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
+                      dfb_frame *out);
 
 #endif /* DFBUFFER_IXWALK_H */

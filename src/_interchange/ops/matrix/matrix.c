@@ -8,14 +8,24 @@
  * values into it with the row stride.
  */
 #include "common.h"
+#include "state.h"
 #include "pandas_frame.h"
+#include "arrow_convert.h"
+#include "ixwalk.h"
 #include "args.h"
-#include "arrow.h"
+#include "arrow_import.h"
+#include "column.h"
 #include "convert.h"
 #include "frame.h"
 #include "matrix.h"
+#include "matrix_plan.h"
+#include "matrix_pandas.h"
+#include "matrix_alloc.h"
+#include "matrix_fill.h"
 #include "mem.h"
 #include "types.h"
+#include "convert_nulls.h"
+#include "convert_decimal.h"
 
 #include <string.h>
 

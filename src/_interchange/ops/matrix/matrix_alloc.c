@@ -1,10 +1,11 @@
 /* dfbuffer: the output allocator of to_matrix: a NumPy memory handler
  * that keeps the last large block freed for the next output of about its
  * size, with the reaper thread that lets the kernel reclaim it after a
- * while and the fork handlers that keep it sound (see matrix.h).
+ * while and the fork handlers that keep it sound (see matrix_plan.h).
  */
 #include "common.h"
-#include "matrix.h"
+#include "matrix_plan.h"
+#include "matrix_alloc.h"
 
 #include <string.h>
 #include <stdlib.h>

@@ -1,16 +1,18 @@
 /* dfbuffer: the fill of to_matrix: the element conversion loops, the
  * blocked fill of each column into the output, and the thread pool that
- * splits the rows (see matrix.h).
+ * splits the rows (see matrix_plan.h).
  *
  * Nothing here touches a Python object: the fill runs without the GIL.
  */
 #include "common.h"
-#include "matrix.h"
+#include "matrix_plan.h"
+#include "matrix_fill.h"
 #include "bitmap.h"
 #include "nan.h"
 
 #include "mem.h"
 #include "stream_copy.h"
+#include "bits.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /* dfbuffer: the pandas side of to_matrix: a pandas DataFrame's NumPy-backed
  * and masked columns, as the one pandas frame reader (pandas_frame.c) read
- * them, described in place as dfb_column chunks (see matrix.h).
+ * them, described in place as dfb_column chunks (see matrix_plan.h).
  */
 #include "common.h"
 #include "pandas_frame.h"
-#include "convert.h"
+#include "column.h"
 #include "frame.h"
-#include "matrix.h"
+#include "matrix_pandas.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  */
 #include "common.h"
 #include "arrow_nodes.h"
-#include "export.h"
+#include "dlpack.h"
 #include "mem.h"
 
 #include <stdlib.h>

@@ -18,12 +18,14 @@
  * reference to the batches tuple (and so to the holder) until released.
  */
 #include "common.h"
-#include "arrow.h"
+#include "state.h"
 #include "arrow_check.h"
 #include "arrow_internal.h"
+#include "arrow_interchange.h"
+#include "arrow_describe.h"
+#include "arrow_import.h"
 #include "arrow_nodes.h"
 #include "arrow_passthrough.h"
-#include "export.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -20,12 +20,12 @@
  * get_schema run no Python.
  */
 #include "common.h"
+#include "state.h"
 #include "buffer.h"
-#include "arrow.h"
-#include "arrow_internal.h"
+#include "arrow_table_export.h"
+#include "arrow_export.h"
 #include "arrow_nodes.h"
 #include "arrow_passthrough.h"
-#include "export.h"
 
 #include <errno.h>
 #include <stdlib.h>

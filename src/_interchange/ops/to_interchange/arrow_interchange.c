@@ -6,17 +6,17 @@
  * out pandas' index columns and describe every chunk with the describer.
  */
 #include "common.h"
+#include "state.h"
 #include "args.h"
-#include "buffer.h"
-#include "arrow.h"
-#include "arrow_device.h"
+#include "arrow_interchange.h"
 #include "arrow_internal.h"
-#include "probe.h"
-#include "convert.h"
+#include "arrow_describe.h"
+#include "arrow_import.h"
+#include "arrow_common.h"
+#include "column.h"
 #include "format.h"
 #include "offsets.h"
-#include "frame.h"
-#include "export.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -18,12 +18,16 @@
  * ixview_join.c.
  */
 #include "common.h"
+#include "state.h"
 #include "buffer.h"
-#include "arrow.h"
-#include "arrow_internal.h"
+#include "arrow_interchange.h"
+#include "schema.h"
+#include "arrow_describe.h"
+#include "column.h"
 #include "convert.h"
-#include "probe.h"
 #include "ixview.h"
+#include "ixview_join.h"
+#include "ixview_chunk.h"
 #include "args.h"
 #include "bitmap.h"
 #include "format.h"
@@ -31,6 +35,7 @@
 #include "mem.h"
 #include "reader.h"
 #include "types.h"
+#include "categorical.h"
 
 #include <string.h>
 

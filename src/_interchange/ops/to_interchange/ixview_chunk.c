@@ -1,16 +1,13 @@
 /* dfbuffer: the _IxChunk helpers of the to_interchange view: a chunk read
  * back from its struct sequence and made anew, the buffer layout of a
  * format, Buffers over new memory, bit copies and the re-basing of a
- * chunk's buffers to its first element (see ixview.h).
+ * chunk's buffers to its first element (see ixview_chunk.h).
  */
 #include "common.h"
 #include "buffer.h"
-#include "arrow.h"
-#include "arrow_internal.h"
-#include "convert.h"
+#include "column.h"
 #include "probe.h"
-#include "ixview.h"
-#include "args.h"
+#include "ixview_chunk.h"
 #include "bitmap.h"
 #include "format.h"
 #include "offsets.h"

@@ -4,12 +4,12 @@
  * joined dictionary).
  */
 #include "common.h"
+#include "state.h"
 #include "buffer.h"
-#include "arrow.h"
-#include "arrow_internal.h"
-#include "convert.h"
-#include "probe.h"
-#include "ixview.h"
+#include "arrow_describe.h"
+#include "column.h"
+#include "ixview_join.h"
+#include "ixview_chunk.h"
 #include "args.h"
 #include "bitmap.h"
 #include "format.h"
@@ -17,6 +17,7 @@
 #include "mem.h"
 #include "reader.h"
 #include "types.h"
+#include "bits.h"
 
 #include <string.h>
 
