@@ -8,7 +8,7 @@ The order is written once, in the extension's protocol registry
 ``dfbuffer._interchange._protocols()``).  docs/design.md, docs/api.md and
 docs/requirements.md hold generated copies between ``<!-- protocol registry -->`` and
 ``<!-- /protocol registry -->`` markers; this rewrites them, or with --check exits 1 naming the
-files whose copy differs (tests/test_protocol_registry.py runs the check).
+files whose copy differs (tests/exchange/test_protocol_registry.py runs the check).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
  * where the size is made.  The CPython layer turns a refusal into
  * ValueError naming the column, and a size beyond dfb_alloc_limit() into
  * MemoryError (src/_interchange/sizes.h).  A source test
- * (tests/test_checked_sizes.py) fails on a raw product of a length and a
+ * (tests/source/test_checked_sizes.py) fails on a raw product of a length and a
  * size in the extension.
  */
 #ifndef DFBUFFER_CORE_CHECKED_H

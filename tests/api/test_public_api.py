@@ -13,7 +13,7 @@ import pytest
 
 import dfbuffer
 
-HERE = pathlib.Path(__file__).parent
+HERE = pathlib.Path(__file__).resolve().parents[1]  # tests/
 
 
 def test_all_names_resolve_and_dir_is_clean():

@@ -28,7 +28,7 @@ import dfbuffer
 from dfbuffer import testing
 from dfbuffer.testing import Report, assert_conformant, check_buffer, check_column, check_dataframe
 
-REQUIREMENTS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "requirements.md"
+REQUIREMENTS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "requirements.md"
 CHECK = {"buffer": check_buffer, "column": check_column, "dataframe": check_dataframe}
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Extension files that may switch on the type enum with three or more case
 # labels (at most two may: the limit below).
 MAX_SWITCHING_FILES = 2

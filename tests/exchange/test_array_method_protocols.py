@@ -1,6 +1,7 @@
 """The two protocols whose producer hands over a Python array: pyarrow's ``__arrow_array__``
 (pandas' extension arrays) and ``__array__`` (the last resort), in Buffer.from_object,
-column_to_ndarray and from_dataframe's per-column path (the C API's entry: tests/test_capi.py)."""
+column_to_ndarray and from_dataframe's per-column path (the C API's entry:
+tests/api/test_capi.py)."""
 
 from __future__ import annotations
 

@@ -256,7 +256,8 @@ print("exiting", flush=True)
 
 def _finalize_job(with_thread: bool) -> ChildProcess:
     """The child process of test_deleters_at_interpreter_exit (tests/child_processes.py)."""
-    code = FINALIZE_SCRIPT.format(tests=os.path.dirname(__file__), with_thread=with_thread)
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = FINALIZE_SCRIPT.format(tests=tests, with_thread=with_thread)
     return ChildProcess.python(code)
 
 

@@ -13,7 +13,7 @@ import pytest
 import dfbuffer
 from dfbuffer import _interchange
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _tool():

@@ -15,7 +15,7 @@ from child_processes import ChildProcess, Command, scratch_dir
 
 import dfbuffer
 
-EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "examples" / "dask_partitions.py"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "dask_partitions.py"
 
 # Both tests run in child processes (tests/child_processes.py), which start as the tests
 # are collected, so that they run while the tests before this module run; each child

@@ -19,7 +19,7 @@ import warnings
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 HAS_SOURCE = (ROOT / "README.md").is_file() and (ROOT / "docs").is_dir()
 

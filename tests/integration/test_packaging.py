@@ -23,7 +23,7 @@ import pytest
 
 import dfbuffer
 
-SOURCE = pathlib.Path(__file__).resolve().parent.parent  # the repository or unpacked sdist
+SOURCE = pathlib.Path(__file__).resolve().parents[2]  # the repository or unpacked sdist
 HAS_SOURCE = (SOURCE / "meson.build").is_file() and (SOURCE / "src" / "dfbuffer").is_dir()
 
 

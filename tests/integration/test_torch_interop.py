@@ -225,7 +225,7 @@ def _negative_strides_command() -> Command:
     )
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(os.path.abspath(__file__)), *sys.path]
+        [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *sys.path]
     )
     return Command([sys.executable, "-c", code], env=env, timeout=300)
 

@@ -2,7 +2,7 @@
 of column_to_ndarray / from_dataframe with real pandas and pyarrow producers.
 
 (The broad matrix of kinds, null kinds, quirks and broken producers lives in
-the other tests/test_convert_*.py files.)
+the other tests/kernels/test_convert_*.py files.)
 """
 
 from __future__ import annotations

@@ -463,7 +463,7 @@ def test_pyarrow_dates(typ):
     except (ValueError, NotImplementedError) as e:
         # pyarrow 26: "Data type date32[day] not supported by interchange
         # protocol"; dates are covered by hand-written producers in
-        # test_convert_quirks.py
+        # test_convert_producers.py
         pytest.skip(f"pyarrow's producer refuses {typ}: {e}")
     res = dfbuffer.from_dataframe(x)["d"]  # pragma: no cover
     assert to_list(res.astype("M8[D]")) == arr.to_pylist()  # pragma: no cover

@@ -9,7 +9,7 @@ to the allocator.  Proof of a use after free needs the ASan build and the system
     PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \\
     LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \\
     PYTHONPATH=build/asan/stage python -m pytest -q -p no:cacheprovider \\
-        tests/test_decoded_lifetime.py
+        tests/kernels/test_decoded_lifetime.py
 
 (to_matrix on a run-end column read its decoded values after they were freed: an ASan
 heap-use-after-free; the regular build's allocator hid it.)"""

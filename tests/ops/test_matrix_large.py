@@ -149,7 +149,8 @@ _CHILD_ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join(
         p for p in (str(pathlib.Path(dfbuffer.__file__).parents[1]),
-                    os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")) if p),
+                    os.path.dirname(__file__), os.path.dirname(os.path.dirname(__file__)),
+                    os.environ.get("PYTHONPATH", "")) if p),
     "DFBUFFER_MATRIX_DECAY_MS": "50",
 }
 

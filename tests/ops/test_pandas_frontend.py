@@ -404,7 +404,7 @@ def test_readme_example_runs():
     import pathlib
     import re
 
-    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
     if not readme.exists():
         pytest.skip("README.md is not next to the tests (installed tests)")
     code = re.search(r"## Example\n\n```python\n(.*?)```", readme.read_text(), re.S).group(1)

@@ -55,7 +55,7 @@ from test_arrow_bad import ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowSchem
 import dfbuffer
 from dfbuffer.testing import check_column
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 STR_DTYPE = (STRING, 8, "u", "=")
 LSTR_DTYPE = (STRING, 8, "U", "=")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from test_reader_sources import strip_comments_and_strings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # the kernels that size their results from a producer's lengths, wherever they live
 KERNEL_NAMES = re.compile(
     r"^(?:convert\w*|arrow_\w+|nested_\w+|categorical|strings|stringdtype|column_readers"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RAW = re.compile(r"(?<![\w.])(memcpy|memmove|memset|memcmp)\s*\(")
 SIZEOF = re.compile(r"\bsizeof\s*(\((?:[^()]|\([^()]*\))*\)|\s\w+)")
 CAST = re.compile(r"\(\s*(size_t|int64_t|Py_ssize_t)\s*\)")

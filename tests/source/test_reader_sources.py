@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "src" / "_interchange").rglob("*.c")) + sorted(
     (ROOT / "src" / "_interchange").rglob("*.h")
 )

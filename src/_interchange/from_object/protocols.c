@@ -2,7 +2,7 @@
  * Buffer.from_object reads, in its order, which drives from_object (and
  * through it the C API's DfBuffer_FromObject), the report's protocol list
  * (dfbuffer._interchange._protocols) and the lists in the docs (checked
- * against it by tests/test_protocol_registry.py).
+ * against it by tests/exchange/test_protocol_registry.py).
  *
  * The first protocol the object speaks wins; once a protocol is chosen its
  * errors propagate, there is no silent fallback to the next one (two

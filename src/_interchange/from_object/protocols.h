@@ -2,7 +2,7 @@
  * of the protocols Buffer.from_object reads, in its order, which drives
  * from_object (and through it the C API's DfBuffer_FromObject), the report's
  * protocol list (dfbuffer._interchange._protocols) and the lists in the docs
- * (checked against it by tests/test_protocol_registry.py).
+ * (checked against it by tests/exchange/test_protocol_registry.py).
  */
 #ifndef DFBUFFER_PROTOCOLS_H
 #define DFBUFFER_PROTOCOLS_H
