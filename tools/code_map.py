@@ -16,7 +16,7 @@ src/core and include/), and an include that runs up a layer (a file including a 
 later layer) is an error.  A "unit" is a .c file with the header of its own name beside it;
 the graph of units, over includes and link uses together, must have no circle, and a
 header declares only the definitions of its own unit.  Each layer folder's README.md names
-each of its files with its job.
+each of its files with its job, and holds at most MAX_SOURCES .c files.
 
 The exit status is 1 when the link graph or the unit graph has a cycle or an include runs up
 a layer (each is printed), 2 on a usage error, else 0.  Test programs (tests/c) are left out.
@@ -49,6 +49,7 @@ LAYERS = [
     "api",  # module init, the Buffer type, the C API, type info, test hooks
 ]
 INTERCHANGE = "src/_interchange"
+MAX_SOURCES = 15  # .c files per layer folder: more, and the folder no longer reads at a glance
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -142,6 +143,10 @@ def check_layers(root: str, graph: dict[str, set[str]]) -> list[str]:
         faults.append("include/use circle: " + " <-> ".join(comp))
     for layer in LAYERS:
         folder = os.path.join(root, INTERCHANGE, layer)
+        sources = [n for n in os.listdir(folder) if n.endswith(".c")]
+        if len(sources) > MAX_SOURCES:
+            faults.append(f"{INTERCHANGE}/{layer}: {len(sources)} .c files, more than "
+                          f"{MAX_SOURCES}: cut the layer")
         readme = os.path.join(folder, "README.md")
         text = open(readme).read() if os.path.isfile(readme) else ""
         for name in sorted(os.listdir(folder)):
