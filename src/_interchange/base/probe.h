@@ -1,5 +1,6 @@
 /* dfbuffer: cheap protocol probes (type-level look-ups of special methods,
- * names interned once in the module state).  See docs/design.md, "Probes and fast paths".
+ * names interned once in the module state).  See docs/design.md, "Probes and
+ * fast paths".
  */
 #ifndef DFBUFFER_PROBE_H
 #define DFBUFFER_PROBE_H

@@ -388,7 +388,7 @@ dfb_protocols_import(dfb_state *st, PyObject *obj, PyObject *dtype,
     return res;
 }
 
-/* dfb_protocols_import with allow_copy (declared in buffer.h). */
+/* dfb_protocols_import with allow_copy (declared in protocols.h). */
 PyObject *
 dfb_buffer_from_object_impl(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
