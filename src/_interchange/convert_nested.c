@@ -61,17 +61,6 @@ leaf(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_nested_out *out)
     if (r == NULL || split_masked(r, out) < 0) {
         return -1;
     }
-    if (out->mask != NULL && (cx->fill || cx->in_list)) {
-        /* list rows (and nulls='fill') hold the filled values; the mask
-           stays for the Nones of structs, maps and unions */
-        PyObject *f = dfb_nulls_finish(cx->st, Py_NewRef(out->values),
-                                       (PyArrayObject *)Py_NewRef(out->mask),
-                                       1, 0, DFB_NULLS_FILL, cx->allow_copy);
-        if (f == NULL) {
-            return -1;
-        }
-        Py_SETREF(out->values, (PyArrayObject *)f);
-    }
     out->rowmask = (PyArrayObject *)Py_XNewRef(out->mask);
     return 0;
 }
@@ -173,10 +162,10 @@ dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
         }
         int rc = dfb_nested_dictionary(cx, nd, out);
         Py_LeaveRecursiveCall();
-        return rc;
+        return rc < 0 ? -1 : dfb_nested_settle(cx, out);
     }
     if (!dfb_nested_is(nd->schema)) {
-        return leaf(cx, nd, out);
+        return leaf(cx, nd, out) < 0 ? -1 : dfb_nested_settle(cx, out);
     }
     dfb_format f;
     if (check_node(cx, nd, &f) < 0 ||
@@ -199,7 +188,7 @@ dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
             rc = dfb_nested_list(cx, nd, &f, out);
     }
     Py_LeaveRecursiveCall();
-    return rc;
+    return rc < 0 ? -1 : dfb_nested_settle(cx, out);
 }
 
 /* Joins the converted chunks outs[0 .. n) into *res (values and element
@@ -364,7 +353,6 @@ dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
     dfb_nested_ctx cx = {0};
     cx.st = st;
     cx.refs = &refs;
-    cx.fill = nulls == DFB_NULLS_FILL;
     cx.allow_copy = allow_copy;
     cx.name = name;
     cx.node = dfb_nested_node;

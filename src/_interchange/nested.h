@@ -22,14 +22,31 @@ typedef struct dfb_nested_out_ {
     PyArrayObject *rowmask;
 } dfb_nested_out;
 
+/* Where a node's converted values end up, which decides what its null
+   elements become (the one nested null rule, dfb_nested_settle). */
+typedef enum {
+    /* the column itself, or the child of a fixed-size list (one array
+       with it): values and element mask, `nulls=` applied at the top */
+    DFB_NESTED_TOP = 0,
+    /* below a list, large list, list view or map's offsets: rows are
+       views of these values, so null elements hold NaN, NaT or None
+       (ints and bools upcast to float64 where one is null) */
+    DFB_NESTED_IN_ARRAY,
+    /* below a struct, map entry, union or dictionary: each element is
+       handed out as a Python item, None where null; an N-D element (a
+       fixed-size list row) is an array whose null elements are filled
+       as in DFB_NESTED_IN_ARRAY */
+    DFB_NESTED_IN_ITEM,
+} dfb_nested_level;
+
 /* What one conversion of a tree shares. */
 typedef struct dfb_nested_ctx_ {
     dfb_state *st;
     ref_list *refs;   /* the Buffers and arrays the leaves' descriptions
                          made */
-    int fill;         /* 1: nulls='fill' */
-    int in_list;      /* 1: below a list, whose rows are views of filled
-                         values (NaN, NaT, None where null) */
+    int level;        /* where this node's values go: a dfb_nested_level,
+                         which decides what its null elements become
+                         (dfb_nested_settle) */
     int allow_copy;   /* passed to the leaves of fixed-size lists */
     const char *name; /* the column, in messages */
     /* converts a child node: dfb_nested_node (the kernels call it through
@@ -139,6 +156,21 @@ dfb_nested_walk_path(const dfb_nested_ctx *cx, arrow_node *nd,
 int
 dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
                 dfb_nested_out *out);
+
+/* The nested null rule, applied by the walk to every converted node:
+   *out's values as its level (cx->level) hands them out: unchanged at
+   the top (the nulls= mode decides there), null elements filled (NaN,
+   NaT, None; a new array, the mask kept) in an array handed out whole
+   (DFB_NESTED_IN_ARRAY, or an N-D node DFB_NESTED_IN_ITEM); a 1-D item
+   is None through its rowmask (dfb_nested_item).  Returns 0, or -1 with
+   an exception. */
+int
+dfb_nested_settle(const dfb_nested_ctx *cx, dfb_nested_out *out);
+
+/* A copy of context `cx` for the children of a node, whose values go to
+   `level`.  Cannot fail. */
+dfb_nested_ctx
+dfb_nested_below(const dfb_nested_ctx *cx, dfb_nested_level level);
 
 /* Drops the references of *o.  Cannot fail. */
 void
