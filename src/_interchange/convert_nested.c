@@ -167,6 +167,21 @@ dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
     if (!dfb_nested_is(nd->schema)) {
         return leaf(cx, nd, out) < 0 ? -1 : dfb_nested_settle(cx, out);
     }
+    if (dfb_nested_run_end_is(nd->schema)) {
+        if (nd->device.device_type != kDLCPU) {
+            PyErr_Format(PyExc_BufferError,
+                         "column '%s': nested Arrow format '+r' is on device "
+                         "type %d, and cannot be read on the host",
+                         cx->name, (int)nd->device.device_type);
+            return -1;
+        }
+        if (Py_EnterRecursiveCall(" converting a nested Arrow column")) {
+            return -1;
+        }
+        int rc = dfb_nested_run_end(cx, nd, out);
+        Py_LeaveRecursiveCall();
+        return rc < 0 ? -1 : dfb_nested_settle(cx, out);
+    }
     dfb_format f;
     if (check_node(cx, nd, &f) < 0 ||
         Py_EnterRecursiveCall(" converting a nested Arrow column")) {
@@ -256,10 +271,11 @@ finish_column(dfb_state *st, dfb_nested_out *r, dfb_nulls_mode nulls,
             Py_CLEAR(m);
         }
     }
-    /* objects hold None where they are null, but not where a flattened
-       struct above them is */
-    const int filled =
-        PyArray_DESCR(v)->type_num == NPY_OBJECT && !parent_nulls;
+    /* 1-D objects hold None where they are null (dfb_nested_settle), but
+       not where a flattened struct above them is; a fixed-size list's
+       null row holds its child's objects */
+    const int filled = PyArray_DESCR(v)->type_num == NPY_OBJECT &&
+                       PyArray_NDIM(v) == 1 && !parent_nulls;
     if (PyArray_NDIM(v) == 1 || m == NULL) {
         if (m == NULL) {
             return (PyObject *)v;

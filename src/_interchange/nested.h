@@ -57,7 +57,8 @@ typedef struct dfb_nested_ctx_ {
 } dfb_nested_ctx;
 
 /* nested_nodes.c: returns 1 if schema `s` is of a nested type this file
-   family converts (its format starts with '+'; not run-end encoded). */
+   family converts (its format starts with '+'; run-end encoded only with
+   nested values, dfb_nested_run_end_is). */
 int
 dfb_nested_is(const struct ArrowSchema *s);
 
@@ -66,6 +67,11 @@ dfb_nested_is(const struct ArrowSchema *s);
 int
 dfb_nested_dict_is(const struct ArrowSchema *s);
 
+/* Returns 1 if schema `s` is run-end encoded with values of a nested
+   type (or a dictionary of one).  Cannot fail. */
+int
+dfb_nested_run_end_is(const struct ArrowSchema *s);
+
 /* nested_dictionary.c: the node kernel of a dictionary of nested values:
    each row the value of the converted dictionary its code names (codes
    read through core's checked reader); a null code or a null value is a
@@ -73,6 +79,14 @@ dfb_nested_dict_is(const struct ArrowSchema *s);
 int
 dfb_nested_dictionary(const dfb_nested_ctx *cx, const arrow_node *nd,
                       dfb_nested_out *out);
+
+/* nested_run_end.c: the node kernel of a run-end encoded array of nested
+   values: each row the value of the converted values its run names (run ends
+   read through core's checked reader); a null value is a null row.  Same
+   returns as the other kernels. */
+int
+dfb_nested_run_end(const dfb_nested_ctx *cx, const arrow_node *nd,
+                   dfb_nested_out *out);
 
 /* categorical="codes" of column `c` (dfb_nested_dict_is) in context
    `cx` (its refs hold what the descriptions make): a CategoricalCodes of

@@ -12,12 +12,33 @@
 
 #include <string.h>
 
+/* Returns 1 if `s` is of a nested type other than run-end encoded, or a
+   dictionary of one.  Cannot fail. */
+static int
+nested_values(const struct ArrowSchema *s)
+{
+    return s != NULL && s->format != NULL && strcmp(s->format, "+r") != 0 &&
+           (s->format[0] == '+' ||
+            (s->dictionary != NULL && s->dictionary->format != NULL &&
+             s->dictionary->format[0] == '+' &&
+             strcmp(s->dictionary->format, "+r") != 0));
+}
+
+int
+dfb_nested_run_end_is(const struct ArrowSchema *s)
+{
+    return s != NULL && s->format != NULL && strcmp(s->format, "+r") == 0 &&
+           s->n_children == 2 && s->children != NULL &&
+           nested_values(s->children[1]);
+}
+
 int
 dfb_nested_is(const struct ArrowSchema *s)
 {
-    /* run-end encoded columns have their own decoder (convert_run_end.c) */
+    /* run-end encoded flat values have their own decoder
+       (convert_run_end.c) */
     return s != NULL && s->format != NULL && s->format[0] == '+' &&
-           strcmp(s->format, "+r") != 0;
+           (strcmp(s->format, "+r") != 0 || dfb_nested_run_end_is(s));
 }
 
 int

@@ -13,6 +13,7 @@ import pytest
 from fuzz_settings import FUZZ, FUZZ_SEED
 from hypothesis import given
 from hypothesis import strategies as st
+from nested_values import canon, to_py
 from text_strategy import text
 
 import dfbuffer
@@ -60,41 +61,6 @@ def values_of(t: pa.DataType) -> st.SearchStrategy:
     else:
         v = st.lists(values_of(t.value_type), max_size=4)
     return st.one_of(st.none(), v)
-
-
-def to_py(x):
-    if x is None or x is np.ma.masked:
-        return None
-    if isinstance(x, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(x)
-        return [
-            None if m.all() else to_py(np.ma.MaskedArray(v, m) if m.any() else v)
-            for v, m in zip(x.data, mask, strict=True)
-        ] if x.ndim > 1 else [None if m else to_py(v) for v, m in zip(x.data, mask, strict=True)]
-    if isinstance(x, np.ndarray):
-        return [to_py(v) for v in x]
-    if isinstance(x, dict):
-        return {k: to_py(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(to_py(v) for v in x)
-    if isinstance(x, np.generic):
-        x = x.item()  # list rows hold filled values: NaN where null
-    if isinstance(x, float) and np.isnan(x):
-        return None
-    return x
-
-
-def canon(x):
-    """Lists whose every value is None compare as None: a null fixed-size list row
-    converts to a row of masked values, which cannot be told from a row of nulls."""
-    if isinstance(x, list):
-        x = [canon(v) for v in x]
-        return None if x and all(v is None for v in x) else x
-    if isinstance(x, tuple):
-        return tuple(canon(v) for v in x)
-    if isinstance(x, dict):
-        return {k: canon(v) for k, v in x.items()}
-    return x
 
 
 def pylist(arr):
