@@ -25,6 +25,8 @@ def to_py(x):
         return {k: to_py(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return type(x)(to_py(v) for v in x)
+    if isinstance(x, np.datetime64) and np.isnat(x):
+        return None
     if isinstance(x, np.generic):
         x = x.item()  # rows inside objects hold filled values: NaN where null
     if isinstance(x, float) and math.isnan(x):
