@@ -111,3 +111,21 @@ def test_sparse_union_ids_rewritten():
         assert res.tolist() == want
 
     race(convert(arr), check, [(ids, good_ids, bad_ids)])
+
+
+def test_run_end_encoded_nested_run_ends_rewritten():
+    # run ends of structs rewritten between increasing ends and ends that go backwards:
+    # the good rows or a clean ValueError
+    good = (np.arange(1, N + 1) * 2).astype(np.int32)
+    bad = good.copy()
+    bad[1::2] = 1
+    ends = good.copy()
+    values = pa.StructArray.from_arrays([pa.array(np.arange(N, dtype=np.int64))], names=["a"])
+    arr = pa.RunEndEncodedArray.from_arrays(pa.Array.from_buffers(
+        pa.int32(), N, [None, pa.py_buffer(ends)]), values)
+    want = arr.to_pylist()
+
+    def check(res):
+        assert res.tolist() == want
+
+    race(convert(arr), check, [(ends, good, bad)])

@@ -136,9 +136,11 @@ dfb_nested_list(const dfb_nested_ctx *cx, const arrow_node *nd,
         dfb_nested_validity(nd, &out->rowmask) < 0) {
         return -1;
     }
-    dfb_nested_ctx sub = *cx;
-    sub.in_list = 1;
-    if (is_map ? map_entries(cx, &cn, &ch, &vals) < 0
+    /* list rows are views of the child's values; map entries are
+       (key, value) items */
+    const dfb_nested_ctx sub = dfb_nested_below(cx, DFB_NESTED_IN_ARRAY);
+    const dfb_nested_ctx items = dfb_nested_below(cx, DFB_NESTED_IN_ITEM);
+    if (is_map ? map_entries(&items, &cn, &ch, &vals) < 0
                : sub.node(&sub, &cn, &ch) < 0) {
         goto done;
     }
@@ -354,31 +356,6 @@ fixed_list_mask(const dfb_nested_out *ch, PyArrayObject *rowmask,
     return 0;
 }
 
-/* Below a list (or with nulls='fill'), the values of a fixed-size list's
-   null rows are filled (NaN, NaT, None) in a copy, as the list rows show
-   them.  Returns 0, or -1 with an exception. */
-static int
-fill_null_rows(const dfb_nested_ctx *cx, dfb_nested_out *out)
-{
-    PyObject *shape = PyObject_GetAttrString((PyObject *)out->values, "shape");
-    PyObject *fv = shape ? PyArray_Ravel(out->values, NPY_CORDER) : NULL;
-    PyObject *fm = fv ? PyArray_Ravel(out->mask, NPY_CORDER) : NULL;
-    PyObject *res = fm ? dfb_nulls_finish(cx->st, fv, (PyArrayObject *)fm, 1,
-                                          0, DFB_NULLS_FILL, 1)
-                       : NULL;
-    PyObject *r = res ? PyObject_CallMethod(res, "reshape", "O", shape) : NULL;
-    if (fm == NULL) {
-        Py_XDECREF(fv);
-    }
-    Py_XDECREF(res);
-    Py_XDECREF(shape);
-    if (r == NULL) {
-        return -1;
-    }
-    Py_SETREF(out->values, (PyArrayObject *)r);
-    return 0;
-}
-
 int
 dfb_nested_fixed_list(const dfb_nested_ctx *cx, const arrow_node *nd,
                       const dfb_format *f, dfb_nested_out *out)
@@ -396,9 +373,12 @@ dfb_nested_fixed_list(const dfb_nested_ctx *cx, const arrow_node *nd,
                      cx->name);
         return -1;
     }
+    /* the child is one array with this node: its null elements are
+       settled with this node's (dfb_nested_settle), not before */
+    const dfb_nested_ctx sub = dfb_nested_below(cx, DFB_NESTED_TOP);
     if (dfb_nested_child(cx, nd, 0, first, count, &cn) < 0 ||
         dfb_nested_validity(nd, &out->rowmask) < 0 ||
-        cx->node(cx, &cn, &ch) < 0) {
+        sub.node(&sub, &cn, &ch) < 0) {
         goto done;
     }
     const int cnd = PyArray_NDIM(ch.values);
@@ -429,10 +409,6 @@ dfb_nested_fixed_list(const dfb_nested_ctx *cx, const arrow_node *nd,
         if (out->mask == NULL) {
             goto done;
         }
-    }
-    if (out->rowmask != NULL && (cx->fill || cx->in_list) &&
-        fill_null_rows(cx, out) < 0) {
-        goto done;
     }
     rc = 0;
 done:

@@ -15,6 +15,7 @@
 #include "convert_nested.h"
 #include "nested_dictionary.h"
 #include "nested_nodes.h"
+#include "nested_run_end.h"
 #include "bitmap.h"
 #include "mem.h"
 #include "types.h"
@@ -70,17 +71,6 @@ leaf(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_nested_out *out)
                                          cx->allow_copy);
     if (r == NULL || split_masked(r, out) < 0) {
         return -1;
-    }
-    if (out->mask != NULL && (cx->fill || cx->in_list)) {
-        /* list rows (and nulls='fill') hold the filled values; the mask
-           stays for the Nones of structs, maps and unions */
-        PyObject *f = dfb_nulls_finish(cx->st, Py_NewRef(out->values),
-                                       (PyArrayObject *)Py_NewRef(out->mask),
-                                       1, 0, DFB_NULLS_FILL, cx->allow_copy);
-        if (f == NULL) {
-            return -1;
-        }
-        Py_SETREF(out->values, (PyArrayObject *)f);
     }
     out->rowmask = (PyArrayObject *)Py_XNewRef(out->mask);
     return 0;
@@ -183,10 +173,25 @@ dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
         }
         int rc = dfb_nested_dictionary(cx, nd, out);
         Py_LeaveRecursiveCall();
-        return rc;
+        return rc < 0 ? -1 : dfb_nested_settle(cx, out);
     }
     if (!dfb_nested_is(nd->schema)) {
-        return leaf(cx, nd, out);
+        return leaf(cx, nd, out) < 0 ? -1 : dfb_nested_settle(cx, out);
+    }
+    if (dfb_nested_run_end_is(nd->schema)) {
+        if (nd->device.device_type != kDLCPU) {
+            PyErr_Format(PyExc_BufferError,
+                         "column '%s': nested Arrow format '+r' is on device "
+                         "type %d, and cannot be read on the host",
+                         cx->name, (int)nd->device.device_type);
+            return -1;
+        }
+        if (Py_EnterRecursiveCall(" converting a nested Arrow column")) {
+            return -1;
+        }
+        int rc = dfb_nested_run_end(cx, nd, out);
+        Py_LeaveRecursiveCall();
+        return rc < 0 ? -1 : dfb_nested_settle(cx, out);
     }
     dfb_format f;
     if (check_node(cx, nd, &f) < 0 ||
@@ -209,7 +214,7 @@ dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
             rc = dfb_nested_list(cx, nd, &f, out);
     }
     Py_LeaveRecursiveCall();
-    return rc;
+    return rc < 0 ? -1 : dfb_nested_settle(cx, out);
 }
 
 /* Joins the converted chunks outs[0 .. n) into *res (values and element
@@ -277,10 +282,11 @@ finish_column(dfb_state *st, dfb_nested_out *r, dfb_nulls_mode nulls,
             Py_CLEAR(m);
         }
     }
-    /* objects hold None where they are null, but not where a flattened
-       struct above them is */
-    const int filled =
-        PyArray_DESCR(v)->type_num == NPY_OBJECT && !parent_nulls;
+    /* 1-D objects hold None where they are null (dfb_nested_settle), but
+       not where a flattened struct above them is; a fixed-size list's
+       null row holds its child's objects */
+    const int filled = PyArray_DESCR(v)->type_num == NPY_OBJECT &&
+                       PyArray_NDIM(v) == 1 && !parent_nulls;
     if (PyArray_NDIM(v) == 1 || m == NULL) {
         if (m == NULL) {
             return (PyObject *)v;
@@ -374,7 +380,6 @@ dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
     dfb_nested_ctx cx = {0};
     cx.st = st;
     cx.refs = &refs;
-    cx.fill = nulls == DFB_NULLS_FILL;
     cx.allow_copy = allow_copy;
     cx.name = name;
     cx.node = dfb_nested_node;

@@ -23,6 +23,8 @@ static int
 convert_children(const dfb_nested_ctx *cx, const arrow_node *nd, int64_t nch,
                  int64_t first, int64_t count, dfb_nested_out *outs)
 {
+    /* a struct's fields and a union's members are handed out as items */
+    const dfb_nested_ctx sub = dfb_nested_below(cx, DFB_NESTED_IN_ITEM);
     for (int64_t k = 0; k < nch; k++) {
         arrow_node cn;
         int64_t len = count;
@@ -33,7 +35,7 @@ convert_children(const dfb_nested_ctx *cx, const arrow_node *nd, int64_t nch,
                       : 0;
         }
         if (dfb_nested_child(cx, nd, k, first, len, &cn) < 0 ||
-            cx->node(cx, &cn, &outs[k]) < 0) {
+            sub.node(&sub, &cn, &outs[k]) < 0) {
             return -1;
         }
     }

@@ -21,14 +21,31 @@ typedef struct dfb_nested_out_ {
     PyArrayObject *rowmask;
 } dfb_nested_out;
 
+/* Where a node's converted values end up, which decides what its null
+   elements become (the one nested null rule, dfb_nested_settle). */
+typedef enum {
+    /* the column itself, or the child of a fixed-size list (one array
+       with it): values and element mask, `nulls=` applied at the top */
+    DFB_NESTED_TOP = 0,
+    /* below a list, large list, list view or map's offsets: rows are
+       views of these values, so null elements hold NaN, NaT or None
+       (ints and bools upcast to float64 where one is null) */
+    DFB_NESTED_IN_ARRAY,
+    /* below a struct, map entry, union or dictionary: each element is
+       handed out as a Python item, None where null; an N-D element (a
+       fixed-size list row) is an array whose null elements are filled
+       as in DFB_NESTED_IN_ARRAY */
+    DFB_NESTED_IN_ITEM,
+} dfb_nested_level;
+
 /* What one conversion of a tree shares. */
 typedef struct dfb_nested_ctx_ {
     dfb_state *st;
     ref_list *refs;   /* the Buffers and arrays the leaves' descriptions
                          made */
-    int fill;         /* 1: nulls='fill' */
-    int in_list;      /* 1: below a list, whose rows are views of filled
-                         values (NaN, NaT, None where null) */
+    int level;        /* where this node's values go: a dfb_nested_level,
+                         which decides what its null elements become
+                         (dfb_nested_settle) */
     int allow_copy;   /* passed to the leaves of fixed-size lists */
     const char *name; /* the column, in messages */
     /* converts a child node: dfb_nested_node (the kernels call it through

@@ -159,10 +159,8 @@ dfb_nested_dictionary(const dfb_nested_ctx *cx, const arrow_node *nd,
                      cx->name);
         return -1;
     }
-    /* the rows of fixed-size list values are views of them: filled where
-       null (NaN, NaT, None), as list rows are */
-    dfb_nested_ctx dcx = *cx;
-    dcx.in_list |= strncmp(dn.schema->format, "+w", 2) == 0;
+    /* each row is an item of the dictionary */
+    const dfb_nested_ctx dcx = dfb_nested_below(cx, DFB_NESTED_IN_ITEM);
     if (cx->node(&dcx, &dn, &dict) == 0 &&
         index_reader(cx, nd, PyArray_DIM(dict.values, 0), &codes) == 0) {
         rc = decode_rows(cx, nd, &codes, &dict, out);

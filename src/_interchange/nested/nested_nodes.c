@@ -7,6 +7,7 @@
 #include "column.h"
 #include "nested.h"
 #include "nested_nodes.h"
+#include "convert_nulls.h"
 #include "bitmap.h"
 #include "mem.h"
 #include "types.h"
@@ -14,12 +15,33 @@
 
 #include <string.h>
 
+/* Returns 1 if `s` is of a nested type other than run-end encoded, or a
+   dictionary of one.  Cannot fail. */
+static int
+nested_values(const struct ArrowSchema *s)
+{
+    return s != NULL && s->format != NULL && strcmp(s->format, "+r") != 0 &&
+           (s->format[0] == '+' ||
+            (s->dictionary != NULL && s->dictionary->format != NULL &&
+             s->dictionary->format[0] == '+' &&
+             strcmp(s->dictionary->format, "+r") != 0));
+}
+
+int
+dfb_nested_run_end_is(const struct ArrowSchema *s)
+{
+    return s != NULL && s->format != NULL && strcmp(s->format, "+r") == 0 &&
+           s->n_children == 2 && s->children != NULL &&
+           nested_values(s->children[1]);
+}
+
 int
 dfb_nested_is(const struct ArrowSchema *s)
 {
-    /* run-end encoded columns have their own decoder (convert_run_end.c) */
+    /* run-end encoded flat values have their own decoder
+       (convert_run_end.c) */
     return s != NULL && s->format != NULL && s->format[0] == '+' &&
-           strcmp(s->format, "+r") != 0;
+           (strcmp(s->format, "+r") != 0 || dfb_nested_run_end_is(s));
 }
 
 int
@@ -34,6 +56,51 @@ dfb_nested_out_clear(dfb_nested_out *o)
     Py_CLEAR(o->values);
     Py_CLEAR(o->mask);
     Py_CLEAR(o->rowmask);
+}
+
+dfb_nested_ctx
+dfb_nested_below(const dfb_nested_ctx *cx, dfb_nested_level level)
+{
+    dfb_nested_ctx sub = *cx;
+    sub.level = (int)level;
+    return sub;
+}
+
+int
+dfb_nested_settle(const dfb_nested_ctx *cx, dfb_nested_out *out)
+{
+    PyArrayObject *v = out->values;
+    const int nd = PyArray_NDIM(v);
+    if (out->mask == NULL || cx->level == DFB_NESTED_TOP ||
+        (cx->level == DFB_NESTED_IN_ITEM && nd == 1) ||
+        (nd == 1 && PyArray_DESCR(v)->type_num == NPY_OBJECT)) {
+        /* the nulls= mode decides at the top; a 1-D item is None through
+           its rowmask; 1-D objects hold None where null already (every
+           converter and kernel leaves None there) */
+        return 0;
+    }
+    npy_intp dims[NPY_MAXDIMS];
+    dfb_memcpy(dims, PyArray_DIMS(v), (size_t)nd * sizeof(npy_intp));
+    PyObject *fv = PyArray_Ravel(v, NPY_CORDER);
+    PyObject *fm = fv ? PyArray_Ravel(out->mask, NPY_CORDER) : NULL;
+    if (fm == NULL) {
+        Py_XDECREF(fv);
+        return -1;
+    }
+    /* steals fv and fm; a new array (ints and bools as float64) */
+    PyObject *f = dfb_nulls_finish(cx->st, fv, (PyArrayObject *)fm, 1, 0,
+                                   DFB_NULLS_FILL, 1);
+    if (f == NULL) {
+        return -1;
+    }
+    PyArray_Dims d = {dims, nd};
+    PyObject *r = PyArray_Newshape((PyArrayObject *)f, &d, NPY_CORDER);
+    Py_DECREF(f);
+    if (r == NULL) {
+        return -1;
+    }
+    Py_SETREF(out->values, (PyArrayObject *)r);
+    return 0;
 }
 
 int

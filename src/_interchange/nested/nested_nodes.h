@@ -10,7 +10,8 @@
 #include "nested.h"
 
 /* returns 1 if schema `s` is of a nested type this file
-   family converts (its format starts with '+'; not run-end encoded). */
+   family converts (its format starts with '+'; run-end encoded only with
+   nested values, dfb_nested_run_end_is). */
 int
 dfb_nested_is(const struct ArrowSchema *s);
 
@@ -18,6 +19,26 @@ dfb_nested_is(const struct ArrowSchema *s);
    (dfb_nested_is of its dictionary). */
 int
 dfb_nested_dict_is(const struct ArrowSchema *s);
+
+/* Returns 1 if schema `s` is run-end encoded with values of a nested
+   type (or a dictionary of one).  Cannot fail. */
+int
+dfb_nested_run_end_is(const struct ArrowSchema *s);
+
+/* The nested null rule, applied by the walk to every converted node:
+   *out's values as its level (cx->level) hands them out: unchanged at
+   the top (the nulls= mode decides there), null elements filled (NaN,
+   NaT, None; a new array, the mask kept) in an array handed out whole
+   (DFB_NESTED_IN_ARRAY, or an N-D node DFB_NESTED_IN_ITEM); a 1-D item
+   is None through its rowmask (dfb_nested_item).  Returns 0, or -1 with
+   an exception. */
+int
+dfb_nested_settle(const dfb_nested_ctx *cx, dfb_nested_out *out);
+
+/* A copy of context `cx` for the children of a node, whose values go to
+   `level`.  Cannot fail. */
+dfb_nested_ctx
+dfb_nested_below(const dfb_nested_ctx *cx, dfb_nested_level level);
 
 /* Drops the references of *o.  Cannot fail. */
 void
