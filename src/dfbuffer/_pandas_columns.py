@@ -15,8 +15,9 @@ its block reader did not take to :func:`convert`:
   converter, so ``nulls=`` fills exactly as for any Arrow column.
 
 Every other column is left to the caller (None), which reads it through
-pandas' Arrow export.  Any error of pandas' becomes a TypeError naming the
-column, with the original as ``__cause__``.
+pandas' Arrow export.  Any error of pandas' becomes an error naming the
+column (NotImplementedError, which ``on_unsupported="skip"`` drops), with
+the original as ``__cause__``.
 """
 
 from __future__ import annotations
@@ -174,5 +175,10 @@ def convert(frame: Any, positions: list[int], nulls: int) -> list[Any]:
         except (ValueError, MemoryError):
             raise
         except Exception as e:  # pandas' own errors, named
-            raise TypeError(f"column {names[pos]!r}: {type(e).__name__}: {e}") from e
+            if nulls & _SKIP_UNSUPPORTED:
+                out.append(...)
+                continue
+            raise NotImplementedError(
+                f"column {names[pos]!r}: pandas could not give its values: "
+                f"{type(e).__name__}: {e}") from e
     return out
