@@ -418,6 +418,23 @@ def _from_pandas(frame: Any, columns: Sequence[str] | None) -> ArrowExport:
     return ArrowExport(fields, ((len(frame), chunks),))
 
 
+def _matrix_source(frame: Any) -> ArrowExport:
+    """What ``to_matrix`` reads pandas frame ``frame`` through when its
+    blocks are not all read in place: its columns as :func:`to_arrow` reads
+    them.  Period, Interval, object and complex columns, which have no
+    number to put in a matrix (ordinals would be a silent guess), raise
+    TypeError naming the column."""
+    pd = sys.modules["pandas"]
+    for name, dt in zip(frame.columns, frame.dtypes, strict=True):
+        if isinstance(dt, pd.SparseDtype):
+            dt = np.dtype(dt.subtype)
+        if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype) or (
+                isinstance(dt, np.dtype) and dt.kind in "Oc"):
+            raise TypeError(f"column {str(name)!r} has a pandas {dt} type; to_matrix "
+                            "takes bool, integer and float columns")
+    return _from_pandas(frame, None)
+
+
 def _pandas_export(sub: Any, names: list[str]) -> ArrowExport:
     """pandas' own Arrow export of sub-frame ``sub``; an error of pyarrow's
     becomes a NotImplementedError naming the first column it fails on
