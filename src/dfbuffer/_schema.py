@@ -612,7 +612,7 @@ def _pandas_own_column(name: str, dt: Any, pd: Any) -> ColumnSchema:
                                 null_representation="nan", metadata=md)
         return _numpy_column(name, dt)
     if isinstance(dt, pd.PeriodDtype):
-        return ColumnSchema(name=name, type="object", format="", unit=dt.freq.freqstr,
+        return ColumnSchema(name=name, type="object", format="", unit=str(dt)[len("period["):-1],
                             null_representation="sentinel", metadata=md)
     if isinstance(dt, pd.IntervalDtype):
         return ColumnSchema(name=name, type="object", format="",

@@ -386,12 +386,15 @@ def _from_pandas(frame: Any, columns: Sequence[str] | None) -> ArrowExport:
                if isinstance(dtypes[i], np.dtype) and dtypes[i].kind in "biufmM"]
     rest = [i for i in keep if i not in set(numeric)]
     parts: dict[int, tuple[tuple[str, str, str | None, bool], _Chunk]] = {}
-    if rest and not have_pyarrow():
-        for i in rest:
-            parts[i] = _pandas_own(frame, i, names[i])
-    elif rest:
+    pd = sys.modules["pandas"]
+    arrow = have_pyarrow()
+    own = [i for i in rest if not arrow or isinstance(dtypes[i], pd.SparseDtype)]
+    for i in own:
+        parts[i] = _pandas_own(frame, i, names[i])
+    rest = [i for i in rest if i not in set(own)]
+    if rest:
         sub = frame.iloc[:, rest]
-        if type(sub.index) is not sys.modules["pandas"].RangeIndex:
+        if type(sub.index) is not pd.RangeIndex:
             sub = sub.reset_index(drop=True)  # no index column to export
         other = _pandas_export(sub, [names[i] for i in rest])
         if len(other._batches) != 1 or len(other._fields) != len(rest):
