@@ -222,6 +222,8 @@ def _need(buf: Buffer, nbytes: int, name: str, what: str) -> None:
 
 def _view(buf: Buffer, dtype: Any, count: int) -> np.ndarray:
     """The first ``count`` items of host Buffer ``buf`` as a read-only array."""
+    if count == 0:  # an empty column's Buffer may say stride 0
+        return np.empty(0, dtype=dtype)
     return np.frombuffer(memoryview(buf), dtype=dtype, count=count)  # type: ignore[arg-type]
 
 
