@@ -23,7 +23,7 @@ the original as ``__cause__``.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -33,7 +33,7 @@ _MODE_BITS = 0xFF
 _CATEGORICAL_CODES = 0x100
 _STRINGDTYPE = 0x200
 _SKIP_UNSUPPORTED = 0x1000
-_MODES = {0: "mask", 1: "fill", 2: "raise"}
+_MODES: dict[int, Literal["mask", "fill", "raise"]] = {0: "mask", 1: "fill", 2: "raise"}
 
 
 def have_pyarrow() -> bool:

@@ -663,6 +663,8 @@ def _pandas_schema(frame: Any) -> Schema:
             desc = _arrow_schema(sub)
         except Exception:  # an index Arrow cannot hold: the columns alone
             desc = _arrow_schema(sub.reset_index(drop=True))
+        if desc is None:
+            raise TypeError("pandas' Arrow export gave no schema")
         sch = _arrow_schema_of(desc)
         md, idx = sch.metadata, sch.index_columns
         for i, c in zip(rest, sch.columns, strict=True):
