@@ -53,7 +53,7 @@ def _same(a, b):
     da, db = np.ma.getdata(a)[~m], np.ma.getdata(b)[~m]
     if a.dtype.kind == "O":
         assert [type(x) for x in da] == [type(x) for x in db]
-        assert all(x is y or x == y or (x != x and y != y) for x, y in zip(da, db, strict=True))
+        assert [repr(x) for x in da] == [repr(y) for y in db]
     else:
         np.testing.assert_array_equal(da, db)
 
@@ -327,3 +327,35 @@ def test_every_datetime_unit_zero_copy(unit):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert dfbuffer.schema(df)["t"].unit == unit
+
+
+def _arrow_arrays():
+    import decimal
+
+    pa = pytest.importorskip("pyarrow")
+    return {
+        "list": pa.array([[1], None, [2, 3]]),
+        "struct": pa.array([{"a": 1}, None, {"a": 2}]),
+        "dictionary": pa.array(["x", None, "x"]).dictionary_encode(),
+        "decimal": pa.array([decimal.Decimal("1.5"), None, decimal.Decimal("2")]),
+        "duration": pa.array([1, None, 3], pa.duration("ms")),
+        "large_string": pa.array(["a", None, "c"], pa.large_string()),
+        "date32": pa.array([1, None, 3], pa.date32()),
+        "binary": pa.array([b"a", None, b"c"]),
+        "time64": pa.array([1, None, 3], pa.time64("us")),
+        "int8": pa.array([1, None, 3], pa.int8()),
+    }
+
+
+@pytest.mark.parametrize("kind", ["range", "datetime", "multi"])
+def test_arrow_dtype_columns_read_as_the_arrow_column(kind):
+    pa = pytest.importorskip("pyarrow")
+    arrs = _arrow_arrays()
+    df = pd.DataFrame({k: pd.Series(pd.arrays.ArrowExtensionArray(v))
+                       for k, v in arrs.items()}).set_axis(_indexes(3)[kind])
+    out = dfbuffer.from_dataframe(df)
+    ref = dfbuffer.from_dataframe(pa.table(arrs))
+    assert list(out) == list(arrs)
+    for name in arrs:
+        _same(out[name], ref[name])
+    assert dfbuffer.schema(df).names == list(arrs)

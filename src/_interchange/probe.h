@@ -155,12 +155,12 @@ dfb_probe_has_str(PyObject *obj, const char *name);
 int
 dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj);
 
-/* pandas_fast.c: from_dataframe for a pandas.DataFrame (exact type,
-   RangeIndex): numpy-backed numeric columns, as the pandas frame reader
-   (pandas_frame.c) reads them from the blocks, are wrapped without a copy
-   or a scan (float NaN stays in the values in "mask" and
-   "fill" modes); the other columns go through pandas' Arrow export of
-   the sub-frame.  Returns a new dict, NULL with an exception set, or NULL
+/* pandas_fast.c: from_dataframe for a pandas.DataFrame (exact type, any
+   index): numpy-backed numeric and object columns, as the pandas frame
+   reader (pandas_frame.c) reads them from the blocks, are wrapped without
+   a copy (float NaN stays in the values in "mask" and "fill" modes); the
+   other columns are read by dfbuffer._pandas_columns or go through
+   pandas' Arrow export of the sub-frame.  Returns a new dict, NULL with an exception set, or NULL
    *without* an exception when `obj` is not such a frame (the caller then
    takes its usual path). */
 PyObject *
