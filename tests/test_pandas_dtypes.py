@@ -359,3 +359,12 @@ def test_arrow_dtype_columns_read_as_the_arrow_column(kind):
     for name in arrs:
         _same(out[name], ref[name])
     assert dfbuffer.schema(df).names == list(arrs)
+
+
+def test_allow_copy_false_refuses_what_is_made_anew():
+    df = pd.DataFrame({"p": pd.period_range("2020", periods=2, freq="D"),
+                       "o": ["a", 1], "z": [1j, 2j]}, index=pd.Index([4, 5]))
+    with pytest.raises(RuntimeError, match="column 'p'.*allow_copy=False"):
+        dfbuffer.from_dataframe(df, allow_copy=False)
+    out = dfbuffer.from_dataframe(df[["o", "z"]], allow_copy=False)
+    assert np.shares_memory(out["z"], df["z"].to_numpy())

@@ -393,18 +393,21 @@ without_index(PyObject *df)
 /* The columns at `positions` of pandas frame `df` that dfbuffer reads
    from pandas' own arrays (dfbuffer._pandas_columns.convert: Period,
    Interval, Sparse, and every extension column when pyarrow cannot be
-   imported).  Returns a new list as long as `positions`: an array,
+   imported; RuntimeError when a column needs a copy under !allow_copy).
+   Returns a new list as long as `positions`: an array,
    Py_Ellipsis (skipped) or None (for pandas' Arrow export) per column; or
    NULL with an exception set. */
 static PyObject *
-python_columns(PyObject *df, PyObject *positions, dfb_nulls_mode nulls)
+python_columns(PyObject *df, PyObject *positions, dfb_nulls_mode nulls,
+               int allow_copy)
 {
     PyObject *mod = PyImport_ImportModule("dfbuffer._pandas_columns");
     if (mod == NULL) {
         return NULL;
     }
-    PyObject *res = PyObject_CallMethod(mod, "convert", "(OOi)", df, positions,
-                                        (int)nulls);
+    PyObject *res =
+        PyObject_CallMethod(mod, "convert", "(OOiO)", df, positions,
+                            (int)nulls, allow_copy ? Py_True : Py_False);
     Py_DECREF(mod);
     if (res != NULL && (!PyList_CheckExact(res) ||
                         PyList_GET_SIZE(res) != PyList_GET_SIZE(positions))) {
@@ -428,7 +431,7 @@ fill_pending(dfb_state *st, PyObject *df, PyObject *keys, PyObject *vals,
 {
     int ret = -1;
     PyObject *src = NULL, *rest = NULL, *got = NULL;
-    PyObject *py = python_columns(df, pending, nulls);
+    PyObject *py = python_columns(df, pending, nulls, allow_copy);
     rest = PyList_New(0);
     if (py == NULL || rest == NULL) {
         goto done;

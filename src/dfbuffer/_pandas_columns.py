@@ -151,11 +151,22 @@ def _special(dt: Any, pd: Any) -> bool:
     return isinstance(dt, pd.PeriodDtype | pd.IntervalDtype | pd.SparseDtype)
 
 
-def convert(frame: Any, positions: list[int], nulls: int) -> list[Any]:
+def _needs_copy(values: Any, pd: Any) -> bool:
+    """Whether reading ``values`` here makes new values (objects, decoded
+    categories, densified or re-encoded strings) rather than viewing them."""
+    if isinstance(values, np.ndarray):
+        return False
+    dt = values.dtype
+    return not (isinstance(dt, pd.DatetimeTZDtype) or type(values) in tuple(
+        getattr(pd.arrays, k) for k in ("IntegerArray", "FloatingArray", "BooleanArray")))
+
+
+def convert(frame: Any, positions: list[int], nulls: int, allow_copy: bool = True) -> list[Any]:
     """For each column position of pandas frame ``frame``: its array read
     here, None for the caller's Arrow export, or Ellipsis when
     ``on_unsupported="skip"`` drops it.  ``nulls`` is the C
-    converter's mode and option bits."""
+    converter's mode and option bits; with ``allow_copy`` false a column
+    whose values must be made anew raises RuntimeError."""
     pd = sys.modules["pandas"]
     mode, opts = nulls & _MODE_BITS, nulls & ~_MODE_BITS
     arrow = have_pyarrow()
@@ -166,6 +177,9 @@ def convert(frame: Any, positions: list[int], nulls: int) -> list[Any]:
         if arrow and not _special(values.dtype, pd):
             out.append(None)
             continue
+        if not allow_copy and _needs_copy(values, pd):
+            raise RuntimeError(f"column {names[pos]!r}: converting a pandas {values.dtype} "
+                               "column needs a copy, but allow_copy=False")
         try:
             out.append(_column(names[pos], values, mode, opts, pd))
         except NotImplementedError:
