@@ -368,3 +368,15 @@ def test_allow_copy_false_refuses_what_is_made_anew():
         dfbuffer.from_dataframe(df, allow_copy=False)
     out = dfbuffer.from_dataframe(df[["o", "z"]], allow_copy=False)
     assert np.shares_memory(out["z"], df["z"].to_numpy())
+
+
+def test_to_interchange_selects_and_skips_before_exporting():
+    df = pd.DataFrame({"o": ["a", 1, None], "x": [1.0, 2.0, 3.0], "z": [1j, 2, 3],
+                       "s": ["a", None, "c"]}, index=pd.date_range("2020", periods=3))
+    with pytest.raises(NotImplementedError, match="column 'z'"):
+        dfbuffer.to_interchange(df)
+    assert list(dfbuffer.to_interchange(df, on_unsupported="skip").column_names()) == [
+        "x", "s"]
+    ix = dfbuffer.to_interchange(df, columns=["s", "x"])
+    assert list(ix.column_names()) == ["s", "x"]
+    assert ix.get_column_by_name("s").null_count == 1

@@ -366,12 +366,27 @@ def _from_interchange(df: Any, columns: Sequence[str] | None) -> ArrowExport:
 
 # -- pandas frames --------------------------------------------------------
 
-def _from_pandas(frame: Any, columns: Sequence[str] | None) -> ArrowExport:
+def _from_pandas(frame: Any, columns: Sequence[str] | None, *,
+                 skip: bool = False) -> ArrowExport:
     """A pandas DataFrame: its numpy-backed numeric columns through the frame
     reader (zero-copy; float NaN and NaT become nulls, as pandas' own Arrow
     export says, with a bitmap of them), the other columns through pandas'
     Arrow export of that sub-frame; the whole frame through the export when
-    the parts cannot be joined (duplicate names, several batches)."""
+    the parts cannot be joined (duplicate names, several batches).  A column
+    Arrow cannot hold raises NotImplementedError naming it, or with ``skip``
+    is left out."""
+    if skip:
+        names = [str(c) for c in frame.columns]
+        dtypes = list(frame.dtypes)
+        ok = []
+        for i in _select(names, columns):
+            try:
+                if not (isinstance(dtypes[i], np.dtype) and dtypes[i].kind in "biufmM"):
+                    _from_pandas(frame.iloc[:, [i]], None)  # an export tried alone
+            except NotImplementedError:
+                continue
+            ok.append(names[i])
+        columns = ok
     from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
     from dfbuffer._pandas_columns import have_pyarrow  # noqa: PLC0415
 
