@@ -1,10 +1,12 @@
 """One answer per column, whatever the path: the same logical data built
 through every producer dfbuffer reads gives the same result.
 
-Paths: a pandas frame with each index kind, pandas' ``__dataframe__`` object,
-pandas' Arrow export (``pa.table(df)``), a pyarrow table built directly,
-polars, DuckDB (when installed), the ``to_interchange`` view, ``to_arrow``
-and back, and a dict of arrays (when ``from_dataframe`` takes one).
+Types: ints, floats, bools, strings, naive and tz-aware datetimes,
+categoricals, each with and without nulls. Paths: a pandas frame with each
+index kind, pandas' ``__dataframe__`` object, pandas' Arrow export
+(``pa.table(df)``), a pyarrow table built directly, polars, DuckDB (when
+installed), the ``to_interchange`` view, ``to_arrow`` and back, and a dict
+of arrays (when ``from_dataframe`` takes one).
 
 The rule (docs/api.md, "pandas columns"): in ``nulls="fill"`` mode every path
 gives the same ndarray (type, dtype, values, NaN/NaT/None in the null slots).
@@ -28,7 +30,7 @@ pa = pytest.importorskip("pyarrow")
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies
 
-KINDS = ["int64", "float64", "bool", "string", "datetime"]
+KINDS = ["int64", "float64", "bool", "string", "datetime", "category", "tz"]
 INDEX_KINDS = ["range", "index", "datetime", "multi", "duplicated"]
 
 
@@ -44,7 +46,8 @@ def _index(kind: str, n: int):
 
 def _arrow_type(kind: str):
     return {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
-            "string": pa.large_string(), "datetime": pa.timestamp("us")}[kind]
+            "string": pa.large_string(), "datetime": pa.timestamp("us"),
+            "tz": pa.timestamp("us", "Asia/Kathmandu")}[kind]
 
 
 def _pandas_series(kind: str, values: list, valid: list[bool]):
@@ -59,6 +62,13 @@ def _pandas_series(kind: str, values: list, valid: list[bool]):
                                   dtype="datetime64[us]"))
     if kind == "string":
         return pd.Series(vals, dtype="string[python]" if not all(valid) else "str")
+    if kind == "category":
+        cats = pd.Index(sorted({v for v in vals if v is not None}), dtype="str")
+        return pd.Series(pd.Categorical(vals, categories=cats))
+    if kind == "tz":
+        utc = pd.Series(np.array([np.datetime64("NaT") if v is None else v for v in vals],
+                                 dtype="datetime64[us]"))
+        return utc.dt.tz_localize("UTC").dt.tz_convert("Asia/Kathmandu")
     if all(valid):
         return pd.Series(vals, dtype={"int64": "int64", "bool": "bool"}[kind])
     return pd.Series(vals, dtype={"int64": "Int64", "bool": "boolean"}[kind])
@@ -77,6 +87,8 @@ def tables(draw):
             "string": st.text(max_size=5),
             "datetime": st.integers(0, 2**50).map(
                 lambda us: np.datetime64(us, "us")),
+            "tz": st.integers(0, 2**50).map(lambda us: np.datetime64(us, "us")),
+            "category": st.sampled_from(["a", "b", "ccc"]),
         }[kind]
         values = draw(st.lists(elems, min_size=n, max_size=n))
         valid = draw(st.lists(st.booleans(), min_size=n, max_size=n))
@@ -88,9 +100,11 @@ def _arrow_table(cols):
     arrays = {}
     for name, (kind, values, valid) in cols.items():
         vals = [v if ok else None for v, ok in zip(values, valid, strict=True)]
-        if kind == "datetime":
+        if kind in ("datetime", "tz"):
             vals = [None if v is None else int(v.astype("int64")) for v in vals]
             arrays[name] = pa.array(vals, pa.int64()).cast(_arrow_type(kind))
+        elif kind == "category":
+            arrays[name] = pa.array(vals, pa.string()).dictionary_encode()
         else:
             arrays[name] = pa.array(vals, _arrow_type(kind))
     return pa.table(arrays)
