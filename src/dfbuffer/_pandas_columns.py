@@ -171,12 +171,13 @@ def convert(frame: Any, positions: list[int], nulls: int, allow_copy: bool = Tru
     mode, opts = nulls & _MODE_BITS, nulls & ~_MODE_BITS
     arrow = have_pyarrow()
     names = [str(c) for c in frame.columns]
+    dtypes = list(frame.dtypes)  # one pass; a Series per column only when read here
     out: list[Any] = []
     for pos in positions:
-        values = frame.iloc[:, pos].array
-        if arrow and not _special(values.dtype, pd):
+        if arrow and not _special(dtypes[pos], pd):
             out.append(None)
             continue
+        values = frame.iloc[:, pos].array
         if not allow_copy and _needs_copy(values, pd):
             raise RuntimeError(f"column {names[pos]!r}: converting a pandas {values.dtype} "
                                "column needs a copy, but allow_copy=False")
