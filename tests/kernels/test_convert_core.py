@@ -318,7 +318,11 @@ def test_from_dataframe_names():
 def test_from_dataframe_allow_copy_false():
     df = pd.DataFrame({"f": [1.0, 2.0], "s": ["a", "b"]})
     with pytest.raises(RuntimeError, match="allow_copy"):
-        dfbuffer.from_dataframe(df[["s"]].astype(object), allow_copy=False)
+        dfbuffer.from_dataframe(df[["s"]].astype("string[python]"), allow_copy=False)
+    # an object column is the object array itself: no copy needed
+    obj = df[["s"]].astype(object)
+    got = dfbuffer.from_dataframe(obj, allow_copy=False)["s"]
+    assert np.shares_memory(got, obj["s"].to_numpy())
     out = dfbuffer.from_dataframe(df[["f"]], allow_copy=False)
     np.testing.assert_array_equal(out["f"], [1.0, 2.0])
 

@@ -511,6 +511,22 @@ parse_threads(PyObject *o, int *out)
     return 0;
 }
 
+/* The Arrow producer to_matrix reads pandas frame `obj` through when its
+   blocks are not all read in place: dfbuffer._to_arrow._matrix_source
+   (to_arrow's reading, refusing Period, Interval, object and complex
+   columns by name).  Returns a new reference or NULL with an exception. */
+static PyObject *
+pandas_matrix_source(PyObject *obj)
+{
+    PyObject *mod = PyImport_ImportModule("dfbuffer._to_arrow");
+    if (mod == NULL) {
+        return NULL;
+    }
+    PyObject *res = PyObject_CallMethod(mod, "_matrix_source", "(O)", obj);
+    Py_DECREF(mod);
+    return res;
+}
+
 /* Describes the selected columns (`o_cols`) of `obj` into `fr`: a pandas
    frame from its blocks (*pd_strides then set), an Arrow producer (*own: a
    new list of a pandas frame's own column names, or NULL), or interchange
@@ -525,7 +541,22 @@ describe_frame(dfb_state *st, PyObject *obj, PyObject *o_cols, int flatten,
     if (r == 0) {
         return 0;
     }
-    if (r == 1) {
+    if (r == 1 && (r = dfb_pandas_is_frame(obj)) == 1) {
+        /* a pandas frame with other columns: to_arrow's reading of it (no
+           index column, no pyarrow needed, errors named) */
+        PyObject *src = pandas_matrix_source(obj);
+        if (src == NULL) {
+            unsupported_to_type_error();
+            return -1;
+        }
+        r = dfb_arrow_describe_frame(st, src, o_cols, flatten, fr);
+        Py_DECREF(src);
+        if (r < 0) {
+            unsupported_to_type_error();
+        }
+        return r < 0 ? -1 : 0;
+    }
+    if (r == 0) {
         r = dfb_arrow_is_producer(obj);
     }
     if (r == 1 && (o_cols == NULL || o_cols == Py_None)) {
