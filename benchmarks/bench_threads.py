@@ -11,6 +11,9 @@ Each of N threads converts a frame of its own (no data shared) again and again:
     (one Python str object made per value);
 (c) to_matrix (threads=1) on a pyarrow table of 16 float64 columns of 50,000 rows (the
     copy runs without the GIL already).
+Each is followed by a peer doing the same work by the libraries' own means (pandas'
+per-column to_numpy, pyarrow's to_numpy, np.column_stack), measured the same way: how
+well the peer scales says what the interpreter and the machine allow.
 The figure is the throughput of N threads (conversions per second, all threads together)
 divided by that of 1 thread, both measured in the same run: N on a machine with at least
 N free cores is the ideal.  With --gil-both (a free-threaded interpreter) the benchmark
@@ -59,11 +62,23 @@ def float_table() -> pa.Table:
 
 WORKLOADS = {
     "from_dataframe, pandas 200 columns": (pandas_frame, lambda f: from_dataframe(f)),
+    "  peer: pandas to_numpy per column": (
+        pandas_frame,
+        lambda f: {c: f[c].to_numpy() for c in f.columns},
+    ),
     "from_dataframe, 20k strings to object": (
         string_table,
         lambda f: from_dataframe(f, strings="object"),
     ),
+    "  peer: pyarrow to_numpy": (
+        string_table,
+        lambda f: f.column(0).to_numpy(zero_copy_only=False),
+    ),
     "to_matrix, 16 x 50k float64": (float_table, lambda f: to_matrix(f, threads=1)),
+    "  peer: np.column_stack of to_numpy": (
+        float_table,
+        lambda f: np.column_stack([c.to_numpy() for c in f.columns]),
+    ),
 }
 
 
