@@ -98,7 +98,8 @@ def test_conformance_rows_match_the_kit(report):
     pandas_major = int(report["versions"]["pandas"].split(".")[0])
     assert rows["pandas"]["failed_ids"] == (["P-22"] if pandas_major >= 3 else ["P-19", "P-22"])
     assert rows["pyarrow"]["failed_ids"] == ["P-19", "P-28"]
-    assert rows["polars"]["status"] in ("n/a", "ok")
+    # polars has no row where it is not installed (no free-threaded wheel)
+    assert rows.get("polars", {"status": "n/a"})["status"] in ("n/a", "ok")
 
 
 def test_main_function_in_process(capsys):

@@ -47,15 +47,46 @@ def export_from_dlpack(buf):
     return np.from_dlpack(buf)
 
 
+# The consumers below are module-level classes holding the Buffer on the instance, not
+# classes made per call that hold it in a closure or a class attribute: on free-threaded
+# CPython 3.13, once any thread has been started, every class (and function) made from then
+# on is immortal (CPython issue 124239, fixed in 3.14 by per-thread type refcounts), so a
+# per-call class kept its Buffer, and the owner, forever.  These tests failed with "owner
+# leaked" on 3.13t when they ran after the first test that starts a thread
+# (test_dlpack_export.py's test_deleter_runs_on_another_thread_without_gil, the first in
+# file order); a reproducer without dfbuffer or NumPy:
+#     import gc, threading, weakref
+#     class Owner: pass
+#     def make(owner):
+#         class C:
+#             keep = owner
+#         return C()
+#     threading.Thread(target=str).start()  # comment out: freed
+#     o = Owner(); r = weakref.ref(o); x = make(o); del o, x; gc.collect()
+#     assert r() is not None  # 3.13t: C is immortal, and holds the owner
+class LegacyProducer:
+    """A producer that only speaks the old __dlpack__ signature."""
+
+    def __init__(self, buf):
+        self.buf = buf
+
+    def __dlpack__(self, stream=None):
+        return self.buf.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.buf.__dlpack_device__()
+
+
+class InterfaceConsumer:
+    """An object re-exporting a Buffer's __array_interface__, holding the Buffer."""
+
+    def __init__(self, buf):
+        self.__array_interface__ = buf.__array_interface__
+        self.keep = buf
+
+
 def export_from_legacy_dlpack(buf):
-    class Legacy:  # a producer that only speaks the old signature
-        def __dlpack__(self, stream=None):
-            return buf.__dlpack__()
-
-        def __dlpack_device__(self):
-            return buf.__dlpack_device__()
-
-    return np.from_dlpack(Legacy())
+    return np.from_dlpack(LegacyProducer(buf))
 
 
 def export_pickle_oob(buf):
@@ -70,13 +101,7 @@ def export_pickle_oob_strided(buf):
 
 
 def export_array_interface_consumer(buf):
-    class AI:
-        __array_interface__ = buf.__array_interface__
-
-        def __init__(self):
-            self.keep = buf
-
-    return np.asarray(AI())
+    return np.asarray(InterfaceConsumer(buf))
 
 
 KEEPS_ALIVE = [

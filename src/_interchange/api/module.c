@@ -303,7 +303,6 @@ module_clear(PyObject *m)
     Py_CLEAR(st->ixview_field_type);
     Py_CLEAR(st->ixview_chunk_type);
     dfb_convert_state_clear(st);
-    dfb_probe_state_clear(st);
     Py_CLEAR(st->ix_dtype_memo.tuple);
     return 0;
 }
@@ -319,6 +318,11 @@ static PyModuleDef_Slot module_slots[] = {
 #if PY_VERSION_HEX >= 0x030C0000
     /* NumPy itself cannot be loaded in several interpreters. */
     {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    /* Safe without the GIL (docs/design.md, rule 6): a free-threaded
+       interpreter keeps the GIL off when it imports us. */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif
     {0, NULL},
 };

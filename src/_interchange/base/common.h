@@ -111,22 +111,6 @@ typedef struct {
     PyArray_Descr *datetime[DFB_N_DATETIME];
 } dfb_dtypes;
 
-/* One entry of probe.c's cache of protocol names found on static types. */
-typedef struct {
-    const PyTypeObject *tp; /* a static (never freed) type, or NULL */
-    uint32_t known;         /* bit i: probe name i looked up */
-    uint32_t present;       /* bit i: probe name i defined along the MRO */
-} dfb_probe_entry;
-#define DFB_PROBE_CACHE 64
-/* probe.c's record of the probes made on one object during one conversion
-   (dfb_probe_scope_open): each protocol is read once per conversion. */
-typedef struct {
-    uint64_t token;   /* of the scope that set it; 0: no scope open */
-    uint64_t issued;  /* the last token issued */
-    PyObject *obj;    /* borrowed: its scope's caller holds it */
-    uint32_t known;   /* bit i: probe i answered */
-    uint32_t present; /* bit i: probe i found */
-} dfb_probe_memo;
 /* dtype.c's memo of the last plain interchange dtype tuple read by
    buffer_to_ndarray (dfb_ix_dtype_plain_memo): the tuple (strong, visited
    by the module's traverse) and the dfb_format fields it parsed to. */
@@ -135,6 +119,7 @@ typedef struct {
     int type;
     int bits;
     char byteorder;
+    dfb_mutex lock; /* guards the fields above (compat.h) */
 } dfb_ix_dtype_memo;
 
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
@@ -145,16 +130,16 @@ typedef struct {
     PyObject *device_type;      /* IntEnum class dfbuffer.DeviceType */
     PyObject *dtype_kind;       /* IntEnum class dfbuffer.DtypeKind */
     PyObject *column_null_type; /* IntEnum class dfbuffer.ColumnNullType */
-    PyObject *ma_masked_array;  /* numpy.ma.MaskedArray, imported lazily */
+    PyObject *ma_masked_array;  /* numpy.ma.MaskedArray, imported lazily
+                                   (written once, under lazy_lock) */
+    dfb_mutex lazy_lock;        /* guards ma_masked_array (compat.h) */
     dfb_names str;              /* interned names (no GC) */
     dfb_consts tup;             /* constant tuples (no GC) */
     dfb_dtypes descr; /* cached dtypes (no GC: they hold no references) */
-    dfb_probe_entry probe_cache[DFB_PROBE_CACHE]; /* probe.c: no objects */
     PyObject *categorical_codes; /* type dfbuffer.CategoricalCodes */
     /* ixview.c: the struct sequence types _IxField and _IxChunk */
     PyTypeObject *ixview_field_type;
     PyTypeObject *ixview_chunk_type;
-    dfb_probe_memo probe_memo; /* probe.c: the open probe scope, if any */
     dfb_ix_dtype_memo ix_dtype_memo; /* dtype.c: strong tuple, visited */
 } dfb_state;
 

@@ -1,5 +1,6 @@
-/* dfbuffer: the few CPython C-API differences between 3.11 and 3.13, in
- * one place, with public non-deprecated API only.
+/* dfbuffer: the few CPython C-API differences between 3.11 and 3.15, in
+ * one place, with public non-deprecated API only, and the shims of
+ * free-threaded CPython's tools (docs/design.md, "Safety rules", rule 6).
  *
  * Included by common.h.  Everything here is static inline; nothing holds a
  * Python object in a C global.
@@ -105,6 +106,65 @@ dfb_dict_get_ref(PyObject *d, PyObject *key, PyObject **out)
     return 1;
 #endif
 }
+
+/* Returns a new reference to item `i` of list `list`, or NULL with
+   IndexError (out of range) or TypeError (not a list) set.  The item is
+   read with the list's own lock on free-threaded builds (another thread
+   may shrink the list or replace the item meanwhile): PyList_GetItemRef
+   on 3.13+; on 3.11/3.12 the GIL makes the borrowed read and the new
+   reference one step. */
+static inline PyObject *
+dfb_list_get_ref(PyObject *list, Py_ssize_t i)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyList_GetItemRef(list, i);
+#else
+    return Py_XNewRef(PyList_GetItem(list, i));
+#endif
+}
+
+/* dfb_dict_get_ref with a C string key.  Same returns. */
+static inline int
+dfb_dict_get_ref_str(PyObject *d, const char *key, PyObject **out)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyDict_GetItemStringRef(d, key, out);
+#else
+    PyObject *k = PyUnicode_FromString(key);
+    if (k == NULL) {
+        *out = NULL;
+        return -1;
+    }
+    int r = dfb_dict_get_ref(d, k, out);
+    Py_DECREF(k);
+    return r;
+#endif
+}
+
+/* A lock for the few pieces of module state that several threads write
+   (docs/design.md, rule 6): PyMutex on 3.13+ (one byte, no allocation,
+   the waiting thread detached so it never blocks a stop-the-world); on
+   3.11/3.12 the GIL is the lock and these do nothing.  A region holding it
+   runs no Python code (no call, no DECREF that may free an object). */
+#if PY_VERSION_HEX >= 0x030D0000
+typedef PyMutex dfb_mutex;
+#define dfb_mutex_lock(m) PyMutex_Lock(m)
+#define dfb_mutex_unlock(m) PyMutex_Unlock(m)
+#else
+typedef struct {
+    char unused;
+} dfb_mutex;
+#define dfb_mutex_lock(m) ((void)(m))
+#define dfb_mutex_unlock(m) ((void)(m))
+#endif
+
+/* Storage class of per-thread C state (plain C values, never a Python
+   object: a thread's copy is not cleared when the thread ends). */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define DFB_THREAD_LOCAL __declspec(thread)
+#else
+#define DFB_THREAD_LOCAL _Thread_local
+#endif
 
 /* Returns -1, 0 or 1: the sign of int `o` (PyLong_Check(o) must hold; no
    Python code runs, also for int subclasses).  Cannot fail. */

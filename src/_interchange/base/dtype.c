@@ -96,22 +96,33 @@ dfb_ix_dtype_plain(PyObject *t, dfb_format *out)
 int
 dfb_ix_dtype_plain_memo(dfb_state *st, PyObject *t, dfb_format *out)
 {
+    /* several threads read and replace the memo: each reads or writes it
+       whole under its lock; no Python code runs inside (the old tuple is
+       dropped after the unlock) */
     dfb_ix_dtype_memo *m = &st->ix_dtype_memo;
+    dfb_mutex_lock(&m->lock);
     if (t == m->tuple) {
         /* the fields dfb_format_parse_interchange sets for these kinds */
         memset(out, 0, sizeof(*out));
         out->type = (dfb_type)m->type;
         out->bits = m->bits;
         out->byteorder = m->byteorder;
+        dfb_mutex_unlock(&m->lock);
         return 1;
     }
+    dfb_mutex_unlock(&m->lock);
     int r = dfb_ix_dtype_plain(t, out);
     if (r == 1) {
+        Py_INCREF(t);
+        dfb_mutex_lock(&m->lock);
+        PyObject *old = m->tuple;
         m->type = (int)out->type;
         m->bits = out->bits;
         m->byteorder = out->byteorder;
+        m->tuple = t;
+        dfb_mutex_unlock(&m->lock);
         /* the old tuple's release may run code: the memo is whole first */
-        Py_XSETREF(m->tuple, Py_NewRef(t));
+        Py_XDECREF(old);
     }
     return r;
 }

@@ -49,11 +49,35 @@ dfb_probe_name(dfb_state *st, int which)
     return *(PyObject *const *)((const char *)&st->str + probe_field[which]);
 }
 
-void
-dfb_probe_state_clear(dfb_state *st)
-{
-    memset(st->probe_cache, 0, sizeof(st->probe_cache));
-}
+/* One entry of the cache of protocol names found on static types. */
+typedef struct {
+    const PyTypeObject *tp; /* a static (never freed) type, or NULL */
+    uint32_t known;         /* bit i: probe name i looked up */
+    uint32_t present;       /* bit i: probe name i defined along the MRO */
+} probe_entry;
+#define PROBE_CACHE 64
+
+/* The record of the probes made on one object during one conversion
+   (dfb_probe_scope_open): each protocol is read once per conversion. */
+typedef struct {
+    uint64_t token;   /* of the scope that set it; 0: no scope open */
+    uint64_t issued;  /* the last token issued */
+    PyObject *obj;    /* borrowed: its scope's caller holds it */
+    uint32_t known;   /* bit i: probe i answered */
+    uint32_t present; /* bit i: probe i found */
+} probe_memo;
+
+/* Both are per thread (docs/design.md, rule 6): a conversion's scope is
+   its own thread's, and no lock is taken on the hot path.  They hold no
+   Python object (the memo's object is borrowed from the scope's caller and
+   forgotten when the scope closes; a static type is never freed) and mean
+   the same for every instance of the module: the probe ids, not the name
+   objects, are recorded. */
+typedef struct {
+    probe_entry cache[PROBE_CACHE];
+    probe_memo memo;
+} probe_local;
+static DFB_THREAD_LOCAL probe_local probe_tls;
 
 /* Returns the dict of type `tp` (new reference), NULL without an
    exception when it has none, NULL with an exception set on error. */
@@ -95,16 +119,14 @@ type_lookup(PyTypeObject *tp, PyObject *name, PyObject **out)
             }
             continue;
         }
-        PyObject *v = PyDict_GetItemWithError(d, name);
-        Py_XINCREF(v);
+        /* a new reference: another thread may delete the name from a
+           heap type's dict meanwhile */
+        PyObject *v;
+        int g = dfb_dict_get_ref(d, name, &v);
         Py_DECREF(d);
-        if (v != NULL) {
+        if (g != 0) {
             *out = v;
-            r = 1;
-            break;
-        }
-        if (PyErr_Occurred()) {
-            r = -1;
+            r = g;
             break;
         }
     }
@@ -232,8 +254,7 @@ instance_mask(dfb_state *st, PyObject *obj, uint32_t want)
 static inline int
 static_type_mask(dfb_state *st, PyTypeObject *tp, uint32_t want)
 {
-    dfb_probe_entry *e =
-        &st->probe_cache[((uintptr_t)tp >> 4) % DFB_PROBE_CACHE];
+    probe_entry *e = &probe_tls.cache[((uintptr_t)tp >> 4) % PROBE_CACHE];
     if (e->tp == tp && (want & ~e->known) == 0) {
         return (int)(e->present & want); /* the hot path: answered before */
     }
@@ -316,7 +337,7 @@ dfb_probe_mask(dfb_state *st, PyObject *obj, uint32_t want)
         int ri = instance_mask(st, obj, want & ~(uint32_t)r);
         return ri < 0 ? -1 : (r | ri);
     }
-    dfb_probe_memo *m = &st->probe_memo;
+    probe_memo *m = &probe_tls.memo;
     uint32_t found = 0, todo = want;
     if (m->token != 0 && m->obj == obj) {
         found = m->present & want;
@@ -354,7 +375,8 @@ dfb_probe(dfb_state *st, PyObject *obj, int which)
 uint64_t
 dfb_probe_scope_open(dfb_state *st, PyObject *obj)
 {
-    dfb_probe_memo *m = &st->probe_memo;
+    (void)st;
+    probe_memo *m = &probe_tls.memo;
     m->token = ++m->issued;
     m->obj = obj;
     m->known = m->present = 0;
@@ -364,7 +386,8 @@ dfb_probe_scope_open(dfb_state *st, PyObject *obj)
 void
 dfb_probe_scope_close(dfb_state *st, uint64_t token)
 {
-    dfb_probe_memo *m = &st->probe_memo;
+    (void)st;
+    probe_memo *m = &probe_tls.memo;
     if (m->token == token) {
         m->token = 0;
         m->obj = NULL;

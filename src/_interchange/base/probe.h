@@ -70,10 +70,6 @@ enum {
 PyObject *
 dfb_probe_name(dfb_state *st, int which);
 
-/* Empties the probe cache (module clear).  Cannot fail. */
-void
-dfb_probe_state_clear(dfb_state *st);
-
 /* Looks `name` up on the type of `obj` along its MRO, as CPython looks up
    special methods: the instance, its __getattr__ and the metatype are not
    consulted and no descriptor is called.  Returns 1 with a new reference
@@ -95,7 +91,7 @@ int
 dfb_probe_has(PyObject *obj, PyObject *name);
 
 /* dfb_probe_has for the interned name of probe id `which` (a DFB_PN_*
-   index), answered from a per-module cache for static types (their MRO and
+   index), answered from a per-thread cache for static types (their MRO and
    dicts cannot change from Python, and they are never freed; a heap type's
    static bases too), and, for a heap type, inside an open scope on `obj`
    (below) from the scope's record, so that one conversion reads each probe
@@ -113,9 +109,9 @@ dfb_probe_mask(dfb_state *st, PyObject *obj, uint32_t want);
 
 /* Opens the probe scope of one conversion of `obj` (which the caller holds
    until the scope is closed): until dfb_probe_scope_close(st, token), each
-   dfb_probe on `obj` is answered once and then from the record.  Opening
-   replaces any open scope (a nested conversion, or another thread's while
-   the GIL was released): the outer one then just probes again.  Returns
+   dfb_probe on `obj` is answered once and then from the record.  Scopes
+   are per thread; opening replaces the thread's open scope (a nested
+   conversion): the outer one then just probes again.  Returns
    the token.  Cannot fail. */
 uint64_t
 dfb_probe_scope_open(dfb_state *st, PyObject *obj);

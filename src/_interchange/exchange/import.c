@@ -251,18 +251,26 @@ descr_is_structured(PyObject *descr, const char *proto)
                      proto, Py_TYPE(descr)->tp_name);
         return -1;
     }
+    /* the producer's list: another thread may change it meanwhile, so
+       its one item is read with a reference of our own */
     if (PyList_GET_SIZE(descr) != 1) {
         return 1;
     }
-    PyObject *f = PyList_GET_ITEM(descr, 0);
+    PyObject *f = dfb_list_get_ref(descr, 0);
+    if (f == NULL) {
+        PyErr_Clear(); /* emptied meanwhile: not one unnamed field */
+        return 1;
+    }
+    int r = 0;
     if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) < 2) {
-        return 1;
+        r = 1;
     }
-    PyObject *fname = PyTuple_GET_ITEM(f, 0);
-    if (!PyUnicode_Check(fname) || PyUnicode_GET_LENGTH(fname) != 0) {
-        return 1;
+    else {
+        PyObject *fname = PyTuple_GET_ITEM(f, 0);
+        r = !PyUnicode_Check(fname) || PyUnicode_GET_LENGTH(fname) != 0;
     }
-    return 0;
+    Py_DECREF(f);
+    return r;
 }
 
 /* Parsed interface dict (owned references; release with iface_clear). */

@@ -252,12 +252,14 @@ unify_categories(PyObject *dicts, int64_t **map, int64_t *ncats)
     npy_intp nnew = 0;
     for (Py_ssize_t k = 0; k < total; k++) {
         PyObject *v = PyList_GET_ITEM(vals, k); /* the list is ours */
-        PyObject *code = PyDict_GetItemWithError(seen, v);
-        if (code != NULL) {
+        PyObject *code;
+        int got = dfb_dict_get_ref(seen, v, &code);
+        if (got > 0) {
             (*map)[k] = (int64_t)PyLong_AsSsize_t(code);
+            Py_DECREF(code);
             continue;
         }
-        if (PyErr_Occurred()) {
+        if (got < 0) {
             goto done; /* an unhashable category */
         }
         code = PyLong_FromSsize_t(nnew);

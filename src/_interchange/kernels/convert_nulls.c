@@ -354,21 +354,22 @@ dfb_masked_array(dfb_state *st, PyObject *values, PyObject *mask)
 {
     /* numpy.ma is imported on first use (it costs ~20 ms).  The import
        runs Python code and may let another thread fill the slot
-       meanwhile: the slot is set only if still empty, with no Python code
-       between the test and the store (the GIL makes that atomic), and the
-       call uses our own reference. */
-    PyObject *cls = st->ma_masked_array;
-    if (cls != NULL) {
-        Py_INCREF(cls);
-    }
-    else {
+       meanwhile: the slot is read, and set only if still empty, under
+       st->lazy_lock (the GIL on 3.11/3.12), with no Python code inside,
+       and the call uses our own reference. */
+    dfb_mutex_lock(&st->lazy_lock);
+    PyObject *cls = Py_XNewRef(st->ma_masked_array);
+    dfb_mutex_unlock(&st->lazy_lock);
+    if (cls == NULL) {
         cls = dfb_import_attr("numpy.ma", "MaskedArray");
         if (cls == NULL) {
             return NULL;
         }
+        dfb_mutex_lock(&st->lazy_lock);
         if (st->ma_masked_array == NULL) {
             st->ma_masked_array = Py_NewRef(cls);
         }
+        dfb_mutex_unlock(&st->lazy_lock);
     }
     PyObject *args[2] = {values, mask};
     PyObject *res = PyObject_Vectorcall(cls, args, 2, NULL);

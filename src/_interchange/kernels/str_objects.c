@@ -278,8 +278,11 @@ dedup_decode(dedup *d, const char *p, int64_t n)
    wrapper forwards every call to the allocator it replaced, so arenas
    allocated meanwhile are freed by it later, and it is removed before the
    converter returns.  The GIL is held throughout and the module refuses
-   subinterpreters, so no other thread sees the swap half-done. */
-#if defined(MADV_POPULATE_WRITE)
+   subinterpreters, so no other thread sees the swap half-done.  The
+   allocator is process-wide: without a GIL (free-threaded builds, whose
+   objects come from mimalloc, not from these arenas) it is never
+   swapped. */
+#if defined(MADV_POPULATE_WRITE) && !defined(Py_GIL_DISABLED)
 static PyObjectArenaAllocator prefault_orig;
 
 /* Arena allocation: the replaced allocator's arena, populated (best
@@ -314,7 +317,7 @@ prefault_free(void *ctx, void *p, size_t size)
 static int
 prefault_begin(int64_t bytes)
 {
-#if defined(MADV_POPULATE_WRITE)
+#if defined(MADV_POPULATE_WRITE) && !defined(Py_GIL_DISABLED)
     PyObjectArenaAllocator cur;
     if (bytes < PREFAULT_MIN_BYTES) {
         return 0;
@@ -338,7 +341,7 @@ prefault_begin(int64_t bytes)
 static void
 prefault_end(int on)
 {
-#if defined(MADV_POPULATE_WRITE)
+#if defined(MADV_POPULATE_WRITE) && !defined(Py_GIL_DISABLED)
     if (on) {
         PyObject_SetArenaAllocator(&prefault_orig);
     }

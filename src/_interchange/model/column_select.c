@@ -53,9 +53,10 @@ dfb_colsel_finish(const dfb_colsel *s, PyObject *result)
     for (Py_ssize_t i = 0; out != NULL && i < PyTuple_GET_SIZE(s->names);
          i++) {
         PyObject *key = PyTuple_GET_ITEM(s->names, i);
-        PyObject *v = PyDict_GetItemWithError(result, key);
-        if (v == NULL) {
-            if (!PyErr_Occurred()) {
+        PyObject *v;
+        int got = dfb_dict_get_ref(result, key, &v);
+        if (got <= 0) {
+            if (got == 0) {
                 PyErr_Format(PyExc_KeyError, "no column named %R", key);
             }
             Py_CLEAR(out);
@@ -63,6 +64,7 @@ dfb_colsel_finish(const dfb_colsel *s, PyObject *result)
         else if (PyDict_SetItem(out, key, v) < 0) {
             Py_CLEAR(out);
         }
+        Py_XDECREF(v);
     }
     Py_DECREF(result);
     return out;

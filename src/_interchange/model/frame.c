@@ -92,10 +92,12 @@ dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
     }
     for (Py_ssize_t i = 0; i < nnames; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
-        PyObject *had = PyDict_GetItemWithError(pos, name);
-        PyObject *v = had != NULL        ? Py_NewRef(Py_None)
-                      : PyErr_Occurred() ? NULL
-                                         : PyLong_FromSsize_t(i);
+        PyObject *had;
+        int got = dfb_dict_get_ref(pos, name, &had);
+        Py_XDECREF(had);
+        PyObject *v = got > 0   ? Py_NewRef(Py_None)
+                      : got < 0 ? NULL
+                                : PyLong_FromSsize_t(i);
         if (v == NULL || PyDict_SetItem(pos, name, v) < 0) {
             Py_XDECREF(v);
             Py_DECREF(pos);
@@ -111,10 +113,12 @@ dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
             Py_DECREF(pos);
             goto fail;
         }
-        PyObject *at = PyDict_GetItemWithError(pos, key);
-        if (at == NULL || at == Py_None) {
-            if (!PyErr_Occurred()) {
-                if (at == NULL) {
+        PyObject *at;
+        int got = dfb_dict_get_ref(pos, key, &at);
+        if (got <= 0 || at == Py_None) {
+            Py_XDECREF(at);
+            if (got >= 0) {
+                if (got == 0) {
                     PyErr_Format(PyExc_KeyError,
                                  "column %R is not in the frame", key);
                 }
@@ -131,6 +135,7 @@ dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
         }
         Py_DECREF(key);
         (*idx)[k] = PyLong_AsSsize_t(at);
+        Py_DECREF(at);
     }
     Py_DECREF(pos);
     *n = ns;

@@ -222,30 +222,43 @@ metadata_value(const char *md, const char *key)
 static int
 json_ints(PyObject *obj, const char *key, npy_intp *out, int *n)
 {
-    PyObject *v = PyDict_Check(obj) ? PyDict_GetItemString(obj, key) : NULL;
+    /* `obj` is our own json.loads result: nothing else reaches it, but its
+       items are held all the same */
+    PyObject *v = NULL;
     *n = -1;
+    if (PyDict_Check(obj) && dfb_dict_get_ref_str(obj, key, &v) < 0) {
+        return -1;
+    }
     if (v == NULL || v == Py_None) {
+        Py_XDECREF(v);
         return 0;
     }
     if (!PyList_Check(v) || PyList_GET_SIZE(v) >= NPY_MAXDIMS - 1) {
         PyErr_Format(PyExc_ValueError,
                      "arrow.fixed_shape_tensor: '%s' is not a short list",
                      key);
+        Py_DECREF(v);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
-        long long x = PyLong_AsLongLong(PyList_GET_ITEM(v, i));
+    int len = (int)PyList_GET_SIZE(v);
+    for (int i = 0; i < len; i++) {
+        PyObject *item = dfb_list_get_ref(v, i);
+        long long x = item != NULL ? PyLong_AsLongLong(item) : -1;
+        Py_XDECREF(item);
         if (x == -1 && PyErr_Occurred()) {
+            Py_DECREF(v);
             return -1;
         }
         if (x < 0) {
             PyErr_Format(PyExc_ValueError,
                          "arrow.fixed_shape_tensor: negative '%s'", key);
+            Py_DECREF(v);
             return -1;
         }
         out[i] = (npy_intp)x;
     }
-    *n = (int)PyList_GET_SIZE(v);
+    Py_DECREF(v);
+    *n = len;
     return 0;
 }
 

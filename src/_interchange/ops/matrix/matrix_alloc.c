@@ -37,7 +37,10 @@
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *out_kept;       /* guarded by out_lock */
 static size_t out_kept_size; /* the size NumPy freed it with */
-static void *out_reused;     /* the last kept block handed out again */
+/* the kept block out_malloc last handed out again on this thread: per
+   thread, since the array dfb_matrix_new_output asks for is allocated on
+   its own thread, while other threads make theirs */
+static DFB_THREAD_LOCAL void *out_reused;
 
 /* malloc of the handler: the kept block when it fits (at most 1/8
    larger), else new memory.  No huge pages are asked for (NumPy asks for
@@ -344,13 +347,12 @@ dfb_matrix_new_output(PyArray_Descr *descr, npy_intp *dims, int fortran,
             Py_DECREF(descr);
             return NULL;
         }
+        out_reused = NULL;
         PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims,
                                              NULL, NULL, fortran, NULL);
-        pthread_mutex_lock(&out_lock);
         *reused = out != NULL && out_reused != NULL &&
                   out_reused == PyArray_DATA((PyArrayObject *)out);
         out_reused = NULL;
-        pthread_mutex_unlock(&out_lock);
         PyObject *back = PyDataMem_SetHandler(old);
         Py_DECREF(old);
         if (back == NULL) {
