@@ -11,6 +11,7 @@
 
 #include "mem.h"
 #include "stream_copy.h"
+#include "cpus.h"
 
 #include <math.h>
 #include <string.h>
@@ -604,20 +605,6 @@ task_main(void *arg)
 }
 #endif
 
-/* Returns the number of online CPUs (>= 1).  Cannot fail. */
-static int
-cpu_count(void)
-{
-#if defined(_WIN32)
-    SYSTEM_INFO si;
-    GetSystemInfo(&si);
-    return si.dwNumberOfProcessors > 0 ? (int)si.dwNumberOfProcessors : 1;
-#else
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
-#endif
-}
-
 /* Fills the whole output with `nt` threads (the caller's thread takes the
    first share; a thread that cannot start has its share run inline).
    Call without the GIL.  Cannot fail. */
@@ -689,8 +676,16 @@ dfb_matrix_prepare(mplan *p, int nthreads, int reused)
        (benchmarks/matrix_stores.c: into fresh pages, which the kernel has just
        zeroed through the cache, plain stores cost less CPU) */
     p->nt_min = !p->corder && reused && bytes >= (int64_t)OUT_BIG ? NT_MIN : 0;
-    int cpus = cpu_count();
-    int nt = nthreads > 0 ? nthreads : (int)(bytes / (1 << 20)) + 1;
+    /* one thread per THREAD_MIN_BYTES of output: below it no thread is
+       started (nor the CPUs counted) */
+    int nt = nthreads > 0 ? nthreads
+                          : (int)(bytes / THREAD_MIN_BYTES > MAX_THREADS
+                                      ? MAX_THREADS
+                                      : bytes / THREAD_MIN_BYTES);
+    if (nt <= 1) {
+        return 1;
+    }
+    const int cpus = dfb_usable_cpus();
     if (nt > cpus) {
         nt = cpus;
     }
