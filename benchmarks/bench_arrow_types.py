@@ -1,17 +1,22 @@
-"""The flat Arrow types beyond numbers and strings against pyarrow and polars.
+"""The flat Arrow types against pyarrow and polars (the nested ones: bench_nested_types.py).
 
-    PYTHONPATH=build/dev/stage python benchmarks/bench_arrow_types.py [ROWS] [REPEATS]
+    PYTHONPATH=build/dev/stage python benchmarks/bench_arrow_types.py [ROWS] [REPEATS] [--cpu]
 
-ROWS values (default 1e6, every 10th null) of binary, large binary, binary view,
-fixed-size binary, decimal128 / decimal256, time64, month-day-nano interval, run-end
-encoded int64 (runs of 10) and arrow.uuid.  dfbuffer.column_to_ndarray(x) is timed
-against pyarrow's x.to_numpy(zero_copy_only=False) and, where polars converts the type,
-polars' Series.to_numpy(); decimals="float64" against
-pyarrow.compute.cast(x, float64).to_numpy(); run-end decoding also against
-pyarrow.compute.run_end_decode(x).to_numpy().  arrow.uuid, for which pyarrow's to_numpy
-and polars give bytes, also against what gives uuid.UUID objects: pyarrow's to_pylist()
-and uuid.UUID(bytes=b) over the storage's to_pylist() (best of at most 2: seconds each).
-Each result is freed before the next call, best of REPEATS (default 5).
+ROWS values (default 1e6, every 10th null) of int64, float64, bool, date32, timestamp,
+duration, string, large string, string view, dictionary of strings, binary, large binary,
+binary view, fixed-size binary, decimal128 / decimal256, time64, month-day-nano interval,
+run-end encoded int64 (runs of 1, 10 and 100, with and without nulls; also against
+np.repeat of the values over the run lengths, the fill's floor) and run-end strings, and
+arrow.uuid.  dfbuffer.column_to_ndarray(x) is timed against pyarrow's
+x.to_numpy(zero_copy_only=False) and, where polars converts the type, polars'
+Series.to_numpy(); decimals="float64" against pyarrow.compute.cast(x, float64).to_numpy();
+run-end decoding also against pyarrow.compute.run_end_decode(x).to_numpy().  arrow.uuid,
+for which pyarrow's to_numpy and polars give bytes, also against what gives uuid.UUID
+objects: pyarrow's to_pylist() and uuid.UUID(bytes=b) over the storage's to_pylist() (at
+most 2 calls: seconds each, as pyarrow's interval row).
+The contenders of a row are called REPEATS times (default 7) in rotating order, each result
+freed before the next call; the MEDIAN of each is printed (wall time, or process CPU time
+with --cpu: steadier on a loaded machine, and the same for these one-thread conversions).
 Ratio = dfbuffer / peer (lower is better).
 """
 
@@ -36,16 +41,26 @@ except ImportError:  # polars is optional here
     pl = None
 
 
-def timed(f: Callable[[], Any]) -> float:
-    t0 = time.perf_counter()
-    x = f()
-    t1 = time.perf_counter()
-    del x
-    return t1 - t0
+CLOCK = time.process_time if "--cpu" in sys.argv else time.perf_counter
 
 
-def best(f: Callable[[], Any], rep: int) -> float:
-    return min(timed(f) for _ in range(rep))
+def medians(fns: list[Callable[[], Any]], rep: int) -> list[float]:
+    """The median time of each callable over `rep` calls in rotating order."""
+    times: list[list[float]] = [[] for _ in fns]
+    for r in range(rep):
+        for i in [(r + k) % len(fns) for k in range(len(fns))]:
+            t0 = CLOCK()
+            x = fns[i]()
+            t1 = CLOCK()
+            del x
+            times[i].append(t1 - t0)
+    return [float(np.median(t)) for t in times]
+
+
+def run_end(n: int, run: int, nulls: bool) -> pa.Array:
+    """Run-end encoded int64 of `n` rows in runs of `run` (every 7th value null)."""
+    runs = np.repeat(np.arange(n // run + 1), run)[:n]
+    return pc.run_end_encode(pa.array(runs, mask=(runs % 7 == 3) if nulls else None))
 
 
 def arrays(n: int) -> dict[str, pa.Array]:
@@ -64,7 +79,23 @@ def arrays(n: int) -> dict[str, pa.Array]:
     fixed = pa.Array.from_buffers(
         pa.binary(16), n, [valid, pa.py_buffer(rng.integers(0, 256, 16 * n, dtype=np.uint8))]
     )
+    keys = rng.integers(0, 10**6, n).tolist()
+    nulls = mask.tolist()
+    words = pa.array([None if m else f"w{v}" for v, m in zip(keys, nulls, strict=True)])
+    ts = pa.array(us, pa.timestamp("us"), mask=mask)
     return {
+        "int64": pa.array(ints, mask=mask),
+        "float64": pa.array(ints / 7.0, mask=mask),
+        "bool": pa.array(ints % 3 == 0, mask=mask),
+        "date32": pa.array((us // 86_400_000).astype(np.int32), pa.date32(), mask=mask),
+        "timestamp[us]": ts,
+        "duration[us]": pa.array(us, pa.duration("us"), mask=mask),
+        "string": words,
+        "large_string": words.cast(pa.large_string()),
+        "string_view": words.cast(pa.string_view()),
+        "dictionary<string>": pc.dictionary_encode(
+            pa.array([None if m else f"c{v % 100}" for v, m in zip(keys, nulls, strict=True)])
+        ),
         "binary": binary,
         "large_binary": binary.cast(pa.large_binary()),
         "binary_view": binary.cast(pa.binary_view()),
@@ -76,43 +107,83 @@ def arrays(n: int) -> dict[str, pa.Array]:
             [None if m else (1, 2, 3) for m in mask.tolist()], pa.month_day_nano_interval()
         ),
         "run_end": pc.run_end_encode(pa.array(runs, mask=(runs % 7 == 3))),
+        "run_end<string>": pc.run_end_encode(words.take(pa.array(runs))),
         "uuid": pa.ExtensionArray.from_storage(pa.uuid(), fixed),
     }
 
 
 def main() -> None:
-    n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10**6
-    rep = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    print(f"load average {os.getloadavg()}  rows {n:.0e}")
+    args = [a for a in sys.argv[1:] if a != "--cpu"]
+    n = int(float(args[0])) if args else 10**6
+    rep = int(args[1]) if len(args) > 1 else 7
+    clock = "process CPU" if CLOCK is time.process_time else "wall"
+    print(f"load average {os.getloadavg()}  rows {n:.0e}  median of {rep}, {clock} time")
     print(f"{'type':<18} {'dfbuffer':>10} {'pyarrow':>10} {'ratio':>7} {'polars':>10} {'ratio':>7}")
     for name, arr in arrays(n).items():
-        ours = best(lambda a=arr: dfbuffer.column_to_ndarray(a), rep)
-        pa_t = best(lambda a=arr: a.to_numpy(zero_copy_only=False), rep)
-        line = f"{name:<18} {ours * 1e3:8.2f}ms {pa_t * 1e3:8.2f}ms {ours / pa_t:6.2f}x"
+        fns: list[Callable[[], Any]] = [
+            lambda a=arr: dfbuffer.column_to_ndarray(a),
+            lambda a=arr: a.to_numpy(zero_copy_only=False),
+        ]
+        note = ""
         if pl is not None and name == "decimal256":
-            line += "  polars: refuses (panics on) decimal256"
+            note = "  polars: refuses (panics on) decimal256"
         elif pl is not None:
             try:
                 s = pl.Series(arr)
-                pl_t = best(s.to_numpy, rep)
-                line += f" {pl_t * 1e3:8.2f}ms {ours / pl_t:6.2f}x"
+                s.to_numpy()
+                fns.append(s.to_numpy)
             except BaseException as exc:  # noqa: BLE001 (polars panics on some types)
-                line += f"  polars: {type(exc).__name__}"
-        print(line, flush=True)
+                note = f"  polars: {type(exc).__name__}"
+        # pyarrow's DateOffset objects for an interval take seconds: 2 calls
+        t = medians(fns, min(rep, 2) if name == "interval" else rep)
+        line = f"{name:<18} {t[0] * 1e3:8.2f}ms {t[1] * 1e3:8.2f}ms {t[0] / t[1]:6.2f}x"
+        if len(t) > 2:
+            line += f" {t[2] * 1e3:8.2f}ms {t[0] / t[2]:6.2f}x"
+        print(line + note, flush=True)
+    head = f"{'run-end int64':<18} {'dfbuffer':>10} {'pyarrow':>10} {'ratio':>7}"
+    print(f"{head} {'np.repeat':>10} {'ratio':>7}")
+    for run in (1, 10, 100):
+        for nulls in (False, True):
+            ree = run_end(n, run, nulls)
+            vals = np.asarray(ree.values.fill_null(0))
+            lens = np.diff(np.asarray(ree.run_ends), prepend=0)
+            t = medians(
+                [
+                    lambda a=ree: dfbuffer.column_to_ndarray(a),
+                    lambda a=ree: a.to_numpy(zero_copy_only=False),
+                    lambda v=vals, k=lens: np.repeat(v, k),
+                ],
+                rep,
+            )
+            label = f"runs of {run}{', nulls' if nulls else ''}"
+            print(
+                f"{label:<18} {t[0] * 1e3:8.2f}ms {t[1] * 1e3:8.2f}ms {t[0] / t[1]:6.2f}x"
+                f" {t[2] * 1e3:8.2f}ms {t[0] / t[2]:6.2f}x",
+                flush=True,
+            )
     extra = arrays(n)
     dec = extra["decimal128"]
-    ours = best(lambda: dfbuffer.column_to_ndarray(dec, decimals="float64", nulls="fill"), rep)
-    peer = best(lambda: pc.cast(dec, pa.float64()).to_numpy(zero_copy_only=False), rep)
-    print(f"decimals=float64   {ours * 1e3:8.2f}ms {peer * 1e3:8.2f}ms {ours / peer:6.2f}x  (cast)")
+    t = medians(
+        [
+            lambda: dfbuffer.column_to_ndarray(dec, decimals="float64", nulls="fill"),
+            lambda: pc.cast(dec, pa.float64()).to_numpy(zero_copy_only=False),
+        ],
+        rep,
+    )
+    print(f"decimals=float64   {t[0] * 1e3:8.2f}ms {t[1] * 1e3:8.2f}ms {t[0] / t[1]:6.2f}x  (cast)")
     ree = extra["run_end"]
-    ours = best(lambda: dfbuffer.column_to_ndarray(ree), rep)
-    peer = best(lambda: pc.run_end_decode(ree).to_numpy(zero_copy_only=False), rep)
+    t = medians(
+        [
+            lambda: dfbuffer.column_to_ndarray(ree),
+            lambda: pc.run_end_decode(ree).to_numpy(zero_copy_only=False),
+        ],
+        rep,
+    )
     print(
-        f"run_end decode     {ours * 1e3:8.2f}ms {peer * 1e3:8.2f}ms {ours / peer:6.2f}x"
+        f"run_end decode     {t[0] * 1e3:8.2f}ms {t[1] * 1e3:8.2f}ms {t[0] / t[1]:6.2f}x"
         "  (run_end_decode)"
     )
     u = extra["uuid"]
-    ours = best(lambda: dfbuffer.column_to_ndarray(u), rep)
     for label, peer_fn in (
         ("uuid to_pylist    ", u.to_pylist),
         (
@@ -120,8 +191,8 @@ def main() -> None:
             lambda: [None if b is None else uuid.UUID(bytes=b) for b in u.storage.to_pylist()],
         ),
     ):
-        peer = best(peer_fn, min(rep, 2))
-        print(f"{label} {ours * 1e3:8.2f}ms {peer * 1e3:8.2f}ms {ours / peer:6.2f}x")
+        t = medians([lambda: dfbuffer.column_to_ndarray(u), peer_fn], min(rep, 2))
+        print(f"{label} {t[0] * 1e3:8.2f}ms {t[1] * 1e3:8.2f}ms {t[0] / t[1]:6.2f}x")
     print(f"load average {os.getloadavg()}")
 
 

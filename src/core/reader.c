@@ -112,11 +112,8 @@ dfb_run_ends_init(dfb_run_ends *r, const void *buf, int64_t bufsize, int width,
     return DFB_OK;
 }
 
-/* The first run whose end is above `row` by binary search (the ends are
-   not trusted: the walk re-checks what it reads).  Returns it, or count
-   when no end read is above `row`. */
-static int64_t
-first_run_after(const dfb_run_ends *r, int64_t row)
+int64_t
+dfb_run_ends_first_after(const dfb_run_ends *r, int64_t row)
 {
     int64_t lo = 0, hi = r->count;
     while (lo < hi) {
@@ -161,7 +158,7 @@ dfb_run_ends_walk(const dfb_run_ends *r, int64_t offset, int64_t length,
     if (length == 0) {
         return DFB_OK;
     }
-    int64_t j = first_run_after(r, offset);
+    int64_t j = dfb_run_ends_first_after(r, offset);
     /* the end before run j, read once: at most `offset` (0 for run 0) */
     int64_t prev = j > 0 && j < r->count ? dfb_run_ends_load(r, j - 1) : 0;
     if (prev > offset || prev < 0) {

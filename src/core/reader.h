@@ -342,4 +342,34 @@ dfb_code
 dfb_run_ends_walk(const dfb_run_ends *r, int64_t offset, int64_t length,
                   dfb_run_fn fn, void *ctx, dfb_error *err);
 
+/* The first run whose end is above logical row `row`, by binary search
+   over ends read once each (not trusted: a walk re-checks what it reads).
+   Returns it, or count when no end read is above `row`.  Cannot fail. */
+int64_t
+dfb_run_ends_first_after(const dfb_run_ends *r, int64_t row);
+
+/* The values of a run-end encoded array for dfb_run_ends_fill: `count`
+   fixed-width values of `itemsize` bytes in native order from `values`,
+   and their validity bitmap (bit `valid_offset` for value 0) or NULL. */
+typedef struct {
+    const char *values;   /* value 0 (the values' offset applied) */
+    const uint8_t *valid; /* validity bitmap, or NULL: all valid */
+    int64_t valid_offset; /* the bit of value 0 */
+    int64_t count;        /* values 0 .. count - 1 may be read */
+    int64_t itemsize;     /* bytes of one value, > 0 */
+} dfb_run_values;
+
+/* Decodes logical rows [offset, offset + length) into out[0 .. length)
+   (`length * itemsize` bytes, any contents): each row takes its run's
+   value, a null value's rows are zero; when `bits` is not NULL (a zeroed
+   bitmap of `length` bits) the rows of valid values get bit 1.  *nulls:
+   the rows of null values.  The run ends are read once each, checked as in
+   dfb_run_ends_walk, and every run must lie inside the values (src/core/
+   run_fill.c).  Returns DFB_OK; DFB_EINVAL with a message otherwise (out
+   then partly written). */
+dfb_code
+dfb_run_ends_fill(const dfb_run_ends *r, int64_t offset, int64_t length,
+                  const dfb_run_values *v, char *out, uint8_t *bits,
+                  int64_t *nulls, dfb_error *err);
+
 #endif /* DFBUFFER_CORE_READER_H */

@@ -220,6 +220,7 @@ def to_matrix(
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
+    out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -232,6 +233,7 @@ def to_matrix(
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
+    out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -244,6 +246,7 @@ def to_matrix(
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
+    out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,

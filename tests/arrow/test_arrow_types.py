@@ -295,6 +295,25 @@ def test_run_end_encoded(kind, run_end_type):
     assert isinstance(codes, np.ndarray) and _plain(codes) == ch.to_pylist()
 
 
+@pytest.mark.parametrize(
+    "typ", [pa.int8(), pa.uint16(), pa.float32(), pa.int64(), pa.timestamp("us")]
+)
+def test_run_end_encoded_fixed_width_fill(typ):
+    # long and short runs over values sliced from a larger array with nulls: each run is
+    # filled from its value, its validity set run by run
+    lens = np.array([1, 40, 3, 1, 17, 200, 2, 9])
+    base = pa.array([5, None, 7, 9, 1, None, 3, 4, 2, 6], type=pa.int64()).cast(typ)
+    values = base.slice(1, len(lens))
+    ends = pa.array(np.cumsum(lens).astype(np.int32))
+    ree = pa.RunEndEncodedArray.from_arrays(ends, values)
+    expected = np.repeat(np.array(values.to_pylist(), dtype=object), lens).tolist()
+    for sl in (ree, ree.slice(2, 50), ree.slice(41, 200), ree.slice(len(ree) - 1)):
+        want = expected[sl.offset : sl.offset + len(sl)]
+        res = dfbuffer.column_to_ndarray(sl)
+        assert res.dtype == typ.to_pandas_dtype() and _plain(res) == want
+        assert np.ma.getmaskarray(res).sum() == sum(v is None for v in want)
+
+
 def test_run_end_encoded_int_dtype_and_fill():
     ree = _ree([1, 1, 2, 2, 2])
     res = dfbuffer.column_to_ndarray(ree)

@@ -1,6 +1,11 @@
 /* dfbuffer: run-end encoded ("+r") Arrow columns.
  *
- * A run-end encoded chunk is described as a categorical whose categories
+ * Fixed-width values in native order (numbers, temporals, bools as bytes)
+ * are decoded at fill speed by core's dfb_run_ends_fill (run_fill.c): each
+ * run's value stored run by run straight into a new array, the validity
+ * bitmap set per run; the column is then a plain column of the values'
+ * type.  Any other chunk (strings, nested values) is described as a
+ * categorical whose categories
  * are its values child and whose codes are the run of each row: core's
  * run-ends reader (reader.h) decodes the run ends, each read once and
  * checked where it is used, into new int64 codes, and the categorical
@@ -67,84 +72,14 @@ run_ends_reader(const struct ArrowSchema *rs, const struct ArrowArray *ra,
     return 0;
 }
 
-/* What fill_run needs: the values and the output of a fixed-width
-   decode. */
-typedef struct {
-    const char *src;      /* value 0 of the values child */
-    const uint8_t *valid; /* its bitmap (bit voff = value 0), or NULL */
-    int64_t voff, vlen;   /* the values' offset and length */
-    int64_t isz;          /* bytes of one value */
-    char *dst;            /* row 0 of the output */
-    uint8_t *bits;        /* the output bitmap (1 = valid), or NULL */
-    int64_t nulls;        /* null rows written */
-    int bad;              /* a run beyond the values */
-} run_fill;
-
-/* Sets bits [a, b) of `bits`.  Cannot fail. */
-static void
-set_bits(uint8_t *bits, int64_t a, int64_t b)
-{
-    for (; a < b && (a & 7) != 0; a++) {
-        bits[a >> 3] |= (uint8_t)(1u << (a & 7));
-    }
-    if (b - a >= 8) {
-        dfb_memset(bits + (a >> 3), 0xff, (size_t)((b - a) >> 3));
-        a += (b - a) & ~(int64_t)7;
-    }
-    for (; a < b; a++) {
-        bits[a >> 3] |= (uint8_t)(1u << (a & 7));
-    }
-}
-
-/* dfb_run_fn: rows [a, b) take value `run`.  Touches no Python object. */
-static void
-fill_run(void *ctx, int64_t run, int64_t a, int64_t b)
-{
-    run_fill *f = ctx;
-    if (run >= f->vlen) {
-        f->bad = 1;
-        return;
-    }
-    const int64_t v = f->voff + run;
-    if (f->valid != NULL && !((f->valid[v >> 3] >> (v & 7)) & 1)) {
-        f->nulls += b - a;
-        return; /* the row stays zero, its bit 0 */
-    }
-    if (f->bits != NULL) {
-        set_bits(f->bits, a, b);
-    }
-    /* in bounds: v < vlen values of the checked values child, and rows
-       [a, b) within the nd->length * isz bytes checked at allocation */
-    const char *val = f->src + v * f->isz; /* bounded */
-    char *d = f->dst + a * f->isz;         /* bounded */
-    if (f->isz == 8) {
-        uint64_t x;
-        memcpy(&x, val, 8);
-        for (int64_t i = 0; i < b - a; i++) {
-            memcpy(d + 8 * i, &x, 8);
-        }
-    }
-    else if (f->isz == 4) {
-        uint32_t x;
-        memcpy(&x, val, 4);
-        for (int64_t i = 0; i < b - a; i++) {
-            memcpy(d + 4 * i, &x, 4);
-        }
-    }
-    else {
-        for (int64_t i = 0; i < b - a; i++) {
-            dfb_memcpy(d + i * f->isz, val, (size_t)f->isz);
-        }
-    }
-}
-
-/* Returns a new array of `n` zeroed bytes kept in `refs` (borrowed), or
-   NULL with an exception set. */
+/* Returns a new array of `n` bytes (zeroed when `zero`) kept in `refs`
+   (borrowed), or NULL with an exception set. */
 static PyArrayObject *
-zeroed(int64_t n, ref_list *refs)
+new_bytes(int64_t n, int zero, ref_list *refs)
 {
     npy_intp dims[1] = {(npy_intp)n};
-    PyObject *a = PyArray_ZEROS(1, dims, NPY_UINT8, 0);
+    PyObject *a = zero ? PyArray_ZEROS(1, dims, NPY_UINT8, 0)
+                       : PyArray_EMPTY(1, dims, NPY_UINT8, 0);
     if (a == NULL || dfb_arrow_refs_add(refs, a) < 0) {
         return NULL;
     }
@@ -190,44 +125,47 @@ decode_fixed(dfb_state *st, const arrow_node *nd, const dfb_run_ends *r,
         return 0;
     }
     const int64_t n = nd->length;
-    int64_t nbytes;
+    int64_t nbytes, first, vend;
+    if (dfb_checked_mul(vals->offset, isz, &first) < 0 ||
+        dfb_checked_add(vals->offset, vals->length, &vend) < 0 ||
+        dfb_checked_mul(vend, isz, &vend) < 0 ||
+        (vals->length > 0 && vend > vals->data.size)) {
+        return 0; /* the general path names what is wrong */
+    }
     if (dfb_alloc_bytes(name, n, isz, &nbytes) < 0) {
         return -1;
     }
-    PyArrayObject *out = zeroed(nbytes, refs);
-    PyArrayObject *bm =
-        vals->null_count != 0 ? zeroed(n / 8 + (n % 8 != 0), refs) : NULL;
+    PyArrayObject *out = new_bytes(nbytes, 0, refs);
+    PyArrayObject *bm = vals->null_count != 0
+                            ? new_bytes(n / 8 + (n % 8 != 0), 1, refs)
+                            : NULL;
     if (out == NULL || (vals->null_count != 0 && bm == NULL)) {
         return -1;
     }
-    run_fill f = {
-        vals->data.ptr,
+    const dfb_run_values v = {
+        vals->length > 0 ? vals->data.ptr + first : NULL,
         vals->null_count != 0 ? (const uint8_t *)vals->validity.ptr : NULL,
         vals->offset,
         vals->length,
         isz,
-        PyArray_DATA(out),
-        bm != NULL ? PyArray_DATA(bm) : NULL,
-        0,
-        0};
+    };
+    uint8_t *bits = bm != NULL ? PyArray_DATA(bm) : NULL;
+    int64_t nulls = 0;
     dfb_error err;
     dfb_code rc = DFB_OK;
-    DFB_NOGIL_IF(n,
-                 rc = dfb_run_ends_walk(r, nd->offset, n, fill_run, &f, &err));
-    if (rc != DFB_OK || f.bad) {
-        PyErr_Format(PyExc_ValueError, "column '%s': %s", name,
-                     rc != DFB_OK ? err.message
-                                  : "a run beyond the run-end encoded "
-                                    "array's values");
+    DFB_NOGIL_IF(
+        n, rc = dfb_run_ends_fill(r, nd->offset, n, &v, PyArray_DATA(out),
+                                  bits, &nulls, &err));
+    if (rc != DFB_OK) {
+        PyErr_Format(PyExc_ValueError, "column '%s': %s", name, err.message);
         return -1;
     }
     col->fmt = vals->fmt;
     col->offset = 0;
-    col->null_count = f.nulls;
-    col->null_kind =
-        f.nulls > 0 ? DFB_NULL_USE_BITMASK : DFB_NULL_NON_NULLABLE;
+    col->null_count = nulls;
+    col->null_kind = nulls > 0 ? DFB_NULL_USE_BITMASK : DFB_NULL_NON_NULLABLE;
     if (span_over(st, &col->data, out, refs) < 0 ||
-        (f.nulls > 0 && span_over(st, &col->validity, bm, refs) < 0)) {
+        (nulls > 0 && span_over(st, &col->validity, bm, refs) < 0)) {
         return -1;
     }
     return 1;

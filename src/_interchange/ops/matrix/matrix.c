@@ -15,6 +15,7 @@
 #include "args.h"
 #include "arrow_import.h"
 #include "column.h"
+#include "checked.h"
 #include "convert.h"
 #include "frame.h"
 #include "matrix.h"
@@ -311,7 +312,9 @@ parse_choice(PyObject *o, const char *what, const char *const *choices,
 PyDoc_STRVAR(
     to_matrix_doc,
     "to_matrix(obj, *, dtype=None, order='C', nulls='nan', columns=None, "
-    "threads=None,\n          decimals='decimal', structs='object')\n--\n\n"
+    "threads=None,\n          decimals='decimal', structs='object', "
+    "out=None)\n"
+    "--\n\n"
     "Copy the columns of a dataframe into one 2-D NumPy array (rows x "
     "columns).\n\n"
     "obj is anything from_dataframe accepts.  dtype=None promotes the "
@@ -340,7 +343,13 @@ PyDoc_STRVAR(
     "hold).\n"
     "structs='flatten' takes an Arrow struct column's leaves as columns "
     "named\n'parent.child' (a struct's null rows are nulls of its leaves); "
-    "columns= then\nnames leaves, or structs for all their leaves.\n\n"
+    "columns= then\nnames leaves, or structs for all their leaves.\n"
+    "out= writes the result into a caller's array instead of a new one and "
+    "returns\nit: a writeable, aligned C- or F-contiguous (rows, columns) "
+    "ndarray of a\nsupported dtype (native byte order) that the columns' "
+    "type casts to\n(same_kind; dtype=, when given, must be out's dtype), "
+    "sharing no memory with\na column; its order is the result's.  "
+    "ValueError names what differs.\n\n"
     "Parameters\n"
     "----------\n"
     "obj : dataframe\n"
@@ -358,6 +367,8 @@ PyDoc_STRVAR(
     "decimals : {'decimal', 'float64'}, optional\n"
     "structs : {'object', 'flatten'}, optional\n"
     "    Struct columns refused, or their leaves (default 'object').\n"
+    "out : numpy.ndarray, optional\n"
+    "    The array to write the result into (returned).\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -733,14 +744,15 @@ fail:
     return -1;
 }
 
-/* Allocates the output (and for nulls="mask", `mode` 2, the mask) and
-   fills it from the planned columns with up to `nthreads` threads (0:
+/* Allocates the output (or takes the caller's `given`, checked by
+   check_out; borrowed) and for nulls="mask", `mode` 2, the mask, and fills
+   it from the planned columns with up to `nthreads` threads (0:
    automatic).  `descr` is borrowed.  Returns the new result, or NULL with
    an exception set. */
 static PyObject *
 fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
             Py_ssize_t total_chunks, int64_t nrows, PyArray_Descr *descr,
-            int dst, int fortran, int mode, int nthreads)
+            int dst, int fortran, int mode, int nthreads, PyObject *given)
 {
     static const int same_src[D_N] = {-1,    S_I8, S_I16, S_I32,
                                       S_I64, S_U8, S_U16, S_U32,
@@ -748,10 +760,17 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
     npy_intp dims[2] = {(npy_intp)nrows, (npy_intp)ncols};
     PyObject *mask = NULL, *res = NULL;
     int reused = 0;
-    Py_INCREF(descr);
-    PyObject *out = dfb_matrix_new_output(descr, dims, fortran, &reused);
-    if (out == NULL) {
-        return NULL;
+    PyObject *out;
+    if (given != NULL) {
+        out = Py_NewRef(given);
+        reused = 1; /* the caller's memory: its pages are there */
+    }
+    else {
+        Py_INCREF(descr);
+        out = dfb_matrix_new_output(descr, dims, fortran, &reused);
+        if (out == NULL) {
+            return NULL;
+        }
     }
     if (mode == 2) {
         mask =
@@ -789,6 +808,124 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
     return res;
 }
 
+/* 1 if the `n` bytes from `a` and from `b` overlap.  Cannot fail. */
+static int
+overlaps(const char *a, int64_t n, const char *b, int64_t m)
+{
+    return a != NULL && b != NULL && n > 0 && m > 0 &&
+           (uintptr_t)a < (uintptr_t)b + (uint64_t)m &&
+           (uintptr_t)b < (uintptr_t)a + (uint64_t)n;
+}
+
+/* The bytes a chunk's loops may read from its data buffer start, at most
+   (its offset and rows at its stride; bits for R_BITS), or INT64_MAX when
+   that does not fit.  Cannot fail. */
+static int64_t
+chunk_extent(const mchunk *c, int64_t *vbytes)
+{
+    int64_t end, n;
+    *vbytes = dfb_checked_add(c->offset, c->length, &end) < 0 ? INT64_MAX
+                                                              : end / 8 + 1;
+    if (c->read == R_BITS) {
+        return *vbytes;
+    }
+    const int64_t step =
+        c->stride != 0 ? (c->stride < 0 ? -c->stride : c->stride) : c->isz;
+    return dfb_checked_add(c->offset, c->length, &end) < 0 ||
+                   dfb_checked_mul(end, step, &n) < 0
+               ? INT64_MAX
+               : n;
+}
+
+/* Checks the caller's out= `o` for a (nrows, ncols) result of dtype
+   `descr` (borrowed; `explicit`: dtype= was given) read from the planned
+   columns: a writeable, aligned, native-order C- or F-contiguous ndarray
+   of that shape, whose dtype is dtype= itself or one the columns' type
+   casts to (same_kind), sharing no memory with a column.  On success sets
+   *dst to its D_* type, *fortran to its order and replaces *descr with a
+   new reference to its dtype.  Returns 0, or -1 with TypeError (not an
+   ndarray) or ValueError naming what differs. */
+static int
+check_out(PyObject *o, int64_t nrows, Py_ssize_t ncols, int explicit,
+          PyArray_Descr **descr, int *dst, int *fortran, const mcol *cols,
+          const dfb_frame *fr)
+{
+    if (!PyArray_Check(o)) {
+        PyErr_Format(PyExc_TypeError,
+                     "to_matrix out must be a numpy.ndarray, not %.200s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    PyArray_Descr *od = PyArray_DESCR(a);
+    if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != nrows ||
+        PyArray_DIM(a, 1) != ncols) {
+        PyObject *shape = PyObject_GetAttrString(o, "shape");
+        if (shape != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "to_matrix out has shape %R, the frame gives "
+                         "(%lld, %lld)",
+                         shape, (long long)nrows, (long long)ncols);
+            Py_DECREF(shape);
+        }
+        return -1;
+    }
+    if (!PyArray_ISWRITEABLE(a)) {
+        PyErr_SetString(PyExc_ValueError, "to_matrix out is read-only");
+        return -1;
+    }
+    const int c_ok = PyArray_IS_C_CONTIGUOUS(a),
+              f_ok = PyArray_IS_F_CONTIGUOUS(a);
+    if ((!c_ok && !f_ok) || !PyArray_ISALIGNED(a)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "to_matrix out must be an aligned C- or F-contiguous "
+                        "array");
+        return -1;
+    }
+    const int odst = PyArray_ISNBO(od->byteorder) ? dst_of(od) : -1;
+    if (odst < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "to_matrix out has dtype %R: bool, a (u)int of 8-64 "
+                     "bits or float16/32/64 in native byte order expected",
+                     (PyObject *)od);
+        return -1;
+    }
+    if (explicit ? !PyArray_EquivTypes(*descr, od)
+                 : !PyArray_CanCastTypeTo(*descr, od, NPY_SAME_KIND_CASTING)) {
+        PyErr_Format(PyExc_ValueError,
+                     explicit ? "to_matrix out has dtype %R, dtype= is %R"
+                              : "to_matrix out has dtype %R, the columns "
+                                "promote to %R, which does not cast to it "
+                                "(same_kind)",
+                     (PyObject *)od, (PyObject *)*descr);
+        return -1;
+    }
+    const char *ob = PyArray_DATA(a);
+    const int64_t on = (int64_t)PyArray_NBYTES(a);
+    for (Py_ssize_t j = 0; j < ncols; j++) {
+        for (Py_ssize_t k = 0; k < cols[j].n; k++) {
+            const mchunk *c = &cols[j].chunks[k];
+            int64_t vb;
+            const int64_t db = chunk_extent(c, &vb);
+            /* a negative stride reads below data: both sides checked */
+            const int64_t below = c->stride < 0 ? db : 0;
+            if (overlaps(ob, on, c->data - below,
+                         db > INT64_MAX / 2 ? INT64_MAX : db + below) ||
+                overlaps(ob, on, (const char *)c->valid, vb)) {
+                PyErr_Format(PyExc_ValueError,
+                             "to_matrix out shares memory with column %R",
+                             fr->cols[j].name);
+                return -1;
+            }
+        }
+    }
+    Py_INCREF(od);
+    Py_SETREF(*descr, od);
+    *dst = odst;
+    *fortran = !c_ok;
+    return 0;
+}
+
 /* decimals="float64": every decimal chunk of `fr` becomes float64 (kept
    by fr->keep).  Returns 0, or -1 with an exception set. */
 static int
@@ -813,14 +950,14 @@ static PyObject *
 to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
           PyObject *kwnames)
 {
-    static const char *const kw[] = {"obj",      "dtype",   "order",
-                                     "nulls",    "columns", "threads",
-                                     "decimals", "structs", NULL};
+    static const char *const kw[] = {
+        "obj",     "dtype",    "order",   "nulls", "columns",
+        "threads", "decimals", "structs", "out",   NULL};
     static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
     static const char *const modes[] = {"nan", "raise", "mask", NULL};
     static const char *const structs[] = {"object", "flatten", NULL};
-    PyObject *a[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
     int dec = 0, flatten = 0;
     if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
@@ -837,6 +974,9 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         parse_dtype(a[1], &dst, &descr) < 0) {
         return NULL;
     }
+    /* held: describing the frame runs the producer's code */
+    PyObject *given = a[8] != NULL && a[8] != Py_None ? Py_NewRef(a[8]) : NULL;
+    const int explicit = descr != NULL;
 
     dfb_frame fr;
     memset(&fr, 0, sizeof(fr));
@@ -874,13 +1014,28 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         PyMem_Free(fr.cols[j].chunks);
         fr.cols[j].chunks = NULL;
     }
+    int fortran = order == 1;
+    if (given != NULL) {
+        if (check_out(given, nrows, ncols, explicit, &descr, &dst, &fortran,
+                      cols, &fr) < 0) {
+            goto done;
+        }
+        if (a[2] != NULL && fortran != (order == 1) && ncols > 1 &&
+            nrows > 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "to_matrix order=%R, out is %s-ordered", a[2],
+                         fortran ? "F" : "C");
+            goto done;
+        }
+    }
     int is_float = dst == D_F16 || dst == D_F32 || dst == D_F64;
     if (mode != 2 && check_nulls(cols, ncols, &fr, mode, is_float) < 0) {
         goto done;
     }
     res = fill_output(st, cols, ncols, all, total_chunks, nrows, descr, dst,
-                      order == 1, mode, nthreads);
+                      fortran, mode, nthreads, given);
 done:
+    Py_XDECREF(given);
     Py_XDECREF(descr);
     PyMem_Free(all);
     PyMem_Free(cols);

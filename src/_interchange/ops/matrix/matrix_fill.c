@@ -13,6 +13,7 @@
 #include "mem.h"
 #include "stream_copy.h"
 #include "bits.h"
+#include "cpus.h"
 
 #include <math.h>
 #include <string.h>
@@ -450,6 +451,92 @@ fill_column(const mplan *p, const mcol *col, int64_t r, int64_t n, char *d,
     }
 }
 
+/* The values of column `col` for rows [r, r + n) when the loops would
+   copy them unchanged from one chunk (its values of the output type, no
+   null to write), else NULL.  Cannot fail. */
+static const char *
+plain_run(const mplan *p, const mcol *col, int64_t r, int64_t n)
+{
+    if (col->n < 1 || p->mask != NULL) {
+        return NULL;
+    }
+    const mchunk *c = chunk_at(col, r);
+    const int64_t i0 = r - c->start;
+    if (!c->same || i0 < 0 || n > c->length - i0 ||
+        (c->nk != NK_NONE && c->nnull != 0 && p->fill_nan &&
+         !(c->nk == NK_NAN && p->is_float))) {
+        return NULL;
+    }
+    return c->data + (c->offset + i0) * c->isz; /* bounded: in the chunk */
+}
+
+/* Interleaves `G` (a constant) columns of 8-byte values, rows [0, n) of
+   each src[q], into `d` (row stride rs): one 8 * G-byte store run per row
+   instead of G strided passes.  Cannot fail. */
+static inline __attribute__((always_inline)) void
+interleave8(const char *const *src, int64_t n, char *d, int64_t rs,
+            const int G)
+{
+    int64_t i = 0;
+#if defined(__SSE2__)
+    /* two rows at a time: a pair of columns' two values each, unpacked
+       into (row i) and (row i + 1) halves */
+    for (; i + 2 <= n; i += 2) {
+        char *row = d + i * rs; /* bounded: rows of the block */
+        for (int q = 0; q < G; q += 2) {
+            const __m128d a = _mm_loadu_pd((const double *)(src[q] + 8 * i));
+            const __m128d b =
+                _mm_loadu_pd((const double *)(src[q + 1] + 8 * i));
+            _mm_storeu_pd((double *)(row + 8 * q), _mm_unpacklo_pd(a, b));
+            _mm_storeu_pd((double *)(row + rs + 8 * q), _mm_unpackhi_pd(a, b));
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        char *row = d + i * rs; /* bounded: rows of the block */
+        for (int q = 0; q < G; q++) {
+            memcpy(row + 8 * q, src[q] + 8 * i, 8);
+        }
+    }
+}
+
+/* Writes columns [j0, j1) of rows [rb, rb + nb) into the row-major block
+   at `base` (row stride rs): groups of 8 or 4 plain 8-byte columns
+   interleaved, the others through fill_column.  Cannot fail; no GIL. */
+static void
+fill_block(const mplan *p, int64_t rb, int64_t nb, char *base, int64_t rs,
+           Py_ssize_t j0, Py_ssize_t j1)
+{
+    const int64_t isz = p->isz;
+    Py_ssize_t j = j0;
+    while (j < j1) {
+        const char *src[8];
+        int g = 0;
+        if (isz == 8) {
+            while (g < 8 && j + g < j1 &&
+                   (src[g] = plain_run(p, &p->cols[j + g], rb, nb)) != NULL) {
+                g++;
+            }
+        }
+        if (g == 8 || g == 4) {
+            if (g == 8) {
+                interleave8(src, nb, base + j * isz, rs, 8);
+            }
+            else {
+                interleave8(src, nb, base + j * isz, rs, 4);
+            }
+            j += g;
+            continue;
+        }
+        const Py_ssize_t stop = j + (g > 0 ? g : 1);
+        for (; j < stop; j++) {
+            int64_t at = rb * p->ncols + j;
+            fill_column(p, &p->cols[j], rb, nb, base + j * isz, rs,
+                        p->mask ? p->mask + at : NULL, p->ncols);
+        }
+    }
+}
+
 /* Fills output rows [r0, r1) of every column.  Cannot fail; no GIL. */
 static void
 fill_rows(const mplan *p, int64_t r0, int64_t r1)
@@ -478,11 +565,7 @@ fill_rows(const mplan *p, int64_t r0, int64_t r1)
         for (Py_ssize_t g = 0; g < p->ncols; g += p->cgroup) {
             Py_ssize_t ge =
                 g + p->cgroup < p->ncols ? g + p->cgroup : p->ncols;
-            for (Py_ssize_t j = g; j < ge; j++) {
-                int64_t at = rb * p->ncols + j;
-                fill_column(p, &p->cols[j], rb, nb, base + j * isz, rs,
-                            p->mask ? p->mask + at : NULL, p->ncols);
-            }
+            fill_block(p, rb, nb, base, rs, g, ge);
         }
         if (stage != NULL) {
             dfb_stream_copy(p->out + rb * rs, stage, nb * rs);
@@ -523,20 +606,6 @@ task_main(void *arg)
     return NULL;
 }
 #endif
-
-/* Returns the number of online CPUs (>= 1).  Cannot fail. */
-static int
-cpu_count(void)
-{
-#if defined(_WIN32)
-    SYSTEM_INFO si;
-    GetSystemInfo(&si);
-    return si.dwNumberOfProcessors > 0 ? (int)si.dwNumberOfProcessors : 1;
-#else
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
-#endif
-}
 
 /* Fills the whole output with `nt` threads (the caller's thread takes the
    first share; a thread that cannot start has its share run inline).
@@ -609,8 +678,16 @@ dfb_matrix_prepare(mplan *p, int nthreads, int reused)
        (benchmarks/matrix_stores.c: into fresh pages, which the kernel has just
        zeroed through the cache, plain stores cost less CPU) */
     p->nt_min = !p->corder && reused && bytes >= (int64_t)OUT_BIG ? NT_MIN : 0;
-    int cpus = cpu_count();
-    int nt = nthreads > 0 ? nthreads : (int)(bytes / (1 << 20)) + 1;
+    /* one thread per THREAD_MIN_BYTES of output: below it no thread is
+       started (nor the CPUs counted) */
+    int nt = nthreads > 0 ? nthreads
+                          : (int)(bytes / THREAD_MIN_BYTES > MAX_THREADS
+                                      ? MAX_THREADS
+                                      : bytes / THREAD_MIN_BYTES);
+    if (nt <= 1) {
+        return 1;
+    }
+    const int cpus = dfb_usable_cpus();
     if (nt > cpus) {
         nt = cpus;
     }

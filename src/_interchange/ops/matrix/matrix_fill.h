@@ -15,8 +15,9 @@ dfb_matrix_count_nulls(const mchunk *c);
 
 /* Sets the cache blocking of plan `p` (its other fields filled; `reused`:
    the output is a reused block, see dfb_matrix_new_output) and returns the
-   number of threads to fill it with (`nthreads`, or one per MiB of output
-   when 0; at most the CPUs and MAX_THREADS).  Cannot fail. */
+   number of threads to fill it with (`nthreads`, or one per
+   THREAD_MIN_BYTES of output when 0, at least 1; at most the CPUs this
+   process may use, dfb_usable_cpus, and MAX_THREADS).  Cannot fail. */
 int
 dfb_matrix_prepare(mplan *p, int nthreads, int reused);
 

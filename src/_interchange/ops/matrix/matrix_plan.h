@@ -66,6 +66,9 @@ enum { NK_NONE, NK_NAN, NK_SENT, NK_BITS, NK_BYTES, NK_ALL };
 
 /* The most threads one fill uses. */
 #define MAX_THREADS 64
+/* Bytes of output per thread of a fill with threads=None: a smaller
+   output is filled on the calling thread alone (docs/performance.md). */
+#define THREAD_MIN_BYTES ((int64_t)8 << 20)
 
 /* Outputs of at least OUT_BIG bytes take the kept-memory allocator
    (matrix_alloc.c). */

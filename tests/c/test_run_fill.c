@@ -1,0 +1,109 @@
+/* C tests of src/core/run_fill.c: dfb_run_ends_fill writes every row of
+ * every window its run's value (zero and bit 0 for a null value), for each
+ * run-end width and value size, and refuses bad run ends and runs beyond
+ * the values. */
+#include "check.h"
+#include "reader.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Stores run ends `v` (n of them, `width` bytes) unaligned at buf + 1 and
+   describes them into *r.  Returns the init's code. */
+static dfb_code
+run_ends(char *buf, const int64_t *v, int n, int width, dfb_run_ends *r)
+{
+    for (int i = 0; i < n; i++) {
+        if (width == 2) {
+            int16_t x = (int16_t)v[i];
+            memcpy(buf + 1 + 2 * i, &x, 2);
+        }
+        else if (width == 4) {
+            int32_t x = (int32_t)v[i];
+            memcpy(buf + 1 + 4 * i, &x, 4);
+        }
+        else {
+            memcpy(buf + 1 + 8 * i, &v[i], 8);
+        }
+    }
+    return dfb_run_ends_init(r, buf + 1, (int64_t)n * width, width, 0, n,
+                             NULL);
+}
+
+/* dfb_run_ends_fill for every run-end width and value sizes 1, 2, 4, 8
+   and 3: every window of rows gets its runs' values, null values' rows
+   zero with bit 0, the others bit 1; a run beyond the values and bad ends
+   are refused. */
+static void
+test_run_ends_fill(void)
+{
+    static const int64_t ends[4] = {2, 3, 7, 30};
+    char buf[1 + 8 * 4];
+    char vals[4 * 8];
+    for (int i = 0; i < 4 * 8; i++) {
+        vals[i] = (char)(i + 1);
+    }
+    const uint8_t valid = 0x0b; /* value 2 is null */
+    dfb_run_ends r;
+    dfb_error err;
+    char out[30 * 8];
+    uint8_t bits[4];
+    int64_t nulls;
+    static const int64_t sizes[5] = {1, 2, 3, 4, 8};
+    for (int width = 2; width <= 8; width *= 2) {
+        CHECK(run_ends(buf, ends, 4, width, &r) == DFB_OK);
+        for (int s = 0; s < 5; s++) {
+            const int64_t isz = sizes[s];
+            const dfb_run_values v = {vals, &valid, 0, 4, isz};
+            for (int64_t off = 0; off <= 30; off += 3) {
+                for (int64_t len = 0; off + len <= 30; len += 5) {
+                    memset(out, 0x55, sizeof(out));
+                    memset(bits, 0, sizeof(bits));
+                    CHECK(dfb_run_ends_fill(&r, off, len, &v, out, bits,
+                                            &nulls, &err) == DFB_OK);
+                    int64_t want_nulls = 0;
+                    for (int64_t i = 0; i < len; i++) {
+                        const int64_t row = off + i;
+                        const int run = row < 2   ? 0
+                                        : row < 3 ? 1
+                                        : row < 7 ? 2
+                                                  : 3;
+                        const int bit = (bits[i >> 3] >> (i & 7)) & 1;
+                        for (int64_t k = 0; k < isz; k++) {
+                            const char want =
+                                run == 2 ? 0 : vals[run * isz + k];
+                            CHECK(out[i * isz + k] == want);
+                        }
+                        CHECK(bit == (run != 2));
+                        want_nulls += run == 2;
+                    }
+                    CHECK(nulls == want_nulls);
+                }
+            }
+            /* three values for four runs */
+            const dfb_run_values few = {vals, NULL, 0, 3, isz};
+            CHECK(dfb_run_ends_fill(&r, 0, 30, &few, out, NULL, &nulls,
+                                    &err) == DFB_EINVAL);
+            CHECK(dfb_run_ends_fill(&r, 0, 7, &few, out, NULL, &nulls, &err) ==
+                  DFB_OK);
+            CHECK(dfb_run_ends_fill(&r, 25, 6, &v, out, NULL, &nulls, &err) ==
+                  DFB_EINVAL);
+        }
+        static const int64_t down[4] = {2, 5, 3, 30};
+        CHECK(run_ends(buf, down, 4, width, &r) == DFB_OK);
+        const dfb_run_values v8 = {vals, NULL, 0, 4, 8};
+        CHECK(dfb_run_ends_fill(&r, 0, 30, &v8, out, NULL, &nulls, &err) ==
+              DFB_EINVAL);
+        static const int64_t neg[4] = {-2, 3, 7, 30};
+        CHECK(run_ends(buf, neg, 4, width, &r) == DFB_OK);
+        CHECK(dfb_run_ends_fill(&r, 0, 3, &v8, out, NULL, &nulls, &err) ==
+              DFB_EINVAL);
+    }
+}
+
+int
+main(void)
+{
+    test_run_ends_fill();
+    return check_report("run_fill");
+}

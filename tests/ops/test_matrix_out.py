@@ -1,0 +1,128 @@
+"""to_matrix(..., out=): the result written into the caller's array."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import dfbuffer
+
+
+def _mixed_table(n: int = 1001) -> pa.Table:
+    """13 float64 columns over three chunks (one with nulls), an int32 and a float32."""
+    rng = np.random.default_rng(1)
+    cols = {}
+    for j in range(13):
+        v = rng.random(n)
+        mask = (np.arange(n) % 17 == j) if j == 5 else None
+        arr = pa.array(v, mask=mask)
+        cols[f"f{j}"] = pa.chunked_array([arr.slice(0, 300), arr.slice(300, 1), arr.slice(301)])
+    cols["i"] = pa.array(rng.integers(-5, 5, n).astype(np.int32))
+    cols["h"] = pa.array(rng.random(n).astype(np.float32))
+    return pa.table(cols)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("ncols", [1, 4, 8, 15])
+def test_out_gets_what_to_matrix_returns(order, ncols):
+    t = _mixed_table().select(list(range(ncols)) if ncols < 15 else list(range(15)))
+    want = dfbuffer.to_matrix(t)
+    out = np.full(want.shape, -1.0, order=order)
+    res = dfbuffer.to_matrix(t, out=out)
+    assert res is out
+    np.testing.assert_array_equal(out, want)
+
+
+def test_out_pandas_frame_and_cast():
+    src = np.asfortranarray(np.random.default_rng(0).random((777, 9)))
+    df = pd.DataFrame(src, columns=[f"c{j}" for j in range(9)], copy=False)
+    for order in "CF":
+        out = np.empty((777, 9), order=order)
+        assert dfbuffer.to_matrix(df, out=out) is out
+        np.testing.assert_array_equal(out, src)
+        out32 = np.empty((777, 9), np.float32, order=order)
+        dfbuffer.to_matrix(df, out=out32)
+        np.testing.assert_array_equal(out32, src.astype(np.float32))
+    # an explicit dtype= equal to out's
+    out = np.empty((777, 9), np.float32)
+    dfbuffer.to_matrix(df, out=out, dtype="float32")
+    np.testing.assert_array_equal(out, src.astype(np.float32))
+
+
+def test_out_with_nulls_mask():
+    t = _mixed_table()
+    out = np.empty((t.num_rows, t.num_columns))
+    res = dfbuffer.to_matrix(t, out=out, nulls="mask")
+    want = dfbuffer.to_matrix(t, nulls="mask")
+    assert isinstance(res, np.ma.MaskedArray) and np.shares_memory(res.data, out)
+    np.testing.assert_array_equal(res.mask, want.mask)
+    np.testing.assert_array_equal(res.filled(0), want.filled(0))
+
+
+def test_out_refused_naming_what_differs():
+    t = pa.table({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
+    cases = [
+        (np.empty((3, 3)), ValueError, r"shape \(3, 3\), the frame gives \(3, 2\)"),
+        (np.empty((2, 2)), ValueError, "shape"),
+        (np.empty((3, 2), np.int64), ValueError, "does not cast"),
+        (np.empty((3, 4))[:, ::2], ValueError, "contiguous"),
+        (np.empty((3, 2), ">f8"), ValueError, "native byte order"),
+        (np.empty((3, 2), "U3"), ValueError, "dtype"),
+        (np.empty(6), ValueError, "shape"),
+        ([[0.0, 0.0]] * 3, TypeError, "numpy.ndarray"),
+    ]
+    for out, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            dfbuffer.to_matrix(t, out=out)
+    ro = np.empty((3, 2))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        dfbuffer.to_matrix(t, out=ro)
+    with pytest.raises(ValueError, match="dtype= is"):
+        dfbuffer.to_matrix(t, out=np.empty((3, 2), np.float32), dtype="float64")
+    with pytest.raises(ValueError, match="order="):
+        dfbuffer.to_matrix(t, out=np.empty((3, 2), order="F"), order="C")
+    # nulls into an integer out
+    tn = pa.table({"a": pa.array([1, None, 3])})
+    with pytest.raises(ValueError, match="null"):
+        dfbuffer.to_matrix(tn, out=np.empty((3, 1), np.int64), dtype="int64")
+
+
+def test_out_sharing_a_columns_memory_is_refused():
+    buf = np.arange(6.0).reshape(3, 2, order="F")
+    t = pa.table({"a": buf[:, 0], "b": buf[:, 1]})  # zero-copy over buf's memory
+    with pytest.raises(ValueError, match="shares memory with column 'a'"):
+        dfbuffer.to_matrix(t, out=buf)
+    assert buf[:, 1].tolist() == [3.0, 4.0, 5.0]
+
+
+def test_out_in_a_loop_allocates_nothing():
+    src = np.random.default_rng(0).random((50_000, 8))
+    t = pa.table({f"c{j}": src[:, j].copy() for j in range(8)})
+    df = pd.DataFrame(src, columns=[f"c{j}" for j in range(8)])
+    for frame in (t, df):
+        for order in "CF":
+            out = np.empty(src.shape, order=order)
+            gc.collect()
+            tracemalloc.start()
+            try:
+                # the first few hundred calls fill caches (pandas' own among them):
+                # bounded, not per call
+                for _ in range(300):
+                    dfbuffer.to_matrix(frame, out=out)
+                before = tracemalloc.get_traced_memory()[0]
+                tracemalloc.reset_peak()
+                for _ in range(50):
+                    assert dfbuffer.to_matrix(frame, out=out) is out
+                current, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+            # nothing kept per call, and no output-sized block made along the way
+            assert current - before < 2048
+            assert peak - before < out.nbytes // 50
+            np.testing.assert_array_equal(out, src)
