@@ -6,37 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The one-letter Arrow formats, indexed by letter: type (DFB_T_INVALID
-   for another letter) and bits. */
-static const struct {
-    dfb_type type;
-    int bits;
-} primitives[128] = {
-    ['c'] = {DFB_T_INT, 8},          ['C'] = {DFB_T_UINT, 8},
-    ['s'] = {DFB_T_INT, 16},         ['S'] = {DFB_T_UINT, 16},
-    ['i'] = {DFB_T_INT, 32},         ['I'] = {DFB_T_UINT, 32},
-    ['l'] = {DFB_T_INT, 64},         ['L'] = {DFB_T_UINT, 64},
-    ['e'] = {DFB_T_FLOAT, 16},       ['f'] = {DFB_T_FLOAT, 32},
-    ['g'] = {DFB_T_FLOAT, 64},       ['b'] = {DFB_T_BOOL_BIT, 1},
-    ['n'] = {DFB_T_NULL, 0},         ['u'] = {DFB_T_UTF8, 8},
-    ['U'] = {DFB_T_LARGE_UTF8, 8},   ['z'] = {DFB_T_BINARY, 8},
-    ['Z'] = {DFB_T_LARGE_BINARY, 8},
-};
-
-/* Fills `out` for a one-letter Arrow format.  Returns 0, or -1 for
-   another letter. */
-static int
-parse_primitive(char c, dfb_format *out)
-{
-    const unsigned char u = (unsigned char)c;
-    if (u >= 128 || primitives[u].type == DFB_T_INVALID) {
-        return -1;
-    }
-    out->type = primitives[u].type;
-    out->bits = primitives[u].bits;
-    return 0;
-}
-
 /* Returns 1 for a time unit letter s, m, u, n. */
 static int
 is_unit(char c)
@@ -47,74 +16,13 @@ is_unit(char c)
 int
 dfb_format_parse_arrow(const char *fmt, dfb_format *out)
 {
-    memset(out, 0, sizeof(*out));
-    out->byteorder = '=';
-    if (fmt == NULL || fmt[0] == '\0') {
-        goto invalid;
-    }
-    size_t len = strlen(fmt);
-    if (len == 1) {
-        if (parse_primitive(fmt[0], out) < 0) {
-            goto invalid;
-        }
-        if (out->type == DFB_T_BOOL_BIT || out->type == DFB_T_NULL) {
-            out->byteorder = '|';
-        }
-        return 0;
-    }
-    if (strcmp(fmt, "vu") == 0) {
-        out->type = DFB_T_STRING_VIEW;
-        out->bits = 128;
-        return 0;
-    }
-    if (fmt[0] == 't') {
-        if (strcmp(fmt, "tdD") == 0) {
-            out->type = DFB_T_DATE32;
-            out->bits = 32;
-            out->unit = 'D';
-            return 0;
-        }
-        if (strcmp(fmt, "tdm") == 0) {
-            out->type = DFB_T_DATE64;
-            out->bits = 64;
-            out->unit = 'm';
-            return 0;
-        }
-        if (fmt[1] == 's' && len >= 4 && is_unit(fmt[2]) && fmt[3] == ':') {
-            out->type = DFB_T_TIMESTAMP;
-            out->bits = 64;
-            out->unit = fmt[2];
-            if (len > 4) {
-                out->tz = fmt + 4;
-                out->tz_len = len - 4;
-            }
-            return 0;
-        }
-        if (fmt[1] == 'D' && len == 3 && is_unit(fmt[2])) {
-            out->type = DFB_T_DURATION;
-            out->bits = 64;
-            out->unit = fmt[2];
-            return 0;
-        }
-    }
-invalid:
-    /* the table's other types, once their rows are readable */
-    if (dfb_type_parse_params(fmt, out) == 0 &&
+    if (dfb_type_parse_arrow(fmt, out) == 0 &&
         dfb_type_row_of(out->type)->readable) {
         return 0;
     }
     memset(out, 0, sizeof(*out));
     out->type = DFB_T_INVALID;
     return -1;
-}
-
-int
-dfb_type_parse_arrow(const char *fmt, dfb_format *out)
-{
-    if (dfb_format_parse_arrow(fmt, out) == 0) {
-        return 0;
-    }
-    return dfb_type_parse_params(fmt, out);
 }
 
 int
@@ -205,28 +113,12 @@ invalid:
 int
 dfb_format_itemsize(const dfb_format *f)
 {
-    switch (f->type) {
-        case DFB_T_BOOL8:
-        case DFB_T_INT:
-        case DFB_T_UINT:
-        case DFB_T_FLOAT:
-        case DFB_T_DATE32:
-        case DFB_T_DATE64:
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
-        case DFB_T_DICTIONARY:
-        case DFB_T_DECIMAL:
-        case DFB_T_TIME32:
-        case DFB_T_TIME64:
-        case DFB_T_INTERVAL_MONTHS:
-        case DFB_T_INTERVAL_DT:
-        case DFB_T_INTERVAL_MDN:
-            return f->bits / 8;
-        case DFB_T_FIXED_BINARY:
-            return (int)f->size;
-        default:
-            return 0;
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    if (r->layout != DFB_LAYOUT_FIXED && r->layout != DFB_LAYOUT_CODES) {
+        return 0;
     }
+    const int bits = dfb_type_item_bits(f);
+    return bits > 0 ? bits / 8 : 0;
 }
 
 int
@@ -246,63 +138,43 @@ dfb_typestr_put(char *buf, size_t size, char order, char kind, int nbytes)
     return n;
 }
 
+/* Writes the NumPy type string of kind `kind` (a row's numpy or
+   numpy_result column) of the values of `f` into buf: <order><kind><size>,
+   "[unit]" after datetime64 / timedelta64 (8 bytes whatever the stored
+   width).  Returns 0, or -1 for kind 0, a unit NumPy has no name for or a
+   buffer too small. */
+static int
+put_typestr(const dfb_format *f, char kind, char *buf, size_t size)
+{
+    if (kind == 0) {
+        return -1;
+    }
+    const int nbytes = dfb_format_itemsize(f);
+    const char order = nbytes == 1           ? '|'
+                       : f->byteorder == '>' ? '>'
+                       : f->byteorder == '<' ? '<'
+                                             : '=';
+    if (kind != 'M' && kind != 'm') {
+        return dfb_typestr_put(buf, size, order, kind, nbytes) > 0 ? 0 : -1;
+    }
+    const char *unit = dfb_unit_name(f->unit);
+    if (unit == NULL) {
+        return -1;
+    }
+    int n = snprintf(buf, size, "%c%c8[%s]", order, kind, unit);
+    return (n > 0 && (size_t)n < size) ? 0 : -1;
+}
+
 int
 dfb_format_numpy_typestr(const dfb_format *f, char *buf, size_t size)
 {
-    char order = f->byteorder == '>' ? '>' : (f->byteorder == '<' ? '<' : '=');
-    int n;
-    int nbytes = f->bits / 8;
-    switch (f->type) {
-        case DFB_T_BOOL8:
-            n = dfb_typestr_put(buf, size, '|', 'b', 1);
-            break;
-        case DFB_T_INT:
-        case DFB_T_DICTIONARY:
-            n = dfb_typestr_put(buf, size, nbytes == 1 ? '|' : order, 'i',
-                                nbytes);
-            break;
-        case DFB_T_UINT:
-            n = dfb_typestr_put(buf, size, nbytes == 1 ? '|' : order, 'u',
-                                nbytes);
-            break;
-        case DFB_T_FLOAT:
-            n = dfb_typestr_put(buf, size, order, 'f', nbytes);
-            break;
-        case DFB_T_DATE32:
-            /* int32 days: NumPy's datetime64 is 64-bit only */
-            n = snprintf(buf, size, "%ci4", order);
-            break;
-        case DFB_T_DATE64:
-            n = snprintf(buf, size, "%cM8[ms]", order);
-            break;
-        case DFB_T_TIMESTAMP:
-        case DFB_T_DURATION:
-            /* datetime64 / timedelta64 of the unit: "s" alone, else a
-               prefix ('m', 'u', 'n') before the "s" */
-            n = snprintf(
-                buf, size, "%c%c8[%ss]", order,
-                f->type == DFB_T_TIMESTAMP ? 'M' : 'm',
-                f->unit == 's'
-                    ? ""
-                    : (f->unit == 'm' ? "m" : (f->unit == 'u' ? "u" : "n")));
-            break;
-        default:
-            return -1;
-    }
-    return (n > 0 && (size_t)n < size) ? 0 : -1;
+    return put_typestr(f, dfb_type_row_of(f->type)->numpy, buf, size);
 }
 
 int
 dfb_format_result_typestr(const dfb_format *f, char *buf, size_t size)
 {
-    if (f->type == DFB_T_DATE32) {
-        char order = f->byteorder == '>'   ? '>'
-                     : f->byteorder == '<' ? '<'
-                                           : '=';
-        int n = snprintf(buf, size, "%cM8[D]", order);
-        return (n > 0 && (size_t)n < size) ? 0 : -1;
-    }
-    return dfb_format_numpy_typestr(f, buf, size);
+    return put_typestr(f, dfb_type_row_of(f->type)->numpy_result, buf, size);
 }
 
 int
@@ -352,73 +224,61 @@ invalid:
 int
 dfb_format_to_arrow(const dfb_format *f, char *buf, size_t size)
 {
-    static const char ints[] = "cs?i???l", uints[] = "CS?I???L";
-    char one = 0;
-    int n;
-    int nbytes = f->bits / 8;
-    switch (f->type) {
-        case DFB_T_NULL:
-            one = 'n';
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    const char *a = r->arrow;
+    int n = -1;
+    switch (r->arrow_param) {
+        case DFB_ARROW_PLAIN:
+            n = snprintf(buf, size, "%s", a);
             break;
-        case DFB_T_BOOL_BIT:
-            one = 'b';
-            break;
-        case DFB_T_INT:
-        case DFB_T_UINT:
-            if (nbytes < 1 || nbytes > 8 || ints[nbytes - 1] == '?') {
+        case DFB_ARROW_WIDTH: {
+            /* the letter of 1 << k bytes */
+            const int nbytes = f->bits / 8;
+            int k = 0;
+            while (k < 4 && (1 << k) != nbytes) {
+                k++;
+            }
+            if (k == 4 || f->bits % 8 != 0 || a[k] == '.') {
                 return -1;
             }
-            one = f->type == DFB_T_INT ? ints[nbytes - 1] : uints[nbytes - 1];
+            n = snprintf(buf, size, "%c", a[k]);
             break;
-        case DFB_T_FLOAT:
-            one = nbytes == 2   ? 'e'
-                  : nbytes == 4 ? 'f'
-                  : nbytes == 8 ? 'g'
-                                : 0;
-            break;
-        case DFB_T_UTF8:
-            one = 'u';
-            break;
-        case DFB_T_LARGE_UTF8:
-            one = 'U';
-            break;
-        case DFB_T_BINARY:
-            one = 'z';
-            break;
-        case DFB_T_LARGE_BINARY:
-            one = 'Z';
-            break;
-        case DFB_T_STRING_VIEW:
-            n = snprintf(buf, size, "vu");
-            return (n > 0 && (size_t)n < size) ? 0 : -1;
-        case DFB_T_DATE32:
-            n = snprintf(buf, size, "tdD");
-            return (n > 0 && (size_t)n < size) ? 0 : -1;
-        case DFB_T_DATE64:
-            n = snprintf(buf, size, "tdm");
-            return (n > 0 && (size_t)n < size) ? 0 : -1;
-        case DFB_T_TIMESTAMP:
-            if (!is_unit(f->unit) || f->tz_len > (size_t)INT32_MAX) {
+        }
+        case DFB_ARROW_UNIT:
+        case DFB_ARROW_UNIT_TZ:
+            if (!is_unit(f->unit) || strchr(r->units, f->unit) == NULL ||
+                f->tz_len > (size_t)INT32_MAX) {
                 return -1;
             }
-            n = snprintf(buf, size, "ts%c:%.*s", f->unit, (int)f->tz_len,
-                         f->tz != NULL ? f->tz : "");
-            return (n > 0 && (size_t)n < size) ? 0 : -1;
-        case DFB_T_DURATION:
-            if (!is_unit(f->unit)) {
+            n = r->arrow_param == DFB_ARROW_UNIT
+                    ? snprintf(buf, size, "%s%c", a, f->unit)
+                    : snprintf(buf, size, "%s%c:%.*s", a, f->unit,
+                               (int)f->tz_len, f->tz != NULL ? f->tz : "");
+            break;
+        case DFB_ARROW_DECIMAL:
+            /* the bit width only when not the default 128 */
+            n = f->bits == 128
+                    ? snprintf(buf, size, "%s%d,%d", a, f->precision, f->scale)
+                    : snprintf(buf, size, "%s%d,%d,%d", a, f->precision,
+                               f->scale, f->bits);
+            break;
+        case DFB_ARROW_SIZE:
+            if (f->size < 1) {
                 return -1;
             }
-            n = snprintf(buf, size, "tD%c", f->unit);
-            return (n > 0 && (size_t)n < size) ? 0 : -1;
+            n = snprintf(buf, size, "%s%lld", a, (long long)f->size);
+            break;
+        case DFB_ARROW_IDS:
+            if (f->ids_len > (size_t)INT32_MAX) {
+                return -1;
+            }
+            n = snprintf(buf, size, "%s%.*s", a, (int)f->ids_len,
+                         f->ids != NULL ? f->ids : "");
+            break;
         default:
             return -1;
     }
-    if (one == 0 || size < 2) {
-        return -1;
-    }
-    buf[0] = one;
-    buf[1] = '\0';
-    return 0;
+    return (n > 0 && (size_t)n < size) ? 0 : -1;
 }
 
 /* The struct module's one-letter codes, indexed by letter: the kind and

@@ -29,9 +29,9 @@ typedef enum {
     DFB_T_TIMESTAMP,    /* "ts{s,m,u,n}:tz": int64 */
     DFB_T_DURATION,     /* "tD{s,m,u,n}": int64 */
     DFB_T_DICTIONARY,   /* interchange CATEGORICAL; index type in `index` */
-    /* Described by the type table (types.h) but not read yet:
-       dfb_format_parse_arrow refuses them, dfb_type_parse_arrow parses
-       them. */
+    /* Rows of the type table (types.h) like the ones above; the nested
+       ones are read from the Arrow tree: dfb_format_parse_arrow refuses
+       the rows not marked readable, dfb_type_parse_arrow parses them. */
     DFB_T_DECIMAL,         /* "d:P,S[,B]" */
     DFB_T_FIXED_BINARY,    /* "w:N" */
     DFB_T_BINARY_VIEW,     /* "vz" */
@@ -71,18 +71,20 @@ typedef struct {
     size_t ids_len;
 } dfb_format;
 
-/* Parses an Arrow C data interface format string.  Returns 0 and fills
-   `out`, or -1 when the string is not one dfbuffer supports (out->type is
-   then DFB_T_INVALID).  `out->tz` points into `fmt`, which must outlive
-   it. */
+/* Parses an Arrow C data interface format string of a type the readers
+   read (dfb_type_parse_arrow, then the row's `readable`).  Returns 0 and
+   fills `out`, or -1 when the string is not one dfbuffer supports
+   (out->type is then DFB_T_INVALID).  `out->tz` points into `fmt`, which
+   must outlive it. */
 int
 dfb_format_parse_arrow(const char *fmt, dfb_format *out);
 
-/* Parses any Arrow C data interface format string the type table (types.h) has
-   a row for (dfb_format_parse_arrow's and the types not read yet: "d:10,2",
-   "+w:3", "+ud:0,1", ...).  Returns 0 and fills `out`, or -1 for a string
-   outside the specification (out->type DFB_T_INVALID).  Pointers in `out`
-   point into `fmt`, which must outlive them. */
+/* THE parser of Arrow C data interface format strings: any string the
+   type table (types.h) has a row for, from the rows' `arrow` letters and
+   parameters ("l", "tsu:UTC", "d:10,2", "+w:3", "+ud:0,1", ...).  Returns
+   0 and fills `out`, or -1 for a string outside the specification
+   (out->type DFB_T_INVALID).  Pointers in `out` point into `fmt`, which
+   must outlive them. */
 int
 dfb_type_parse_arrow(const char *fmt, dfb_format *out);
 
@@ -115,9 +117,11 @@ int
 dfb_format_from_numpy(char kind, int itemsize, char unit, dfb_format *out);
 
 /* Writes the Arrow C data interface format string of `f` ("l", "tsu:",
-   "tDn", ... with f's timezone if any) into buf.  Returns 0, or -1 for a
-   type without a fixed Arrow format string here (dictionary, invalid) or a
-   buffer too small. */
+   "tDn", "d:10,2", "+w:3", ... with f's parameters) into buf, from the
+   type table's `arrow` letters: the inverse of dfb_type_parse_arrow.
+   Returns 0, or -1 for a type without an Arrow format string of its own
+   (byte bools, dictionary, extension, invalid), parameters it cannot
+   write or a buffer too small. */
 int
 dfb_format_to_arrow(const dfb_format *f, char *buf, size_t size);
 
@@ -142,7 +146,8 @@ const char *
 dfb_numpy_struct_format(char kind, char type, int64_t itemsize,
                         char byteorder);
 
-/* Width in bytes of one stored value (0 for bit-packed or variable width). */
+/* Width in bytes of one stored value: the type table's item_bits / 8 for
+   a fixed-width layout (0 for bit-packed, variable-width or nested). */
 int
 dfb_format_itemsize(const dfb_format *f);
 

@@ -1,5 +1,5 @@
-/* dfbuffer core: the type table and the parsing of every Arrow format
- * string (see types.h).
+/* dfbuffer core: the type table and the one parser of Arrow format
+ * strings, which reads the table's Arrow columns (see types.h).
  */
 #include "types.h"
 
@@ -18,87 +18,133 @@
 // clang-format off
 /* One row: type, name, logical, layout, then n_buffers, its three buffers
    (0: none), offset_bytes, n_children, item_bits, storage, result,
-   ix_kind, conv, readable (the fields of dfb_type_row, in order). */
+   ix_kind, conv, readable, then arrow, arrow_param, units, order, numpy,
+   numpy_result, ix_as, fields (the fields of dfb_type_row, in order). */
 #define ROW(t, name, logical, layout, nbuf, b0, b1, b2, ob, nch, bits, st, \
-            res, ix, conv, rd)                                             \
+            res, ix, conv, rd, arrow, ap, units, order, np, npr, ixas,     \
+            fields)                                                        \
     [DFB_T_##t] = {DFB_T_##t, name, logical, DFB_LAYOUT_##layout, nbuf,    \
                    {b0, b1, b2}, ob, nch, bits, st, res, ix,               \
-                   DFB_CONV_##conv, rd}
+                   DFB_CONV_##conv, rd, arrow, DFB_ARROW_##ap, units,      \
+                   order, np, npr, DFB_T_##ixas, fields}
+
+/* The NumPy record fields of the intervals (DFB_CONV_RECORDS). */
+static const dfb_record_field months[] = {{"months", "=i4"}, {NULL, NULL}};
+static const dfb_record_field days_ms[] = {
+    {"days", "=i4"}, {"milliseconds", "=i4"}, {NULL, NULL}};
+static const dfb_record_field months_days_ns[] = {
+    {"months", "=i4"}, {"days", "=i4"}, {"nanoseconds", "=i8"}, {NULL, NULL}};
 
 /* The table, indexed by dfb_type. */
 static const dfb_type_row rows[DFB_T_COUNT] = {
     ROW(INVALID,         "invalid",                     "other",       NONE,
-        0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0),
+        0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0,
+        NULL,   NONE,    NULL,   0,  0,  0,  INVALID, NULL),
     ROW(NULL,            "null",                        "null",        NONE,
-        0, 0, 0, 0, 0,  0,  0,   0,   'O', -1, NONES,        1),
+        0, 0, 0, 0, 0,  0,  0,   0,   'O', -1, NONES,        1,
+        "n",    PLAIN,   NULL,   '|', 0,  0,  NULL, NULL),
     ROW(BOOL_BIT,        "bit-packed bool",             "bool",        BITS,
-        2, V, D, 0, 0,  0,  1,   'b', 'b', 20, UNPACK,       1),
+        2, V, D, 0, 0,  0,  1,   'b', 'b', 20, UNPACK,       1,
+        "b",    PLAIN,   NULL,   '|', 0,  0,  BOOL_BIT, NULL),
     ROW(BOOL8,           "bool",                        "bool",        FIXED,
-        2, V, D, 0, 0,  0,  8,   'b', 'b', 20, VIEW,         1),
+        2, V, D, 0, 0,  0,  8,   'b', 'b', 20, VIEW,         1,
+        NULL,   NONE,    NULL,   '|', 'b', 'b', BOOL8, NULL),
     ROW(INT,             "int",                         "int",         FIXED,
-        2, V, D, 0, 0,  0,  0,   'i', 'i', 0,  VIEW,         1),
+        2, V, D, 0, 0,  0,  0,   'i', 'i', 0,  VIEW,         1,
+        "csil", WIDTH,   NULL,   '=', 'i', 'i', INT, NULL),
     ROW(UINT,            "uint",                        "uint",        FIXED,
-        2, V, D, 0, 0,  0,  0,   'u', 'u', 1,  VIEW,         1),
+        2, V, D, 0, 0,  0,  0,   'u', 'u', 1,  VIEW,         1,
+        "CSIL", WIDTH,   NULL,   '=', 'u', 'u', UINT, NULL),
     ROW(FLOAT,           "float",                       "float",       FIXED,
-        2, V, D, 0, 0,  0,  0,   'f', 'f', 2,  VIEW,         1),
+        2, V, D, 0, 0,  0,  0,   'f', 'f', 2,  VIEW,         1,
+        ".efg", WIDTH,   NULL,   '=', 'f', 'f', FLOAT, NULL),
     ROW(UTF8,            "utf8 string",                 "string",      OFFSETS,
-        3, V, O, D, 4,  0,  -1,  0,   'O', 21, STRINGS,      1),
+        3, V, O, D, 4,  0,  -1,  0,   'O', 21, STRINGS,      1,
+        "u",    PLAIN,   NULL,   '=', 0,  0,  UTF8, NULL),
     ROW(LARGE_UTF8,      "large utf8 string",           "string",      OFFSETS,
-        3, V, O, D, 8,  0,  -1,  0,   'O', 21, STRINGS,      1),
+        3, V, O, D, 8,  0,  -1,  0,   'O', 21, STRINGS,      1,
+        "U",    PLAIN,   NULL,   '=', 0,  0,  LARGE_UTF8, NULL),
     ROW(STRING_VIEW,     "string view",                 "string",      VIEWS,
-        3, V, W, X, 16, 0,  128, 0,   'O', 21, STRING_VIEWS, 1),
+        3, V, W, X, 16, 0,  128, 0,   'O', 21, STRING_VIEWS, 1,
+        "vu",   PLAIN,   NULL,   '=', 0,  0,  LARGE_UTF8, NULL),
     ROW(BINARY,          "binary",                      "binary",      OFFSETS,
-        3, V, O, D, 4,  0,  -1,  0,   'O', -1, BYTES,        1),
+        3, V, O, D, 4,  0,  -1,  0,   'O', -1, BYTES,        1,
+        "z",    PLAIN,   NULL,   '=', 0,  0,  BINARY, NULL),
     ROW(LARGE_BINARY,    "large binary",                "binary",      OFFSETS,
-        3, V, O, D, 8,  0,  -1,  0,   'O', -1, BYTES,        1),
+        3, V, O, D, 8,  0,  -1,  0,   'O', -1, BYTES,        1,
+        "Z",    PLAIN,   NULL,   '=', 0,  0,  LARGE_BINARY, NULL),
     ROW(DATE32,          "date32",                      "date",        FIXED,
-        2, V, D, 0, 0,  0,  32,  'i', 'M', 22, WIDEN,        1),
+        2, V, D, 0, 0,  0,  32,  'i', 'M', 22, WIDEN,        1,
+        "tdD",  PLAIN,   "D",    '=', 'i', 'M', DATE32, NULL),
     ROW(DATE64,          "date64",                      "date",        FIXED,
-        2, V, D, 0, 0,  0,  64,  'i', 'M', 22, VIEW,         1),
+        2, V, D, 0, 0,  0,  64,  'i', 'M', 22, VIEW,         1,
+        "tdm",  PLAIN,   "m",    '=', 'M', 'M', DATE64, NULL),
     ROW(TIMESTAMP,       "timestamp",                   "datetime",    FIXED,
-        2, V, D, 0, 0,  0,  64,  'i', 'M', 22, VIEW,         1),
+        2, V, D, 0, 0,  0,  64,  'i', 'M', 22, VIEW,         1,
+        "ts",   UNIT_TZ, "smun", '=', 'M', 'M', TIMESTAMP, NULL),
     ROW(DURATION,        "duration",                    "duration",    FIXED,
-        2, V, D, 0, 0,  0,  64,  'i', 'm', 22, VIEW,         1),
+        2, V, D, 0, 0,  0,  64,  'i', 'm', 22, VIEW,         1,
+        "tD",   UNIT,    "smun", '=', 'm', 'm', DURATION, NULL),
     ROW(DICTIONARY,      "categorical",                 "categorical", CODES,
-        2, V, D, 0, 0,  0,  0,   'i', 0,   23, DECODE,       1),
+        2, V, D, 0, 0,  0,  0,   'i', 0,   23, DECODE,       1,
+        NULL,   NONE,    NULL,   '=', 'i', 'i', DICTIONARY, NULL),
     ROW(DECIMAL,         "decimal",                     "decimal",     FIXED,
-        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, DECIMAL,      1),
+        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, DECIMAL,      1,
+        "d:",   DECIMAL, NULL,   '=', 0,  0,  DECIMAL, NULL),
     ROW(FIXED_BINARY,    "fixed-size binary",           "binary",      FIXED,
-        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, BYTES,        1),
+        2, V, D, 0, 0,  0,  0,   'V', 'O', -1, BYTES,        1,
+        "w:",   SIZE,    NULL,   '|', 0,  0,  FIXED_BINARY, NULL),
     ROW(BINARY_VIEW,     "binary view",                 "binary",      VIEWS,
-        3, V, W, X, 16, 0,  128, 0,   'O', -1, BYTES,        1),
+        3, V, W, X, 16, 0,  128, 0,   'O', -1, BYTES,        1,
+        "vz",   PLAIN,   NULL,   '=', 0,  0,  BINARY_VIEW, NULL),
     ROW(TIME32,          "time32",                      "time",        FIXED,
-        2, V, D, 0, 0,  0,  32,  'i', 'O', 22, TIME,         1),
+        2, V, D, 0, 0,  0,  32,  'i', 'O', 22, TIME,         1,
+        "tt",   UNIT,    "sm",   '=', 0,  0,  TIME32, NULL),
     ROW(TIME64,          "time64",                      "time",        FIXED,
-        2, V, D, 0, 0,  0,  64,  'i', 'O', 22, TIME,         1),
+        2, V, D, 0, 0,  0,  64,  'i', 'O', 22, TIME,         1,
+        "tt",   UNIT,    "un",   '=', 0,  0,  TIME64, NULL),
     ROW(INTERVAL_MONTHS, "interval (months)",           "interval",    FIXED,
-        2, V, D, 0, 0,  0,  32,  'i', 'V', -1, RECORDS,      1),
+        2, V, D, 0, 0,  0,  32,  'i', 'V', -1, RECORDS,      1,
+        "tiM",  PLAIN,   NULL,   '=', 0,  0,  INTERVAL_MONTHS, months),
     ROW(INTERVAL_DT,     "interval (days, ms)",         "interval",    FIXED,
-        2, V, D, 0, 0,  0,  64,  'V', 'V', -1, RECORDS,      1),
+        2, V, D, 0, 0,  0,  64,  'V', 'V', -1, RECORDS,      1,
+        "tiD",  PLAIN,   NULL,   '=', 0,  0,  INTERVAL_DT, days_ms),
     ROW(INTERVAL_MDN,    "interval (months, days, ns)", "interval",    FIXED,
-        2, V, D, 0, 0,  0,  128, 'V', 'V', -1, RECORDS,      1),
+        2, V, D, 0, 0,  0,  128, 'V', 'V', -1, RECORDS,      1,
+        "tin",  PLAIN,   NULL,   '=', 0,  0,  INTERVAL_MDN, months_days_ns),
     ROW(LIST,            "list",                        "list",        LIST,
-        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, NESTED,       0),
+        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, NESTED,       0,
+        "+l",   PLAIN,   NULL,   '|', 0,  0,  LIST, NULL),
     ROW(LARGE_LIST,      "large list",                  "list",        LIST,
-        2, V, O, 0, 8,  1,  -1,  0,   'O', -1, NESTED,       0),
+        2, V, O, 0, 8,  1,  -1,  0,   'O', -1, NESTED,       0,
+        "+L",   PLAIN,   NULL,   '|', 0,  0,  LARGE_LIST, NULL),
     ROW(LIST_VIEW,       "list view",                   "list",        LIST_VIEW,
-        3, V, O, Z, 4,  1,  -1,  0,   'O', -1, NESTED,       0),
+        3, V, O, Z, 4,  1,  -1,  0,   'O', -1, NESTED,       0,
+        "+vl",  PLAIN,   NULL,   '|', 0,  0,  LIST_VIEW, NULL),
     ROW(LARGE_LIST_VIEW, "large list view",             "list",        LIST_VIEW,
-        3, V, O, Z, 8,  1,  -1,  0,   'O', -1, NESTED,       0),
+        3, V, O, Z, 8,  1,  -1,  0,   'O', -1, NESTED,       0,
+        "+vL",  PLAIN,   NULL,   '|', 0,  0,  LARGE_LIST_VIEW, NULL),
     ROW(FIXED_LIST,      "fixed-size list",             "list",        FIXED_LIST,
-        1, V, 0, 0, 0,  1,  -1,  0,   'O', -1, NESTED_VIEW,  0),
+        1, V, 0, 0, 0,  1,  -1,  0,   'O', -1, NESTED_VIEW,  0,
+        "+w:",  SIZE,    NULL,   '|', 0,  0,  FIXED_LIST, NULL),
     ROW(STRUCT,          "struct",                      "struct",      STRUCT,
-        1, V, 0, 0, 0,  -1, -1,  0,   'O', -1, NESTED,       0),
+        1, V, 0, 0, 0,  -1, -1,  0,   'O', -1, NESTED,       0,
+        "+s",   PLAIN,   NULL,   '|', 0,  0,  STRUCT, NULL),
     ROW(MAP,             "map",                         "map",         LIST,
-        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, NESTED,       0),
+        2, V, O, 0, 4,  1,  -1,  0,   'O', -1, NESTED,       0,
+        "+m",   PLAIN,   NULL,   '|', 0,  0,  MAP, NULL),
     ROW(DENSE_UNION,     "dense union",                 "union",       DENSE_UNION,
-        2, T, U, 0, 4,  -1, -1,  0,   'O', -1, NESTED,       0),
+        2, T, U, 0, 4,  -1, -1,  0,   'O', -1, NESTED,       0,
+        "+ud:", IDS,     NULL,   '|', 0,  0,  DENSE_UNION, NULL),
     ROW(SPARSE_UNION,    "sparse union",                "union",       SPARSE_UNION,
-        1, T, 0, 0, 0,  -1, -1,  0,   'O', -1, NESTED,       0),
+        1, T, 0, 0, 0,  -1, -1,  0,   'O', -1, NESTED,       0,
+        "+us:", IDS,     NULL,   '|', 0,  0,  SPARSE_UNION, NULL),
     ROW(RUN_END,         "run-end encoded",             "run_end",     RUN_END,
-        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, DECODE,       1),
+        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, DECODE,       1,
+        "+r",   PLAIN,   NULL,   '|', 0,  0,  RUN_END, NULL),
     ROW(EXTENSION,       "extension",                   "other",       STORAGE,
-        0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0),
+        0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0,
+        NULL,   NONE,    NULL,   0,  0,  0,  EXTENSION, NULL),
 };
 // clang-format on
 
@@ -148,7 +194,7 @@ parse_int(const char **p, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
-/* Parses the "P,S[,B]" after "d:".  Returns 0, or -1. */
+/* Parses the "P,S[,B]" of a decimal into `out`.  Returns 0, or -1. */
 static int
 parse_decimal(const char *s, dfb_format *out)
 {
@@ -167,25 +213,17 @@ parse_decimal(const char *s, dfb_format *out)
     if (*s != '\0') {
         return -1;
     }
-    out->type = DFB_T_DECIMAL;
     out->precision = (int)p;
     out->scale = (int)sc;
     out->bits = (int)bits;
     return 0;
 }
 
-/* Parses a whole positive size (the "N" of "w:N", "+w:N").  Returns 0, or
+/* Parses the union type ids of a union's format (comma-separated, 0 to
+   127; none for a union without members) into `out`.  Returns 0, or
    -1. */
 static int
-parse_size(const char *s, int64_t hi, int64_t *out)
-{
-    return parse_int(&s, 1, hi, out) < 0 || *s != '\0' ? -1 : 0;
-}
-
-/* Parses the union type ids after "+ud:" / "+us:" (comma-separated, 0 to
-   127; none for a union without members).  Returns 0, or -1. */
-static int
-parse_union(const char *s, dfb_type t, dfb_format *out)
+parse_union(const char *s, dfb_format *out)
 {
     const char *ids = s;
     while (*s != '\0') {
@@ -196,80 +234,142 @@ parse_union(const char *s, dfb_type t, dfb_format *out)
         }
         s += *s == ',';
     }
-    out->type = t;
     out->ids = ids;
     out->ids_len = (size_t)(s - ids);
     return 0;
 }
 
-/* A format string without parameters, and its type and bits. */
-typedef struct {
-    const char *fmt;
-    dfb_type type;
-    int bits;
-    char unit;
-} plain_format;
-
-static const plain_format plain[] = {
-    {"vz", DFB_T_BINARY_VIEW, 128, 0}, {"tts", DFB_T_TIME32, 32, 's'},
-    {"ttm", DFB_T_TIME32, 32, 'm'},    {"ttu", DFB_T_TIME64, 64, 'u'},
-    {"ttn", DFB_T_TIME64, 64, 'n'},    {"tiM", DFB_T_INTERVAL_MONTHS, 32, 0},
-    {"tiD", DFB_T_INTERVAL_DT, 64, 0}, {"tin", DFB_T_INTERVAL_MDN, 128, 0},
-    {"+l", DFB_T_LIST, 0, 0},          {"+L", DFB_T_LARGE_LIST, 0, 0},
-    {"+vl", DFB_T_LIST_VIEW, 0, 0},    {"+vL", DFB_T_LARGE_LIST_VIEW, 0, 0},
-    {"+s", DFB_T_STRUCT, 0, 0},        {"+m", DFB_T_MAP, 0, 0},
-    {"+r", DFB_T_RUN_END, 0, 0},
-};
-
-int
-dfb_type_parse_params(const char *fmt, dfb_format *out)
+/* Returns 1 for a letter c (not 0) of `letters`. */
+static int
+one_of(char c, const char *letters)
 {
-    int64_t n;
-    memset(out, 0, sizeof(*out));
-    out->type = DFB_T_INVALID;
-    if (fmt == NULL) {
+    return c != '\0' && letters != NULL && strchr(letters, c) != NULL;
+}
+
+/* Parses `fmt` as a format of row `r` (its `arrow` letters, then its
+   parameters), filling `out` (zeroed by the caller).  Returns 0, or -1
+   when `fmt` is not one of the row's (`out` then possibly written to). */
+static int
+parse_row(const dfb_type_row *r, const char *fmt, dfb_format *out)
+{
+    int64_t size;
+    const char *rest;
+    switch (r->arrow_param) {
+        case DFB_ARROW_PLAIN:
+            if (strcmp(fmt, r->arrow) != 0) {
+                return -1;
+            }
+            /* offsets and bytes: the width of one byte of text */
+            out->bits = r->layout == DFB_LAYOUT_OFFSETS ? 8
+                        : r->item_bits > 0              ? r->item_bits
+                                                        : 0;
+            out->unit = r->units != NULL ? r->units[0] : 0;
+            return 0;
+        case DFB_ARROW_WIDTH:
+            if (fmt[0] == '.' || !one_of(fmt[0], r->arrow)) {
+                return -1;
+            }
+            out->bits = 8 << (int)(strchr(r->arrow, fmt[0]) - r->arrow);
+            return 0;
+        default:
+            break;
+    }
+    const size_t n = strlen(r->arrow);
+    if (strncmp(fmt, r->arrow, n) != 0) {
         return -1;
     }
-    out->byteorder = '=';
-    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
-        if (strcmp(fmt, plain[i].fmt) == 0) {
-            out->type = plain[i].type;
-            out->bits = plain[i].bits;
-            out->unit = plain[i].unit;
-            if (fmt[0] == '+') {
-                out->byteorder = '|';
+    rest = fmt + n;
+    out->bits = r->item_bits > 0 ? r->item_bits : 0;
+    switch (r->arrow_param) {
+        case DFB_ARROW_UNIT:
+            out->unit = rest[0];
+            return one_of(rest[0], r->units) && rest[1] == '\0' ? 0 : -1;
+        case DFB_ARROW_UNIT_TZ:
+            if (!one_of(rest[0], r->units) || rest[1] != ':') {
+                return -1;
+            }
+            out->unit = rest[0];
+            if (rest[2] != '\0') {
+                out->tz = rest + 2;
+                out->tz_len = strlen(rest + 2);
             }
             return 0;
-        }
+        case DFB_ARROW_DECIMAL:
+            return parse_decimal(rest, out);
+        case DFB_ARROW_SIZE:
+            /* a fixed-size binary's size is its width (bits), a fixed-size
+               list's a count */
+            if (parse_int(&rest, 1,
+                          r->item_bits == 0 ? INT32_MAX / 8 : INT32_MAX,
+                          &size) < 0 ||
+                *rest != '\0') {
+                return -1;
+            }
+            out->size = size;
+            out->bits = r->item_bits == 0 ? (int)(size * 8) : 0;
+            return 0;
+        case DFB_ARROW_IDS:
+            return parse_union(rest, out);
+        default:
+            return -1;
     }
-    if (strncmp(fmt, "d:", 2) == 0 && parse_decimal(fmt + 2, out) == 0) {
-        return 0;
-    }
-    if (strncmp(fmt, "w:", 2) == 0 &&
-        parse_size(fmt + 2, INT32_MAX / 8, &n) == 0) {
-        out->type = DFB_T_FIXED_BINARY;
-        out->byteorder = '|';
-        out->size = n;
-        out->bits = (int)(n * 8);
-        return 0;
-    }
-    if (strncmp(fmt, "+w:", 3) == 0 &&
-        parse_size(fmt + 3, INT32_MAX, &n) == 0) {
-        out->type = DFB_T_FIXED_LIST;
-        out->byteorder = '|';
-        out->size = n;
-        return 0;
-    }
-    if ((strncmp(fmt, "+ud:", 4) == 0 || strncmp(fmt, "+us:", 4) == 0) &&
-        parse_union(fmt + 4,
-                    fmt[2] == 'd' ? DFB_T_DENSE_UNION : DFB_T_SPARSE_UNION,
-                    out) == 0) {
-        out->byteorder = '|';
-        return 0;
-    }
+}
+
+int
+dfb_type_parse_arrow(const char *fmt, dfb_format *out)
+{
     memset(out, 0, sizeof(*out));
     out->type = DFB_T_INVALID;
+    if (fmt == NULL || fmt[0] == '\0') {
+        return -1;
+    }
+    for (int t = DFB_T_INVALID + 1; t < DFB_T_COUNT; t++) {
+        const dfb_type_row *r = &rows[t];
+        /* only the rows whose letters could start `fmt` */
+        if (r->arrow == NULL ||
+            (r->arrow_param == DFB_ARROW_WIDTH ? fmt[1] != '\0'
+                                               : r->arrow[0] != fmt[0])) {
+            continue;
+        }
+        if (parse_row(r, fmt, out) == 0) {
+            out->type = r->type;
+            out->byteorder = r->order;
+            return 0;
+        }
+        if (r->arrow_param != DFB_ARROW_PLAIN &&
+            r->arrow_param != DFB_ARROW_WIDTH) {
+            memset(out, 0, sizeof(*out)); /* a partial parse */
+            out->type = DFB_T_INVALID;
+        }
+    }
     return -1;
+}
+
+dfb_type
+dfb_arrow_format_type(const char *fmt)
+{
+    dfb_format f;
+    return dfb_type_parse_arrow(fmt, &f) == 0 ? f.type : DFB_T_INVALID;
+}
+
+const char *
+dfb_type_arrow_format(dfb_type t)
+{
+    const dfb_type_row *r = dfb_type_row_of(t);
+    return r->arrow_param == DFB_ARROW_PLAIN ? r->arrow : NULL;
+}
+
+int
+dfb_type_is_nested(dfb_type t)
+{
+    const dfb_conv c = dfb_type_row_of(t)->conv;
+    return c == DFB_CONV_NESTED || c == DFB_CONV_NESTED_VIEW;
+}
+
+int
+dfb_type_has_validity(dfb_type t)
+{
+    return dfb_type_row_of(t)->buffers[0] == DFB_BUF_VALIDITY;
 }
 
 int

@@ -5,7 +5,10 @@
  * Arrow buffer layout (which buffers, in which order, the width of its
  * offsets, its children), the width of one value, the NumPy kinds of the
  * stored and of the converted values, its interchange protocol dtype kind,
- * the name schema() reports and how it converts.  The parameters of one
+ * the name schema() reports and how it converts, its Arrow format string
+ * (letters and parameters: the one parser, dfb_type_parse_arrow, and the one
+ * writer, dfb_format_to_arrow, read it) and its NumPy type strings.  The
+ * parameters of one
  * column's type (unit, time zone, precision and scale, fixed sizes, union
  * type ids) live in its parsed dfb_format.
  *
@@ -76,6 +79,25 @@ typedef enum {
                               convert_temporal.c) */
 } dfb_conv;
 
+/* What follows a row's `arrow` letters in its Arrow format string. */
+typedef enum {
+    DFB_ARROW_NONE = 0, /* no format string of its own (arrow is NULL) */
+    DFB_ARROW_PLAIN,    /* arrow is the whole format string */
+    DFB_ARROW_WIDTH,    /* one letter: arrow[k] for 1 << k bytes ('.': none) */
+    DFB_ARROW_UNIT,     /* arrow, then a unit letter of `units` */
+    DFB_ARROW_UNIT_TZ,  /* arrow, a unit letter of `units`, ':', a time zone
+                           (may be empty) */
+    DFB_ARROW_DECIMAL,  /* arrow, then "P,S" or "P,S,B" */
+    DFB_ARROW_SIZE,     /* arrow, then a size N >= 1 */
+    DFB_ARROW_IDS       /* arrow, then union type ids "I,J,..." (maybe none) */
+} dfb_arrow_param;
+
+/* One field of a NumPy record result (DFB_CONV_RECORDS). */
+typedef struct {
+    const char *name;    /* NULL ends a row's list */
+    const char *typestr; /* "=i4", "=i8" */
+} dfb_record_field;
+
 /* One row of the table. */
 typedef struct {
     dfb_type type;
@@ -97,8 +119,23 @@ typedef struct {
     int8_t ix_kind;      /* interchange DtypeKind (0 INT ... 23
                             CATEGORICAL), -1 when the protocol has none */
     dfb_conv conv;
-    uint8_t readable; /* 1: dfb_format_parse_arrow accepts it and the
-                         importers check its buffers */
+    uint8_t readable;  /* 1: dfb_format_parse_arrow accepts it and the
+                          importers check its buffers */
+    const char *arrow; /* Arrow format letters (see arrow_param), or NULL */
+    dfb_arrow_param arrow_param;
+    const char *units; /* time units: a plain format's one (dates: "D",
+                          "m"), or the letters a unit parameter takes;
+                          NULL */
+    char order;        /* byte order of a parsed format ('=', '|') */
+    char numpy;        /* NumPy kind of the storage typestr ('b', 'i', 'u',
+                          'f', 'M', 'm'; "M8[unit]"), 0: none */
+    char numpy_result; /* NumPy kind of the conversion result's typestr
+                          (DATE32: 'M', its int32 days widened), 0: none */
+    dfb_type ix_as;    /* the type whose Arrow format the interchange
+                          protocol reports (string views: large utf8,
+                          decoded) */
+    const dfb_record_field *fields; /* RECORDS: the NumPy record's fields;
+                                       NULL otherwise */
 } dfb_type_row;
 
 /* Returns the row of type `t` (the DFB_T_INVALID row for a value out of
@@ -106,13 +143,28 @@ typedef struct {
 const dfb_type_row *
 dfb_type_row_of(dfb_type t);
 
-/* Parses the format strings of the table that dfb_format_parse_arrow's
-   primitives do not cover (parameterized ones and the letters of types
-   added with the table), whether readable or not.  Returns 0 and fills
-   `out`, or -1 (out->type DFB_T_INVALID).  Pointers in `out` point into
-   `fmt`. */
+/* The type of Arrow format string `fmt` (dfb_type_parse_arrow's), or
+   DFB_T_INVALID for NULL or a string outside the specification.  Cannot
+   fail. */
+dfb_type
+dfb_arrow_format_type(const char *fmt);
+
+/* The Arrow format string of type `t` when it takes no parameters ("+s",
+   "U", "vu"), or NULL.  Cannot fail. */
+const char *
+dfb_type_arrow_format(dfb_type t);
+
+/* 1 if columns of type `t` are read by the nested converter from the Arrow
+   tree (lists, list views, fixed-size lists, structs, maps, unions; not
+   run-end encoded), else 0.  Cannot fail. */
 int
-dfb_type_parse_params(const char *fmt, dfb_format *out);
+dfb_type_is_nested(dfb_type t);
+
+/* 1 if the Arrow layout of type `t` begins with a validity bitmap (not the
+   null type, unions, run-end encoded or extension arrays), else 0.  Cannot
+   fail. */
+int
+dfb_type_has_validity(dfb_type t);
 
 /* Bits of one stored value of `f` (the row's item_bits, or the format's
    when the row leaves it to the parameters); -1 for variable-width types.

@@ -48,6 +48,7 @@ import numpy as np
 from dfbuffer._interchange import (
     ColumnNullType,
     DtypeKind,
+    _arrow_type,
     _IxChunk,
     _IxField,
     _ixview_concat,
@@ -55,6 +56,7 @@ from dfbuffer._interchange import (
     _ixview_slice,
     _ixview_values,
 )
+from dfbuffer._schema import _interchange_format
 
 __all__ = ["to_interchange"]
 
@@ -70,10 +72,10 @@ def _raise_error(chunk: _IxChunk) -> None:
 
 def _empty(field: _IxField) -> _IxChunk:
     """A chunk of no elements of ``field``'s format (a column without chunks)."""
-    fmt = "U" if field.format == "vu" else field.format
+    fmt = _interchange_format(field.format)
     if field.dictionary is None:
         return _ixview_concat(fmt, [])
-    dfmt = "U" if field.dictionary.format == "vu" else field.dictionary.format
+    dfmt = _interchange_format(field.dictionary.format)
     return _ixview_concat(fmt, [], dictionary=_ixview_concat(dfmt, []))
 
 
@@ -198,7 +200,7 @@ class _ArrowColumn:
         """{"data": (Buffer, dtype), "validity": ... | None, "offsets": ... | None}."""
         chunk = self._single()
         self.dtype  # noqa: B018 - raises NotImplementedError for a type without a dtype
-        if self._field.format == "vu" and self._chunks:
+        if _interchange_format(self._field.format) != self._field.format and self._chunks:
             raise RuntimeError(
                 f"column {self._name!r}: string views need a copy, which "
                 "allow_copy=False forbids")
@@ -240,9 +242,12 @@ def _slice_nulls(fmt: str, size: int) -> int:
     """The null count of a slice of ``size`` elements of format ``fmt``: unknown
     (-1), but for the types without a validity bitmap (unions and run-end encoded
     arrays have 0 nulls, the null type all)."""
-    if fmt.startswith(("+ud", "+us", "+r")):
-        return 0
-    return size if fmt == "n" else -1
+    t = _arrow_type(fmt)
+    if t is None:
+        return -1
+    if t["logical"] == "null":
+        return size
+    return -1 if t["validity"] else 0
 
 
 def _raw_piece(raw: _Raw, n_chunks: int, i: int) -> _Raw:
@@ -280,7 +285,7 @@ def _split(chunks: list[_IxChunk], n_chunks: int | None, allow_copy: bool) -> li
 
 def _concat(field: _IxField, chunks: list[_IxChunk]) -> _IxChunk:
     """Join chunks into one new chunk (copies, in C; offset 0)."""
-    fmt = "U" if field.format == "vu" else field.format
+    fmt = _interchange_format(field.format)
     if field.dictionary is None:
         return _ixview_concat(fmt, chunks)
     # dictionaries: unify the values (first occurrence wins), remap the codes
@@ -299,7 +304,7 @@ def _concat(field: _IxField, chunks: list[_IxChunk]) -> _IxChunk:
                 firsts.append(_ixview_slice(c.dictionary, i, 1, True))
             mapping[i] = pos
         maps.append(mapping)
-    dfmt = "U" if field.dictionary.format == "vu" else field.dictionary.format
+    dfmt = _interchange_format(field.dictionary.format)
     return _ixview_concat(fmt, chunks, dictionary=_ixview_concat(dfmt, firsts), maps=maps)
 
 

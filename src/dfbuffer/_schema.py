@@ -12,6 +12,7 @@ rebuild what the converters give back as plain NumPy.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import operator
 import sys
@@ -34,6 +35,15 @@ _WITH_BITS = frozenset({"int", "uint", "float", "bool", "string", "datetime", "d
 _WITH_UNIT = frozenset({"date", "datetime", "duration", "time"})
 _INTERVAL_UNITS = {"tiM": "months", "tiD": "day_time", "tin": "month_day_nano"}
 _NULLS = {0: "non-nullable", 1: "nan", 2: "sentinel", 3: "bitmask", 4: "bytemask"}
+
+
+@functools.lru_cache(maxsize=256)
+def _interchange_format(fmt: str) -> str:
+    """The format string the interchange protocol reports a column of Arrow format
+    ``fmt`` under, from the type table (string views are decoded to large strings,
+    "U"); ``fmt`` itself for a string outside the specification."""
+    t = _arrow_type(fmt)
+    return fmt if t is None else str(t["interchange_format"])
 
 
 @dataclass(frozen=True)

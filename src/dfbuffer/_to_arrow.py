@@ -37,6 +37,7 @@ from dfbuffer._interchange import (
     _arrow_table_stream,
     _pandas_frame,
 )
+from dfbuffer._schema import _interchange_format
 
 __all__ = ["ArrowExport", "to_arrow"]
 
@@ -156,10 +157,6 @@ def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
     return (chunk.length, chunk.null_count, chunk.offset, bufs, dic)
 
 
-def _wide(fmt: str) -> str:
-    return "U" if fmt == "vu" else fmt
-
-
 def _from_arrow(obj: Any, columns: Sequence[str] | None) -> ArrowExport:
     """An Arrow producer's columns handed out again node for node (every
     format: nested, views, run-end encoded, extension types with their
@@ -186,8 +183,8 @@ def _from_view(view: Any, columns: Sequence[str] | None) -> ArrowExport:
         if not _exportable(f):
             raise NotImplementedError(
                 f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
-        dfmt = None if f.dictionary is None else _wide(f.dictionary.format)
-        fields.append((f.name, _wide(f.format), dfmt, bool(f.ordered)))
+        dfmt = None if f.dictionary is None else _interchange_format(f.dictionary.format)
+        fields.append((f.name, _interchange_format(f.format), dfmt, bool(f.ordered)))
     batches = []
     for b in range(view._n_batches):
         # a chunk that kept 0..7 bits of a bitmap offset (allow_copy=False)

@@ -61,6 +61,14 @@ def test_arrow_type_describes_every_family():
     assert _arrow_type("tdD")["result"] == "=M8[D]"
     assert _arrow_type("u")["buffers"] == ("validity", "offsets", "data")
     assert _arrow_type("vu")["interchange"] == (21, 8, "vu")
+    # the format the interchange protocol reports: string views decoded
+    assert _arrow_type("vu")["interchange_format"] == "U"
+    for same in ("u", "U", "l", "tsu:UTC", "d:10,2", "+s", "+w:3", "vz"):
+        assert _arrow_type(same)["interchange_format"] == same
+    # a validity bitmap first, but for the null type, unions and run-end encoded
+    for fmt, has in (("l", True), ("+s", True), ("n", False), ("+ud:0", False),
+                     ("+us:", False), ("+r", False)):
+        assert _arrow_type(fmt)["validity"] is has
     dec = _arrow_type("d:38,-2,256")
     assert (dec["precision"], dec["scale"], dec["item_bits"]) == (38, -2, 256)
     assert dec["converts"] == "objects" and dec["readable"]
@@ -97,3 +105,11 @@ def test_schema_reads_the_table():
         "s": ("string", 8, None, None),
         "z": ("datetime", 64, "us", "UTC"),
     }
+
+
+def test_python_asks_the_table_for_the_interchange_format():
+    from dfbuffer._schema import _interchange_format
+
+    assert _interchange_format("vu") == "U"
+    assert _interchange_format("tsn:UTC") == "tsn:UTC"
+    assert _interchange_format("not a format") == "not a format"

@@ -1,8 +1,10 @@
 /* C unit tests of the type table (src/core/types.c): every row is filled
  * and consistent with its layout, every Arrow format string of the
  * specification parses to the row and parameters it names, malformed ones
- * are refused, and the types not read yet stay refused by the readers'
- * parser.  Run by `meson test`; exits non-zero if any check fails.
+ * are refused, the types not read yet stay refused by the readers'
+ * parser, and the table's item size, NumPy type string and Arrow format
+ * columns give what format.c's switches gave.  Run by `meson test`; exits
+ * non-zero if any check fails.
  */
 #include "check.h"
 #include "format.h"
@@ -208,6 +210,273 @@ test_interchange(void)
     CHECK(dfb_type_interchange(&f, &kind, &bits) == -1);
 }
 
+/* What the switches of format.c gave, before item size, the NumPy type
+   strings and the Arrow format became columns of the table, for every
+   format of the specification, malformed ones, and the formats made from
+   interchange dtypes and NumPy dtypes.  The one difference: the Arrow
+   writer now writes every row's format (it refused the parameterised,
+   view, time, interval and nested ones), so `arrow` is the format read
+   back, the canonical one ("d:38,4,128" is "d:38,4"). */
+typedef struct {
+    const char *fmt;
+    int parsed;   /* dfb_type_parse_arrow */
+    int readable; /* dfb_format_parse_arrow */
+    dfb_type type;
+    int bits;
+    char unit, order;
+    int precision, scale;
+    int64_t size;
+    size_t params_len; /* tz_len + ids_len */
+    int itemsize;
+    const char *typestr, *result, *arrow; /* "": -1 */
+} column_case;
+
+// clang-format off
+static const column_case column_cases[] = {
+    {"n", 0, 0, DFB_T_NULL, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "n"},
+    {"b", 0, 0, DFB_T_BOOL_BIT, 1, 0, '|', 0, 0, 0, 0, 0, "", "", "b"},
+    {"c", 0, 0, DFB_T_INT, 8, 0, '=', 0, 0, 0, 0, 1, "|i1", "|i1", "c"},
+    {"C", 0, 0, DFB_T_UINT, 8, 0, '=', 0, 0, 0, 0, 1, "|u1", "|u1", "C"},
+    {"s", 0, 0, DFB_T_INT, 16, 0, '=', 0, 0, 0, 0, 2, "=i2", "=i2", "s"},
+    {"S", 0, 0, DFB_T_UINT, 16, 0, '=', 0, 0, 0, 0, 2, "=u2", "=u2", "S"},
+    {"i", 0, 0, DFB_T_INT, 32, 0, '=', 0, 0, 0, 0, 4, "=i4", "=i4", "i"},
+    {"I", 0, 0, DFB_T_UINT, 32, 0, '=', 0, 0, 0, 0, 4, "=u4", "=u4", "I"},
+    {"l", 0, 0, DFB_T_INT, 64, 0, '=', 0, 0, 0, 0, 8, "=i8", "=i8", "l"},
+    {"L", 0, 0, DFB_T_UINT, 64, 0, '=', 0, 0, 0, 0, 8, "=u8", "=u8", "L"},
+    {"e", 0, 0, DFB_T_FLOAT, 16, 0, '=', 0, 0, 0, 0, 2, "=f2", "=f2", "e"},
+    {"f", 0, 0, DFB_T_FLOAT, 32, 0, '=', 0, 0, 0, 0, 4, "=f4", "=f4", "f"},
+    {"g", 0, 0, DFB_T_FLOAT, 64, 0, '=', 0, 0, 0, 0, 8, "=f8", "=f8", "g"},
+    {"u", 0, 0, DFB_T_UTF8, 8, 0, '=', 0, 0, 0, 0, 0, "", "", "u"},
+    {"U", 0, 0, DFB_T_LARGE_UTF8, 8, 0, '=', 0, 0, 0, 0, 0, "", "", "U"},
+    {"vu", 0, 0, DFB_T_STRING_VIEW, 128, 0, '=', 0, 0, 0, 0, 0, "", "", "vu"},
+    {"z", 0, 0, DFB_T_BINARY, 8, 0, '=', 0, 0, 0, 0, 0, "", "", "z"},
+    {"Z", 0, 0, DFB_T_LARGE_BINARY, 8, 0, '=', 0, 0, 0, 0, 0, "", "", "Z"},
+    {"tdD", 0, 0, DFB_T_DATE32, 32, 'D', '=', 0, 0, 0, 0, 4, "=i4", "=M8[D]", "tdD"},
+    {"tdm", 0, 0, DFB_T_DATE64, 64, 'm', '=', 0, 0, 0, 0, 8, "=M8[ms]", "=M8[ms]", "tdm"},
+    {"tss:", 0, 0, DFB_T_TIMESTAMP, 64, 's', '=', 0, 0, 0, 0, 8, "=M8[s]", "=M8[s]", "tss:"},
+    {"tsm:", 0, 0, DFB_T_TIMESTAMP, 64, 'm', '=', 0, 0, 0, 0, 8, "=M8[ms]", "=M8[ms]", "tsm:"},
+    {"tsu:", 0, 0, DFB_T_TIMESTAMP, 64, 'u', '=', 0, 0, 0, 0, 8, "=M8[us]", "=M8[us]", "tsu:"},
+    {"tsn:", 0, 0, DFB_T_TIMESTAMP, 64, 'n', '=', 0, 0, 0, 0, 8, "=M8[ns]", "=M8[ns]", "tsn:"},
+    {"tsu:UTC", 0, 0, DFB_T_TIMESTAMP, 64, 'u', '=', 0, 0, 0, 3, 8, "=M8[us]", "=M8[us]", "tsu:UTC"},
+    {"tsn:Europe/Paris", 0, 0, DFB_T_TIMESTAMP, 64, 'n', '=', 0, 0, 0, 12, 8, "=M8[ns]", "=M8[ns]", "tsn:Europe/Paris"},
+    {"tDs", 0, 0, DFB_T_DURATION, 64, 's', '=', 0, 0, 0, 0, 8, "=m8[s]", "=m8[s]", "tDs"},
+    {"tDm", 0, 0, DFB_T_DURATION, 64, 'm', '=', 0, 0, 0, 0, 8, "=m8[ms]", "=m8[ms]", "tDm"},
+    {"tDu", 0, 0, DFB_T_DURATION, 64, 'u', '=', 0, 0, 0, 0, 8, "=m8[us]", "=m8[us]", "tDu"},
+    {"tDn", 0, 0, DFB_T_DURATION, 64, 'n', '=', 0, 0, 0, 0, 8, "=m8[ns]", "=m8[ns]", "tDn"},
+    {"d:10,2", 0, 0, DFB_T_DECIMAL, 128, 0, '=', 10, 2, 0, 0, 16, "", "", "d:10,2"},
+    {"d:9,-3,32", 0, 0, DFB_T_DECIMAL, 32, 0, '=', 9, -3, 0, 0, 4, "", "", "d:9,-3,32"},
+    {"d:76,10,256", 0, 0, DFB_T_DECIMAL, 256, 0, '=', 76, 10, 0, 0, 32, "", "", "d:76,10,256"},
+    {"d:38,4,128", 0, 0, DFB_T_DECIMAL, 128, 0, '=', 38, 4, 0, 0, 16, "", "", "d:38,4"},
+    {"d:18,0,64", 0, 0, DFB_T_DECIMAL, 64, 0, '=', 18, 0, 0, 0, 8, "", "", "d:18,0,64"},
+    {"w:16", 0, 0, DFB_T_FIXED_BINARY, 128, 0, '|', 0, 0, 16, 0, 16, "", "", "w:16"},
+    {"w:1", 0, 0, DFB_T_FIXED_BINARY, 8, 0, '|', 0, 0, 1, 0, 1, "", "", "w:1"},
+    {"vz", 0, 0, DFB_T_BINARY_VIEW, 128, 0, '=', 0, 0, 0, 0, 0, "", "", "vz"},
+    {"tts", 0, 0, DFB_T_TIME32, 32, 's', '=', 0, 0, 0, 0, 4, "", "", "tts"},
+    {"ttm", 0, 0, DFB_T_TIME32, 32, 'm', '=', 0, 0, 0, 0, 4, "", "", "ttm"},
+    {"ttu", 0, 0, DFB_T_TIME64, 64, 'u', '=', 0, 0, 0, 0, 8, "", "", "ttu"},
+    {"ttn", 0, 0, DFB_T_TIME64, 64, 'n', '=', 0, 0, 0, 0, 8, "", "", "ttn"},
+    {"tiM", 0, 0, DFB_T_INTERVAL_MONTHS, 32, 0, '=', 0, 0, 0, 0, 4, "", "", "tiM"},
+    {"tiD", 0, 0, DFB_T_INTERVAL_DT, 64, 0, '=', 0, 0, 0, 0, 8, "", "", "tiD"},
+    {"tin", 0, 0, DFB_T_INTERVAL_MDN, 128, 0, '=', 0, 0, 0, 0, 16, "", "", "tin"},
+    {"+l", 0, -1, DFB_T_LIST, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "+l"},
+    {"+L", 0, -1, DFB_T_LARGE_LIST, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "+L"},
+    {"+vl", 0, -1, DFB_T_LIST_VIEW, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "+vl"},
+    {"+vL", 0, -1, DFB_T_LARGE_LIST_VIEW, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "+vL"},
+    {"+w:3", 0, -1, DFB_T_FIXED_LIST, 0, 0, '|', 0, 0, 3, 0, 0, "", "", "+w:3"},
+    {"+s", 0, -1, DFB_T_STRUCT, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "+s"},
+    {"+m", 0, -1, DFB_T_MAP, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "+m"},
+    {"+ud:0,1,5", 0, -1, DFB_T_DENSE_UNION, 0, 0, '|', 0, 0, 0, 5, 0, "", "", "+ud:0,1,5"},
+    {"+us:", 0, -1, DFB_T_SPARSE_UNION, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "+us:"},
+    {"+us:3", 0, -1, DFB_T_SPARSE_UNION, 0, 0, '|', 0, 0, 0, 1, 0, "", "", "+us:3"},
+    {"+r", 0, 0, DFB_T_RUN_END, 0, 0, '|', 0, 0, 0, 0, 0, "", "", "+r"},
+    {"", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"x", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"vx", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"ts", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"tsx:", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"tDx", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"ttu:", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"tt", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"ti", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"d:", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"d:0,1", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"d:10", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"w:0", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"w:", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"+w:", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"+w:0", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"+x", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"+ud", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"+ud:128", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"+ud:1,", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"+s:", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"uu", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"tdDx", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"ttx", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+    {"tsu", -1, -1, DFB_T_INVALID, 0, 0, 0, 0, 0, 0, 0, 0, "", "", ""},
+};
+
+static const struct {
+    int kind, bits;
+    const char *fmt;
+    char endianness;
+    dfb_type type;
+    int itemsize;
+    const char *typestr, *result, *arrow;
+} ix_column_cases[] = {
+    {20, 8, "b", '|', DFB_T_BOOL8, 1, "|b1", "|b1", ""},
+    {20, 1, "b", '=', DFB_T_BOOL_BIT, 0, "", "", "b"},
+    {23, 8, "c", '=', DFB_T_DICTIONARY, 1, "|i1", "|i1", ""},
+    {23, 32, "i", '<', DFB_T_DICTIONARY, 4, "<i4", "<i4", ""},
+    {23, 16, "s", '>', DFB_T_DICTIONARY, 2, ">i2", ">i2", ""},
+    {0, 16, "s", '>', DFB_T_INT, 2, ">i2", ">i2", "s"},
+    {2, 64, "g", '<', DFB_T_FLOAT, 8, "<f8", "<f8", "g"},
+    {22, 64, "tdm", '=', DFB_T_DATE64, 8, "=M8[ms]", "=M8[ms]", "tdm"},
+    {22, 32, "tdD", '>', DFB_T_DATE32, 4, ">i4", ">M8[D]", "tdD"},
+    {21, 8, "vu", '=', DFB_T_STRING_VIEW, 0, "", "", "vu"},
+    {21, 8, "u", '=', DFB_T_UTF8, 0, "", "", "u"},
+};
+
+static const struct {
+    char kind;
+    int itemsize;
+    char unit;
+    dfb_type type;
+    int size;
+    const char *typestr, *result, *arrow;
+} numpy_column_cases[] = {
+    {'b', 1, 0, DFB_T_BOOL8, 1, "|b1", "|b1", ""},
+    {'i', 1, 0, DFB_T_INT, 1, "|i1", "|i1", "c"},
+    {'u', 2, 0, DFB_T_UINT, 2, "=u2", "=u2", "S"},
+    {'i', 8, 0, DFB_T_INT, 8, "=i8", "=i8", "l"},
+    {'f', 2, 0, DFB_T_FLOAT, 2, "=f2", "=f2", "e"},
+    {'f', 8, 0, DFB_T_FLOAT, 8, "=f8", "=f8", "g"},
+    {'M', 8, 'n', DFB_T_TIMESTAMP, 8, "=M8[ns]", "=M8[ns]", "tsn:"},
+    {'m', 8, 's', DFB_T_DURATION, 8, "=m8[s]", "=m8[s]", "tDs"},
+    {'M', 8, 'u', DFB_T_TIMESTAMP, 8, "=M8[us]", "=M8[us]", "tsu:"},
+    {'m', 8, 'm', DFB_T_DURATION, 8, "=m8[ms]", "=m8[ms]", "tDm"},
+};
+// clang-format on
+
+/* Checks the table's lookups of `f` against the expected values. */
+static void
+check_columns(const dfb_format *f, int itemsize, const char *typestr,
+              const char *result, const char *arrow)
+{
+    char buf[64];
+    CHECK(dfb_format_itemsize(f) == itemsize);
+    CHECK(dfb_format_numpy_typestr(f, buf, sizeof(buf)) ==
+          (typestr[0] != '\0' ? 0 : -1));
+    if (typestr[0] != '\0') {
+        CHECK_STR(buf, typestr);
+    }
+    CHECK(dfb_format_result_typestr(f, buf, sizeof(buf)) ==
+          (result[0] != '\0' ? 0 : -1));
+    if (result[0] != '\0') {
+        CHECK_STR(buf, result);
+    }
+    CHECK(dfb_format_to_arrow(f, buf, sizeof(buf)) ==
+          (arrow[0] != '\0' ? 0 : -1));
+    if (arrow[0] != '\0') {
+        CHECK_STR(buf, arrow);
+    }
+}
+
+/* Every row's columns give what the switches gave. */
+static void
+test_columns_as_switches(void)
+{
+    for (size_t i = 0; i < sizeof(column_cases) / sizeof(column_cases[0]);
+         i++) {
+        const column_case *c = &column_cases[i];
+        dfb_format f, g;
+        CHECK(dfb_type_parse_arrow(c->fmt, &f) == c->parsed);
+        CHECK(dfb_format_parse_arrow(c->fmt, &g) == c->readable);
+        CHECK(f.type == c->type && f.bits == c->bits);
+        CHECK(f.unit == c->unit && f.byteorder == c->order);
+        CHECK(f.precision == c->precision && f.scale == c->scale);
+        CHECK(f.size == c->size && f.tz_len + f.ids_len == c->params_len);
+        CHECK(dfb_arrow_format_type(c->fmt) == c->type);
+        if (c->readable == 0) {
+            CHECK(memcmp(&f, &g, sizeof(f)) == 0);
+        }
+        check_columns(&f, c->itemsize, c->typestr, c->result, c->arrow);
+    }
+    for (size_t i = 0;
+         i < sizeof(ix_column_cases) / sizeof(ix_column_cases[0]); i++) {
+        dfb_format f;
+        CHECK(dfb_format_parse_interchange(
+                  ix_column_cases[i].kind, ix_column_cases[i].bits,
+                  ix_column_cases[i].fmt, ix_column_cases[i].endianness,
+                  &f) == 0);
+        CHECK(f.type == ix_column_cases[i].type);
+        check_columns(&f, ix_column_cases[i].itemsize,
+                      ix_column_cases[i].typestr, ix_column_cases[i].result,
+                      ix_column_cases[i].arrow);
+    }
+    for (size_t i = 0;
+         i < sizeof(numpy_column_cases) / sizeof(numpy_column_cases[0]); i++) {
+        dfb_format f;
+        CHECK(dfb_format_from_numpy(numpy_column_cases[i].kind,
+                                    numpy_column_cases[i].itemsize,
+                                    numpy_column_cases[i].unit, &f) == 0);
+        CHECK(f.type == numpy_column_cases[i].type);
+        check_columns(
+            &f, numpy_column_cases[i].size, numpy_column_cases[i].typestr,
+            numpy_column_cases[i].result, numpy_column_cases[i].arrow);
+    }
+}
+
+/* The Arrow columns: every row with a format parses its own written
+   format back; the predicates follow the rows. */
+static void
+test_arrow_columns(void)
+{
+    for (int t = DFB_T_INVALID + 1; t < DFB_T_COUNT; t++) {
+        const dfb_type_row *r = dfb_type_row_of((dfb_type)t);
+        CHECK((r->arrow == NULL) == (r->arrow_param == DFB_ARROW_NONE));
+        CHECK((r->units != NULL) == (r->arrow_param == DFB_ARROW_UNIT ||
+                                     r->arrow_param == DFB_ARROW_UNIT_TZ ||
+                                     t == DFB_T_DATE32 || t == DFB_T_DATE64));
+        CHECK(r->order == '=' || r->order == '|' || r->order == 0);
+        CHECK((r->fields != NULL) == (r->conv == DFB_CONV_RECORDS));
+        CHECK(dfb_type_row_of(r->ix_as)->arrow_param == DFB_ARROW_PLAIN ||
+              r->ix_as == (dfb_type)t);
+        CHECK(dfb_type_is_nested((dfb_type)t) ==
+              (r->arrow != NULL && r->arrow[0] == '+' && t != DFB_T_RUN_END));
+        if (r->arrow_param == DFB_ARROW_PLAIN) {
+            dfb_format f;
+            char back[16];
+            CHECK(dfb_type_parse_arrow(r->arrow, &f) == 0 &&
+                  f.type == (dfb_type)t);
+            CHECK(dfb_format_to_arrow(&f, back, sizeof(back)) == 0);
+            CHECK_STR(back, r->arrow);
+            CHECK(dfb_type_arrow_format((dfb_type)t) == r->arrow);
+        }
+        else {
+            CHECK(dfb_type_arrow_format((dfb_type)t) == NULL);
+        }
+    }
+    CHECK(dfb_arrow_format_type(NULL) == DFB_T_INVALID);
+    CHECK(strcmp(dfb_type_arrow_format(DFB_T_STRUCT), "+s") == 0);
+    CHECK(strcmp(
+              dfb_type_arrow_format(dfb_type_row_of(DFB_T_STRING_VIEW)->ix_as),
+              "U") == 0);
+    CHECK(dfb_type_has_validity(DFB_T_INT) &&
+          dfb_type_has_validity(DFB_T_LIST));
+    CHECK(!dfb_type_has_validity(DFB_T_NULL) &&
+          !dfb_type_has_validity(DFB_T_DENSE_UNION) &&
+          !dfb_type_has_validity(DFB_T_SPARSE_UNION) &&
+          !dfb_type_has_validity(DFB_T_RUN_END));
+    /* a unit NumPy has no name for, an impossible width */
+    dfb_format g = {.type = DFB_T_TIMESTAMP, .bits = 64, .byteorder = '='};
+    char buf[32];
+    CHECK(dfb_format_numpy_typestr(&g, buf, sizeof(buf)) < 0);
+    CHECK(dfb_format_to_arrow(&g, buf, sizeof(buf)) < 0);
+    g = (dfb_format){.type = DFB_T_FIXED_LIST};
+    CHECK(dfb_format_to_arrow(&g, buf, sizeof(buf)) < 0);
+}
+
 int
 main(void)
 {
@@ -216,6 +485,8 @@ main(void)
     test_parameters();
     test_malformed();
     test_interchange();
+    test_columns_as_switches();
+    test_arrow_columns();
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
 }

@@ -17,9 +17,9 @@ PyDoc_STRVAR(
     "_arrow_type(format, /)\n--\n\n"
     "Private: what the type table says about Arrow C format string `format`\n"
     "(a dict: type, logical, layout, buffers, children, item_bits, bits,\n"
-    "numpy, result, interchange, unit, tz, precision, scale, size,\n"
-    "type_ids, converts, readable), or None for a string outside the\n"
-    "Arrow C data interface.");
+    "numpy, result, interchange, interchange_format, validity, unit, tz,\n"
+    "precision, scale, size, type_ids, converts, readable), or None for a\n"
+    "string outside the Arrow C data interface.");
 
 /* Sets d[key] = v, stealing v (NULL: an error already set).  Returns 0, or
    -1 with an exception set. */
@@ -143,6 +143,8 @@ arrow_type_py(PyObject *module, PyObject *arg)
     const dfb_type_row *r = dfb_type_row_of(f.type);
     const int bits = dfb_type_item_bits(&f);
     const char *unit = dfb_unit_name(f.unit);
+    /* the format the interchange protocol reports (string views: decoded) */
+    const char *ix_fmt = dfb_type_arrow_format(r->ix_as);
     PyObject *d = PyDict_New();
     if (d == NULL || put(d, "type", PyUnicode_FromString(r->name)) < 0 ||
         put(d, "logical", PyUnicode_FromString(r->logical)) < 0 ||
@@ -156,6 +158,10 @@ arrow_type_py(PyObject *module, PyObject *arg)
         put(d, "numpy", typestr(&f, 0)) < 0 ||
         put(d, "result", typestr(&f, 1)) < 0 ||
         put(d, "interchange", interchange(&f, fmt)) < 0 ||
+        put(d, "interchange_format",
+            PyUnicode_FromString(ix_fmt != NULL ? ix_fmt : fmt)) < 0 ||
+        put(d, "validity", PyBool_FromLong(dfb_type_has_validity(f.type))) <
+            0 ||
         put(d, "unit",
             unit != NULL ? PyUnicode_FromString(unit) : Py_NewRef(Py_None)) <
             0 ||

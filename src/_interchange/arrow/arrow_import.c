@@ -26,6 +26,7 @@
 #include "column.h"
 #include "format.h"
 #include "offsets.h"
+#include "types.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -476,20 +477,20 @@ refuse_device(const arrow_import *imp)
     /* the children are followed only when schema and arrays agree (their
        buffers are never read: the data is on the device) */
     const int table =
-        s->format != NULL && strcmp(s->format, "+s") == 0 &&
+        dfb_arrow_format_type(s->format) == DFB_T_STRUCT &&
         dfb_arrow_check_table(s, imp->arrays, imp->n, 0, &err) == DFB_OK;
     for (int64_t k = 0; table && k < s->n_children; k++) {
         const struct ArrowSchema *c = s->children[k];
         const struct ArrowSchema *v =
             c != NULL && c->dictionary != NULL ? c->dictionary : c;
-        if (v != NULL && v->format != NULL && v->format[0] == '+' &&
-            strcmp(v->format, "+r") != 0) {
+        if (v != NULL &&
+            dfb_type_is_nested(dfb_arrow_format_type(v->format))) {
             nested = c;
             break;
         }
     }
-    if (nested == NULL && s->format != NULL && s->format[0] == '+' &&
-        strcmp(s->format, "+s") != 0 && strcmp(s->format, "+r") != 0) {
+    const dfb_type top = dfb_arrow_format_type(s->format);
+    if (nested == NULL && top != DFB_T_STRUCT && dfb_type_is_nested(top)) {
         nested = s;
     }
     if (nested == NULL) {
@@ -569,7 +570,7 @@ dfb_arrow_is_producer(PyObject *obj)
 int
 dfb_arrow_import_is_table(const arrow_import *imp)
 {
-    return imp->schema.format != NULL && strcmp(imp->schema.format, "+s") == 0;
+    return dfb_arrow_format_type(imp->schema.format) == DFB_T_STRUCT;
 }
 
 int

@@ -27,14 +27,17 @@
 
 #include <string.h>
 
-/* The width in bytes of run-ends format `fmt` ("s", "i", "l"), or 0. */
+/* The width in bytes of run-ends format `fmt` (int16, int32, int64), or
+   0. */
 static int
 run_end_width(const char *fmt)
 {
-    if (fmt == NULL || fmt[0] == '\0' || fmt[1] != '\0') {
+    dfb_format f;
+    if (dfb_format_parse_arrow(fmt, &f) < 0 || f.type != DFB_T_INT ||
+        f.bits < 16) {
         return 0;
     }
-    return fmt[0] == 's' ? 2 : fmt[0] == 'i' ? 4 : fmt[0] == 'l' ? 8 : 0;
+    return f.bits / 8;
 }
 
 /* Describes the run ends child `ra` of schema `rs` into *r.  Returns 0, or

@@ -76,18 +76,19 @@ dfb_times_to_object_array(const dfb_column *c, const uint8_t *isnull)
 PyArray_Descr *
 dfb_interval_descr(const dfb_format *f)
 {
-    PyObject *spec;
-    switch (f->type) {
-        case DFB_T_INTERVAL_MONTHS:
-            spec = Py_BuildValue("[(ss)]", "months", "=i4");
+    /* the record's fields, from the type table */
+    const dfb_record_field *fields = dfb_type_row_of(f->type)->fields;
+    PyObject *spec = PyList_New(0);
+    for (int k = 0; spec != NULL && fields != NULL && fields[k].name != NULL;
+         k++) {
+        PyObject *field =
+            Py_BuildValue("(ss)", fields[k].name, fields[k].typestr);
+        if (field == NULL || PyList_Append(spec, field) < 0) {
+            Py_XDECREF(field);
+            Py_CLEAR(spec);
             break;
-        case DFB_T_INTERVAL_DT:
-            spec = Py_BuildValue("[(ss)(ss)]", "days", "=i4", "milliseconds",
-                                 "=i4");
-            break;
-        default:
-            spec = Py_BuildValue("[(ss)(ss)(ss)]", "months", "=i4", "days",
-                                 "=i4", "nanoseconds", "=i8");
+        }
+        Py_DECREF(field);
     }
     if (spec == NULL) {
         return NULL;

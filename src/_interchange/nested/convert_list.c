@@ -97,7 +97,7 @@ map_entries(const dfb_nested_ctx *cx, const arrow_node *cn,
             dfb_nested_out *keys, dfb_nested_out *vals)
 {
     arrow_node kn, vn;
-    if (cn->schema->format == NULL || strcmp(cn->schema->format, "+s") != 0 ||
+    if (dfb_arrow_format_type(cn->schema->format) != DFB_T_STRUCT ||
         cn->schema->n_children != 2 || cn->array->n_children != 2) {
         PyErr_Format(PyExc_ValueError,
                      "column '%s': a map's entries must be a struct of two "

@@ -199,15 +199,15 @@ dfb_nested_node(const dfb_nested_ctx *cx, const arrow_node *nd,
         return -1;
     }
     int rc;
-    switch (f.type) {
-        case DFB_T_FIXED_LIST:
+    switch (dfb_type_row_of(f.type)->layout) {
+        case DFB_LAYOUT_FIXED_LIST:
             rc = dfb_nested_fixed_list(cx, nd, &f, out);
             break;
-        case DFB_T_STRUCT:
+        case DFB_LAYOUT_STRUCT:
             rc = dfb_nested_struct(cx, nd, out);
             break;
-        case DFB_T_DENSE_UNION:
-        case DFB_T_SPARSE_UNION:
+        case DFB_LAYOUT_DENSE_UNION:
+        case DFB_LAYOUT_SPARSE_UNION:
             rc = dfb_nested_union(cx, nd, &f, out);
             break;
         default:

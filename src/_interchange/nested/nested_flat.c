@@ -14,6 +14,7 @@
 #include "convert_nested.h"
 #include "bitmap.h"
 #include "mem.h"
+#include "types.h"
 
 #include <string.h>
 
@@ -21,7 +22,7 @@
 static int
 is_open_struct(const struct ArrowSchema *s)
 {
-    return s != NULL && s->format != NULL && strcmp(s->format, "+s") == 0 &&
+    return s != NULL && dfb_arrow_format_type(s->format) == DFB_T_STRUCT &&
            s->dictionary == NULL;
 }
 

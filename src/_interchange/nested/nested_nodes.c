@@ -20,17 +20,18 @@
 static int
 nested_values(const struct ArrowSchema *s)
 {
-    return s != NULL && s->format != NULL && strcmp(s->format, "+r") != 0 &&
-           (s->format[0] == '+' ||
-            (s->dictionary != NULL && s->dictionary->format != NULL &&
-             s->dictionary->format[0] == '+' &&
-             strcmp(s->dictionary->format, "+r") != 0));
+    return s != NULL &&
+           (dfb_type_is_nested(dfb_arrow_format_type(s->format)) ||
+            (s->dictionary != NULL &&
+             dfb_arrow_format_type(s->format) != DFB_T_RUN_END &&
+             dfb_type_is_nested(
+                 dfb_arrow_format_type(s->dictionary->format))));
 }
 
 int
 dfb_nested_run_end_is(const struct ArrowSchema *s)
 {
-    return s != NULL && s->format != NULL && strcmp(s->format, "+r") == 0 &&
+    return s != NULL && dfb_arrow_format_type(s->format) == DFB_T_RUN_END &&
            s->n_children == 2 && s->children != NULL &&
            nested_values(s->children[1]);
 }
@@ -40,8 +41,9 @@ dfb_nested_is(const struct ArrowSchema *s)
 {
     /* run-end encoded flat values have their own decoder
        (convert_run_end.c) */
-    return s != NULL && s->format != NULL && s->format[0] == '+' &&
-           (strcmp(s->format, "+r") != 0 || dfb_nested_run_end_is(s));
+    return s != NULL &&
+           (dfb_type_is_nested(dfb_arrow_format_type(s->format)) ||
+            dfb_nested_run_end_is(s));
 }
 
 int

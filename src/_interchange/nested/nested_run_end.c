@@ -24,11 +24,12 @@ run_ends(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_run_ends *r)
     const struct ArrowSchema *rs = nd->schema->children[0];
     const struct ArrowArray *ra = nd->array->children[0];
     const char *fmt = rs != NULL ? rs->format : NULL;
-    const int w = fmt == NULL || fmt[0] == '\0' || fmt[1] != '\0' ? 0
-                  : fmt[0] == 's'                                 ? 2
-                  : fmt[0] == 'i'                                 ? 4
-                  : fmt[0] == 'l'                                 ? 8
-                                                                  : 0;
+    /* int16, int32 or int64 run ends */
+    dfb_format rf;
+    const int w = dfb_format_parse_arrow(fmt, &rf) == 0 &&
+                          rf.type == DFB_T_INT && rf.bits >= 16
+                      ? rf.bits / 8
+                      : 0;
     int64_t end, bytes;
     dfb_error err;
     if (w == 0 || ra == NULL || ra->release == NULL || ra->n_buffers != 2 ||

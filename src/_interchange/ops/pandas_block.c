@@ -16,6 +16,7 @@
 #include "mem.h"
 #include "schema.h"
 #include "arrow_import.h"
+#include "types.h"
 
 #include <string.h>
 
@@ -80,7 +81,7 @@ no_metadata(const char *md)
 static int
 block_schema_type(const struct ArrowSchema *s)
 {
-    if (s->format == NULL || strcmp(s->format, "+s") != 0 ||
+    if (dfb_arrow_format_type(s->format) != DFB_T_STRUCT ||
         s->dictionary != NULL || s->n_children < 1 || s->children == NULL) {
         return -1;
     }

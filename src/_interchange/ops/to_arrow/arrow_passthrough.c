@@ -26,6 +26,7 @@
 #include "arrow_import.h"
 #include "arrow_nodes.h"
 #include "arrow_passthrough.h"
+#include "types.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -378,11 +379,11 @@ node_field(const dfb_arrow_ix *x, int64_t c)
 static int64_t
 slice_nulls(const char *fmt, int64_t length)
 {
-    if (strncmp(fmt, "+ud", 3) == 0 || strncmp(fmt, "+us", 3) == 0 ||
-        strcmp(fmt, "+r") == 0) {
-        return 0;
+    const dfb_type t = dfb_arrow_format_type(fmt);
+    if (t == DFB_T_NULL) {
+        return length;
     }
-    return strcmp(fmt, "n") == 0 ? length : -1;
+    return t != DFB_T_INVALID && !dfb_type_has_validity(t) ? 0 : -1;
 }
 
 /* Returns the (length, chunks) tuple of batch `b` of `x`, or NULL with an

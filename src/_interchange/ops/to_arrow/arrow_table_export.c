@@ -26,6 +26,7 @@
 #include "arrow_export.h"
 #include "arrow_nodes.h"
 #include "arrow_passthrough.h"
+#include "types.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -82,7 +83,8 @@ table_schema(PyObject *fields, struct ArrowSchema *s)
         return -1;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(fields);
-    if (dfb_arrow_schema_init(s, "+s", "", NULL, 0, 0, n) < 0) {
+    if (dfb_arrow_schema_init(s, dfb_type_arrow_format(DFB_T_STRUCT), "", NULL,
+                              0, 0, n) < 0) {
         PyErr_NoMemory();
         return -1;
     }

@@ -17,6 +17,7 @@
 #include "format.h"
 #include "offsets.h"
 #include "schema.h"
+#include "types.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,10 +30,10 @@
 PyObject *
 dfb_arrow_ix_format(const struct ArrowSchema *s, int decode)
 {
-    if (decode && strcmp(s->format, "vu") == 0) {
-        return PyUnicode_FromString("U");
-    }
-    return PyUnicode_FromString(s->format);
+    /* the type the protocol reports it as (string views: decoded) */
+    const dfb_type t = dfb_arrow_format_type(s->format);
+    const char *as = dfb_type_arrow_format(dfb_type_row_of(t)->ix_as);
+    return PyUnicode_FromString(decode && as != NULL ? as : s->format);
 }
 
 int

@@ -134,6 +134,22 @@ enum {
     K_CATEGORICAL = 23
 };
 
+/* Returns a new interchange dtype tuple of a K_INT or K_UINT of `bits`
+   bits, its format from the type table, or NULL with an exception set. */
+static PyObject *
+int_dtype(dfb_state *st, int kind, int bits)
+{
+    dfb_format f = {.type = kind == K_INT ? DFB_T_INT : DFB_T_UINT,
+                    .bits = bits,
+                    .byteorder = '='};
+    char fmt[8];
+    if (dfb_format_to_arrow(&f, fmt, sizeof(fmt)) < 0) {
+        PyErr_Format(PyExc_SystemError, "no Arrow format for int%d", bits);
+        return NULL;
+    }
+    return dtype_tuple(st, kind, bits, fmt);
+}
+
 /* Stores new references to the column dtype, data-buffer dtype and
    offsets dtype (Py_None where there is none) of a column of Arrow format
    `fmt`, dictionary-encoded if `is_dict`.  Returns 0, or -1 with an
@@ -157,19 +173,17 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
     dt = dtype_tuple(st, codes ? K_CATEGORICAL : kind, bits, fmt);
     const dfb_type_row *r = dfb_type_row_of(f.type);
     if (r->layout == DFB_LAYOUT_OFFSETS) {
-        ddt = dtype_tuple(st, K_UINT, 8, "C");
-        odt = r->offset_bytes == 4 ? dtype_tuple(st, K_INT, 32, "i")
-                                   : dtype_tuple(st, K_INT, 64, "l");
+        ddt = int_dtype(st, K_UINT, 8);
+        odt = int_dtype(st, K_INT, r->offset_bytes * 8);
     }
     else if (r->layout == DFB_LAYOUT_VIEWS) {
         /* its chunks are copied to large strings (or raise) */
         ddt = dtype_tuple(st, kind, bits, fmt);
-        odt = dtype_tuple(st, K_INT, 64, "l");
+        odt = int_dtype(st, K_INT, 64);
     }
     else if (r->storage == 'i' && r->result != 'i') {
         /* dates, timestamps, durations: stored as plain integers */
-        ddt = bits == 32 ? dtype_tuple(st, K_INT, 32, "i")
-                         : dtype_tuple(st, K_INT, 64, "l");
+        ddt = int_dtype(st, K_INT, bits == 32 ? 32 : 64);
     }
     else {
         ddt = dtype_tuple(st, kind, bits, fmt);
@@ -196,8 +210,9 @@ field_dtypes(dfb_state *st, const char *fmt, int is_dict, PyObject **dtype,
 static int
 bool8_dtypes(dfb_state *st, PyObject *field)
 {
-    PyObject *dt = dtype_tuple(st, K_BOOL, 8, "b");
-    PyObject *ddt = dtype_tuple(st, K_BOOL, 8, "b");
+    const char *b = dfb_type_arrow_format(DFB_T_BOOL_BIT);
+    PyObject *dt = dtype_tuple(st, K_BOOL, 8, b);
+    PyObject *ddt = dtype_tuple(st, K_BOOL, 8, b);
     if (dt == NULL || ddt == NULL) {
         Py_XDECREF(dt);
         Py_XDECREF(ddt);
@@ -217,7 +232,10 @@ is_bool8(const struct ArrowSchema *s)
 {
     const char *v;
     int32_t len;
-    return s->dictionary == NULL && strcmp(s->format, "c") == 0 &&
+    dfb_format f;
+    return s->dictionary == NULL &&
+           dfb_format_parse_arrow(s->format, &f) == 0 && f.type == DFB_T_INT &&
+           f.bits == 8 &&
            dfb_arrow_metadata_find(s->metadata, "ARROW:extension:name", &v,
                                    &len) &&
            len == 11 && dfb_memcmp(v, "arrow.bool8", 11) == 0;
@@ -296,7 +314,7 @@ chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *name,
     if (fs == NULL) {
         return NULL;
     }
-    if (col->from_runs || strcmp(fs, "+r") == 0) {
+    if (col->from_runs || dfb_arrow_format_type(fs) == DFB_T_RUN_END) {
         /* run-end encoded values that are not decoded to fixed widths:
            no interchange dtype, raised when used */
         PyErr_Format(PyExc_NotImplementedError,
@@ -382,8 +400,8 @@ static const char *
 decoded_runs_format(const struct ArrowSchema *s)
 {
     dfb_format f;
-    if (strcmp(s->format, "+r") != 0 || s->n_children != 2 ||
-        s->children == NULL || s->children[1] == NULL ||
+    if (dfb_arrow_format_type(s->format) != DFB_T_RUN_END ||
+        s->n_children != 2 || s->children == NULL || s->children[1] == NULL ||
         s->children[1]->format == NULL || s->children[1]->dictionary != NULL ||
         dfb_format_parse_arrow(s->children[1]->format, &f) < 0) {
         return NULL;
@@ -411,7 +429,7 @@ field_copy_error(PyObject *field, const struct ArrowSchema *s, PyObject *name,
             "allow_copy=False forbids",
             name);
     }
-    else if (strcmp(s->format, "vu") == 0) {
+    else if (dfb_arrow_format_type(s->format) == DFB_T_STRING_VIEW) {
         msg = PyUnicode_FromFormat(
             "column '%U': string view ('vu') data "
             "must be copied to offsets + bytes, "
