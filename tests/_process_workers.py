@@ -1,4 +1,4 @@
-"""Functions run in child processes by tests/test_processes.py (importable by name, as
+"""Functions run in child processes by tests/integration/test_processes.py (importable by name, as
 the "spawn" start method requires)."""
 
 from __future__ import annotations

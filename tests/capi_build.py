@@ -1,7 +1,7 @@
 """Builds the C API consumer extensions of tests/capi_consumer/ against the installed (or
 staged) dfbuffer: ``dfbuffer.get_include()`` is the only include path, the compiler is the
 one setuptools finds (the one Python was built with), run in a child Python.  Used by
-tests/test_capi.py (whose builds start as its tests are collected, so they compile while
+tests/api/test_capi.py (whose builds start as its tests are collected, so they compile while
 other tests run) and benchmarks/bench_capi.py."""
 
 from __future__ import annotations

@@ -1,6 +1,18 @@
 import gc
+import pathlib
+import sys
 
 import pytest
+
+# The test modules live in folders that mirror src (base/, arrow/, kernels/, safety/, ...)
+# and import each other's producers and cases by module name (test_arrow_bad's Producer,
+# test_no_leaks' check): every such folder is on sys.path, after pytest's own entries, so
+# a module imports alone as it does in the whole suite.  The helpers (producers.py,
+# racing.py, ...) are here, in tests/, which pytest puts on sys.path for this file.
+_TESTS = pathlib.Path(__file__).resolve().parent
+for _folder in sorted(_TESTS.iterdir()):
+    if _folder.is_dir() and any(_folder.glob("test_*.py")) and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 
 @pytest.fixture

@@ -7,8 +7,19 @@ For every C file that meson compiled into the extension or into core (listed by 
 dir's compile_commands.json), `nm` on its object file gives the external symbols it defines
 and the ones it uses.  File A depends on file B when A uses a symbol B defines.  The map
 prints, per file, its one job (the first sentence of the file's leading comment) and the
-files it uses; the exit status is 1 when the graph over files has a cycle (each cycle is
-printed), 2 on a usage error, else 0.  Test programs (tests/c) are left out.
+files it uses.
+
+It then checks the include graph of src/_interchange against LAYERS, the one table of the
+extension's layers (a folder each, in dependency order): every quoted include is resolved as
+the compiler does (the including file's folder, then the layer folders meson lists, then
+src/core and include/), and an include that runs up a layer (a file including a header of a
+later layer) is an error.  A "unit" is a .c file with the header of its own name beside it;
+the graph of units, over includes and link uses together, must have no circle, and a
+header declares only the definitions of its own unit.  Each layer folder's README.md names
+each of its files with its job, and holds at most MAX_SOURCES .c files.
+
+The exit status is 1 when the link graph or the unit graph has a cycle or an include runs up
+a layer (each is printed), 2 on a usage error, else 0.  Test programs (tests/c) are left out.
 """
 
 from __future__ import annotations
@@ -18,6 +29,130 @@ import os
 import re
 import subprocess
 import sys
+
+# The layers of src/_interchange, lowest first: a file may include headers of its own layer
+# and of the layers before it, never of a later one (src/core and include/ lie below them
+# all).  Each folder's README.md says what the layer holds and each file's job.
+LAYERS = [
+    "base",  # module state, compat, the argument parser, probes, dtypes, checked sizes
+    "model",  # Buffer construction, the column model, the frame model
+    "exchange",  # one-buffer protocols: DLPack, array interfaces, buffer protocol, exports
+    "arrow",  # Arrow import, describe, device, schema, export, run-end and extensions
+    "from_object",  # the protocol registry of Buffer.from_object and its importers
+    "kernels",  # described chunks to NumPy, one file per result kind
+    "nested",  # nested Arrow values (lists, structs, maps, unions) to NumPy
+    "readers",  # one reader per frame source: interchange, Arrow, pandas
+    "ops/matrix",  # to_matrix
+    "ops/to_interchange",  # to_interchange's typed view of an Arrow import
+    "ops/to_arrow",  # to_arrow's nodes, pass-through and table export
+    "ops",  # from_dataframe and its pandas fast path, the pandas front end's blocks
+    "api",  # module init, the Buffer type, the C API, type info, test hooks
+]
+INTERCHANGE = "src/_interchange"
+MAX_SOURCES = 15  # .c files per layer folder: more, and the folder no longer reads at a glance
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def layer_of(path: str) -> int:
+    """The rank of `path` in LAYERS (-1 below them: src/core, include/); ValueError if none."""
+    if not path.startswith(INTERCHANGE + "/"):
+        return -1
+    folder = os.path.dirname(path.removeprefix(INTERCHANGE + "/"))
+    return LAYERS.index(folder)
+
+
+def includes(root: str) -> dict[str, set[str]]:
+    """Each file of src/_interchange -> the files of this tree its quoted includes name."""
+    dirs = [f"{INTERCHANGE}/{d}" for d in LAYERS] + ["src/core", "include"]
+    out: dict[str, set[str]] = {}
+    for folder, _, names in os.walk(os.path.join(root, INTERCHANGE)):
+        for name in names:
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.relpath(os.path.join(folder, name), root)
+            with open(os.path.join(root, path)) as f:
+                text = f.read()
+            found = set()
+            for inc in INCLUDE.findall(text):
+                for d in [os.path.dirname(path)] + dirs:
+                    if os.path.isfile(os.path.join(root, d, inc)):
+                        found.add(os.path.normpath(os.path.join(d, inc)))
+                        break
+            out[path] = found
+    return out
+
+
+def unit(path: str) -> str:
+    """A header stands for the .c file of its own name beside it, when there is one."""
+    return path[:-2] + ".c" if path.endswith(".h") else path
+
+
+DECLARATION = re.compile(
+    r"^(?:extern\s+)?[A-Za-z_][\w\s*]*?\b(\w+)\s*(?:\([^;{}]*\)|\[[^\]]*\])\s*;", re.M)
+
+
+def check_headers(root: str, definer: dict[str, str]) -> list[str]:
+    """Each header of src/_interchange declares only what the .c file of its own name
+    defines (a header without such a file: types, macros and inline functions only)."""
+    faults = []
+    for folder, _, names in os.walk(os.path.join(root, INTERCHANGE)):
+        for name in sorted(names):
+            if not name.endswith(".h"):
+                continue
+            path = os.path.relpath(os.path.join(folder, name), root)
+            with open(os.path.join(root, path)) as f:
+                text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+            text = re.sub(r"^#.*$", "", text, flags=re.M)
+            for decl in sorted(set(DECLARATION.findall(text))):
+                owner = definer.get(decl)
+                if owner and owner != unit(path):
+                    faults.append(f"{path} declares {decl}, which {owner} defines")
+    return faults
+
+
+def check_layers(root: str, graph: dict[str, set[str]]) -> list[str]:
+    """The include-graph faults: files in no layer, includes that run up, unit circles."""
+    faults = []
+    inc = includes(root)
+    units = {unit(p) for p in inc if os.path.isfile(os.path.join(root, unit(p)))}
+    for path in sorted(inc):
+        try:
+            mine = layer_of(path)
+        except ValueError:
+            faults.append(f"{path}: in no layer of tools/code_map.py's LAYERS")
+            continue
+        for h in sorted(inc[path]):
+            if h.startswith(INTERCHANGE + "/") and layer_of(h) > mine:
+                faults.append(f"{path} includes {h}, a later layer ({LAYERS[layer_of(h)]})")
+    ugraph: dict[str, set[str]] = {}
+    for path, hs in inc.items():
+        u = unit(path) if unit(path) in units else path
+        for h in hs:
+            v = unit(h) if unit(h) in units else h
+            if v != u and v.startswith(INTERCHANGE + "/"):
+                ugraph.setdefault(u, set()).add(v)
+        ugraph.setdefault(u, set())
+    for src, deps in graph.items():
+        if src.startswith(INTERCHANGE + "/"):
+            ugraph.setdefault(src, set()).update(
+                d for d in deps if d.startswith(INTERCHANGE + "/"))
+    for v in list(ugraph):
+        for w in ugraph[v]:
+            ugraph.setdefault(w, set())
+    for comp in cycles(ugraph):
+        faults.append("include/use circle: " + " <-> ".join(comp))
+    for layer in LAYERS:
+        folder = os.path.join(root, INTERCHANGE, layer)
+        sources = [n for n in os.listdir(folder) if n.endswith(".c")]
+        if len(sources) > MAX_SOURCES:
+            faults.append(f"{INTERCHANGE}/{layer}: {len(sources)} .c files, more than "
+                          f"{MAX_SOURCES}: cut the layer")
+        readme = os.path.join(folder, "README.md")
+        text = open(readme).read() if os.path.isfile(readme) else ""
+        for name in sorted(os.listdir(folder)):
+            if name.endswith((".c", ".h")) and f"`{name}`" not in text:
+                faults.append(f"{INTERCHANGE}/{layer}/README.md does not name {name}")
+    return faults
 
 
 def objects(build: str) -> dict[str, str]:
@@ -123,17 +258,20 @@ def main(argv: list[str]) -> int:
     }
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for src in sorted(graph, key=lambda s: (not s.startswith("src/core/"), s)):
-        deps = ", ".join(sorted(os.path.basename(d) if d.startswith("src/_interchange/")
-                                else d.removeprefix("src/") for d in graph[src]))
+        deps = ", ".join(sorted(d.removeprefix("src/_interchange/").removeprefix("src/")
+                                for d in graph[src]))
         name = src.removeprefix("src/_interchange/").removeprefix("src/")
         print(f"{name}: {job(os.path.join(root, src))}")
         print(f"    uses: {deps or '-'}")
     found = cycles(graph)
     for comp in found:
         print("cycle: " + " <-> ".join(comp), file=sys.stderr)
-    if found:
+    faults = check_layers(root, graph) + check_headers(root, definer)
+    for fault in faults:
+        print(fault, file=sys.stderr)
+    if found or faults:
         return 1
-    print(f"{len(graph)} files, no cycle")
+    print(f"{len(graph)} files, no cycle; includes follow the {len(LAYERS)} layers")
     return 0
 
 

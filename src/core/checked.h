@@ -9,9 +9,9 @@
  * helper refuses negative operands, so a lying producer's count is caught
  * where the size is made.  The CPython layer turns a refusal into
  * ValueError naming the column, and a size beyond dfb_alloc_limit() into
- * MemoryError (src/_interchange/sizes.h).  A source test
- * (tests/test_checked_sizes.py) fails on a raw product of a length and a
- * size in the extension.
+ * MemoryError (src/_interchange/base/sizes.h).  A source test
+ * (tests/source/test_checked_sizes.py) fails on a raw product of a length and
+ * a size in the extension.
  */
 #ifndef DFBUFFER_CORE_CHECKED_H
 #define DFBUFFER_CORE_CHECKED_H

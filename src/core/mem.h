@@ -6,7 +6,7 @@
  * the interchange protocol).  Every call whose size is computed at run
  * time goes through these helpers; a raw call is kept only for a constant
  * size (sizeof, a literal), where both pointers are known valid.  A source
- * test (tests/test_null_safe_mem.py) enforces this.
+ * test (tests/source/test_null_safe_mem.py) enforces this.
  */
 #ifndef DFBUFFER_CORE_MEM_H
 #define DFBUFFER_CORE_MEM_H

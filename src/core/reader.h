@@ -15,7 +15,7 @@
  * buffer; the element functions are inline (the loops stay as fast as raw
  * loads) and return DFB_EINVAL without a message (the caller names the
  * element in its own error).  No other file indexes a producer's offsets
- * or codes: tests/test_reader_sources.py greps for it.
+ * or codes: tests/source/test_reader_sources.py greps for it.
  */
 #ifndef DFBUFFER_CORE_READER_H
 #define DFBUFFER_CORE_READER_H

@@ -169,6 +169,14 @@ def to_interchange(
 
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    from dfbuffer._interchange import _pandas_frame
+    from dfbuffer._to_arrow import _from_pandas
+
+    behind = _pandas_frame(obj)
+    if behind is not None and behind[0] is obj:
+        # a pandas frame: only the columns asked for are exported, and with
+        # "skip" those Arrow cannot hold (object, complex) are left out
+        obj = _from_pandas(obj, columns, skip=on_unsupported == "skip")
     ix = _to_interchange(obj, allow_copy=allow_copy)
     if columns is not None:
         ix = ix.select_columns_by_name(list(columns))

@@ -5,7 +5,7 @@
 their device counterparts (``__arrow_c_device_array__`` / ``__arrow_c_device_stream__``:
 CPU data as usual, other devices as device Buffers that are never read here),
 through the C helper ``dfbuffer._interchange._ixview_import`` (src/_interchange/
-ixview.c) and presents it as a DataFrame interchange object (``__dataframe__``)
+ops/to_interchange/ixview.c) and presents it as a DataFrame interchange object (``__dataframe__``)
 whose buffers are :class:`dfbuffer.Buffer` objects over the Arrow memory,
 without copying.  The C helper returns struct sequences (``_IxField`` per
 column, ``_IxChunk`` per column chunk) whose Buffers are already re-based;
@@ -471,9 +471,14 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> _ArrowDataFrame:
     if hasattr(t, "__arrow_c_stream__") or hasattr(t, "__arrow_c_array__"):
         # host data: imported once node for node (kept for to_arrow), the
         # typed view read from those nodes
-        from dfbuffer._to_arrow import _from_arrow
+        from dfbuffer._interchange import _pandas_frame
+        from dfbuffer._to_arrow import _from_arrow, _from_pandas
 
-        exp = _from_arrow(obj, None)
+        # a pandas frame: to_arrow's reading of it (its blocks, no index
+        # column, never a raw error of pyarrow's)
+        behind = _pandas_frame(obj)
+        exp = _from_pandas(obj, None) if behind is not None and behind[0] is obj else (
+            _from_arrow(obj, None))
         fields, chunks = _ixview_import(exp, allow_copy)
         cols = [_ArrowColumn(field, [row[i] for row in chunks], allow_copy,
                              (exp._fields[i], [b[1][i] for b in exp._batches]))

@@ -20,7 +20,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
-from dfbuffer._interchange import _arrow_schema, _arrow_type
+import numpy as np
+
+from dfbuffer._interchange import _arrow_schema, _arrow_type, _pandas_frame
 
 if TYPE_CHECKING:
     from dfbuffer._typing import DataFrameLike
@@ -575,10 +577,115 @@ def schema(
     return dataclasses.replace(full, columns=tuple(by_name[n] for n in columns))
 
 
+_NUMPY_FORMATS = {
+    ("i", 1): "c", ("i", 2): "s", ("i", 4): "i", ("i", 8): "l",
+    ("u", 1): "C", ("u", 2): "S", ("u", 4): "I", ("u", 8): "L",
+    ("f", 2): "e", ("f", 4): "f", ("f", 8): "g", ("b", 1): "b",
+}
+
+
+def _numpy_column(name: str, dt: Any, tz: str | None = None) -> ColumnSchema:
+    """A NumPy-typed pandas column as pandas' Arrow export describes it."""
+    if dt.kind in "mM":
+        unit = {"s": "s", "ms": "m", "us": "u", "ns": "n"}.get(dt.str[4:-1], "")
+        fmt = f"ts{unit}:{tz or ''}" if dt.kind == "M" else f"tD{unit}"
+    else:
+        fmt = _NUMPY_FORMATS.get((dt.kind, dt.itemsize), "")
+    if not fmt or len(fmt) < 3 and dt.kind in "mM":
+        return ColumnSchema(name=name, type="other", format="", metadata={"pandas_dtype": str(dt)})
+    return ColumnSchema(name=name, format=fmt, **_format_type(fmt),
+                        null_value=0, metadata={})
+
+
+def _pandas_own_column(name: str, dt: Any, pd: Any) -> ColumnSchema:
+    """The schema of a pandas column read from its dtype, as
+    ``from_dataframe`` reads it (no pyarrow): object and complex columns,
+    which Arrow has no type for, Period (its frequency in ``unit``),
+    Interval, Sparse (its dense type) and, without pyarrow, every dtype."""
+    md = {"pandas_dtype": str(dt)}
+    if isinstance(dt, np.dtype):
+        if dt.kind == "O":
+            return ColumnSchema(name=name, type="object", format="",
+                                null_representation="sentinel", metadata=md)
+        if dt.kind == "c":
+            return ColumnSchema(name=name, type="complex", format="", bits=dt.itemsize * 8,
+                                null_representation="nan", metadata=md)
+        return _numpy_column(name, dt)
+    if isinstance(dt, pd.PeriodDtype):
+        return ColumnSchema(name=name, type="object", format="", unit=str(dt)[len("period["):-1],
+                            null_representation="sentinel", metadata=md)
+    if isinstance(dt, pd.IntervalDtype):
+        return ColumnSchema(name=name, type="object", format="",
+                            null_representation="sentinel", metadata=md)
+    if isinstance(dt, pd.SparseDtype):
+        return _pandas_own_column(name, np.dtype(dt.subtype), pd)
+    if isinstance(dt, pd.DatetimeTZDtype):
+        return _numpy_column(name, np.dtype(f"M8[{dt.unit}]"), str(dt.tz))
+    if isinstance(dt, pd.CategoricalDtype):
+        n = len(dt.categories)
+        fmt = "c" if n < 128 else "s" if n < 32768 else "i" if n < 2**31 else "l"
+        cats = _pandas_own_column("", dt.categories.dtype, pd)
+        return ColumnSchema(name=name, type="categorical", format=fmt,
+                            bits=_format_type(fmt).get("bits"),
+                            ordered=bool(dt.ordered), categories=cats, null_value=0)
+    if isinstance(dt, pd.StringDtype):
+        return ColumnSchema(name=name, format="u", **_format_type("u"), null_value=0)
+    numpy_type = getattr(dt, "numpy_dtype", None)  # Int*, UInt*, Float*, boolean
+    if isinstance(numpy_type, np.dtype):
+        return _numpy_column(name, numpy_type)
+    return ColumnSchema(name=name, type="other", format="", metadata=md)
+
+
+def _pandas_schema(frame: Any) -> Schema:
+    """A pandas DataFrame's schema: what Arrow can describe from pandas'
+    Arrow export schema (when pyarrow can be imported), the rest (object,
+    complex, Period, Interval, Sparse; every column without pyarrow) from
+    the dtypes; never an error of pyarrow's."""
+    from dfbuffer._pandas_columns import have_pyarrow  # noqa: PLC0415
+
+    pd = sys.modules["pandas"]
+    names = [str(c) for c in frame.columns]
+    dtypes = list(frame.dtypes)
+    arrow = have_pyarrow()
+    special = (pd.PeriodDtype, pd.IntervalDtype, pd.SparseDtype)
+    own = {
+        i: _pandas_own_column(names[i], dt, pd)
+        for i, dt in enumerate(dtypes)
+        if not arrow or isinstance(dt, special) or (isinstance(dt, np.dtype) and dt.kind in "Oc")
+    }
+    rest = [i for i in range(len(names)) if i not in own]
+    cols: dict[int, ColumnSchema] = dict(own)
+    md: dict[str, Any] = {}
+    idx: tuple[str, ...] = ()
+    if rest:
+        sub = frame if len(rest) == len(names) else frame.iloc[:, rest]
+        try:
+            desc = _arrow_schema(sub)
+        except Exception:  # an index Arrow cannot hold: the columns alone
+            desc = _arrow_schema(sub.reset_index(drop=True))
+        if desc is None:
+            raise TypeError("pandas' Arrow export gave no schema")
+        sch = _arrow_schema_of(desc)
+        md, idx = sch.metadata, sch.index_columns
+        for i, c in zip(rest, sch.columns, strict=True):
+            cols[i] = dataclasses.replace(c, name=names[i])
+    return Schema(tuple(cols[i] for i in range(len(names))), md, "arrow", idx)
+
+
 def _schema_of(obj: DataFrameLike, structs: str) -> Schema:
     """Every column of ``obj`` (see :func:`schema`)."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
+    behind = _pandas_frame(obj)
+    if behind is not None and behind[0] is obj and structs == "object":
+        try:
+            return _pandas_schema(behind[0])
+        except (ValueError, TypeError, NotImplementedError, KeyError, MemoryError):
+            raise
+        except Exception as e:  # another library's error, named
+            raise NotImplementedError(
+                f"schema() could not describe the pandas frame: {type(e).__name__}: {e}"
+            ) from e
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (
         hasattr(obj, "__arrow_c_schema__") and not hasattr(obj, "column_names")
     ):

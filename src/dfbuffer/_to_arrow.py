@@ -2,7 +2,7 @@
 
 The layout is decided here; the Arrow C structs are assembled in C
 (``_arrow_table_schema`` / ``_arrow_table_stream``, src/_interchange/
-arrow_table_export.c) over :class:`dfbuffer.Buffer` objects, so every
+ops/to_arrow/arrow_table_export.c) over :class:`dfbuffer.Buffer` objects, so every
 exported buffer keeps its producer's memory alive until the consumer's
 release callback drops it.  pyarrow is never imported.
 
@@ -12,7 +12,7 @@ Sources (see docs/design.md, "to_arrow"):
   through pandas' own Arrow export (pandas' ``__dataframe__`` buffers drop
   the slice offset of Arrow-backed columns);
 * Arrow PyCapsule producers: imported once (``_arrow_nodes``,
-  src/_interchange/arrow_passthrough.c) and handed out again node for
+  src/_interchange/ops/to_arrow/arrow_passthrough.c) and handed out again node for
   node, zero-copy, whatever the format (lists, structs, maps, unions,
   run-end encoded, views, dictionaries, extension types);
 * interchange-only objects: the protocol's buffers, zero-copy; null
@@ -24,6 +24,7 @@ Sources (see docs/design.md, "to_arrow"):
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -221,6 +222,8 @@ def _need(buf: Buffer, nbytes: int, name: str, what: str) -> None:
 
 def _view(buf: Buffer, dtype: Any, count: int) -> np.ndarray:
     """The first ``count`` items of host Buffer ``buf`` as a read-only array."""
+    if count == 0:  # an empty column's Buffer may say stride 0
+        return np.empty(0, dtype=dtype)
     return np.frombuffer(memoryview(buf), dtype=dtype, count=count)  # type: ignore[arg-type]
 
 
@@ -363,25 +366,54 @@ def _from_interchange(df: Any, columns: Sequence[str] | None) -> ArrowExport:
 
 # -- pandas frames --------------------------------------------------------
 
-def _from_pandas(frame: Any, columns: Sequence[str] | None) -> ArrowExport:
+def _from_pandas(frame: Any, columns: Sequence[str] | None, *,
+                 skip: bool = False) -> ArrowExport:
     """A pandas DataFrame: its numpy-backed numeric columns through the frame
     reader (zero-copy; float NaN and NaT become nulls, as pandas' own Arrow
     export says, with a bitmap of them), the other columns through pandas'
     Arrow export of that sub-frame; the whole frame through the export when
-    the parts cannot be joined (duplicate names, several batches)."""
+    the parts cannot be joined (duplicate names, several batches).  A column
+    Arrow cannot hold raises NotImplementedError naming it, or with ``skip``
+    is left out."""
+    if skip:
+        names = [str(c) for c in frame.columns]
+        dtypes = list(frame.dtypes)
+        ok = []
+        for i in _select(names, columns):
+            try:
+                if not (isinstance(dtypes[i], np.dtype) and dtypes[i].kind in "biufmM"):
+                    _from_pandas(frame.iloc[:, [i]], None)  # an export tried alone
+            except NotImplementedError:
+                continue
+            ok.append(names[i])
+        columns = ok
     from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
+    from dfbuffer._pandas_columns import have_pyarrow  # noqa: PLC0415
 
     names = [str(c) for c in frame.columns]
     if len(set(names)) != len(names):
         return _from_arrow(frame, columns)
     keep = _select(names, columns)
     dtypes = list(frame.dtypes)
+    for i in keep:
+        if isinstance(dtypes[i], np.dtype) and dtypes[i].kind in "cV":
+            raise NotImplementedError(
+                f"column {names[i]!r}: Arrow has no type for a pandas {dtypes[i]} column")
     numeric = [i for i in keep
                if isinstance(dtypes[i], np.dtype) and dtypes[i].kind in "biufmM"]
     rest = [i for i in keep if i not in set(numeric)]
     parts: dict[int, tuple[tuple[str, str, str | None, bool], _Chunk]] = {}
+    pd = sys.modules["pandas"]
+    arrow = have_pyarrow()
+    own = [i for i in rest if not arrow or isinstance(dtypes[i], pd.SparseDtype)]
+    for i in own:
+        parts[i] = _pandas_own(frame, i, names[i])
+    rest = [i for i in rest if i not in set(own)]
     if rest:
-        other = _from_arrow(frame.iloc[:, rest], None)
+        sub = frame.iloc[:, rest]
+        if type(sub.index) is not pd.RangeIndex:
+            sub = sub.reset_index(drop=True)  # no index column to export
+        other = _pandas_export(sub, [names[i] for i in rest])
         if len(other._batches) != 1 or len(other._fields) != len(rest):
             return _from_arrow(frame, columns)
         for j, i in enumerate(rest):
@@ -404,6 +436,78 @@ def _from_pandas(frame: Any, columns: Sequence[str] | None) -> ArrowExport:
     fields = tuple(parts[i][0] for i in keep)
     chunks = tuple(parts[i][1] for i in keep)
     return ArrowExport(fields, ((len(frame), chunks),))
+
+
+def _matrix_source(frame: Any) -> ArrowExport:
+    """What ``to_matrix`` reads pandas frame ``frame`` through when its
+    blocks are not all read in place: its columns as :func:`to_arrow` reads
+    them.  Period, Interval, object and complex columns, which have no
+    number to put in a matrix (ordinals would be a silent guess), raise
+    TypeError naming the column."""
+    pd = sys.modules["pandas"]
+    for name, dt in zip(frame.columns, frame.dtypes, strict=True):
+        if isinstance(dt, pd.SparseDtype):
+            dt = np.dtype(dt.subtype)
+        if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype) or (
+                isinstance(dt, np.dtype) and dt.kind in "Oc"):
+            raise TypeError(f"column {str(name)!r} has a pandas {dt} type; to_matrix "
+                            "takes bool, integer and float columns")
+    return _from_pandas(frame, None)
+
+
+def _pandas_export(sub: Any, names: list[str]) -> ArrowExport:
+    """pandas' own Arrow export of sub-frame ``sub``; an error of pyarrow's
+    becomes a NotImplementedError naming the first column it fails on
+    (found column by column), with the original as ``__cause__``."""
+    try:
+        return _from_arrow(sub, None)
+    except (ValueError, TypeError, NotImplementedError) as e:
+        if type(e) in (ValueError, TypeError, NotImplementedError):
+            raise
+        first: BaseException = e
+    for j, name in enumerate(names):
+        try:
+            _from_arrow(sub.iloc[:, [j]], None)
+        except Exception as e:  # noqa: BLE001
+            first = e
+            raise NotImplementedError(
+                f"column {name!r}: pandas' Arrow export failed: {type(e).__name__}: {e}"
+            ) from e
+    raise NotImplementedError(
+        f"pandas' Arrow export failed: {type(first).__name__}: {first}") from first
+
+
+def _string_chunk(values: np.ndarray, mask: np.ndarray) -> _Chunk:
+    """A large_string chunk (UTF-8 copied) of the str objects in ``values``
+    (nulls where ``mask``)."""
+    enc = [b"" if m else str(v).encode("utf-8") for v, m in zip(values, mask, strict=True)]
+    n = len(enc)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=n), out=offsets[1:])
+    data = np.frombuffer(b"".join(enc) or b"\0", dtype=np.uint8)
+    nulls = int(mask.sum())
+    validity = _bitmap_from_bool(~mask) if nulls else None
+    return (n, nulls, 0, (validity, Buffer.from_object(offsets), Buffer.from_object(data)), None)
+
+
+def _pandas_own(frame: Any, i: int, name: str) -> tuple[tuple[str, str, str | None, bool], _Chunk]:
+    """Column ``i`` of pandas frame ``frame`` without pyarrow: read as
+    from_dataframe reads it (dfbuffer._pandas_columns), then exported as a
+    mapping column; strings are encoded as a large_string column."""
+    from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
+
+    sub = frame.iloc[:, [i]]
+    values = next(iter(from_dataframe(sub, nulls="mask").values()))
+    data = np.ma.getdata(values)
+    if data.dtype.kind == "O":
+        mask = np.ma.getmaskarray(values)
+        if not all(isinstance(v, str) for v, m in zip(data, mask, strict=True) if not m):
+            raise NotImplementedError(
+                f"column {name!r}: Arrow has no type for a pandas {frame.dtypes.iloc[i]} "
+                "column (without pyarrow only strings export)")
+        return (name, "U", None, False), _string_chunk(data, mask)
+    fmt, chunk = _mapping_column(name, values)
+    return (name, fmt, None, False), chunk
 
 
 # -- mappings -------------------------------------------------------------

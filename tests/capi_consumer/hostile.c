@@ -1,5 +1,5 @@
 /* A hostile consumer of dfbuffer's public C API, built by the tests
- * (tests/test_capi_hostile.py) against dfbuffer.get_include() only.
+ * (tests/safety/test_capi_hostile.py) against dfbuffer.get_include() only.
  *
  * run(name) calls one entry of the table directly (not through the
  * macros, so a NULL table can be passed) with NULL or garbage arguments

@@ -37,8 +37,8 @@ NUMPY_CRASHES_WITHOUT_SHAPE = np.lib.NumpyVersion(np.__version__) < "2.3.0"
 def numpy_reads(obj):
     """NumPy's answer for the oracle: ('ok', array) or ('error', exception).  NumPy's typestr
     parser raises SyntaxError for strings such as "i4,," (dfbuffer must refuse them with
-    ValueError: tests/test_hardening.py).  An interface without "shape" is NumPy 2.3's
-    ValueError without asking a NumPy that would crash on it."""
+    ValueError: tests/safety/test_hostile_producers.py).  An interface without "shape" is
+    NumPy 2.3's ValueError without asking a NumPy that would crash on it."""
     if NUMPY_CRASHES_WITHOUT_SHAPE and "shape" not in obj.__array_interface__:
         return "error", ValueError("Missing __array_interface__ shape")
     try:

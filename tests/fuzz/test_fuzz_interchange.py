@@ -237,7 +237,7 @@ def test_check_buffer_and_dataframe_never_raise(data):
 
 # ---------------------------------------------------------------- known crashes
 # Each shape below crashed (or returned a wrong view) before the hardening fixes
-# (tests/test_hardening.py has their regression tests too).
+# (tests/safety/test_hostile_producers.py has their regression tests too).
 
 
 def _column(**over):

@@ -1,5 +1,6 @@
-"""Hypothesis-drawn nested Arrow types (lists, large lists, list views and structs of
-each other and of numbers, strings and bools, to depth 3), with nulls at every level,
+"""Hypothesis-drawn nested Arrow types (lists, large lists, list views, fixed-size lists,
+structs and maps of each other and of numbers, strings and bools, to depth 3), with nulls
+at every level,
 sliced and chunked, converted by from_dataframe and compared with pyarrow's own values
 (``to_pylist``; a sliced list view's values are the unsliced array's, sliced in Python,
 since pyarrow 26 reads a sliced list view as all nulls)."""
@@ -12,6 +13,7 @@ import pytest
 from fuzz_settings import FUZZ, FUZZ_SEED
 from hypothesis import given
 from hypothesis import strategies as st
+from nested_values import canon, to_py
 from text_strategy import text
 
 import dfbuffer
@@ -33,6 +35,7 @@ def nested_types(depth: int) -> st.SearchStrategy:
         st.lists(inner, min_size=1, max_size=3).map(
             lambda ts: pa.struct([pa.field(f"f{i}", t) for i, t in enumerate(ts)])
         ),
+        inner.map(lambda t: pa.map_(pa.string(), t)),
     )
 
 
@@ -51,40 +54,38 @@ def values_of(t: pa.DataType) -> st.SearchStrategy:
         v = st.lists(values_of(t.value_type), min_size=t.list_size, max_size=t.list_size)
     elif pa.types.is_struct(t):
         v = st.fixed_dictionaries({f.name: values_of(f.type) for f in t})
+    elif pa.types.is_map(t):
+        v = st.dictionaries(text(max_size=3), values_of(t.item_type), max_size=3).map(
+            lambda d: list(d.items())
+        )
     else:
         v = st.lists(values_of(t.value_type), max_size=4)
     return st.one_of(st.none(), v)
 
 
-def to_py(x):
-    if x is None or x is np.ma.masked:
-        return None
-    if isinstance(x, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(x)
-        return [
-            None if m.all() else to_py(np.ma.MaskedArray(v, m) if m.any() else v)
-            for v, m in zip(x.data, mask, strict=True)
-        ] if x.ndim > 1 else [None if m else to_py(v) for v, m in zip(x.data, mask, strict=True)]
-    if isinstance(x, np.ndarray):
-        return [to_py(v) for v in x]
-    if isinstance(x, dict):
-        return {k: to_py(v) for k, v in x.items()}
-    if isinstance(x, np.generic):
-        x = x.item()  # list rows hold filled values: NaN where null
-    if isinstance(x, float) and np.isnan(x):
-        return None
-    return x
+def pylist(arr):
+    """to_pylist, with a map's entries as (key, value) tuples (as converted)."""
+    def fix(v, t):
+        if v is None:
+            return None
+        if pa.types.is_map(t):
+            return [(k, fix(x, t.item_type)) for k, x in v]
+        if pa.types.is_struct(t):
+            return {f.name: fix(v[f.name], f.type) for f in t}
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) \
+                or pa.types.is_fixed_size_list(t):
+            return [fix(x, t.value_type) for x in v]
+        return v
+    return [fix(v, arr.type) for v in arr.to_pylist()]
 
 
-def canon(x):
-    """Lists whose every value is None compare as None: a null fixed-size list row
-    converts to a row of masked values, which cannot be told from a row of nulls."""
-    if isinstance(x, list):
-        x = [canon(v) for v in x]
-        return None if x and all(v is None for v in x) else x
-    if isinstance(x, dict):
-        return {k: canon(v) for k, v in x.items()}
-    return x
+def top_has_null(vals, t):
+    """Whether a column's own elements hold a null: its rows, and the elements of the
+    fixed-size lists at its top (one N-D array with it)."""
+    return any(
+        v is None or (pa.types.is_fixed_size_list(t) and top_has_null(v, t.value_type))
+        for v in vals
+    )
 
 
 def check_sliced_and_chunked(data, sliced, want):
@@ -109,8 +110,31 @@ def test_nested_against_pyarrow(data, t):
     start = data.draw(st.integers(0, len(vals)))
     stop = data.draw(st.integers(start, len(vals)))
     sliced = arr.slice(start, stop - start)
-    want = vals[start:stop]
+    want = pylist(arr)[start:stop]
     check_sliced_and_chunked(data, sliced, want)
+
+
+@FUZZ
+@FUZZ_SEED
+@given(data=st.data(), t=nested_types(2), mode=st.sampled_from(["mask", "fill", "raise"]))
+def test_nested_nulls_in_every_mode_against_pyarrow(data, t, mode):
+    """A null nested element is None in object results, masked or filled in array
+    results, whatever the nulls= mode; nulls="raise" refuses only the column's own
+    nulls."""
+    vals = data.draw(st.lists(values_of(t), max_size=10))
+    arr = pa.array(vals, t)
+    start = data.draw(st.integers(0, len(vals)))
+    sliced = arr.slice(start)
+    want = pylist(arr)[start:]
+    table = pa.table({"c": sliced})
+    if mode == "raise" and top_has_null(want, t):
+        with pytest.raises(ValueError, match="nulls='raise'"):
+            dfbuffer.from_dataframe(table, nulls=mode)
+        return
+    got = dfbuffer.from_dataframe(table, nulls=mode)["c"]
+    assert canon(to_py(got)) == canon(want)
+    if mode != "mask":
+        assert not isinstance(got, np.ma.MaskedArray)
 
 
 NUMBERS = [pa.int64(), pa.float64(), pa.bool_(), pa.int8(), pa.uint16(), pa.float32()]

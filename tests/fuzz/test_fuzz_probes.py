@@ -1,5 +1,5 @@
 """Fuzz: drawn class hierarchies through Buffer.from_object's batched protocol probes, with
-the documented order (tests/test_probe_batches.py's ``expected``) as the oracle.
+the documented order (tests/base/test_probe_batches.py's ``expected``) as the oracle.
 
 Drawn: up to four Python classes, each with up to two earlier ones (diamonds included) and
 optionally ``int`` (a static base, answered from the probe cache) as bases; a subset of the

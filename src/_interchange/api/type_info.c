@@ -1,0 +1,208 @@
+/* dfbuffer: the private module function _arrow_type, the type table of
+ * src/core/types.c read from Python (dfbuffer.schema and dfbuffer.pandas
+ * use it instead of parsing Arrow format strings themselves).
+ *
+ * Nothing but module.c depends on this file.
+ */
+#include "common.h"
+#include "column.h"
+#include "format.h"
+#include "types.h"
+#include "type_info.h"
+
+#include <string.h>
+
+PyDoc_STRVAR(
+    arrow_type_doc,
+    "_arrow_type(format, /)\n--\n\n"
+    "Private: what the type table says about Arrow C format string `format`\n"
+    "(a dict: type, logical, layout, buffers, children, item_bits, bits,\n"
+    "numpy, result, interchange, unit, tz, precision, scale, size,\n"
+    "type_ids, converts, readable), or None for a string outside the\n"
+    "Arrow C data interface.");
+
+/* Sets d[key] = v, stealing v (NULL: an error already set).  Returns 0, or
+   -1 with an exception set. */
+static int
+put(PyObject *d, const char *key, PyObject *v)
+{
+    if (v == NULL) {
+        return -1;
+    }
+    int r = PyDict_SetItemString(d, key, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* Returns a new str of `n` bytes at `s`, or None when `s` is NULL. */
+static PyObject *
+str_or_none(const char *s, size_t n)
+{
+    if (s == NULL) {
+        return Py_NewRef(Py_None);
+    }
+    return PyUnicode_FromStringAndSize(s, (Py_ssize_t)n);
+}
+
+/* Returns a new int of `v`, or None when `has` is 0. */
+static PyObject *
+int_or_none(int has, long long v)
+{
+    return has ? PyLong_FromLongLong(v) : Py_NewRef(Py_None);
+}
+
+/* Returns a new tuple of the union type ids of `f` ("0,1,5"), or None for
+   a type without them. */
+static PyObject *
+type_ids(const dfb_format *f)
+{
+    if (f->ids == NULL) {
+        return Py_NewRef(Py_None);
+    }
+    PyObject *ids = PyList_New(0);
+    for (size_t i = 0; ids != NULL && i < f->ids_len;) {
+        long v = 0;
+        for (; i < f->ids_len && f->ids[i] != ','; i++) {
+            v = v * 10 + (f->ids[i] - '0'); /* 0 to 127: checked */
+        }
+        i++; /* the comma */
+        PyObject *o = PyLong_FromLong(v);
+        if (o == NULL || PyList_Append(ids, o) < 0) {
+            Py_XDECREF(o);
+            Py_CLEAR(ids);
+            break;
+        }
+        Py_DECREF(o);
+    }
+    if (ids == NULL) {
+        return NULL;
+    }
+    Py_SETREF(ids, PyList_AsTuple(ids));
+    return ids;
+}
+
+/* Returns a new tuple of the buffer role names of row `r`. */
+static PyObject *
+buffer_roles(const dfb_type_row *r)
+{
+    PyObject *t = PyTuple_New(r->n_buffers);
+    for (int i = 0; t != NULL && i < r->n_buffers; i++) {
+        PyObject *s =
+            PyUnicode_FromString(dfb_buffer_role_name(r->buffers[i]));
+        if (s == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+/* Returns a new str of a NumPy type string of `f` (`result`: of the
+   converted values, else of the stored ones), or None when it has none. */
+static PyObject *
+typestr(const dfb_format *f, int result)
+{
+    char buf[32];
+    int r = result ? dfb_format_result_typestr(f, buf, sizeof(buf))
+                   : dfb_format_numpy_typestr(f, buf, sizeof(buf));
+    return r == 0 ? PyUnicode_FromString(buf) : Py_NewRef(Py_None);
+}
+
+/* Returns a new (kind, bits, format) tuple, or None without one. */
+static PyObject *
+interchange(const dfb_format *f, const char *fmt)
+{
+    int kind, bits;
+    if (dfb_type_interchange(f, &kind, &bits) < 0) {
+        return Py_NewRef(Py_None);
+    }
+    return Py_BuildValue("(iis)", kind, bits, fmt);
+}
+
+/* _arrow_type(format): the table's description of `format`.  Returns a new
+   dict, None, or NULL with TypeError for a non-str argument. */
+static PyObject *
+arrow_type_py(PyObject *module, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError,
+                     "_arrow_type() expects a str, got %.200s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t len;
+    const char *fmt = PyUnicode_AsUTF8AndSize(arg, &len);
+    dfb_format f;
+    if (fmt == NULL) {
+        return NULL;
+    }
+    if ((size_t)len != strlen(fmt) || dfb_type_parse_arrow(fmt, &f) < 0) {
+        Py_RETURN_NONE; /* embedded NUL or outside the specification */
+    }
+    const dfb_type_row *r = dfb_type_row_of(f.type);
+    const int bits = dfb_type_item_bits(&f);
+    const char *unit = dfb_unit_name(f.unit);
+    PyObject *d = PyDict_New();
+    if (d == NULL || put(d, "type", PyUnicode_FromString(r->name)) < 0 ||
+        put(d, "logical", PyUnicode_FromString(r->logical)) < 0 ||
+        put(d, "layout", PyUnicode_FromString(dfb_layout_name(r->layout))) <
+            0 ||
+        put(d, "buffers", buffer_roles(r)) < 0 ||
+        put(d, "children", int_or_none(r->n_children >= 0, r->n_children)) <
+            0 ||
+        put(d, "item_bits", int_or_none(bits >= 0, bits)) < 0 ||
+        put(d, "bits", PyLong_FromLong(f.bits)) < 0 ||
+        put(d, "numpy", typestr(&f, 0)) < 0 ||
+        put(d, "result", typestr(&f, 1)) < 0 ||
+        put(d, "interchange", interchange(&f, fmt)) < 0 ||
+        put(d, "unit",
+            unit != NULL ? PyUnicode_FromString(unit) : Py_NewRef(Py_None)) <
+            0 ||
+        put(d, "tz", str_or_none(f.tz, f.tz_len)) < 0 ||
+        put(d, "precision",
+            int_or_none(f.type == DFB_T_DECIMAL, f.precision)) < 0 ||
+        put(d, "scale", int_or_none(f.type == DFB_T_DECIMAL, f.scale)) < 0 ||
+        put(d, "size", int_or_none(f.size > 0, f.size)) < 0 ||
+        put(d, "type_ids", type_ids(&f)) < 0 ||
+        put(d, "converts", PyUnicode_FromString(dfb_conv_class(r->conv))) <
+            0 ||
+        put(d, "readable", PyBool_FromLong(r->readable)) < 0) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+PyDoc_STRVAR(
+    arrow_types_doc,
+    "_arrow_types()\n--\n\n"
+    "Private: one (type, logical, layout, converts, readable) tuple per "
+    "row\nof the type table, in its order (the invalid row left out).");
+
+/* _arrow_types(): the rows of the type table.  Returns a new list, or NULL
+   with MemoryError. */
+static PyObject *
+arrow_types_py(PyObject *module, PyObject *unused)
+{
+    PyObject *out = PyList_New(0);
+    for (int t = DFB_T_INVALID + 1; out != NULL && t < DFB_T_COUNT; t++) {
+        const dfb_type_row *r = dfb_type_row_of((dfb_type)t);
+        PyObject *row = Py_BuildValue(
+            "(ssssN)", r->name, r->logical, dfb_layout_name(r->layout),
+            dfb_conv_class(r->conv), PyBool_FromLong(r->readable));
+        if (row == NULL || PyList_Append(out, row) < 0) {
+            Py_XDECREF(row);
+            Py_CLEAR(out);
+            break;
+        }
+        Py_DECREF(row);
+    }
+    return out;
+}
+
+PyMethodDef dfb_type_info_methods[] = {
+    {"_arrow_type", arrow_type_py, METH_O, arrow_type_doc},
+    {"_arrow_types", arrow_types_py, METH_NOARGS, arrow_types_doc},
+    {NULL},
+};

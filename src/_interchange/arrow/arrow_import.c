@@ -1,0 +1,612 @@
+/* dfbuffer: Arrow import: a PyCapsule producer's schema and arrays moved
+ * into holders, and validated before any buffer is read.
+ *
+ * A producer's ArrowArray (from __arrow_c_array__, or each chunk of
+ * __arrow_c_stream__; the embedded ArrowArray of __arrow_c_device_array__
+ * and of each chunk of __arrow_c_device_stream__, by the same capsule move
+ * and stream walk, with arrow_device.c's device checks) is *moved*
+ * into a heap holder (bitwise copy, then the source's release set to NULL,
+ * so the producer's capsule destructor no longer releases it).  The holder
+ * lives in a PyCapsule named "dfbuffer.arrow_array" whose destructor calls
+ * release exactly once; every dfbuffer.Buffer made over one of the array's
+ * buffers (at any depth: children and dictionaries are released by the
+ * top-level release) holds a strong reference to that capsule.  Every field
+ * is validated (core's arrow_check.c) before any buffer is read: Arrow
+ * gives no buffer sizes, so the sizes are computed from length + offset
+ * (and the string offsets), and negative or inconsistent fields raise
+ * ValueError.
+ */
+#include "common.h"
+#include "arrow.h"
+#include "arrow_import.h"
+#include "arrow_device.h"
+#include "arrow_internal.h"
+#include "arrow_common.h"
+#include "probe.h"
+#include "column.h"
+#include "format.h"
+#include "offsets.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HOLDER_NAME "dfbuffer.arrow_array"
+
+/* ------------------------------------------------------------------ */
+/* The holder of one imported ArrowArray                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    struct ArrowArray array; /* moved in; release == NULL until then */
+} arrow_holder;
+
+/* Capsule destructor: releases the held ArrowArray (once) and frees the
+   holder.  Keeps any pending exception. */
+static void
+holder_destructor(PyObject *cap)
+{
+    PyObject *exc = dfb_err_take();
+    arrow_holder *h = PyCapsule_GetPointer(cap, HOLDER_NAME);
+    if (h != NULL) {
+        if (h->array.release != NULL) {
+            h->array.release(&h->array);
+            h->array.release = NULL;
+        }
+        PyMem_Free(h);
+    }
+    else {
+        PyErr_Clear();
+    }
+    dfb_err_give(exc);
+}
+
+/* Returns a new holder capsule (holder in *out, its array marked released),
+   or NULL with MemoryError set. */
+static PyObject *
+holder_new(arrow_holder **out)
+{
+    /* the object allocator: the capsule is freed with the GIL held */
+    arrow_holder *h = PyMem_Malloc(sizeof(*h));
+    if (h == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    h->array.release = NULL;
+    PyObject *cap = PyCapsule_New(h, HOLDER_NAME, holder_destructor);
+    if (cap == NULL) {
+        PyMem_Free(h);
+        return NULL;
+    }
+    *out = h;
+    return cap;
+}
+
+/* ------------------------------------------------------------------ */
+/* Import: producer -> schema + holders                                 */
+/* ------------------------------------------------------------------ */
+
+void
+dfb_arrow_import_clear(arrow_import *imp)
+{
+    /* release callbacks may run Python code: keep a pending exception */
+    PyObject *exc = dfb_err_take();
+    for (Py_ssize_t i = 0; i < imp->n; i++) {
+        Py_DECREF(imp->holders[i]);
+    }
+    if (imp->holders != &imp->holder1) {
+        PyMem_Free(imp->holders);
+        PyMem_Free(imp->arrays);
+    }
+    if (imp->schema.release != NULL) {
+        imp->schema.release(&imp->schema);
+    }
+    memset(imp, 0, sizeof(*imp));
+    dfb_err_give(exc);
+}
+
+struct ArrowArray *
+dfb_arrow_import_add(arrow_import *imp)
+{
+    if (imp->cap == 0) {
+        /* the first chunk: the inline slots, nothing allocated */
+        imp->holders = &imp->holder1;
+        imp->arrays = &imp->array1;
+        imp->cap = 1;
+    }
+    else if (imp->n == imp->cap && imp->holders == &imp->holder1) {
+        /* a second chunk: off the inline slots, both arrays or neither */
+        PyObject **h = PyMem_Malloc(4 * sizeof(PyObject *));
+        struct ArrowArray **a = PyMem_Malloc(4 * sizeof(struct ArrowArray *));
+        if (h == NULL || a == NULL) {
+            PyMem_Free(h);
+            PyMem_Free(a);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        h[0] = imp->holder1;
+        a[0] = imp->array1;
+        imp->holders = h;
+        imp->arrays = a;
+        imp->cap = 4;
+    }
+    else if (imp->n == imp->cap) {
+        Py_ssize_t cap = 2 * imp->cap;
+        PyObject **h = PyMem_Realloc(imp->holders, cap * sizeof(PyObject *));
+        if (h == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        imp->holders = h;
+        struct ArrowArray **a =
+            PyMem_Realloc(imp->arrays, cap * sizeof(struct ArrowArray *));
+        if (a == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        imp->arrays = a;
+        imp->cap = cap;
+    }
+    arrow_holder *holder;
+    PyObject *cap = holder_new(&holder);
+    if (cap == NULL) {
+        return NULL;
+    }
+    imp->holders[imp->n] = cap;
+    imp->arrays[imp->n] = &holder->array;
+    imp->n++;
+    return &holder->array;
+}
+
+/* Moves the capsules `res` returned by `method` (__arrow_c_array__, whose
+   array capsule is named "arrow_array", or __arrow_c_device_array__:
+   "arrow_device_array", a struct that starts with the ArrowArray moved)
+   into `imp`; `what` names the two capsules in messages.  Stores the array
+   capsule's struct in *held (readable while `res` lives).  Returns 0, or -1
+   with TypeError (not a 2-tuple, capsule names or order) or ValueError
+   (already released) set. */
+static int
+move_pair(PyObject *res, const char *method, const char *array_name,
+          const char *const what[2], arrow_import *imp, void **held)
+{
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
+        PyErr_Format(
+            PyExc_TypeError,
+            "%s must return a tuple (schema capsule, %s), got %.100s", method,
+            strcmp(array_name, "arrow_array") == 0 ? "array capsule"
+                                                   : "device array capsule",
+            Py_TYPE(res)->tp_name);
+        return -1;
+    }
+    PyObject *sc = PyTuple_GET_ITEM(res, 0), *ac = PyTuple_GET_ITEM(res, 1);
+    if (PyCapsule_IsValid(sc, array_name) &&
+        PyCapsule_IsValid(ac, "arrow_schema")) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s returned its capsules in the wrong order: (array, "
+                     "schema) instead of (schema, array)",
+                     method);
+        return -1;
+    }
+    struct ArrowSchema *s =
+        dfb_arrow_capsule_pointer(sc, "arrow_schema", what[0]);
+    if (s == NULL) {
+        return -1;
+    }
+    struct ArrowArray *a = dfb_arrow_capsule_pointer(ac, array_name, what[1]);
+    if (a == NULL) {
+        return -1;
+    }
+    if (s->release == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the 'arrow_schema' capsule holds a released schema "
+                        "(already consumed)");
+        return -1;
+    }
+    if (a->release == NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "the '%s' capsule holds a released array (already "
+                     "consumed)",
+                     array_name);
+        return -1;
+    }
+    struct ArrowArray *dst = dfb_arrow_import_add(imp);
+    if (dst == NULL) {
+        return -1;
+    }
+    imp->schema = *s;
+    s->release = NULL;
+    *dst = *a;
+    a->release = NULL;
+    *held = a;
+    return 0;
+}
+
+/* Moves the capsules `res` (a new reference, released here; NULL: the
+   call failed) that __arrow_c_array__ returned (`device`:
+   __arrow_c_device_array__, whose device it checks) into `imp`.  Returns
+   0, or -1 with an exception set. */
+static int
+import_pair(PyObject *res, int device, arrow_import *imp)
+{
+    if (res == NULL) {
+        return -1;
+    }
+    static const char *const cpu_what[2] = {"__arrow_c_array__()[0]",
+                                            "__arrow_c_array__()[1]"};
+    static const char *const dev_what[2] = {"__arrow_c_device_array__()[0]",
+                                            "__arrow_c_device_array__()[1]"};
+    void *held;
+    int r = device ? move_pair(res, "__arrow_c_device_array__",
+                               "arrow_device_array", dev_what, imp, &held)
+                   : move_pair(res, "__arrow_c_array__", "arrow_array",
+                               cpu_what, imp, &held);
+    /* moved: from here on `imp` releases both */
+    if (r == 0 && device) {
+        r = dfb_arrow_device_check(held, &imp->device);
+    }
+    Py_DECREF(res);
+    return r;
+}
+
+/* A stream of either kind, moved in: the walk below serves both. */
+typedef struct {
+    int device; /* which of the two is live */
+    struct ArrowArrayStream cpu;
+    struct ArrowDeviceArrayStream dev;
+    dfb_arrow_accept_fn accept; /* asked after the schema; NULL: always */
+    void *ctx;                  /* accept's */
+} any_stream;
+
+/* Sets the exception for failed callback `what` of `s` with errno `rc`
+   (EINVAL -> ValueError, ENOMEM -> MemoryError, ENOSYS ->
+   NotImplementedError, else OSError), with the stream's last error.
+   Always returns -1. */
+static int
+stream_error(any_stream *s, int rc, const char *what)
+{
+    const char *msg = NULL;
+    if (s->device ? s->dev.get_last_error != NULL
+                  : s->cpu.get_last_error != NULL) {
+        msg = s->device ? s->dev.get_last_error(&s->dev)
+                        : s->cpu.get_last_error(&s->cpu);
+    }
+    PyObject *exc = rc == EINVAL   ? PyExc_ValueError
+                    : rc == ENOMEM ? PyExc_MemoryError
+                    : rc == ENOSYS ? PyExc_NotImplementedError
+                                   : PyExc_OSError;
+    PyErr_Format(exc, "%s %s failed (error %d): %s",
+                 s->device ? "Arrow device stream" : "Arrow stream", what, rc,
+                 msg ? msg : "no message");
+    return -1;
+}
+
+/* Gets the next chunk of `s` into `dst` (released at the end of the
+   stream; a device chunk's embedded array, its device fields in *d).
+   Returns the producer's return code. */
+static int
+stream_next(any_stream *s, struct ArrowArray *dst, struct ArrowDeviceArray *d)
+{
+    if (!s->device) {
+        return s->cpu.get_next(&s->cpu, dst);
+    }
+    memset(d, 0, sizeof(*d));
+    int rc = s->dev.get_next(&s->dev, d);
+    if (rc == 0) {
+        *dst = d->array; /* moved: released with its holder */
+    }
+    return rc;
+}
+
+/* Moves the schema and every chunk of live stream `s` into `imp` (zeroed
+   by the caller; on a device stream, its device checked chunk by chunk)
+   and releases the stream; when s->accept declines the schema, no chunk
+   is read.  Returns 0, 1 (declined), or -1 with an exception set (clear
+   `imp` either way). */
+static int
+walk_stream(any_stream *s, arrow_import *imp)
+{
+    const char *kind = s->device ? "Arrow device stream" : "Arrow stream";
+    int ret = -1, rc;
+    if (s->device ? s->dev.get_schema == NULL || s->dev.get_next == NULL
+                  : s->cpu.get_schema == NULL || s->cpu.get_next == NULL) {
+        PyErr_Format(PyExc_ValueError, "the %s has no get_schema/get_next",
+                     kind);
+        goto done;
+    }
+    if (s->device &&
+        dfb_arrow_device_of_stream(s->dev.device_type, &imp->device) < 0) {
+        goto done;
+    }
+    rc = s->device ? s->dev.get_schema(&s->dev, &imp->schema)
+                   : s->cpu.get_schema(&s->cpu, &imp->schema);
+    if (rc != 0) {
+        stream_error(s, rc, "get_schema");
+        goto done;
+    }
+    if (imp->schema.release == NULL) {
+        PyErr_Format(PyExc_ValueError, "the %s gave a released schema", kind);
+        goto done;
+    }
+    if (s->accept != NULL) {
+        int a = s->accept(&imp->schema, s->ctx);
+        if (a <= 0) {
+            ret = a == 0 ? 1 : -1;
+            goto done;
+        }
+    }
+    for (int first = 1;; first = 0) {
+        /* on the stack first: the end-of-stream marker needs no holder */
+        struct ArrowArray next;
+        struct ArrowDeviceArray d;
+        memset(&next, 0, sizeof(next));
+        rc = stream_next(s, &next, &d);
+        if (next.release != NULL) {
+            struct ArrowArray *dst = dfb_arrow_import_add(imp);
+            if (dst == NULL) {
+                PyObject *saved = dfb_err_take();
+                next.release(&next);
+                dfb_err_give(saved);
+                goto done;
+            }
+            *dst = next; /* moved: released with its holder */
+        }
+        if (rc != 0) {
+            stream_error(s, rc, "get_next");
+            goto done;
+        }
+        if (next.release == NULL) {
+            break; /* end of stream */
+        }
+        if (s->device && dfb_arrow_device_next(s->dev.device_type, &d,
+                                               &imp->device, first) < 0) {
+            goto done;
+        }
+    }
+    ret = 0;
+done:
+    {
+        PyObject *saved = dfb_err_take();
+        if (s->device) {
+            s->dev.release(&s->dev);
+        }
+        else {
+            s->cpu.release(&s->cpu);
+        }
+        dfb_err_give(saved);
+    }
+    return ret;
+}
+
+int
+dfb_arrow_import_stream_struct(struct ArrowArrayStream *stream,
+                               arrow_import *imp)
+{
+    any_stream s = {.device = 0, .cpu = *stream};
+    stream->release = NULL;
+    return walk_stream(&s, imp);
+}
+
+/* Moves the stream in capsule `cap` (a new reference, released here;
+   NULL: the call failed) that __arrow_c_stream__ returned (`device`:
+   __arrow_c_device_stream__) into `imp`: its schema and, unless `accept`
+   (may be NULL) declines the schema, every chunk.  Returns 0, 1
+   (declined), or -1 with an exception set. */
+static int
+import_stream(PyObject *cap, int device, arrow_import *imp,
+              dfb_arrow_accept_fn accept, void *ctx)
+{
+    const char *name =
+        device ? "arrow_device_array_stream" : "arrow_array_stream";
+    if (cap == NULL) {
+        return -1;
+    }
+    any_stream s = {.device = device, .accept = accept, .ctx = ctx};
+    void *src = dfb_arrow_capsule_pointer(
+        cap, name,
+        device ? "__arrow_c_device_stream__()" : "__arrow_c_stream__()");
+    if (src != NULL) {
+        struct ArrowArrayStream *cs = src;
+        struct ArrowDeviceArrayStream *ds = src;
+        if (device ? ds->release == NULL : cs->release == NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "the '%s' capsule holds a released stream (already "
+                         "consumed)",
+                         name);
+            src = NULL;
+        }
+        else if (device) {
+            s.dev = *ds;
+            ds->release = NULL;
+        }
+        else {
+            s.cpu = *cs;
+            cs->release = NULL;
+        }
+    }
+    Py_DECREF(cap);
+    return src == NULL ? -1 : walk_stream(&s, imp);
+}
+
+/* Imports obj's __arrow_c_device_array__ (else __arrow_c_device_stream__)
+   into `imp`, its device in imp->device.  Returns 0, or -1 with an
+   exception set (TypeError when it has neither). */
+static int
+import_device(PyObject *obj, arrow_import *imp)
+{
+    PyObject *meth;
+    int r = dfb_getattr_optional_str(obj, "__arrow_c_device_array__", &meth);
+    int stream = 0;
+    if (r == 0) {
+        stream = 1;
+        r = dfb_getattr_optional_str(obj, "__arrow_c_device_stream__", &meth);
+    }
+    if (r < 0) {
+        return -1;
+    }
+    if (r == 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "%.100s object has no __arrow_c_device_array__ or "
+                     "__arrow_c_device_stream__",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    PyObject *res = PyObject_CallNoArgs(meth);
+    Py_DECREF(meth);
+    return stream ? import_stream(res, 1, imp, NULL, NULL)
+                  : import_pair(res, 1, imp);
+}
+
+int
+dfb_arrow_import_stream_capsule(PyObject *cap, arrow_import *imp,
+                                dfb_arrow_accept_fn accept, void *ctx)
+{
+    return import_stream(cap, 0, imp, accept, ctx);
+}
+
+/* Refuses the device data of `imp` (dfb_arrow_device_refuse), naming its
+   first nested column (a list, struct, map, union: its children's buffers
+   cannot be followed on the host) where it has one.  Returns -1 with
+   BufferError. */
+static int
+refuse_device(const arrow_import *imp)
+{
+    const struct ArrowSchema *s = &imp->schema;
+    const struct ArrowSchema *nested = NULL;
+    dfb_error err;
+    /* the children are followed only when schema and arrays agree (their
+       buffers are never read: the data is on the device) */
+    const int table =
+        s->format != NULL && strcmp(s->format, "+s") == 0 &&
+        dfb_arrow_check_table(s, imp->arrays, imp->n, 0, &err) == DFB_OK;
+    for (int64_t k = 0; table && k < s->n_children; k++) {
+        const struct ArrowSchema *c = s->children[k];
+        const struct ArrowSchema *v =
+            c != NULL && c->dictionary != NULL ? c->dictionary : c;
+        if (v != NULL && v->format != NULL && v->format[0] == '+' &&
+            strcmp(v->format, "+r") != 0) {
+            nested = c;
+            break;
+        }
+    }
+    if (nested == NULL && s->format != NULL && s->format[0] == '+' &&
+        strcmp(s->format, "+s") != 0 && strcmp(s->format, "+r") != 0) {
+        nested = s;
+    }
+    if (nested == NULL) {
+        return dfb_arrow_device_refuse(imp->device,
+                                       "column_to_ndarray/from_dataframe");
+    }
+    char what[200];
+    const struct ArrowSchema *v =
+        nested->dictionary != NULL ? nested->dictionary : nested;
+    PyOS_snprintf(what, sizeof(what),
+                  "column '%.80s': nested Arrow format '%.40s' cannot be "
+                  "read on the host",
+                  nested->name != NULL ? nested->name : "", v->format);
+    return dfb_arrow_device_refuse(imp->device, what);
+}
+
+int
+dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
+{
+    int r;
+    imp->device.device_type = kDLCPU;
+    imp->device.device_id = 0;
+    /* probed on the type (probe.c): no __getattr__ runs for a miss */
+    int has = dfb_probe_mask(st, obj, DFB_PB_ARROW_HOST);
+    if (has < 0) {
+        return -1;
+    }
+    int has_array = (has & DFB_PB(DFB_PN_ARROW_ARRAY)) != 0;
+    int has_stream = !has_array && has != 0;
+    if (has_array) {
+        r = import_pair(dfb_probe_call(st, obj, DFB_PN_ARROW_ARRAY), 0, imp);
+    }
+    else if (has_stream) {
+        r = import_stream(dfb_probe_call(st, obj, DFB_PN_ARROW_STREAM), 0, imp,
+                          NULL, NULL);
+    }
+    else if ((r = dfb_arrow_device_is_producer(obj)) != 0) {
+        /* device data: CPU takes the same path as __arrow_c_array__ */
+        r = r < 0 ? -1 : import_device(obj, imp);
+        if (r == 0 && imp->device.device_type != kDLCPU &&
+            !imp->accept_device) {
+            r = refuse_device(imp);
+        }
+    }
+    else {
+        PyErr_Format(PyExc_TypeError,
+                     "%.100s object is not an Arrow PyCapsule producer (no "
+                     "__arrow_c_array__ or __arrow_c_stream__)",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (r == 0 && imp->schema.format == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the Arrow schema has no format");
+        return -1;
+    }
+    return r;
+}
+
+int
+dfb_arrow_is_producer(PyObject *obj)
+{
+    int r = dfb_probe_has_str(obj, "__arrow_c_array__");
+    if (r != 0) {
+        return r;
+    }
+    r = dfb_probe_has_str(obj, "__arrow_c_stream__");
+    if (r != 0) {
+        return r;
+    }
+    return dfb_arrow_device_is_producer(obj);
+}
+
+/* ------------------------------------------------------------------ */
+/* Columns of an import                                                 */
+/* ------------------------------------------------------------------ */
+
+int
+dfb_arrow_import_is_table(const arrow_import *imp)
+{
+    return imp->schema.format != NULL && strcmp(imp->schema.format, "+s") == 0;
+}
+
+int
+dfb_arrow_validate_table(const arrow_import *imp)
+{
+    dfb_error err;
+    dfb_code rc = dfb_arrow_check_table(&imp->schema, imp->arrays, imp->n,
+                                        dfb_arrow_import_on_cpu(imp), &err);
+    return rc == DFB_OK ? 0 : dfb_arrow_raise(rc, &err);
+}
+
+int
+dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
+                      int64_t c, arrow_node *nd)
+{
+    const struct ArrowArray *top = imp->arrays[b];
+    nd->holder = imp->holders[b];
+    nd->device = imp->device;
+    if (dfb_arrow_import_on_cpu(imp)) {
+        nd->device.device_type = kDLCPU;
+        nd->device.device_id = 0;
+    }
+    if (!is_table) {
+        nd->schema = &imp->schema;
+        nd->array = top;
+        nd->offset = top->offset;
+        nd->length = top->length;
+        return 0;
+    }
+    nd->schema = imp->schema.children[c];
+    nd->array = top->children[c];
+    nd->length = top->length;
+    if (dfb_checked_add(nd->array->offset, top->offset, &nd->offset) < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "column %lld has a negative or overflowing offset",
+                     (long long)c);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,164 @@
+/* dfbuffer: Arrow's canonical extension types (the "ARROW:extension:name"
+ * field metadata on a storage type).
+ *
+ * arrow.bool8 (int8 storage) converts as a zero-copy bool view;
+ * arrow.uuid (16-byte fixed-size binary) as uuid.UUID objects; arrow.json
+ * (a string storage), arrow.opaque and unknown extensions as their storage
+ * type.
+ */
+#include "common.h"
+#include "arrow_internal.h"
+#include "schema.h"
+#include "mem.h"
+#include "types.h"
+#include "convert_extension.h"
+
+#include <string.h>
+
+/* Returns 1 if the `len` bytes at `v` spell `name`, else 0. */
+static int
+named(const char *v, int32_t len, const char *name)
+{
+    return (size_t)len == strlen(name) &&
+           dfb_memcmp(v, name, (size_t)len) == 0;
+}
+
+void
+dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col)
+{
+    const char *v;
+    int32_t len;
+    if (!dfb_arrow_metadata_find(s->metadata, "ARROW:extension:name", &v,
+                                 &len)) {
+        return;
+    }
+    if (named(v, len, "arrow.bool8") && col->fmt.type == DFB_T_INT &&
+        col->fmt.bits == 8) {
+        col->fmt.type = DFB_T_BOOL8;
+        col->fmt.byteorder = '|';
+    }
+    else if (named(v, len, "arrow.uuid") &&
+             col->fmt.type == DFB_T_FIXED_BINARY && col->fmt.size == 16) {
+        col->uuid = 1;
+    }
+}
+
+/* What a fast uuid.UUID needs: the class, the names of its two slots and
+   SafeUUID.unknown (UUID(bytes=...)'s is_safe). */
+typedef struct {
+    PyObject *cls, *int_name, *safe_name, *unknown, *empty;
+} uuid_kit;
+
+/* Drops the references of `k`.  Cannot fail. */
+static void
+uuid_kit_clear(uuid_kit *k)
+{
+    Py_CLEAR(k->cls);
+    Py_CLEAR(k->int_name);
+    Py_CLEAR(k->safe_name);
+    Py_CLEAR(k->unknown);
+    Py_CLEAR(k->empty);
+}
+
+/* Fills `k` from the uuid module.  Returns 0, or -1 with an exception. */
+static int
+uuid_kit_init(uuid_kit *k)
+{
+    memset(k, 0, sizeof(*k));
+    PyObject *mod = PyImport_ImportModule("uuid");
+    if (mod == NULL) {
+        return -1;
+    }
+    PyObject *safe = PyObject_GetAttrString(mod, "SafeUUID");
+    k->cls = PyObject_GetAttrString(mod, "UUID");
+    Py_DECREF(mod);
+    k->unknown = safe ? PyObject_GetAttrString(safe, "unknown") : NULL;
+    Py_XDECREF(safe);
+    k->int_name = PyUnicode_InternFromString("int");
+    k->safe_name = PyUnicode_InternFromString("is_safe");
+    k->empty = PyTuple_New(0);
+    if (k->cls == NULL || k->unknown == NULL || k->int_name == NULL ||
+        k->safe_name == NULL || k->empty == NULL) {
+        uuid_kit_clear(k);
+        return -1;
+    }
+    if (!PyType_Check(k->cls)) {
+        PyErr_SetString(PyExc_TypeError, "uuid.UUID is not a class");
+        uuid_kit_clear(k);
+        return -1;
+    }
+    return 0;
+}
+
+/* The 128-bit big-endian unsigned integer at `b` as a Python int (one
+   allocation).  Returns a new reference, or NULL with an exception. */
+static PyObject *
+int_from_16(const unsigned char *b)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyLong_FromUnsignedNativeBytes(
+        b, 16, Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER);
+#else
+    /* 32 hex digits: a power-of-two base, parsed in one linear pass */
+    static const char hex[] = "0123456789abcdef";
+    char s[33];
+    for (int i = 0; i < 16; i++) {
+        s[2 * i] = hex[b[i] >> 4];
+        s[2 * i + 1] = hex[b[i] & 15];
+    }
+    s[32] = 0;
+    return PyLong_FromString(s, NULL, 16);
+#endif
+}
+
+/* uuid.UUID(bytes=b) for the 16 bytes `b` as the uuid module's own
+   constructors make it (object.__new__, then its two slots set with
+   object.__setattr__).  Returns a new reference, or NULL with an
+   exception set. */
+static PyObject *
+uuid_from_16(const uuid_kit *k, const unsigned char *b)
+{
+    PyObject *v = int_from_16(b);
+    PyObject *u =
+        v ? PyBaseObject_Type.tp_new((PyTypeObject *)k->cls, k->empty, NULL)
+          : NULL;
+    if (u != NULL &&
+        (PyObject_GenericSetAttr(u, k->int_name, v) < 0 ||
+         PyObject_GenericSetAttr(u, k->safe_name, k->unknown) < 0)) {
+        Py_CLEAR(u);
+    }
+    Py_XDECREF(v);
+    return u;
+}
+
+int
+dfb_uuids_fill(const char *p, int64_t n, const uint8_t *isnull, PyObject **o)
+{
+    uuid_kit k;
+    if (uuid_kit_init(&k) < 0) {
+        return -1;
+    }
+    /* The UUIDs are GC-tracked but cannot form cycles: a collection run by
+       their allocations would only walk them again and again (most of the
+       time of a large column), so the collector waits until the loop ends.
+       The loop runs no Python code (object.__new__ and the slots' own
+       setters). */
+    const int gc_was_on = PyGC_Disable();
+    int rc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnull != NULL && isnull[i]) {
+            o[i] = Py_NewRef(Py_None);
+            continue;
+        }
+        o[i] = uuid_from_16(&k, (const unsigned char *)p + 16 * i);
+        if (o[i] == NULL) {
+            rc = -1;
+            break;
+        }
+    }
+    if (gc_was_on) {
+        PyGC_Enable();
+    }
+    uuid_kit_clear(&k);
+    return rc;
+}

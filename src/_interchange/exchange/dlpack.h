@@ -1,0 +1,41 @@
+/* dfbuffer: DLPack both ways (dlpack.c): Buffer.__dlpack__ and
+ * __dlpack_device__, the import of a capsule or a producer, and the
+ * reference drop any thread may make.
+ */
+#ifndef DFBUFFER_DLPACK_H
+#define DFBUFFER_DLPACK_H
+
+#include "common.h"
+
+/* Buffer.__dlpack__ and __dlpack_device__, wired into the type by
+   buffer_type.c (CPython calling conventions). */
+PyObject *
+dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames);
+PyObject *
+dfb_buffer_dlpack_device(PyObject *self, PyObject *unused);
+
+/* drops a strong reference from any thread, with or
+   without the GIL (the DLPack deleters and the Arrow export's release
+   callback share it): takes the GIL with PyGILState_Ensure in normal
+   operation; while the interpreter is finalizing, decrefs only if the
+   calling thread holds the GIL and leaks otherwise (taking the GIL then can
+   hang or end the thread); after finalization, leaks.  Never fails. */
+void
+dfb_decref_any_thread(PyObject *obj);
+
+/* on 3.11/3.12 registers the atexit callback that tells
+   dfb_decref_any_thread the interpreter is shutting down (3.13+ asks
+   Py_IsFinalizing; nothing to do).  Called by module exec.  Returns 0, or
+   -1 with an exception set. */
+int
+dfb_exit_watch_init(PyObject *module);
+
+/* The DLPack importers of Buffer.from_object: a capsule, or a producer's
+   __dlpack__.  Each returns a new Buffer, or NULL with an exception set. */
+PyObject *
+dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype);
+PyObject *
+dfb_dlpack_import_producer(dfb_state *st, PyObject *obj, PyObject *dtype);
+
+#endif /* DFBUFFER_DLPACK_H */

@@ -1,0 +1,132 @@
+/* dfbuffer: the binary kernel: binary, large binary, binary view and
+ * fixed-size binary chunks to object arrays of Python bytes.
+ *
+ * Offsets are read through core's checked reader (each once, every span
+ * checked where it is used) and views through dfb_view_at, so memory the
+ * producer changes after validation cannot send the loop outside its
+ * buffers.
+ */
+#include "common.h"
+#include "sizes.h"
+#include "column.h"
+#include "reader.h"
+#include "types.h"
+#include "str_objects.h"
+#include "convert_binary.h"
+#include "convert_extension.h"
+#include "column_readers.h"
+
+/* Returns a new object array of `n` slots (all NULL), or NULL. */
+static PyArrayObject *
+new_objects(int64_t n)
+{
+    npy_intp dims[1] = {(npy_intp)n};
+    return (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_OBJECT);
+}
+
+/* Fills `o` (n slots) with bytes from the offsets + data of `c`.  Returns
+   0, or -1 with ValueError (a span outside the data) / MemoryError. */
+static int
+fill_from_offsets(const dfb_column *c, const uint8_t *isnull, PyObject **o)
+{
+    dfb_offsets off;
+    if (dfb_column_offsets(c, &off) < 0) {
+        return -1;
+    }
+    const char *data = c->data.ptr;
+    int64_t start = c->length > 0 ? dfb_offsets_load(&off, 0) : 0, end;
+    for (int64_t i = 0; i < c->length; i++, start = end) {
+        if (dfb_offsets_next(&off, i, start, &end) != DFB_OK) {
+            dfb_bad_span_error(i, start, end, off.limit);
+            return -1;
+        }
+        if (isnull != NULL && isnull[i]) {
+            o[i] = Py_NewRef(Py_None);
+            continue;
+        }
+        o[i] = PyBytes_FromStringAndSize(end > start ? data + start : "",
+                                         (Py_ssize_t)(end - start));
+        if (o[i] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Fills `o` from the 16-byte views of `c`.  Returns 0, or -1. */
+static int
+fill_from_views(const dfb_column *c, const uint8_t *isnull, PyObject **o)
+{
+    for (int64_t i = 0; i < c->length; i++) {
+        const char *s;
+        int64_t len;
+        if (isnull != NULL && isnull[i]) {
+            o[i] = Py_NewRef(Py_None);
+            continue;
+        }
+        if (dfb_view_at(c, c->offset + i, &s, &len) < 0) {
+            return -1;
+        }
+        o[i] = PyBytes_FromStringAndSize(len > 0 ? s : "", (Py_ssize_t)len);
+        if (o[i] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Fills `o` from the fixed-size values of `c` (fmt.size bytes each): bytes,
+   or uuid.UUID for arrow.uuid.  Returns 0, or -1 with an exception set. */
+static int
+fill_from_fixed(const dfb_column *c, const uint8_t *isnull, PyObject **o)
+{
+    const int64_t w = c->fmt.size;
+    const char *p = c->data.ptr + c->offset * w;
+    if (c->uuid) {
+        return dfb_uuids_fill(p, c->length, isnull, o);
+    }
+    for (int64_t i = 0; i < c->length; i++) {
+        if (isnull != NULL && isnull[i]) {
+            o[i] = Py_NewRef(Py_None);
+            continue;
+        }
+        o[i] = PyBytes_FromStringAndSize(p + i * w, (Py_ssize_t)w);
+        if (o[i] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyObject *
+dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
+{
+    PyArrayObject *out = new_objects(c->length);
+    if (out == NULL || c->length == 0) {
+        return (PyObject *)out;
+    }
+    PyObject **o = PyArray_DATA(out);
+    int rc;
+    /* the objects' heads (data bytes come on top; at least this; a UUID
+       and its int take about 112) */
+    const int64_t head = c->uuid ? 112 : 48;
+    int64_t est;
+    const int on = dfb_objects_prefault_begin(
+        dfb_checked_mul(c->length, head, &est) < 0 ? INT64_MAX : est);
+    switch (dfb_type_row_of(c->fmt.type)->layout) {
+        case DFB_LAYOUT_OFFSETS:
+            rc = fill_from_offsets(c, isnull, o);
+            break;
+        case DFB_LAYOUT_VIEWS:
+            rc = fill_from_views(c, isnull, o);
+            break;
+        default:
+            rc = fill_from_fixed(c, isnull, o);
+    }
+    dfb_objects_prefault_end(on);
+    if (rc < 0) {
+        Py_DECREF(out); /* NULL slots are skipped by the dealloc */
+        return NULL;
+    }
+    return (PyObject *)out;
+}

@@ -1,0 +1,99 @@
+/* dfbuffer: the time-of-day and interval kernels.
+ *
+ * time32 / time64 chunks become object arrays of datetime.time; a
+ * nanosecond value that datetime.time cannot hold exactly (not a whole
+ * microsecond) raises ValueError rather than being truncated, and so does
+ * a value outside [0, 24 h).  Intervals are zero-copy views as NumPy
+ * records: months (int32); days and milliseconds (int32 each); months,
+ * days (int32 each) and nanoseconds (int64).
+ */
+#include "common.h"
+#include "column.h"
+#include "types.h"
+#include "convert_temporal.h"
+
+#include <datetime.h>
+#include <string.h>
+
+PyObject *
+dfb_times_to_object_array(const dfb_column *c, const uint8_t *isnull)
+{
+    if (PyDateTimeAPI == NULL) {
+        PyDateTime_IMPORT; /* the capsule's C API table, not an object */
+        if (PyDateTimeAPI == NULL) {
+            return NULL;
+        }
+    }
+    const int bytes = c->fmt.bits / 8;
+    const char unit = c->fmt.unit;
+    const int64_t per_us = unit == 'n' ? 1000 : 1;
+    const int64_t us_per = unit == 's' ? 1000000 : unit == 'm' ? 1000 : 1;
+    const int64_t limit = INT64_C(86400) * 1000000 * per_us / us_per;
+    npy_intp dims[1] = {(npy_intp)c->length};
+    PyArrayObject *out =
+        (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_OBJECT);
+    if (out == NULL || c->length == 0) {
+        return (PyObject *)out;
+    }
+    PyObject **o = PyArray_DATA(out);
+    const char *p = c->data.ptr + c->offset * bytes;
+    for (int64_t i = 0; i < c->length; i++) {
+        if (isnull != NULL && isnull[i]) {
+            o[i] = Py_NewRef(Py_None);
+            continue;
+        }
+        int64_t v;
+        if (bytes == 4) {
+            int32_t x;
+            memcpy(&x, p + 4 * i, 4);
+            v = x;
+        }
+        else {
+            memcpy(&v, p + 8 * i, 8);
+        }
+        if (v < 0 || v >= limit || v % per_us != 0) {
+            PyErr_Format(
+                PyExc_ValueError, "time value %lld%s at row %lld is %s",
+                (long long)v, dfb_unit_name(unit), (long long)i,
+                v % per_us != 0 ? "not a whole microsecond: datetime.time "
+                                  "cannot hold it"
+                                : "outside [0, 24 h)");
+            Py_DECREF(out);
+            return NULL;
+        }
+        const int64_t us = v / per_us * us_per;
+        const int64_t sec = us / 1000000;
+        o[i] = PyTime_FromTime((int)(sec / 3600), (int)(sec / 60 % 60),
+                               (int)(sec % 60), (int)(us % 1000000));
+        if (o[i] == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return (PyObject *)out;
+}
+
+PyArray_Descr *
+dfb_interval_descr(const dfb_format *f)
+{
+    PyObject *spec;
+    switch (f->type) {
+        case DFB_T_INTERVAL_MONTHS:
+            spec = Py_BuildValue("[(ss)]", "months", "=i4");
+            break;
+        case DFB_T_INTERVAL_DT:
+            spec = Py_BuildValue("[(ss)(ss)]", "days", "=i4", "milliseconds",
+                                 "=i4");
+            break;
+        default:
+            spec = Py_BuildValue("[(ss)(ss)(ss)]", "months", "=i4", "days",
+                                 "=i4", "nanoseconds", "=i8");
+    }
+    if (spec == NULL) {
+        return NULL;
+    }
+    PyArray_Descr *d = NULL;
+    int ok = PyArray_DescrConverter(spec, &d);
+    Py_DECREF(spec);
+    return ok ? d : NULL;
+}

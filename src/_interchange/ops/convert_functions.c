@@ -1,0 +1,869 @@
+/* dfbuffer: the module functions buffer_to_ndarray, column_to_ndarray and
+ * from_dataframe (their argument parsing and dispatch to the interchange
+ * walk, the Arrow converters or the pandas fast path).
+ *
+ * Nothing but module.c and capi.c depends on this file.
+ */
+#include "common.h"
+#include "state.h"
+#include "pandas_frame.h"
+#include "args.h"
+#include "buffer.h"
+#include "column.h"
+#include "convert.h"
+#include "arrow_convert.h"
+#include "arrow_import.h"
+#include "ixwalk.h"
+#include "probe.h"
+#include "pandas_fast.h"
+#include "types.h"
+#include "array_dunders.h"
+#include "dtype.h"
+#include "categorical.h"
+#include "convert_functions.h"
+#include "column_select.h"
+#include "convert_decimal.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Python entry points                                                  */
+/* ------------------------------------------------------------------ */
+
+PyDoc_STRVAR(
+    buffer_to_ndarray_doc,
+    "buffer_to_ndarray(buffer, dtype, *, offset=0, length=None)\n--\n\n"
+    "View an interchange-protocol buffer (anything with ptr, bufsize and\n"
+    "__dlpack_device__) as a 1-D NumPy array without copying.\n\n"
+    "dtype is an interchange dtype tuple (kind, bit_width, format,\n"
+    "endianness) or anything numpy.dtype accepts; non-native byte order "
+    "gives\n"
+    "a byte-swapped dtype.  offset and length count elements (bits for a\n"
+    "bit-packed bool dtype, which is unpacked to a new bool array; int32\n"
+    "dates become a new datetime64[D] array).  The result's base is a\n"
+    "dfbuffer.Buffer whose owner is `buffer`.  CPU memory only (BufferError\n"
+    "otherwise); ValueError when offset/length exceed bufsize.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "buffer : interchange Buffer\n"
+    "    Anything with ptr, bufsize and __dlpack_device__ (a "
+    "dfbuffer.Buffer,\n"
+    "    or a column's buffer from get_buffers()).\n"
+    "dtype : tuple or dtype-like\n"
+    "    An interchange dtype (kind, bit_width, format, endianness), or\n"
+    "    anything numpy.dtype accepts.\n"
+    "offset : int, optional\n"
+    "    The first element to view (default 0).\n"
+    "length : int or None, optional\n"
+    "    The number of elements (default: to the end of the buffer).\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "numpy.ndarray\n"
+    "    A 1-D view of the buffer's memory (a new array for bit-packed bools\n"
+    "    and int32 dates).\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    buffer is not an interchange buffer, or dtype holds references.\n"
+    "ValueError\n"
+    "    offset and length leave the buffer.\n"
+    "BufferError\n"
+    "    The memory is not on the CPU.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import numpy as np\n"
+    ">>> import dfbuffer\n"
+    ">>> buf = dfbuffer.Buffer.from_object(np.arange(4, dtype=np.int64))\n"
+    ">>> arr = dfbuffer.buffer_to_ndarray(buf, \"<i8\", offset=1)\n"
+    ">>> arr\n"
+    "array([1, 2, 3])\n"
+    ">>> arr.base.owner is buf\n"
+    "True");
+
+/* NumPy type number of plain fixed-width format `f` (bool, int, uint,
+   float) in native byte order, or -1 for every other format (those take
+   the converters).  Cannot fail. */
+static int
+native_typenum(const dfb_format *f)
+{
+    const char native_order = PY_LITTLE_ENDIAN ? '<' : '>';
+    if (f->byteorder != '=' && f->byteorder != '|' &&
+        f->byteorder != native_order) {
+        return -1;
+    }
+    /* plain: zero-copy views whose values are what is stored */
+    const dfb_type_row *r = dfb_type_row_of(f->type);
+    if (r->layout != DFB_LAYOUT_FIXED || r->conv != DFB_CONV_VIEW ||
+        r->storage != r->result) {
+        return -1;
+    }
+    return f->bits % 8 == 0 ? dfb_numeric_typenum(r->storage, f->bits / 8)
+                            : -1;
+}
+
+/* size / isz (size >= 0, isz > 0), without a division instruction for the
+   widths of the plain types.  Cannot fail. */
+static inline int64_t
+elements_in(int64_t size, int64_t isz)
+{
+    switch (isz) {
+        case 1:
+            return size;
+        case 2:
+            return size / 2;
+        case 4:
+            return size / 4;
+        case 8:
+            return size / 8;
+        default:
+            return size / isz;
+    }
+}
+
+/* buffer_to_ndarray(buffer, dtype, *, offset=0, length=None). */
+static PyObject *
+buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames)
+{
+    static const char *const kw[] = {"buffer", "dtype", "offset", "length",
+                                     NULL};
+    static const dfb_argspec spec = {"buffer_to_ndarray", kw, 2, 2};
+    PyObject *a[4] = {NULL, NULL, NULL, NULL};
+    dfb_state *st = dfb_state_from_module(module);
+    int64_t offset = 0, length = -1;
+    dfb_format fmt;
+    PyArray_Descr *descr = NULL;
+    int64_t isz;
+    int plain;
+    if (nargs == 2 && kwnames == NULL) {
+        /* (buffer, dtype): what dfb_parse_args and dfb_parse_count give */
+        a[0] = args[0];
+        a[1] = args[1];
+    }
+    else {
+        PyObject *const fast[] = {NULL, st->str.dtype, st->str.offset,
+                                  st->str.length};
+        if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
+            return NULL;
+        }
+        if (dfb_parse_count(a[2], "offset", &offset) < 0 ||
+            dfb_parse_count(a[3], "length", &length) < 0) {
+            return NULL;
+        }
+        if (offset < 0) {
+            offset = 0;
+        }
+    }
+
+    /* the type: an interchange tuple or a NumPy dtype-like; a plain
+       (kind, bits, format, endianness) tuple is read directly (the memo of
+       its last reading), to the format the general reader gives it */
+    if ((plain = dfb_ix_dtype_plain_memo(st, a[1], &fmt)) < 0) {
+        return NULL;
+    }
+    if (plain) {
+        isz = fmt.type == DFB_T_BOOL_BIT ? 0 : dfb_format_itemsize(&fmt);
+    }
+    else if (PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) == 4 &&
+             PyLong_Check(PyTuple_GET_ITEM(a[1], 0))) {
+        dfb_ix_dtype dt;
+        if (dfb_ix_dtype_read(a[1], &dt) < 0) {
+            return NULL;
+        }
+        if (dfb_ix_dtype_format(&dt, &fmt) < 0) {
+            PyErr_Format(PyExc_ValueError, "unsupported interchange dtype %R",
+                         a[1]);
+            return NULL;
+        }
+        if (fmt.type == DFB_T_UTF8 || fmt.type == DFB_T_LARGE_UTF8) {
+            /* a string column's dtype on its data buffer: the bytes */
+            fmt.type = DFB_T_UINT;
+            fmt.bits = 8;
+        }
+        else if (fmt.type == DFB_T_DICTIONARY) {
+            fmt.type = DFB_T_INT; /* the codes */
+        }
+        else if (fmt.type == DFB_T_STRING_VIEW) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "cannot view a buffer as %R", a[1]);
+            return NULL;
+        }
+        isz = fmt.type == DFB_T_BOOL_BIT ? 0 : dfb_format_itemsize(&fmt);
+    }
+    else {
+        descr = dfb_parse_dtype(a[1], NULL);
+        if (descr == NULL) {
+            return NULL;
+        }
+        memset(&fmt, 0, sizeof(fmt));
+        isz = PyDataType_ELSIZE(descr);
+    }
+
+    dfb_span span;
+    PyObject *wrapper = dfb_ix_wrap_buffer(st, a[0], &span);
+    if (wrapper == NULL) {
+        Py_XDECREF(descr);
+        return NULL;
+    }
+    /* element capacity of the block */
+    int64_t cap = isz == 0
+                      ? (span.size > INT64_MAX / 8 ? INT64_MAX : span.size * 8)
+                      : elements_in(span.size, isz);
+    if (offset > cap || (length >= 0 && length > cap - offset)) {
+        PyErr_Format(PyExc_ValueError,
+                     "offset %lld + length %lld exceed the buffer's %lld "
+                     "elements (bufsize %lld bytes)",
+                     (long long)offset, (long long)(length < 0 ? 0 : length),
+                     (long long)cap, (long long)span.size);
+        Py_DECREF(wrapper);
+        Py_XDECREF(descr);
+        return NULL;
+    }
+    if (length < 0) {
+        length = cap - offset;
+    }
+    PyObject *res;
+    int typenum;
+    if (descr == NULL && length > 0 && span.ptr != NULL &&
+        span.owner == wrapper && (typenum = native_typenum(&fmt)) >= 0) {
+        /* a plain fixed-width interchange dtype: the view the converters
+           would make (view_values, convert.c), without a column to
+           describe; the bounds were checked against bufsize above */
+        descr = PyArray_DescrFromType(typenum);
+        if (descr == NULL) {
+            Py_DECREF(wrapper);
+            return NULL;
+        }
+    }
+    if (descr != NULL) {
+        static char dummy;
+        char *p = span.ptr != NULL ? (char *)span.ptr + offset * isz : &dummy;
+        return dfb_buffer_view_1d((DfbBuffer *)wrapper, descr, p,
+                                  (npy_intp)length);
+    }
+    dfb_column c;
+    memset(&c, 0, sizeof(c));
+    c.fmt = fmt;
+    c.length = length;
+    c.offset = offset;
+    c.null_count = 0;
+    c.null_kind = DFB_NULL_NON_NULLABLE;
+    c.data = span;
+    res = NULL;
+    if (dfb_column_validate(&c) == 0) {
+        res = dfb_chunk_values(st, &c, NULL, 1, 0);
+    }
+    Py_DECREF(wrapper);
+    return res;
+}
+
+PyDoc_STRVAR(
+    column_to_ndarray_doc,
+    "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
+    "                  strings='object', decimals='decimal')\n--\n\n"
+    "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
+    "column, or, last, an object with pyarrow's __arrow_array__ or with\n"
+    "__array__ giving a 1-D array) to a NumPy array.\n\n"
+    "nulls='mask' gives a numpy.ma.MaskedArray where the column has nulls and "
+    "a\n"
+    "plain (zero-copy where the layout allows) ndarray otherwise; 'fill' "
+    "gives\n"
+    "a plain ndarray with NaN / NaT / None in the null slots (ints and bools\n"
+    "upcast to float64); 'raise' raises ValueError if any value is null.\n"
+    "Strings become object arrays of str (strings='object') or NumPy\n"
+    "StringDType(na_object=None) arrays built without Python str objects\n"
+    "(strings='stringdtype'; null slots hold None).  Categoricals are "
+    "decoded\n"
+    "through their categories (categorical='decode') or returned as\n"
+    "dfbuffer.CategoricalCodes(codes, categories, ordered) without decoding\n"
+    "(categorical='codes'; codes zero-copy, masked where null).  Several\n"
+    "chunks are concatenated.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "column : interchange Column or Arrow producer\n"
+    "    A column of an interchange DataFrame (get_column(i)), or an object\n"
+    "    with __arrow_c_array__ / __arrow_c_stream__ holding one column (a\n"
+    "    pyarrow Array or ChunkedArray, a polars or pandas Series; a struct\n"
+    "    array gives an object array of dicts).\n"
+    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "    How nulls come back (default 'mask').\n"
+    "categorical : {'decode', 'codes'}, optional\n"
+    "    Decode categoricals, or return CategoricalCodes (default 'decode').\n"
+    "strings : {'object', 'stringdtype'}, optional\n"
+    "    Strings as object arrays of str, or as NumPy StringDType arrays.\n"
+    "decimals : {'decimal', 'float64'}, optional\n"
+    "    Arrow decimals as exact decimal.Decimal objects (default), or as\n"
+    "    float64 (the nearest double; NaN where null).\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "numpy.ndarray, numpy.ma.MaskedArray or CategoricalCodes\n"
+    "    Zero-copy and read-only where the layout allows, else a new array.\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    column is neither an interchange column nor an Arrow producer.\n"
+    "ValueError\n"
+    "    nulls='raise' and the column has a null, or buffers that do not\n"
+    "    match the column's description.\n"
+    "RuntimeError\n"
+    "    allow_copy=False in the producer and a copy is unavoidable.\n"
+    "BufferError\n"
+    "    The data is not on the CPU.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pyarrow as pa\n"
+    ">>> import dfbuffer\n"
+    ">>> dfbuffer.column_to_ndarray(pa.array([1, None, 3]), nulls=\"fill\")\n"
+    "array([ 1., nan,  3.])\n"
+    ">>> res = dfbuffer.column_to_ndarray(\n"
+    "...     pa.array([\"a\", \"b\", \"a\"]).dictionary_encode(), "
+    "categorical=\"codes\")\n"
+    ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
+    "([0, 1, 0], ['a', 'b'], False)");
+
+/* column_to_ndarray's dispatch of `col` (borrowed), in this order: an
+   interchange column (get_buffers on the type), an Arrow producer, an
+   interchange column by instance attribute, then the registry's last two
+   protocols (protocols.c): pyarrow's __arrow_array__ (when pyarrow
+   imports; its array read as any Arrow producer) and __array__ (copy=False
+   unless `allow_copy`; a 1-D result only).  Returns a new reference, or
+   NULL with an exception set (TypeError when `col` is none of these). */
+static PyObject *
+column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+                int allow_copy)
+{
+    /* the instance is asked (has_attr) only when the type names neither;
+       the three names in one walk of the MRO (dfb_probe_mask) */
+    int has = dfb_probe_mask(st, col,
+                             DFB_PB(DFB_PN_GET_BUFFERS) | DFB_PB_ARROW_HOST);
+    if (has < 0) {
+        return NULL;
+    }
+    if (has & DFB_PB(DFB_PN_GET_BUFFERS)) {
+        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+    }
+    int r = has != 0 ? 1 : dfb_type_is_arrow_producer(st, col);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_arrow_column_to_ndarray(st, col, nulls, allow_copy);
+    }
+    if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+    }
+    has = dfb_probe_mask(
+        st, col,
+        DFB_PB(DFB_PN_ARROW_ARRAY_METHOD) | DFB_PB(DFB_PN_ARRAY_METHOD));
+    if (has < 0) {
+        return NULL;
+    }
+    if (has & DFB_PB(DFB_PN_ARROW_ARRAY_METHOD)) {
+        PyObject *arr = dfb_arrow_array_method_call(st, col);
+        if (arr != NULL) {
+            PyObject *res =
+                dfb_arrow_column_to_ndarray(st, arr, nulls, allow_copy);
+            Py_DECREF(arr);
+            return res;
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    if (has & DFB_PB(DFB_PN_ARRAY_METHOD)) {
+        return dfb_array_method_column(st, col, allow_copy);
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "column_to_ndarray() expects a DataFrame-interchange column "
+                 "(with get_buffers, describe_null, ...), an Arrow producer, "
+                 "or an object with __arrow_array__ or __array__, got %.200s",
+                 Py_TYPE(col)->tp_name);
+    return NULL;
+}
+
+/* from_dataframe of pandas DataFrame `frame`: its numpy-backed columns
+   directly, the rest through its Arrow export.  Returns a new dict or NULL
+   with an exception set. */
+static PyObject *
+from_pandas_frame(dfb_state *st, PyObject *frame, dfb_nulls_mode nulls,
+                  int allow_copy)
+{
+    PyObject *res = dfb_pandas_from_dataframe(st, frame, nulls, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        res = dfb_arrow_from_dataframe(st, frame, nulls, allow_copy);
+    }
+    return res;
+}
+
+/* column_to_ndarray of pandas' interchange Column object: the Series
+   behind it, read as a one-column frame (never pandas' buffers, which drop
+   the slice offset of Arrow-backed columns, P-26).  Returns a new
+   reference, or NULL with an exception set, or NULL without one when
+   `col` is no such object. */
+static PyObject *
+pandas_column(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+{
+    int pd_copy = 1;
+    PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
+    if (frame == NULL) {
+        return NULL;
+    }
+    PyObject *d = from_pandas_frame(st, frame, nulls, pd_copy);
+    Py_DECREF(frame);
+    if (d == NULL) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    if (PyDict_CheckExact(d) && PyDict_GET_SIZE(d) == 1) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        if (PyDict_Next(d, &pos, &k, &v)) {
+            res = Py_NewRef(v);
+        }
+    }
+    Py_DECREF(d);
+    if (res == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pandas' column did not convert to one column");
+    }
+    return res;
+}
+
+/* column_to_ndarray(column, *, nulls="mask"). */
+static PyObject *
+column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames)
+{
+    static const char *const kw[] = {"column",  "nulls",    "categorical",
+                                     "strings", "decimals", NULL};
+    static const dfb_argspec spec = {"column_to_ndarray", kw, 1, 1};
+    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+    dfb_state *st = dfb_state_from_module(module);
+    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL, NULL};
+    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
+        return NULL;
+    }
+    dfb_nulls_mode nulls;
+    int opts;
+    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
+        dfb_parse_conv_opts(a[2], a[3], &opts) < 0 ||
+        dfb_parse_decimals(a[4], &opts) < 0) {
+        return NULL;
+    }
+    nulls = (dfb_nulls_mode)((int)nulls | opts);
+    /* each protocol probed once per call, on the type (probe.c): the Arrow
+       import answers its own probes from this scope's record */
+    PyObject *pdcol = pandas_column(st, a[0], nulls);
+    if (pdcol != NULL || PyErr_Occurred()) {
+        return pdcol;
+    }
+    uint64_t scope = dfb_probe_scope_open(st, a[0]);
+    PyObject *res = column_dispatch(st, a[0], nulls, 1);
+    dfb_probe_scope_close(st, scope);
+    return res;
+}
+
+PyDoc_STRVAR(
+    from_dataframe_doc,
+    "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
+    "categorical='decode',\n"
+    "               strings='object', structs='object', decimals='decimal',\n"
+    "               on_unsupported='raise', columns=None)\n--\n\n"
+    "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
+    "obj is anything with __dataframe__, an interchange DataFrame object, or "
+    "an\n"
+    "Arrow producer of a table.  Non-string column names become str; "
+    "duplicate\n"
+    "names raise ValueError.  nulls as in column_to_ndarray.  "
+    "allow_copy=False\n"
+    "raises RuntimeError wherever a copy is unavoidable (several chunks,\n"
+    "filled nulls, strings, bit-packed bools, decoded categoricals, "
+    "date32).\n"
+    "categorical and strings as in column_to_ndarray.  Columns that pandas'\n"
+    "Arrow metadata marks as its index are left out, as the interchange "
+    "path\n"
+    "leaves them out.  Timestamps with a time zone come back as UTC\n"
+    "datetime64 (the zone is not a NumPy dtype): dfbuffer.schema(obj) gives\n"
+    "each column's zone, unit, categorical ordering and null "
+    "representation.\n\n"
+    "Parameters\n"
+    "----------\n"
+    "obj : dataframe\n"
+    "    A pandas, polars or pyarrow object (any Arrow PyCapsule producer, a\n"
+    "    pandas Series included), an object with __dataframe__, or an\n"
+    "    interchange DataFrame.\n"
+    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "    As in column_to_ndarray (default 'mask').\n"
+    "allow_copy : bool, optional\n"
+    "    False raises RuntimeError where a copy is unavoidable.\n"
+    "categorical : {'decode', 'codes'}, optional\n"
+    "    As in column_to_ndarray (default 'decode').\n"
+    "strings : {'object', 'stringdtype'}, optional\n"
+    "    As in column_to_ndarray (default 'object').\n"
+    "structs : {'object', 'flatten'}, optional\n"
+    "    'object' (default): a struct column is an object array of dicts.\n"
+    "    'flatten': one entry per leaf field of an Arrow struct column,\n"
+    "    named 'parent.child', zero-copy where the leaf allows; a struct's\n"
+    "    null rows are nulls of its leaves.\n"
+    "decimals : {'decimal', 'float64'}, optional\n"
+    "    As in column_to_ndarray (default 'decimal').\n"
+    "on_unsupported : {'raise', 'skip'}, optional\n"
+    "    A column of a type dfbuffer cannot convert raises\n"
+    "    NotImplementedError naming it and its format (default 'raise'), or\n"
+    "    is left out of the result ('skip').\n"
+    "columns : sequence of str, optional\n"
+    "    Convert only these columns, in this order (KeyError for a name no\n"
+    "    column has; default: every column).  With structs='flatten' a name\n"
+    "    is a leaf ('s.a') or a struct ('s': all its leaves); a name both a\n"
+    "    column and a leaf has is a ValueError.\n"
+    "\n"
+    "Returns\n"
+    "-------\n"
+    "dict of str to numpy.ndarray or CategoricalCodes\n"
+    "    One entry per column, in order.  A pandas Series is keyed by\n"
+    "    str(name) ('' when unnamed).\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError\n"
+    "    obj is not a dataframe dfbuffer reads.\n"
+    "ValueError\n"
+    "    A duplicate column name; nulls='raise' and a column has a null\n"
+    "    (\"column 'x' has 1 null value\"); buffers that do not match their\n"
+    "    description.  Errors about one column name it.\n"
+    "RuntimeError\n"
+    "    allow_copy=False and a copy is unavoidable.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pandas as pd\n"
+    ">>> import dfbuffer\n"
+    ">>> df = pd.DataFrame({\"x\": [1.5, 2.5, None], \"s\": [\"a\", None, "
+    "\"c\"]})\n"
+    ">>> cols = dfbuffer.from_dataframe(df)\n"
+    ">>> cols[\"x\"]\n"
+    "array([1.5, 2.5, nan])\n"
+    ">>> cols[\"s\"].tolist()\n"
+    "['a', None, 'c']\n"
+    ">>> dfbuffer.from_dataframe(df, nulls=\"raise\")\n"
+    "Traceback (most recent call last):\n"
+    "    ...\n"
+    "ValueError: column 'x' has 1 null value (nulls='raise')");
+
+/* Sets *key to the key of pandas Series `obj` (str(obj.name), or the name
+   itself when it is a str; a new reference), or to NULL when `obj` is not a
+   Series or its name is None.  Returns 0, or -1 with an exception set (the
+   name could not be read or made a str). */
+static int
+series_key(dfb_state *st, PyObject *obj, PyObject **key)
+{
+    *key = NULL;
+    PyObject *pd = PyImport_GetModule(st->str.pandas);
+    PyObject *cls = pd == NULL ? NULL : PyObject_GetAttrString(pd, "Series");
+    Py_XDECREF(pd);
+    int is_series = cls != NULL && PyType_Check(cls) &&
+                    PyObject_TypeCheck(obj, (PyTypeObject *)cls);
+    Py_XDECREF(cls);
+    PyErr_Clear(); /* no pandas, or no pandas.Series: not a Series */
+    if (!is_series) {
+        return 0;
+    }
+    PyObject *name = PyObject_GetAttrString(obj, "name");
+    if (name == NULL) {
+        return -1;
+    }
+    if (name != Py_None) {
+        *key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
+    }
+    int failed = name != Py_None && *key == NULL;
+    Py_DECREF(name);
+    return failed ? -1 : 0;
+}
+
+/* A pandas Series exports its values through Arrow without its name (a
+   field named ""): the one column of `res` (stolen) is keyed by
+   str(obj.name) instead, unless the name is None; an error (res NULL)
+   names that column.  Returns a new reference, or NULL with an exception
+   set. */
+static PyObject *
+series_named(dfb_state *st, PyObject *obj, PyObject *res)
+{
+    PyObject *key = NULL, *value = NULL, *out = NULL;
+    if (res == NULL) {
+        PyObject *exc = dfb_err_take();
+        if (series_key(st, obj, &key) < 0) {
+            PyErr_Clear(); /* the conversion's error is the one to raise */
+        }
+        dfb_err_give(exc);
+        if (key != NULL) {
+            dfb_add_column_context(key);
+            Py_DECREF(key);
+        }
+        return NULL;
+    }
+    if (!PyDict_CheckExact(res) || PyDict_GET_SIZE(res) != 1) {
+        return res;
+    }
+    Py_ssize_t pos = 0;
+    if (!PyDict_Next(res, &pos, &key, &value) || !PyUnicode_Check(key) ||
+        PyUnicode_GET_LENGTH(key) != 0) {
+        return res;
+    }
+    Py_INCREF(value); /* held across the calls below */
+    if (series_key(st, obj, &key) < 0) {
+        out = NULL;
+    }
+    else if (key == NULL) {
+        out = Py_NewRef(res);
+    }
+    else {
+        out = PyDict_New();
+        if (out != NULL && PyDict_SetItem(out, key, value) < 0) {
+            Py_CLEAR(out);
+        }
+        Py_DECREF(key);
+    }
+    Py_DECREF(value);
+    Py_DECREF(res);
+    return out;
+}
+
+/* The interchange DataFrame `df` (stolen) column by column, only those
+   `sel` selects (NULL: all).  Returns a new dict, or NULL with an
+   exception set. */
+static PyObject *
+ix_frame_to_dict(dfb_state *st, PyObject *df, dfb_nulls_mode nulls,
+                 int allow_copy, const dfb_colsel *sel)
+{
+    PyObject *result = NULL, *names = NULL, *seq = NULL;
+    names = PyObject_CallMethodNoArgs(df, st->str.column_names);
+    if (names == NULL) {
+        goto done;
+    }
+    /* A private tuple, never the producer's own list: get_column() runs
+       producer code that may change that list while we index it. */
+    seq = PySequence_Tuple(names);
+    if (seq == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyObject *exc = dfb_err_take();
+            PyErr_SetString(PyExc_TypeError,
+                            "column_names() must return an iterable");
+            PyObject *now = dfb_err_take();
+            PyException_SetCause(now, exc);
+            dfb_err_give(now);
+        }
+        goto done;
+    }
+    result = PyDict_New();
+    if (result == NULL) {
+        goto done;
+    }
+    PyObject *getcol = PyObject_GetAttr(df, st->str.get_column);
+    if (getcol == NULL) {
+        Py_CLEAR(result);
+        goto done;
+    }
+    Py_ssize_t ncols = PyTuple_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        PyObject *name = PyTuple_GET_ITEM(seq, i);
+        PyObject *key =
+            PyUnicode_CheckExact(name) ? Py_NewRef(name) : PyObject_Str(name);
+        if (key == NULL) {
+            goto fail;
+        }
+        int want = dfb_colsel_wants(sel, key);
+        if (want <= 0) {
+            Py_DECREF(key);
+            if (want < 0) {
+                goto fail;
+            }
+            continue;
+        }
+        int has = PyDict_Contains(result, key);
+        if (has != 0) {
+            if (has > 0) {
+                PyErr_Format(PyExc_ValueError, "duplicate column name %R",
+                             key);
+            }
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *idx = PyLong_FromSsize_t(i);
+        if (idx == NULL) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *col = PyObject_CallOneArg(getcol, idx);
+        Py_DECREF(idx);
+        if (col == NULL) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        /* each column as column_to_ndarray reads one (an interchange
+           column, or any protocol of its dispatch) */
+        uint64_t scope = dfb_probe_scope_open(st, col);
+        PyObject *arr = column_dispatch(st, col, nulls, allow_copy);
+        dfb_probe_scope_close(st, scope);
+        Py_DECREF(col);
+        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+            Py_DECREF(key);
+            continue;
+        }
+        if (arr == NULL) {
+            dfb_add_column_context(key);
+            Py_DECREF(key);
+            goto fail;
+        }
+        int r = PyDict_SetItem(result, key, arr);
+        Py_DECREF(key);
+        Py_DECREF(arr);
+        if (r < 0) {
+            goto fail;
+        }
+    }
+    Py_DECREF(getcol);
+    goto done;
+fail:
+    Py_DECREF(getcol);
+    Py_CLEAR(result);
+done:
+    Py_XDECREF(seq);
+    Py_XDECREF(names);
+    Py_DECREF(df);
+    return result;
+}
+
+/* from_dataframe of `obj` (borrowed): a pandas frame, an Arrow producer
+   or an interchange DataFrame, only the columns `sel` selects (NULL: all).
+   Returns a new dict, or NULL with an exception set. */
+static PyObject *
+frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+              int allow_copy, dfb_colsel *sel)
+{
+    /* A pandas DataFrame, or pandas' interchange object over one: the
+       frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
+       which drop the slice offset of Arrow-backed columns (P-26). */
+    int pd_copy = allow_copy;
+    PyObject *frame = dfb_pandas_frame_behind(obj, &pd_copy);
+    if (frame != NULL && sel != NULL &&
+        ((int)nulls & DFB_OPT_STRUCTS_FLATTEN)) {
+        /* columns= may name struct leaves, which only the Arrow export
+           of the frame shows */
+        int arrow = dfb_arrow_is_producer(frame);
+        PyObject *res = arrow == 1 ? dfb_arrow_from_dataframe_cols(
+                                         st, frame, nulls, pd_copy, sel)
+                                   : NULL;
+        if (arrow != 0) {
+            Py_DECREF(frame);
+            return res;
+        }
+    }
+    if (frame != NULL) {
+        if (sel != NULL) { /* pandas selects (KeyError for a name) */
+            PyObject *lst = PySequence_List(sel->names);
+            Py_SETREF(frame, lst ? PyObject_GetItem(frame, lst) : NULL);
+            Py_XDECREF(lst);
+            if (frame == NULL) {
+                return NULL;
+            }
+        }
+        PyObject *pdres = from_pandas_frame(st, frame, nulls, pd_copy);
+        Py_DECREF(frame);
+        return pdres;
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    /* A library object that speaks the Arrow PyCapsule interface is read
+       through it (as pandas 3's own from_dataframe does): Arrow states its
+       offsets and buffers exactly, where producers' __dataframe__ have known
+       bugs.  Interchange DataFrame objects have no __arrow_c_* methods and
+       take the protocol. */
+    int r = dfb_arrow_is_producer(obj);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return series_named(
+            st, obj,
+            dfb_arrow_from_dataframe_cols(st, obj, nulls, allow_copy, sel));
+    }
+    PyObject *df = dfb_ix_frame(st, obj, allow_copy);
+    if (df == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        PyErr_Format(PyExc_TypeError,
+                     "from_dataframe() expects an object with __dataframe__ "
+                     "or an interchange DataFrame, got %.200s",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return ix_frame_to_dict(st, df, nulls, allow_copy, sel);
+}
+
+/* from_dataframe(obj, *, nulls="mask", allow_copy=True, ...). */
+static PyObject *
+from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+               PyObject *kwnames)
+{
+    static const char *const kw[] = {
+        "obj",     "nulls",    "allow_copy",     "categorical", "strings",
+        "structs", "decimals", "on_unsupported", "columns",     NULL};
+    static const char *const unsupported[] = {"raise", "skip", NULL};
+    static const char *const structs[] = {"object", "flatten", NULL};
+    static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
+    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    dfb_state *st = dfb_state_from_module(module);
+    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
+                              NULL, NULL,          NULL,
+                              NULL, NULL,          NULL};
+    int skip = 0, flatten = 0;
+    if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
+        return NULL;
+    }
+    dfb_nulls_mode nulls;
+    int opts;
+    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
+        dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
+        dfb_parse_choice(a[5], "structs", structs, &flatten) < 0 ||
+        dfb_parse_decimals(a[6], &opts) < 0 ||
+        dfb_parse_choice(a[7], "on_unsupported", unsupported, &skip) < 0) {
+        return NULL;
+    }
+    opts |= (skip ? DFB_OPT_SKIP_UNSUPPORTED : 0) |
+            (flatten ? DFB_OPT_STRUCTS_FLATTEN : 0);
+    nulls = (dfb_nulls_mode)((int)nulls | opts);
+    int allow_copy = 1;
+    if (dfb_parse_flag(a[2], &allow_copy) < 0) {
+        return NULL;
+    }
+    dfb_colsel sel;
+    if (dfb_colsel_init(&sel, a[8]) < 0) {
+        return NULL;
+    }
+    PyObject *res = dfb_colsel_finish(
+        &sel, frame_to_dict(st, a[0], nulls, allow_copy,
+                            sel.names != NULL ? &sel : NULL));
+    dfb_colsel_clear(&sel);
+    return res;
+}
+
+PyMethodDef dfb_convert_methods[] = {
+    {"buffer_to_ndarray", (PyCFunction)(void (*)(void))buffer_to_ndarray,
+     METH_FASTCALL | METH_KEYWORDS, buffer_to_ndarray_doc},
+    {"column_to_ndarray", (PyCFunction)(void (*)(void))column_to_ndarray,
+     METH_FASTCALL | METH_KEYWORDS, column_to_ndarray_doc},
+    {"from_dataframe", (PyCFunction)(void (*)(void))from_dataframe,
+     METH_FASTCALL | METH_KEYWORDS, from_dataframe_doc},
+    {NULL},
+};

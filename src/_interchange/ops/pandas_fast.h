@@ -1,0 +1,21 @@
+/* dfbuffer: the interface of pandas_fast.c: from_dataframe's fast path for
+ * pandas DataFrames.
+ */
+#ifndef DFBUFFER_PANDAS_FAST_H
+#define DFBUFFER_PANDAS_FAST_H
+
+#include "common.h"
+
+/* from_dataframe for a pandas.DataFrame (exact type, any index):
+   numpy-backed numeric and object columns, as the pandas frame reader
+   (pandas_frame.c) reads them from the blocks, are wrapped without a copy
+   (float NaN stays in the values in "mask" and "fill" modes); the other
+   columns are read by dfbuffer._pandas_columns or go through pandas' Arrow
+   export of the sub-frame.  Returns a new dict, NULL with an exception
+   set, or NULL *without* an exception when `obj` is not such a frame (the
+   caller then takes its usual path). */
+PyObject *
+dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+                          int allow_copy);
+
+#endif /* DFBUFFER_PANDAS_FAST_H */

@@ -1,0 +1,199 @@
+"""The pandas columns that neither the block reader nor pandas' Arrow export
+serve as they should, read from pandas' own arrays (no pyarrow).
+
+``from_dataframe`` on a pandas frame (``pandas_fast.c``) hands the columns
+its block reader did not take to :func:`convert`:
+
+* Period and Interval columns become object arrays of ``pandas.Period`` /
+  ``pandas.Interval`` objects (pandas' Arrow export would give bare int64
+  ordinals or a struct of bounds, losing the frequency or the closed side);
+* Sparse columns are densified (a copy) and read as the dense column;
+* when pyarrow cannot be imported, every other extension column (nullable
+  Int/UInt/Float/boolean, strings, categoricals, tz-aware datetimes) is read
+  here too, with the same result as pandas' Arrow export gives: numeric
+  values and masks go through ``to_arrow``'s mapping export and the Arrow
+  converter, so ``nulls=`` fills exactly as for any Arrow column.
+
+Every other column is left to the caller (None), which reads it through
+pandas' Arrow export.  Any error of pandas' becomes an error naming the
+column (NotImplementedError, which ``on_unsupported="skip"`` drops), with
+the original as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = ["convert", "have_pyarrow"]
+
+_MODE_BITS = 0xFF
+_CATEGORICAL_CODES = 0x100
+_STRINGDTYPE = 0x200
+_SKIP_UNSUPPORTED = 0x1000
+_MODES: dict[int, Literal["mask", "fill", "raise"]] = {0: "mask", 1: "fill", 2: "raise"}
+
+
+def have_pyarrow() -> bool:
+    """True when pyarrow can be imported (a blocked or missing one: False)."""
+    if "pyarrow" in sys.modules:
+        return sys.modules["pyarrow"] is not None
+    try:
+        import pyarrow  # noqa: F401, PLC0415
+    except ImportError:
+        return False
+    return True
+
+
+def _objects(name: str, data: Any, mask: Any, mode: int) -> Any:
+    """An object array with None at the nulls: a MaskedArray in "mask" mode
+    when there are any, the array in "fill" mode, ValueError in "raise"."""
+    data = np.array(data, dtype=object)
+    if mask is None or not mask.any():
+        return data
+    if mode == 2:
+        n = int(mask.sum())
+        raise ValueError(
+            f"column {name!r} has {n} null value{'' if n == 1 else 's'} (nulls='raise')")
+    data[mask] = None
+    return data if mode == 1 else np.ma.MaskedArray(data, mask=mask)
+
+
+def _numeric(name: str, data: Any, mask: Any, mode: int) -> Any:
+    """A numeric column with a bool mask (1 = null), converted as the Arrow
+    converter converts the same values and validity."""
+    from dfbuffer import to_arrow  # noqa: PLC0415
+    from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
+
+    if data.dtype.kind == "M" and getattr(data.dtype, "tz", None) is not None:
+        raise TypeError(f"column {name!r}: unexpected {data.dtype}")
+    col = np.ma.MaskedArray(data, mask=mask) if mask is not None else data
+    out = from_dataframe(to_arrow({name: col}), nulls=_MODES[mode])
+    return out[name]
+
+
+def _strings(name: str, values: Any, mode: int, opts: int) -> Any:
+    mask = np.asarray(values.isna(), dtype=bool)
+    data = np.asarray(values.to_numpy(dtype=object, na_value=None), dtype=object)
+    if opts & _STRINGDTYPE:
+        if mode == 2 and mask.any():
+            return _objects(name, data, mask, mode)
+        return np.array(data, dtype=np.dtypes.StringDType(na_object=None))
+    return _objects(name, data, mask, mode)
+
+
+def _categorical(name: str, values: Any, mode: int, opts: int, pd: Any) -> Any:
+    codes = np.asarray(values.codes)
+    mask = codes < 0
+    cats = values.categories
+    if opts & _CATEGORICAL_CODES:
+        from dfbuffer._interchange import CategoricalCodes  # noqa: PLC0415
+
+        if mode == 2 and mask.any():
+            return _objects(name, codes, mask, mode)
+        c = np.ma.MaskedArray(codes, mask=mask) if mask.any() else codes
+        cat_vals = _column(name, cats.array, 0, 0, pd)
+        return CategoricalCodes((c, cat_vals, bool(values.ordered)))
+    taken = cats.take(np.where(mask, 0, codes)) if len(cats) else cats.take([])
+    return _column(name, taken.array, mode, opts, pd, mask)
+
+
+def _column(name: str, values: Any, mode: int, opts: int, pd: Any,
+            extra_mask: Any = None) -> Any:
+    """One pandas array read without pyarrow (see the module docstring)."""
+    dt = values.dtype
+    if isinstance(values, np.ndarray):
+        if extra_mask is None:  # as the block reader reads it
+            from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
+
+            one = pd.DataFrame({name: values}, copy=False)
+            return from_dataframe(one, nulls=_MODES[mode])[name]
+        mask = extra_mask | np.isnat(values) if dt.kind in "mM" else extra_mask
+        if dt.kind == "O":
+            return _objects(name, values, mask, mode)
+        return _numeric(name, values, mask if mask.any() else None, mode)
+    if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype):
+        mask = np.asarray(values.isna(), dtype=bool)
+        if extra_mask is not None:
+            mask = mask | extra_mask
+        return _objects(name, np.asarray(values, dtype=object), mask, mode)
+    if isinstance(dt, pd.SparseDtype):
+        return _column(name, pd.array(values.to_dense()), mode, opts, pd, extra_mask)
+    if isinstance(dt, pd.CategoricalDtype):
+        return _categorical(name, values, mode, opts, pd)
+    if isinstance(dt, pd.StringDtype):
+        if extra_mask is not None:
+            values = values.copy()
+            values[extra_mask] = None
+        return _strings(name, values, mode, opts)
+    if isinstance(dt, pd.DatetimeTZDtype):
+        data = values._ndarray  # the UTC instants, as Arrow holds them
+        mask = np.isnat(data)
+        if extra_mask is not None:
+            mask = mask | extra_mask
+        return _numeric(name, data, mask if mask.any() else None, mode)
+    for kind in ("IntegerArray", "FloatingArray", "BooleanArray"):
+        if type(values) is getattr(pd.arrays, kind, None):
+            mask = np.asarray(values._mask, dtype=bool)
+            if extra_mask is not None:
+                mask = mask | extra_mask
+            return _numeric(name, values._data, mask if mask.any() else None, mode)
+    if isinstance(values, pd.arrays.NumpyExtensionArray):
+        return _column(name, values.to_numpy(), mode, opts, pd, extra_mask)
+    raise NotImplementedError(
+        f"column {name!r}: dfbuffer cannot read a pandas {dt} column without pyarrow")
+
+
+def _special(dt: Any, pd: Any) -> bool:
+    """Read here whatever pyarrow says: Period, Interval, Sparse."""
+    return isinstance(dt, pd.PeriodDtype | pd.IntervalDtype | pd.SparseDtype)
+
+
+def _needs_copy(values: Any, pd: Any) -> bool:
+    """Whether reading ``values`` here makes new values (objects, decoded
+    categories, densified or re-encoded strings) rather than viewing them."""
+    if isinstance(values, np.ndarray):
+        return False
+    dt = values.dtype
+    return not (isinstance(dt, pd.DatetimeTZDtype) or type(values) in tuple(
+        getattr(pd.arrays, k) for k in ("IntegerArray", "FloatingArray", "BooleanArray")))
+
+
+def convert(frame: Any, positions: list[int], nulls: int, allow_copy: bool = True) -> list[Any]:
+    """For each column position of pandas frame ``frame``: its array read
+    here, None for the caller's Arrow export, or Ellipsis when
+    ``on_unsupported="skip"`` drops it.  ``nulls`` is the C
+    converter's mode and option bits; with ``allow_copy`` false a column
+    whose values must be made anew raises RuntimeError."""
+    pd = sys.modules["pandas"]
+    mode, opts = nulls & _MODE_BITS, nulls & ~_MODE_BITS
+    arrow = have_pyarrow()
+    names = [str(c) for c in frame.columns]
+    dtypes = list(frame.dtypes)  # one pass; a Series per column only when read here
+    out: list[Any] = []
+    for pos in positions:
+        if arrow and not _special(dtypes[pos], pd):
+            out.append(None)
+            continue
+        values = frame.iloc[:, pos].array
+        if not allow_copy and _needs_copy(values, pd):
+            raise RuntimeError(f"column {names[pos]!r}: converting a pandas {values.dtype} "
+                               "column needs a copy, but allow_copy=False")
+        try:
+            out.append(_column(names[pos], values, mode, opts, pd))
+        except NotImplementedError:
+            if not nulls & _SKIP_UNSUPPORTED:
+                raise
+            out.append(...)  # on_unsupported="skip"
+        except (ValueError, MemoryError):
+            raise
+        except Exception as e:  # pandas' own errors, named
+            if nulls & _SKIP_UNSUPPORTED:
+                out.append(...)
+                continue
+            raise NotImplementedError(
+                f"column {names[pos]!r}: pandas could not give its values: "
+                f"{type(e).__name__}: {e}") from e
+    return out
