@@ -707,11 +707,13 @@ def _leak_paths():
 
 
 def test_no_leaks():
-    from test_no_leaks import MAX_BYTES, growth
+    # check() measures again after a traced first window when the first measurement is
+    # over: on free-threaded 3.13, numpy.ma's bounded caches and the deferred frees of the
+    # error paths left 200-380 blocks in a first window of 300 calls, and about as many
+    # in one of 900 (not one per call); with a traced first window, 2 blocks.
+    from test_no_leaks import check
 
-    total, count, line = growth(_leak_paths(), 300)
-    assert count < 300, line
-    assert total < MAX_BYTES, (total, line)
+    check("to_matrix", _leak_paths(), 300)
 
 
 # --------------------------------------------------------------------------
