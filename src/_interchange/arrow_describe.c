@@ -558,8 +558,8 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         }
     }
 
-    if (s->metadata != NULL) {
-        dfb_arrow_apply_extension(s, col);
+    if (s->metadata != NULL && dfb_arrow_apply_extension(s, col, name) < 0) {
+        return -1;
     }
     if (s->dictionary != NULL) {
         if (dict == NULL || (readable && s->dictionary->dictionary != NULL)) {

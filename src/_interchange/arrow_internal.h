@@ -154,20 +154,15 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
                         dfb_column *dict, PyObject **dict_error,
                         ref_list *refs, int decode_views, const char *name);
 
-/* schema.c: finds the value of top-level key `key` in Arrow metadata `md`
-   (NULL: none): sets *val / *len and returns 1, or returns 0 when absent
-   (or the metadata is malformed).  Cannot fail. */
+/* convert_extension.c: applies the canonical extension type of schema `s`
+   (identified by the type table, dfb_metadata_extension) to the described
+   `col`: arrow.bool8 (int8 storage) becomes a bool view, arrow.uuid
+   (16-byte fixed-size binary) uuid.UUID objects; other extensions keep
+   their storage type's result.  Returns 0, or -1 with ValueError for
+   malformed metadata (`name` names the column). */
 int
-dfb_arrow_metadata_find(const char *md, const char *key, const char **val,
-                        int32_t *len);
-
-/* convert_extension.c: applies the canonical extension type named in the
-   metadata of schema `s` to the described `col`: arrow.bool8 (int8
-   storage) becomes a bool view, arrow.uuid (16-byte fixed-size binary)
-   uuid.UUID objects; other extensions keep their storage type's result.
-   Cannot fail. */
-void
-dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col);
+dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col,
+                          const char *name);
 
 /* The signature of dfb_arrow_describe_node, for the describers of nodes
    with children that it calls back (no file cycle). */

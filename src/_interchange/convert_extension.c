@@ -13,32 +13,28 @@
 
 #include <string.h>
 
-/* Returns 1 if the `len` bytes at `v` spell `name`, else 0. */
-static int
-named(const char *v, int32_t len, const char *name)
+int
+dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col,
+                          const char *name)
 {
-    return (size_t)len == strlen(name) &&
-           dfb_memcmp(v, name, (size_t)len) == 0;
-}
-
-void
-dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col)
-{
-    const char *v;
-    int32_t len;
-    if (!dfb_arrow_metadata_find(s->metadata, "ARROW:extension:name", &v,
-                                 &len)) {
-        return;
+    const int x = dfb_metadata_extension(s->metadata, NULL, NULL);
+    if (x < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': Arrow metadata with a negative count or "
+                     "length",
+                     name);
+        return -1;
     }
-    if (named(v, len, "arrow.bool8") && col->fmt.type == DFB_T_INT &&
+    if (x == DFB_EXT_BOOL8 && col->fmt.type == DFB_T_INT &&
         col->fmt.bits == 8) {
         col->fmt.type = DFB_T_BOOL8;
         col->fmt.byteorder = '|';
     }
-    else if (named(v, len, "arrow.uuid") &&
-             col->fmt.type == DFB_T_FIXED_BINARY && col->fmt.size == 16) {
+    else if (x == DFB_EXT_UUID && col->fmt.type == DFB_T_FIXED_BINARY &&
+             col->fmt.size == 16) {
         col->uuid = 1;
     }
+    return 0;
 }
 
 /* What a fast uuid.UUID needs: the class, the names of its two slots and

@@ -210,12 +210,8 @@ bool8_dtypes(dfb_state *st, PyObject *field)
 static int
 is_bool8(const struct ArrowSchema *s)
 {
-    const char *v;
-    int32_t len;
     return s->dictionary == NULL && strcmp(s->format, "c") == 0 &&
-           dfb_arrow_metadata_find(s->metadata, "ARROW:extension:name", &v,
-                                   &len) &&
-           len == 11 && dfb_memcmp(v, "arrow.bool8", 11) == 0;
+           dfb_metadata_extension(s->metadata, NULL, NULL) == DFB_EXT_BOOL8;
 }
 
 /* Returns a new _IxField (name, fmt, dictionary field for `dict_fmt` or
