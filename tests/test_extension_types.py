@@ -137,3 +137,104 @@ def test_malformed_extension_metadata_is_a_value_error(count):
     with pytest.raises(ValueError, match="negative"):
         dfbuffer.schema(p)
 
+
+# ---------------------------------------------------------------------------
+# uuid.UUID objects: made without calling the class only when it is a real class of the
+# expected layout (object's __new__, `int` and `is_safe` slots); whatever else uuid.UUID
+# has been replaced by is called.  Monkeypatching can change results, never crash.
+
+UUIDS = [b"\x01" * 16, None, bytes(range(16))]
+
+
+def _uuid_column() -> pa.Array:
+    return pa.array(UUIDS, pa.uuid())
+
+
+def _convert_everywhere(arr: pa.Array) -> list[list]:
+    t = pa.table({"u": arr})
+    outs = [
+        dfbuffer.column_to_ndarray(arr),
+        dfbuffer.from_dataframe(t)["u"],
+        dfbuffer.from_dataframe(t, nulls="fill")["u"],
+        dfbuffer.pandas.from_dataframe(t)["u"].to_numpy(),
+    ]
+    return [list(np.ma.getdata(o)) for o in outs]
+
+
+def test_uuid_replaced_by_functools_partial_is_a_type_error(monkeypatch):
+    # functools.partial is a class with a __new__ of its own: object.__new__ made
+    # uninitialised partial objects (SIGSEGV when used)
+    import functools
+    import uuid
+
+    monkeypatch.setattr(uuid, "UUID", functools.partial)
+    for call in (lambda a: dfbuffer.column_to_ndarray(a),
+                 lambda a: dfbuffer.from_dataframe(pa.table({"u": a})),
+                 lambda a: dfbuffer.pandas.from_dataframe(pa.table({"u": a}))):
+        with pytest.raises(TypeError):
+            call(_uuid_column())
+
+
+class _Slots:
+    __slots__ = ("int", "is_safe", "__weakref__")
+
+
+class _Property:
+    def __init__(self, *, bytes):  # noqa: A002  (uuid.UUID's keyword)
+        self.got = bytes
+
+
+def _made_by(cls) -> list:
+    return [None if b is None else cls(bytes=b) for b in UUIDS]
+
+
+@pytest.mark.parametrize(
+    ("replacement", "expected"),
+    [
+        (dict, lambda: _made_by(dict)),
+        (lambda bytes: bytes.hex(), lambda: [None if b is None else b.hex() for b in UUIDS]),
+        (_Property, None),
+        (_Slots, None),
+    ],
+    ids=["dict", "function", "class", "slots-class"],
+)
+def test_uuid_replaced_by_another_callable_is_called(monkeypatch, replacement, expected):
+    import uuid
+
+    real = uuid.UUID
+    monkeypatch.setattr(uuid, "UUID", replacement)
+    for got in _convert_everywhere(_uuid_column()):
+        assert got[1] is None or got[1] != got[1]  # pandas makes str columns' None NaN
+        if replacement is _Property:
+            assert [type(v) for v in got[::2]] == [_Property] * 2
+            assert [v.got for v in got[::2]] == [UUIDS[0], UUIDS[2]]
+        elif replacement is _Slots:
+            # the expected layout: made as uuid.UUID's are, with the right values
+            assert [type(v) for v in got[::2]] == [_Slots] * 2
+            assert [v.int for v in got[::2]] == [real(bytes=UUIDS[0]).int,
+                                                 real(bytes=UUIDS[2]).int]
+        else:
+            assert got[::2] == expected()[::2]
+    monkeypatch.undo()
+    assert _convert_everywhere(_uuid_column())[0] == [
+        None if b is None else uuid.UUID(bytes=b) for b in UUIDS]
+
+
+@pytest.mark.parametrize("replacement", [object, int, type, property, None, 5])
+def test_uuid_replaced_by_a_builtin_is_a_clean_error(monkeypatch, replacement):
+    import uuid
+
+    monkeypatch.setattr(uuid, "UUID", replacement)
+    with pytest.raises(TypeError):
+        dfbuffer.column_to_ndarray(_uuid_column())
+
+
+def test_a_uuid_subclass_makes_its_objects(monkeypatch):
+    import uuid
+
+    class Sub(uuid.UUID):
+        __slots__ = ()
+
+    monkeypatch.setattr(uuid, "UUID", Sub)
+    got = list(np.ma.getdata(dfbuffer.column_to_ndarray(_uuid_column())))
+    assert type(got[0]) is Sub and got[0] == Sub(bytes=UUIDS[0]) and got[1] is None
