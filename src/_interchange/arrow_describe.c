@@ -88,8 +88,8 @@ make_span(dfb_state *st, dfb_span *span, const void *ptr, int64_t size,
 static PyArrayObject *
 new_array(int typenum, int64_t n, ref_list *refs)
 {
-    npy_intp dims[1] = {(npy_intp)n};
-    PyObject *arr = PyArray_SimpleNew(1, dims, typenum);
+    PyObject *arr =
+        (PyObject *)dfb_new_array(PyArray_DescrFromType(typenum), n);
     if (arr == NULL || dfb_arrow_refs_add(refs, arr) < 0) {
         return NULL;
     }

@@ -159,9 +159,18 @@ void
 dfb_convert_state_clear(dfb_state *st);
 
 /* convert_nulls.c: returns a new 1-D array of `n` elements of `descr`
-   (stolen), or NULL with an exception set. */
+   (stolen), or NULL with an exception set: MemoryError, before anything
+   is allocated, when n elements need more than dfb_alloc_limit() bytes (a
+   valid array of 2**61 rows that no buffer backs is refused, never
+   handed to malloc). */
 PyArrayObject *
 dfb_new_array(PyArray_Descr *descr, int64_t n);
+
+/* convert_nulls.c: returns 0 when `n` items of `itemsize` bytes fit in
+   dfb_alloc_limit(), or -1 with MemoryError (checked before asking NumPy
+   for an array whose length comes from a producer). */
+int
+dfb_check_alloc(int64_t n, int64_t itemsize);
 
 /* convert_nulls.c: computes the null mask of validated chunk `c`: *out a
    new bool array (1 = null) and *nnull the count, or *out NULL and *nnull

@@ -168,9 +168,8 @@ decimals_to_objects(const dfb_column *c, const uint8_t *isnull)
     if (cls == NULL) {
         return NULL;
     }
-    npy_intp dims[1] = {(npy_intp)c->length};
     PyArrayObject *out =
-        (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_OBJECT);
+        dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), c->length);
     if (out == NULL) {
         Py_DECREF(cls);
         return NULL;
@@ -207,9 +206,8 @@ dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts)
     if (!(opts & DFB_OPT_DECIMAL_FLOAT)) {
         return decimals_to_objects(c, isnull);
     }
-    npy_intp dims[1] = {(npy_intp)c->length};
     PyArrayObject *out =
-        (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_DOUBLE);
+        dfb_new_array(PyArray_DescrFromType(NPY_DOUBLE), c->length);
     if (out == NULL) {
         return NULL;
     }
