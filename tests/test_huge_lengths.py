@@ -127,3 +127,16 @@ def test_pandas_converts_a_list_view_column_of_no_chunks():
                   "d": pa.chunked_array([], pa.list_(pa.int8()))})
     got = dfbuffer.pandas.from_dataframe(t)
     assert list(got.columns) == ["c", "d"] and len(got) == 0
+
+
+def test_pandas_counts_list_view_sizes_without_wrapping():
+    # sizes summing past 2**63 (int64 arithmetic wrapped negative and let pyarrow loop
+    # over 2**63 rows of a fixed-size list of width 0)
+    n = 2**63 - 1
+    child = pa.FixedSizeListArray.from_buffers(pa.list_(pa.int8(), 0), n, [None],
+                                               children=[pa.array([], pa.int8())])
+    views = pa.LargeListViewArray.from_arrays(pa.array([n - 64, n - 2, 0, 0], pa.int64()),
+                                              pa.array([63, 1, n - 64, 3], pa.int64()), child)
+    views.validate(full=True)
+    with pytest.raises(MemoryError, match="'c'"):
+        dfbuffer.pandas.from_dataframe(pa.table({"c": views}))

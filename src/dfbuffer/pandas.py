@@ -334,7 +334,6 @@ def _check_delegated_size(name: str, column: Any) -> None:
     array of 2**61 null values below a list holds no buffer, and pyarrow would try to
     allocate them (or abort).  Cannot fail otherwise."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     limit = _memory_bytes() // 8
     total = 0
@@ -344,7 +343,8 @@ def _check_delegated_size(name: str, column: Any) -> None:
         total += len(a)
         t = a.type
         if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
-            total += int(pc.sum(a.sizes).as_py() or 0)
+            # Python ints: pyarrow's int64 sum wraps (sizes of 2**63 - 65 and 64 rows)
+            total += sum(v for v in a.sizes.to_pylist() if v is not None)
         if total > limit:
             raise MemoryError(
                 f"column {name!r}: {total} nested values or more do not fit in memory"
