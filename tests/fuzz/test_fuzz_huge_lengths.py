@@ -183,7 +183,8 @@ def logical_values(arr: pa.Array) -> int | None:
             return None
         t = a.type
         if pa.types.is_run_end_encoded(t):
-            continue  # counted by its length; its values are fewer
+            stack.append(a.values)  # a value's nested rows, repeated: counted once
+            continue
         if isinstance(a, pa.DictionaryArray):
             stack.append(a.dictionary)
         elif pa.types.is_struct(t):
