@@ -2,6 +2,7 @@
  * strings, which reads the table's Arrow columns (see types.h).
  */
 #include "types.h"
+#include "mem.h"
 
 #include <string.h>
 
@@ -459,4 +460,135 @@ dfb_buffer_role_name(dfb_buffer_role r)
     return (int)r >= 0 && (size_t)r < sizeof(names) / sizeof(names[0])
                ? names[r]
                : "none";
+}
+
+/* The canonical extension types by exact name, indexed by dfb_extension. */
+static const struct {
+    const char *name;
+    int32_t len;
+} extensions[DFB_EXT_COUNT] = {
+#define EXT(x, name) [DFB_EXT_##x] = {name, (int32_t)(sizeof(name) - 1)}
+    EXT(BOOL8, "arrow.bool8"),
+    EXT(UUID, "arrow.uuid"),
+    EXT(JSON, "arrow.json"),
+    EXT(OPAQUE, "arrow.opaque"),
+    EXT(FIXED_SHAPE_TENSOR, "arrow.fixed_shape_tensor"),
+    EXT(VARIABLE_SHAPE_TENSOR, "arrow.variable_shape_tensor"),
+#undef EXT
+};
+
+/* Reads a native int32 at `p` (any alignment).  Cannot fail. */
+static int32_t
+read_i32(const char *p)
+{
+    int32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+int
+dfb_metadata_first(const char *md, int32_t *count, const char **pos)
+{
+    *count = 0;
+    *pos = NULL;
+    if (md == NULL) {
+        return 0;
+    }
+    const int32_t n = read_i32(md);
+    if (n < 0) {
+        return -1;
+    }
+    *count = n;
+    *pos = md + 4;
+    return 0;
+}
+
+int
+dfb_metadata_next(const char **pos, dfb_metadata_entry *e)
+{
+    const char *p = *pos;
+    e->key_len = read_i32(p);
+    if (e->key_len < 0) {
+        return -1;
+    }
+    e->key = p + 4;
+    p = e->key + e->key_len;
+    e->value_len = read_i32(p);
+    if (e->value_len < 0) {
+        return -1;
+    }
+    e->value = p + 4;
+    *pos = e->value + e->value_len;
+    return 0;
+}
+
+int
+dfb_metadata_find(const char *md, const char *key, size_t key_len,
+                  dfb_metadata_entry *e)
+{
+    int32_t n;
+    const char *p;
+    if (dfb_metadata_first(md, &n, &p) < 0) {
+        return -1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (dfb_metadata_next(&p, e) < 0) {
+            return -1;
+        }
+        if ((size_t)e->key_len == key_len &&
+            dfb_memcmp(e->key, key, key_len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+dfb_extension
+dfb_extension_named(const char *name, int32_t len)
+{
+    for (int x = DFB_EXT_OTHER + 1; x < DFB_EXT_COUNT; x++) {
+        if (len == extensions[x].len &&
+            dfb_memcmp(name, extensions[x].name, (size_t)len) == 0) {
+            return (dfb_extension)x;
+        }
+    }
+    return DFB_EXT_OTHER;
+}
+
+const char *
+dfb_extension_name(dfb_extension x)
+{
+    if ((int)x <= DFB_EXT_OTHER || (int)x >= DFB_EXT_COUNT) {
+        return NULL;
+    }
+    return extensions[x].name;
+}
+
+#define EXT_NAME_KEY "ARROW:extension:name"
+#define EXT_META_KEY "ARROW:extension:metadata"
+
+int
+dfb_metadata_extension(const char *md, const char **meta, int32_t *meta_len)
+{
+    dfb_metadata_entry e;
+    if (meta != NULL) {
+        *meta = NULL;
+        *meta_len = 0;
+    }
+    int rc = dfb_metadata_find(md, EXT_NAME_KEY, sizeof(EXT_NAME_KEY) - 1, &e);
+    if (rc <= 0) {
+        return rc < 0 ? -1 : DFB_EXT_NONE;
+    }
+    const dfb_extension x = dfb_extension_named(e.value, e.value_len);
+    if (meta != NULL) {
+        rc = dfb_metadata_find(md, EXT_META_KEY, sizeof(EXT_META_KEY) - 1, &e);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc == 1) {
+            *meta = e.value;
+            *meta_len = e.value_len;
+        }
+    }
+    return (int)x;
 }

@@ -194,4 +194,63 @@ dfb_layout_name(dfb_layout_kind k);
 const char *
 dfb_buffer_role_name(dfb_buffer_role r);
 
+/* Arrow's canonical extension types, identified by their exact
+   ARROW:extension:name (length included: a name with an embedded NUL is
+   another name).  The table in types.c is the only place that compares
+   extension names. */
+typedef enum {
+    DFB_EXT_NONE = 0,              /* no ARROW:extension:name */
+    DFB_EXT_OTHER,                 /* a name not in the table: its storage */
+    DFB_EXT_BOOL8,                 /* arrow.bool8: int8 storage, bool values */
+    DFB_EXT_UUID,                  /* arrow.uuid: 16-byte fixed binary */
+    DFB_EXT_JSON,                  /* arrow.json: its string storage */
+    DFB_EXT_OPAQUE,                /* arrow.opaque: its storage */
+    DFB_EXT_FIXED_SHAPE_TENSOR,    /* arrow.fixed_shape_tensor: +w:N */
+    DFB_EXT_VARIABLE_SHAPE_TENSOR, /* arrow.variable_shape_tensor: its
+                                      storage (a struct) */
+    DFB_EXT_COUNT
+} dfb_extension;
+
+/* One key / value entry of Arrow schema metadata. */
+typedef struct {
+    const char *key, *value;
+    int32_t key_len, value_len;
+} dfb_metadata_entry;
+
+/* The one parser of Arrow schema metadata (the C data interface's
+   encoding: a native int32 count, then per entry an int32 length and the
+   bytes of the key, an int32 length and the bytes of the value).
+   dfb_metadata_first reads the count of `md` (NULL: no entries) into
+   *count and sets *pos to the first entry; dfb_metadata_next reads the
+   entry at *pos into *e and moves *pos past it.  Both return 0, or -1 for
+   a negative count or length (malformed metadata). */
+int
+dfb_metadata_first(const char *md, int32_t *count, const char **pos);
+int
+dfb_metadata_next(const char **pos, dfb_metadata_entry *e);
+
+/* Finds the entry whose key is the `key_len` bytes at `key` (exact
+   length) in metadata `md`.  Returns 1 with *e set, 0 when absent, or -1
+   for malformed metadata. */
+int
+dfb_metadata_find(const char *md, const char *key, size_t key_len,
+                  dfb_metadata_entry *e);
+
+/* The extension type named by the `len` bytes at `name` (exact length):
+   a table row's, or DFB_EXT_OTHER.  Cannot fail. */
+dfb_extension
+dfb_extension_named(const char *name, int32_t len);
+
+/* The canonical name of extension `x` ("arrow.bool8", ...), or NULL for
+   DFB_EXT_NONE / DFB_EXT_OTHER.  Cannot fail. */
+const char *
+dfb_extension_name(dfb_extension x);
+
+/* The extension type of a schema with metadata `md`: DFB_EXT_NONE without
+   ARROW:extension:name.  Sets *meta / *meta_len to its
+   ARROW:extension:metadata (NULL / 0 when absent) when `meta` is not
+   NULL.  Returns -1 for malformed metadata.  Cannot fail otherwise. */
+int
+dfb_metadata_extension(const char *md, const char **meta, int32_t *meta_len);
+
 #endif /* DFBUFFER_CORE_TYPES_H */

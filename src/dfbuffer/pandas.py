@@ -317,6 +317,55 @@ def _block_frame(
     )
 
 
+def _memory_bytes() -> int:
+    """The machine's physical memory (the bound of core's dfb_alloc_limit)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # not on this platform
+        return 2**63 - 1
+
+
+def _check_delegated_size(name: str, column: Any) -> None:
+    """MemoryError naming column ``name`` (a pyarrow ChunkedArray) when the values its
+    pyarrow conversion makes (every level's rows; a list view's rows counted by their
+    sizes, as each row is materialised) cannot fit in memory at 8 bytes each: a valid
+    array of 2**61 null values below a list holds no buffer, and pyarrow would try to
+    allocate them (or abort).  Cannot fail otherwise."""
+    import pyarrow as pa
+
+    limit = _memory_bytes() // 8
+    total = 0
+    stack = list(column.chunks)
+    while stack:
+        a = stack.pop()
+        total += len(a)
+        t = a.type
+        if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+            # Python ints: pyarrow's int64 sum wraps (sizes of 2**63 - 65 and 64 rows)
+            total += sum(v for v in a.sizes.to_pylist() if v is not None)
+        if total > limit:
+            raise MemoryError(
+                f"column {name!r}: {total} nested values or more do not fit in memory"
+            )
+        if pa.types.is_dictionary(t):
+            stack.append(a.dictionary)
+        elif pa.types.is_run_end_encoded(t):
+            stack.append(a.values)
+        elif pa.types.is_struct(t) or pa.types.is_union(t):
+            stack.extend(a.field(i) for i in range(t.num_fields))
+        elif pa.types.is_map(t):
+            stack.extend([a.keys, a.items])
+        elif hasattr(a, "values") and (
+            pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+            or pa.types.is_list_view(t) or pa.types.is_large_list_view(t)
+        ):
+            stack.append(a.values)
+        elif isinstance(a, pa.ExtensionArray):
+            stack.append(a.storage)
+
+
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     if allow_copy and _from_blocks is not None:
         # a table of one numeric type: one C call reads it into one block
@@ -381,7 +430,12 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
                     table.column(name), dtype=pd.StringDtype(na_value=np.nan)
                 )
             elif name in delegated:
-                conv[name] = table.column(name).to_pandas(zero_copy_only=not allow_copy)
+                column = table.column(name)
+                _check_delegated_size(name, column)
+                if column.num_chunks == 0:
+                    # pyarrow 26 aborts converting a list view column of no chunks
+                    column = pa.chunked_array([pa.array([], column.type)])
+                conv[name] = column.to_pandas(zero_copy_only=not allow_copy)
         native = [f["name"] for f in fields if f["name"] not in conv]
         src = table.select(native) if len(native) < len(fields) else table
     if len(conv) < len(fields):

@@ -542,3 +542,57 @@ def test_a_run_end_array_of_2_61_rows_is_refused(cons, as_dict):
         cons.arrow_capsules(*obj.__arrow_c_array__(), as_dict)
     c = counters(cons)
     assert c["blocks_live"] == base["blocks_live"]
+
+
+# The C API's entries, each given a one-column table (or its array) holding a valid Arrow
+# array whose logical length no buffer backs: name -> call.  Each moves pyarrow's structs
+# in (or reads a producer), as a C consumer does.
+HUGE_ENTRIES = {
+    "ArrowToNdarray": lambda cons, t: cons.arrow_capsules(
+        *t.column(0).chunk(0).__arrow_c_array__(), 0),
+    "ArrowToDict": lambda cons, t: cons.arrow_capsules(*t.to_batches()[0].__arrow_c_array__(), 1),
+    "ArrowStreamToDict": lambda cons, t: cons.arrow_stream(t.__arrow_c_stream__()),
+    "ArrowToDict(batches)": lambda cons, t: cons.arrow_batches(t.__arrow_c_stream__()),
+    "FromDataFrame": lambda cons, t: cons.from_dataframe(t),
+    "ColumnToNdarray": lambda cons, t: cons.column_to_ndarray(t.column(0)),
+}
+
+
+def _huge_tables() -> dict:
+    """Valid (pyarrow validates them) and tiny, with 2**61 logical rows: name -> (array, the
+    exception expected, or None for ValueError or MemoryError)."""
+    n = 2**61
+    ree = lambda v: pa.RunEndEncodedArray.from_arrays([n], v)  # noqa: E731
+    out = {
+        "run_end-int64": (ree(pa.array([7])), ValueError),  # 2**61 * 8 bytes overflows
+        "run_end-int8": (ree(pa.array([7], pa.int8())), MemoryError),
+        "run_end-null-int16": (ree(pa.array([None], pa.int16())), MemoryError),
+        "run_end-string": (ree(pa.array(["x"])), ValueError),
+        "null": (pa.Array.from_buffers(pa.null(), n, [None]), None),
+        "struct-no-children": (pa.StructArray.from_buffers(pa.struct([]), n, [None],
+                                                           children=[]), None),
+    }
+    for arr, _ in out.values():
+        arr.validate(full=True)
+    return out
+
+
+@pytest.mark.parametrize("entry", HUGE_ENTRIES)
+@pytest.mark.parametrize("case", list(_huge_tables()))
+def test_every_entry_refuses_a_huge_logical_length(cons, entry, case):
+    # what the Python entry points refuse (tests/test_huge_lengths.py), the C API refuses
+    # too: a clean ValueError / MemoryError, every struct released, nothing of the
+    # consumer's leaked
+    arr, error = _huge_tables()[case]
+    t = pa.table({"r": arr})
+    base = counters(cons)
+    with pytest.raises((ValueError, MemoryError)) as info:
+        HUGE_ENTRIES[entry](cons, t)
+    if error is not None:
+        assert info.type is error
+        # a column outside a table is named '' (as column_to_ndarray names it)
+        assert "column 'r'" in str(info.value) or (
+            entry in ("ArrowToNdarray", "ColumnToNdarray") and "column" in str(info.value))
+    del info
+    c = counters(cons)
+    assert c["blocks_live"] == base["blocks_live"]

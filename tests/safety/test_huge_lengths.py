@@ -82,3 +82,61 @@ def test_a_tensor_shape_that_fits_still_converts():
     })
     t = pa.table([pa.array([[1, 2, 3, 4]], pa.list_(pa.int8(), 4))], schema=pa.schema([field]))
     assert dfbuffer.from_dataframe(t)["t"].tolist() == [[[1, 2], [3, 4]]]
+
+
+def _no_buffer_arrays() -> dict:
+    out = {}
+    for n, label in ((2**40, "2**40"), (2**61, "2**61")):  # a size that fits int64, and not
+        out[f"null-{label}"] = pa.Array.from_buffers(pa.null(), n, [None])
+        out[f"struct-no-children-{label}"] = pa.StructArray.from_buffers(
+            pa.struct([]), n, [None], children=[])
+    return out
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRY_POINTS if e != "to_interchange"])
+@pytest.mark.parametrize("case", list(_no_buffer_arrays()))
+def test_arrays_without_buffers_are_refused_before_numpy_allocates(entry, case):
+    # NumPy was asked for 2**61 values (to_matrix: 2**40 rows of 8 bytes): a MemoryError on
+    # a regular build, but an abort under ASan (requested allocation size exceeds maximum
+    # supported size)
+    arr = _no_buffer_arrays()[case]
+    arr.validate(full=True)
+    if entry == "structs=flatten" and case.startswith("struct-no-children"):
+        assert ENTRY_POINTS[entry](pa.table({"r": arr})) == {}  # no leaves
+        return
+    with pytest.raises((MemoryError, ValueError, TypeError)) as info:
+        ENTRY_POINTS[entry](pa.table({"r": arr}))
+    assert info.type is not TypeError or entry == "to_matrix"
+
+
+def test_pandas_refuses_a_nested_column_beyond_memory():
+    # pyarrow's to_pandas of a list view over 2**40 rows (twice) allocated until the
+    # process was killed
+    n = 2**40
+    child = pa.StructArray.from_buffers(pa.struct([]), n, [None], children=[])
+    views = pa.LargeListViewArray.from_arrays(pa.array([0, 0], pa.int64()),
+                                              pa.array([n, n], pa.int64()), child)
+    views.validate(full=True)
+    with pytest.raises(MemoryError, match="'c'"):
+        dfbuffer.pandas.from_dataframe(pa.table({"c": views}))
+
+
+def test_pandas_converts_a_list_view_column_of_no_chunks():
+    # pyarrow 26 aborts in to_pandas of a list view ChunkedArray with no chunks
+    t = pa.table({"c": pa.chunked_array([], pa.large_list_view(pa.int8())),
+                  "d": pa.chunked_array([], pa.list_(pa.int8()))})
+    got = dfbuffer.pandas.from_dataframe(t)
+    assert list(got.columns) == ["c", "d"] and len(got) == 0
+
+
+def test_pandas_counts_list_view_sizes_without_wrapping():
+    # sizes summing past 2**63 (int64 arithmetic wrapped negative and let pyarrow loop
+    # over 2**63 rows of a fixed-size list of width 0)
+    n = 2**63 - 1
+    child = pa.FixedSizeListArray.from_buffers(pa.list_(pa.int8(), 0), n, [None],
+                                               children=[pa.array([], pa.int8())])
+    views = pa.LargeListViewArray.from_arrays(pa.array([n - 64, n - 2, 0, 0], pa.int64()),
+                                              pa.array([63, 1, n - 64, 3], pa.int64()), child)
+    views.validate(full=True)
+    with pytest.raises(MemoryError, match="'c'"):
+        dfbuffer.pandas.from_dataframe(pa.table({"c": views}))

@@ -3,6 +3,7 @@
  * the CPU or on a device (whose memory it never reads).
  */
 #include "common.h"
+#include "sizes.h"
 #include "buffer.h"
 #include "arrow.h"
 #include "arrow_device.h"
@@ -89,8 +90,8 @@ make_span(dfb_state *st, dfb_span *span, const void *ptr, int64_t size,
 static PyArrayObject *
 new_array(int typenum, int64_t n, ref_list *refs)
 {
-    npy_intp dims[1] = {(npy_intp)n};
-    PyObject *arr = PyArray_SimpleNew(1, dims, typenum);
+    PyObject *arr =
+        (PyObject *)dfb_new_array(PyArray_DescrFromType(typenum), n);
     if (arr == NULL || dfb_arrow_refs_add(refs, arr) < 0) {
         return NULL;
     }
@@ -559,8 +560,8 @@ dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,
         }
     }
 
-    if (s->metadata != NULL) {
-        dfb_arrow_apply_extension(s, col);
+    if (s->metadata != NULL && dfb_arrow_apply_extension(s, col, name) < 0) {
+        return -1;
     }
     if (s->dictionary != NULL) {
         if (dict == NULL || (readable && s->dictionary->dictionary != NULL)) {

@@ -15,38 +15,38 @@
 
 #include <string.h>
 
-/* Returns 1 if the `len` bytes at `v` spell `name`, else 0. */
-static int
-named(const char *v, int32_t len, const char *name)
+int
+dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col,
+                          const char *name)
 {
-    return (size_t)len == strlen(name) &&
-           dfb_memcmp(v, name, (size_t)len) == 0;
-}
-
-void
-dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col)
-{
-    const char *v;
-    int32_t len;
-    if (!dfb_arrow_metadata_find(s->metadata, "ARROW:extension:name", &v,
-                                 &len)) {
-        return;
+    const int x = dfb_metadata_extension(s->metadata, NULL, NULL);
+    if (x < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "column '%s': Arrow metadata with a negative count or "
+                     "length",
+                     name);
+        return -1;
     }
-    if (named(v, len, "arrow.bool8") && col->fmt.type == DFB_T_INT &&
+    if (x == DFB_EXT_BOOL8 && col->fmt.type == DFB_T_INT &&
         col->fmt.bits == 8) {
         col->fmt.type = DFB_T_BOOL8;
         col->fmt.byteorder = '|';
     }
-    else if (named(v, len, "arrow.uuid") &&
-             col->fmt.type == DFB_T_FIXED_BINARY && col->fmt.size == 16) {
+    else if (x == DFB_EXT_UUID && col->fmt.type == DFB_T_FIXED_BINARY &&
+             col->fmt.size == 16) {
         col->uuid = 1;
     }
+    return 0;
 }
 
-/* What a fast uuid.UUID needs: the class, the names of its two slots and
-   SafeUUID.unknown (UUID(bytes=...)'s is_safe). */
+/* What a uuid.UUID needs: the class (uuid.UUID as it is at call time),
+   the names of its two slots, SafeUUID.unknown (UUID(bytes=...)'s
+   is_safe) and, for the constructor, the keyword name "bytes".  `fast` is
+   1 when the class passed slots_class_ok: its objects are then made as the
+   uuid module's own constructors make them, without calling it. */
 typedef struct {
-    PyObject *cls, *int_name, *safe_name, *unknown, *empty;
+    PyObject *cls, *int_name, *safe_name, *unknown, *empty, *bytes_kw;
+    int fast;
 } uuid_kit;
 
 /* Drops the references of `k`.  Cannot fail. */
@@ -58,6 +58,47 @@ uuid_kit_clear(uuid_kit *k)
     Py_CLEAR(k->safe_name);
     Py_CLEAR(k->unknown);
     Py_CLEAR(k->empty);
+    Py_CLEAR(k->bytes_kw);
+}
+
+/* Returns 1 when `cls`'s attribute `name` is a slot (a member descriptor
+   of its layout), 0 when not, -1 with an exception set. */
+static int
+is_slot(PyObject *cls, PyObject *name)
+{
+    PyObject *d = PyObject_GetAttr(cls, name);
+    if (d == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return -1;
+        }
+        PyErr_Clear();
+        return 0;
+    }
+    const int r = Py_IS_TYPE(d, &PyMemberDescr_Type);
+    Py_DECREF(d);
+    return r;
+}
+
+/* Returns 1 when objects of `cls` can be made without calling it, as
+   uuid.UUID's are (object.__new__, then its slots set): a real class (of
+   the plain metaclass) whose __new__ is object's, whose `int` and
+   `is_safe` are slots of its layout.  Anything else that uuid.UUID may
+   have been replaced by (functools.partial: a class with a __new__ of its
+   own, which object.__new__ would leave uninitialised) is 0 and gets
+   called.  Returns -1 with an exception set. */
+static int
+slots_class_ok(const uuid_kit *k)
+{
+    if (!PyType_CheckExact(k->cls)) {
+        return 0;
+    }
+    PyTypeObject *t = (PyTypeObject *)k->cls;
+    if (t->tp_new != PyBaseObject_Type.tp_new ||
+        (t->tp_flags & Py_TPFLAGS_HEAPTYPE) == 0) {
+        return 0;
+    }
+    int r = is_slot(k->cls, k->int_name);
+    return r <= 0 ? r : is_slot(k->cls, k->safe_name);
 }
 
 /* Fills `k` from the uuid module.  Returns 0, or -1 with an exception. */
@@ -77,13 +118,14 @@ uuid_kit_init(uuid_kit *k)
     k->int_name = PyUnicode_InternFromString("int");
     k->safe_name = PyUnicode_InternFromString("is_safe");
     k->empty = PyTuple_New(0);
+    k->bytes_kw = Py_BuildValue("(s)", "bytes");
     if (k->cls == NULL || k->unknown == NULL || k->int_name == NULL ||
-        k->safe_name == NULL || k->empty == NULL) {
+        k->safe_name == NULL || k->empty == NULL || k->bytes_kw == NULL) {
         uuid_kit_clear(k);
         return -1;
     }
-    if (!PyType_Check(k->cls)) {
-        PyErr_SetString(PyExc_TypeError, "uuid.UUID is not a class");
+    k->fast = slots_class_ok(k);
+    if (k->fast < 0) {
         uuid_kit_clear(k);
         return -1;
     }
@@ -111,13 +153,21 @@ int_from_16(const unsigned char *b)
 #endif
 }
 
-/* uuid.UUID(bytes=b) for the 16 bytes `b` as the uuid module's own
-   constructors make it (object.__new__, then its two slots set with
-   object.__setattr__).  Returns a new reference, or NULL with an
+/* uuid.UUID(bytes=b) for the 16 bytes `b`: for a class that passed
+   slots_class_ok, as the uuid module's own constructors make it
+   (object.__new__, then its two slots set with object.__setattr__), else
+   by calling the class.  Returns a new reference, or NULL with an
    exception set. */
 static PyObject *
 uuid_from_16(const uuid_kit *k, const unsigned char *b)
 {
+    if (!k->fast) {
+        PyObject *arg = PyBytes_FromStringAndSize((const char *)b, 16);
+        PyObject *u =
+            arg ? PyObject_Vectorcall(k->cls, &arg, 0, k->bytes_kw) : NULL;
+        Py_XDECREF(arg);
+        return u;
+    }
     PyObject *v = int_from_16(b);
     PyObject *u =
         v ? PyBaseObject_Type.tp_new((PyTypeObject *)k->cls, k->empty, NULL)
@@ -141,9 +191,9 @@ dfb_uuids_fill(const char *p, int64_t n, const uint8_t *isnull, PyObject **o)
     /* The UUIDs are GC-tracked but cannot form cycles: a collection run by
        their allocations would only walk them again and again (most of the
        time of a large column), so the collector waits until the loop ends.
-       The loop runs no Python code (object.__new__ and the slots' own
-       setters). */
-    const int gc_was_on = PyGC_Disable();
+       The fast loop runs no Python code (object.__new__ and the slots' own
+       setters); the other calls the class, with the collector as it is. */
+    const int gc_was_on = k.fast ? PyGC_Disable() : 0;
     int rc = 0;
     for (int64_t i = 0; i < n; i++) {
         if (isnull != NULL && isnull[i]) {

@@ -14,12 +14,14 @@
 int
 dfb_uuids_fill(const char *p, int64_t n, const uint8_t *isnull, PyObject **o);
 
-/* applies the canonical extension type named in the
-   metadata of schema `s` to the described `col`: arrow.bool8 (int8
-   storage) becomes a bool view, arrow.uuid (16-byte fixed-size binary)
-   uuid.UUID objects; other extensions keep their storage type's result.
-   Cannot fail. */
-void
-dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col);
+/* applies the canonical extension type of schema `s`
+   (identified by the type table, dfb_metadata_extension) to the described
+   `col`: arrow.bool8 (int8 storage) becomes a bool view, arrow.uuid
+   (16-byte fixed-size binary) uuid.UUID objects; other extensions keep
+   their storage type's result.  Returns 0, or -1 with ValueError for
+   malformed metadata (`name` names the column). */
+int
+dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col,
+                          const char *name);
 
 #endif /* DFBUFFER_CONVERT_EXTENSION_H */

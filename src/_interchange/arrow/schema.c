@@ -12,20 +12,12 @@
 #include "arrow.h"
 #include "mem.h"
 #include "schema.h"
+#include "types.h"
 
 #include <string.h>
 
 /* Nesting depth beyond which a schema is refused (a cycle or a bomb). */
 #define MAX_SCHEMA_DEPTH 64
-
-/* Reads a native int32 at `p`.  Cannot fail. */
-static int32_t
-read_i32(const char *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 
 /* Returns a new dict str -> str of the Arrow metadata `md` (NULL: an empty
    dict; undecodable bytes kept through surrogateescape), or NULL with an
@@ -34,75 +26,38 @@ static PyObject *
 metadata_dict(const char *md)
 {
     PyObject *d = PyDict_New();
-    if (d == NULL || md == NULL) {
-        return d;
-    }
-    int32_t n = read_i32(md);
-    const char *p = md + 4;
-    if (n < 0) {
-        Py_DECREF(d);
-        PyErr_SetString(PyExc_ValueError, "negative Arrow metadata count");
+    int32_t n;
+    const char *p;
+    if (d == NULL) {
         return NULL;
     }
+    if (dfb_metadata_first(md, &n, &p) < 0) {
+        goto malformed;
+    }
     for (int32_t i = 0; i < n; i++) {
-        PyObject *kv[2] = {NULL, NULL};
-        for (int k = 0; k < 2; k++) {
-            int32_t len = read_i32(p);
-            if (len < 0) {
-                PyErr_SetString(PyExc_ValueError,
-                                "negative Arrow metadata length");
-                Py_XDECREF(kv[0]);
-                Py_DECREF(d);
-                return NULL;
-            }
-            kv[k] = PyUnicode_DecodeUTF8(p + 4, len, "surrogateescape");
-            p += 4 + (size_t)len;
-            if (kv[k] == NULL) {
-                Py_XDECREF(kv[0]);
-                Py_DECREF(d);
-                return NULL;
-            }
+        dfb_metadata_entry e;
+        if (dfb_metadata_next(&p, &e) < 0) {
+            goto malformed;
         }
-        int r = PyDict_SetItem(d, kv[0], kv[1]);
-        Py_DECREF(kv[0]);
-        Py_DECREF(kv[1]);
+        PyObject *k =
+            PyUnicode_DecodeUTF8(e.key, e.key_len, "surrogateescape");
+        PyObject *v =
+            k ? PyUnicode_DecodeUTF8(e.value, e.value_len, "surrogateescape")
+              : NULL;
+        int r = v ? PyDict_SetItem(d, k, v) : -1;
+        Py_XDECREF(k);
+        Py_XDECREF(v);
         if (r < 0) {
             Py_DECREF(d);
             return NULL;
         }
     }
     return d;
-}
-
-int
-dfb_arrow_metadata_find(const char *md, const char *key, const char **val,
-                        int32_t *len)
-{
-    if (md == NULL) {
-        return 0;
-    }
-    const size_t want = strlen(key);
-    int32_t n = read_i32(md);
-    const char *p = md + 4;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t klen = read_i32(p);
-        if (klen < 0) {
-            return 0;
-        }
-        const char *k = p + 4;
-        p = k + klen;
-        int32_t vlen = read_i32(p);
-        if (vlen < 0) {
-            return 0;
-        }
-        if ((size_t)klen == want && dfb_memcmp(k, key, want) == 0) {
-            *val = p + 4;
-            *len = vlen;
-            return 1;
-        }
-        p += 4 + (size_t)vlen;
-    }
-    return 0;
+malformed:
+    Py_DECREF(d);
+    PyErr_SetString(PyExc_ValueError,
+                    "Arrow metadata with a negative count or length");
+    return NULL;
 }
 
 /* Returns the end of the JSON string starting at the quote `p` (one past
@@ -207,12 +162,11 @@ index_columns_value(const char *js, int32_t len)
 static PyObject *
 pandas_index_columns(const struct ArrowSchema *s)
 {
-    const char *val;
-    int32_t len;
-    if (!dfb_arrow_metadata_find(s->metadata, "pandas", &val, &len)) {
+    dfb_metadata_entry e;
+    if (dfb_metadata_find(s->metadata, "pandas", 6, &e) != 1) {
         Py_RETURN_NONE;
     }
-    PyObject *r = index_columns_value(val, len);
+    PyObject *r = index_columns_value(e.value, e.value_len);
     if (r == NULL) {
         if (PyErr_ExceptionMatches(PyExc_MemoryError)) {
             return NULL;

@@ -18,13 +18,6 @@ dfb_arrow_index_columns(const struct ArrowSchema *s, uint8_t *skip);
    added by module init. */
 extern PyMethodDef dfb_schema_methods[];
 
-/* finds the value of top-level key `key` in Arrow metadata `md`
-   (NULL: none): sets *val / *len and returns 1, or returns 0 when absent
-   (or the metadata is malformed).  Cannot fail. */
-int
-dfb_arrow_metadata_find(const char *md, const char *key, const char **val,
-                        int32_t *len);
-
 /* the parsed "index_columns" of the "pandas" metadata of schema
    `s` (new reference; Py_None when there is none or it is unreadable), or
    NULL with MemoryError. */

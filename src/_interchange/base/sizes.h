@@ -21,4 +21,18 @@
 int
 dfb_alloc_bytes(const char *name, int64_t n, int64_t isz, int64_t *out);
 
+/* Returns a new 1-D array of `n` elements of `descr`
+   (stolen), or NULL with an exception set: MemoryError, before anything
+   is allocated, when n elements need more than dfb_alloc_limit() bytes (a
+   valid array of 2**61 rows that no buffer backs is refused, never
+   handed to malloc). */
+PyArrayObject *
+dfb_new_array(PyArray_Descr *descr, int64_t n);
+
+/* Returns 0 when `n` items of `itemsize` bytes fit in
+   dfb_alloc_limit(), or -1 with MemoryError (checked before asking NumPy
+   for an array whose length comes from a producer). */
+int
+dfb_check_alloc(int64_t n, int64_t itemsize);
+
 #endif /* DFBUFFER_SIZES_H */

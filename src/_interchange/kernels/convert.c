@@ -7,6 +7,7 @@
  * categorical="codes" route is categorical.c.
  */
 #include "common.h"
+#include "sizes.h"
 #include "buffer.h"
 #include "column.h"
 #include "convert.h"

@@ -20,8 +20,7 @@
 static PyArrayObject *
 new_objects(int64_t n)
 {
-    npy_intp dims[1] = {(npy_intp)n};
-    return (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_OBJECT);
+    return dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), n);
 }
 
 /* Fills `o` (n slots) with bytes from the offsets + data of `c`.  Returns

@@ -7,6 +7,7 @@
  * result carries the column's scale as pyarrow's does.
  */
 #include "common.h"
+#include "sizes.h"
 #include "args.h"
 #include "column.h"
 #include "probe.h"
@@ -169,9 +170,8 @@ decimals_to_objects(const dfb_column *c, const uint8_t *isnull)
     if (cls == NULL) {
         return NULL;
     }
-    npy_intp dims[1] = {(npy_intp)c->length};
     PyArrayObject *out =
-        (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_OBJECT);
+        dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), c->length);
     if (out == NULL) {
         Py_DECREF(cls);
         return NULL;
@@ -208,9 +208,8 @@ dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts)
     if (!(opts & DFB_OPT_DECIMAL_FLOAT)) {
         return decimals_to_objects(c, isnull);
     }
-    npy_intp dims[1] = {(npy_intp)c->length};
     PyArrayObject *out =
-        (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_DOUBLE);
+        dfb_new_array(PyArray_DescrFromType(NPY_DOUBLE), c->length);
     if (out == NULL) {
         return NULL;
     }

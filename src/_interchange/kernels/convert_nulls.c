@@ -5,6 +5,7 @@
  * arrays, the allow_copy check; see convert_nulls.h).
  */
 #include "common.h"
+#include "sizes.h"
 #include "column.h"
 #include "probe.h"
 #include "mem.h"
@@ -14,16 +15,9 @@
 #include "bitmap.h"
 #include "column_readers.h"
 #include "bits.h"
+#include "checked.h"
 
 #include <string.h>
-
-PyArrayObject *
-dfb_new_array(PyArray_Descr *descr, int64_t n)
-{
-    npy_intp dims[1] = {(npy_intp)n};
-    return (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, 1, dims,
-                                                 NULL, NULL, 0, NULL);
-}
 
 int
 dfb_need_copy(int allow_copy, const char *why)

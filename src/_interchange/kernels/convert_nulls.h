@@ -15,11 +15,6 @@
 int
 dfb_need_copy(int allow_copy, const char *why);
 
-/* returns a new 1-D array of `n` elements of `descr`
-   (stolen), or NULL with an exception set. */
-PyArrayObject *
-dfb_new_array(PyArray_Descr *descr, int64_t n);
-
 /* computes the null mask of validated chunk `c`: *out a
    new bool array (1 = null) and *nnull the count, or *out NULL and *nnull
    0 when no value is null.  Returns 0, or -1 with an exception set. */

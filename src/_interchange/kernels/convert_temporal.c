@@ -8,6 +8,7 @@
  * days (int32 each) and nanoseconds (int64).
  */
 #include "common.h"
+#include "sizes.h"
 #include "column.h"
 #include "types.h"
 #include "convert_temporal.h"
@@ -29,9 +30,8 @@ dfb_times_to_object_array(const dfb_column *c, const uint8_t *isnull)
     const int64_t per_us = unit == 'n' ? 1000 : 1;
     const int64_t us_per = unit == 's' ? 1000000 : unit == 'm' ? 1000 : 1;
     const int64_t limit = INT64_C(86400) * 1000000 * per_us / us_per;
-    npy_intp dims[1] = {(npy_intp)c->length};
     PyArrayObject *out =
-        (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_OBJECT);
+        dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), c->length);
     if (out == NULL || c->length == 0) {
         return (PyObject *)out;
     }

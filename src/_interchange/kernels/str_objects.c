@@ -370,8 +370,8 @@ static PyObject *
 strings_to_objects(const char *data, const dfb_offsets *offs, int64_t length,
                    const uint8_t *isnull)
 {
-    npy_intp dims[1] = {(npy_intp)length};
-    PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
+    PyObject *arr =
+        (PyObject *)dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), length);
     if (arr == NULL) {
         return NULL;
     }
@@ -463,8 +463,8 @@ static PyObject *
 views_to_objects(const dfb_column *c, const uint8_t *isnull)
 {
     const int64_t length = c->length;
-    npy_intp dims[1] = {(npy_intp)length};
-    PyObject *arr = PyArray_SimpleNew(1, dims, NPY_OBJECT);
+    PyObject *arr =
+        (PyObject *)dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), length);
     if (arr == NULL || length == 0) {
         return arr;
     }

@@ -178,44 +178,6 @@ done:
     return rc;
 }
 
-/* Finds the value of metadata key `key` in Arrow schema metadata `md` (an
-   int32 count, then per entry an int32 length and bytes of the key and of
-   the value).  Returns a new bytes object, Py_None when absent, or NULL
-   with ValueError for a negative length. */
-static PyObject *
-metadata_value(const char *md, const char *key)
-{
-    int32_t n, len = 0;
-    if (md == NULL) {
-        Py_RETURN_NONE;
-    }
-    dfb_memcpy(&n, md, 4);
-    md += 4;
-    const size_t klen = strlen(key);
-    for (int32_t i = 0; i < n; i++) {
-        int32_t vlen;
-        dfb_memcpy(&len, md, 4);
-        if (len < 0) {
-            break;
-        }
-        const char *k = md + 4;
-        dfb_memcpy(&vlen, k + len, 4);
-        if (vlen < 0) {
-            break;
-        }
-        if ((size_t)len == klen && dfb_memcmp(k, key, klen) == 0) {
-            return PyBytes_FromStringAndSize(k + len + 4, vlen);
-        }
-        md = k + len + 4 + vlen;
-    }
-    if (n < 0 || (n > 0 && len < 0)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "Arrow schema metadata with a negative length");
-        return NULL;
-    }
-    Py_RETURN_NONE;
-}
-
 /* Reads an int list from JSON object `obj`'s `key` into out[0 .. *n)
    (at most NPY_MAXDIMS - 1; absent: *n = -1).  Returns 0, or -1 with
    ValueError. */
@@ -268,18 +230,19 @@ json_ints(PyObject *obj, const char *key, npy_intp *out, int *n)
 static int
 tensor_shape(const arrow_node *nd, int64_t w, PyArrayObject **arr)
 {
-    const char *md = nd->schema->metadata;
-    PyObject *name = metadata_value(md, "ARROW:extension:name");
-    if (name == NULL || name == Py_None ||
-        strcmp(PyBytes_AS_STRING(name), "arrow.fixed_shape_tensor") != 0 ||
-        PyArray_NDIM(*arr) != 2) {
-        Py_XDECREF(name);
-        return name == NULL ? -1 : 0;
+    const char *md;
+    int32_t md_len;
+    const int x = dfb_metadata_extension(nd->schema->metadata, &md, &md_len);
+    if (x < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "Arrow schema metadata with a negative length");
+        return -1;
     }
-    Py_DECREF(name);
-    PyObject *js = metadata_value(md, "ARROW:extension:metadata");
-    PyObject *json =
-        js && js != Py_None ? PyImport_ImportModule("json") : NULL;
+    if (x != DFB_EXT_FIXED_SHAPE_TENSOR || PyArray_NDIM(*arr) != 2) {
+        return 0;
+    }
+    PyObject *js = md ? PyBytes_FromStringAndSize(md, md_len) : NULL;
+    PyObject *json = js ? PyImport_ImportModule("json") : NULL;
     PyObject *meta = json ? PyObject_CallMethod(json, "loads", "O", js) : NULL;
     Py_XDECREF(js);
     Py_XDECREF(json);

@@ -206,8 +206,10 @@ union_rows(const dfb_nested_ctx *cx, const arrow_node *nd, int dense,
 {
     const int64_t n = nd->length;
     npy_intp dims[1] = {(npy_intp)n};
-    out->values = dfb_nested_objects(n);
-    out->mask = (PyArrayObject *)PyArray_ZEROS(1, dims, NPY_BOOL, 0);
+    out->values = dfb_nested_objects(n); /* checks n against memory */
+    out->mask = out->values == NULL
+                    ? NULL
+                    : (PyArrayObject *)PyArray_ZEROS(1, dims, NPY_BOOL, 0);
     if (out->values == NULL || out->mask == NULL) {
         return -1;
     }

@@ -3,6 +3,7 @@
  * the list and struct kernels and the walk (convert_nested.c).
  */
 #include "common.h"
+#include "sizes.h"
 #include "arrow_internal.h"
 #include "column.h"
 #include "nested.h"
@@ -118,6 +119,9 @@ dfb_nested_bad(const char *name, const char *what, int64_t i)
 PyArrayObject *
 dfb_nested_objects(int64_t n)
 {
+    if (dfb_check_alloc(n, (int64_t)sizeof(PyObject *)) < 0) {
+        return NULL;
+    }
     npy_intp dims[1] = {(npy_intp)n};
     /* PyArray_EMPTY of objects holds None in every slot */
     return (PyArrayObject *)PyArray_EMPTY(1, dims, NPY_OBJECT, 0);

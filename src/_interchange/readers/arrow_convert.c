@@ -21,6 +21,7 @@
 #include "categorical.h"
 #include "column_select.h"
 #include "schema.h"
+#include "types.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -73,8 +74,9 @@ describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
 }
 
 /* The one-chunk fast path of convert_column: a non-empty CPU chunk of a
-   plain integer or float type without nulls (no validity bitmap, or a
-   null_count of 0 over the whole array) or dictionary.  Makes what the
+   plain integer or float type (no extension type) without nulls (no
+   validity bitmap, or a null_count of 0 over the whole array) or
+   dictionary.  Makes what the
    general path makes of it (dfb_arrow_describe_node, then
    dfb_columns_to_ndarray): the same checks (dfb_arrow_check_node, first,
    as there), the same read-only span Buffer over the values buffer owned
@@ -97,8 +99,11 @@ convert_plain_chunk(dfb_state *st, const arrow_import *imp, int is_table,
     }
     const struct ArrowSchema *s = nd.schema;
     const struct ArrowArray *a = nd.array;
+    /* an extension type (arrow.bool8 over int8, ...) is the general
+       path's: the type table decides what it converts to */
     if (s->dictionary != NULL || nd.device.device_type != kDLCPU ||
-        nd.length <= 0) {
+        nd.length <= 0 ||
+        dfb_metadata_extension(s->metadata, NULL, NULL) != DFB_EXT_NONE) {
         return 0;
     }
     dfb_format f;

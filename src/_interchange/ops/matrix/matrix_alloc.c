@@ -4,8 +4,10 @@
  * while and the fork handlers that keep it sound (see matrix_plan.h).
  */
 #include "common.h"
+#include "sizes.h"
 #include "matrix_plan.h"
 #include "matrix_alloc.h"
+#include "checked.h"
 
 #include <string.h>
 #include <stdlib.h>
@@ -336,9 +338,21 @@ dfb_matrix_new_output(PyArray_Descr *descr, npy_intp *dims, int fortran,
                       int *reused)
 {
     *reused = 0;
+    /* rows come from the producer: a size that overflows, or exceeds the
+       machine's memory, is refused before NumPy is asked */
+    int64_t cells;
+    if (dfb_checked_mul(dims[0], dims[1], &cells) < 0) {
+        Py_DECREF(descr);
+        PyErr_SetString(PyExc_ValueError,
+                        "the matrix's number of cells overflows");
+        return NULL;
+    }
+    if (dfb_check_alloc(cells, PyDataType_ELSIZE(descr)) < 0) {
+        Py_DECREF(descr);
+        return NULL;
+    }
 #if !defined(_WIN32)
-    size_t bytes =
-        (size_t)dims[0] * (size_t)dims[1] * (size_t)PyDataType_ELSIZE(descr);
+    size_t bytes = (size_t)cells * (size_t)PyDataType_ELSIZE(descr);
     if (bytes >= OUT_BIG) {
         PyObject *cap = PyCapsule_New(&out_handler, "mem_handler", NULL);
         PyObject *old = cap != NULL ? PyDataMem_SetHandler(cap) : NULL;

@@ -230,15 +230,11 @@ bool8_dtypes(dfb_state *st, PyObject *field)
 static int
 is_bool8(const struct ArrowSchema *s)
 {
-    const char *v;
-    int32_t len;
     dfb_format f;
     return s->dictionary == NULL &&
            dfb_format_parse_arrow(s->format, &f) == 0 && f.type == DFB_T_INT &&
            f.bits == 8 &&
-           dfb_arrow_metadata_find(s->metadata, "ARROW:extension:name", &v,
-                                   &len) &&
-           len == 11 && dfb_memcmp(v, "arrow.bool8", 11) == 0;
+           dfb_metadata_extension(s->metadata, NULL, NULL) == DFB_EXT_BOOL8;
 }
 
 /* Returns a new _IxField (name, fmt, dictionary field for `dict_fmt` or
