@@ -133,3 +133,18 @@ def test_wheel_has_no_tests_or_build_files(wheel):
     names = _names(wheel)
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "build/", "src/"))]
     assert not [n for n in names if "/.git" in n or n.startswith(".")]
+
+
+def test_meson_installs_every_file_of_the_package():
+    """A module added to src/dfbuffer but not to meson.build's install_sources imports in
+    the development stage (which links the whole folder) and is missing from the wheel."""
+    if not HAS_SOURCE:
+        pytest.skip("no source tree next to the tests")
+    text = (SOURCE / "meson.build").read_text()
+    listed = set(re.findall(r"'src/dfbuffer/([^'/]+)'", text))
+    shipped = {
+        p.name
+        for p in (SOURCE / "src" / "dfbuffer").iterdir()
+        if p.is_file() and p.suffix in (".py", ".pyi", ".pxd", ".typed")
+    }
+    assert shipped - listed == set()
