@@ -38,10 +38,39 @@ int
 dfb_parse_choice(PyObject *o, const char *what, const char *const *choices,
                  int *out);
 
-/* nulls= ("mask", "fill", "raise"; NULL: "mask").  Returns 0, or -1 with
-   TypeError / ValueError (dfb_parse_choice). */
+/* nulls= ("mask", "fill", "raise", "always_mask"; NULL: "mask"; the
+   former spelling "nan" of "fill" with a DeprecationWarning) into
+   out->nulls and out->always_mask.  Returns 0, or -1 with TypeError /
+   ValueError (dfb_parse_choice) or the warning raised as an error. */
 int
-dfb_parse_nulls(PyObject *o, dfb_nulls_mode *out);
+dfb_parse_nulls(PyObject *o, dfb_opts *out);
+
+/* The conversion options a function takes, each the borrowed argument
+   (NULL: not given, or not taken by the function). */
+typedef struct {
+    PyObject *nulls;          /* nulls= */
+    PyObject *categorical;    /* "decode", "codes" */
+    PyObject *strings;        /* "object", "stringdtype" */
+    PyObject *structs;        /* "object", "flatten" */
+    PyObject *decimals;       /* "decimal", "float64" */
+    PyObject *on_unsupported; /* "raise", "skip" */
+    PyObject *copy;           /* None, False, True */
+    PyObject *allow_copy;     /* the alias of copy: True is copy=None */
+} dfb_opt_args;
+
+/* Parses every option of `a` once into *out (DFB_OPTS_INIT for those not
+   given).  copy= and allow_copy= together raise TypeError.  Returns 0, or
+   -1 with TypeError / ValueError or a warning raised as an error. */
+int
+dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out);
+
+/* 0 when opts->copy is False (a copy raises RuntimeError), else 1: the
+   allow_copy flag of the converters. */
+static inline int
+dfb_opts_allow_copy(const dfb_opts *opts)
+{
+    return opts->copy != 0;
+}
 
 /* A flag (allow_copy=, readonly=, ...): any object's truth value; NULL
    leaves *out (the default).  Returns 0, or -1 with the exception of its

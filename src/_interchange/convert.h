@@ -105,9 +105,34 @@ typedef enum {
     DFB_NULLS_RAISE = 2
 } dfb_nulls_mode;
 
+/* The conversion options of one call, parsed once by the argument parser
+   (dfb_parse_opts, args.c) and passed by pointer.  A converter never
+   changes the caller's struct: one that needs other options for a part
+   (the categories of codes) converts it with a copy. */
+typedef struct {
+    dfb_nulls_mode nulls;  /* nulls= */
+    int always_mask;       /* nulls="always_mask": a MaskedArray even
+                              without nulls (nulls is then MASK) */
+    int categorical_codes; /* categorical="codes" */
+    int stringdtype;       /* strings="stringdtype" */
+    int structs_flatten;   /* structs="flatten" (Arrow) */
+    int decimal_float;     /* decimals="float64" */
+    int skip_unsupported;  /* on_unsupported="skip" */
+    int copy;              /* copy=: -1 None (copy where needed), 0 False
+                              (raise where a copy is needed), 1 True
+                              (always fresh writable memory) */
+} dfb_opts;
+
+/* The options of a call that gives none: nulls="mask", the defaults. */
+#define DFB_OPTS_INIT {DFB_NULLS_MASK, 0, 0, 0, 0, 0, 0, -1}
+
+/* args.c: DFB_OPTS_INIT, for the internal conversions that take the
+   defaults (a dictionary's codes, a nested node's values). */
+extern const dfb_opts dfb_opts_default;
+
 /* categorical.c: converts `n` chunks of one column to a NumPy array
    (MaskedArray in MASK mode where any value is null), or, for DICTIONARY
-   chunks with DFB_OPT_CATEGORICAL_CODES in `nulls`, to a
+   chunks with opts->categorical_codes, to a
    dfbuffer.CategoricalCodes (dfb_categorical_codes); every other column
    goes to the kernel, dfb_columns_convert.  Zero-copy where n == 1 and the
    layout allows.  Returns a new reference, or NULL with an exception set:
@@ -116,14 +141,14 @@ typedef enum {
    NotImplementedError for unsupported types. */
 PyObject *
 dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                       dfb_nulls_mode nulls, int allow_copy);
+                       const dfb_opts *opts, int allow_copy);
 
 /* convert.c: the kernel of dfb_columns_to_ndarray, for every column but
-   categorical="codes" ones (DFB_OPT_CATEGORICAL_CODES is ignored here).
+   categorical="codes" ones (opts->categorical_codes is ignored here).
    Same returns. */
 PyObject *
 dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                    dfb_nulls_mode nulls, int allow_copy);
+                    const dfb_opts *opts, int allow_copy);
 
 /* convert.c: validates the `n` chunks of one column (dfb_column_validate)
    and that they share one output type.  Returns 0, or -1 with ValueError
@@ -133,10 +158,10 @@ dfb_columns_check(const dfb_column *chunks, Py_ssize_t n);
 
 /* convert.c: the values of validated chunk `c` as a new array (zero-copy
    for fixed-width types; null slots of copies hold None / NaT where the
-   type has one; `opts` DFB_OPT_* bits), or NULL with an exception set. */
+   type has one; as `opts` ask), or NULL with an exception set. */
 PyObject *
 dfb_chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-                 int allow_copy, int opts);
+                 int allow_copy, const dfb_opts *opts);
 
 /* convert_nulls.c: returns 0, or -1 with RuntimeError naming `why` when a
    copy is needed and allow_copy is 0. */
@@ -192,6 +217,16 @@ PyObject *
 dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
                  int64_t nnull, int filled, dfb_nulls_mode nulls,
                  int allow_copy);
+
+/* convert_nulls.c: the last step of the converting functions: with
+   opts->always_mask every ndarray of `res` (stolen; one array, a
+   CategoricalCodes' codes, or the values of our own dict) without a mask
+   becomes a MaskedArray with an all-False mask (its data zero-copy); with
+   opts->copy == 1 every array not already fresh writable memory of its
+   own is copied.  Returns a new reference, or NULL with an exception set
+   (NULL `res`: NULL, the exception kept). */
+PyObject *
+dfb_result_finish(dfb_state *st, PyObject *res, const dfb_opts *opts);
 
 /* Module-level functions of convert_functions.c (buffer_to_ndarray,
    column_to_ndarray, from_dataframe), added by module init. */
@@ -287,11 +322,12 @@ int
 dfb_uuids_fill(const char *p, int64_t n, const uint8_t *isnull, PyObject **o);
 
 /* convert_decimal.c: decimal chunk `c` to a 1-D object array of exact
-   decimal.Decimal (None where isnull[i]), or with DFB_OPT_DECIMAL_FLOAT in
-   `opts` to float64 (NaN where isnull[i]).  Returns a new reference, or
+   decimal.Decimal (None where isnull[i]), or with opts->decimal_float
+   to float64 (NaN where isnull[i]).  Returns a new reference, or
    NULL with an exception set. */
 PyObject *
-dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts);
+dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull,
+                     const dfb_opts *opts);
 
 /* Replaces the values of decimal chunk `c` by float64 in new memory (kept
    alive by list `keep`), at the same element offset so its validity still
@@ -299,12 +335,6 @@ dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts);
    MemoryError. */
 int
 dfb_decimals_as_f64(dfb_column *c, PyObject *keep);
-
-/* Parses the decimals= argument ("decimal", "float64"; NULL: "decimal"),
-   OR-ing DFB_OPT_DECIMAL_FLOAT into *opts for "float64".  Returns 0, or
-   -1 with TypeError / ValueError. */
-int
-dfb_parse_decimals(PyObject *o, int *opts);
 
 /* convert_temporal.c: time32 / time64 chunk `c` to a 1-D object array of
    datetime.time (None where isnull[i]).  Returns a new reference, or NULL
@@ -346,37 +376,19 @@ dfb_bad_span_error(int64_t i, int64_t start, int64_t end, int64_t limit);
 PyObject *
 dfb_bad_code_error(int64_t i, int64_t code, int64_t ncats);
 
-/* Conversion options, OR-ed into the `nulls` argument of
-   dfb_columns_to_ndarray (and of the Arrow converters, which pass it on):
-   the low byte is the dfb_nulls_mode, the bits above select how
-   categoricals and strings are returned. */
-#define DFB_NULLS_MODE_BITS 0xff
-#define DFB_OPT_CATEGORICAL_CODES 0x100 /* categorical="codes" */
-#define DFB_OPT_STRINGDTYPE 0x200       /* strings="stringdtype" */
-#define DFB_OPT_STRUCTS_FLATTEN 0x400   /* structs="flatten" (Arrow) */
-#define DFB_OPT_DECIMAL_FLOAT 0x800     /* decimals="float64" */
-#define DFB_OPT_SKIP_UNSUPPORTED 0x1000 /* on_unsupported="skip" */
-
-/* With DFB_OPT_SKIP_UNSUPPORTED in `nulls` and a NotImplementedError set
-   (a column of a type dfbuffer cannot convert), clears it and returns 1;
-   otherwise returns 0 and leaves any error set. */
+/* With opts->skip_unsupported and a NotImplementedError set (a column of a
+   type dfbuffer cannot convert), clears it and returns 1; otherwise
+   returns 0 and leaves any error set. */
 static inline int
-dfb_skip_unsupported(int nulls)
+dfb_skip_unsupported(const dfb_opts *opts)
 {
-    if ((nulls & DFB_OPT_SKIP_UNSUPPORTED) &&
+    if (opts->skip_unsupported &&
         PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
         PyErr_Clear();
         return 1;
     }
     return 0;
 }
-
-/* Parses the categorical= ("decode", "codes") and strings= ("object",
-   "stringdtype") arguments (NULL: the default) into DFB_OPT_* bits in
-   `*opts`.  Returns 0, or -1 with TypeError (not a str) or ValueError
-   (another str). */
-int
-dfb_parse_conv_opts(PyObject *categorical, PyObject *strings, int *opts);
 
 /* stringdtype.c */
 
@@ -414,7 +426,7 @@ dfb_stringdtype_take(const dfb_column *c, const uint8_t *isnull);
    `nulls`.  Returns a new reference, or NULL with an exception set. */
 PyObject *
 dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                      int nulls, int allow_copy);
+                      const dfb_opts *opts, int allow_copy);
 
 /* dfbuffer.CategoricalCodes(codes, categories, ordered) of `codes` and
    `cats` (both stolen), the nulls mode `mode` applied to the codes (MASK:

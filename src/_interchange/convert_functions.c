@@ -9,6 +9,7 @@
 #include "args.h"
 #include "buffer.h"
 #include "convert.h"
+#include "frame.h"
 #include "arrow.h"
 #include "ixwalk.h"
 #include "probe.h"
@@ -255,7 +256,8 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 PyDoc_STRVAR(
     column_to_ndarray_doc,
     "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
-    "                  strings='object', decimals='decimal')\n--\n\n"
+    "                  strings='object', decimals='decimal', copy=None,\n"
+    "                  allow_copy=True)\n--\n\n"
     "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
     "column, or, last, an object with pyarrow's __arrow_array__ or with\n"
     "__array__ giving a 1-D array) to a NumPy array.\n\n"
@@ -264,7 +266,10 @@ PyDoc_STRVAR(
     "plain (zero-copy where the layout allows) ndarray otherwise; 'fill' "
     "gives\n"
     "a plain ndarray with NaN / NaT / None in the null slots (ints and bools\n"
-    "upcast to float64); 'raise' raises ValueError if any value is null.\n"
+    "upcast to float64); 'raise' raises ValueError if any value is null;\n"
+    "'always_mask' gives a MaskedArray whether or not a value is null (its\n"
+    "type depends only on the schema).  'nan' is the deprecated spelling of\n"
+    "'fill' (DeprecationWarning).\n"
     "Strings become object arrays of str (strings='object') or NumPy\n"
     "StringDType(na_object=None) arrays built without Python str objects\n"
     "(strings='stringdtype'; null slots hold None).  Categoricals are "
@@ -280,7 +285,7 @@ PyDoc_STRVAR(
     "    with __arrow_c_array__ / __arrow_c_stream__ holding one column (a\n"
     "    pyarrow Array or ChunkedArray, a polars or pandas Series; a struct\n"
     "    array gives an object array of dicts).\n"
-    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "nulls : {'mask', 'fill', 'raise', 'always_mask'}, optional\n"
     "    How nulls come back (default 'mask').\n"
     "categorical : {'decode', 'codes'}, optional\n"
     "    Decode categoricals, or return CategoricalCodes (default 'decode').\n"
@@ -289,6 +294,13 @@ PyDoc_STRVAR(
     "decimals : {'decimal', 'float64'}, optional\n"
     "    Arrow decimals as exact decimal.Decimal objects (default), or as\n"
     "    float64 (the nearest double; NaN where null).\n"
+    "copy : bool or None, optional\n"
+    "    NumPy 2's copy=: None (default) copies only where the layout needs\n"
+    "    it; False raises RuntimeError where a copy is needed; True always\n"
+    "    gives fresh writable memory.\n"
+    "allow_copy : bool, optional\n"
+    "    The interchange protocol's word: True is copy=None, False is\n"
+    "    copy=False (give one of the two).\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -303,7 +315,8 @@ PyDoc_STRVAR(
     "    nulls='raise' and the column has a null, or buffers that do not\n"
     "    match the column's description.\n"
     "RuntimeError\n"
-    "    allow_copy=False in the producer and a copy is unavoidable.\n"
+    "    copy=False (or allow_copy=False in the producer) and a copy is\n"
+    "    unavoidable.\n"
     "BufferError\n"
     "    The data is not on the CPU.\n"
     "\n"
@@ -327,7 +340,7 @@ PyDoc_STRVAR(
    unless `allow_copy`; a 1-D result only).  Returns a new reference, or
    NULL with an exception set (TypeError when `col` is none of these). */
 static PyObject *
-column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
                 int allow_copy)
 {
     /* the instance is asked (has_attr) only when the type names neither;
@@ -338,20 +351,20 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
         return NULL;
     }
     if (has & DFB_PB(DFB_PN_GET_BUFFERS)) {
-        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+        return dfb_ix_column_to_ndarray(st, col, opts, allow_copy);
     }
     int r = has != 0 ? 1 : dfb_type_is_arrow_producer(st, col);
     if (r < 0) {
         return NULL;
     }
     if (r == 1) {
-        return dfb_arrow_column_to_ndarray(st, col, nulls, allow_copy);
+        return dfb_arrow_column_to_ndarray(st, col, opts, allow_copy);
     }
     if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
         return NULL;
     }
     if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+        return dfb_ix_column_to_ndarray(st, col, opts, allow_copy);
     }
     has = dfb_probe_mask(
         st, col,
@@ -363,7 +376,7 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
         PyObject *arr = dfb_arrow_array_method_call(st, col);
         if (arr != NULL) {
             PyObject *res =
-                dfb_arrow_column_to_ndarray(st, arr, nulls, allow_copy);
+                dfb_arrow_column_to_ndarray(st, arr, opts, allow_copy);
             Py_DECREF(arr);
             return res;
         }
@@ -386,12 +399,12 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
    directly, the rest through its Arrow export.  Returns a new dict or NULL
    with an exception set. */
 static PyObject *
-from_pandas_frame(dfb_state *st, PyObject *frame, dfb_nulls_mode nulls,
+from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
                   int allow_copy)
 {
-    PyObject *res = dfb_pandas_from_dataframe(st, frame, nulls, allow_copy);
+    PyObject *res = dfb_pandas_from_dataframe(st, frame, opts, allow_copy);
     if (res == NULL && !PyErr_Occurred()) {
-        res = dfb_arrow_from_dataframe(st, frame, nulls, allow_copy);
+        res = dfb_arrow_from_dataframe(st, frame, opts, allow_copy);
     }
     return res;
 }
@@ -402,14 +415,15 @@ from_pandas_frame(dfb_state *st, PyObject *frame, dfb_nulls_mode nulls,
    reference, or NULL with an exception set, or NULL without one when
    `col` is no such object. */
 static PyObject *
-pandas_column(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
+              int allow_copy)
 {
-    int pd_copy = 1;
+    int pd_copy = allow_copy;
     PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
     if (frame == NULL) {
         return NULL;
     }
-    PyObject *d = from_pandas_frame(st, frame, nulls, pd_copy);
+    PyObject *d = from_pandas_frame(st, frame, opts, pd_copy);
     Py_DECREF(frame);
     if (d == NULL) {
         return NULL;
@@ -430,38 +444,42 @@ pandas_column(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
     return res;
 }
 
-/* column_to_ndarray(column, *, nulls="mask"). */
+/* column_to_ndarray(column, *, nulls="mask", ..., copy=None). */
 static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames)
 {
-    static const char *const kw[] = {"column",  "nulls",    "categorical",
-                                     "strings", "decimals", NULL};
+    static const char *const kw[] = {"column",     "nulls",    "categorical",
+                                     "strings",    "decimals", "copy",
+                                     "allow_copy", NULL};
     static const dfb_argspec spec = {"column_to_ndarray", kw, 1, 1};
-    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL, NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls,     NULL, NULL, NULL,
+                              NULL, st->str.allow_copy};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    dfb_nulls_mode nulls;
-    int opts;
-    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[2], a[3], &opts) < 0 ||
-        dfb_parse_decimals(a[4], &opts) < 0) {
+    const dfb_opt_args oa = {.nulls = a[1],
+                             .categorical = a[2],
+                             .strings = a[3],
+                             .decimals = a[4],
+                             .copy = a[5],
+                             .allow_copy = a[6]};
+    dfb_opts opts;
+    if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;
     }
-    nulls = (dfb_nulls_mode)((int)nulls | opts);
+    const int allow_copy = dfb_opts_allow_copy(&opts);
     /* each protocol probed once per call, on the type (probe.c): the Arrow
        import answers its own probes from this scope's record */
-    PyObject *pdcol = pandas_column(st, a[0], nulls);
-    if (pdcol != NULL || PyErr_Occurred()) {
-        return pdcol;
+    PyObject *res = pandas_column(st, a[0], &opts, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        uint64_t scope = dfb_probe_scope_open(st, a[0]);
+        res = column_dispatch(st, a[0], &opts, allow_copy);
+        dfb_probe_scope_close(st, scope);
     }
-    uint64_t scope = dfb_probe_scope_open(st, a[0]);
-    PyObject *res = column_dispatch(st, a[0], nulls, 1);
-    dfb_probe_scope_close(st, scope);
-    return res;
+    return dfb_result_finish(st, res, &opts);
 }
 
 PyDoc_STRVAR(
@@ -469,14 +487,16 @@ PyDoc_STRVAR(
     "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
     "categorical='decode',\n"
     "               strings='object', structs='object', decimals='decimal',\n"
-    "               on_unsupported='raise', columns=None)\n--\n\n"
+    "               on_unsupported='raise', columns=None, copy=None)\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
-    "obj is anything with __dataframe__, an interchange DataFrame object, or "
+    "obj is anything with __dataframe__, an interchange DataFrame object, "
     "an\n"
-    "Arrow producer of a table.  Non-string column names become str; "
-    "duplicate\n"
-    "names raise ValueError.  nulls as in column_to_ndarray.  "
-    "allow_copy=False\n"
+    "Arrow producer of a table, or a mapping of column names to 1-D arrays,\n"
+    "Buffers or columns (each read as column_to_ndarray reads it).  A lazy\n"
+    "frame (polars' or narwhals' LazyFrame) raises TypeError: collect it.\n"
+    "Non-string column names become str; duplicate\n"
+    "names raise ValueError.  nulls and copy as in column_to_ndarray.  "
+    "copy=False\n"
     "raises RuntimeError wherever a copy is unavoidable (several chunks,\n"
     "filled nulls, strings, bit-packed bools, decoded categoricals, "
     "date32).\n"
@@ -491,12 +511,12 @@ PyDoc_STRVAR(
     "----------\n"
     "obj : dataframe\n"
     "    A pandas, polars or pyarrow object (any Arrow PyCapsule producer, a\n"
-    "    pandas Series included), an object with __dataframe__, or an\n"
-    "    interchange DataFrame.\n"
-    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "    pandas Series included), an object with __dataframe__, an\n"
+    "    interchange DataFrame, or a mapping of names to 1-D arrays.\n"
+    "nulls : {'mask', 'fill', 'raise', 'always_mask'}, optional\n"
     "    As in column_to_ndarray (default 'mask').\n"
     "allow_copy : bool, optional\n"
-    "    False raises RuntimeError where a copy is unavoidable.\n"
+    "    The alias of copy: True is copy=None, False is copy=False.\n"
     "categorical : {'decode', 'codes'}, optional\n"
     "    As in column_to_ndarray (default 'decode').\n"
     "strings : {'object', 'stringdtype'}, optional\n"
@@ -517,6 +537,10 @@ PyDoc_STRVAR(
     "    column has; default: every column).  With structs='flatten' a name\n"
     "    is a leaf ('s.a') or a struct ('s': all its leaves); a name both a\n"
     "    column and a leaf has is a ValueError.\n"
+    "copy : bool or None, optional\n"
+    "    As in column_to_ndarray: None (default) copies only where needed,\n"
+    "    False raises where a copy is needed, True gives fresh writable\n"
+    "    memory for every column.\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -533,7 +557,7 @@ PyDoc_STRVAR(
     "    (\"column 'x' has 1 null value\"); buffers that do not match their\n"
     "    description.  Errors about one column name it.\n"
     "RuntimeError\n"
-    "    allow_copy=False and a copy is unavoidable.\n"
+    "    copy=False (allow_copy=False) and a copy is unavoidable.\n"
     "\n"
     "Examples\n"
     "--------\n"
@@ -633,7 +657,7 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
    `sel` selects (NULL: all).  Returns a new dict, or NULL with an
    exception set. */
 static PyObject *
-ix_frame_to_dict(dfb_state *st, PyObject *df, dfb_nulls_mode nulls,
+ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
                  int allow_copy, const dfb_colsel *sel)
 {
     PyObject *result = NULL, *names = NULL, *seq = NULL;
@@ -703,10 +727,10 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, dfb_nulls_mode nulls,
         /* each column as column_to_ndarray reads one (an interchange
            column, or any protocol of its dispatch) */
         uint64_t scope = dfb_probe_scope_open(st, col);
-        PyObject *arr = column_dispatch(st, col, nulls, allow_copy);
+        PyObject *arr = column_dispatch(st, col, opts, allow_copy);
         dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
-        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+        if (arr == NULL && dfb_skip_unsupported(opts)) {
             Py_DECREF(key);
             continue;
         }
@@ -734,11 +758,75 @@ done:
     return result;
 }
 
+/* A mapping of column names to 1-D arrays, Buffers or columns (borrowed
+   `obj`), each value read as column_to_ndarray reads it, only the keys
+   `sel` selects (NULL: all).  Returns a new dict, or NULL with an
+   exception set (naming the column). */
+static PyObject *
+mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                int allow_copy, const dfb_colsel *sel)
+{
+    /* a private list of (key, value): reading a value runs code that may
+       change the caller's mapping */
+    PyObject *items = PyMapping_Items(obj);
+    if (items == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyDict_New();
+    for (Py_ssize_t i = 0; result != NULL && i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        if (!PyTuple_Check(kv) || PyTuple_GET_SIZE(kv) != 2) {
+            PyErr_SetString(PyExc_TypeError,
+                            "the mapping's items() must be (key, value) "
+                            "pairs");
+            Py_CLEAR(result);
+            break;
+        }
+        PyObject *k = PyTuple_GET_ITEM(kv, 0), *v = PyTuple_GET_ITEM(kv, 1);
+        PyObject *key =
+            PyUnicode_CheckExact(k) ? Py_NewRef(k) : PyObject_Str(k);
+        int want = key == NULL ? -1 : dfb_colsel_wants(sel, key);
+        int has = want <= 0 ? 0 : PyDict_Contains(result, key);
+        if (has > 0) {
+            PyErr_Format(PyExc_ValueError, "duplicate column name %R", key);
+        }
+        PyObject *arr = NULL;
+        if (want > 0 && has == 0) {
+            uint64_t scope = dfb_probe_scope_open(st, v);
+            arr = column_dispatch(st, v, opts, allow_copy);
+            dfb_probe_scope_close(st, scope);
+            if (arr == NULL && dfb_skip_unsupported(opts)) {
+                Py_DECREF(key);
+                continue;
+            }
+            if (arr != NULL && PyArray_Check(arr) &&
+                PyArray_NDIM((PyArrayObject *)arr) != 1) {
+                PyErr_Format(PyExc_ValueError,
+                             "a column must be 1-D, this one has %d "
+                             "dimensions",
+                             PyArray_NDIM((PyArrayObject *)arr));
+                Py_CLEAR(arr);
+            }
+            if (arr == NULL) {
+                dfb_add_column_context(key);
+            }
+        }
+        if (want < 0 || has != 0 || (want > 0 && arr == NULL) ||
+            (arr != NULL && PyDict_SetItem(result, key, arr) < 0)) {
+            Py_CLEAR(result);
+        }
+        Py_XDECREF(arr);
+        Py_XDECREF(key);
+    }
+    Py_DECREF(items);
+    return result;
+}
+
 /* from_dataframe of `obj` (borrowed): a pandas frame, an Arrow producer
    or an interchange DataFrame, only the columns `sel` selects (NULL: all).
    Returns a new dict, or NULL with an exception set. */
 static PyObject *
-frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
               int allow_copy, dfb_colsel *sel)
 {
     /* A pandas DataFrame, or pandas' interchange object over one: the
@@ -746,13 +834,12 @@ frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
        which drop the slice offset of Arrow-backed columns (P-26). */
     int pd_copy = allow_copy;
     PyObject *frame = dfb_pandas_frame_behind(obj, &pd_copy);
-    if (frame != NULL && sel != NULL &&
-        ((int)nulls & DFB_OPT_STRUCTS_FLATTEN)) {
+    if (frame != NULL && sel != NULL && opts->structs_flatten) {
         /* columns= may name struct leaves, which only the Arrow export
            of the frame shows */
         int arrow = dfb_arrow_is_producer(frame);
         PyObject *res = arrow == 1 ? dfb_arrow_from_dataframe_cols(
-                                         st, frame, nulls, pd_copy, sel)
+                                         st, frame, opts, pd_copy, sel)
                                    : NULL;
         if (arrow != 0) {
             Py_DECREF(frame);
@@ -768,7 +855,7 @@ frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
                 return NULL;
             }
         }
-        PyObject *pdres = from_pandas_frame(st, frame, nulls, pd_copy);
+        PyObject *pdres = from_pandas_frame(st, frame, opts, pd_copy);
         Py_DECREF(frame);
         return pdres;
     }
@@ -787,56 +874,51 @@ frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     if (r == 1) {
         return series_named(
             st, obj,
-            dfb_arrow_from_dataframe_cols(st, obj, nulls, allow_copy, sel));
+            dfb_arrow_from_dataframe_cols(st, obj, opts, allow_copy, sel));
     }
     PyObject *df = dfb_ix_frame(st, obj, allow_copy);
-    if (df == NULL) {
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        PyErr_Format(PyExc_TypeError,
-                     "from_dataframe() expects an object with __dataframe__ "
-                     "or an interchange DataFrame, got %.200s",
-                     Py_TYPE(obj)->tp_name);
+    if (df != NULL) {
+        return ix_frame_to_dict(st, df, opts, allow_copy, sel);
+    }
+    if (PyErr_Occurred()) {
         return NULL;
     }
-    return ix_frame_to_dict(st, df, nulls, allow_copy, sel);
+    r = dfb_is_mapping(obj);
+    if (r != 0) {
+        return r < 0 ? NULL : mapping_to_dict(st, obj, opts, allow_copy, sel);
+    }
+    return dfb_not_a_frame_error("from_dataframe", obj);
 }
 
-/* from_dataframe(obj, *, nulls="mask", allow_copy=True, ...). */
+/* from_dataframe(obj, *, nulls="mask", copy=None, ...). */
 static PyObject *
 from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
 {
     static const char *const kw[] = {
-        "obj",     "nulls",    "allow_copy",     "categorical", "strings",
-        "structs", "decimals", "on_unsupported", "columns",     NULL};
-    static const char *const unsupported[] = {"raise", "skip", NULL};
-    static const char *const structs[] = {"object", "flatten", NULL};
+        "obj",     "nulls",   "allow_copy", "categorical",
+        "strings", "structs", "decimals",   "on_unsupported",
+        "columns", "copy",    NULL};
     static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
-    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[10] = {NULL, NULL, NULL, NULL, NULL,
+                       NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
-                              NULL, NULL,          NULL,
-                              NULL, NULL,          NULL};
-    int skip = 0, flatten = 0;
+    PyObject *const fast[] = {
+        NULL, st->str.nulls, st->str.allow_copy, NULL, NULL, NULL, NULL, NULL,
+        NULL, NULL};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    dfb_nulls_mode nulls;
-    int opts;
-    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
-        dfb_parse_choice(a[5], "structs", structs, &flatten) < 0 ||
-        dfb_parse_decimals(a[6], &opts) < 0 ||
-        dfb_parse_choice(a[7], "on_unsupported", unsupported, &skip) < 0) {
-        return NULL;
-    }
-    opts |= (skip ? DFB_OPT_SKIP_UNSUPPORTED : 0) |
-            (flatten ? DFB_OPT_STRUCTS_FLATTEN : 0);
-    nulls = (dfb_nulls_mode)((int)nulls | opts);
-    int allow_copy = 1;
-    if (dfb_parse_flag(a[2], &allow_copy) < 0) {
+    const dfb_opt_args oa = {.nulls = a[1],
+                             .allow_copy = a[2],
+                             .categorical = a[3],
+                             .strings = a[4],
+                             .structs = a[5],
+                             .decimals = a[6],
+                             .on_unsupported = a[7],
+                             .copy = a[9]};
+    dfb_opts opts;
+    if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;
     }
     dfb_colsel sel;
@@ -844,10 +926,10 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     PyObject *res = dfb_colsel_finish(
-        &sel, frame_to_dict(st, a[0], nulls, allow_copy,
+        &sel, frame_to_dict(st, a[0], &opts, dfb_opts_allow_copy(&opts),
                             sel.names != NULL ? &sel : NULL));
     dfb_colsel_clear(&sel);
-    return res;
+    return dfb_result_finish(st, res, &opts);
 }
 
 PyMethodDef dfb_convert_methods[] = {

@@ -142,3 +142,45 @@ fail:
     *idx = NULL;
     return -1;
 }
+
+int
+dfb_is_mapping(PyObject *obj)
+{
+    if (PyDict_Check(obj)) {
+        return 1;
+    }
+    PyObject *cls = dfb_import_attr("collections.abc", "Mapping");
+    if (cls == NULL) {
+        return -1;
+    }
+    int r = PyObject_IsInstance(obj, cls);
+    Py_DECREF(cls);
+    return r;
+}
+
+PyObject *
+dfb_not_a_frame_error(const char *func, PyObject *obj)
+{
+    PyObject *collect = PyObject_GetAttrString(obj, "collect");
+    if (collect == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL; /* the getattr's own error, kept */
+        }
+        PyErr_Clear(); /* no .collect: the common case */
+    }
+    int lazy = collect != NULL;
+    Py_XDECREF(collect);
+    if (lazy) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() got a lazy frame (%.200s), which holds no data "
+                     "yet: call .collect() on it first",
+                     func, Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s() expects a dataframe: an Arrow PyCapsule producer, an "
+                 "object with __dataframe__, an interchange DataFrame or a "
+                 "mapping of column names to 1-D arrays, got %.200s",
+                 func, Py_TYPE(obj)->tp_name);
+    return NULL;
+}

@@ -300,25 +300,27 @@ parse_choice(PyObject *o, const char *what, const char *const *choices,
 
 PyDoc_STRVAR(
     to_matrix_doc,
-    "to_matrix(obj, *, dtype=None, order='C', nulls='nan', columns=None, "
-    "threads=None,\n          decimals='decimal', structs='object')\n--\n\n"
+    "to_matrix(obj, *, dtype=None, order='C', nulls='fill', columns=None, "
+    "threads=None,\n          decimals='decimal', structs='object', "
+    "copy=None)\n--\n\n"
     "Copy the columns of a dataframe into one 2-D NumPy array (rows x "
     "columns).\n\n"
     "obj is anything from_dataframe accepts.  dtype=None promotes the "
     "columns'\n"
     "types as numpy.result_type does (bool and integer columns with nulls "
     "count\n"
-    "as float64 when nulls='nan'); an explicit bool / (u)int / float16/32/64 "
+    "as float64 when nulls='fill'); an explicit bool / (u)int / float16/32/64 "
     "dtype\n"
     "casts (categoricals give their codes).  String, date/time, nested and "
     "(without\n"
     "dtype) categorical columns raise TypeError naming the column.  "
     "order='C' or\n"
-    "'F'.  nulls='nan' writes NaN (ValueError for a non-float dtype), "
+    "'F'.  nulls='fill' writes NaN (ValueError for a non-float dtype), "
     "'raise'\n"
-    "raises ValueError naming the column, 'mask' returns a "
-    "numpy.ma.MaskedArray\n"
-    "with a 2-D bool mask of the same order.  columns= selects and orders "
+    "raises ValueError naming the column, 'mask' (and 'always_mask') "
+    "returns a\nnumpy.ma.MaskedArray "
+    "with a 2-D bool mask of the same order, with or\nwithout nulls; "
+    "'nan' is the deprecated spelling of 'fill'.  columns= selects and orders "
     "columns\n"
     "by name (KeyError for an unknown one).  threads= caps the worker "
     "threads (at\n"
@@ -339,8 +341,8 @@ PyDoc_STRVAR(
     "    The result's dtype; None promotes the columns' types.\n"
     "order : {'C', 'F'}, optional\n"
     "    Row-major or column-major result (default 'C').\n"
-    "nulls : {'nan', 'raise', 'mask'}, optional\n"
-    "    NaN in null slots, ValueError, or a MaskedArray (default 'nan').\n"
+    "nulls : {'fill', 'raise', 'mask', 'always_mask'}, optional\n"
+    "    NaN in null slots, ValueError, or a MaskedArray (default 'fill').\n"
     "columns : sequence of str, optional\n"
     "    The columns to take, in this order (default: all).\n"
     "threads : int or None, optional\n"
@@ -348,6 +350,9 @@ PyDoc_STRVAR(
     "decimals : {'decimal', 'float64'}, optional\n"
     "structs : {'object', 'flatten'}, optional\n"
     "    Struct columns refused, or their leaves (default 'object').\n"
+    "copy : bool or None, optional\n"
+    "    None or True (the result is always new memory); False raises\n"
+    "    RuntimeError.\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -531,11 +536,7 @@ describe_frame(dfb_state *st, PyObject *obj, PyObject *o_cols, int flatten,
     else if (r == 0) {
         r = dfb_ix_describe_frame(st, obj, o_cols, fr);
         if (r == 1) {
-            PyErr_Format(PyExc_TypeError,
-                         "to_matrix() expects an object with __dataframe__, "
-                         "an interchange DataFrame or an Arrow PyCapsule "
-                         "producer, got %.200s",
-                         Py_TYPE(obj)->tp_name);
+            dfb_not_a_frame_error("to_matrix", obj);
             r = -1;
         }
     }
@@ -765,34 +766,47 @@ decimals_to_float(dfb_frame *fr)
     return 0;
 }
 
-/* to_matrix(obj, *, dtype=None, order="C", nulls="nan", columns=None,
-   threads=None).  Returns a new array (MaskedArray for nulls="mask"), or
-   NULL with an exception set. */
+/* to_matrix(obj, *, dtype=None, order="C", nulls="fill", columns=None,
+   threads=None, decimals=, structs=, copy=None).  Returns a new array
+   (MaskedArray for nulls="mask"), or NULL with an exception set. */
 static PyObject *
 to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
           PyObject *kwnames)
 {
-    static const char *const kw[] = {"obj",      "dtype",   "order",
-                                     "nulls",    "columns", "threads",
-                                     "decimals", "structs", NULL};
+    static const char *const kw[] = {
+        "obj",     "dtype",    "order",   "nulls", "columns",
+        "threads", "decimals", "structs", "copy",  NULL};
     static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
-    static const char *const modes[] = {"nan", "raise", "mask", NULL};
-    static const char *const structs[] = {"object", "flatten", NULL};
-    PyObject *a[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    int dec = 0, flatten = 0;
-    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
-        dfb_parse_decimals(a[6], &dec) < 0 ||
-        dfb_parse_choice(a[7], "structs", structs, &flatten) < 0) {
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
+    const dfb_opt_args oa = {
+        .nulls = a[3], .decimals = a[6], .structs = a[7], .copy = a[8]};
+    dfb_opts opts;
+    if (dfb_parse_opts(&oa, &opts) < 0) {
+        return NULL;
+    }
+    if (opts.copy == 0) {
+        /* the result is always new memory: copy=None and True are one */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "to_matrix() always copies the columns into a new "
+                        "array, but copy is False");
+        return NULL;
+    }
+    /* fill (the default: NaN), raise, mask (always a MaskedArray) */
+    const int mode = a[3] == NULL                    ? 0
+                     : opts.nulls == DFB_NULLS_RAISE ? 1
+                     : opts.nulls == DFB_NULLS_MASK  ? 2
+                                                     : 0;
+    const int dec = opts.decimal_float, flatten = opts.structs_flatten;
     PyObject *obj = a[0], *o_cols = a[4];
     int order = parse_choice(a[2], "order", orders, 0);
-    int mode = order < 0 ? -1 : parse_choice(a[3], "nulls", modes, 0);
     int nthreads = 0, dst = -1;
     PyArray_Descr *descr = NULL;
-    if (mode < 0 || parse_threads(a[5], &nthreads) < 0 ||
+    if (order < 0 || parse_threads(a[5], &nthreads) < 0 ||
         parse_dtype(a[1], &dst, &descr) < 0) {
         return NULL;
     }
@@ -860,9 +874,25 @@ to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int unused = 1;
     PyObject *frame =
         nargs >= 1 ? dfb_pandas_frame_behind(args[0], &unused) : NULL;
+    if (frame == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    int is_map = frame == NULL && nargs >= 1 ? dfb_is_mapping(args[0]) : 0;
+    if (is_map < 0) {
+        return NULL;
+    }
+    if (is_map) {
+        /* a mapping of arrays: read through its Arrow export (to_arrow,
+           zero-copy), as every other function reads one */
+        PyObject *fn = dfb_import_attr("dfbuffer._to_arrow", "to_arrow");
+        frame = fn == NULL ? NULL : PyObject_CallOneArg(fn, args[0]);
+        Py_XDECREF(fn);
+        if (frame == NULL) {
+            return NULL;
+        }
+    }
     if (frame == NULL) {
-        return PyErr_Occurred() ? NULL
-                                : to_matrix(module, args, nargs, kwnames);
+        return to_matrix(module, args, nargs, kwnames);
     }
     Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
     PyObject **copy = PyMem_Malloc((size_t)n * sizeof(PyObject *));

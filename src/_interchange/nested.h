@@ -65,16 +65,16 @@ dfb_nested_dictionary(const dfb_nested_ctx *cx, const arrow_node *nd,
    exception. */
 PyObject *
 dfb_nested_dictionary_codes(const dfb_nested_ctx *cx, const arrow_import *imp,
-                            int is_table, int64_t c, dfb_nulls_mode nulls);
+                            int is_table, int64_t c, const dfb_opts *opts);
 
 /* Converts every chunk of column `c` of the import and joins them,
-   applying `nulls` (its DFB_OPT_* bits ignored).  Returns a new
+   applying `opts` (its categorical_codes ignored).  Returns a new
    reference, or NULL with ValueError (malformed or changing memory),
    NotImplementedError (a type not read), RuntimeError (allow_copy=0 and
    a copy is needed) or MemoryError. */
 PyObject *
 dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
-                          int64_t c, dfb_nulls_mode nulls, int allow_copy,
+                          int64_t c, const dfb_opts *opts, int allow_copy,
                           const char *name);
 
 /* The deepest struct nesting that structs="flatten" opens. */
@@ -87,7 +87,7 @@ dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
 PyObject *
 dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
                         int64_t c, const int64_t *path, int depth,
-                        dfb_nulls_mode nulls, int allow_copy,
+                        const dfb_opts *opts, int allow_copy,
                         const char *name);
 
 /* nested_flat.c, structs="flatten": a new list of one entry per column of

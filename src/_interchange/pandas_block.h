@@ -19,7 +19,7 @@ dfb_arrow_pandas_index(const struct ArrowSchema *s);
    reference or NULL with an exception set. */
 PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
-                      dfb_nulls_mode nulls, int allow_copy);
+                      const dfb_opts *opts, int allow_copy);
 
 /* pandas_block.c: the private _pandas_arrow_block, _rows_block and
    _stringdtype_arrow, added by module init. */

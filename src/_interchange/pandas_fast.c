@@ -54,8 +54,6 @@ pandas_column(dfb_state *st, const dfb_pd_frame *f, Py_ssize_t i,
               dfb_nulls_mode nulls, PyObject **out)
 {
     *out = NULL;
-    /* the mode alone: categorical= and strings= bits do not apply here */
-    nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
     if (f->cols[i].kind != DFB_PD_NUMPY) {
         return 0; /* masked and extension arrays: pandas' Arrow export */
     }
@@ -136,7 +134,7 @@ pandas_column(dfb_state *st, const dfb_pd_frame *f, Py_ssize_t i,
    reads the whole frame through Arrow). */
 static PyObject *
 arrow_columns(dfb_state *st, PyObject *df, PyObject *positions,
-              dfb_nulls_mode nulls, int allow_copy)
+              const dfb_opts *opts, int allow_copy)
 {
     PyObject *iloc = PyObject_GetAttr(df, st->str.iloc);
     if (iloc == NULL) {
@@ -151,7 +149,7 @@ arrow_columns(dfb_state *st, PyObject *df, PyObject *positions,
     if (sub == NULL) {
         return NULL;
     }
-    PyObject *d = dfb_arrow_from_dataframe(st, sub, nulls, allow_copy);
+    PyObject *d = dfb_arrow_from_dataframe(st, sub, opts, allow_copy);
     Py_DECREF(sub);
     if (d == NULL) {
         return NULL;
@@ -187,7 +185,7 @@ build_result(PyObject *keys, PyObject *vals)
 }
 
 PyObject *
-dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                           int allow_copy)
 {
     int r = dfb_pandas_is_frame(obj);
@@ -222,7 +220,7 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         }
         PyObject *arr;
         if (PySet_Add(seen, key) < 0 ||
-            pandas_column(st, &f, i, nulls, &arr) < 0) {
+            pandas_column(st, &f, i, opts->nulls, &arr) < 0) {
             dfb_add_column_context(key); /* the error names the column */
             goto done;
         }
@@ -244,14 +242,14 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     Py_ssize_t npend = PyList_GET_SIZE(pending);
     if (npend > 0 && npend == PyList_GET_SIZE(keys)) {
         /* nothing numpy-backed: pandas' Arrow export of the whole frame */
-        res = dfb_arrow_from_dataframe(st, obj, nulls, allow_copy);
+        res = dfb_arrow_from_dataframe(st, obj, opts, allow_copy);
         goto done;
     }
     if (npend > 0) {
-        PyObject *got = arrow_columns(st, obj, pending, nulls, allow_copy);
+        PyObject *got = arrow_columns(st, obj, pending, opts, allow_copy);
         if (got == NULL) {
             if (!PyErr_Occurred()) {
-                res = dfb_arrow_from_dataframe(st, obj, nulls, allow_copy);
+                res = dfb_arrow_from_dataframe(st, obj, opts, allow_copy);
             }
             goto done;
         }

@@ -164,7 +164,7 @@ dfb_type_is_arrow_producer(dfb_state *st, PyObject *obj);
    *without* an exception when `obj` is not such a frame (the caller then
    takes its usual path). */
 PyObject *
-dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                           int allow_copy);
 
 #endif /* DFBUFFER_PROBE_H */

@@ -27,7 +27,7 @@ from dfbuffer._version import version as __version__
 if TYPE_CHECKING:
     # typing-only names (src/dfbuffer/_typing.pyi has no module behind it): import them
     # under `if TYPE_CHECKING:` or in quoted annotations
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Literal
 
     from dfbuffer import testing as testing
@@ -110,7 +110,7 @@ def get_include() -> str:
 
 
 def to_interchange(
-    obj: "ArrowExportable",
+    obj: "ArrowExportable | Mapping[str, object]",
     *,
     allow_copy: bool = True,
     columns: "Sequence[str] | None" = None,
@@ -130,8 +130,10 @@ def to_interchange(
 
     Parameters
     ----------
-    obj : Arrow PyCapsule producer
-        A table, record batch or stream (or their device counterparts).
+    obj : Arrow PyCapsule producer or mapping
+        A table, record batch or stream (or their device counterparts), or a mapping of
+        column names to 1-D arrays or :class:`Buffer` objects (read through
+        :func:`to_arrow`, zero-copy).
     allow_copy : bool, optional
         False raises RuntimeError where the protocol needs a copy (default True).
     columns : sequence of str, optional
@@ -166,16 +168,22 @@ def to_interchange(
     [1, 2]
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
+    from dfbuffer._to_arrow import _is_arrow, as_frame, not_a_frame
 
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    obj = as_frame(obj)
+    if not _is_arrow(obj) and hasattr(obj, "collect"):
+        raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer or a mapping")
     ix = _to_interchange(obj, allow_copy=allow_copy)
     if columns is not None:
         ix = ix.select_columns_by_name(list(columns))
     return ix._servable() if on_unsupported == "skip" else ix
 
 
-def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExport":
+def to_arrow(
+    obj: object, *args: "Sequence[str] | None", columns: "Sequence[str] | None" = None
+) -> "ArrowExport":
     """Return an Arrow PyCapsule producer (``__arrow_c_stream__``, ``__arrow_c_schema__``)
     over the columns of any producer dfbuffer reads, zero-copy wherever the layout allows.
 
@@ -188,8 +196,9 @@ def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExpor
     ----------
     obj : dataframe, interchange DataFrame or mapping
         The columns to export.
-    columns : sequence of str, optional
-        The columns to take, in this order (default: all).
+    columns : sequence of str, optional, keyword-only
+        The columns to take, in this order (default: all). Giving it positionally is
+        deprecated (DeprecationWarning): every argument after the first is keyword-only.
 
     Returns
     -------
@@ -216,4 +225,16 @@ def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExpor
     """
     from dfbuffer._to_arrow import to_arrow as _to_arrow
 
+    if args:
+        if len(args) > 1 or columns is not None:
+            raise TypeError("to_arrow() takes one positional argument (and columns=)")
+        import warnings
+
+        warnings.warn(
+            "to_arrow(obj, columns): columns given positionally is deprecated, "
+            "use to_arrow(obj, columns=...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        columns = args[0]
     return _to_arrow(obj, columns)

@@ -16,7 +16,7 @@ import json
 import operator
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
@@ -515,7 +515,10 @@ def _select_flat(
 
 
 def schema(
-    obj: DataFrameLike, *, structs: str = "object", columns: Sequence[str] | None = None
+    obj: DataFrameLike | Mapping[str, object],
+    *,
+    structs: str = "object",
+    columns: Sequence[str] | None = None,
 ) -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
@@ -528,7 +531,8 @@ def schema(
         them out), an object with ``__dataframe__`` or an interchange
         DataFrame (read from its column objects' ``dtype``,
         ``describe_null``, ``null_count``, ``describe_categorical`` and
-        ``metadata``; no buffer is touched).
+        ``metadata``; no buffer is touched), or a mapping of column names
+        to 1-D arrays (read as :func:`dfbuffer.to_arrow` exports it).
     structs : {'object', 'flatten'}, optional
         ``'flatten'`` lists the leaves of Arrow struct columns, named
         ``parent.child``, as ``from_dataframe(..., structs='flatten')``
@@ -575,10 +579,13 @@ def schema(
     return dataclasses.replace(full, columns=tuple(by_name[n] for n in columns))
 
 
-def _schema_of(obj: DataFrameLike, structs: str) -> Schema:
+def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schema:
     """Every column of ``obj`` (see :func:`schema`)."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
+    from dfbuffer._to_arrow import as_frame, not_a_frame  # noqa: PLC0415
+
+    obj = as_frame(obj)
     if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (
         hasattr(obj, "__arrow_c_schema__") and not hasattr(obj, "column_names")
     ):
@@ -591,10 +598,8 @@ def _schema_of(obj: DataFrameLike, structs: str) -> Schema:
             return sch
     df = _ix_frame(obj)
     if df is None:
-        raise TypeError(
-            "schema() expects an Arrow PyCapsule producer, an object with "
-            f"__dataframe__ or an interchange DataFrame, got {type(obj).__name__}"
-        )
+        raise not_a_frame("schema", obj, "an Arrow PyCapsule producer, an object with "
+                          "__dataframe__, an interchange DataFrame or a mapping")
     md = df.metadata
     cols = tuple(
         _ix_column(str(name), df.get_column(i)) for i, name in enumerate(df.column_names())

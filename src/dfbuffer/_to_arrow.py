@@ -109,6 +109,24 @@ class ArrowExport:
                 f"{len(self._batches)} batches; {cols}>")
 
 
+def not_a_frame(func: str, obj: object, expects: str) -> TypeError:
+    """The TypeError of ``func`` for ``obj``, which it does not read: a lazy frame
+    (anything with ``.collect``: polars' or narwhals' LazyFrame) is told to collect."""
+    if hasattr(obj, "collect"):
+        return TypeError(
+            f"{func}() got a lazy frame ({type(obj).__name__}), which holds no data yet: "
+            "call .collect() on it first")
+    return TypeError(f"{func}() expects {expects}, got {type(obj).__name__}")
+
+
+def as_frame(obj: Any) -> Any:
+    """``obj``, or for a mapping of names to 1-D arrays (that is no Arrow producer) its
+    zero-copy Arrow export: how every function reads a mapping as a frame."""
+    if isinstance(obj, Mapping) and not _is_arrow(obj):
+        return _from_mapping(obj, None)
+    return obj
+
+
 def _is_arrow(obj: Any) -> bool:
     t = type(obj)
     return any(hasattr(t, a) for a in _ARROW_ATTRS)
@@ -501,7 +519,6 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
         return _from_arrow(obj, columns)
     df = obj.__dataframe__() if hasattr(obj, "__dataframe__") else obj
     if not hasattr(df, "get_column") or not hasattr(df, "column_names"):
-        raise TypeError(
-            "to_arrow() expects an Arrow PyCapsule producer, an object with "
-            f"__dataframe__, an interchange DataFrame or a mapping, got {type(obj).__name__}")
+        raise not_a_frame("to_arrow", obj, "an Arrow PyCapsule producer, an object with "
+                          "__dataframe__, an interchange DataFrame or a mapping")
     return _from_interchange(df, columns)
