@@ -10,6 +10,7 @@
 #include "buffer.h"
 #include "convert.h"
 #include "frame.h"
+#include "frame_source.h"
 #include "arrow.h"
 #include "ixwalk.h"
 #include "probe.h"
@@ -822,72 +823,76 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
     return result;
 }
 
-/* from_dataframe of `obj` (borrowed): a pandas frame, an Arrow producer
-   or an interchange DataFrame, only the columns `sel` selects (NULL: all).
-   Returns a new dict, or NULL with an exception set. */
+/* from_dataframe of pandas DataFrame `frame` (borrowed), only the columns
+   `sel` selects (NULL: all).  Returns a new dict, or NULL with an
+   exception set. */
+static PyObject *
+pandas_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
+               int pd_copy, dfb_colsel *sel)
+{
+    /* the frame is read (pandas_fast.c), never pandas' __dataframe__
+       buffers, which drop the slice offset of Arrow-backed columns
+       (P-26) */
+    if (sel != NULL && opts->structs_flatten) {
+        /* columns= may name struct leaves, which only the Arrow export
+           of the frame shows */
+        int arrow = dfb_arrow_is_producer(frame);
+        if (arrow != 0) {
+            return arrow == 1 ? dfb_arrow_from_dataframe_cols(st, frame, opts,
+                                                              pd_copy, sel)
+                              : NULL;
+        }
+    }
+    if (sel == NULL) {
+        return from_pandas_frame(st, frame, opts, pd_copy);
+    }
+    /* pandas selects (KeyError for a name) */
+    PyObject *lst = PySequence_List(sel->names);
+    PyObject *sub = lst ? PyObject_GetItem(frame, lst) : NULL;
+    Py_XDECREF(lst);
+    if (sub == NULL) {
+        return NULL;
+    }
+    PyObject *res = from_pandas_frame(st, sub, opts, pd_copy);
+    Py_DECREF(sub);
+    return res;
+}
+
+/* from_dataframe of `obj` (borrowed), read as the frame-source table says
+   (a pandas frame, an Arrow producer, an interchange DataFrame or a
+   mapping), only the columns `sel` selects (NULL: all).  Returns a new
+   dict, or NULL with an exception set. */
 static PyObject *
 frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
               int allow_copy, dfb_colsel *sel)
 {
-    /* A pandas DataFrame, or pandas' interchange object over one: the
-       frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
-       which drop the slice offset of Arrow-backed columns (P-26). */
-    int pd_copy = allow_copy;
-    PyObject *frame = dfb_pandas_frame_behind(obj, &pd_copy);
-    if (frame != NULL && sel != NULL && opts->structs_flatten) {
-        /* columns= may name struct leaves, which only the Arrow export
-           of the frame shows */
-        int arrow = dfb_arrow_is_producer(frame);
-        PyObject *res = arrow == 1 ? dfb_arrow_from_dataframe_cols(
-                                         st, frame, opts, pd_copy, sel)
-                                   : NULL;
-        if (arrow != 0) {
-            Py_DECREF(frame);
-            return res;
-        }
-    }
-    if (frame != NULL) {
-        if (sel != NULL) { /* pandas selects (KeyError for a name) */
-            PyObject *lst = PySequence_List(sel->names);
-            Py_SETREF(frame, lst ? PyObject_GetItem(frame, lst) : NULL);
-            Py_XDECREF(lst);
-            if (frame == NULL) {
-                return NULL;
-            }
-        }
-        PyObject *pdres = from_pandas_frame(st, frame, opts, pd_copy);
-        Py_DECREF(frame);
-        return pdres;
-    }
-    if (PyErr_Occurred()) {
+    /* the frame-source table (frame.c) decides how obj is read */
+    dfb_frame_source src;
+    if (dfb_frame_source_of(st, obj, allow_copy, &src) < 0) {
         return NULL;
     }
-    /* A library object that speaks the Arrow PyCapsule interface is read
-       through it (as pandas 3's own from_dataframe does): Arrow states its
-       offsets and buffers exactly, where producers' __dataframe__ have known
-       bugs.  Interchange DataFrame objects have no __arrow_c_* methods and
-       take the protocol. */
-    int r = dfb_arrow_is_producer(obj);
-    if (r < 0) {
-        return NULL;
+    PyObject *res = NULL;
+    switch (src.kind) {
+        case DFB_SRC_PANDAS:
+            res = pandas_to_dict(st, src.frame, opts, src.allow_copy, sel);
+            break;
+        case DFB_SRC_ARROW:
+            res = series_named(st, obj,
+                               dfb_arrow_from_dataframe_cols(
+                                   st, obj, opts, src.allow_copy, sel));
+            break;
+        case DFB_SRC_INTERCHANGE:
+            /* steals the interchange DataFrame */
+            return ix_frame_to_dict(st, src.frame, opts, src.allow_copy, sel);
+        case DFB_SRC_MAPPING:
+            res = mapping_to_dict(st, obj, opts, src.allow_copy, sel);
+            break;
+        default:
+            dfb_not_a_frame_error("from_dataframe", obj);
+            break;
     }
-    if (r == 1) {
-        return series_named(
-            st, obj,
-            dfb_arrow_from_dataframe_cols(st, obj, opts, allow_copy, sel));
-    }
-    PyObject *df = dfb_ix_frame(st, obj, allow_copy);
-    if (df != NULL) {
-        return ix_frame_to_dict(st, df, opts, allow_copy, sel);
-    }
-    if (PyErr_Occurred()) {
-        return NULL;
-    }
-    r = dfb_is_mapping(obj);
-    if (r != 0) {
-        return r < 0 ? NULL : mapping_to_dict(st, obj, opts, allow_copy, sel);
-    }
-    return dfb_not_a_frame_error("from_dataframe", obj);
+    Py_XDECREF(src.frame);
+    return res;
 }
 
 /* from_dataframe(obj, *, nulls="mask", copy=None, ...). */
@@ -932,7 +937,41 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     return dfb_result_finish(st, res, &opts);
 }
 
+PyDoc_STRVAR(
+    frame_source_doc,
+    "_frame_source(obj, allow_copy=True, /)\n--\n\n"
+    "Private: the frame-source table's answer for obj, (kind, frame,\n"
+    "allow_copy): kind one of 'pandas', 'arrow', 'interchange',\n"
+    "'mapping', 'schema', 'none'; frame what to read (None for "
+    "'none').");
+
+/* _frame_source(obj, allow_copy=True, /).  Returns a new tuple, or NULL
+   with an exception set. */
+static PyObject *
+frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_frame_source() takes 1 or 2 arguments");
+        return NULL;
+    }
+    int allow_copy = 1;
+    if (nargs == 2 && dfb_parse_flag(args[1], &allow_copy) < 0) {
+        return NULL;
+    }
+    dfb_frame_source src;
+    if (dfb_frame_source_of(dfb_state_from_module(module), args[0], allow_copy,
+                            &src) < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("(sNO)", dfb_frame_kind_name(src.kind),
+                         src.frame != NULL ? src.frame : Py_NewRef(Py_None),
+                         src.allow_copy ? Py_True : Py_False);
+}
+
 PyMethodDef dfb_convert_methods[] = {
+    {"_frame_source", (PyCFunction)(void (*)(void))frame_source_py,
+     METH_FASTCALL, frame_source_doc},
     {"buffer_to_ndarray", (PyCFunction)(void (*)(void))buffer_to_ndarray,
      METH_FASTCALL | METH_KEYWORDS, buffer_to_ndarray_doc},
     {"column_to_ndarray", (PyCFunction)(void (*)(void))column_to_ndarray,

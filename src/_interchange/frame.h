@@ -67,19 +67,6 @@ int
 dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                          int flatten, dfb_frame *out);
 
-/* Returns 1 if `obj` is a mapping (a dict, or a collections.abc.Mapping)
-   that the converting functions read as a frame of named columns, 0 if
-   not, -1 with an exception set. */
-int
-dfb_is_mapping(PyObject *obj);
-
-/* Sets the TypeError of function `func` for `obj`, which is no frame it
-   reads; a lazy frame (an object with .collect, polars' or narwhals'
-   LazyFrame) is told to be collected first (an error of reading its
-   .collect other than AttributeError is kept instead).  Returns NULL. */
-PyObject *
-dfb_not_a_frame_error(const char *func, PyObject *obj);
-
 /* Module-level functions of matrix.c (to_matrix), added by module init. */
 extern PyMethodDef dfb_matrix_methods[];
 

@@ -13,6 +13,7 @@
 #include "arrow.h"
 #include "convert.h"
 #include "frame.h"
+#include "frame_source.h"
 #include "matrix.h"
 #include "mem.h"
 #include "types.h"
@@ -506,39 +507,51 @@ parse_threads(PyObject *o, int *out)
     return 0;
 }
 
-/* Describes the selected columns (`o_cols`) of `obj` into `fr`: a pandas
-   frame from its blocks (*pd_strides then set), an Arrow producer (*own: a
-   new list of a pandas frame's own column names, or NULL), or interchange
-   objects; `flatten`: an Arrow producer's struct columns as their leaves.
-   Returns 0, or -1 with an exception set (TypeError for any other object,
-   or naming an unsupported column). */
+/* Describes the selected columns (`o_cols`) of `obj`, a frame of kind
+   `kind` (the frame-source table's answer), into `fr`: a pandas frame from
+   its blocks (*pd_strides then set) or else through Arrow, an Arrow
+   producer (*own: a new list of a pandas frame's own column names, or
+   NULL), or an interchange DataFrame; `flatten`: an Arrow producer's
+   struct columns as their leaves.  Returns 0, or -1 with an exception set
+   (TypeError for any other kind, or naming an unsupported column). */
 static int
-describe_frame(dfb_state *st, PyObject *obj, PyObject *o_cols, int flatten,
-               dfb_frame *fr, int64_t **pd_strides, PyObject **own)
+describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
+               PyObject *o_cols, int flatten, dfb_frame *fr,
+               int64_t **pd_strides, PyObject **own)
 {
-    int r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides);
-    if (r == 0) {
-        return 0;
-    }
-    if (r == 1) {
-        r = dfb_arrow_is_producer(obj);
-    }
-    if (r == 1 && (o_cols == NULL || o_cols == Py_None)) {
-        *own = dfb_matrix_pandas_columns(obj);
-        if (*own == NULL && PyErr_Occurred()) {
-            r = -1;
-        }
-    }
-    if (r == 1) {
-        r = dfb_arrow_describe_frame(st, obj, *own != NULL ? *own : o_cols,
-                                     flatten, fr);
-    }
-    else if (r == 0) {
-        r = dfb_ix_describe_frame(st, obj, o_cols, fr);
-        if (r == 1) {
+    int r;
+    switch (kind) {
+        case DFB_SRC_PANDAS:
+            r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides);
+            if (r != 1) {
+                break;
+            }
+            /* columns the blocks do not serve: the frame's Arrow export */
+            /* fall through */
+        case DFB_SRC_ARROW:
+            r = 0;
+            if (o_cols == NULL || o_cols == Py_None) {
+                *own = dfb_matrix_pandas_columns(obj);
+                if (*own == NULL && PyErr_Occurred()) {
+                    r = -1;
+                }
+            }
+            if (r == 0) {
+                r = dfb_arrow_describe_frame(
+                    st, obj, *own != NULL ? *own : o_cols, flatten, fr);
+            }
+            break;
+        case DFB_SRC_INTERCHANGE:
+            r = dfb_ix_describe_frame(st, obj, o_cols, fr);
+            if (r == 1) {
+                dfb_not_a_frame_error("to_matrix", obj);
+                r = -1;
+            }
+            break;
+        default:
             dfb_not_a_frame_error("to_matrix", obj);
             r = -1;
-        }
+            break;
     }
     if (r < 0) {
         unsupported_to_type_error();
@@ -770,8 +783,8 @@ decimals_to_float(dfb_frame *fr)
    threads=None, decimals=, structs=, copy=None).  Returns a new array
    (MaskedArray for nulls="mask"), or NULL with an exception set. */
 static PyObject *
-to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-          PyObject *kwnames)
+to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
+          Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const kw[] = {
         "obj",     "dtype",    "order",   "nulls", "columns",
@@ -819,7 +832,8 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int64_t nrows = -1;
     PyObject *res = NULL, *own = NULL;
     int64_t *pd_strides = NULL;
-    if (describe_frame(st, obj, o_cols, flatten, &fr, &pd_strides, &own) < 0 ||
+    if (describe_frame(st, obj, kind, o_cols, flatten, &fr, &pd_strides,
+                       &own) < 0 ||
         (dec && decimals_to_float(&fr) < 0)) {
         goto done;
     }
@@ -863,48 +877,49 @@ done:
     return res;
 }
 
-/* to_matrix's entry: pandas' interchange object is read through the
-   pandas frame behind it (its own buffers drop the slice offset of
-   Arrow-backed columns, P-26); everything else as it is.  Returns what
-   to_matrix returns. */
+/* to_matrix's entry: the frame-source table (frame.c) says how the
+   frame is read; the call goes on with the object to read in place of
+   the first argument: the pandas frame behind pandas' interchange object
+   (its own buffers drop the slice offset of Arrow-backed columns, P-26),
+   the interchange DataFrame of an object with __dataframe__, the Arrow
+   export of a mapping (to_arrow, zero-copy).  Returns what to_matrix
+   returns. */
 static PyObject *
 to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames)
 {
-    int unused = 1;
-    PyObject *frame =
-        nargs >= 1 ? dfb_pandas_frame_behind(args[0], &unused) : NULL;
-    if (frame == NULL && PyErr_Occurred()) {
+    if (nargs < 1) { /* the parser's TypeError */
+        return to_matrix(module, DFB_SRC_NONE, args, nargs, kwnames);
+    }
+    dfb_frame_source src;
+    if (dfb_frame_source_of(dfb_state_from_module(module), args[0], 1, &src) <
+        0) {
         return NULL;
     }
-    int is_map = frame == NULL && nargs >= 1 ? dfb_is_mapping(args[0]) : 0;
-    if (is_map < 0) {
-        return NULL;
-    }
-    if (is_map) {
-        /* a mapping of arrays: read through its Arrow export (to_arrow,
-           zero-copy), as every other function reads one */
+    if (src.kind == DFB_SRC_MAPPING) {
         PyObject *fn = dfb_import_attr("dfbuffer._to_arrow", "to_arrow");
-        frame = fn == NULL ? NULL : PyObject_CallOneArg(fn, args[0]);
+        Py_SETREF(src.frame,
+                  fn == NULL ? NULL : PyObject_CallOneArg(fn, args[0]));
         Py_XDECREF(fn);
-        if (frame == NULL) {
+        if (src.frame == NULL) {
             return NULL;
         }
+        src.kind = DFB_SRC_ARROW;
     }
-    if (frame == NULL) {
-        return to_matrix(module, args, nargs, kwnames);
+    if (src.frame == NULL) {
+        return to_matrix(module, src.kind, args, nargs, kwnames);
     }
     Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
     PyObject **copy = PyMem_Malloc((size_t)n * sizeof(PyObject *));
     if (copy == NULL) {
-        Py_DECREF(frame);
+        Py_DECREF(src.frame);
         return PyErr_NoMemory();
     }
     dfb_memcpy(copy, args, (size_t)n * sizeof(PyObject *));
-    copy[0] = frame;
-    PyObject *res = to_matrix(module, copy, nargs, kwnames);
+    copy[0] = src.frame;
+    PyObject *res = to_matrix(module, src.kind, copy, nargs, kwnames);
     PyMem_Free(copy);
-    Py_DECREF(frame);
+    Py_DECREF(src.frame);
     return res;
 }
 

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from dfbuffer import testing as testing
-    from dfbuffer._arrow_interchange import _ArrowDataFrame
-    from dfbuffer._to_arrow import ArrowExport
+    from dfbuffer._arrow_interchange import InterchangeView as InterchangeView
+    from dfbuffer._to_arrow import ArrowExport as ArrowExport
     from dfbuffer._typing import ArrowArrayExportable as ArrowArrayExportable
     from dfbuffer._typing import ArrowDeviceArrayExportable as ArrowDeviceArrayExportable
     from dfbuffer._typing import ArrowDeviceStreamExportable as ArrowDeviceStreamExportable
@@ -44,12 +44,14 @@ if TYPE_CHECKING:
     from dfbuffer._typing import SupportsInterchange as SupportsInterchange
 
 __all__ = [
+    "ArrowExport",
     "Buffer",
     "CategoricalCodes",
     "ColumnNullType",
     "ColumnSchema",
     "DeviceType",
     "DtypeKind",
+    "InterchangeView",
     "NativeFormat",
     "Schema",
     "__version__",
@@ -65,6 +67,11 @@ __all__ = [
 
 # submodules that `import dfbuffer` does not load: reached as attributes on first use
 _LAZY_SUBMODULES = ("testing",)
+# classes of modules that `import dfbuffer` does not load, likewise
+_LAZY_CLASSES = {
+    "ArrowExport": "dfbuffer._to_arrow",
+    "InterchangeView": "dfbuffer._arrow_interchange",
+}
 
 
 def __dir__() -> list[str]:
@@ -74,10 +81,12 @@ def __dir__() -> list[str]:
 if not TYPE_CHECKING:  # for type checkers, `testing` is the import above
 
     def __getattr__(name: str) -> object:
-        if name in _LAZY_SUBMODULES:
-            import importlib
+        import importlib
 
+        if name in _LAZY_SUBMODULES:
             return importlib.import_module(f"{__name__}.{name}")
+        if name in _LAZY_CLASSES:
+            return getattr(importlib.import_module(_LAZY_CLASSES[name]), name)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -115,7 +124,7 @@ def to_interchange(
     allow_copy: bool = True,
     columns: "Sequence[str] | None" = None,
     on_unsupported: "Literal['raise', 'skip']" = "raise",
-) -> "_ArrowDataFrame":
+) -> "InterchangeView":
     """Return a DataFrame interchange protocol object over an Arrow PyCapsule producer.
 
     ``obj`` is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a pyarrow
@@ -148,8 +157,9 @@ def to_interchange(
 
     Returns
     -------
-    interchange DataFrame
-        An object with ``__dataframe__``, ``column_names()``, ``get_column(i)``, ...
+    InterchangeView
+        An interchange DataFrame (``__dataframe__``, ``column_names()``,
+        ``get_column(i)``, ...), itself an Arrow PyCapsule producer.
 
     Raises
     ------
@@ -168,13 +178,16 @@ def to_interchange(
     [1, 2]
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
-    from dfbuffer._to_arrow import _is_arrow, as_frame, not_a_frame
+    from dfbuffer._to_arrow import frame_source, not_a_frame
 
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
-    obj = as_frame(obj)
-    if not _is_arrow(obj) and hasattr(obj, "collect"):
+    # the frame-source table decides how obj is read: through its Arrow export
+    kind, frame = frame_source(obj)
+    if kind == "none" and hasattr(obj, "collect"):
         raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer or a mapping")
+    if kind in ("arrow", "pandas"):
+        obj = frame
     ix = _to_interchange(obj, allow_copy=allow_copy)
     if columns is not None:
         ix = ix.select_columns_by_name(list(columns))

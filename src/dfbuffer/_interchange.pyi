@@ -294,6 +294,10 @@ def to_matrix(
     copy: Literal[True] | None = None,
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
+# Private: the frame-source table's answer (src/_interchange/frame.c): (kind, frame,
+# allow_copy), kind one of "pandas", "arrow", "interchange", "mapping", "schema", "none".
+def _frame_source(obj: object, allow_copy: bool = True, /) -> tuple[str, Any, bool]: ...
+
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,
 # chunks), columns as (name, format, dictionary format, ordered, nullable), chunks one list of
 # per-column dicts per record batch.

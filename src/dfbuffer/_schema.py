@@ -134,6 +134,13 @@ class ColumnSchema:
     byte_width: int | None = None
     values: ColumnSchema | None = None
 
+    def __repr__(self) -> str:
+        """One line: the name, the type as :class:`Schema` prints it, the null count when
+        known, e.g. ``ColumnSchema('t': datetime[us, tz=UTC], nulls=0)``; every field is
+        an attribute."""
+        count = "" if self.null_count is None else f", nulls={self.null_count}"
+        return f"ColumnSchema({self.name!r}: {_type_string(self)}{count})"
+
 
 class _Names(list[str]):
     """The column names: a list, also callable as the method ``names()`` once was."""
@@ -583,20 +590,23 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     """Every column of ``obj`` (see :func:`schema`)."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
-    from dfbuffer._to_arrow import as_frame, not_a_frame  # noqa: PLC0415
+    from dfbuffer._to_arrow import frame_source, not_a_frame  # noqa: PLC0415
 
-    obj = as_frame(obj)
-    if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (
-        hasattr(obj, "__arrow_c_schema__") and not hasattr(obj, "column_names")
-    ):
-        desc = _arrow_schema(obj)
+    # the frame-source table (src/_interchange/frame.c) decides how obj is read
+    kind, frame = frame_source(obj)
+    if kind == "pandas" and frame is not obj:
+        # pandas' interchange object: described as the object it is (its null
+        # representation, null counts), not as the frame behind it
+        kind, frame = "interchange", obj.__dataframe__() if hasattr(obj, "__dataframe__") else obj
+    if kind in ("pandas", "arrow", "schema"):
+        desc = _arrow_schema(frame)
         if desc is not None:
             sch = _series_named(obj, _arrow_schema_of(desc))
             if structs == "flatten":
                 cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
                 sch = Schema(cols, sch.metadata, sch.source, sch.index_columns)
             return sch
-    df = _ix_frame(obj)
+    df = frame if kind == "interchange" else _ix_frame(obj) if kind != "none" else None
     if df is None:
         raise not_a_frame("schema", obj, "an Arrow PyCapsule producer, an object with "
                           "__dataframe__, an interchange DataFrame or a mapping")

@@ -34,7 +34,7 @@ from dfbuffer._interchange import (
     _arrow_nodes,
     _arrow_table_schema,
     _arrow_table_stream,
-    _pandas_frame,
+    _frame_source,
 )
 
 __all__ = ["ArrowExport", "to_arrow"]
@@ -57,6 +57,22 @@ class ArrowExport:
     Made by :func:`dfbuffer.to_arrow`; it holds the buffers (and through them
     the producers' memory) and hands out new Arrow structs over them on every
     ``__arrow_c_stream__`` call, so it can be read any number of times.
+
+    Parameters
+    ----------
+    fields, batches : tuple
+        Private: what ``to_arrow`` built. Make one with :func:`dfbuffer.to_arrow`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> import dfbuffer
+    >>> exp = dfbuffer.to_arrow({"x": np.arange(3.0)})
+    >>> exp
+    <dfbuffer.ArrowExport 3 rows, 1 batches; x: float64>
+    >>> pa.table(exp).column("x").to_pylist()
+    [0.0, 1.0, 2.0]
     """
 
     __slots__ = ("_batches", "_fields", "__weakref__")
@@ -104,7 +120,12 @@ class ArrowExport:
         return to_matrix(self, dtype=dtype)
 
     def __repr__(self) -> str:
-        cols = ", ".join(f"{f[0]}: {f[1]}" for f in self._fields)
+        from dfbuffer._schema import _type_string, schema  # noqa: PLC0415
+
+        try:
+            cols = ", ".join(f"{c.name}: {_type_string(c)}" for c in schema(self).columns)
+        except Exception:  # noqa: BLE001 - a repr never raises
+            cols = ", ".join(f"{f[0]}: {f[1]}" for f in self._fields)
         return (f"<dfbuffer.ArrowExport {self.num_rows} rows, "
                 f"{len(self._batches)} batches; {cols}>")
 
@@ -119,12 +140,14 @@ def not_a_frame(func: str, obj: object, expects: str) -> TypeError:
     return TypeError(f"{func}() expects {expects}, got {type(obj).__name__}")
 
 
-def as_frame(obj: Any) -> Any:
-    """``obj``, or for a mapping of names to 1-D arrays (that is no Arrow producer) its
-    zero-copy Arrow export: how every function reads a mapping as a frame."""
-    if isinstance(obj, Mapping) and not _is_arrow(obj):
-        return _from_mapping(obj, None)
-    return obj
+def frame_source(obj: Any) -> tuple[str, Any]:
+    """The frame-source table's answer for ``obj`` (``_frame_source``), a mapping of
+    arrays given as its zero-copy Arrow export: ``(kind, frame)``, kind one of "pandas",
+    "arrow", "interchange", "schema", "none"."""
+    kind, frame, _ = _frame_source(obj)
+    if kind == "mapping":
+        return "arrow", _from_mapping(obj, None)
+    return kind, frame
 
 
 def _is_arrow(obj: Any) -> bool:
@@ -500,25 +523,26 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
     :class:`dfbuffer.Buffer` objects (masked arrays give nulls).
     ``columns`` selects columns by name.
     """
-    if isinstance(obj, ArrowExport):
-        if columns is None:
-            return obj
-        keep = _select(obj.column_names, columns)
-        return ArrowExport(tuple(obj._fields[i] for i in keep),
-                           tuple((n, tuple(c[i] for i in keep)) for n, c in obj._batches))
-    from dfbuffer._arrow_interchange import _ArrowDataFrame  # noqa: PLC0415
+    # the frame-source table (src/_interchange/frame.c) decides how obj is read
+    kind, frame, _ = _frame_source(obj)
+    if kind == "pandas":
+        return _from_pandas(frame, columns)
+    if kind == "arrow":
+        # dfbuffer's own producers are read from what they hold
+        if isinstance(obj, ArrowExport):
+            if columns is None:
+                return obj
+            keep = _select(obj.column_names, columns)
+            return ArrowExport(tuple(obj._fields[i] for i in keep),
+                               tuple((n, tuple(c[i] for i in keep)) for n, c in obj._batches))
+        from dfbuffer._arrow_interchange import InterchangeView  # noqa: PLC0415
 
-    if isinstance(obj, _ArrowDataFrame):
-        return _from_view(obj, columns)
-    behind = _pandas_frame(obj)
-    if behind is not None:
-        return _from_pandas(behind[0], columns)
-    if isinstance(obj, Mapping) and not _is_arrow(obj):
-        return _from_mapping(obj, columns)
-    if _is_arrow(obj):
+        if isinstance(obj, InterchangeView):
+            return _from_view(obj, columns)
         return _from_arrow(obj, columns)
-    df = obj.__dataframe__() if hasattr(obj, "__dataframe__") else obj
-    if not hasattr(df, "get_column") or not hasattr(df, "column_names"):
-        raise not_a_frame("to_arrow", obj, "an Arrow PyCapsule producer, an object with "
-                          "__dataframe__, an interchange DataFrame or a mapping")
-    return _from_interchange(df, columns)
+    if kind == "mapping":
+        return _from_mapping(obj, columns)
+    if kind == "interchange":
+        return _from_interchange(frame, columns)
+    raise not_a_frame("to_arrow", obj, "an Arrow PyCapsule producer, an object with "
+                      "__dataframe__, an interchange DataFrame or a mapping")
