@@ -322,3 +322,40 @@ def test_to_arrow_positional_columns_is_deprecated():
     assert old.column_names == new.column_names == ["b"]
     with pytest.raises(TypeError, match="one positional argument"):
         dfbuffer.to_arrow(t, ["a"], columns=["b"])
+
+
+# ---- on_unsupported= of to_matrix -------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [lambda d: d, pl.from_pandas, pa.Table.from_pandas],
+                         ids=["pandas", "polars", "pyarrow"])
+def test_to_matrix_skips_the_columns_it_does_not_take(make):
+    df = pd.DataFrame({"a": [1, 2], "s": ["x", "y"], "t": pd.to_datetime(["2020", "2021"]),
+                       "f": [0.5, 1.5]})
+    src = make(df)
+    with pytest.raises(TypeError, match="column 's'"):
+        dfbuffer.to_matrix(src)
+    m = dfbuffer.to_matrix(src, on_unsupported="skip")
+    np.testing.assert_array_equal(m, [[1.0, 0.5], [2.0, 1.5]])
+    assert dfbuffer.to_matrix(src, on_unsupported="skip", columns=["f", "s"]).tolist() == [
+        [0.5], [1.5]]
+    with pytest.raises(KeyError):
+        dfbuffer.to_matrix(src, on_unsupported="skip", columns=["nope"])
+    with pytest.raises(ValueError, match="on_unsupported"):
+        dfbuffer.to_matrix(src, on_unsupported="drop")
+
+
+def test_to_matrix_skip_follows_the_rule_of_dtype_and_decimals():
+    t = pa.table({"c": pa.array(["a", "b"]).dictionary_encode(), "i": [1, 2],
+                  "d": pa.array([1, 2], pa.decimal128(5, 1))})
+    assert dfbuffer.to_matrix(t, on_unsupported="skip").tolist() == [[1], [2]]
+    # categoricals give their codes with a dtype; decimals with decimals="float64"
+    assert dfbuffer.to_matrix(t, on_unsupported="skip", dtype=np.int8).tolist() == [
+        [0, 1], [1, 2]]
+    assert dfbuffer.to_matrix(t, on_unsupported="skip", decimals="float64").tolist() == [
+        [1.0, 1.0], [2.0, 2.0]]
+
+
+def test_mapping_column_errors_of_to_arrow_name_the_column():
+    with pytest.raises(TypeError, match="column 's'"):
+        dfbuffer.to_matrix({"a": np.arange(2), "s": np.array(["x", "y"], dtype=object)})

@@ -303,7 +303,7 @@ PyDoc_STRVAR(
     to_matrix_doc,
     "to_matrix(obj, *, dtype=None, order='C', nulls='fill', columns=None, "
     "threads=None,\n          decimals='decimal', structs='object', "
-    "copy=None)\n--\n\n"
+    "copy=None, on_unsupported='raise')\n--\n\n"
     "Copy the columns of a dataframe into one 2-D NumPy array (rows x "
     "columns).\n\n"
     "obj is anything from_dataframe accepts.  dtype=None promotes the "
@@ -354,6 +354,11 @@ PyDoc_STRVAR(
     "copy : bool or None, optional\n"
     "    None or True (the result is always new memory); False raises\n"
     "    RuntimeError.\n"
+    "on_unsupported : {'raise', 'skip'}, optional\n"
+    "    A column of a type to_matrix does not take raises TypeError\n"
+    "    (default), or is left out ('skip'; decided from the schema: bool,\n"
+    "    integer and float columns, categoricals with a dtype, decimals with\n"
+    "    decimals='float64').\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -762,6 +767,26 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
     return res;
 }
 
+/* on_unsupported="skip": the names of the columns of `obj` (of `o_cols`,
+   NULL/None: all) that to_matrix takes by its rule, read from the schema
+   (dfbuffer._schema._matrix_columns; no data read).  Returns a new list,
+   or NULL with an exception set. */
+static PyObject *
+matrix_columns(PyObject *obj, PyObject *o_cols, int flatten, int dtype_given,
+               int dec)
+{
+    PyObject *fn = dfb_import_attr("dfbuffer._schema", "_matrix_columns");
+    if (fn == NULL) {
+        return NULL;
+    }
+    PyObject *res = PyObject_CallFunction(
+        fn, "OOOOO", obj, o_cols != NULL ? o_cols : Py_None,
+        flatten ? Py_True : Py_False, dtype_given ? Py_True : Py_False,
+        dec ? Py_True : Py_False);
+    Py_DECREF(fn);
+    return res;
+}
+
 /* decimals="float64": every decimal chunk of `fr` becomes float64 (kept
    by fr->keep).  Returns 0, or -1 with an exception set. */
 static int
@@ -787,17 +812,21 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
           Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const kw[] = {
-        "obj",     "dtype",    "order",   "nulls", "columns",
-        "threads", "decimals", "structs", "copy",  NULL};
+        "obj",      "dtype",   "order", "nulls",          "columns", "threads",
+        "decimals", "structs", "copy",  "on_unsupported", NULL};
     static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
-    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[10] = {NULL, NULL, NULL, NULL, NULL,
+                       NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
     if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    const dfb_opt_args oa = {
-        .nulls = a[3], .decimals = a[6], .structs = a[7], .copy = a[8]};
+    const dfb_opt_args oa = {.nulls = a[3],
+                             .decimals = a[6],
+                             .structs = a[7],
+                             .copy = a[8],
+                             .on_unsupported = a[9]};
     dfb_opts opts;
     if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;
@@ -822,6 +851,15 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     if (order < 0 || parse_threads(a[5], &nthreads) < 0 ||
         parse_dtype(a[1], &dst, &descr) < 0) {
         return NULL;
+    }
+    PyObject *skip_cols = NULL; /* on_unsupported="skip": what is taken */
+    if (opts.skip_unsupported) {
+        skip_cols = matrix_columns(obj, o_cols, flatten, descr != NULL, dec);
+        if (skip_cols == NULL) {
+            Py_XDECREF(descr);
+            return NULL;
+        }
+        o_cols = skip_cols;
     }
 
     dfb_frame fr;
@@ -872,6 +910,7 @@ done:
     PyMem_Free(all);
     PyMem_Free(cols);
     Py_XDECREF(own);
+    Py_XDECREF(skip_cols);
     PyMem_Free(pd_strides);
     dfb_frame_clear(&fr);
     return res;

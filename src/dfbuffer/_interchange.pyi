@@ -240,6 +240,7 @@ def to_matrix(
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
     copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
@@ -253,6 +254,7 @@ def to_matrix(
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
     copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -266,6 +268,7 @@ def to_matrix(
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
     copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
 ) -> np.ndarray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
@@ -279,6 +282,7 @@ def to_matrix(
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
     copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -292,6 +296,7 @@ def to_matrix(
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
     copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
 # Private: the frame-source table's answer (src/_interchange/frame.c): (kind, frame,

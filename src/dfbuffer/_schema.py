@@ -615,3 +615,25 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
         _ix_column(str(name), df.get_column(i)) for i, name in enumerate(df.column_names())
     )
     return Schema(cols, dict(md) if isinstance(md, dict) else {}, "interchange")
+
+
+# the logical types to_matrix takes (nulls-only columns take no part in the dtype)
+_MATRIX_TYPES = frozenset({"int", "uint", "float", "bool", "null"})
+
+
+def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool) -> bool:
+    """Whether ``to_matrix`` takes column ``c`` (its documented rule: bool, integer and
+    float columns; categoricals only with a dtype; decimals with decimals="float64")."""
+    if c.type == "run_end" and c.values is not None:
+        return _matrix_takes(c.values, dtype_given, decimals_float)
+    return (c.type in _MATRIX_TYPES or (c.type == "categorical" and dtype_given)
+            or (c.type == "decimal" and decimals_float))
+
+
+def _matrix_columns(obj: Any, columns: Sequence[str] | None, flatten: bool,
+                    dtype_given: bool, decimals_float: bool) -> list[str]:
+    """The columns ``to_matrix(..., on_unsupported="skip")`` takes of ``obj``: those of
+    ``columns`` (default: all) that its rule takes, read from the schema (no data)."""
+    sch = schema(obj, structs="flatten" if flatten else "object",
+                 columns=None if columns is None else list(columns))
+    return [c.name for c in sch.columns if _matrix_takes(c, dtype_given, decimals_float)]

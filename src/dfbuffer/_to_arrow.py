@@ -467,7 +467,10 @@ def _mapping_column(name: str, value: Any) -> tuple[str, _Chunk]:
     if isinstance(value, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(value)
         value = np.ma.getdata(value)
-    buf = value if isinstance(value, Buffer) else Buffer.from_object(value)
+    try:
+        buf = value if isinstance(value, Buffer) else Buffer.from_object(value)
+    except (TypeError, ValueError, BufferError) as e:
+        raise type(e)(f"column {name!r}: {e}") from e
     if buf.ndim != 1:
         raise ValueError(f"column {name!r}: to_arrow takes 1-D columns, got {buf.ndim}-D")
     dt = buf.dtype
