@@ -119,3 +119,13 @@ def test_pandas_interchange_object_schema_describes_the_object():
 def test_nothing_readable_is_one_type_error(fn):
     with pytest.raises(TypeError, match=r"expects .*mapping.*got int"):
         fn(3)
+
+
+def test_a_duckdb_relation_is_an_arrow_source():
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("select 1.5::double as x, 1::bigint as i union all "
+                     "select 2.5::double, 2::bigint order by i")
+    assert _frame_source(rel)[0] == "arrow"
+    assert dfbuffer.from_dataframe(rel)["x"].tolist() == [1.5, 2.5]
+    assert dfbuffer.to_matrix(rel, on_unsupported="skip").tolist() == [[1.5, 1.0], [2.5, 2.0]]
+    assert dfbuffer.schema(rel).names == ["x", "i"]

@@ -352,8 +352,9 @@ fixed_list_mask(const dfb_nested_out *ch, PyArrayObject *rowmask,
     return 0;
 }
 
-/* Below a list (or with nulls='fill'), the values of a fixed-size list's
-   null rows are filled (NaN, NaT, None) in a copy, as the list rows show
+/* Below a list or a struct (or with nulls='fill'), the null values of a
+   fixed-size list (its null rows and its values' nulls) are filled (NaN,
+   NaT, None) in a copy, as the list rows and the struct's dicts show
    them.  Returns 0, or -1 with an exception. */
 static int
 fill_null_rows(const dfb_nested_ctx *cx, dfb_nested_out *out)
@@ -428,7 +429,7 @@ dfb_nested_fixed_list(const dfb_nested_ctx *cx, const arrow_node *nd,
             goto done;
         }
     }
-    if (out->rowmask != NULL && (cx->fill || cx->in_list) &&
+    if (out->mask != NULL && (cx->fill || cx->in_list) &&
         fill_null_rows(cx, out) < 0) {
         goto done;
     }

@@ -94,8 +94,12 @@ dfb_nested_struct(const dfb_nested_ctx *cx, const arrow_node *nd,
     if (outs == NULL) {
         return -1;
     }
+    /* the fields are read row by row into dicts, which hold no mask: they
+       are converted as a list's values are, nulls filled */
+    dfb_nested_ctx sub = *cx;
+    sub.in_list = 1;
     if (dfb_nested_validity(nd, &out->rowmask) < 0 ||
-        convert_children(cx, nd, nf, nd->offset, n, outs) < 0 ||
+        convert_children(&sub, nd, nf, nd->offset, n, outs) < 0 ||
         (names = field_names(nd->schema)) == NULL ||
         (out->values = dfb_nested_objects(n)) == NULL) {
         goto done;

@@ -28,8 +28,9 @@ typedef struct dfb_nested_ctx_ {
     ref_list *refs;   /* the Buffers and arrays the leaves' descriptions
                          made */
     int fill;         /* 1: nulls='fill' */
-    int in_list;      /* 1: below a list, whose rows are views of filled
-                         values (NaN, NaT, None where null) */
+    int in_list;      /* 1: below a list or a struct, whose rows are
+                         views of filled values (NaN, NaT, None where
+                         null) */
     int allow_copy;   /* passed to the leaves of fixed-size lists */
     const char *name; /* the column, in messages */
     /* converts a child node: dfb_nested_node (the kernels call it through
