@@ -165,6 +165,7 @@ _FrameLike: TypeAlias = DataFrameLike | Mapping[str, object]
 _ScalarT = TypeVar("_ScalarT", bound=np.generic)
 # an array from the converters: a plain ndarray, or a numpy.ma.MaskedArray (a subclass)
 _Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
+_Masked: TypeAlias = np.ma.MaskedArray[Any, np.dtype[Any]]
 
 def buffer_to_ndarray(
     buffer: _InterchangeBuffer,
@@ -175,6 +176,17 @@ def buffer_to_ndarray(
 ) -> np.ndarray[Any, Any]: ...
 # The return types follow categorical=: "codes" may give CategoricalCodes; strings= changes
 # only the dtype of string columns.  nulls="mask" may give numpy.ma.MaskedArray (an ndarray).
+@overload
+def column_to_ndarray(
+    column: object,
+    *,
+    nulls: Literal["always_mask"],
+    categorical: Literal["decode"] = "decode",
+    strings: _StringsMode = "object",
+    decimals: _DecimalsMode = "decimal",
+    copy: bool | None = None,
+    allow_copy: bool = True,
+) -> _Masked: ...
 @overload
 def column_to_ndarray(
     column: object,
@@ -197,6 +209,20 @@ def column_to_ndarray(
     copy: bool | None = None,
     allow_copy: bool = True,
 ) -> _Array | CategoricalCodes: ...
+@overload
+def from_dataframe(
+    obj: _FrameLike,
+    *,
+    nulls: Literal["always_mask"],
+    allow_copy: bool = True,
+    categorical: Literal["decode"] = "decode",
+    strings: _StringsMode = "object",
+    structs: Literal["object", "flatten"] = "object",
+    decimals: _DecimalsMode = "decimal",
+    on_unsupported: Literal["raise", "skip"] = "raise",
+    columns: Sequence[str] | None = None,
+    copy: bool | None = None,
+) -> dict[str, _Masked]: ...
 @overload
 def from_dataframe(
     obj: _FrameLike,

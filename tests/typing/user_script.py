@@ -53,6 +53,9 @@ def main() -> None:
 
     arrays = dfbuffer.from_dataframe({"a": np.arange(3.0)}, copy=True)  # a mapping is a frame
     assert arrays["a"].flags.writeable
+    # nulls="always_mask": a MaskedArray for every column, typed as one
+    masks = dfbuffer.from_dataframe(df, columns=["x"], nulls="always_mask")
+    assert not masks["x"].mask.any()
 
     masked = dfbuffer.to_matrix(pl.DataFrame({"x": [1.0, None]}), nulls="mask")
     assert int(masked.mask.sum()) == 1
