@@ -129,3 +129,50 @@ def test_a_duckdb_relation_is_an_arrow_source():
     assert dfbuffer.from_dataframe(rel)["x"].tolist() == [1.5, 2.5]
     assert dfbuffer.to_matrix(rel, on_unsupported="skip").tolist() == [[1.5, 1.0], [2.5, 2.0]]
     assert dfbuffer.schema(rel).names == ["x", "i"]
+
+
+class _OddColumn:
+    """An interchange column of a width no Arrow type has (a 128-bit float)."""
+
+    def __init__(self, col):
+        self._col = col
+
+    def __getattr__(self, name):
+        return getattr(self._col, name)
+
+    @property
+    def dtype(self):
+        return (dfbuffer.DtypeKind.FLOAT, 128, "g", "=")
+
+    def get_chunks(self, n_chunks=None):
+        return [self]
+
+
+class _OddFrame:
+    """A pure interchange DataFrame (no Arrow) with one such column, "odd"."""
+
+    def __init__(self):
+        self._df = pa.table({"a": [1, 2], "odd": [3, 4]}).__dataframe__()
+
+    def __dataframe__(self, nan_as_null=False, allow_copy=True):
+        return self
+
+    def __getattr__(self, name):
+        return getattr(self._df, name)
+
+    def get_column(self, i):
+        col = self._df.get_column(i)
+        return _OddColumn(col) if i == 1 else col
+
+    def get_chunks(self, n_chunks=None):
+        return [self]
+
+
+def test_to_arrow_on_unsupported_skips_interchange_columns():
+    assert _frame_source(_OddFrame())[0] == "interchange"
+    with pytest.raises(NotImplementedError, match="column 'odd'"):
+        dfbuffer.to_arrow(_OddFrame())
+    t = pa.table(dfbuffer.to_arrow(_OddFrame(), on_unsupported="skip"))
+    assert t.column_names == ["a"] and t.column("a").to_pylist() == [1, 2]
+    with pytest.raises(ValueError, match="on_unsupported"):
+        dfbuffer.to_arrow(_OddFrame(), on_unsupported="drop")

@@ -195,7 +195,10 @@ def to_interchange(
 
 
 def to_arrow(
-    obj: object, *args: "Sequence[str] | None", columns: "Sequence[str] | None" = None
+    obj: object,
+    *args: "Sequence[str] | None",
+    columns: "Sequence[str] | None" = None,
+    on_unsupported: "Literal['raise', 'skip']" = "raise",
 ) -> "ArrowExport":
     """Return an Arrow PyCapsule producer (``__arrow_c_stream__``, ``__arrow_c_schema__``)
     over the columns of any producer dfbuffer reads, zero-copy wherever the layout allows.
@@ -212,6 +215,10 @@ def to_arrow(
     columns : sequence of str, optional, keyword-only
         The columns to take, in this order (default: all). Giving it positionally is
         deprecated (DeprecationWarning): every argument after the first is keyword-only.
+    on_unsupported : {"raise", "skip"}, optional
+        ``"raise"`` (default): a column of an interchange source whose type has no Arrow
+        format here raises NotImplementedError naming it; ``"skip"`` leaves it out (an
+        Arrow producer's formats are all handed out, node for node).
 
     Returns
     -------
@@ -250,4 +257,4 @@ def to_arrow(
             stacklevel=2,
         )
         columns = args[0]
-    return _to_arrow(obj, columns)
+    return _to_arrow(obj, columns, on_unsupported)

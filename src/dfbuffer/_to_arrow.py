@@ -368,9 +368,26 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
     raise NotImplementedError(f"column {name!r}: interchange dtype {col.dtype!r}")
 
 
-def _from_interchange(df: Any, columns: Sequence[str] | None) -> ArrowExport:
+class _Unsupported(Exception):
+    """A column (by index) whose interchange type to_arrow has no Arrow format for."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+
+
+def _from_interchange(df: Any, columns: Sequence[str] | None,
+                      skip: bool = False) -> ArrowExport:
     names = [str(n) for n in df.column_names()]
     keep_idx = _select(names, columns)
+    while True:
+        try:
+            return _ix_export(df, names, keep_idx, skip)
+        except _Unsupported as e:  # skip: leave the column out, start again
+            keep_idx = [i for i in keep_idx if i != e.index]
+
+
+def _ix_export(df: Any, names: list[str], keep_idx: list[int], skip: bool) -> ArrowExport:
     nchunks = int(df.num_chunks())
     parts = list(df.get_chunks()) if nchunks > 1 else [df]
     fields: list[tuple[str, str, str | None, bool]] | None = None
@@ -385,7 +402,12 @@ def _from_interchange(df: Any, columns: Sequence[str] | None) -> ArrowExport:
             if len(sub) != 1:
                 raise NotImplementedError(
                     f"column {n!r}: columns chunked apart from their frame")
-            fmt, dfmt, chunk = _ix_chunk(sub[0], n, (part, df))
+            try:
+                fmt, dfmt, chunk = _ix_chunk(sub[0], n, (part, df))
+            except NotImplementedError:
+                if not skip:
+                    raise
+                raise _Unsupported(i) from None
             ordered = False
             if dfmt is not None:
                 ordered = bool(sub[0].describe_categorical.get("is_ordered", False))
@@ -514,7 +536,8 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None) -> Arr
     return ArrowExport(tuple(fields), ((length or 0, tuple(chunks)),))
 
 
-def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
+def to_arrow(obj: Any, columns: Sequence[str] | None = None,
+             on_unsupported: str = "raise") -> ArrowExport:
     """Return an Arrow PyCapsule producer (``__arrow_c_stream__``,
     ``__arrow_c_schema__``) over the columns of ``obj``, zero-copy wherever
     the layout allows, without importing pyarrow.
@@ -524,8 +547,12 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
     an interchange DataFrame (pandas' ones are read through the frame behind
     them), or a mapping of column names to 1-D arrays or
     :class:`dfbuffer.Buffer` objects (masked arrays give nulls).
-    ``columns`` selects columns by name.
+    ``columns`` selects columns by name. ``on_unsupported="skip"`` leaves out the
+    columns of an interchange source whose type has no Arrow format here (an Arrow
+    producer's formats are all handed out).
     """
+    if on_unsupported not in ("raise", "skip"):
+        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
     # the frame-source table (src/_interchange/frame.c) decides how obj is read
     kind, frame, _ = _frame_source(obj)
     if kind == "pandas":
@@ -546,6 +573,6 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
     if kind == "mapping":
         return _from_mapping(obj, columns)
     if kind == "interchange":
-        return _from_interchange(frame, columns)
+        return _from_interchange(frame, columns, on_unsupported == "skip")
     raise not_a_frame("to_arrow", obj, "an Arrow PyCapsule producer, an object with "
                       "__dataframe__, an interchange DataFrame or a mapping")
