@@ -27,12 +27,12 @@ from dfbuffer._version import version as __version__
 if TYPE_CHECKING:
     # typing-only names (src/dfbuffer/_typing.pyi has no module behind it): import them
     # under `if TYPE_CHECKING:` or in quoted annotations
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Literal
 
     from dfbuffer import testing as testing
-    from dfbuffer._arrow_interchange import _ArrowDataFrame
-    from dfbuffer._to_arrow import ArrowExport
+    from dfbuffer._arrow_interchange import InterchangeView as InterchangeView
+    from dfbuffer._to_arrow import ArrowExport as ArrowExport
     from dfbuffer._typing import ArrowArrayExportable as ArrowArrayExportable
     from dfbuffer._typing import ArrowDeviceArrayExportable as ArrowDeviceArrayExportable
     from dfbuffer._typing import ArrowDeviceStreamExportable as ArrowDeviceStreamExportable
@@ -44,12 +44,14 @@ if TYPE_CHECKING:
     from dfbuffer._typing import SupportsInterchange as SupportsInterchange
 
 __all__ = [
+    "ArrowExport",
     "Buffer",
     "CategoricalCodes",
     "ColumnNullType",
     "ColumnSchema",
     "DeviceType",
     "DtypeKind",
+    "InterchangeView",
     "NativeFormat",
     "Schema",
     "__version__",
@@ -65,6 +67,11 @@ __all__ = [
 
 # submodules that `import dfbuffer` does not load: reached as attributes on first use
 _LAZY_SUBMODULES = ("testing",)
+# classes of modules that `import dfbuffer` does not load, likewise
+_LAZY_CLASSES = {
+    "ArrowExport": "dfbuffer._to_arrow",
+    "InterchangeView": "dfbuffer._arrow_interchange",
+}
 
 
 def __dir__() -> list[str]:
@@ -74,10 +81,12 @@ def __dir__() -> list[str]:
 if not TYPE_CHECKING:  # for type checkers, `testing` is the import above
 
     def __getattr__(name: str) -> object:
-        if name in _LAZY_SUBMODULES:
-            import importlib
+        import importlib
 
+        if name in _LAZY_SUBMODULES:
             return importlib.import_module(f"{__name__}.{name}")
+        if name in _LAZY_CLASSES:
+            return getattr(importlib.import_module(_LAZY_CLASSES[name]), name)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -110,12 +119,12 @@ def get_include() -> str:
 
 
 def to_interchange(
-    obj: "ArrowExportable",
+    obj: "ArrowExportable | Mapping[str, object]",
     *,
     allow_copy: bool = True,
     columns: "Sequence[str] | None" = None,
     on_unsupported: "Literal['raise', 'skip']" = "raise",
-) -> "_ArrowDataFrame":
+) -> "InterchangeView":
     """Return a DataFrame interchange protocol object over an Arrow PyCapsule producer.
 
     ``obj`` is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a pyarrow
@@ -130,8 +139,10 @@ def to_interchange(
 
     Parameters
     ----------
-    obj : Arrow PyCapsule producer
-        A table, record batch or stream (or their device counterparts).
+    obj : Arrow PyCapsule producer or mapping
+        A table, record batch or stream (or their device counterparts), or a mapping of
+        column names to 1-D arrays or :class:`Buffer` objects (read through
+        :func:`to_arrow`, zero-copy).
     allow_copy : bool, optional
         False raises RuntimeError where the protocol needs a copy (default True).
     columns : sequence of str, optional
@@ -146,8 +157,9 @@ def to_interchange(
 
     Returns
     -------
-    interchange DataFrame
-        An object with ``__dataframe__``, ``column_names()``, ``get_column(i)``, ...
+    InterchangeView
+        An interchange DataFrame (``__dataframe__``, ``column_names()``,
+        ``get_column(i)``, ...), itself an Arrow PyCapsule producer.
 
     Raises
     ------
@@ -166,24 +178,35 @@ def to_interchange(
     [1, 2]
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
+    from dfbuffer._to_arrow import frame_source, not_a_frame
 
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
-    from dfbuffer._interchange import _pandas_frame
     from dfbuffer._to_arrow import _from_pandas
 
-    behind = _pandas_frame(obj)
-    if behind is not None and behind[0] is obj:
-        # a pandas frame: only the columns asked for are exported, and with
-        # "skip" those Arrow cannot hold (object, complex) are left out
-        obj = _from_pandas(obj, columns, skip=on_unsupported == "skip")
+    # the frame-source table decides how obj is read: through its Arrow export
+    kind, frame = frame_source(obj)
+    if kind == "none" and hasattr(obj, "collect"):
+        raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer or a mapping")
+    if kind == "pandas":
+        # a pandas frame (any index, every dtype): only the columns asked for
+        # are exported, and with "skip" those Arrow cannot hold (object,
+        # complex) are left out
+        obj = _from_pandas(frame, columns, skip=on_unsupported == "skip")
+    elif kind == "arrow":
+        obj = frame
     ix = _to_interchange(obj, allow_copy=allow_copy)
     if columns is not None:
         ix = ix.select_columns_by_name(list(columns))
     return ix._servable() if on_unsupported == "skip" else ix
 
 
-def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExport":
+def to_arrow(
+    obj: object,
+    *args: "Sequence[str] | None",
+    columns: "Sequence[str] | None" = None,
+    on_unsupported: "Literal['raise', 'skip']" = "raise",
+) -> "ArrowExport":
     """Return an Arrow PyCapsule producer (``__arrow_c_stream__``, ``__arrow_c_schema__``)
     over the columns of any producer dfbuffer reads, zero-copy wherever the layout allows.
 
@@ -196,8 +219,13 @@ def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExpor
     ----------
     obj : dataframe, interchange DataFrame or mapping
         The columns to export.
-    columns : sequence of str, optional
-        The columns to take, in this order (default: all).
+    columns : sequence of str, optional, keyword-only
+        The columns to take, in this order (default: all). Giving it positionally is
+        deprecated (DeprecationWarning): every argument after the first is keyword-only.
+    on_unsupported : {"raise", "skip"}, optional
+        ``"raise"`` (default): a column of an interchange source whose type has no Arrow
+        format here raises NotImplementedError naming it; ``"skip"`` leaves it out (an
+        Arrow producer's formats are all handed out, node for node).
 
     Returns
     -------
@@ -224,4 +252,16 @@ def to_arrow(obj: object, columns: "Sequence[str] | None" = None) -> "ArrowExpor
     """
     from dfbuffer._to_arrow import to_arrow as _to_arrow
 
-    return _to_arrow(obj, columns)
+    if args:
+        if len(args) > 1 or columns is not None:
+            raise TypeError("to_arrow() takes one positional argument (and columns=)")
+        import warnings
+
+        warnings.warn(
+            "to_arrow(obj, columns): columns given positionally is deprecated, "
+            "use to_arrow(obj, columns=...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        columns = args[0]
+    return _to_arrow(obj, columns, on_unsupported)

@@ -58,7 +58,7 @@ from dfbuffer._interchange import (
 )
 from dfbuffer._schema import _interchange_format
 
-__all__ = ["to_interchange"]
+__all__ = ["InterchangeView", "to_interchange"]
 
 _BOOL_BITS = (DtypeKind.BOOL, 1, "b", "=")
 
@@ -315,8 +315,31 @@ def _key(v: Any) -> tuple[str, Any]:
     return (type(v).__name__, v)
 
 
-class _ArrowDataFrame:
-    """An interchange-protocol DataFrame over an Arrow PyCapsule producer."""
+class InterchangeView:
+    """An interchange-protocol DataFrame over an Arrow PyCapsule producer: what
+    :func:`dfbuffer.to_interchange` returns.
+
+    It implements every method of the protocol (``__dataframe__``, ``column_names``,
+    ``get_column``, ``select_columns_by_name``, ...) and is itself an Arrow PyCapsule
+    producer (``__arrow_c_stream__``, ``__arrow_c_schema__``). Its buffers are
+    :class:`dfbuffer.Buffer` objects that keep the Arrow memory alive.
+
+    Parameters
+    ----------
+    columns, n_batches, allow_copy
+        Private: what ``to_interchange`` built. Make one with
+        :func:`dfbuffer.to_interchange`.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import dfbuffer
+    >>> ix = dfbuffer.to_interchange(pa.table({"x": [1, 2], "s": ["a", None]}))
+    >>> ix
+    <dfbuffer.InterchangeView 2 rows, 2 columns; x: int64, s: string>
+    >>> ix.get_column_by_name("s").null_count
+    1
+    """
 
     def __init__(self, columns: list[_ArrowColumn], n_batches: int,
                  allow_copy: bool) -> None:
@@ -325,7 +348,7 @@ class _ArrowDataFrame:
         self._allow_copy = allow_copy
         self._by_name: dict[str, _ArrowColumn] | None = None
 
-    def __dataframe__(self, nan_as_null: bool = False, allow_copy: bool = True) -> _ArrowDataFrame:
+    def __dataframe__(self, nan_as_null: bool = False, allow_copy: bool = True) -> InterchangeView:
         """Return the interchange object (itself, with ``allow_copy`` applied:
         chunks whose bitmaps kept 0..7 bits are re-based once more; columns
         the import copied are served, or refused with ``allow_copy=False``)."""
@@ -335,10 +358,20 @@ class _ArrowDataFrame:
         cols = [_ArrowColumn(c._field, [_rebase(ch, allow_copy) for ch in c._chunks],
                              allow_copy, c._raw)
                 for c in self._columns]
-        return _ArrowDataFrame(cols, self._n_batches, allow_copy)
+        return InterchangeView(cols, self._n_batches, allow_copy)
+
+    def __repr__(self) -> str:
+        from dfbuffer._schema import _type_string, schema  # noqa: PLC0415
+
+        try:
+            cols = ", ".join(f"{c.name}: {_type_string(c)}" for c in schema(self).columns)
+        except Exception:  # noqa: BLE001 - a repr never raises
+            cols = ", ".join(self.column_names())
+        return (f"<dfbuffer.InterchangeView {self.num_rows()} rows, "
+                f"{self.num_columns()} columns; {cols}>")
 
     @property
-    def _df(self) -> _ArrowDataFrame:
+    def _df(self) -> InterchangeView:
         """The dataframe behind this interchange object: itself."""
         return self
 
@@ -392,27 +425,27 @@ class _ArrowDataFrame:
         """Iterate over the columns."""
         return iter(self._columns)
 
-    def _servable(self) -> _ArrowDataFrame:
+    def _servable(self) -> InterchangeView:
         """The frame without the columns whose Arrow type has no interchange dtype
         (``to_interchange(..., on_unsupported="skip")``)."""
-        return _ArrowDataFrame([c for c in self._columns if _has_dtype(c._field, c._chunks)],
+        return InterchangeView([c for c in self._columns if _has_dtype(c._field, c._chunks)],
                                self._n_batches, self._allow_copy)
 
-    def select_columns(self, indices: Sequence[int]) -> _ArrowDataFrame:
+    def select_columns(self, indices: Sequence[int]) -> InterchangeView:
         """A DataFrame of the columns at ``indices``."""
         if not isinstance(indices, Sequence):
             raise TypeError("indices must be a sequence of ints")
-        return _ArrowDataFrame([self._columns[i] for i in indices], self._n_batches,
+        return InterchangeView([self._columns[i] for i in indices], self._n_batches,
                                self._allow_copy)
 
-    def select_columns_by_name(self, names: Sequence[str]) -> _ArrowDataFrame:
+    def select_columns_by_name(self, names: Sequence[str]) -> InterchangeView:
         """A DataFrame of the columns named ``names``."""
         if not isinstance(names, Sequence) or isinstance(names, str):
             raise TypeError("names must be a sequence of str")
-        return _ArrowDataFrame([self.get_column_by_name(n) for n in names],
+        return InterchangeView([self.get_column_by_name(n) for n in names],
                                self._n_batches, self._allow_copy)
 
-    def get_chunks(self, n_chunks: int | None = None) -> Iterable[_ArrowDataFrame]:
+    def get_chunks(self, n_chunks: int | None = None) -> Iterable[InterchangeView]:
         """Yield one DataFrame per record batch (``n_chunks``, a multiple of
         num_chunks(), subdivides the batches without copying)."""
         if self._n_batches == 0:
@@ -423,7 +456,7 @@ class _ArrowDataFrame:
         for i in range(total):
             cols = [_ArrowColumn(c._field, [pc[i]], self._allow_copy, rc, (n_chunks or 0, i))
                     for c, pc, rc in zip(self._columns, per_col, raws, strict=True)]
-            yield _ArrowDataFrame(cols, 1, self._allow_copy)
+            yield InterchangeView(cols, 1, self._allow_copy)
 
 
 def _has_dtype(field: _IxField, chunks: list[_IxChunk]) -> bool:
@@ -444,7 +477,7 @@ def _rebase(chunk: _IxChunk, allow_copy: bool) -> _IxChunk:
     return _ixview_slice(chunk, 0, chunk.length, allow_copy)
 
 
-def to_interchange(obj: Any, *, allow_copy: bool = True) -> _ArrowDataFrame:
+def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
     """Return a DataFrame-interchange-protocol view of an Arrow producer.
 
     ``obj`` is any object with ``__arrow_c_stream__`` or ``__arrow_c_array__``
@@ -469,7 +502,7 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> _ArrowDataFrame:
     served as its values, decoded once in C (a copy: RuntimeError with
     ``allow_copy=False``).
     """
-    if isinstance(obj, _ArrowDataFrame):
+    if isinstance(obj, InterchangeView):
         return obj.__dataframe__(allow_copy=allow_copy)
     allow_copy = bool(allow_copy)
     t = type(obj)
@@ -488,8 +521,12 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> _ArrowDataFrame:
         cols = [_ArrowColumn(field, [row[i] for row in chunks], allow_copy,
                              (exp._fields[i], [b[1][i] for b in exp._batches]))
                 for i, field in enumerate(fields)]
-        return _ArrowDataFrame(cols, len(chunks), allow_copy)
+        return InterchangeView(cols, len(chunks), allow_copy)
     fields, chunks = _ixview_import(obj, allow_copy)
     cols = [_ArrowColumn(field, [row[i] for row in chunks], allow_copy)
             for i, field in enumerate(fields)]
-    return _ArrowDataFrame(cols, len(chunks), allow_copy)
+    return InterchangeView(cols, len(chunks), allow_copy)
+
+
+# the class's former private name
+_ArrowDataFrame = InterchangeView

@@ -1,8 +1,18 @@
 # Type stubs for dfbuffer._interchange, the C core of dfbuffer.
 import enum
 import sys
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol, Self, SupportsIndex, TypeAlias, final, overload
+from collections.abc import Mapping, Sequence
+from typing import (
+    Any,
+    Literal,
+    Protocol,
+    Self,
+    SupportsIndex,
+    TypeAlias,
+    TypeVar,
+    final,
+    overload,
+)
 
 import numpy as np
 import numpy.typing as npt
@@ -149,9 +159,13 @@ class Buffer:
         self, requested_schema: CapsuleType | None = None, **kwargs: None
     ) -> tuple[CapsuleType, CapsuleType]: ...
 
-_NullsMode: TypeAlias = Literal["mask", "fill", "raise"]
+# "nan" is the deprecated spelling of "fill" (DeprecationWarning)
+_NullsMode: TypeAlias = Literal["mask", "fill", "raise", "always_mask", "nan"]
+_FrameLike: TypeAlias = DataFrameLike | Mapping[str, object]
+_ScalarT = TypeVar("_ScalarT", bound=np.generic)
 # an array from the converters: a plain ndarray, or a numpy.ma.MaskedArray (a subclass)
 _Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
+_Masked: TypeAlias = np.ma.MaskedArray[Any, np.dtype[Any]]
 
 def buffer_to_ndarray(
     buffer: _InterchangeBuffer,
@@ -166,10 +180,23 @@ def buffer_to_ndarray(
 def column_to_ndarray(
     column: object,
     *,
+    nulls: Literal["always_mask"],
+    categorical: Literal["decode"] = "decode",
+    strings: _StringsMode = "object",
+    decimals: _DecimalsMode = "decimal",
+    copy: bool | None = None,
+    allow_copy: bool = True,
+) -> _Masked: ...
+@overload
+def column_to_ndarray(
+    column: object,
+    *,
     nulls: _NullsMode = "mask",
     categorical: Literal["decode"] = "decode",
     strings: _StringsMode = "object",
     decimals: _DecimalsMode = "decimal",
+    copy: bool | None = None,
+    allow_copy: bool = True,
 ) -> _Array: ...
 @overload
 def column_to_ndarray(
@@ -179,10 +206,26 @@ def column_to_ndarray(
     categorical: _CategoricalMode,
     strings: _StringsMode = "object",
     decimals: _DecimalsMode = "decimal",
+    copy: bool | None = None,
+    allow_copy: bool = True,
 ) -> _Array | CategoricalCodes: ...
 @overload
 def from_dataframe(
-    obj: DataFrameLike,
+    obj: _FrameLike,
+    *,
+    nulls: Literal["always_mask"],
+    allow_copy: bool = True,
+    categorical: Literal["decode"] = "decode",
+    strings: _StringsMode = "object",
+    structs: Literal["object", "flatten"] = "object",
+    decimals: _DecimalsMode = "decimal",
+    on_unsupported: Literal["raise", "skip"] = "raise",
+    columns: Sequence[str] | None = None,
+    copy: bool | None = None,
+) -> dict[str, _Masked]: ...
+@overload
+def from_dataframe(
+    obj: _FrameLike,
     *,
     nulls: _NullsMode = "mask",
     allow_copy: bool = True,
@@ -192,10 +235,11 @@ def from_dataframe(
     decimals: _DecimalsMode = "decimal",
     on_unsupported: Literal["raise", "skip"] = "raise",
     columns: Sequence[str] | None = None,
+    copy: bool | None = None,
 ) -> dict[str, _Array]: ...
 @overload
 def from_dataframe(
-    obj: DataFrameLike,
+    obj: _FrameLike,
     *,
     nulls: _NullsMode = "mask",
     allow_copy: bool = True,
@@ -205,49 +249,90 @@ def from_dataframe(
     decimals: _DecimalsMode = "decimal",
     on_unsupported: Literal["raise", "skip"] = "raise",
     columns: Sequence[str] | None = None,
+    copy: bool | None = None,
 ) -> dict[str, _Array | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
 _C_API: CapsuleType
 @overload
 def to_matrix(
-    obj: DataFrameLike,
+    obj: _FrameLike,
     *,
-    dtype: _DtypeLike | None = None,
+    dtype: type[_ScalarT] | np.dtype[_ScalarT],
     order: Literal["C", "F"] = "C",
-    nulls: Literal["nan", "raise"] = "nan",
+    nulls: Literal["mask", "always_mask"],
     columns: Sequence[object] | None = None,
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
+    copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
-) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
+) -> np.ma.MaskedArray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
-    obj: DataFrameLike,
+    obj: _FrameLike,
     *,
     dtype: _DtypeLike | None = None,
     order: Literal["C", "F"] = "C",
-    nulls: Literal["mask"],
+    nulls: Literal["mask", "always_mask"],
     columns: Sequence[object] | None = None,
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
+    copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
-    obj: DataFrameLike,
+    obj: _FrameLike,
     *,
-    dtype: _DtypeLike | None = None,
+    dtype: type[_ScalarT] | np.dtype[_ScalarT],
     order: Literal["C", "F"] = "C",
-    nulls: Literal["nan", "raise", "mask"],
+    nulls: Literal["fill", "raise", "nan"] = "fill",
     columns: Sequence[object] | None = None,
     threads: int | None = None,
     decimals: _DecimalsMode = "decimal",
     structs: Literal["object", "flatten"] = "object",
+    copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
+    out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
+) -> np.ndarray[tuple[int, int], np.dtype[_ScalarT]]: ...
+@overload
+def to_matrix(
+    obj: _FrameLike,
+    *,
+    dtype: _DtypeLike | None = None,
+    order: Literal["C", "F"] = "C",
+    nulls: Literal["fill", "raise", "nan"] = "fill",
+    columns: Sequence[object] | None = None,
+    threads: int | None = None,
+    decimals: _DecimalsMode = "decimal",
+    structs: Literal["object", "flatten"] = "object",
+    copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
+@overload
+def to_matrix(
+    obj: _FrameLike,
+    *,
+    dtype: _DtypeLike | None = None,
+    order: Literal["C", "F"] = "C",
+    nulls: _NullsMode,
+    columns: Sequence[object] | None = None,
+    threads: int | None = None,
+    decimals: _DecimalsMode = "decimal",
+    structs: Literal["object", "flatten"] = "object",
+    copy: Literal[True] | None = None,
+    on_unsupported: Literal["raise", "skip"] = "raise",
+    out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
+) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
+
+# Private: the frame-source table's answer (src/_interchange/readers/frame_source.c): (kind, frame,
+# allow_copy), kind one of "pandas", "arrow", "interchange", "mapping", "schema", "none".
+def _frame_source(obj: object, allow_copy: bool = True, /) -> tuple[str, Any, bool]: ...
 
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,
 # chunks), columns as (name, format, dictionary format, ordered, nullable), chunks one list of

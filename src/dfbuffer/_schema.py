@@ -17,13 +17,13 @@ import json
 import operator
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from dfbuffer._interchange import _arrow_schema, _arrow_type, _pandas_frame
+from dfbuffer._interchange import _arrow_schema, _arrow_type
 
 if TYPE_CHECKING:
     from dfbuffer._typing import DataFrameLike
@@ -145,6 +145,13 @@ class ColumnSchema:
     scale: int | None = None
     byte_width: int | None = None
     values: ColumnSchema | None = None
+
+    def __repr__(self) -> str:
+        """One line: the name, the type as :class:`Schema` prints it, the null count when
+        known, e.g. ``ColumnSchema('t': datetime[us, tz=UTC], nulls=0)``; every field is
+        an attribute."""
+        count = "" if self.null_count is None else f", nulls={self.null_count}"
+        return f"ColumnSchema({self.name!r}: {_type_string(self)}{count})"
 
 
 class _Names(list[str]):
@@ -527,7 +534,10 @@ def _select_flat(
 
 
 def schema(
-    obj: DataFrameLike, *, structs: str = "object", columns: Sequence[str] | None = None
+    obj: DataFrameLike | Mapping[str, object],
+    *,
+    structs: str = "object",
+    columns: Sequence[str] | None = None,
 ) -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
@@ -540,7 +550,8 @@ def schema(
         them out), an object with ``__dataframe__`` or an interchange
         DataFrame (read from its column objects' ``dtype``,
         ``describe_null``, ``null_count``, ``describe_categorical`` and
-        ``metadata``; no buffer is touched).
+        ``metadata``; no buffer is touched), or a mapping of column names
+        to 1-D arrays (read as :func:`dfbuffer.to_arrow` exports it).
     structs : {'object', 'flatten'}, optional
         ``'flatten'`` lists the leaves of Arrow struct columns, named
         ``parent.child``, as ``from_dataframe(..., structs='flatten')``
@@ -682,38 +693,64 @@ def _pandas_schema(frame: Any) -> Schema:
     return Schema(tuple(cols[i] for i in range(len(names))), md, "arrow", idx)
 
 
-def _schema_of(obj: DataFrameLike, structs: str) -> Schema:
+def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schema:
     """Every column of ``obj`` (see :func:`schema`)."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
-    behind = _pandas_frame(obj)
-    if behind is not None and behind[0] is obj and structs == "object":
+    from dfbuffer._to_arrow import frame_source, not_a_frame  # noqa: PLC0415
+
+    # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is read
+    kind, frame = frame_source(obj)
+    if kind == "pandas" and frame is not obj:
+        # pandas' interchange object: described as the object it is (its null
+        # representation, null counts), not as the frame behind it
+        kind, frame = "interchange", obj.__dataframe__() if hasattr(obj, "__dataframe__") else obj
+    if kind == "pandas" and structs == "object":
+        # the pandas row: every dtype, from the dtypes where Arrow has no type
         try:
-            return _pandas_schema(behind[0])
+            return _pandas_schema(frame)
         except (ValueError, TypeError, NotImplementedError, KeyError, MemoryError):
             raise
         except Exception as e:  # another library's error, named
             raise NotImplementedError(
                 f"schema() could not describe the pandas frame: {type(e).__name__}: {e}"
             ) from e
-    if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__") or (
-        hasattr(obj, "__arrow_c_schema__") and not hasattr(obj, "column_names")
-    ):
-        desc = _arrow_schema(obj)
+    if kind in ("pandas", "arrow", "schema"):
+        desc = _arrow_schema(frame)
         if desc is not None:
             sch = _series_named(obj, _arrow_schema_of(desc))
             if structs == "flatten":
                 cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
                 sch = Schema(cols, sch.metadata, sch.source, sch.index_columns)
             return sch
-    df = _ix_frame(obj)
+    df = frame if kind == "interchange" else _ix_frame(obj) if kind != "none" else None
     if df is None:
-        raise TypeError(
-            "schema() expects an Arrow PyCapsule producer, an object with "
-            f"__dataframe__ or an interchange DataFrame, got {type(obj).__name__}"
-        )
+        raise not_a_frame("schema", obj, "an Arrow PyCapsule producer, an object with "
+                          "__dataframe__, an interchange DataFrame or a mapping")
     md = df.metadata
     cols = tuple(
         _ix_column(str(name), df.get_column(i)) for i, name in enumerate(df.column_names())
     )
     return Schema(cols, dict(md) if isinstance(md, dict) else {}, "interchange")
+
+
+# the logical types to_matrix takes (nulls-only columns take no part in the dtype)
+_MATRIX_TYPES = frozenset({"int", "uint", "float", "bool", "null"})
+
+
+def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool) -> bool:
+    """Whether ``to_matrix`` takes column ``c`` (its documented rule: bool, integer and
+    float columns; categoricals only with a dtype; decimals with decimals="float64")."""
+    if c.type == "run_end" and c.values is not None:
+        return _matrix_takes(c.values, dtype_given, decimals_float)
+    return (c.type in _MATRIX_TYPES or (c.type == "categorical" and dtype_given)
+            or (c.type == "decimal" and decimals_float))
+
+
+def _matrix_columns(obj: Any, columns: Sequence[str] | None, flatten: bool,
+                    dtype_given: bool, decimals_float: bool) -> list[str]:
+    """The columns ``to_matrix(..., on_unsupported="skip")`` takes of ``obj``: those of
+    ``columns`` (default: all) that its rule takes, read from the schema (no data)."""
+    sch = schema(obj, structs="flatten" if flatten else "object",
+                 columns=None if columns is None else list(columns))
+    return [c.name for c in sch.columns if _matrix_takes(c, dtype_given, decimals_float)]

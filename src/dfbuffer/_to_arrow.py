@@ -35,7 +35,7 @@ from dfbuffer._interchange import (
     _arrow_nodes,
     _arrow_table_schema,
     _arrow_table_stream,
-    _pandas_frame,
+    _frame_source,
 )
 from dfbuffer._schema import _interchange_format
 
@@ -59,6 +59,22 @@ class ArrowExport:
     Made by :func:`dfbuffer.to_arrow`; it holds the buffers (and through them
     the producers' memory) and hands out new Arrow structs over them on every
     ``__arrow_c_stream__`` call, so it can be read any number of times.
+
+    Parameters
+    ----------
+    fields, batches : tuple
+        Private: what ``to_arrow`` built. Make one with :func:`dfbuffer.to_arrow`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> import dfbuffer
+    >>> exp = dfbuffer.to_arrow({"x": np.arange(3.0)})
+    >>> exp
+    <dfbuffer.ArrowExport 3 rows, 1 batches; x: float64>
+    >>> pa.table(exp).column("x").to_pylist()
+    [0.0, 1.0, 2.0]
     """
 
     __slots__ = ("_batches", "_fields", "__weakref__")
@@ -106,9 +122,34 @@ class ArrowExport:
         return to_matrix(self, dtype=dtype)
 
     def __repr__(self) -> str:
-        cols = ", ".join(f"{f[0]}: {f[1]}" for f in self._fields)
+        from dfbuffer._schema import _type_string, schema  # noqa: PLC0415
+
+        try:
+            cols = ", ".join(f"{c.name}: {_type_string(c)}" for c in schema(self).columns)
+        except Exception:  # noqa: BLE001 - a repr never raises
+            cols = ", ".join(f"{f[0]}: {f[1]}" for f in self._fields)
         return (f"<dfbuffer.ArrowExport {self.num_rows} rows, "
                 f"{len(self._batches)} batches; {cols}>")
+
+
+def not_a_frame(func: str, obj: object, expects: str) -> TypeError:
+    """The TypeError of ``func`` for ``obj``, which it does not read: a lazy frame
+    (anything with ``.collect``: polars' or narwhals' LazyFrame) is told to collect."""
+    if hasattr(obj, "collect"):
+        return TypeError(
+            f"{func}() got a lazy frame ({type(obj).__name__}), which holds no data yet: "
+            "call .collect() on it first")
+    return TypeError(f"{func}() expects {expects}, got {type(obj).__name__}")
+
+
+def frame_source(obj: Any) -> tuple[str, Any]:
+    """The frame-source table's answer for ``obj`` (``_frame_source``), a mapping of
+    arrays given as its zero-copy Arrow export: ``(kind, frame)``, kind one of "pandas",
+    "arrow", "interchange", "schema", "none"."""
+    kind, frame, _ = _frame_source(obj)
+    if kind == "mapping":
+        return "arrow", _from_mapping(obj, None)
+    return kind, frame
 
 
 def _is_arrow(obj: Any) -> bool:
@@ -327,9 +368,26 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
     raise NotImplementedError(f"column {name!r}: interchange dtype {col.dtype!r}")
 
 
-def _from_interchange(df: Any, columns: Sequence[str] | None) -> ArrowExport:
+class _Unsupported(Exception):
+    """A column (by index) whose interchange type to_arrow has no Arrow format for."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+
+
+def _from_interchange(df: Any, columns: Sequence[str] | None,
+                      skip: bool = False) -> ArrowExport:
     names = [str(n) for n in df.column_names()]
     keep_idx = _select(names, columns)
+    while True:
+        try:
+            return _ix_export(df, names, keep_idx, skip)
+        except _Unsupported as e:  # skip: leave the column out, start again
+            keep_idx = [i for i in keep_idx if i != e.index]
+
+
+def _ix_export(df: Any, names: list[str], keep_idx: list[int], skip: bool) -> ArrowExport:
     nchunks = int(df.num_chunks())
     parts = list(df.get_chunks()) if nchunks > 1 else [df]
     fields: list[tuple[str, str, str | None, bool]] | None = None
@@ -344,7 +402,12 @@ def _from_interchange(df: Any, columns: Sequence[str] | None) -> ArrowExport:
             if len(sub) != 1:
                 raise NotImplementedError(
                     f"column {n!r}: columns chunked apart from their frame")
-            fmt, dfmt, chunk = _ix_chunk(sub[0], n, (part, df))
+            try:
+                fmt, dfmt, chunk = _ix_chunk(sub[0], n, (part, df))
+            except NotImplementedError:
+                if not skip:
+                    raise
+                raise _Unsupported(i) from None
             ordered = False
             if dfmt is not None:
                 ordered = bool(sub[0].describe_categorical.get("is_ordered", False))
@@ -527,7 +590,10 @@ def _mapping_column(name: str, value: Any) -> tuple[str, _Chunk]:
     if isinstance(value, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(value)
         value = np.ma.getdata(value)
-    buf = value if isinstance(value, Buffer) else Buffer.from_object(value)
+    try:
+        buf = value if isinstance(value, Buffer) else Buffer.from_object(value)
+    except (TypeError, ValueError, BufferError) as e:
+        raise type(e)(f"column {name!r}: {e}") from e
     if buf.ndim != 1:
         raise ValueError(f"column {name!r}: to_arrow takes 1-D columns, got {buf.ndim}-D")
     dt = buf.dtype
@@ -571,7 +637,8 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None) -> Arr
     return ArrowExport(tuple(fields), ((length or 0, tuple(chunks)),))
 
 
-def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
+def to_arrow(obj: Any, columns: Sequence[str] | None = None,
+             on_unsupported: str = "raise") -> ArrowExport:
     """Return an Arrow PyCapsule producer (``__arrow_c_stream__``,
     ``__arrow_c_schema__``) over the columns of ``obj``, zero-copy wherever
     the layout allows, without importing pyarrow.
@@ -581,28 +648,32 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None) -> ArrowExport:
     an interchange DataFrame (pandas' ones are read through the frame behind
     them), or a mapping of column names to 1-D arrays or
     :class:`dfbuffer.Buffer` objects (masked arrays give nulls).
-    ``columns`` selects columns by name.
+    ``columns`` selects columns by name. ``on_unsupported="skip"`` leaves out the
+    columns of an interchange source whose type has no Arrow format here (an Arrow
+    producer's formats are all handed out).
     """
-    if isinstance(obj, ArrowExport):
-        if columns is None:
-            return obj
-        keep = _select(obj.column_names, columns)
-        return ArrowExport(tuple(obj._fields[i] for i in keep),
-                           tuple((n, tuple(c[i] for i in keep)) for n, c in obj._batches))
-    from dfbuffer._arrow_interchange import _ArrowDataFrame  # noqa: PLC0415
+    if on_unsupported not in ("raise", "skip"):
+        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is read
+    kind, frame, _ = _frame_source(obj)
+    if kind == "pandas":
+        return _from_pandas(frame, columns)
+    if kind == "arrow":
+        # dfbuffer's own producers are read from what they hold
+        if isinstance(obj, ArrowExport):
+            if columns is None:
+                return obj
+            keep = _select(obj.column_names, columns)
+            return ArrowExport(tuple(obj._fields[i] for i in keep),
+                               tuple((n, tuple(c[i] for i in keep)) for n, c in obj._batches))
+        from dfbuffer._arrow_interchange import InterchangeView  # noqa: PLC0415
 
-    if isinstance(obj, _ArrowDataFrame):
-        return _from_view(obj, columns)
-    behind = _pandas_frame(obj)
-    if behind is not None:
-        return _from_pandas(behind[0], columns)
-    if isinstance(obj, Mapping) and not _is_arrow(obj):
-        return _from_mapping(obj, columns)
-    if _is_arrow(obj):
+        if isinstance(obj, InterchangeView):
+            return _from_view(obj, columns)
         return _from_arrow(obj, columns)
-    df = obj.__dataframe__() if hasattr(obj, "__dataframe__") else obj
-    if not hasattr(df, "get_column") or not hasattr(df, "column_names"):
-        raise TypeError(
-            "to_arrow() expects an Arrow PyCapsule producer, an object with "
-            f"__dataframe__, an interchange DataFrame or a mapping, got {type(obj).__name__}")
-    return _from_interchange(df, columns)
+    if kind == "mapping":
+        return _from_mapping(obj, columns)
+    if kind == "interchange":
+        return _from_interchange(frame, columns, on_unsupported == "skip")
+    raise not_a_frame("to_arrow", obj, "an Arrow PyCapsule producer, an object with "
+                      "__dataframe__, an interchange DataFrame or a mapping")

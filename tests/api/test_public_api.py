@@ -123,3 +123,23 @@ def test_typed_user_script_runs():
     # .ci/run checks the same file with `mypy --strict`
     pytest.importorskip("polars")  # the script reads a polars frame
     runpy.run_path(str(HERE / "typing" / "user_script.py"), run_name="__main__")
+
+
+def test_reprs_name_types_not_format_codes():
+    t = pa.table({"a": [1], "t": pa.array([0], pa.timestamp("us", tz="UTC"))})
+    assert repr(dfbuffer.to_arrow(t)) == (
+        "<dfbuffer.ArrowExport 1 rows, 1 batches; a: int64, t: datetime[us, tz=UTC]>"
+    )
+    assert repr(dfbuffer.to_interchange(t)) == (
+        "<dfbuffer.InterchangeView 1 rows, 2 columns; a: int64, t: datetime[us, tz=UTC]>"
+    )
+    col = dfbuffer.schema(t)["t"]
+    assert repr(col) == "ColumnSchema('t': datetime[us, tz=UTC])"
+    assert "\n" not in repr(dfbuffer.schema(pd.DataFrame({"x": [1.5]}).__dataframe__())["x"])
+
+
+def test_to_interchange_class_is_public():
+    ix = dfbuffer.to_interchange(pa.table({"x": [1]}))
+    assert type(ix) is dfbuffer.InterchangeView
+    assert type(dfbuffer.to_arrow(ix)) is dfbuffer.ArrowExport
+    assert {"InterchangeView", "ArrowExport"} <= set(dfbuffer.__all__)

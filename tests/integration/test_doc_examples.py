@@ -1,4 +1,5 @@
-"""Every ```python block of README.md and docs/*.md runs as written.
+"""Every ```python block of README.md and docs/*.md runs as written; those of README.md
+and docs/api.md emit no warning (as under ``python -W error``).
 
 A file's blocks run in order in one namespace (a later block may use what an earlier one
 made), in a fresh temporary working directory, with ``__name__`` set to "__doc_example__"
@@ -71,6 +72,34 @@ def test_python_blocks_run(path, tmp_path, monkeypatch):
         if missing:
             pytest.skip(f"{path.name}:{line} needs {', '.join(missing)}")
         with warnings.catch_warnings():
-            # the examples may show deprecated protocols (pandas' __dataframe__)
-            warnings.simplefilter("ignore", DeprecationWarning)
+            if path.name in STRICT:
+                # a newcomer's first examples: no warning of any kind (-W error)
+                warnings.simplefilter("error")
+            else:
+                # the other docs may show deprecated protocols (pandas' __dataframe__)
+                warnings.simplefilter("ignore", DeprecationWarning)
             exec(compiled, namespace)  # noqa: S102
+
+
+# README.md and docs/api.md run as under ``python -W error``
+STRICT = frozenset({"README.md", "api.md"})
+
+
+@pytest.mark.skipif(not HAS_SOURCE, reason="needs the source tree's README.md and docs/")
+def test_every_public_function_has_an_example_in_api_md():
+    import dfbuffer  # noqa: PLC0415
+
+    code = "\n".join(src for _, src, _ in python_blocks((ROOT / "docs" / "api.md").read_text()))
+    functions = [n for n in dfbuffer.__all__ if callable(getattr(dfbuffer, n)) and n[0].islower()]
+    missing = [n for n in functions if f"dfbuffer.{n}(" not in code]
+    assert not missing, f"docs/api.md has no runnable example of {missing}"
+    assert "dfbuffer.pandas.from_dataframe(" in code
+    assert "dfbuffer.testing.check_dataframe(" in code
+
+
+@pytest.mark.skipif(not HAS_SOURCE, reason="needs the source tree's README.md and docs/")
+def test_readme_opens_with_the_three_jobs():
+    blocks = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    first_three = "".join(src for _, src, _ in blocks[:3])
+    for call in ("dfbuffer.from_dataframe(", "dfbuffer.to_matrix(", "dfbuffer.to_arrow("):
+        assert call in first_three

@@ -269,3 +269,22 @@ def test_nested_column_on_a_device_is_a_buffer_error(convert, collect):
     del info
     collect()
     assert (prod.released.schema, prod.released.array) == (1, 1)
+
+
+@pytest.mark.parametrize("nulls", ["mask", "fill"])
+def test_fixed_size_list_value_nulls_inside_a_struct_are_nulls(nulls):
+    # a struct's rows are dicts (no mask): a fixed-size list field's null values must
+    # show as nulls (NaN), as a variable list's do, never as the bytes under them
+    t = pa.struct([pa.field("f", pa.list_(pa.int64(), 2)), pa.field("g", pa.list_(pa.int64()))])
+    arr = pa.array([{"f": [None, 7], "g": [None, 7]}, {"f": [1, 2], "g": [1, 2]}], t)
+    got = dfbuffer.column_to_ndarray(arr, nulls=nulls)
+    f0, g0 = got[0]["f"], got[0]["g"]
+    assert np.isnan(f0[0]) and f0[1] == 7
+    np.testing.assert_array_equal(f0, g0)  # the fixed and the variable list alike
+    assert got[1]["f"].tolist() == [1.0, 2.0]
+
+
+def test_fixed_size_list_value_nulls_inside_a_list_are_nulls():
+    arr = pa.array([[[None, 1]], [[1, 2]]], pa.list_(pa.list_(pa.int64(), 2)))
+    got = dfbuffer.column_to_ndarray(arr)
+    assert np.isnan(got[0][0, 0]) and got[0][0, 1] == 1

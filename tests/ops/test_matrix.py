@@ -122,7 +122,7 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="order"):
         dfbuffer.to_matrix(t, order="K")
     with pytest.raises(ValueError, match="nulls"):
-        dfbuffer.to_matrix(t, nulls="fill")
+        dfbuffer.to_matrix(t, nulls="nothing")
     with pytest.raises(ValueError, match="threads"):
         dfbuffer.to_matrix(t, threads=0)
     with pytest.raises(TypeError, match="threads"):

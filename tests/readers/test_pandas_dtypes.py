@@ -153,7 +153,7 @@ def test_object_column_in_the_other_functions():
             fn(df)
         assert info.value.__cause__ is not None
         assert type(info.value.__cause__).__module__.startswith("pyarrow")
-    assert list(dfbuffer.from_dataframe(dfbuffer.to_arrow(df, ["x"]))) == ["x"]
+    assert list(dfbuffer.from_dataframe(dfbuffer.to_arrow(df, columns=["x"]))) == ["x"]
 
 
 def test_complex_columns():

@@ -46,6 +46,17 @@ def main() -> None:
     col_sums: np.ndarray[tuple[int], np.dtype[np.float64]] = m.sum(axis=0)
     assert (rows, ncols) == (3, 2) and col_sums.tolist() == [7.0, 6.0]
 
+    m32: np.ndarray[tuple[int, int], np.dtype[np.float32]] = dfbuffer.to_matrix(
+        df, columns=["x", "y"], dtype=np.float32
+    )
+    assert m32.dtype == np.float32
+
+    arrays = dfbuffer.from_dataframe({"a": np.arange(3.0)}, copy=True)  # a mapping is a frame
+    assert arrays["a"].flags.writeable
+    # nulls="always_mask": a MaskedArray for every column, typed as one
+    masks = dfbuffer.from_dataframe(df, columns=["x"], nulls="always_mask")
+    assert not masks["x"].mask.any()
+
     masked = dfbuffer.to_matrix(pl.DataFrame({"x": [1.0, None]}), nulls="mask")
     assert int(masked.mask.sum()) == 1
 

@@ -44,16 +44,17 @@ arrow_buffer_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
    ValueError set. */
 static int
 parse_converter_args(const char *func, PyObject *const *args, Py_ssize_t nargs,
-                     PyObject *kwnames, PyObject **obj, dfb_nulls_mode *nulls,
+                     PyObject *kwnames, PyObject **obj, dfb_opts *opts,
                      int *allow_copy)
 {
     static const char *const kw[] = {"obj", "nulls", "allow_copy", NULL};
     const dfb_argspec spec = {func, kw, 3, 1};
     PyObject *a[3] = {NULL, NULL, NULL};
-    *nulls = DFB_NULLS_MASK;
+    const dfb_opts init = DFB_OPTS_INIT;
+    *opts = init;
     *allow_copy = 1;
     if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
-        dfb_parse_nulls(a[1], nulls) < 0 ||
+        dfb_parse_nulls(a[1], opts) < 0 ||
         dfb_parse_flag(a[2], allow_copy) < 0) {
         return -1;
     }
@@ -74,13 +75,13 @@ arrow_to_ndarray_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 {
     PyObject *obj;
     int allow_copy;
-    dfb_nulls_mode nulls;
+    dfb_opts opts;
     if (parse_converter_args("_arrow_to_ndarray", args, nargs, kwnames, &obj,
-                             &nulls, &allow_copy) < 0) {
+                             &opts, &allow_copy) < 0) {
         return NULL;
     }
     return dfb_arrow_column_to_ndarray(dfb_state_from_module(module), obj,
-                                       nulls, allow_copy);
+                                       &opts, allow_copy);
 }
 
 PyDoc_STRVAR(
@@ -96,12 +97,12 @@ arrow_from_dataframe_py(PyObject *module, PyObject *const *args,
 {
     PyObject *obj;
     int allow_copy;
-    dfb_nulls_mode nulls;
+    dfb_opts opts;
     if (parse_converter_args("_arrow_from_dataframe", args, nargs, kwnames,
-                             &obj, &nulls, &allow_copy) < 0) {
+                             &obj, &opts, &allow_copy) < 0) {
         return NULL;
     }
-    return dfb_arrow_from_dataframe(dfb_state_from_module(module), obj, nulls,
+    return dfb_arrow_from_dataframe(dfb_state_from_module(module), obj, &opts,
                                     allow_copy);
 }
 

@@ -376,7 +376,9 @@ capi_arrow(const DfBuffer_CAPI *api, struct ArrowArray *array,
         dfb_err_give(saved);
         return NULL;
     }
-    return dfb_arrow_from_c(st, array, schema, as_dict, (dfb_nulls_mode)nulls,
+    dfb_opts opts = DFB_OPTS_INIT;
+    opts.nulls = (dfb_nulls_mode)nulls; /* checked by capi_nulls */
+    return dfb_arrow_from_c(st, array, schema, as_dict, &opts,
                             allow_copy ? 1 : 0);
 }
 
@@ -415,8 +417,9 @@ capi_arrow_stream_to_dict(const DfBuffer_CAPI *api,
         }
         return NULL;
     }
-    return dfb_arrow_stream_from_c(st, stream, (dfb_nulls_mode)nulls,
-                                   allow_copy ? 1 : 0);
+    dfb_opts opts = DFB_OPTS_INIT;
+    opts.nulls = (dfb_nulls_mode)nulls; /* checked by capi_nulls */
+    return dfb_arrow_stream_from_c(st, stream, &opts, allow_copy ? 1 : 0);
 }
 
 /* Drops the table's references and frees it.  Cannot fail. */

@@ -113,18 +113,76 @@ dfb_parse_choice(PyObject *o, const char *what, const char *const *choices,
 }
 
 int
-dfb_parse_nulls(PyObject *o, dfb_nulls_mode *out)
+dfb_parse_nulls(PyObject *o, dfb_opts *out)
 {
-    /* index i of the choices is the dfb_nulls_mode value i */
-    static const char *const modes[] = {"mask", "fill", "raise", NULL};
+    /* index i < 3 of the choices is the dfb_nulls_mode value i */
+    static const char *const modes[] = {"mask", "fill", "raise", "always_mask",
+                                        NULL};
     _Static_assert(
         DFB_NULLS_MASK == 0 && DFB_NULLS_FILL == 1 && DFB_NULLS_RAISE == 2,
         "nulls= choices in dfb_nulls_mode order");
     int m = DFB_NULLS_MASK;
-    if (dfb_parse_choice(o, "nulls", modes, &m) < 0) {
+    if (o != NULL && PyUnicode_Check(o) &&
+        PyUnicode_CompareWithASCIIString(o, "nan") == 0) {
+        /* to_matrix's former word, kept for one release */
+        if (PyErr_WarnEx(PyExc_DeprecationWarning,
+                         "nulls='nan' is deprecated, use nulls='fill' (the "
+                         "same: NaN, NaT or None in the null slots)",
+                         1) < 0) {
+            return -1;
+        }
+        m = DFB_NULLS_FILL;
+    }
+    else if (dfb_parse_choice(o, "nulls", modes, &m) < 0) {
         return -1;
     }
-    *out = (dfb_nulls_mode)m;
+    out->always_mask = m == 3;
+    out->nulls = m == 3 ? DFB_NULLS_MASK : (dfb_nulls_mode)m;
+    return 0;
+}
+
+const dfb_opts dfb_opts_default = DFB_OPTS_INIT;
+
+int
+dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out)
+{
+    static const char *const cat[] = {"decode", "codes", NULL};
+    static const char *const str[] = {"object", "stringdtype", NULL};
+    static const char *const structs[] = {"object", "flatten", NULL};
+    static const char *const decimals[] = {"decimal", "float64", NULL};
+    static const char *const unsupported[] = {"raise", "skip", NULL};
+    *out = dfb_opts_default;
+    if (dfb_parse_nulls(a->nulls, out) < 0 ||
+        dfb_parse_choice(a->categorical, "categorical", cat,
+                         &out->categorical_codes) < 0 ||
+        dfb_parse_choice(a->strings, "strings", str, &out->stringdtype) < 0 ||
+        dfb_parse_choice(a->structs, "structs", structs,
+                         &out->structs_flatten) < 0 ||
+        dfb_parse_choice(a->decimals, "decimals", decimals,
+                         &out->decimal_float) < 0 ||
+        dfb_parse_choice(a->on_unsupported, "on_unsupported", unsupported,
+                         &out->skip_unsupported) < 0) {
+        return -1;
+    }
+    if (a->copy != NULL && a->allow_copy != NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "give copy= or its alias allow_copy=, not both");
+        return -1;
+    }
+    if (a->copy != NULL && a->copy != Py_None) {
+        int r = PyObject_IsTrue(a->copy);
+        if (r < 0) {
+            return -1;
+        }
+        out->copy = r;
+    }
+    if (a->allow_copy != NULL) {
+        int r = PyObject_IsTrue(a->allow_copy);
+        if (r < 0) {
+            return -1;
+        }
+        out->copy = r ? -1 : 0;
+    }
     return 0;
 }
 

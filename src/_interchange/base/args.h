@@ -11,7 +11,6 @@
 
 #include "common.h"
 
-/* The parameters of one function. */
 /* The `nulls=` argument of the converters. */
 typedef enum {
     DFB_NULLS_MASK = 0,
@@ -19,6 +18,32 @@ typedef enum {
     DFB_NULLS_RAISE = 2
 } dfb_nulls_mode;
 
+/* The conversion options of one call, parsed once by the argument parser
+   (dfb_parse_opts) and passed by pointer.  A converter never changes the
+   caller's struct: one that needs other options for a part (the
+   categories of codes) converts it with a copy. */
+typedef struct {
+    dfb_nulls_mode nulls;  /* nulls= */
+    int always_mask;       /* nulls="always_mask": a MaskedArray even
+                              without nulls (nulls is then MASK) */
+    int categorical_codes; /* categorical="codes" */
+    int stringdtype;       /* strings="stringdtype" */
+    int structs_flatten;   /* structs="flatten" (Arrow) */
+    int decimal_float;     /* decimals="float64" */
+    int skip_unsupported;  /* on_unsupported="skip" */
+    int copy;              /* copy=: -1 None (copy where needed), 0 False
+                              (raise where a copy is needed), 1 True
+                              (always fresh writable memory) */
+} dfb_opts;
+
+/* The options of a call that gives none: nulls="mask", the defaults. */
+#define DFB_OPTS_INIT {DFB_NULLS_MASK, 0, 0, 0, 0, 0, 0, -1}
+
+/* DFB_OPTS_INIT, for the internal conversions that take the defaults (a
+   dictionary's codes, a nested node's values). */
+extern const dfb_opts dfb_opts_default;
+
+/* The parameters of one function. */
 typedef struct {
     const char *func;         /* its name, for messages */
     const char *const *names; /* every parameter, NULL-terminated */
@@ -44,10 +69,39 @@ int
 dfb_parse_choice(PyObject *o, const char *what, const char *const *choices,
                  int *out);
 
-/* nulls= ("mask", "fill", "raise"; NULL: "mask").  Returns 0, or -1 with
-   TypeError / ValueError (dfb_parse_choice). */
+/* nulls= ("mask", "fill", "raise", "always_mask"; NULL: "mask"; the
+   former spelling "nan" of "fill" with a DeprecationWarning) into
+   out->nulls and out->always_mask.  Returns 0, or -1 with TypeError /
+   ValueError (dfb_parse_choice) or the warning raised as an error. */
 int
-dfb_parse_nulls(PyObject *o, dfb_nulls_mode *out);
+dfb_parse_nulls(PyObject *o, dfb_opts *out);
+
+/* The conversion options a function takes, each the borrowed argument
+   (NULL: not given, or not taken by the function). */
+typedef struct {
+    PyObject *nulls;          /* nulls= */
+    PyObject *categorical;    /* "decode", "codes" */
+    PyObject *strings;        /* "object", "stringdtype" */
+    PyObject *structs;        /* "object", "flatten" */
+    PyObject *decimals;       /* "decimal", "float64" */
+    PyObject *on_unsupported; /* "raise", "skip" */
+    PyObject *copy;           /* None, False, True */
+    PyObject *allow_copy;     /* the alias of copy: True is copy=None */
+} dfb_opt_args;
+
+/* Parses every option of `a` once into *out (DFB_OPTS_INIT for those not
+   given).  copy= and allow_copy= together raise TypeError.  Returns 0, or
+   -1 with TypeError / ValueError or a warning raised as an error. */
+int
+dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out);
+
+/* 0 when opts->copy is False (a copy raises RuntimeError), else 1: the
+   allow_copy flag of the converters. */
+static inline int
+dfb_opts_allow_copy(const dfb_opts *opts)
+{
+    return opts->copy != 0;
+}
 
 /* A flag (allow_copy=, readonly=, ...): any object's truth value; NULL
    leaves *out (the default).  Returns 0, or -1 with the exception of its

@@ -68,22 +68,6 @@ dfb_categorical_state_init(PyObject *m, dfb_state *st)
     return PyModule_AddObjectRef(m, "CategoricalCodes", (PyObject *)tp);
 }
 
-int
-dfb_parse_conv_opts(PyObject *categorical, PyObject *strings, int *opts)
-{
-    static const char *const cat[] = {"decode", "codes", NULL};
-    static const char *const str[] = {"object", "stringdtype", NULL};
-    int c = 0, t = 0;
-    *opts = 0;
-    if (dfb_parse_choice(categorical, "categorical", cat, &c) < 0 ||
-        dfb_parse_choice(strings, "strings", str, &t) < 0) {
-        return -1;
-    }
-    *opts =
-        (c ? DFB_OPT_CATEGORICAL_CODES : 0) | (t ? DFB_OPT_STRINGDTYPE : 0);
-    return 0;
-}
-
 /* Returns 1 if the categories of chunks `a` and `b` are the same memory
    (the same dictionary), else 0. */
 static int
@@ -447,11 +431,12 @@ dfb_categorical_make(dfb_state *st, PyObject *codes, PyObject *cats,
 
 PyObject *
 dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                      int nulls, int allow_copy)
+                      const dfb_opts *opts, int allow_copy)
 {
-    const int mode = nulls & DFB_NULLS_MODE_BITS;
-    const int cat_opts =
-        (nulls & ~DFB_NULLS_MODE_BITS) & ~DFB_OPT_CATEGORICAL_CODES;
+    const int mode = opts->nulls;
+    /* the categories: the call's options, never as codes themselves */
+    dfb_opts cat_opts = *opts;
+    cat_opts.categorical_codes = 0;
     PyObject *codes = NULL, *cats = NULL, *res = NULL, *dicts = NULL;
     Py_ssize_t *dict_of = NULL, *rep = NULL;
     int64_t *lens = NULL, *base = NULL, *dlen = NULL;
@@ -496,9 +481,8 @@ dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             dict_of[i] = d;
             continue;
         }
-        PyObject *other = dfb_columns_to_ndarray(
-            st, chunks[i].categories, 1, (dfb_nulls_mode)(mode | cat_opts),
-            allow_copy);
+        PyObject *other = dfb_columns_to_ndarray(st, chunks[i].categories, 1,
+                                                 &cat_opts, allow_copy);
         if (other == NULL) {
             goto done;
         }
@@ -526,7 +510,7 @@ dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
         Py_DECREF(other);
         dict_of[i] = d;
     }
-    codes = dfb_columns_to_ndarray(st, cc, n, DFB_NULLS_MASK, allow_copy);
+    codes = dfb_columns_to_ndarray(st, cc, n, &dfb_opts_default, allow_copy);
     if (codes == NULL) {
         goto done;
     }
@@ -579,14 +563,14 @@ done:
 
 PyObject *
 dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                       dfb_nulls_mode nulls, int allow_copy)
+                       const dfb_opts *opts, int allow_copy)
 {
-    if (((int)nulls & DFB_OPT_CATEGORICAL_CODES) && n > 0 &&
+    if (opts->categorical_codes && n > 0 &&
         chunks[0].fmt.type == DFB_T_DICTIONARY && !chunks[0].from_runs) {
         if (dfb_columns_check(chunks, n) < 0) {
             return NULL;
         }
-        return dfb_categorical_codes(st, chunks, n, (int)nulls, allow_copy);
+        return dfb_categorical_codes(st, chunks, n, opts, allow_copy);
     }
-    return dfb_columns_convert(st, chunks, n, nulls, allow_copy);
+    return dfb_columns_convert(st, chunks, n, opts, allow_copy);
 }

@@ -11,7 +11,7 @@
 
 /* converts `n` chunks of one column to a NumPy array
    (MaskedArray in MASK mode where any value is null), or, for DICTIONARY
-   chunks with DFB_OPT_CATEGORICAL_CODES in `nulls`, to a
+   chunks with opts->categorical_codes, to a
    dfbuffer.CategoricalCodes (dfb_categorical_codes); every other column
    goes to the kernel, dfb_columns_convert.  Zero-copy where n == 1 and the
    layout allows.  Returns a new reference, or NULL with an exception set:
@@ -20,14 +20,7 @@
    NotImplementedError for unsupported types. */
 PyObject *
 dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                       dfb_nulls_mode nulls, int allow_copy);
-
-/* Parses the categorical= ("decode", "codes") and strings= ("object",
-   "stringdtype") arguments (NULL: the default) into DFB_OPT_* bits in
-   `*opts`.  Returns 0, or -1 with TypeError (not a str) or ValueError
-   (another str). */
-int
-dfb_parse_conv_opts(PyObject *categorical, PyObject *strings, int *opts);
+                       const dfb_opts *opts, int allow_copy);
 
 /* Converts the `n` validated DICTIONARY chunks to a
    dfbuffer.CategoricalCodes(codes, categories, ordered) without decoding:
@@ -36,7 +29,7 @@ dfb_parse_conv_opts(PyObject *categorical, PyObject *strings, int *opts);
    `nulls`.  Returns a new reference, or NULL with an exception set. */
 PyObject *
 dfb_categorical_codes(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                      int nulls, int allow_copy);
+                      const dfb_opts *opts, int allow_copy);
 
 /* dfbuffer.CategoricalCodes(codes, categories, ordered) of `codes` and
    `cats` (both stolen), the nulls mode `mode` applied to the codes (MASK:

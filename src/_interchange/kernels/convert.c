@@ -370,7 +370,7 @@ view_values(dfb_state *st, const dfb_column *c)
 
 static PyObject *
 chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-             int allow_copy, int opts);
+             int allow_copy, const dfb_opts *opts);
 
 /* Writes the "missing" value of dtype `d` at `p`: NaN for floats, NaT for
    datetimes and timedeltas, zero bytes otherwise.  Cannot fail. */
@@ -473,11 +473,10 @@ decode_fixed(const dfb_codes *codes, const uint8_t *isnull, int64_t n,
 
 static PyObject *
 take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-                int opts)
+                const dfb_opts *opts)
 {
-    if ((opts & DFB_OPT_STRINGDTYPE) &&
-        (c->categories->fmt.type == DFB_T_UTF8 ||
-         c->categories->fmt.type == DFB_T_LARGE_UTF8)) {
+    if (opts->stringdtype && (c->categories->fmt.type == DFB_T_UTF8 ||
+                              c->categories->fmt.type == DFB_T_LARGE_UTF8)) {
         return dfb_stringdtype_take(c, isnull);
     }
     PyObject *cats0 = chunk_values(st, c->categories, NULL, 1, opts);
@@ -554,7 +553,7 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
    has one), or NULL with an exception set. */
 static PyObject *
 chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-             int allow_copy, int opts)
+             int allow_copy, const dfb_opts *opts)
 {
     const int64_t n = c->length;
     const dfb_type_row *row = dfb_type_row_of(c->fmt.type);
@@ -619,7 +618,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                 0) {
                 return NULL;
             }
-            if (opts & DFB_OPT_STRINGDTYPE) {
+            if (opts->stringdtype) {
                 return dfb_strings_to_stringdtype(c, isnull);
             }
             if (n == 0) {
@@ -632,7 +631,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                               "string views to Python str objects") < 0) {
                 return NULL;
             }
-            if (opts & DFB_OPT_STRINGDTYPE) {
+            if (opts->stringdtype) {
                 return dfb_views_to_stringdtype(c, isnull);
             }
             return dfb_views_to_object_array(c, isnull);
@@ -663,9 +662,9 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
 
 /* Converts one validated chunk to (values, mask).  Returns 0, or -1. */
 static int
-chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy, int opts,
-              PyObject **values, PyArrayObject **mask, int64_t *nnull,
-              int *filled)
+chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy,
+              const dfb_opts *opts, PyObject **values, PyArrayObject **mask,
+              int64_t *nnull, int *filled)
 {
     if (dfb_chunk_mask(c, mask, nnull) < 0) {
         return -1;
@@ -734,7 +733,7 @@ dfb_columns_check(const dfb_column *chunks, Py_ssize_t n)
 
 PyObject *
 dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                    dfb_nulls_mode nulls, int allow_copy)
+                    const dfb_opts *opts, int allow_copy)
 {
     PyObject *values;
     PyArrayObject *mask;
@@ -743,14 +742,12 @@ dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
     if (dfb_columns_check(chunks, n) < 0) {
         return NULL;
     }
-    const int opts = (int)nulls & ~DFB_NULLS_MODE_BITS;
-    nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
     if (n == 1) {
         if (chunk_convert(st, &chunks[0], allow_copy, opts, &values, &mask,
                           &nnull, &filled) < 0) {
             return NULL;
         }
-        return dfb_nulls_finish(st, values, mask, nnull, filled, nulls,
+        return dfb_nulls_finish(st, values, mask, nnull, filled, opts->nulls,
                                 allow_copy);
     }
     if (dfb_need_copy(allow_copy, "a column of several chunks") < 0) {
@@ -800,8 +797,8 @@ dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
             o += chunks[i].length;
         }
     }
-    res = dfb_nulls_finish(st, values, mask, total_nulls, all_filled, nulls,
-                           allow_copy);
+    res = dfb_nulls_finish(st, values, mask, total_nulls, all_filled,
+                           opts->nulls, allow_copy);
 done:
     Py_XDECREF(vals);
     Py_XDECREF(masks);
@@ -814,7 +811,7 @@ done:
 
 PyObject *
 dfb_chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-                 int allow_copy, int opts)
+                 int allow_copy, const dfb_opts *opts)
 {
     return chunk_values(st, c, isnull, allow_copy, opts);
 }

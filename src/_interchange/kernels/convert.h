@@ -8,11 +8,11 @@
 #include "column.h"
 
 /* the kernel of dfb_columns_to_ndarray, for every column but
-   categorical="codes" ones (DFB_OPT_CATEGORICAL_CODES is ignored here).
+   categorical="codes" ones (opts->categorical_codes is ignored here).
    Same returns. */
 PyObject *
 dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
-                    dfb_nulls_mode nulls, int allow_copy);
+                    const dfb_opts *opts, int allow_copy);
 
 /* validates the `n` chunks of one column (dfb_column_validate)
    and that they share one output type.  Returns 0, or -1 with ValueError
@@ -22,10 +22,10 @@ dfb_columns_check(const dfb_column *chunks, Py_ssize_t n);
 
 /* the values of validated chunk `c` as a new array (zero-copy
    for fixed-width types; null slots of copies hold None / NaT where the
-   type has one; `opts` DFB_OPT_* bits), or NULL with an exception set. */
+   type has one; as `opts` ask), or NULL with an exception set. */
 PyObject *
 dfb_chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
-                 int allow_copy, int opts);
+                 int allow_copy, const dfb_opts *opts);
 
 /* Validates that every buffer of `col` is large enough for its offset and
    length (and that string offsets are in range and non-decreasing).

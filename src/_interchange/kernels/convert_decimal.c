@@ -203,9 +203,10 @@ decimals_to_objects(const dfb_column *c, const uint8_t *isnull)
 }
 
 PyObject *
-dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts)
+dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull,
+                     const dfb_opts *opts)
 {
-    if (!(opts & DFB_OPT_DECIMAL_FLOAT)) {
+    if (!opts->decimal_float) {
         return decimals_to_objects(c, isnull);
     }
     PyArrayObject *out =
@@ -218,18 +219,6 @@ dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts)
         DFB_NOGIL_IF(c->length, decimals_to_f64(c, isnull, o));
     }
     return (PyObject *)out;
-}
-
-int
-dfb_parse_decimals(PyObject *o, int *opts)
-{
-    static const char *const choices[] = {"decimal", "float64", NULL};
-    int k = 0;
-    if (dfb_parse_choice(o, "decimals", choices, &k) < 0) {
-        return -1;
-    }
-    *opts |= k ? DFB_OPT_DECIMAL_FLOAT : 0;
-    return 0;
 }
 
 int

@@ -9,11 +9,12 @@
 #include "column.h"
 
 /* decimal chunk `c` to a 1-D object array of exact
-   decimal.Decimal (None where isnull[i]), or with DFB_OPT_DECIMAL_FLOAT in
-   `opts` to float64 (NaN where isnull[i]).  Returns a new reference, or
+   decimal.Decimal (None where isnull[i]), or with opts->decimal_float
+   to float64 (NaN where isnull[i]).  Returns a new reference, or
    NULL with an exception set. */
 PyObject *
-dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts);
+dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull,
+                     const dfb_opts *opts);
 
 /* Replaces the values of decimal chunk `c` by float64 in new memory (kept
    alive by list `keep`), at the same element offset so its validity still
@@ -21,11 +22,5 @@ dfb_decimals_convert(const dfb_column *c, const uint8_t *isnull, int opts);
    MemoryError. */
 int
 dfb_decimals_as_f64(dfb_column *c, PyObject *keep);
-
-/* Parses the decimals= argument ("decimal", "float64"; NULL: "decimal"),
-   OR-ing DFB_OPT_DECIMAL_FLOAT into *opts for "float64".  Returns 0, or
-   -1 with TypeError / ValueError. */
-int
-dfb_parse_decimals(PyObject *o, int *opts);
 
 #endif /* DFBUFFER_CONVERT_DECIMAL_H */

@@ -461,3 +461,96 @@ dfb_mask_null_categories(const dfb_column *c, PyArrayObject **mask,
     }
     return 0;
 }
+
+/* One converted value `v` (borrowed) with nulls="always_mask"
+   (`mask_it`) and copy=True (`fresh`) applied.  Returns a new reference,
+   or NULL with an exception set. */
+static PyObject *
+finish_value(dfb_state *st, PyObject *v, int mask_it, int fresh)
+{
+    if (st->categorical_codes != NULL &&
+        Py_IS_TYPE(v, (PyTypeObject *)st->categorical_codes)) {
+        /* the codes take both; the categories (no nulls) only a copy */
+        PyObject *codes =
+            finish_value(st, PyTuple_GET_ITEM(v, 0), mask_it, fresh);
+        PyObject *cats =
+            codes == NULL ? NULL
+                          : finish_value(st, PyTuple_GET_ITEM(v, 1), 0, fresh);
+        PyObject *res =
+            cats == NULL
+                ? NULL
+                : PyStructSequence_New((PyTypeObject *)st->categorical_codes);
+        if (res == NULL) {
+            Py_XDECREF(codes);
+            Py_XDECREF(cats);
+            return NULL;
+        }
+        PyStructSequence_SetItem(res, 0, codes);
+        PyStructSequence_SetItem(res, 1, cats);
+        PyStructSequence_SetItem(res, 2, Py_NewRef(PyTuple_GET_ITEM(v, 2)));
+        return res;
+    }
+    if (!PyArray_Check(v)) {
+        return Py_NewRef(v);
+    }
+    int is_masked = !PyArray_CheckExact(v);
+    PyObject *res;
+    if (fresh && is_masked) {
+        res = PyObject_CallMethod(v, "copy", NULL); /* data and mask */
+    }
+    else if (fresh &&
+             (!PyArray_CHKFLAGS((PyArrayObject *)v, NPY_ARRAY_OWNDATA) ||
+              !PyArray_ISWRITEABLE((PyArrayObject *)v))) {
+        res = PyArray_NewCopy((PyArrayObject *)v, NPY_KEEPORDER);
+    }
+    else {
+        res = Py_NewRef(v);
+    }
+    if (res == NULL || !mask_it || is_masked) {
+        return res;
+    }
+    PyObject *mask = PyArray_Zeros(PyArray_NDIM((PyArrayObject *)res),
+                                   PyArray_DIMS((PyArrayObject *)res),
+                                   PyArray_DescrFromType(NPY_BOOL), 0);
+    if (mask == NULL) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    PyObject *m = dfb_masked_array(st, res, mask);
+    Py_DECREF(res);
+    Py_DECREF(mask);
+    return m;
+}
+
+PyObject *
+dfb_result_finish(dfb_state *st, PyObject *res, const dfb_opts *opts)
+{
+    const int fresh = opts->copy == 1;
+    if (res == NULL || (!opts->always_mask && !fresh)) {
+        return res;
+    }
+    if (!PyDict_CheckExact(res)) {
+        Py_SETREF(res, finish_value(st, res, opts->always_mask, fresh));
+        return res;
+    }
+    /* our own fresh dict: its values replaced in place, keys unchanged */
+    PyObject *items = PyDict_Items(res);
+    if (items == NULL) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        PyObject *v = finish_value(st, PyTuple_GET_ITEM(kv, 1),
+                                   opts->always_mask, fresh);
+        if (v == NULL || PyDict_SetItem(res, PyTuple_GET_ITEM(kv, 0), v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(items);
+            Py_DECREF(res);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    Py_DECREF(items);
+    return res;
+}

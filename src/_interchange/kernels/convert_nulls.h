@@ -45,4 +45,14 @@ dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
                  int64_t nnull, int filled, dfb_nulls_mode nulls,
                  int allow_copy);
 
+/* The last step of the converting functions: with opts->always_mask
+   every ndarray of `res` (stolen; one array, a CategoricalCodes' codes, or
+   the values of our own dict) without a mask becomes a MaskedArray with an
+   all-False mask (its data zero-copy); with opts->copy == 1 every array
+   not already fresh writable memory of its own is copied.  Returns a new
+   reference, or NULL with an exception set (NULL `res`: NULL, the
+   exception kept). */
+PyObject *
+dfb_result_finish(dfb_state *st, PyObject *res, const dfb_opts *opts);
+
 #endif /* DFBUFFER_CONVERT_NULLS_H */

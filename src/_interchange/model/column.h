@@ -105,24 +105,13 @@ typedef struct {
     PyObject *wanted; /* strong: a set of the names, or NULL */
 } dfb_colsel;
 
-/* Conversion options, OR-ed into the `nulls` argument of
-   dfb_columns_to_ndarray (and of the Arrow converters, which pass it on):
-   the low byte is the dfb_nulls_mode, the bits above select how
-   categoricals and strings are returned. */
-#define DFB_NULLS_MODE_BITS 0xff
-#define DFB_OPT_CATEGORICAL_CODES 0x100 /* categorical="codes" */
-#define DFB_OPT_STRINGDTYPE 0x200       /* strings="stringdtype" */
-#define DFB_OPT_STRUCTS_FLATTEN 0x400   /* structs="flatten" (Arrow) */
-#define DFB_OPT_DECIMAL_FLOAT 0x800     /* decimals="float64" */
-#define DFB_OPT_SKIP_UNSUPPORTED 0x1000 /* on_unsupported="skip" */
-
-/* With DFB_OPT_SKIP_UNSUPPORTED in `nulls` and a NotImplementedError set
-   (a column of a type dfbuffer cannot convert), clears it and returns 1;
-   otherwise returns 0 and leaves any error set. */
+/* With opts->skip_unsupported and a NotImplementedError set (a column of a
+   type dfbuffer cannot convert), clears it and returns 1; otherwise
+   returns 0 and leaves any error set. */
 static inline int
-dfb_skip_unsupported(int nulls)
+dfb_skip_unsupported(const dfb_opts *opts)
 {
-    if ((nulls & DFB_OPT_SKIP_UNSUPPORTED) &&
+    if (opts->skip_unsupported &&
         PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
         PyErr_Clear();
         return 1;

@@ -67,7 +67,7 @@ leaf(const dfb_nested_ctx *cx, const arrow_node *nd, dfb_nested_out *out)
                                 DFB_VIEWS_KEEP, cx->name) < 0) {
         return -1;
     }
-    PyObject *r = dfb_columns_to_ndarray(cx->st, &col, 1, DFB_NULLS_MASK,
+    PyObject *r = dfb_columns_to_ndarray(cx->st, &col, 1, &dfb_opts_default,
                                          cx->allow_copy);
     if (r == NULL || split_masked(r, out) < 0) {
         return -1;
@@ -373,10 +373,9 @@ dfb_nested_walk_path(const dfb_nested_ctx *cx, arrow_node *nd,
 PyObject *
 dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
                         int64_t c, const int64_t *path, int depth,
-                        dfb_nulls_mode nulls, int allow_copy, const char *name)
+                        const dfb_opts *opts, int allow_copy, const char *name)
 {
     ref_list refs = {0};
-    nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
     dfb_nested_ctx cx = {0};
     cx.st = st;
     cx.refs = &refs;
@@ -418,7 +417,7 @@ dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
     else if (join_chunks(outs, n, &joined) < 0) {
         goto done;
     }
-    res = finish_column(st, &joined, nulls, allow_copy, parent_nulls);
+    res = finish_column(st, &joined, opts->nulls, allow_copy, parent_nulls);
 done:
     for (Py_ssize_t b = 0; b < n; b++) {
         dfb_nested_out_clear(&outs[b]);
@@ -431,12 +430,12 @@ done:
 
 PyObject *
 dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
-                          int64_t c, dfb_nulls_mode nulls, int allow_copy,
+                          int64_t c, const dfb_opts *opts, int allow_copy,
                           const char *name)
 {
     const struct ArrowSchema *s =
         is_table ? imp->schema.children[c] : &imp->schema;
-    if (((int)nulls & DFB_OPT_CATEGORICAL_CODES) && dfb_nested_dict_is(s)) {
+    if (opts->categorical_codes && dfb_nested_dict_is(s)) {
         ref_list refs = {0};
         dfb_nested_ctx cx = {0};
         cx.st = st;
@@ -445,10 +444,10 @@ dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
         cx.name = name;
         cx.node = dfb_nested_node;
         PyObject *res =
-            dfb_nested_dictionary_codes(&cx, imp, is_table, c, nulls);
+            dfb_nested_dictionary_codes(&cx, imp, is_table, c, opts);
         dfb_arrow_refs_clear(&refs);
         return res;
     }
-    return dfb_nested_convert_path(st, imp, is_table, c, NULL, 0, nulls,
+    return dfb_nested_convert_path(st, imp, is_table, c, NULL, 0, opts,
                                    allow_copy, name);
 }

@@ -11,13 +11,13 @@
 #include "nested.h"
 
 /* Converts every chunk of column `c` of the import and joins them,
-   applying `nulls` (its DFB_OPT_* bits ignored).  Returns a new
+   applying `opts` (its categorical_codes ignored).  Returns a new
    reference, or NULL with ValueError (malformed or changing memory),
    NotImplementedError (a type not read), RuntimeError (allow_copy=0 and
    a copy is needed) or MemoryError. */
 PyObject *
 dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
-                          int64_t c, dfb_nulls_mode nulls, int allow_copy,
+                          int64_t c, const dfb_opts *opts, int allow_copy,
                           const char *name);
 
 /* Converts the node at `path` (depth steps through structs; 0: the
@@ -27,7 +27,7 @@ dfb_nested_convert_column(dfb_state *st, const arrow_import *imp, int is_table,
 PyObject *
 dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
                         int64_t c, const int64_t *path, int depth,
-                        dfb_nulls_mode nulls, int allow_copy,
+                        const dfb_opts *opts, int allow_copy,
                         const char *name);
 
 /* Walks `path` (depth child indices through structs) down from node

@@ -276,7 +276,7 @@ describe_codes(const dfb_nested_ctx *cx, const arrow_import *imp, int is_table,
 
 PyObject *
 dfb_nested_dictionary_codes(const dfb_nested_ctx *cx, const arrow_import *imp,
-                            int is_table, int64_t c, dfb_nulls_mode nulls)
+                            int is_table, int64_t c, const dfb_opts *opts)
 {
     const Py_ssize_t n = imp->n;
     PyObject *codes = NULL, *cats = NULL, *res = NULL;
@@ -320,13 +320,12 @@ dfb_nested_dictionary_codes(const dfb_nested_ctx *cx, const arrow_import *imp,
         }
     }
     if (ncats >= 0) {
-        codes = dfb_columns_to_ndarray(cx->st, cols, n, DFB_NULLS_MASK,
+        codes = dfb_columns_to_ndarray(cx->st, cols, n, &dfb_opts_default,
                                        cx->allow_copy);
     }
     if (codes != NULL) {
         const int ordered = (first.schema->flags & 1) != 0;
-        res = dfb_categorical_make(cx->st, codes, cats, ordered,
-                                   (int)nulls & DFB_NULLS_MODE_BITS,
+        res = dfb_categorical_make(cx->st, codes, cats, ordered, opts->nulls,
                                    cx->allow_copy);
         codes = cats = NULL;
     }

@@ -27,6 +27,6 @@ dfb_nested_dictionary(const dfb_nested_ctx *cx, const arrow_node *nd,
    exception. */
 PyObject *
 dfb_nested_dictionary_codes(const dfb_nested_ctx *cx, const arrow_import *imp,
-                            int is_table, int64_t c, dfb_nulls_mode nulls);
+                            int is_table, int64_t c, const dfb_opts *opts);
 
 #endif /* DFBUFFER_NESTED_DICTIONARY_H */

@@ -13,6 +13,8 @@
 #include "convert.h"
 #include "arrow_convert.h"
 #include "arrow_import.h"
+#include "frame.h"
+#include "frame_source.h"
 #include "ixwalk.h"
 #include "probe.h"
 #include "pandas_fast.h"
@@ -23,6 +25,7 @@
 #include "convert_functions.h"
 #include "column_select.h"
 #include "convert_decimal.h"
+#include "convert_nulls.h"
 
 #include <string.h>
 
@@ -263,7 +266,8 @@ buffer_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 PyDoc_STRVAR(
     column_to_ndarray_doc,
     "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
-    "                  strings='object', decimals='decimal')\n--\n\n"
+    "                  strings='object', decimals='decimal', copy=None,\n"
+    "                  allow_copy=True)\n--\n\n"
     "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
     "column, or, last, an object with pyarrow's __arrow_array__ or with\n"
     "__array__ giving a 1-D array) to a NumPy array.\n\n"
@@ -272,7 +276,10 @@ PyDoc_STRVAR(
     "plain (zero-copy where the layout allows) ndarray otherwise; 'fill' "
     "gives\n"
     "a plain ndarray with NaN / NaT / None in the null slots (ints and bools\n"
-    "upcast to float64); 'raise' raises ValueError if any value is null.\n"
+    "upcast to float64); 'raise' raises ValueError if any value is null;\n"
+    "'always_mask' gives a MaskedArray whether or not a value is null (its\n"
+    "type depends only on the schema).  'nan' is the deprecated spelling of\n"
+    "'fill' (DeprecationWarning).\n"
     "Strings become object arrays of str (strings='object') or NumPy\n"
     "StringDType(na_object=None) arrays built without Python str objects\n"
     "(strings='stringdtype'; null slots hold None).  Categoricals are "
@@ -288,7 +295,7 @@ PyDoc_STRVAR(
     "    with __arrow_c_array__ / __arrow_c_stream__ holding one column (a\n"
     "    pyarrow Array or ChunkedArray, a polars or pandas Series; a struct\n"
     "    array gives an object array of dicts).\n"
-    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "nulls : {'mask', 'fill', 'raise', 'always_mask'}, optional\n"
     "    How nulls come back (default 'mask').\n"
     "categorical : {'decode', 'codes'}, optional\n"
     "    Decode categoricals, or return CategoricalCodes (default 'decode').\n"
@@ -297,6 +304,13 @@ PyDoc_STRVAR(
     "decimals : {'decimal', 'float64'}, optional\n"
     "    Arrow decimals as exact decimal.Decimal objects (default), or as\n"
     "    float64 (the nearest double; NaN where null).\n"
+    "copy : bool or None, optional\n"
+    "    NumPy 2's copy=: None (default) copies only where the layout needs\n"
+    "    it; False raises RuntimeError where a copy is needed; True always\n"
+    "    gives fresh writable memory.\n"
+    "allow_copy : bool, optional\n"
+    "    The interchange protocol's word: True is copy=None, False is\n"
+    "    copy=False (give one of the two).\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -311,7 +325,8 @@ PyDoc_STRVAR(
     "    nulls='raise' and the column has a null, or buffers that do not\n"
     "    match the column's description.\n"
     "RuntimeError\n"
-    "    allow_copy=False in the producer and a copy is unavoidable.\n"
+    "    copy=False (or allow_copy=False in the producer) and a copy is\n"
+    "    unavoidable.\n"
     "BufferError\n"
     "    The data is not on the CPU.\n"
     "\n"
@@ -335,7 +350,7 @@ PyDoc_STRVAR(
    unless `allow_copy`; a 1-D result only).  Returns a new reference, or
    NULL with an exception set (TypeError when `col` is none of these). */
 static PyObject *
-column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
                 int allow_copy)
 {
     /* the instance is asked (has_attr) only when the type names neither;
@@ -346,20 +361,20 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
         return NULL;
     }
     if (has & DFB_PB(DFB_PN_GET_BUFFERS)) {
-        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+        return dfb_ix_column_to_ndarray(st, col, opts, allow_copy);
     }
     int r = has != 0 ? 1 : dfb_type_is_arrow_producer(st, col);
     if (r < 0) {
         return NULL;
     }
     if (r == 1) {
-        return dfb_arrow_column_to_ndarray(st, col, nulls, allow_copy);
+        return dfb_arrow_column_to_ndarray(st, col, opts, allow_copy);
     }
     if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
         return NULL;
     }
     if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, col, nulls, allow_copy);
+        return dfb_ix_column_to_ndarray(st, col, opts, allow_copy);
     }
     has = dfb_probe_mask(
         st, col,
@@ -371,7 +386,7 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
         PyObject *arr = dfb_arrow_array_method_call(st, col);
         if (arr != NULL) {
             PyObject *res =
-                dfb_arrow_column_to_ndarray(st, arr, nulls, allow_copy);
+                dfb_arrow_column_to_ndarray(st, arr, opts, allow_copy);
             Py_DECREF(arr);
             return res;
         }
@@ -394,12 +409,12 @@ column_dispatch(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
    directly, the rest through its Arrow export.  Returns a new dict or NULL
    with an exception set. */
 static PyObject *
-from_pandas_frame(dfb_state *st, PyObject *frame, dfb_nulls_mode nulls,
+from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
                   int allow_copy)
 {
-    PyObject *res = dfb_pandas_from_dataframe(st, frame, nulls, allow_copy);
+    PyObject *res = dfb_pandas_from_dataframe(st, frame, opts, allow_copy);
     if (res == NULL && !PyErr_Occurred()) {
-        res = dfb_arrow_from_dataframe(st, frame, nulls, allow_copy);
+        res = dfb_arrow_from_dataframe(st, frame, opts, allow_copy);
     }
     return res;
 }
@@ -410,14 +425,15 @@ from_pandas_frame(dfb_state *st, PyObject *frame, dfb_nulls_mode nulls,
    reference, or NULL with an exception set, or NULL without one when
    `col` is no such object. */
 static PyObject *
-pandas_column(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
+pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
+              int allow_copy)
 {
-    int pd_copy = 1;
+    int pd_copy = allow_copy;
     PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
     if (frame == NULL) {
         return NULL;
     }
-    PyObject *d = from_pandas_frame(st, frame, nulls, pd_copy);
+    PyObject *d = from_pandas_frame(st, frame, opts, pd_copy);
     Py_DECREF(frame);
     if (d == NULL) {
         return NULL;
@@ -438,38 +454,42 @@ pandas_column(dfb_state *st, PyObject *col, dfb_nulls_mode nulls)
     return res;
 }
 
-/* column_to_ndarray(column, *, nulls="mask"). */
+/* column_to_ndarray(column, *, nulls="mask", ..., copy=None). */
 static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames)
 {
-    static const char *const kw[] = {"column",  "nulls",    "categorical",
-                                     "strings", "decimals", NULL};
+    static const char *const kw[] = {"column",     "nulls",    "categorical",
+                                     "strings",    "decimals", "copy",
+                                     "allow_copy", NULL};
     static const dfb_argspec spec = {"column_to_ndarray", kw, 1, 1};
-    PyObject *a[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, NULL, NULL, NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls,     NULL, NULL, NULL,
+                              NULL, st->str.allow_copy};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    dfb_nulls_mode nulls;
-    int opts;
-    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[2], a[3], &opts) < 0 ||
-        dfb_parse_decimals(a[4], &opts) < 0) {
+    const dfb_opt_args oa = {.nulls = a[1],
+                             .categorical = a[2],
+                             .strings = a[3],
+                             .decimals = a[4],
+                             .copy = a[5],
+                             .allow_copy = a[6]};
+    dfb_opts opts;
+    if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;
     }
-    nulls = (dfb_nulls_mode)((int)nulls | opts);
+    const int allow_copy = dfb_opts_allow_copy(&opts);
     /* each protocol probed once per call, on the type (probe.c): the Arrow
        import answers its own probes from this scope's record */
-    PyObject *pdcol = pandas_column(st, a[0], nulls);
-    if (pdcol != NULL || PyErr_Occurred()) {
-        return pdcol;
+    PyObject *res = pandas_column(st, a[0], &opts, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        uint64_t scope = dfb_probe_scope_open(st, a[0]);
+        res = column_dispatch(st, a[0], &opts, allow_copy);
+        dfb_probe_scope_close(st, scope);
     }
-    uint64_t scope = dfb_probe_scope_open(st, a[0]);
-    PyObject *res = column_dispatch(st, a[0], nulls, 1);
-    dfb_probe_scope_close(st, scope);
-    return res;
+    return dfb_result_finish(st, res, &opts);
 }
 
 PyDoc_STRVAR(
@@ -477,14 +497,16 @@ PyDoc_STRVAR(
     "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
     "categorical='decode',\n"
     "               strings='object', structs='object', decimals='decimal',\n"
-    "               on_unsupported='raise', columns=None)\n--\n\n"
+    "               on_unsupported='raise', columns=None, copy=None)\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
-    "obj is anything with __dataframe__, an interchange DataFrame object, or "
+    "obj is anything with __dataframe__, an interchange DataFrame object, "
     "an\n"
-    "Arrow producer of a table.  Non-string column names become str; "
-    "duplicate\n"
-    "names raise ValueError.  nulls as in column_to_ndarray.  "
-    "allow_copy=False\n"
+    "Arrow producer of a table, or a mapping of column names to 1-D arrays,\n"
+    "Buffers or columns (each read as column_to_ndarray reads it).  A lazy\n"
+    "frame (polars' or narwhals' LazyFrame) raises TypeError: collect it.\n"
+    "Non-string column names become str; duplicate\n"
+    "names raise ValueError.  nulls and copy as in column_to_ndarray.  "
+    "copy=False\n"
     "raises RuntimeError wherever a copy is unavoidable (several chunks,\n"
     "filled nulls, strings, bit-packed bools, decoded categoricals, "
     "date32).\n"
@@ -499,12 +521,12 @@ PyDoc_STRVAR(
     "----------\n"
     "obj : dataframe\n"
     "    A pandas, polars or pyarrow object (any Arrow PyCapsule producer, a\n"
-    "    pandas Series included), an object with __dataframe__, or an\n"
-    "    interchange DataFrame.\n"
-    "nulls : {'mask', 'fill', 'raise'}, optional\n"
+    "    pandas Series included), an object with __dataframe__, an\n"
+    "    interchange DataFrame, or a mapping of names to 1-D arrays.\n"
+    "nulls : {'mask', 'fill', 'raise', 'always_mask'}, optional\n"
     "    As in column_to_ndarray (default 'mask').\n"
     "allow_copy : bool, optional\n"
-    "    False raises RuntimeError where a copy is unavoidable.\n"
+    "    The alias of copy: True is copy=None, False is copy=False.\n"
     "categorical : {'decode', 'codes'}, optional\n"
     "    As in column_to_ndarray (default 'decode').\n"
     "strings : {'object', 'stringdtype'}, optional\n"
@@ -525,6 +547,10 @@ PyDoc_STRVAR(
     "    column has; default: every column).  With structs='flatten' a name\n"
     "    is a leaf ('s.a') or a struct ('s': all its leaves); a name both a\n"
     "    column and a leaf has is a ValueError.\n"
+    "copy : bool or None, optional\n"
+    "    As in column_to_ndarray: None (default) copies only where needed,\n"
+    "    False raises where a copy is needed, True gives fresh writable\n"
+    "    memory for every column.\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -541,7 +567,7 @@ PyDoc_STRVAR(
     "    (\"column 'x' has 1 null value\"); buffers that do not match their\n"
     "    description.  Errors about one column name it.\n"
     "RuntimeError\n"
-    "    allow_copy=False and a copy is unavoidable.\n"
+    "    copy=False (allow_copy=False) and a copy is unavoidable.\n"
     "\n"
     "Examples\n"
     "--------\n"
@@ -641,7 +667,7 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
    `sel` selects (NULL: all).  Returns a new dict, or NULL with an
    exception set. */
 static PyObject *
-ix_frame_to_dict(dfb_state *st, PyObject *df, dfb_nulls_mode nulls,
+ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
                  int allow_copy, const dfb_colsel *sel)
 {
     PyObject *result = NULL, *names = NULL, *seq = NULL;
@@ -711,10 +737,10 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, dfb_nulls_mode nulls,
         /* each column as column_to_ndarray reads one (an interchange
            column, or any protocol of its dispatch) */
         uint64_t scope = dfb_probe_scope_open(st, col);
-        PyObject *arr = column_dispatch(st, col, nulls, allow_copy);
+        PyObject *arr = column_dispatch(st, col, opts, allow_copy);
         dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
-        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+        if (arr == NULL && dfb_skip_unsupported(opts)) {
             Py_DECREF(key);
             continue;
         }
@@ -742,109 +768,231 @@ done:
     return result;
 }
 
-/* from_dataframe of `obj` (borrowed): a pandas frame, an Arrow producer
-   or an interchange DataFrame, only the columns `sel` selects (NULL: all).
-   Returns a new dict, or NULL with an exception set. */
+/* The nulls of mapping value `v` when it is a numpy.ma.MaskedArray: its
+   mask applied to `arr` (stolen, the values read from `v`) in the nulls=
+   mode of `opts`, as an Arrow column's nulls are (to_arrow of the same
+   mapping gives them as nulls).  Returns a new reference (`arr` itself for
+   any other value or no masked value), or NULL with an exception set. */
 static PyObject *
-frame_to_dict(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
-              int allow_copy, dfb_colsel *sel)
+mapping_value_nulls(dfb_state *st, PyObject *v, PyObject *arr,
+                    const dfb_opts *opts, int allow_copy)
 {
-    /* A pandas DataFrame, or pandas' interchange object over one: the
-       frame is read (pandas_fast.c), never pandas' __dataframe__ buffers,
-       which drop the slice offset of Arrow-backed columns (P-26). */
-    int pd_copy = allow_copy;
-    PyObject *frame = dfb_pandas_frame_behind(obj, &pd_copy);
-    if (frame != NULL && sel != NULL &&
-        ((int)nulls & DFB_OPT_STRUCTS_FLATTEN)) {
+    if (!PyArray_Check(v) || PyArray_CheckExact(v) || !PyArray_Check(arr) ||
+        PyArray_NDIM((PyArrayObject *)arr) != 1) {
+        return arr;
+    }
+    PyObject *ma = PyImport_ImportModule("numpy.ma");
+    PyObject *cls =
+        ma == NULL ? NULL : PyObject_GetAttrString(ma, "MaskedArray");
+    int is_ma = cls == NULL ? -1 : PyObject_IsInstance(v, cls);
+    Py_XDECREF(cls);
+    PyObject *m =
+        is_ma == 1 ? PyObject_CallMethod(ma, "getmaskarray", "(O)", v) : NULL;
+    Py_XDECREF(ma);
+    if (is_ma == 0) {
+        return arr;
+    }
+    /* a mask of our own, as long as the values */
+    PyObject *mask =
+        m == NULL
+            ? NULL
+            : PyArray_FromAny(m, PyArray_DescrFromType(NPY_BOOL), 1, 1,
+                              NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY, NULL);
+    Py_XDECREF(m);
+    if (mask == NULL) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    npy_intp n = PyArray_DIM((PyArrayObject *)mask, 0);
+    if (n != PyArray_DIM((PyArrayObject *)arr, 0)) {
+        Py_DECREF(mask);
+        Py_DECREF(arr);
+        PyErr_SetString(PyExc_ValueError,
+                        "the masked array's mask and values differ in length");
+        return NULL;
+    }
+    const npy_bool *b = PyArray_DATA((PyArrayObject *)mask);
+    int64_t nnull = 0;
+    for (npy_intp i = 0; i < n; i++) {
+        nnull += b[i] != 0;
+    }
+    if (nnull == 0) {
+        Py_DECREF(mask);
+        return arr;
+    }
+    return dfb_nulls_finish(st, arr, (PyArrayObject *)mask, nnull, 0,
+                            opts->nulls, allow_copy);
+}
+
+/* A mapping of column names to 1-D arrays, Buffers or columns (borrowed
+   `obj`), each value read as column_to_ndarray reads it (a MaskedArray's
+   mask giving its nulls), only the keys
+   `sel` selects (NULL: all).  Returns a new dict, or NULL with an
+   exception set (naming the column). */
+static PyObject *
+mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                int allow_copy, const dfb_colsel *sel)
+{
+    /* a private list of (key, value): reading a value runs code that may
+       change the caller's mapping */
+    PyObject *items = PyMapping_Items(obj);
+    if (items == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyDict_New();
+    for (Py_ssize_t i = 0; result != NULL && i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        if (!PyTuple_Check(kv) || PyTuple_GET_SIZE(kv) != 2) {
+            PyErr_SetString(PyExc_TypeError,
+                            "the mapping's items() must be (key, value) "
+                            "pairs");
+            Py_CLEAR(result);
+            break;
+        }
+        PyObject *k = PyTuple_GET_ITEM(kv, 0), *v = PyTuple_GET_ITEM(kv, 1);
+        PyObject *key =
+            PyUnicode_CheckExact(k) ? Py_NewRef(k) : PyObject_Str(k);
+        int want = key == NULL ? -1 : dfb_colsel_wants(sel, key);
+        int has = want <= 0 ? 0 : PyDict_Contains(result, key);
+        if (has > 0) {
+            PyErr_Format(PyExc_ValueError, "duplicate column name %R", key);
+        }
+        PyObject *arr = NULL;
+        if (want > 0 && has == 0) {
+            uint64_t scope = dfb_probe_scope_open(st, v);
+            arr = column_dispatch(st, v, opts, allow_copy);
+            dfb_probe_scope_close(st, scope);
+            if (arr != NULL) {
+                arr = mapping_value_nulls(st, v, arr, opts, allow_copy);
+            }
+            if (arr == NULL && dfb_skip_unsupported(opts)) {
+                Py_DECREF(key);
+                continue;
+            }
+            if (arr != NULL && PyArray_Check(arr) &&
+                PyArray_NDIM((PyArrayObject *)arr) != 1) {
+                PyErr_Format(PyExc_ValueError,
+                             "a column must be 1-D, this one has %d "
+                             "dimensions",
+                             PyArray_NDIM((PyArrayObject *)arr));
+                Py_CLEAR(arr);
+            }
+            if (arr == NULL) {
+                dfb_add_column_context(key);
+            }
+        }
+        if (want < 0 || has != 0 || (want > 0 && arr == NULL) ||
+            (arr != NULL && PyDict_SetItem(result, key, arr) < 0)) {
+            Py_CLEAR(result);
+        }
+        Py_XDECREF(arr);
+        Py_XDECREF(key);
+    }
+    Py_DECREF(items);
+    return result;
+}
+
+/* from_dataframe of pandas DataFrame `frame` (borrowed), only the columns
+   `sel` selects (NULL: all).  Returns a new dict, or NULL with an
+   exception set. */
+static PyObject *
+pandas_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
+               int pd_copy, dfb_colsel *sel)
+{
+    /* the frame is read (pandas_fast.c), never pandas' __dataframe__
+       buffers, which drop the slice offset of Arrow-backed columns
+       (P-26) */
+    if (sel != NULL && opts->structs_flatten) {
         /* columns= may name struct leaves, which only the Arrow export
            of the frame shows */
         int arrow = dfb_arrow_is_producer(frame);
-        PyObject *res = arrow == 1 ? dfb_arrow_from_dataframe_cols(
-                                         st, frame, nulls, pd_copy, sel)
-                                   : NULL;
         if (arrow != 0) {
-            Py_DECREF(frame);
-            return res;
+            return arrow == 1 ? dfb_arrow_from_dataframe_cols(st, frame, opts,
+                                                              pd_copy, sel)
+                              : NULL;
         }
     }
-    if (frame != NULL) {
-        if (sel != NULL) { /* pandas selects (KeyError for a name) */
-            PyObject *lst = PySequence_List(sel->names);
-            Py_SETREF(frame, lst ? PyObject_GetItem(frame, lst) : NULL);
-            Py_XDECREF(lst);
-            if (frame == NULL) {
-                return NULL;
-            }
-        }
-        PyObject *pdres = from_pandas_frame(st, frame, nulls, pd_copy);
-        Py_DECREF(frame);
-        return pdres;
+    if (sel == NULL) {
+        return from_pandas_frame(st, frame, opts, pd_copy);
     }
-    if (PyErr_Occurred()) {
+    /* pandas selects (KeyError for a name) */
+    PyObject *lst = PySequence_List(sel->names);
+    PyObject *sub = lst ? PyObject_GetItem(frame, lst) : NULL;
+    Py_XDECREF(lst);
+    if (sub == NULL) {
         return NULL;
     }
-    /* A library object that speaks the Arrow PyCapsule interface is read
-       through it (as pandas 3's own from_dataframe does): Arrow states its
-       offsets and buffers exactly, where producers' __dataframe__ have known
-       bugs.  Interchange DataFrame objects have no __arrow_c_* methods and
-       take the protocol. */
-    int r = dfb_arrow_is_producer(obj);
-    if (r < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return series_named(
-            st, obj,
-            dfb_arrow_from_dataframe_cols(st, obj, nulls, allow_copy, sel));
-    }
-    PyObject *df = dfb_ix_frame(st, obj, allow_copy);
-    if (df == NULL) {
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        PyErr_Format(PyExc_TypeError,
-                     "from_dataframe() expects an object with __dataframe__ "
-                     "or an interchange DataFrame, got %.200s",
-                     Py_TYPE(obj)->tp_name);
-        return NULL;
-    }
-    return ix_frame_to_dict(st, df, nulls, allow_copy, sel);
+    PyObject *res = from_pandas_frame(st, sub, opts, pd_copy);
+    Py_DECREF(sub);
+    return res;
 }
 
-/* from_dataframe(obj, *, nulls="mask", allow_copy=True, ...). */
+/* from_dataframe of `obj` (borrowed), read as the frame-source table says
+   (a pandas frame, an Arrow producer, an interchange DataFrame or a
+   mapping), only the columns `sel` selects (NULL: all).  Returns a new
+   dict, or NULL with an exception set. */
+static PyObject *
+frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+              int allow_copy, dfb_colsel *sel)
+{
+    /* the frame-source table (frame.c) decides how obj is read */
+    dfb_frame_source src;
+    if (dfb_frame_source_of(st, obj, allow_copy, &src) < 0) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    switch (src.kind) {
+        case DFB_SRC_PANDAS:
+            res = pandas_to_dict(st, src.frame, opts, src.allow_copy, sel);
+            break;
+        case DFB_SRC_ARROW:
+            res = series_named(st, obj,
+                               dfb_arrow_from_dataframe_cols(
+                                   st, obj, opts, src.allow_copy, sel));
+            break;
+        case DFB_SRC_INTERCHANGE:
+            /* steals the interchange DataFrame */
+            return ix_frame_to_dict(st, src.frame, opts, src.allow_copy, sel);
+        case DFB_SRC_MAPPING:
+            res = mapping_to_dict(st, obj, opts, src.allow_copy, sel);
+            break;
+        default:
+            dfb_not_a_frame_error("from_dataframe", obj);
+            break;
+    }
+    Py_XDECREF(src.frame);
+    return res;
+}
+
+/* from_dataframe(obj, *, nulls="mask", copy=None, ...). */
 static PyObject *
 from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
 {
     static const char *const kw[] = {
-        "obj",     "nulls",    "allow_copy",     "categorical", "strings",
-        "structs", "decimals", "on_unsupported", "columns",     NULL};
-    static const char *const unsupported[] = {"raise", "skip", NULL};
-    static const char *const structs[] = {"object", "flatten", NULL};
+        "obj",     "nulls",   "allow_copy", "categorical",
+        "strings", "structs", "decimals",   "on_unsupported",
+        "columns", "copy",    NULL};
     static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
-    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[10] = {NULL, NULL, NULL, NULL, NULL,
+                       NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
-                              NULL, NULL,          NULL,
-                              NULL, NULL,          NULL};
-    int skip = 0, flatten = 0;
+    PyObject *const fast[] = {
+        NULL, st->str.nulls, st->str.allow_copy, NULL, NULL, NULL, NULL, NULL,
+        NULL, NULL};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    dfb_nulls_mode nulls;
-    int opts;
-    if (dfb_parse_nulls(a[1], &nulls) < 0 ||
-        dfb_parse_conv_opts(a[3], a[4], &opts) < 0 ||
-        dfb_parse_choice(a[5], "structs", structs, &flatten) < 0 ||
-        dfb_parse_decimals(a[6], &opts) < 0 ||
-        dfb_parse_choice(a[7], "on_unsupported", unsupported, &skip) < 0) {
-        return NULL;
-    }
-    opts |= (skip ? DFB_OPT_SKIP_UNSUPPORTED : 0) |
-            (flatten ? DFB_OPT_STRUCTS_FLATTEN : 0);
-    nulls = (dfb_nulls_mode)((int)nulls | opts);
-    int allow_copy = 1;
-    if (dfb_parse_flag(a[2], &allow_copy) < 0) {
+    const dfb_opt_args oa = {.nulls = a[1],
+                             .allow_copy = a[2],
+                             .categorical = a[3],
+                             .strings = a[4],
+                             .structs = a[5],
+                             .decimals = a[6],
+                             .on_unsupported = a[7],
+                             .copy = a[9]};
+    dfb_opts opts;
+    if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;
     }
     dfb_colsel sel;
@@ -852,13 +1000,47 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     PyObject *res = dfb_colsel_finish(
-        &sel, frame_to_dict(st, a[0], nulls, allow_copy,
+        &sel, frame_to_dict(st, a[0], &opts, dfb_opts_allow_copy(&opts),
                             sel.names != NULL ? &sel : NULL));
     dfb_colsel_clear(&sel);
-    return res;
+    return dfb_result_finish(st, res, &opts);
+}
+
+PyDoc_STRVAR(
+    frame_source_doc,
+    "_frame_source(obj, allow_copy=True, /)\n--\n\n"
+    "Private: the frame-source table's answer for obj, (kind, frame,\n"
+    "allow_copy): kind one of 'pandas', 'arrow', 'interchange',\n"
+    "'mapping', 'schema', 'none'; frame what to read (None for "
+    "'none').");
+
+/* _frame_source(obj, allow_copy=True, /).  Returns a new tuple, or NULL
+   with an exception set. */
+static PyObject *
+frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_frame_source() takes 1 or 2 arguments");
+        return NULL;
+    }
+    int allow_copy = 1;
+    if (nargs == 2 && dfb_parse_flag(args[1], &allow_copy) < 0) {
+        return NULL;
+    }
+    dfb_frame_source src;
+    if (dfb_frame_source_of(dfb_state_from_module(module), args[0], allow_copy,
+                            &src) < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("(sNO)", dfb_frame_kind_name(src.kind),
+                         src.frame != NULL ? src.frame : Py_NewRef(Py_None),
+                         src.allow_copy ? Py_True : Py_False);
 }
 
 PyMethodDef dfb_convert_methods[] = {
+    {"_frame_source", (PyCFunction)(void (*)(void))frame_source_py,
+     METH_FASTCALL, frame_source_doc},
     {"buffer_to_ndarray", (PyCFunction)(void (*)(void))buffer_to_ndarray,
      METH_FASTCALL | METH_KEYWORDS, buffer_to_ndarray_doc},
     {"column_to_ndarray", (PyCFunction)(void (*)(void))column_to_ndarray,

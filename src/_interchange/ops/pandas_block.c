@@ -392,7 +392,7 @@ block_from_import(dfb_state *st, arrow_import *imp, int type, PyObject *names,
     if (bm == Py_None) {
         /* columns too long (or too few) to share a copied block: the
            converters' zero-copy columns */
-        PyObject *cols = dfb_arrow_import_dict(st, imp, DFB_NULLS_MASK, 1);
+        PyObject *cols = dfb_arrow_import_dict(st, imp, &dfb_opts_default, 1);
         if (cols != NULL) {
             res = PyTuple_Pack(4, names, Py_None, cols, meta);
             Py_DECREF(cols);

@@ -161,8 +161,6 @@ pandas_column(dfb_state *st, const dfb_pd_frame *f, Py_ssize_t i,
               dfb_nulls_mode nulls, PyObject **out)
 {
     *out = NULL;
-    /* the mode alone: categorical= and strings= bits do not apply here */
-    nulls = (dfb_nulls_mode)((int)nulls & DFB_NULLS_MODE_BITS);
     if (f->cols[i].kind != DFB_PD_NUMPY) {
         return 0; /* masked and extension arrays: pandas' Arrow export */
     }
@@ -246,7 +244,7 @@ pandas_column(dfb_state *st, const dfb_pd_frame *f, Py_ssize_t i,
    match (a column skipped, say: the caller converts them one by one). */
 static PyObject *
 arrow_columns(dfb_state *st, PyObject *df, PyObject *positions, int whole,
-              dfb_nulls_mode nulls, int allow_copy)
+              const dfb_opts *opts, int allow_copy)
 {
     PyObject *sub = NULL;
     if (whole) {
@@ -267,7 +265,7 @@ arrow_columns(dfb_state *st, PyObject *df, PyObject *positions, int whole,
             return NULL;
         }
     }
-    PyObject *d = dfb_arrow_from_dataframe(st, sub, nulls, allow_copy);
+    PyObject *d = dfb_arrow_from_dataframe(st, sub, opts, allow_copy);
     Py_DECREF(sub);
     if (d == NULL) {
         return NULL;
@@ -330,7 +328,7 @@ foreign_error(PyObject *key)
    an exception that names the column (foreign_error). */
 static int
 arrow_one(dfb_state *st, PyObject *df, Py_ssize_t pos, PyObject *key,
-          dfb_nulls_mode nulls, int allow_copy, PyObject **out)
+          const dfb_opts *opts, int allow_copy, PyObject **out)
 {
     *out = NULL;
     PyObject *p = PyLong_FromSsize_t(pos);
@@ -340,7 +338,7 @@ arrow_one(dfb_state *st, PyObject *df, Py_ssize_t pos, PyObject *key,
         return -1;
     }
     PyList_SET_ITEM(lst, 0, p);
-    PyObject *got = arrow_columns(st, df, lst, 0, nulls, allow_copy);
+    PyObject *got = arrow_columns(st, df, lst, 0, opts, allow_copy);
     Py_DECREF(lst);
     if (got == NULL && !PyErr_Occurred()) {
         *out = Py_NewRef(Py_Ellipsis); /* the import skipped it */
@@ -348,7 +346,7 @@ arrow_one(dfb_state *st, PyObject *df, Py_ssize_t pos, PyObject *key,
     }
     if (got == NULL) {
         foreign_error(key);
-        if (dfb_skip_unsupported((int)nulls)) {
+        if (dfb_skip_unsupported(opts)) {
             *out = Py_NewRef(Py_Ellipsis);
             return 0;
         }
@@ -400,16 +398,22 @@ without_index(PyObject *df)
    Py_Ellipsis (skipped) or None (for pandas' Arrow export) per column; or
    NULL with an exception set. */
 static PyObject *
-python_columns(PyObject *df, PyObject *positions, dfb_nulls_mode nulls,
+python_columns(PyObject *df, PyObject *positions, const dfb_opts *opts,
                int allow_copy)
 {
+    /* convert's `nulls`: the mode in the low byte, then its option bits
+       (0x100 categorical="codes", 0x200 strings="stringdtype", 0x1000
+       on_unsupported="skip"), as _pandas_columns reads them */
+    int flags = (int)opts->nulls | (opts->categorical_codes ? 0x100 : 0) |
+                (opts->stringdtype ? 0x200 : 0) |
+                (opts->skip_unsupported ? 0x1000 : 0);
     PyObject *mod = PyImport_ImportModule("dfbuffer._pandas_columns");
     if (mod == NULL) {
         return NULL;
     }
     PyObject *res =
-        PyObject_CallMethod(mod, "convert", "(OOiO)", df, positions,
-                            (int)nulls, allow_copy ? Py_True : Py_False);
+        PyObject_CallMethod(mod, "convert", "(OOiO)", df, positions, flags,
+                            allow_copy ? Py_True : Py_False);
     Py_DECREF(mod);
     if (res != NULL && (!PyList_CheckExact(res) ||
                         PyList_GET_SIZE(res) != PyList_GET_SIZE(positions))) {
@@ -429,11 +433,11 @@ python_columns(PyObject *df, PyObject *positions, dfb_nulls_mode nulls,
    with an exception set. */
 static int
 fill_pending(dfb_state *st, PyObject *df, PyObject *keys, PyObject *vals,
-             PyObject *pending, dfb_nulls_mode nulls, int allow_copy)
+             PyObject *pending, const dfb_opts *opts, int allow_copy)
 {
     int ret = -1;
     PyObject *src = NULL, *rest = NULL, *got = NULL;
-    PyObject *py = python_columns(df, pending, nulls, allow_copy);
+    PyObject *py = python_columns(df, pending, opts, allow_copy);
     rest = PyList_New(0);
     if (py == NULL || rest == NULL) {
         goto done;
@@ -466,7 +470,7 @@ fill_pending(dfb_state *st, PyObject *df, PyObject *keys, PyObject *vals,
     if (src == NULL) {
         goto done;
     }
-    got = arrow_columns(st, src, rest, nrest == PyList_GET_SIZE(vals), nulls,
+    got = arrow_columns(st, src, rest, nrest == PyList_GET_SIZE(vals), opts,
                         allow_copy);
     if (got == NULL) {
         PyErr_Clear(); /* converted again column by column: named */
@@ -477,7 +481,7 @@ fill_pending(dfb_state *st, PyObject *df, PyObject *keys, PyObject *vals,
         if (got != NULL) {
             v = Py_NewRef(PyList_GET_ITEM(got, j));
         }
-        else if (arrow_one(st, src, pos, PyList_GET_ITEM(keys, pos), nulls,
+        else if (arrow_one(st, src, pos, PyList_GET_ITEM(keys, pos), opts,
                            allow_copy, &v) < 0) {
             goto done;
         }
@@ -515,7 +519,7 @@ build_result(PyObject *keys, PyObject *vals)
 }
 
 PyObject *
-dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                           int allow_copy)
 {
     int r = dfb_pandas_is_frame(obj);
@@ -547,7 +551,7 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         }
         PyObject *arr;
         if (PySet_Add(seen, key) < 0 ||
-            pandas_column(st, &f, i, nulls, &arr) < 0) {
+            pandas_column(st, &f, i, opts->nulls, &arr) < 0) {
             dfb_add_column_context(key); /* the error names the column */
             goto done;
         }
@@ -567,7 +571,7 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
         }
     }
     if (PyList_GET_SIZE(pending) > 0 &&
-        fill_pending(st, obj, keys, vals, pending, nulls, allow_copy) < 0) {
+        fill_pending(st, obj, keys, vals, pending, opts, allow_copy) < 0) {
         goto done;
     }
     res = build_result(keys, vals);

@@ -15,7 +15,7 @@
    set, or NULL *without* an exception when `obj` is not such a frame (the
    caller then takes its usual path). */
 PyObject *
-dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                           int allow_copy);
 
 #endif /* DFBUFFER_PANDAS_FAST_H */

@@ -150,14 +150,14 @@ convert_plain_chunk(dfb_state *st, const arrow_import *imp, int is_table,
    reference, or NULL with an exception set. */
 static PyObject *
 convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
-               dfb_nulls_mode nulls, int allow_copy)
+               const dfb_opts *opts, int allow_copy)
 {
     const char *name = dfb_arrow_column_name(imp, is_table, c);
     PyObject *plain;
     const struct ArrowSchema *cs =
         is_table ? imp->schema.children[c] : &imp->schema;
     if (dfb_nested_is(cs) || dfb_nested_dict_is(cs)) {
-        return dfb_nested_convert_column(st, imp, is_table, c, nulls,
+        return dfb_nested_convert_column(st, imp, is_table, c, opts,
                                          allow_copy, name);
     }
     if (convert_plain_chunk(st, imp, is_table, c, name, &plain)) {
@@ -186,7 +186,7 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
             goto done;
         }
     }
-    res = dfb_columns_to_ndarray(st, cols, n, nulls, allow_copy);
+    res = dfb_columns_to_ndarray(st, cols, n, opts, allow_copy);
 done:
     dfb_arrow_refs_clear(&refs);
     PyMem_Free(cols);
@@ -194,7 +194,7 @@ done:
 }
 
 PyObject *
-dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                             int allow_copy)
 {
     arrow_import imp = {0};
@@ -202,7 +202,7 @@ dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
     /* an array is one column: a struct array (or a record batch) is an
        object array of dicts, as a struct column of a table */
     if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
-        res = convert_column(st, &imp, 0, 0, nulls, allow_copy);
+        res = convert_column(st, &imp, 0, 0, opts, allow_copy);
     }
     dfb_arrow_import_clear(&imp);
     return res;
@@ -214,7 +214,7 @@ dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
    Returns a new reference, or NULL with an exception set. */
 static PyObject *
 flat_to_dict(dfb_state *st, const arrow_import *imp, const uint8_t *skip,
-             dfb_nulls_mode nulls, int allow_copy, dfb_colsel *sel)
+             const dfb_opts *opts, int allow_copy, dfb_colsel *sel)
 {
     PyObject *entries = dfb_nested_flat_entries(imp, 1, 1, skip);
     PyObject *chosen =
@@ -238,11 +238,11 @@ flat_to_dict(dfb_state *st, const arrow_import *imp, const uint8_t *skip,
         const char *name = PyUnicode_AsUTF8(key);
         if (name != NULL && dfb_nested_flat_path(e, &c, path, &depth) == 0) {
             arr = depth == 0
-                      ? convert_column(st, imp, 1, c, nulls, allow_copy)
+                      ? convert_column(st, imp, 1, c, opts, allow_copy)
                       : dfb_nested_convert_path(st, imp, 1, c, path, depth,
-                                                nulls, allow_copy, name);
+                                                opts, allow_copy, name);
         }
-        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+        if (arr == NULL && dfb_skip_unsupported(opts)) {
             continue;
         }
         if (arr == NULL) {
@@ -273,7 +273,7 @@ flat_to_dict(dfb_state *st, const arrow_import *imp, const uint8_t *skip,
    duplicate name). */
 static PyObject *
 import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
-               dfb_nulls_mode nulls, int allow_copy, dfb_colsel *sel)
+               const dfb_opts *opts, int allow_copy, dfb_colsel *sel)
 {
     PyObject *res = NULL;
     uint8_t *skip = NULL;
@@ -291,8 +291,8 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         dfb_arrow_index_columns(&imp->schema, skip) < 0) {
         goto done;
     }
-    if (((int)nulls & DFB_OPT_STRUCTS_FLATTEN) && is_table) {
-        res = flat_to_dict(st, imp, skip, nulls, allow_copy, sel);
+    if (opts->structs_flatten && is_table) {
+        res = flat_to_dict(st, imp, skip, opts, allow_copy, sel);
         goto done;
     }
     res = PyDict_New();
@@ -329,9 +329,8 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
             Py_CLEAR(res);
             goto done;
         }
-        PyObject *arr =
-            convert_column(st, imp, is_table, c, nulls, allow_copy);
-        if (arr == NULL && dfb_skip_unsupported(nulls)) {
+        PyObject *arr = convert_column(st, imp, is_table, c, opts, allow_copy);
+        if (arr == NULL && dfb_skip_unsupported(opts)) {
             Py_DECREF(key);
             continue;
         }
@@ -353,21 +352,21 @@ done:
 }
 
 PyObject *
-dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                          int allow_copy)
 {
-    return dfb_arrow_from_dataframe_cols(st, obj, nulls, allow_copy, NULL);
+    return dfb_arrow_from_dataframe_cols(st, obj, opts, allow_copy, NULL);
 }
 
 PyObject *
 dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
-                              dfb_nulls_mode nulls, int allow_copy,
+                              const dfb_opts *opts, int allow_copy,
                               dfb_colsel *sel)
 {
     arrow_import imp = {0};
     PyObject *res = NULL;
     if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
-        res = import_to_dict(st, &imp, 1, nulls, allow_copy, sel);
+        res = import_to_dict(st, &imp, 1, opts, allow_copy, sel);
     }
     dfb_arrow_import_clear(&imp);
     return res;
@@ -379,7 +378,7 @@ dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
 
 PyObject *
 dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
-                 struct ArrowSchema *schema, int as_dict, dfb_nulls_mode nulls,
+                 struct ArrowSchema *schema, int as_dict, const dfb_opts *opts,
                  int allow_copy)
 {
     arrow_import imp = {0};
@@ -423,8 +422,8 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
     }
     /* as column_to_ndarray: a struct array (a record batch) is one column,
        an object array of dicts */
-    res = as_dict ? import_to_dict(st, &imp, 0, nulls, allow_copy, NULL)
-                  : convert_column(st, &imp, 0, 0, nulls, allow_copy);
+    res = as_dict ? import_to_dict(st, &imp, 0, opts, allow_copy, NULL)
+                  : convert_column(st, &imp, 0, 0, opts, allow_copy);
 done:
     dfb_arrow_import_clear(&imp);
     return res;
@@ -432,7 +431,7 @@ done:
 
 PyObject *
 dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
-                        dfb_nulls_mode nulls, int allow_copy)
+                        const dfb_opts *opts, int allow_copy)
 {
     if (stream == NULL || stream->release == NULL) {
         PyErr_SetString(PyExc_ValueError,
@@ -449,7 +448,7 @@ dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
                             "the Arrow schema has no format");
         }
         else {
-            res = import_to_dict(st, &imp, 0, nulls, allow_copy, NULL);
+            res = import_to_dict(st, &imp, 0, opts, allow_copy, NULL);
         }
     }
     dfb_arrow_import_clear(&imp);
@@ -613,7 +612,7 @@ done:
    arrow_convert.h). */
 PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
-                      dfb_nulls_mode nulls, int allow_copy)
+                      const dfb_opts *opts, int allow_copy)
 {
-    return import_to_dict(st, imp, 1, nulls, allow_copy, NULL);
+    return import_to_dict(st, imp, 1, opts, allow_copy, NULL);
 }

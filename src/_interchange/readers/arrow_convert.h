@@ -24,23 +24,23 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
    exception set (NotImplementedError naming the format for unsupported
    types). */
 PyObject *
-dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                             int allow_copy);
 
 /* from_dataframe for an Arrow producer of a table (RecordBatch, Table,
    DataFrame, stream): a dict name -> array.  Returns a new reference or
    NULL with an exception set. */
 PyObject *
-dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, dfb_nulls_mode nulls,
+dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                          int allow_copy);
 
 /* dfb_arrow_from_dataframe converting only the columns `sel` selects
    (NULL: all), in the order asked for (KeyError for an unknown name).
-   With DFB_OPT_STRUCTS_FLATTEN, sel->names becomes the flattened names
+   With opts->structs_flatten, sel->names becomes the flattened names
    selected (a struct's name: its leaves), for dfb_colsel_finish. */
 PyObject *
 dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
-                              dfb_nulls_mode nulls, int allow_copy,
+                              const dfb_opts *opts, int allow_copy,
                               dfb_colsel *sel);
 
 /* capi.c: converts an ArrowArray + ArrowSchema a C caller moves in (both
@@ -53,7 +53,7 @@ dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
    NotImplementedError or RuntimeError set. */
 PyObject *
 dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
-                 struct ArrowSchema *schema, int as_dict, dfb_nulls_mode nulls,
+                 struct ArrowSchema *schema, int as_dict, const dfb_opts *opts,
                  int allow_copy);
 
 /* capi.c: from_dataframe on an ArrowArrayStream a C caller moves in (marked
@@ -62,13 +62,13 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
    concatenated, or NULL with an exception set. */
 PyObject *
 dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
-                        dfb_nulls_mode nulls, int allow_copy);
+                        const dfb_opts *opts, int allow_copy);
 
 /* from_dataframe's dict name -> array for an import that
    is already made (pandas' index columns left out).  Returns a new
    reference or NULL with an exception set. */
 PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
-                      dfb_nulls_mode nulls, int allow_copy);
+                      const dfb_opts *opts, int allow_copy);
 
 #endif /* DFBUFFER_ARROW_CONVERT_H */

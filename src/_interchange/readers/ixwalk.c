@@ -516,7 +516,7 @@ fail:
 /* Converts interchange column `col` (all its chunks).  Returns a new
    reference or NULL with an exception set. */
 PyObject *
-dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, const dfb_opts *opts,
                          int allow_copy)
 {
     PyObject *o = PyObject_CallMethodNoArgs(col, st->str.num_chunks);
@@ -535,7 +535,7 @@ dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
         w.nkeep = 0;
         PyObject *res = NULL;
         if (walk_chunk(st, col, &c, &w, 0) == 0) {
-            res = dfb_columns_to_ndarray(st, &c, 1, nulls, allow_copy);
+            res = dfb_columns_to_ndarray(st, &c, 1, opts, allow_copy);
         }
         walked_clear(&w);
         return res;
@@ -574,7 +574,7 @@ dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
             goto out;
         }
     }
-    res = dfb_columns_to_ndarray(st, cols, n, nulls, allow_copy);
+    res = dfb_columns_to_ndarray(st, cols, n, opts, allow_copy);
 out:
     if (ws != NULL) {
         for (Py_ssize_t i = 0; i < done; i++) {

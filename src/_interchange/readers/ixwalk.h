@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "column.h"
+#include "frame.h"
 
 /* Wraps interchange buffer `obj` in a new dfbuffer Buffer (owner = obj,
    u1, native INTERCHANGE, read-only unless obj is a writable
@@ -19,7 +20,7 @@ dfb_ix_wrap_buffer(dfb_state *st, PyObject *obj, dfb_span *span);
 /* Converts interchange column `col` (all its chunks).  Returns a new
    reference or NULL with an exception set. */
 PyObject *
-dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, dfb_nulls_mode nulls,
+dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, const dfb_opts *opts,
                          int allow_copy);
 
 /* Returns the interchange DataFrame of `obj` (new reference): obj itself

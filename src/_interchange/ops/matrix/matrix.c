@@ -18,6 +18,7 @@
 #include "checked.h"
 #include "convert.h"
 #include "frame.h"
+#include "frame_source.h"
 #include "matrix.h"
 #include "matrix_plan.h"
 #include "matrix_pandas.h"
@@ -311,27 +312,27 @@ parse_choice(PyObject *o, const char *what, const char *const *choices,
 
 PyDoc_STRVAR(
     to_matrix_doc,
-    "to_matrix(obj, *, dtype=None, order='C', nulls='nan', columns=None, "
+    "to_matrix(obj, *, dtype=None, order='C', nulls='fill', columns=None, "
     "threads=None,\n          decimals='decimal', structs='object', "
-    "out=None)\n"
-    "--\n\n"
+    "copy=None, on_unsupported='raise', out=None)\n--\n\n"
     "Copy the columns of a dataframe into one 2-D NumPy array (rows x "
     "columns).\n\n"
     "obj is anything from_dataframe accepts.  dtype=None promotes the "
     "columns'\n"
     "types as numpy.result_type does (bool and integer columns with nulls "
     "count\n"
-    "as float64 when nulls='nan'); an explicit bool / (u)int / float16/32/64 "
+    "as float64 when nulls='fill'); an explicit bool / (u)int / float16/32/64 "
     "dtype\n"
     "casts (categoricals give their codes).  String, date/time, nested and "
     "(without\n"
     "dtype) categorical columns raise TypeError naming the column.  "
     "order='C' or\n"
-    "'F'.  nulls='nan' writes NaN (ValueError for a non-float dtype), "
+    "'F'.  nulls='fill' writes NaN (ValueError for a non-float dtype), "
     "'raise'\n"
-    "raises ValueError naming the column, 'mask' returns a "
-    "numpy.ma.MaskedArray\n"
-    "with a 2-D bool mask of the same order.  columns= selects and orders "
+    "raises ValueError naming the column, 'mask' (and 'always_mask') "
+    "returns a\nnumpy.ma.MaskedArray "
+    "with a 2-D bool mask of the same order, with or\nwithout nulls; "
+    "'nan' is the deprecated spelling of 'fill'.  columns= selects and orders "
     "columns\n"
     "by name (KeyError for an unknown one).  threads= caps the worker "
     "threads (at\n"
@@ -358,8 +359,8 @@ PyDoc_STRVAR(
     "    The result's dtype; None promotes the columns' types.\n"
     "order : {'C', 'F'}, optional\n"
     "    Row-major or column-major result (default 'C').\n"
-    "nulls : {'nan', 'raise', 'mask'}, optional\n"
-    "    NaN in null slots, ValueError, or a MaskedArray (default 'nan').\n"
+    "nulls : {'fill', 'raise', 'mask', 'always_mask'}, optional\n"
+    "    NaN in null slots, ValueError, or a MaskedArray (default 'fill').\n"
     "columns : sequence of str, optional\n"
     "    The columns to take, in this order (default: all).\n"
     "threads : int or None, optional\n"
@@ -367,6 +368,14 @@ PyDoc_STRVAR(
     "decimals : {'decimal', 'float64'}, optional\n"
     "structs : {'object', 'flatten'}, optional\n"
     "    Struct columns refused, or their leaves (default 'object').\n"
+    "copy : bool or None, optional\n"
+    "    None or True (the result is always new memory); False raises\n"
+    "    RuntimeError.\n"
+    "on_unsupported : {'raise', 'skip'}, optional\n"
+    "    A column of a type to_matrix does not take raises TypeError\n"
+    "    (default), or is left out ('skip'; decided from the schema: bool,\n"
+    "    integer and float columns, categoricals with a dtype, decimals with\n"
+    "    decimals='float64').\n"
     "out : numpy.ndarray, optional\n"
     "    The array to write the result into (returned).\n"
     "\n"
@@ -538,58 +547,61 @@ pandas_matrix_source(PyObject *obj)
     return res;
 }
 
-/* Describes the selected columns (`o_cols`) of `obj` into `fr`: a pandas
-   frame from its blocks (*pd_strides then set), an Arrow producer (*own: a
-   new list of a pandas frame's own column names, or NULL), or interchange
-   objects; `flatten`: an Arrow producer's struct columns as their leaves.
-   Returns 0, or -1 with an exception set (TypeError for any other object,
-   or naming an unsupported column). */
+/* Describes the selected columns (`o_cols`) of `obj`, a frame of kind
+   `kind` (the frame-source table's answer), into `fr`: a pandas frame from
+   its blocks (*pd_strides then set) or else through to_arrow's reading
+   of it, an Arrow
+   producer (*own: a new list of a pandas frame's own column names, or
+   NULL), or an interchange DataFrame; `flatten`: an Arrow producer's
+   struct columns as their leaves.  Returns 0, or -1 with an exception set
+   (TypeError for any other kind, or naming an unsupported column). */
 static int
-describe_frame(dfb_state *st, PyObject *obj, PyObject *o_cols, int flatten,
-               dfb_frame *fr, int64_t **pd_strides, PyObject **own)
+describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
+               PyObject *o_cols, int flatten, dfb_frame *fr,
+               int64_t **pd_strides, PyObject **own)
 {
-    int r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides);
-    if (r == 0) {
-        return 0;
-    }
-    if (r == 1 && (r = dfb_pandas_is_frame(obj)) == 1) {
-        /* a pandas frame with other columns: to_arrow's reading of it (no
-           index column, no pyarrow needed, errors named) */
-        PyObject *src = pandas_matrix_source(obj);
-        if (src == NULL) {
-            unsupported_to_type_error();
-            return -1;
+    int r;
+    switch (kind) {
+        case DFB_SRC_PANDAS: {
+            r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides);
+            if (r != 1) {
+                break;
+            }
+            /* columns the blocks do not serve: to_arrow's reading of the
+               frame (no index column, no pyarrow needed, errors named) */
+            PyObject *src = pandas_matrix_source(obj);
+            if (src == NULL) {
+                r = -1;
+                break;
+            }
+            r = dfb_arrow_describe_frame(st, src, o_cols, flatten, fr);
+            Py_DECREF(src);
+            break;
         }
-        r = dfb_arrow_describe_frame(st, src, o_cols, flatten, fr);
-        Py_DECREF(src);
-        if (r < 0) {
-            unsupported_to_type_error();
-        }
-        return r < 0 ? -1 : 0;
-    }
-    if (r == 0) {
-        r = dfb_arrow_is_producer(obj);
-    }
-    if (r == 1 && (o_cols == NULL || o_cols == Py_None)) {
-        *own = dfb_matrix_pandas_columns(obj);
-        if (*own == NULL && PyErr_Occurred()) {
+        case DFB_SRC_ARROW:
+            r = 0;
+            if (o_cols == NULL || o_cols == Py_None) {
+                *own = dfb_matrix_pandas_columns(obj);
+                if (*own == NULL && PyErr_Occurred()) {
+                    r = -1;
+                }
+            }
+            if (r == 0) {
+                r = dfb_arrow_describe_frame(
+                    st, obj, *own != NULL ? *own : o_cols, flatten, fr);
+            }
+            break;
+        case DFB_SRC_INTERCHANGE:
+            r = dfb_ix_describe_frame(st, obj, o_cols, fr);
+            if (r == 1) {
+                dfb_not_a_frame_error("to_matrix", obj);
+                r = -1;
+            }
+            break;
+        default:
+            dfb_not_a_frame_error("to_matrix", obj);
             r = -1;
-        }
-    }
-    if (r == 1) {
-        r = dfb_arrow_describe_frame(st, obj, *own != NULL ? *own : o_cols,
-                                     flatten, fr);
-    }
-    else if (r == 0) {
-        r = dfb_ix_describe_frame(st, obj, o_cols, fr);
-        if (r == 1) {
-            PyErr_Format(PyExc_TypeError,
-                         "to_matrix() expects an object with __dataframe__, "
-                         "an interchange DataFrame or an Arrow PyCapsule "
-                         "producer, got %.200s",
-                         Py_TYPE(obj)->tp_name);
-            r = -1;
-        }
+            break;
     }
     if (r < 0) {
         unsupported_to_type_error();
@@ -926,6 +938,26 @@ check_out(PyObject *o, int64_t nrows, Py_ssize_t ncols, int explicit,
     return 0;
 }
 
+/* on_unsupported="skip": the names of the columns of `obj` (of `o_cols`,
+   NULL/None: all) that to_matrix takes by its rule, read from the schema
+   (dfbuffer._schema._matrix_columns; no data read).  Returns a new list,
+   or NULL with an exception set. */
+static PyObject *
+matrix_columns(PyObject *obj, PyObject *o_cols, int flatten, int dtype_given,
+               int dec)
+{
+    PyObject *fn = dfb_import_attr("dfbuffer._schema", "_matrix_columns");
+    if (fn == NULL) {
+        return NULL;
+    }
+    PyObject *res = PyObject_CallFunction(
+        fn, "OOOOO", obj, o_cols != NULL ? o_cols : Py_None,
+        flatten ? Py_True : Py_False, dtype_given ? Py_True : Py_False,
+        dec ? Py_True : Py_False);
+    Py_DECREF(fn);
+    return res;
+}
+
 /* decimals="float64": every decimal chunk of `fr` becomes float64 (kept
    by fr->keep).  Returns 0, or -1 with an exception set. */
 static int
@@ -943,39 +975,66 @@ decimals_to_float(dfb_frame *fr)
     return 0;
 }
 
-/* to_matrix(obj, *, dtype=None, order="C", nulls="nan", columns=None,
-   threads=None).  Returns a new array (MaskedArray for nulls="mask"), or
-   NULL with an exception set. */
+/* to_matrix(obj, *, dtype=None, order="C", nulls="fill", columns=None,
+   threads=None, decimals=, structs=, copy=None).  Returns a new array
+   (MaskedArray for nulls="mask"), or NULL with an exception set. */
 static PyObject *
-to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-          PyObject *kwnames)
+to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
+          Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const kw[] = {
-        "obj",     "dtype",    "order",   "nulls", "columns",
-        "threads", "decimals", "structs", "out",   NULL};
+        "obj",      "dtype",   "order", "nulls",          "columns", "threads",
+        "decimals", "structs", "copy",  "on_unsupported", "out",     NULL};
     static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
-    static const char *const modes[] = {"nan", "raise", "mask", NULL};
-    static const char *const structs[] = {"object", "flatten", NULL};
-    PyObject *a[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[11] = {NULL, NULL, NULL, NULL, NULL, NULL,
+                       NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    int dec = 0, flatten = 0;
-    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
-        dfb_parse_decimals(a[6], &dec) < 0 ||
-        dfb_parse_choice(a[7], "structs", structs, &flatten) < 0) {
+    if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
+    const dfb_opt_args oa = {.nulls = a[3],
+                             .decimals = a[6],
+                             .structs = a[7],
+                             .copy = a[8],
+                             .on_unsupported = a[9]};
+    dfb_opts opts;
+    if (dfb_parse_opts(&oa, &opts) < 0) {
+        return NULL;
+    }
+    if (opts.copy == 0) {
+        /* the result is always new memory: copy=None and True are one */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "to_matrix() always copies the columns into a new "
+                        "array, but copy is False");
+        return NULL;
+    }
+    /* fill (the default: NaN), raise, mask (always a MaskedArray) */
+    const int mode = a[3] == NULL                    ? 0
+                     : opts.nulls == DFB_NULLS_RAISE ? 1
+                     : opts.nulls == DFB_NULLS_MASK  ? 2
+                                                     : 0;
+    const int dec = opts.decimal_float, flatten = opts.structs_flatten;
     PyObject *obj = a[0], *o_cols = a[4];
     int order = parse_choice(a[2], "order", orders, 0);
-    int mode = order < 0 ? -1 : parse_choice(a[3], "nulls", modes, 0);
     int nthreads = 0, dst = -1;
     PyArray_Descr *descr = NULL;
-    if (mode < 0 || parse_threads(a[5], &nthreads) < 0 ||
+    if (order < 0 || parse_threads(a[5], &nthreads) < 0 ||
         parse_dtype(a[1], &dst, &descr) < 0) {
         return NULL;
     }
+    PyObject *skip_cols = NULL; /* on_unsupported="skip": what is taken */
+    if (opts.skip_unsupported) {
+        skip_cols = matrix_columns(obj, o_cols, flatten, descr != NULL, dec);
+        if (skip_cols == NULL) {
+            Py_XDECREF(descr);
+            return NULL;
+        }
+        o_cols = skip_cols;
+    }
     /* held: describing the frame runs the producer's code */
-    PyObject *given = a[8] != NULL && a[8] != Py_None ? Py_NewRef(a[8]) : NULL;
+    PyObject *given =
+        a[10] != NULL && a[10] != Py_None ? Py_NewRef(a[10]) : NULL;
     const int explicit = descr != NULL;
 
     dfb_frame fr;
@@ -986,7 +1045,8 @@ to_matrix(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int64_t nrows = -1;
     PyObject *res = NULL, *own = NULL;
     int64_t *pd_strides = NULL;
-    if (describe_frame(st, obj, o_cols, flatten, &fr, &pd_strides, &own) < 0 ||
+    if (describe_frame(st, obj, kind, o_cols, flatten, &fr, &pd_strides,
+                       &own) < 0 ||
         (dec && decimals_to_float(&fr) < 0)) {
         goto done;
     }
@@ -1040,37 +1100,55 @@ done:
     PyMem_Free(all);
     PyMem_Free(cols);
     Py_XDECREF(own);
+    Py_XDECREF(skip_cols);
     PyMem_Free(pd_strides);
     dfb_frame_clear(&fr);
     return res;
 }
 
-/* to_matrix's entry: pandas' interchange object is read through the
-   pandas frame behind it (its own buffers drop the slice offset of
-   Arrow-backed columns, P-26); everything else as it is.  Returns what
-   to_matrix returns. */
+/* to_matrix's entry: the frame-source table (frame.c) says how the
+   frame is read; the call goes on with the object to read in place of
+   the first argument: the pandas frame behind pandas' interchange object
+   (its own buffers drop the slice offset of Arrow-backed columns, P-26),
+   the interchange DataFrame of an object with __dataframe__, the Arrow
+   export of a mapping (to_arrow, zero-copy).  Returns what to_matrix
+   returns. */
 static PyObject *
 to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames)
 {
-    int unused = 1;
-    PyObject *frame =
-        nargs >= 1 ? dfb_pandas_frame_behind(args[0], &unused) : NULL;
-    if (frame == NULL) {
-        return PyErr_Occurred() ? NULL
-                                : to_matrix(module, args, nargs, kwnames);
+    if (nargs < 1) { /* the parser's TypeError */
+        return to_matrix(module, DFB_SRC_NONE, args, nargs, kwnames);
+    }
+    dfb_frame_source src;
+    if (dfb_frame_source_of(dfb_state_from_module(module), args[0], 1, &src) <
+        0) {
+        return NULL;
+    }
+    if (src.kind == DFB_SRC_MAPPING) {
+        PyObject *fn = dfb_import_attr("dfbuffer._to_arrow", "to_arrow");
+        Py_SETREF(src.frame,
+                  fn == NULL ? NULL : PyObject_CallOneArg(fn, args[0]));
+        Py_XDECREF(fn);
+        if (src.frame == NULL) {
+            return NULL;
+        }
+        src.kind = DFB_SRC_ARROW;
+    }
+    if (src.frame == NULL) {
+        return to_matrix(module, src.kind, args, nargs, kwnames);
     }
     Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
     PyObject **copy = PyMem_Malloc((size_t)n * sizeof(PyObject *));
     if (copy == NULL) {
-        Py_DECREF(frame);
+        Py_DECREF(src.frame);
         return PyErr_NoMemory();
     }
     dfb_memcpy(copy, args, (size_t)n * sizeof(PyObject *));
-    copy[0] = frame;
-    PyObject *res = to_matrix(module, copy, nargs, kwnames);
+    copy[0] = src.frame;
+    PyObject *res = to_matrix(module, src.kind, copy, nargs, kwnames);
     PyMem_Free(copy);
-    Py_DECREF(frame);
+    Py_DECREF(src.frame);
     return res;
 }
 

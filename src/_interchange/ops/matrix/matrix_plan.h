@@ -105,7 +105,7 @@ typedef struct {
     int dst;      /* D_* */
     int isz;      /* output itemsize */
     int is_float; /* output is a float type */
-    int fill_nan; /* write NaN into null slots (nulls="nan") */
+    int fill_nan; /* write NaN into null slots (nulls="fill") */
     int corder;   /* row-major output */
     char *out;
     uint8_t *mask; /* NULL unless nulls="mask" */

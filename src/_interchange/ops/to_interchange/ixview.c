@@ -624,7 +624,7 @@ ixview_values(PyObject *module, PyObject *obj)
     if (dfb_column_validate(&col) < 0) {
         return NULL;
     }
-    return dfb_columns_to_ndarray(st, &col, 1, DFB_NULLS_MASK, 1);
+    return dfb_columns_to_ndarray(st, &col, 1, &dfb_opts_default, 1);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,157 @@
+/* dfbuffer: the frame-source table (frame_source.h): which kind of frame
+ * an object is and what to read of it, asked in one order by every
+ * function that reads a frame.
+ */
+#include "common.h"
+#include "frame_source.h"
+#include "arrow_import.h"
+#include "ixwalk.h"
+#include "pandas_frame.h"
+#include "probe.h"
+
+int
+dfb_is_mapping(PyObject *obj)
+{
+    if (PyDict_Check(obj)) {
+        return 1;
+    }
+    PyObject *cls = dfb_import_attr("collections.abc", "Mapping");
+    if (cls == NULL) {
+        return -1;
+    }
+    int r = PyObject_IsInstance(obj, cls);
+    Py_DECREF(cls);
+    return r;
+}
+
+PyObject *
+dfb_not_a_frame_error(const char *func, PyObject *obj)
+{
+    PyObject *collect = PyObject_GetAttrString(obj, "collect");
+    if (collect == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL; /* the getattr's own error, kept */
+        }
+        PyErr_Clear(); /* no .collect: the common case */
+    }
+    int lazy = collect != NULL;
+    Py_XDECREF(collect);
+    if (lazy) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() got a lazy frame (%.200s), which holds no data "
+                     "yet: call .collect() on it first",
+                     func, Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s() expects a dataframe: an Arrow PyCapsule producer, an "
+                 "object with __dataframe__, an interchange DataFrame or a "
+                 "mapping of column names to 1-D arrays, got %.200s",
+                 func, Py_TYPE(obj)->tp_name);
+    return NULL;
+}
+
+const char *
+dfb_frame_kind_name(dfb_frame_kind kind)
+{
+    switch (kind) {
+        case DFB_SRC_PANDAS:
+            return "pandas";
+        case DFB_SRC_ARROW:
+            return "arrow";
+        case DFB_SRC_INTERCHANGE:
+            return "interchange";
+        case DFB_SRC_MAPPING:
+            return "mapping";
+        case DFB_SRC_SCHEMA:
+            return "schema";
+        default:
+            return "none";
+    }
+}
+
+/* The rows of the table: each returns 1 and sets *frame (a new reference)
+   when `obj` is its kind of source, 0 when not, -1 with an exception. */
+
+static int
+match_pandas(dfb_state *st, PyObject *obj, int *allow_copy, PyObject **frame)
+{
+    (void)st;
+    *frame = dfb_pandas_frame_behind(obj, allow_copy);
+    return *frame != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
+}
+
+static int
+match_arrow(dfb_state *st, PyObject *obj, int *allow_copy, PyObject **frame)
+{
+    (void)st;
+    (void)allow_copy;
+    int r = dfb_arrow_is_producer(obj);
+    *frame = r == 1 ? Py_NewRef(obj) : NULL;
+    return r;
+}
+
+static int
+match_interchange(dfb_state *st, PyObject *obj, int *allow_copy,
+                  PyObject **frame)
+{
+    *frame = dfb_ix_frame(st, obj, *allow_copy);
+    return *frame != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
+}
+
+static int
+match_mapping(dfb_state *st, PyObject *obj, int *allow_copy, PyObject **frame)
+{
+    (void)st;
+    (void)allow_copy;
+    int r = dfb_is_mapping(obj);
+    *frame = r == 1 ? Py_NewRef(obj) : NULL;
+    return r;
+}
+
+static int
+match_schema(dfb_state *st, PyObject *obj, int *allow_copy, PyObject **frame)
+{
+    (void)st;
+    (void)allow_copy;
+    int r = dfb_probe_has_str(obj, "__arrow_c_schema__");
+    *frame = r == 1 ? Py_NewRef(obj) : NULL;
+    return r;
+}
+
+static const struct {
+    dfb_frame_kind kind;
+    int (*match)(dfb_state *, PyObject *, int *, PyObject **);
+} frame_sources[] = {
+    /* pandas first: a pandas frame also speaks Arrow and __dataframe__,
+       and its blocks are read directly */
+    {DFB_SRC_PANDAS, match_pandas},
+    /* Arrow before __dataframe__: Arrow states offsets and buffers exactly
+       where producers' __dataframe__ have known bugs */
+    {DFB_SRC_ARROW, match_arrow},
+    {DFB_SRC_INTERCHANGE, match_interchange},
+    {DFB_SRC_MAPPING, match_mapping},
+    {DFB_SRC_SCHEMA, match_schema},
+};
+
+int
+dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
+                    dfb_frame_source *out)
+{
+    out->kind = DFB_SRC_NONE;
+    out->frame = NULL;
+    out->allow_copy = allow_copy;
+    for (size_t i = 0; i < sizeof(frame_sources) / sizeof(frame_sources[0]);
+         i++) {
+        int r = frame_sources[i].match(st, obj, &out->allow_copy, &out->frame);
+        if (r < 0) {
+            out->frame = NULL;
+            return -1;
+        }
+        if (r == 1) {
+            out->kind = frame_sources[i].kind;
+            return 0;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,65 @@
+/* dfbuffer: the frame-source table, the one place that decides how a frame
+ * is read, for every function that reads one (from_dataframe and to_matrix
+ * in C; schema, to_arrow and to_interchange through the private
+ * _frame_source of convert_functions.c).
+ */
+#ifndef DFBUFFER_FRAME_SOURCE_H
+#define DFBUFFER_FRAME_SOURCE_H
+
+#include "common.h"
+
+/* The kinds of frame source. */
+typedef enum {
+    DFB_SRC_NONE = 0,    /* nothing dfbuffer reads (TypeError) */
+    DFB_SRC_PANDAS,      /* a pandas DataFrame, or pandas' interchange
+                            object over one: the frame, from its blocks */
+    DFB_SRC_ARROW,       /* an Arrow PyCapsule producer: stream, array or
+                            their device counterparts */
+    DFB_SRC_INTERCHANGE, /* an object with __dataframe__, or an
+                            interchange DataFrame */
+    DFB_SRC_MAPPING,     /* a mapping of column names to 1-D arrays,
+                            Buffers or columns */
+    DFB_SRC_SCHEMA,      /* only __arrow_c_schema__: a schema, no data
+                            (schema() reads it; the others refuse it) */
+} dfb_frame_kind;
+
+/* What dfb_frame_source_of found. */
+typedef struct {
+    dfb_frame_kind kind;
+    PyObject *frame; /* strong (NULL for DFB_SRC_NONE): what to read, the
+                        pandas frame behind pandas' interchange object,
+                        the interchange DataFrame (obj.__dataframe__()),
+                        or obj itself */
+    int allow_copy;  /* the caller's, cleared when the object forbids
+                        copies (pandas' interchange object) */
+} dfb_frame_source;
+
+/* The name of a kind ("pandas", "arrow", "interchange", "mapping",
+   "schema", "none").  Cannot fail. */
+const char *
+dfb_frame_kind_name(dfb_frame_kind kind);
+
+/* Asks the rows of the frame-source table in order (pandas, Arrow
+   producer, interchange, mapping, schema-only) and fills *out from the
+   first that matches (DFB_SRC_NONE when none does; the caller then
+   raises dfb_not_a_frame_error).  `allow_copy` is passed to
+   __dataframe__.  Returns 0, or -1 with an exception set (out->frame
+   NULL). */
+int
+dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
+                    dfb_frame_source *out);
+
+/* Returns 1 if `obj` is a mapping (a dict, or a collections.abc.Mapping)
+   that the converting functions read as a frame of named columns, 0 if
+   not, -1 with an exception set. */
+int
+dfb_is_mapping(PyObject *obj);
+
+/* Sets the TypeError of function `func` for `obj`, which is no frame it
+   reads; a lazy frame (an object with .collect, polars' or narwhals'
+   LazyFrame) is told to be collected first (an error of reading its
+   .collect other than AttributeError is kept instead).  Returns NULL. */
+PyObject *
+dfb_not_a_frame_error(const char *func, PyObject *obj);
+
+#endif /* DFBUFFER_FRAME_SOURCE_H */

@@ -1,0 +1,361 @@
+"""One vocabulary across the converting functions: the nulls= words, copy= (NumPy 2
+semantics, allow_copy= its alias), nulls="always_mask", a mapping of arrays as a frame
+everywhere, the lazy-frame TypeError and the keyword-only columns= of to_arrow."""
+
+import gc
+import warnings
+import weakref
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import dfbuffer
+
+
+def _frames():
+    # the same logical columns through three producers
+    return {
+        "pyarrow": pa.table({"x": [1.5, None, 3.0], "i": [1, 2, 3]}),
+        "polars": pl.DataFrame({"x": [1.5, None, 3.0], "i": [1, 2, 3]}),
+        "pandas": pd.DataFrame({"x": [1.5, np.nan, 3.0], "i": [1, 2, 3]}),
+    }
+
+
+# ---- nulls= words ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["pyarrow", "polars", "pandas"])
+def test_fill_is_one_word_in_every_function(name):
+    df = _frames()[name]
+    cols = dfbuffer.from_dataframe(df, nulls="fill")
+    np.testing.assert_array_equal(cols["x"], [1.5, np.nan, 3.0])
+    m = dfbuffer.to_matrix(df, nulls="fill")
+    np.testing.assert_array_equal(m[:, 0], [1.5, np.nan, 3.0])
+    assert type(m) is np.ndarray
+
+
+def test_to_matrix_default_is_fill():
+    t = pa.table({"x": [1.0, None]})
+    np.testing.assert_array_equal(dfbuffer.to_matrix(t), dfbuffer.to_matrix(t, nulls="fill"))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t, **k: dfbuffer.from_dataframe(t, **k)["x"],
+        lambda t, **k: dfbuffer.column_to_ndarray(t.column("x"), **k),
+        lambda t, **k: dfbuffer.to_matrix(t, **k)[:, 0],
+    ],
+    ids=["from_dataframe", "column_to_ndarray", "to_matrix"],
+)
+def test_nan_is_a_deprecated_spelling_of_fill(call):
+    t = pa.table({"x": [1.0, None, 3.0]})
+    with pytest.warns(DeprecationWarning, match="nulls='nan' is deprecated, use nulls='fill'"):
+        old = call(t, nulls="nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = call(t, nulls="fill")
+    np.testing.assert_array_equal(old, new)
+    assert type(old) is type(new)
+
+
+def test_nan_warning_raised_as_error_propagates():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DeprecationWarning):
+            dfbuffer.to_matrix(pa.table({"x": [1.0]}), nulls="nan")
+
+
+def test_an_unknown_word_names_the_choices_not_the_deprecated_one():
+    with pytest.raises(ValueError, match="'mask', 'fill', 'raise' or 'always_mask'") as ei:
+        dfbuffer.to_matrix(pa.table({"x": [1.0]}), nulls="zero")
+    assert "nan" not in str(ei.value)
+
+
+# ---- nulls="always_mask" -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["pyarrow", "polars", "pandas"])
+def test_always_mask_type_depends_only_on_the_schema(name):
+    df = _frames()[name]
+    cols = dfbuffer.from_dataframe(df, nulls="always_mask")
+    for col in cols.values():
+        assert isinstance(col, np.ma.MaskedArray)
+        assert col.mask.shape == col.shape
+    assert cols["i"].mask.tolist() == [False] * 3
+    if name != "pandas":  # pandas' float NaN is a value of a NumPy column, not masked
+        assert cols["x"].mask.tolist() == [False, True, False]
+    # without the option the null-free column is a plain array
+    assert type(dfbuffer.from_dataframe(df)["i"]) is np.ndarray
+
+
+def test_always_mask_keeps_the_data_zero_copy():
+    t = pa.table({"i": pa.array(np.arange(5, dtype=np.int64))})
+    plain = dfbuffer.from_dataframe(t)["i"]
+    masked = dfbuffer.from_dataframe(t, nulls="always_mask")["i"]
+    assert np.shares_memory(plain, masked.data)
+    assert not masked.mask.any()
+
+
+def test_always_mask_on_one_column_and_codes():
+    arr = dfbuffer.column_to_ndarray(pa.array([1, 2]), nulls="always_mask")
+    assert isinstance(arr, np.ma.MaskedArray) and arr.tolist() == [1, 2]
+    res = dfbuffer.column_to_ndarray(
+        pa.array(["a", "b", "a"]).dictionary_encode(), categorical="codes", nulls="always_mask"
+    )
+    assert isinstance(res, dfbuffer.CategoricalCodes)
+    assert isinstance(res.codes, np.ma.MaskedArray) and res.codes.tolist() == [0, 1, 0]
+    assert not isinstance(res.categories, np.ma.MaskedArray)
+
+
+def test_always_mask_to_matrix_is_masked_without_nulls():
+    m = dfbuffer.to_matrix(pa.table({"x": [1.0, 2.0]}), nulls="always_mask")
+    assert isinstance(m, np.ma.MaskedArray) and not m.mask.any()
+
+
+# ---- copy= ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["pyarrow", "polars", "pandas"])
+def test_copy_true_gives_fresh_writable_memory(name):
+    df = _frames()[name]
+    shared = dfbuffer.from_dataframe(df)["i"]
+    assert not shared.flags.writeable  # zero-copy over the producer's memory
+    fresh = dfbuffer.from_dataframe(df, copy=True)
+    for col in fresh.values():
+        assert col.flags.writeable
+    assert not np.shares_memory(fresh["i"], shared)
+    fresh["i"][0] = 100  # the producer's memory is untouched
+    assert dfbuffer.from_dataframe(df)["i"][0] == 1
+
+
+def test_copy_true_copies_masked_data_and_mask():
+    t = pa.table({"i": [1, None, 3]})
+    a = dfbuffer.from_dataframe(t, copy=True)["i"]
+    b = dfbuffer.from_dataframe(t, copy=True)["i"]
+    assert isinstance(a, np.ma.MaskedArray)
+    assert not np.shares_memory(a.data, b.data) and not np.shares_memory(a.mask, b.mask)
+    assert a.data.flags.writeable
+
+
+def test_copy_true_on_column_and_codes():
+    arr = pa.array(np.arange(4.0))
+    col = dfbuffer.column_to_ndarray(arr, copy=True)
+    assert col.flags.writeable and col.tolist() == [0.0, 1.0, 2.0, 3.0]
+    res = dfbuffer.column_to_ndarray(
+        pa.array(["a", "b"]).dictionary_encode(), categorical="codes", copy=True
+    )
+    assert res.codes.flags.writeable and res.codes.tolist() == [0, 1]
+
+
+def test_copy_none_is_zero_copy():
+    x = np.arange(6.0)
+    t = pa.table({"x": x})
+    assert np.shares_memory(dfbuffer.from_dataframe(t, copy=None)["x"], x)
+    assert np.shares_memory(dfbuffer.column_to_ndarray(t.column("x"), copy=None), x)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c, **k: dfbuffer.from_dataframe(pa.table({"s": c}), **k),
+        lambda c, **k: dfbuffer.column_to_ndarray(c, **k),
+    ],
+    ids=["from_dataframe", "column_to_ndarray"],
+)
+def test_copy_false_raises_where_a_copy_is_needed(call):
+    strings = pa.array(["a", "b"])  # str objects: always a copy
+    with pytest.raises(RuntimeError, match="copy"):
+        call(strings, copy=False)
+    with pytest.raises(RuntimeError, match="copy"):
+        call(strings, allow_copy=False)  # the alias
+    assert call(strings, allow_copy=True) is not None
+
+
+def test_copy_false_allows_zero_copy():
+    x = np.arange(3, dtype=np.int32)
+    assert np.shares_memory(dfbuffer.column_to_ndarray(pa.array(x), copy=False), x)
+
+
+def test_copy_and_allow_copy_together_is_a_type_error():
+    with pytest.raises(TypeError, match="copy= or its alias allow_copy="):
+        dfbuffer.from_dataframe(pa.table({"x": [1]}), copy=True, allow_copy=True)
+    with pytest.raises(TypeError, match="copy= or its alias allow_copy="):
+        dfbuffer.column_to_ndarray(pa.array([1]), copy=None, allow_copy=False)
+
+
+def test_to_matrix_copy():
+    t = pa.table({"x": [1.0, 2.0]})
+    assert dfbuffer.to_matrix(t, copy=True).flags.writeable
+    assert dfbuffer.to_matrix(t, copy=None).shape == (2, 1)
+    with pytest.raises(RuntimeError, match="always copies"):
+        dfbuffer.to_matrix(t, copy=False)
+
+
+# ---- a mapping of arrays is a frame ----------------------------------------------------
+
+
+def test_from_dataframe_reads_a_mapping():
+    x = np.arange(4.0)
+    b = dfbuffer.Buffer.from_object(np.arange(4, dtype=np.int16))
+    res = dfbuffer.from_dataframe({"x": x, "b": b, 3: pa.array([1, None, 3, 4])})
+    assert list(res) == ["x", "b", "3"]
+    assert np.shares_memory(res["x"], x)
+    assert res["b"].dtype == np.int16 and res["b"].tolist() == [0, 1, 2, 3]
+    assert isinstance(res["3"], np.ma.MaskedArray)
+    assert list(dfbuffer.from_dataframe({"x": x, "y": x}, columns=["y"])) == ["y"]
+    with pytest.raises(KeyError, match="z"):
+        dfbuffer.from_dataframe({"x": x}, columns=["z"])
+
+
+def test_mapping_column_errors_name_the_column():
+    with pytest.raises(ValueError, match="column 'm'.*1-D"):
+        dfbuffer.from_dataframe({"m": np.zeros((2, 2))})
+    with pytest.raises(TypeError, match="column 'o'"):
+        dfbuffer.from_dataframe({"o": object()})
+
+
+def test_mapping_skips_unsupported_columns():
+    # a dictionary whose values are run-end encoded: not read
+    ree = pa.RunEndEncodedArray.from_arrays(pa.array([2], pa.int32()), pa.array([5]))
+    bad = pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), ree)
+    data = {"t": bad, "x": np.arange(1)}
+    with pytest.raises(NotImplementedError, match="column 't'"):
+        dfbuffer.from_dataframe(data)
+    assert list(dfbuffer.from_dataframe(data, on_unsupported="skip")) == ["x"]
+
+
+def test_mapping_is_a_frame_in_every_function():
+    data = {"x": np.arange(3.0), "y": np.arange(3, dtype=np.int64)}
+    np.testing.assert_array_equal(dfbuffer.to_matrix(data), np.column_stack([data["x"], data["y"]]))
+    assert dfbuffer.schema(data).names == ["x", "y"]
+    assert list(dfbuffer.to_interchange(data).column_names()) == ["x", "y"]
+    assert pa.table(dfbuffer.to_arrow(data)).column_names == ["x", "y"]
+
+
+def test_mapping_result_keeps_its_arrays_alive():
+    x = np.arange(5.0)
+    ref = weakref.ref(x)
+    res = dfbuffer.from_dataframe({"x": x})
+    del x
+    gc.collect()
+    assert ref() is not None
+    assert res["x"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    del res
+    gc.collect()
+    assert ref() is None
+
+
+class _CyclicMapping(dict):
+    pass
+
+
+def test_mapping_in_a_reference_cycle_is_collected():
+    m = _CyclicMapping(x=np.arange(3.0))
+    m.self = m  # a cycle through the instance dict
+    ref = weakref.ref(m)
+    res = dfbuffer.from_dataframe(m)
+    assert res["x"].tolist() == [0.0, 1.0, 2.0]
+    del m, res
+    gc.collect()
+    assert ref() is None
+
+
+class _MutatingArray:
+    """A column whose __array__ changes the mapping being read."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def __array__(self, dtype=None, copy=None):
+        self.owner.clear()
+        self.owner["late"] = np.arange(9)
+        return np.arange(3.0)
+
+
+def test_mapping_changed_while_read_is_read_as_it_was():
+    m = {}
+    m["a"] = _MutatingArray(m)
+    m["b"] = np.arange(3, dtype=np.int8)
+    res = dfbuffer.from_dataframe(m)
+    assert list(res) == ["a", "b"]
+    assert res["b"].tolist() == [0, 1, 2]
+
+
+# ---- lazy frames ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [dfbuffer.from_dataframe, dfbuffer.to_matrix, dfbuffer.schema, dfbuffer.to_arrow,
+     dfbuffer.to_interchange],
+    ids=lambda f: f.__name__,
+)
+def test_a_lazy_frame_is_told_to_collect(fn):
+    with pytest.raises(TypeError, match=r"lazy frame \(LazyFrame\).*\.collect\(\)"):
+        fn(pl.LazyFrame({"a": [1]}))
+
+
+def test_collect_attribute_error_other_than_attribute_is_kept():
+    class Odd:
+        @property
+        def collect(self):
+            raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        dfbuffer.from_dataframe(Odd())
+
+
+# ---- keyword-only columns= of to_arrow -----------------------------------------------
+
+
+def test_to_arrow_positional_columns_is_deprecated():
+    t = pa.table({"a": [1], "b": [2]})
+    with pytest.warns(DeprecationWarning, match="columns=..."):
+        old = dfbuffer.to_arrow(t, ["b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = dfbuffer.to_arrow(t, columns=["b"])
+    assert old.column_names == new.column_names == ["b"]
+    with pytest.raises(TypeError, match="one positional argument"):
+        dfbuffer.to_arrow(t, ["a"], columns=["b"])
+
+
+# ---- on_unsupported= of to_matrix -------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [lambda d: d, pl.from_pandas, pa.Table.from_pandas],
+                         ids=["pandas", "polars", "pyarrow"])
+def test_to_matrix_skips_the_columns_it_does_not_take(make):
+    df = pd.DataFrame({"a": [1, 2], "s": ["x", "y"], "t": pd.to_datetime(["2020", "2021"]),
+                       "f": [0.5, 1.5]})
+    src = make(df)
+    with pytest.raises(TypeError, match="column 's'"):
+        dfbuffer.to_matrix(src)
+    m = dfbuffer.to_matrix(src, on_unsupported="skip")
+    np.testing.assert_array_equal(m, [[1.0, 0.5], [2.0, 1.5]])
+    assert dfbuffer.to_matrix(src, on_unsupported="skip", columns=["f", "s"]).tolist() == [
+        [0.5], [1.5]]
+    with pytest.raises(KeyError):
+        dfbuffer.to_matrix(src, on_unsupported="skip", columns=["nope"])
+    with pytest.raises(ValueError, match="on_unsupported"):
+        dfbuffer.to_matrix(src, on_unsupported="drop")
+
+
+def test_to_matrix_skip_follows_the_rule_of_dtype_and_decimals():
+    t = pa.table({"c": pa.array(["a", "b"]).dictionary_encode(), "i": [1, 2],
+                  "d": pa.array([1, 2], pa.decimal128(5, 1))})
+    assert dfbuffer.to_matrix(t, on_unsupported="skip").tolist() == [[1], [2]]
+    # categoricals give their codes with a dtype; decimals with decimals="float64"
+    assert dfbuffer.to_matrix(t, on_unsupported="skip", dtype=np.int8).tolist() == [
+        [0, 1], [1, 2]]
+    assert dfbuffer.to_matrix(t, on_unsupported="skip", decimals="float64").tolist() == [
+        [1.0, 1.0], [2.0, 2.0]]
+
+
+def test_mapping_column_errors_of_to_arrow_name_the_column():
+    with pytest.raises(TypeError, match="column 's'"):
+        dfbuffer.to_matrix({"a": np.arange(2), "s": np.array(["x", "y"], dtype=object)})

@@ -1,0 +1,191 @@
+"""The frame-source table (src/_interchange/readers/frame_source.c): one place decides
+how a frame is read, and every function that reads a frame accepts the same inputs and
+reads them the same way."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import dfbuffer
+from dfbuffer._interchange import _frame_source
+
+
+def _pandas():
+    return pd.DataFrame({"x": [1.5, 2.5, 3.0], "i": [1, 2, 3]})
+
+
+def _inputs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas deprecates its __dataframe__
+        pandas_ix = _pandas().__dataframe__()
+    t = pa.table({"x": [1.5, 2.5, 3.0], "i": [1, 2, 3]})
+    return {
+        "pandas": (_pandas(), "pandas"),
+        "pandas interchange object": (pandas_ix, "pandas"),
+        "pyarrow table": (t, "arrow"),
+        "pyarrow record batch": (t.to_batches()[0], "arrow"),
+        "polars": (pl.DataFrame({"x": [1.5, 2.5, 3.0], "i": [1, 2, 3]}), "arrow"),
+        "to_interchange view": (dfbuffer.to_interchange(t), "arrow"),
+        "to_arrow export": (dfbuffer.to_arrow(t), "arrow"),
+        "dict of arrays": ({"x": np.array([1.5, 2.5, 3.0]), "i": np.array([1, 2, 3])},
+                           "mapping"),
+    }
+
+
+INPUTS = sorted(_inputs())
+
+
+@pytest.mark.parametrize("name", INPUTS)
+def test_the_table_names_the_source(name):
+    obj, kind = _inputs()[name]
+    got, frame, allow_copy = _frame_source(obj)
+    assert got == kind
+    assert allow_copy is True
+    if kind == "pandas":
+        assert isinstance(frame, pd.DataFrame)
+    else:
+        assert frame is obj
+
+
+def test_the_table_rows():
+    assert _frame_source(pa.schema([("a", pa.int8())]))[0] == "schema"
+    assert _frame_source(3) == ("none", None, True)
+    assert _frame_source(pl.LazyFrame({"a": [1]}))[0] == "none"
+    with pytest.raises(TypeError):
+        _frame_source()
+
+
+class _Interchange:
+    """A minimal interchange-only producer: no Arrow, no mapping."""
+
+    def __init__(self):
+        self._df = pa.table({"a": [1, 2]}).__dataframe__()
+
+    def __dataframe__(self, nan_as_null=False, allow_copy=True):
+        return self._df
+
+
+def test_an_interchange_only_producer():
+    kind, frame, _ = _frame_source(_Interchange())
+    assert kind == "interchange" and hasattr(frame, "get_column")
+    assert dfbuffer.from_dataframe(_Interchange())["a"].tolist() == [1, 2]
+    assert dfbuffer.to_matrix(_Interchange()).tolist() == [[1.0], [2.0]]
+    assert dfbuffer.schema(_Interchange()).names == ["a"]
+    assert pa.table(dfbuffer.to_arrow(_Interchange())).column("a").to_pylist() == [1, 2]
+
+
+@pytest.mark.parametrize("name", INPUTS)
+def test_every_function_reads_every_source_alike(name):
+    obj, _ = _inputs()[name]
+    cols = dfbuffer.from_dataframe(obj)
+    assert list(cols) == ["x", "i"]
+    np.testing.assert_array_equal(cols["x"], [1.5, 2.5, 3.0])
+    np.testing.assert_array_equal(cols["i"], [1, 2, 3])
+    np.testing.assert_array_equal(
+        dfbuffer.to_matrix(obj), [[1.5, 1.0], [2.5, 2.0], [3.0, 3.0]]
+    )
+    sch = dfbuffer.schema(obj)
+    assert sch.names == ["x", "i"]
+    t = pa.table(dfbuffer.to_arrow(obj))
+    assert t.column_names == ["x", "i"] and t.column("i").to_pylist() == [1, 2, 3]
+    sel = dfbuffer.from_dataframe(obj, columns=["i"])
+    assert list(sel) == ["i"]
+    assert dfbuffer.to_matrix(obj, columns=["i"]).tolist() == [[1], [2], [3]]
+    assert dfbuffer.schema(obj, columns=["i"]).names == ["i"]
+
+
+def test_pandas_interchange_object_schema_describes_the_object():
+    # schema() describes what it is given: pandas' interchange object's null
+    # representation, where the converters read the frame behind it
+    df = pd.DataFrame({"i": pd.array([1, None], dtype="Int64")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ix = df.__dataframe__()
+    assert dfbuffer.schema(ix).source == "interchange"
+    assert dfbuffer.schema(df).source == "arrow"
+    assert dfbuffer.schema(ix).names == dfbuffer.schema(df).names == ["i"]
+    assert isinstance(dfbuffer.from_dataframe(ix)["i"], np.ma.MaskedArray)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [dfbuffer.from_dataframe, dfbuffer.to_matrix, dfbuffer.schema, dfbuffer.to_arrow],
+    ids=lambda f: f.__name__,
+)
+def test_nothing_readable_is_one_type_error(fn):
+    with pytest.raises(TypeError, match=r"expects .*mapping.*got int"):
+        fn(3)
+
+
+def test_a_duckdb_relation_is_an_arrow_source():
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("select 1.5::double as x, 1::bigint as i union all "
+                     "select 2.5::double, 2::bigint order by i")
+    assert _frame_source(rel)[0] == "arrow"
+    assert dfbuffer.from_dataframe(rel)["x"].tolist() == [1.5, 2.5]
+    assert dfbuffer.to_matrix(rel, on_unsupported="skip").tolist() == [[1.5, 1.0], [2.5, 2.0]]
+    assert dfbuffer.schema(rel).names == ["x", "i"]
+
+
+class _OddColumn:
+    """An interchange column of a width no Arrow type has (a 128-bit float)."""
+
+    def __init__(self, col):
+        self._col = col
+
+    def __getattr__(self, name):
+        return getattr(self._col, name)
+
+    @property
+    def dtype(self):
+        return (dfbuffer.DtypeKind.FLOAT, 128, "g", "=")
+
+    def get_chunks(self, n_chunks=None):
+        return [self]
+
+
+class _OddFrame:
+    """A pure interchange DataFrame (no Arrow) with one such column, "odd"."""
+
+    def __init__(self):
+        self._df = pa.table({"a": [1, 2], "odd": [3, 4]}).__dataframe__()
+
+    def __dataframe__(self, nan_as_null=False, allow_copy=True):
+        return self
+
+    def __getattr__(self, name):
+        return getattr(self._df, name)
+
+    def get_column(self, i):
+        col = self._df.get_column(i)
+        return _OddColumn(col) if i == 1 else col
+
+    def get_chunks(self, n_chunks=None):
+        return [self]
+
+
+def test_to_arrow_on_unsupported_skips_interchange_columns():
+    assert _frame_source(_OddFrame())[0] == "interchange"
+    with pytest.raises(NotImplementedError, match="column 'odd'"):
+        dfbuffer.to_arrow(_OddFrame())
+    t = pa.table(dfbuffer.to_arrow(_OddFrame(), on_unsupported="skip"))
+    assert t.column_names == ["a"] and t.column("a").to_pylist() == [1, 2]
+    with pytest.raises(ValueError, match="on_unsupported"):
+        dfbuffer.to_arrow(_OddFrame(), on_unsupported="drop")
+
+
+def test_a_mapping_of_masked_arrays_keeps_their_nulls():
+    # a MaskedArray value gives nulls, as to_arrow of the same mapping does
+    m = np.ma.MaskedArray(np.array([7, 5]), mask=[True, False])
+    got = dfbuffer.from_dataframe({"a": m})["a"]
+    assert isinstance(got, np.ma.MaskedArray)
+    assert got.mask.tolist() == [True, False] and got[1] == 5
+    assert np.isnan(dfbuffer.from_dataframe({"a": m}, nulls="fill")["a"][0])
+    with pytest.raises(ValueError, match="'a'"):
+        dfbuffer.from_dataframe({"a": m}, nulls="raise")
+    assert m.mask.tolist() == [True, False]  # the caller's mask untouched
+    assert dfbuffer.from_dataframe({"a": m.filled(0)})["a"].tolist() == [0, 5]
