@@ -475,83 +475,87 @@ test_arrow_columns(void)
     CHECK(dfb_format_to_arrow(&g, buf, sizeof(buf)) < 0);
     g = (dfb_format){.type = DFB_T_FIXED_LIST};
     CHECK(dfb_format_to_arrow(&g, buf, sizeof(buf)) < 0);
-    /* Appends one int32-length-prefixed string to metadata at `p`; returns the
-       end. */
-    static char *md_put(char *p, const char *s, int32_t len)
-    {
-        memcpy(p, &len, 4);
-        memcpy(p + 4, s, (size_t)len);
-        return p + 4 + len;
-    }
+}
 
-    /* Extension types by exact name, and the one metadata parser. */
-    static void test_extensions(void)
-    {
-        CHECK(dfb_extension_named("arrow.bool8", 11) == DFB_EXT_BOOL8);
-        CHECK(dfb_extension_named("arrow.bool8\0", 12) == DFB_EXT_OTHER);
-        CHECK(dfb_extension_named("arrow.bool", 10) == DFB_EXT_OTHER);
-        CHECK(dfb_extension_named("arrow.fixed_shape_tensor\0x", 26) ==
-              DFB_EXT_OTHER);
-        CHECK(dfb_extension_named("arrow.fixed_shape_tensor", 24) ==
-              DFB_EXT_FIXED_SHAPE_TENSOR);
-        CHECK(dfb_extension_named("", 0) == DFB_EXT_OTHER);
-        for (int x = DFB_EXT_OTHER + 1; x < DFB_EXT_COUNT; x++) {
-            const char *n = dfb_extension_name((dfb_extension)x);
-            CHECK(n != NULL && dfb_extension_named(n, (int32_t)strlen(n)) ==
-                                   (dfb_extension)x);
-        }
-        CHECK(dfb_extension_name(DFB_EXT_NONE) == NULL);
-        CHECK(dfb_extension_name(DFB_EXT_OTHER) == NULL);
+/* Appends one int32-length-prefixed string to metadata at `p`; returns the
+   end. */
+static char *
+md_put(char *p, const char *s, int32_t len)
+{
+    memcpy(p, &len, 4);
+    memcpy(p + 4, s, (size_t)len);
+    return p + 4 + len;
+}
 
-        char md[256];
-        int32_t n = 3;
-        memcpy(md, &n, 4);
-        char *p = md + 4;
-        p = md_put(p, "pandas", 6);
-        p = md_put(p, "{}", 2);
-        p = md_put(p, "ARROW:extension:metadata", 24);
-        p = md_put(p, "{\"shape\": [2]}", 14);
-        p = md_put(p, "ARROW:extension:name", 20);
-        md_put(p, "arrow.fixed_shape_tensor\0x", 26);
-        const char *meta = NULL;
-        int32_t meta_len = -1;
-        CHECK(dfb_metadata_extension(md, &meta, &meta_len) == DFB_EXT_OTHER);
-        CHECK(meta_len == 14 && meta != NULL &&
-              memcmp(meta, "{\"shape", 7) == 0);
-        dfb_metadata_entry e;
-        CHECK(dfb_metadata_find(md, "pandas", 6, &e) == 1 && e.value_len == 2);
-        CHECK(dfb_metadata_find(md, "panda", 5, &e) == 0);
-        CHECK(dfb_metadata_find(NULL, "pandas", 6, &e) == 0);
-        CHECK(dfb_metadata_extension(NULL, &meta, &meta_len) == DFB_EXT_NONE);
-        CHECK(meta == NULL && meta_len == 0);
-        /* the name's entry with an exact length */
-        p = md + 4 + 4 + 6 + 4 + 2 + 4 + 24 + 4 + 14 + 4 + 20;
-        n = 24;
-        memcpy(p, &n, 4);
-        CHECK(dfb_metadata_extension(md, NULL, NULL) ==
-              DFB_EXT_FIXED_SHAPE_TENSOR);
-        /* malformed: a negative count, a negative length */
-        n = -1;
-        memcpy(md, &n, 4);
-        CHECK(dfb_metadata_extension(md, NULL, NULL) == -1);
-        CHECK(dfb_metadata_find(md, "pandas", 6, &e) == -1);
-        n = 1;
-        memcpy(md, &n, 4);
-        n = -6;
-        memcpy(md + 4, &n, 4);
-        CHECK(dfb_metadata_find(md, "pandas", 6, &e) == -1);
+/* Extension types by exact name, and the one metadata parser. */
+static void
+test_extensions(void)
+{
+    CHECK(dfb_extension_named("arrow.bool8", 11) == DFB_EXT_BOOL8);
+    CHECK(dfb_extension_named("arrow.bool8\0", 12) == DFB_EXT_OTHER);
+    CHECK(dfb_extension_named("arrow.bool", 10) == DFB_EXT_OTHER);
+    CHECK(dfb_extension_named("arrow.fixed_shape_tensor\0x", 26) ==
+          DFB_EXT_OTHER);
+    CHECK(dfb_extension_named("arrow.fixed_shape_tensor", 24) ==
+          DFB_EXT_FIXED_SHAPE_TENSOR);
+    CHECK(dfb_extension_named("", 0) == DFB_EXT_OTHER);
+    for (int x = DFB_EXT_OTHER + 1; x < DFB_EXT_COUNT; x++) {
+        const char *n = dfb_extension_name((dfb_extension)x);
+        CHECK(n != NULL &&
+              dfb_extension_named(n, (int32_t)strlen(n)) == (dfb_extension)x);
     }
+    CHECK(dfb_extension_name(DFB_EXT_NONE) == NULL);
+    CHECK(dfb_extension_name(DFB_EXT_OTHER) == NULL);
 
-    int main(void)
-    {
-        test_rows();
-        test_parse();
-        test_parameters();
-        test_malformed();
-        test_interchange();
-        test_columns_as_switches();
-        test_arrow_columns();
-        test_extensions();
-        printf("%d checks, %d failures\n", checks, failures);
-        return failures != 0;
-    }
+    char md[256];
+    int32_t n = 3;
+    memcpy(md, &n, 4);
+    char *p = md + 4;
+    p = md_put(p, "pandas", 6);
+    p = md_put(p, "{}", 2);
+    p = md_put(p, "ARROW:extension:metadata", 24);
+    p = md_put(p, "{\"shape\": [2]}", 14);
+    p = md_put(p, "ARROW:extension:name", 20);
+    md_put(p, "arrow.fixed_shape_tensor\0x", 26);
+    const char *meta = NULL;
+    int32_t meta_len = -1;
+    CHECK(dfb_metadata_extension(md, &meta, &meta_len) == DFB_EXT_OTHER);
+    CHECK(meta_len == 14 && meta != NULL && memcmp(meta, "{\"shape", 7) == 0);
+    dfb_metadata_entry e;
+    CHECK(dfb_metadata_find(md, "pandas", 6, &e) == 1 && e.value_len == 2);
+    CHECK(dfb_metadata_find(md, "panda", 5, &e) == 0);
+    CHECK(dfb_metadata_find(NULL, "pandas", 6, &e) == 0);
+    CHECK(dfb_metadata_extension(NULL, &meta, &meta_len) == DFB_EXT_NONE);
+    CHECK(meta == NULL && meta_len == 0);
+    /* the name's entry with an exact length */
+    p = md + 4 + 4 + 6 + 4 + 2 + 4 + 24 + 4 + 14 + 4 + 20;
+    n = 24;
+    memcpy(p, &n, 4);
+    CHECK(dfb_metadata_extension(md, NULL, NULL) ==
+          DFB_EXT_FIXED_SHAPE_TENSOR);
+    /* malformed: a negative count, a negative length */
+    n = -1;
+    memcpy(md, &n, 4);
+    CHECK(dfb_metadata_extension(md, NULL, NULL) == -1);
+    CHECK(dfb_metadata_find(md, "pandas", 6, &e) == -1);
+    n = 1;
+    memcpy(md, &n, 4);
+    n = -6;
+    memcpy(md + 4, &n, 4);
+    CHECK(dfb_metadata_find(md, "pandas", 6, &e) == -1);
+}
+
+int
+main(void)
+{
+    test_rows();
+    test_parse();
+    test_parameters();
+    test_malformed();
+    test_interchange();
+    test_columns_as_switches();
+    test_arrow_columns();
+    test_extensions();
+    printf("%d checks, %d failures\n", checks, failures);
+    return failures != 0;
+}
