@@ -18,6 +18,7 @@ import pyarrow as pa
 from fuzz_settings import FUZZ, FUZZ_SEED
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from run_end_arrays import run_end_array
 
 import dfbuffer
 import dfbuffer.pandas
@@ -85,8 +86,7 @@ def run_end(draw, n: int, values: st.SearchStrategy | None = None) -> pa.Array:
         vals = draw(values)
         assume(len(vals) >= len(ends))
         vals = vals.slice(0, len(ends))
-    return pa.RunEndEncodedArray.from_arrays(pa.array(ends, draw(st.sampled_from(widths))),
-                                             vals)
+    return run_end_array(ends, vals, draw(st.sampled_from(widths)))
 
 
 @st.composite

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from nested_values import to_py
+from run_end_arrays import run_end_array
 
 import dfbuffer
 
@@ -281,12 +282,7 @@ def test_reference_cycle_through_a_row_is_collected():
 
 def test_run_end_encoded_nested_values():
     # each row the value of its run; a null value is a null row
-    try:
-        arr = pa.RunEndEncodedArray.from_arrays(
-            pa.array([2, 3, 5], pa.int32()), pa.array([[1], None, [2, None]])
-        )
-    except TypeError:  # pyarrow < 17 takes the logical length first
-        pytest.skip("this pyarrow cannot build a run-end encoded list array this way")
+    arr = run_end_array([2, 3, 5], pa.array([[1], None, [2, None]]))
     got = column(arr)
     assert to_py(got) == arr.to_pylist()
     assert got.mask.tolist() == [False, False, True, False, False]
@@ -297,7 +293,7 @@ def test_run_end_encoded_nested_values():
 
 def test_reference_cycle_through_a_run_end_encoded_row_is_collected():
     values = pa.array([{"a": 1}, {"a": 2}])
-    arr = pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()), values)
+    arr = run_end_array([2, 3], values)
     got = column(arr)
     assert got[0] is got[1]  # one object per run, as a dictionary's rows share theirs
     holder = {"rows": got, "row": got[0]}

@@ -190,6 +190,11 @@ def convert(arr, mode, how):
 @pytest.mark.parametrize("inner", KINDS)
 @pytest.mark.parametrize("outer", KINDS)
 def test_two_nested_levels_against_pyarrow(outer, inner):
+    if inner == "sparse_union" and int(pa.__version__.split(".")[0]) < 17:
+        # the oracle is wrong there: pyarrow 16's to_pylist of a sparse union below a
+        # list gives row 3 as [None, None, 6.0] where its elements' own as_py() are
+        # [None, 5.0, 6.0] (what dfbuffer gives)
+        pytest.skip("pyarrow < 17 lists a sparse union below a list wrongly")
     checked = 0
     for leaf_kind in ("float64", "int64", "timestamp"):
         arr = build(outer, inner, leaf_kind)

@@ -153,7 +153,7 @@ SD = np.dtypes.StringDType(na_object=None)
 def test_stringdtype(kind):
     vals = ["a", None, "ünï", "", "a longer string than fifteen bytes"]
     src = {
-        "pandas": lambda: pd.DataFrame({"s": vals}).__dataframe__(),
+        "pandas": lambda: pd.DataFrame({"s": pd.array(vals, dtype="string")}).__dataframe__(),
         "pyarrow": lambda: pa.table({"s": pa.array(vals)}),
         "large": lambda: pa.table({"s": pa.array(vals, type=pa.large_string())}),
         "polars": lambda: pl.DataFrame({"s": vals}),
@@ -195,7 +195,9 @@ def _mixed():
             "i": pd.array([1, None], dtype="Int64"),
             "t": pd.to_datetime(["2020-01-01", None]).tz_localize("Asia/Kathmandu"),
             "c": pd.Categorical(["a", "b"], ordered=True),
-            "s": ["x", None],
+            # a string dtype on pandas 2 too, where a list makes an object column (read as
+            # the object array itself)
+            "s": pd.array(["x", None], dtype="string"),
             "f": [1.0, np.nan],
         }
     )

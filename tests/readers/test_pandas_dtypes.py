@@ -311,6 +311,10 @@ _NO_PYARROW = ChildProcess.python(textwrap.dedent("""
 
 @pytest.mark.child_process(_NO_PYARROW)
 def test_no_pyarrow_needed():
+    if int(pd.__version__.split(".")[0]) < 3:
+        # pandas 2's own lib.is_pyarrow_array reads pyarrow.Array once pyarrow counts as
+        # installed, and fails on the blocked import before dfbuffer is asked anything
+        pytest.skip("pandas 2 itself needs pyarrow importable once it saw it installed")
     r = _NO_PYARROW.result()
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
@@ -366,8 +370,9 @@ def test_allow_copy_false_refuses_what_is_made_anew():
                        "o": ["a", 1], "z": [1j, 2j]}, index=pd.Index([4, 5]))
     with pytest.raises(RuntimeError, match="column 'p'.*allow_copy=False"):
         dfbuffer.from_dataframe(df, allow_copy=False)
-    out = dfbuffer.from_dataframe(df[["o", "z"]], allow_copy=False)
-    assert np.shares_memory(out["z"], df["z"].to_numpy())
+    sub = df[["o", "z"]]  # a copy on pandas 2 without copy-on-write: compare with it
+    out = dfbuffer.from_dataframe(sub, allow_copy=False)
+    assert np.shares_memory(out["z"], sub["z"].to_numpy())
 
 
 def test_to_interchange_selects_and_skips_before_exporting():

@@ -61,7 +61,7 @@ def test_pandas_sliced_arrow_column_is_read_from_the_frame_by_the_pandas_front_e
 
 def test_pandas_interchange_object_allow_copy_false_is_respected():
     # the object forbids copies: a column that needs one raises, as it would there
-    df = pd.DataFrame({"s": ["x", "yy"], "a": [1, 2]})
+    df = pd.DataFrame({"s": pd.array(["x", "yy"], dtype="string"), "a": [1, 2]})
     x = _xchg(df, allow_copy=False)
     cols = dfbuffer.from_dataframe(x.select_columns_by_name(["a"]))
     assert cols["a"].tolist() == [1, 2]

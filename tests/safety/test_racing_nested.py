@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from racing import N, bad_offsets, race
+from run_end_arrays import run_end_array
 
 import dfbuffer
 
@@ -121,8 +122,8 @@ def test_run_end_encoded_nested_run_ends_rewritten():
     bad[1::2] = 1
     ends = good.copy()
     values = pa.StructArray.from_arrays([pa.array(np.arange(N, dtype=np.int64))], names=["a"])
-    arr = pa.RunEndEncodedArray.from_arrays(pa.Array.from_buffers(
-        pa.int32(), N, [None, pa.py_buffer(ends)]), values)
+    arr = run_end_array(pa.Array.from_buffers(pa.int32(), N, [None, pa.py_buffer(ends)]),
+                        values)
     want = arr.to_pylist()
 
     def check(res):
