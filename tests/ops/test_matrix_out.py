@@ -106,8 +106,8 @@ def test_out_sharing_a_columns_memory_is_refused():
     not getattr(sys, "_is_gil_enabled", lambda: True)(),
     reason=(
         'open on free-threaded 3.13: about 1.7 blocks of 65 B per call stay traced after '
-        'the traced first window (deferred frees or a leak: not yet told apart); tracked '
-        'as an open issue'
+        'the traced first window (deferred frees or a leak: not yet told apart); listed in '
+        'CHANGELOG.md, Known issues'
     ),
     strict=False,
 )

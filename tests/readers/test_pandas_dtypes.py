@@ -238,7 +238,7 @@ def test_frame_in_a_reference_cycle_is_collected():
     not getattr(sys, "_is_gil_enabled", lambda: True)(),
     reason=(
         "open free-threading race: with the GIL off, the object block's reader and a "
-        'writer replacing it interleave (a torn result); tracked as an open issue'
+        'writer replacing it interleave (a torn result); CHANGELOG.md, Known issues'
     ),
     strict=False,
 )

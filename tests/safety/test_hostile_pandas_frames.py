@@ -463,8 +463,8 @@ def test_from_dataframe_holds_the_block_it_read():
     not getattr(sys, "_is_gil_enabled", lambda: True)(),
     reason=(
         'open free-threading race: with the GIL off, from_dataframe of a pandas frame can '
-        'read two columns from two block managers swapped between them; tracked as an '
-        'open issue'
+        'read two columns from two block managers swapped between them; CHANGELOG.md, '
+        'Known issues'
     ),
     strict=False,
 )
