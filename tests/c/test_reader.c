@@ -7,6 +7,7 @@
 #include "check.h"
 #include "core.h"
 #include "reader.h"
+#include "run_ends_store.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -261,28 +262,6 @@ test_codes(void)
     put_code(buf, 0, 0, 4, 0);
     int64_t k;
     CHECK(dfb_codes_get(&c, 0, &k) == DFB_EINVAL);
-}
-
-/* Stores run ends `v` (n of them, `width` bytes) unaligned at buf + 1 and
-   describes them into *r.  Returns the init's code. */
-static dfb_code
-run_ends(char *buf, const int64_t *v, int n, int width, dfb_run_ends *r)
-{
-    for (int i = 0; i < n; i++) {
-        if (width == 2) {
-            int16_t x = (int16_t)v[i];
-            memcpy(buf + 1 + 2 * i, &x, 2);
-        }
-        else if (width == 4) {
-            int32_t x = (int32_t)v[i];
-            memcpy(buf + 1 + 4 * i, &x, 4);
-        }
-        else {
-            memcpy(buf + 1 + 8 * i, &v[i], 8);
-        }
-    }
-    return dfb_run_ends_init(r, buf + 1, (int64_t)n * width, width, 0, n,
-                             NULL);
 }
 
 /* Run ends of every width: every window of rows decodes to its runs; bad
