@@ -65,7 +65,9 @@ def test_docstring_examples_run(name):
         words = ex.source.split()
         if words[:1] in (["import"], ["from"]) and len(words) > 1:
             pytest.importorskip(words[1].split(".")[0])
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    # verbose=False: doctest otherwise turns verbose when "-v" is in sys.argv (pytest -v)
+    # and reports every passing example through `out`
+    runner = doctest.DocTestRunner(verbose=False, optionflags=doctest.NORMALIZE_WHITESPACE)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # pandas' __dataframe__
         runner.run(test, out=lambda text: pytest.fail(text, pytrace=False))
