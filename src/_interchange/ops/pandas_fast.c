@@ -570,9 +570,16 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
             goto done;
         }
     }
-    if (PyList_GET_SIZE(pending) > 0 &&
-        fill_pending(st, obj, keys, vals, pending, opts, allow_copy) < 0) {
-        goto done;
+    if (PyList_GET_SIZE(pending) > 0) {
+        /* the rest from a frame over the manager read, not from `obj`,
+           whose manager another thread may have swapped since */
+        PyObject *snap = dfb_pd_frame_snapshot(&f, obj);
+        int e = snap == NULL || fill_pending(st, snap, keys, vals, pending,
+                                             opts, allow_copy) < 0;
+        Py_XDECREF(snap);
+        if (e) {
+            goto done;
+        }
     }
     res = build_result(keys, vals);
 done:

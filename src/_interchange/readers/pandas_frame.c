@@ -151,15 +151,12 @@ dfb_pandas_has_range_index(PyObject *frame)
 /* A frame's columns from its block manager                             */
 /* ------------------------------------------------------------------ */
 
-PyObject *
-dfb_pandas_frame_names(PyObject *obj)
+/* Returns a new list of labels `cols` (an Index) as str: an exact str as
+   it is, anything else str(label); NULL with an exception set. */
+static PyObject *
+labels_as_str(PyObject *cols)
 {
-    PyObject *cols = PyObject_GetAttrString(obj, "columns");
-    if (cols == NULL) {
-        return NULL;
-    }
     PyObject *seq = PySequence_List(cols);
-    Py_DECREF(cols);
     if (seq == NULL) {
         return NULL;
     }
@@ -175,6 +172,18 @@ dfb_pandas_frame_names(PyObject *obj)
             PyList_SetItem(seq, i, str);
         }
     }
+    return seq;
+}
+
+PyObject *
+dfb_pandas_frame_names(PyObject *obj)
+{
+    PyObject *cols = PyObject_GetAttrString(obj, "columns");
+    if (cols == NULL) {
+        return NULL;
+    }
+    PyObject *seq = labels_as_str(cols);
+    Py_DECREF(cols);
     return seq;
 }
 
@@ -400,14 +409,14 @@ read_arrays(dfb_pd_frame *f, PyObject *mgr, PyObject *const *types)
     return r == BLOCK_READ && other ? BLOCK_OTHER : r;
 }
 
-/* Reads the blocks of `obj._mgr` into `f` (names, length, keep and cols
-   set).  Returns 0 (f->all_read and the columns say what was read), or -1
-   with MemoryError. */
+/* Reads the blocks of manager `mgr` (held by the caller) into `f` (names,
+   length, keep and cols set).  Returns 0 (f->all_read and the columns say
+   what was read), or -1 with MemoryError. */
 static int
-read_blocks(PyObject *obj, dfb_pd_frame *f)
+read_blocks(PyObject *mgr, dfb_pd_frame *f)
 {
     PyObject *types[PD_NTYPES] = {NULL};
-    PyObject *mgr = NULL, *blocks = NULL;
+    PyObject *blocks = NULL;
     int r = BLOCK_LIES;
     PyObject *arrays = imported_attr("pandas", "arrays");
     for (int t = 0; arrays != NULL && t < PD_NTYPES; t++) {
@@ -424,12 +433,10 @@ read_blocks(PyObject *obj, dfb_pd_frame *f)
         r = PyErr_Occurred() ? -1 : BLOCK_LIES;
         goto done;
     }
-    mgr = PyObject_GetAttrString(obj, "_mgr");
-    blocks = mgr != NULL ? PyObject_GetAttrString(mgr, "blocks") : NULL;
+    blocks = PyObject_GetAttrString(mgr, "blocks");
     PyErr_Clear();
-    if (blocks == NULL && mgr != NULL &&
-        is_exact(mgr, "pandas.core.internals.array_manager", "ArrayManager") >
-            0) {
+    if (blocks == NULL && is_exact(mgr, "pandas.core.internals.array_manager",
+                                   "ArrayManager") > 0) {
         r = read_arrays(f, mgr, types);
         f->all_read = r == BLOCK_READ;
         r = r == BLOCK_OTHER ? BLOCK_READ : r;
@@ -461,11 +468,44 @@ done:
         }
     }
     Py_XDECREF(blocks);
-    Py_XDECREF(mgr);
     for (int t = 0; t < PD_NTYPES; t++) {
         Py_XDECREF(types[t]);
     }
     return r < 0 ? -1 : 0;
+}
+
+/* Reads the axes of manager `mgr` into `out`: its names (labels_as_str of
+   axes[0], the frame's columns) and length (len(axes[1]), its index), as
+   pandas' DataFrame.columns and len() read them from the frame's manager.
+   Returns 0, or -1 with an exception set. */
+static int
+read_axes(PyObject *mgr, dfb_pd_frame *out)
+{
+    PyObject *axes = PyObject_GetAttrString(mgr, "axes");
+    /* our own tuple of the axes: it holds both while they are read */
+    PyObject *both = axes == NULL ? NULL : PySequence_Tuple(axes);
+    Py_XDECREF(axes);
+    if (both == NULL) {
+        return -1;
+    }
+    int r = -1;
+    if (PyTuple_GET_SIZE(both) != 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "the pandas DataFrame's block manager has not two "
+                        "axes");
+        goto done;
+    }
+    out->names = labels_as_str(PyTuple_GET_ITEM(both, 0));
+    Py_ssize_t len =
+        out->names == NULL ? -1 : PyObject_Size(PyTuple_GET_ITEM(both, 1));
+    if (len >= 0) {
+        out->nrows = len;
+        out->ncols = PyList_GET_SIZE(out->names);
+        r = 0;
+    }
+done:
+    Py_DECREF(both);
+    return r;
 }
 
 int
@@ -475,18 +515,13 @@ dfb_pd_frame_read(PyObject *obj, dfb_pd_frame *out)
     if (r <= 0) {
         return r < 0 ? -1 : 1;
     }
-    Py_INCREF(obj); /* the frame stays alive across every call below */
-    r = -1;
-    out->names = dfb_pandas_frame_names(obj);
-    if (out->names == NULL) {
-        goto done;
+    /* the frame's manager, read once: another thread can swap `obj._mgr`
+       (with the GIL off, between any two reads), so the names, the length
+       and the blocks all come from this one object */
+    out->mgr = PyObject_GetAttrString(obj, "_mgr");
+    if (out->mgr == NULL || read_axes(out->mgr, out) < 0) {
+        return -1;
     }
-    out->ncols = PyList_GET_SIZE(out->names);
-    Py_ssize_t len = PyObject_Size(obj);
-    if (len < 0) {
-        goto done;
-    }
-    out->nrows = len;
     out->keep = PyList_New(0);
     out->cols = PyMem_Calloc(out->ncols > 0 ? (size_t)out->ncols : 1,
                              sizeof(dfb_pd_column));
@@ -494,20 +529,48 @@ dfb_pd_frame_read(PyObject *obj, dfb_pd_frame *out)
         if (!PyErr_Occurred()) {
             PyErr_NoMemory();
         }
-        goto done;
+        return -1;
     }
     for (Py_ssize_t i = 0; i < out->ncols; i++) {
         out->cols[i].block = -1;
     }
-    r = read_blocks(obj, out);
-done:
-    Py_DECREF(obj);
-    return r;
+    return read_blocks(out->mgr, out);
+}
+
+PyObject *
+dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj)
+{
+    PyObject *cls = (PyObject *)Py_TYPE(obj);
+    PyObject *meth = PyObject_GetAttrString(cls, "_from_mgr");
+    if (meth == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL;
+        }
+        PyErr_Clear(); /* a pandas before 2.1: the frame itself */
+        return Py_NewRef(obj);
+    }
+    PyObject *axes = PyObject_GetAttrString(f->mgr, "axes");
+    PyObject *res =
+        axes == NULL ? NULL
+                     : PyObject_CallFunctionObjArgs(meth, f->mgr, axes, NULL);
+    Py_XDECREF(axes);
+    Py_DECREF(meth);
+    if (res != NULL && dfb_pandas_is_frame(res) <= 0) {
+        Py_DECREF(res);
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "DataFrame._from_mgr() did not return a pandas "
+                            "DataFrame");
+        }
+        return NULL;
+    }
+    return res;
 }
 
 void
 dfb_pd_frame_clear(dfb_pd_frame *f)
 {
+    Py_CLEAR(f->mgr);
     Py_CLEAR(f->names);
     Py_CLEAR(f->keep);
     PyMem_Free(f->cols);

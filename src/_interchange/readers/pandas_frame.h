@@ -71,17 +71,20 @@ typedef struct {
 
 /* A pandas frame read once. */
 typedef struct {
-    PyObject *names;     /* strong: list of str (dfb_pandas_frame_names) */
+    PyObject *mgr;       /* strong: the frame's `_mgr`, read once */
+    PyObject *names;     /* strong: list of str, mgr.axes[0] */
     PyObject *keep;      /* strong: list of every array pointed into */
     Py_ssize_t ncols;    /* len(names) */
-    int64_t nrows;       /* len(frame), read before the blocks */
+    int64_t nrows;       /* len(mgr.axes[1]), read before the blocks */
     int all_read;        /* 1 when every block was of a kind read here */
     dfb_pd_column *cols; /* PyMem, ncols entries (all DFB_PD_OTHER when
                             the block manager is not one read here) */
 } dfb_pd_frame;
 
 /* Reads pandas frame `obj` into `out` (zeroed by the caller; clear it
-   always): names and length first, then `obj._mgr.blocks` (or, for
+   always): `obj._mgr` once, then everything from that manager (another
+   thread may swap the frame's): names and length from its `axes` first,
+   then its `blocks` (or, for
    pandas 2's ArrayManager, its `arrays`: one 1-D array per column), each
    block's
    `mgr_locs.as_array` (exactly a 1-D intp ndarray) and `values`, every
@@ -93,6 +96,13 @@ typedef struct {
 int
 dfb_pd_frame_read(PyObject *obj, dfb_pd_frame *out);
 
+/* A new reference to a pandas DataFrame over `f`'s manager (read from
+   pandas frame `obj`): pandas.DataFrame._from_mgr(f->mgr, axes), so that
+   whatever is read of it later is what `f` read even if another thread
+   swaps `obj`'s manager; `obj` itself on a pandas without _from_mgr.  NULL
+   with an exception set on error. */
+PyObject *
+dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj);
 /* Releases what `f` holds and zeroes it.  Cannot fail. */
 void
 dfb_pd_frame_clear(dfb_pd_frame *f);
