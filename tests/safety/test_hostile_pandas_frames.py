@@ -11,7 +11,6 @@ its axes from it, so the frame's columns, length and blocks are all the fake's.
 from __future__ import annotations
 
 import gc
-import sys
 import threading
 import warnings
 import weakref
@@ -459,19 +458,12 @@ def test_from_dataframe_holds_the_block_it_read():
     assert ref() is None
 
 
-@pytest.mark.xfail(
-    not getattr(sys, "_is_gil_enabled", lambda: True)(),
-    reason=(
-        'open free-threading race: with the GIL off, from_dataframe of a pandas frame can '
-        'read two columns from two block managers swapped between them; CHANGELOG.md, '
-        'Known issues'
-    ),
-    strict=False,
-)
 @pytest.mark.parametrize("entry", ["to_matrix", "from_dataframe"])
 def test_manager_swapped_by_a_racing_thread(entry):
     """A thread swaps the frame's block manager between two of different lengths while
-    the frame is read: every result is one manager's values, or a clean error."""
+    the frame is read: every result is one manager's values, or a clean error.  With the
+    GIL off the swap can land between any two reads, so the reader reads `_mgr` once and
+    everything (names, length, blocks) from that one manager."""
     a = pd.DataFrame({"x": np.arange(1000.0), "y": np.arange(1000.0) * 2})
     b = pd.DataFrame({"x": np.full(7, -1.0), "y": np.full(7, -2.0)})
     df = pd.DataFrame({"x": a["x"].copy(), "y": a["y"].copy()})
@@ -505,6 +497,35 @@ def test_manager_swapped_by_a_racing_thread(entry):
         stop.set()
         t.join()
 
+
+
+def test_manager_swapped_under_a_column_read_by_pandas():
+    """As above, with a string column, which from_dataframe reads through pandas' own
+    export after the NumPy blocks: that export reads a frame over the manager the
+    blocks came from, so both columns are always one manager's."""
+    a = pd.DataFrame({"x": np.arange(300.0), "s": [f"a{i}" for i in range(300)]})
+    b = pd.DataFrame({"x": np.full(5, -1.0), "s": ["b"] * 5})
+    df = a.copy()
+    mgrs = (a._mgr, b._mgr)
+    want = [(f["x"].tolist(), f["s"].tolist()) for f in (a, b)]
+    stop = threading.Event()
+
+    def writer():
+        i = 0
+        while not stop.is_set():
+            object.__setattr__(df, "_mgr", mgrs[i % 2])
+            i += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        for _ in range(100):
+            res = dfbuffer.from_dataframe(df)
+            got = (np.asarray(res["x"]).tolist(), np.asarray(res["s"]).tolist())
+            assert got in want
+    finally:
+        stop.set()
+        t.join()
 
 def test_array_manager_frames_read_in_place():
     """pandas 2's ArrayManager (one 1-D array per column, no blocks) is read by the same
