@@ -49,7 +49,12 @@ scan_nulls(PyArrayObject *view, char kind, uint8_t *mask)
    None, a float NaN or `na` (pandas.NA, when given): pandas' missing
    values in an object column, filling `mask` (1 = missing) when given.
    Holds the GIL (the items are compared, never called; the caller holds
-   the view).  Cannot fail. */
+   the view).  Each item's pointer is loaded once and the mask and count
+   say what was loaded: with the GIL off a writer of the array can change
+   items during the scan, and an item it frees while it is looked at is
+   the hazard NumPy's own readers of object arrays share (NumPy's thread
+   safety notes: no concurrent writers of an array being read).  Cannot
+   fail. */
 static int64_t
 count_object_nulls(PyArrayObject *view, PyObject *na, uint8_t *mask)
 {
@@ -125,26 +130,34 @@ object_column(dfb_state *st, const dfb_pd_frame *f, Py_ssize_t i,
     }
     PyArrayObject *v = (PyArrayObject *)view;
     int64_t nnull = count_object_nulls(v, na, NULL);
+    PyObject *mask = NULL;
+    if (nnull > 0 && nulls != DFB_NULLS_RAISE) {
+        npy_intp dims[1] = {PyArray_DIM(v, 0)};
+        mask = PyArray_SimpleNew(1, dims, NPY_BOOL);
+        if (mask == NULL) {
+            Py_XDECREF(na);
+            Py_DECREF(view);
+            return -1;
+        }
+        /* the view holds the items, `na` the NA object: no call runs.
+           The mask's own pass decides: with the GIL off a writer can
+           change the items between the two passes, and the mask must
+           say what this pass read (each item read once) */
+        nnull = count_object_nulls(
+            v, na, (uint8_t *)PyArray_DATA((PyArrayObject *)mask));
+    }
+    Py_XDECREF(na);
     if (nnull == 0) {
-        Py_XDECREF(na);
+        Py_XDECREF(mask);
         *out = view;
         return 0;
     }
-    if (nulls == DFB_NULLS_RAISE) {
-        Py_XDECREF(na);
+    if (mask == NULL) {
         Py_DECREF(view);
         return nulls_raise(nnull);
     }
-    npy_intp dims[1] = {PyArray_DIM(v, 0)};
-    PyObject *mask = PyArray_SimpleNew(1, dims, NPY_BOOL);
-    if (mask != NULL) {
-        /* the view holds the items, `na` the NA object: no call runs */
-        (void)count_object_nulls(
-            v, na, (uint8_t *)PyArray_DATA((PyArrayObject *)mask));
-        *out = dfb_masked_array(st, view, mask);
-        Py_DECREF(mask);
-    }
-    Py_XDECREF(na);
+    *out = dfb_masked_array(st, view, mask);
+    Py_DECREF(mask);
     Py_DECREF(view);
     return *out == NULL ? -1 : 0;
 }
