@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import sys
 import tracemalloc
 
 import numpy as np
@@ -102,15 +101,6 @@ def test_out_sharing_a_columns_memory_is_refused():
     assert buf[:, 1].tolist() == [3.0, 4.0, 5.0]
 
 
-@pytest.mark.xfail(
-    not getattr(sys, "_is_gil_enabled", lambda: True)(),
-    reason=(
-        'open on free-threaded 3.13: about 1.7 blocks of 65 B per call stay traced after '
-        'the traced first window (deferred frees or a leak: not yet told apart); listed in '
-        'CHANGELOG.md, Known issues'
-    ),
-    strict=False,
-)
 def test_out_in_a_loop_allocates_nothing():
     from test_no_leaks import check
 

@@ -14,6 +14,24 @@
 /* Is this a pandas frame                                               */
 /* ------------------------------------------------------------------ */
 
+/* Returns a new reference to attribute `name` of `obj`, or NULL with an
+   exception set.  The name is the interned str: CPython's type attribute
+   cache keeps a strong reference to the name of each lookup it caches,
+   so a fresh str per call (PyObject_GetAttrString's) would stay alive
+   there until its slot is reused, up to thousands of them (measured on
+   3.13t: about two blocks of 65 bytes per to_matrix call). */
+static PyObject *
+get_attr(PyObject *obj, const char *name)
+{
+    PyObject *str = PyUnicode_InternFromString(name);
+    if (str == NULL) {
+        return NULL;
+    }
+    PyObject *res = PyObject_GetAttr(obj, str);
+    Py_DECREF(str);
+    return res;
+}
+
 /* Returns a new reference to attribute `name` of the already imported
    module `modname`, or NULL without an exception when the module is not
    imported or has no such attribute (NULL with one only on MemoryError). */
@@ -29,7 +47,7 @@ imported_attr(const char *modname, const char *name)
     if (mod == NULL) {
         return NULL;
     }
-    PyObject *attr = PyObject_GetAttrString(mod, name);
+    PyObject *attr = get_attr(mod, name);
     Py_DECREF(mod);
     if (attr == NULL && !PyErr_ExceptionMatches(PyExc_MemoryError)) {
         PyErr_Clear();
@@ -70,7 +88,7 @@ pandas_behind(PyObject *obj, const char *modname, const char *what,
     if (r <= 0) {
         return NULL;
     }
-    PyObject *inner = PyObject_GetAttrString(obj, attr);
+    PyObject *inner = get_attr(obj, attr);
     if (inner == NULL) {
         PyErr_Clear(); /* a pandas without it: the protocol as usual */
         return NULL;
@@ -80,7 +98,7 @@ pandas_behind(PyObject *obj, const char *modname, const char *what,
         Py_DECREF(inner);
         return NULL;
     }
-    PyObject *ac = PyObject_GetAttrString(obj, "_allow_copy");
+    PyObject *ac = get_attr(obj, "_allow_copy");
     int flag = ac == NULL ? 1 : PyObject_IsTrue(ac);
     Py_XDECREF(ac);
     if (ac == NULL) {
@@ -136,7 +154,7 @@ dfb_pandas_has_range_index(PyObject *frame)
     if (ri == NULL) {
         return PyErr_Occurred() ? -1 : 0;
     }
-    PyObject *index = PyObject_GetAttrString(frame, "index");
+    PyObject *index = get_attr(frame, "index");
     if (index == NULL) {
         Py_DECREF(ri);
         return -1;
@@ -178,7 +196,7 @@ labels_as_str(PyObject *cols)
 PyObject *
 dfb_pandas_frame_names(PyObject *obj)
 {
-    PyObject *cols = PyObject_GetAttrString(obj, "columns");
+    PyObject *cols = get_attr(obj, "columns");
     if (cols == NULL) {
         return NULL;
     }
@@ -203,7 +221,7 @@ enum { BLOCK_READ = 0, BLOCK_LIES = 1, BLOCK_OTHER = 2 };
 static PyObject *
 array_attr(PyObject *obj, const char *name, int ndim, npy_intp n)
 {
-    PyObject *a = PyObject_GetAttrString(obj, name);
+    PyObject *a = get_attr(obj, name);
     if (a == NULL || !PyArray_CheckExact(a) ||
         PyArray_NDIM((PyArrayObject *)a) != ndim ||
         PyArray_DIM((PyArrayObject *)a, ndim - 1) != n) {
@@ -232,7 +250,7 @@ extension_values(PyObject *values, PyObject *const *types, npy_intp nloc,
         return NULL;
     }
     if (t >= PD_NMASKED) {
-        PyObject *dtype = PyObject_GetAttrString(values, "dtype");
+        PyObject *dtype = get_attr(values, "dtype");
         int naive = dtype != NULL && PyArray_DescrCheck(dtype);
         Py_XDECREF(dtype);
         PyErr_Clear();
@@ -355,12 +373,12 @@ read_block(dfb_pd_frame *f, Py_ssize_t b, PyObject *blk,
 {
     int r = BLOCK_LIES;
     PyObject *locs = NULL, *values = NULL;
-    PyObject *pl = PyObject_GetAttrString(blk, "mgr_locs");
+    PyObject *pl = get_attr(blk, "mgr_locs");
     if (pl != NULL) {
-        locs = PyObject_GetAttrString(pl, "as_array");
+        locs = get_attr(pl, "as_array");
         Py_DECREF(pl);
     }
-    values = locs != NULL ? PyObject_GetAttrString(blk, "values") : NULL;
+    values = locs != NULL ? get_attr(blk, "values") : NULL;
     if (values == NULL || !PyArray_CheckExact(locs) ||
         PyArray_NDIM((PyArrayObject *)locs) != 1 ||
         PyArray_TYPE((PyArrayObject *)locs) != NPY_INTP) {
@@ -381,7 +399,7 @@ read_block(dfb_pd_frame *f, Py_ssize_t b, PyObject *blk,
 static int
 read_arrays(dfb_pd_frame *f, PyObject *mgr, PyObject *const *types)
 {
-    PyObject *arrays = PyObject_GetAttrString(mgr, "arrays");
+    PyObject *arrays = get_attr(mgr, "arrays");
     /* our own tuple of the items: it holds each while it is read */
     PyObject *items = arrays != NULL && PyList_CheckExact(arrays)
                           ? PyList_AsTuple(arrays)
@@ -420,7 +438,7 @@ read_blocks(PyObject *mgr, dfb_pd_frame *f)
     int r = BLOCK_LIES;
     PyObject *arrays = imported_attr("pandas", "arrays");
     for (int t = 0; arrays != NULL && t < PD_NTYPES; t++) {
-        types[t] = PyObject_GetAttrString(arrays, pd_type_names[t]);
+        types[t] = get_attr(arrays, pd_type_names[t]);
         if (types[t] == NULL) {
             break;
         }
@@ -433,7 +451,7 @@ read_blocks(PyObject *mgr, dfb_pd_frame *f)
         r = PyErr_Occurred() ? -1 : BLOCK_LIES;
         goto done;
     }
-    blocks = PyObject_GetAttrString(mgr, "blocks");
+    blocks = get_attr(mgr, "blocks");
     PyErr_Clear();
     if (blocks == NULL && is_exact(mgr, "pandas.core.internals.array_manager",
                                    "ArrayManager") > 0) {
@@ -481,7 +499,7 @@ done:
 static int
 read_axes(PyObject *mgr, dfb_pd_frame *out)
 {
-    PyObject *axes = PyObject_GetAttrString(mgr, "axes");
+    PyObject *axes = get_attr(mgr, "axes");
     /* our own tuple of the axes: it holds both while they are read */
     PyObject *both = axes == NULL ? NULL : PySequence_Tuple(axes);
     Py_XDECREF(axes);
@@ -518,7 +536,7 @@ dfb_pd_frame_read(PyObject *obj, dfb_pd_frame *out)
     /* the frame's manager, read once: another thread can swap `obj._mgr`
        (with the GIL off, between any two reads), so the names, the length
        and the blocks all come from this one object */
-    out->mgr = PyObject_GetAttrString(obj, "_mgr");
+    out->mgr = get_attr(obj, "_mgr");
     if (out->mgr == NULL || read_axes(out->mgr, out) < 0) {
         return -1;
     }
@@ -541,7 +559,7 @@ PyObject *
 dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj)
 {
     PyObject *cls = (PyObject *)Py_TYPE(obj);
-    PyObject *meth = PyObject_GetAttrString(cls, "_from_mgr");
+    PyObject *meth = get_attr(cls, "_from_mgr");
     if (meth == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
             return NULL;
@@ -549,7 +567,7 @@ dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj)
         PyErr_Clear(); /* a pandas before 2.1: the frame itself */
         return Py_NewRef(obj);
     }
-    PyObject *axes = PyObject_GetAttrString(f->mgr, "axes");
+    PyObject *axes = get_attr(f->mgr, "axes");
     PyObject *res =
         axes == NULL ? NULL
                      : PyObject_CallFunctionObjArgs(meth, f->mgr, axes, NULL);
