@@ -527,6 +527,36 @@ def test_manager_swapped_under_a_column_read_by_pandas():
         stop.set()
         t.join()
 
+
+def test_manager_swapped_under_to_matrix_of_an_arrow_column():
+    """to_matrix of a frame with a pyarrow-backed column, which its blocks do not serve:
+    the export it falls back to reads a frame over the manager read, so every matrix is
+    one manager's even when a thread swaps the manager between the two reads."""
+    pytest.importorskip("pyarrow")
+    a = pd.DataFrame({"x": np.arange(300.0),
+                      "p": pd.array(np.arange(300.0) + 0.5, dtype="float64[pyarrow]")})
+    b = pd.DataFrame({"x": np.full(5, -1.0), "p": pd.array([-2.0] * 5, dtype="float64[pyarrow]")})
+    df = a.copy()
+    mgrs = (a._mgr, b._mgr)
+    want = [(f["x"].tolist(), f["p"].tolist()) for f in (a, b)]
+    stop = threading.Event()
+
+    def writer():
+        i = 0
+        while not stop.is_set():
+            object.__setattr__(df, "_mgr", mgrs[i % 2])
+            i += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        for _ in range(100):
+            m = dfbuffer.to_matrix(df)
+            assert (m[:, 0].tolist(), m[:, 1].tolist()) in want
+    finally:
+        stop.set()
+        t.join()
+
 def test_array_manager_frames_read_in_place():
     """pandas 2's ArrayManager (one 1-D array per column, no blocks) is read by the same
     reader: NumPy columns zero-copy for from_dataframe, in place for to_matrix."""

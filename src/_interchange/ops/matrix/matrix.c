@@ -563,13 +563,16 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
     int r;
     switch (kind) {
         case DFB_SRC_PANDAS: {
-            r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides);
+            PyObject *rest = NULL;
+            r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides, &rest);
             if (r != 1) {
                 break;
             }
             /* columns the blocks do not serve: to_arrow's reading of the
-               frame (no index column, no pyarrow needed, errors named) */
-            PyObject *src = pandas_matrix_source(obj);
+               frame (no index column, no pyarrow needed, errors named),
+               of a frame over the manager read when there is one */
+            PyObject *src = pandas_matrix_source(rest != NULL ? rest : obj);
+            Py_XDECREF(rest);
             if (src == NULL) {
                 r = -1;
                 break;

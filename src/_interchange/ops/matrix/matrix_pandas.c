@@ -133,13 +133,15 @@ describe_columns(const dfb_pd_frame *pf, const Py_ssize_t *idx, Py_ssize_t n,
    and mask byte strides, 0 when contiguous).  Returns 0; 1 when `obj` is
    not such a frame, a block is of another kind or a selected column is
    (no exception; `out` and *strides are cleared: the caller takes pandas'
-   Arrow export); or -1 with an exception set (TypeError naming an object,
-   datetime, timedelta or complex column; the selection's). */
+   Arrow export, of *rest when not NULL: a new reference to a frame over
+   the block manager read here); or -1 with an exception set (TypeError naming
+   an object, datetime, timedelta or complex column; the selection's). */
 int
 dfb_matrix_pandas_describe(PyObject *obj, PyObject *select, dfb_frame *out,
-                           int64_t **strides)
+                           int64_t **strides, PyObject **rest)
 {
     *strides = NULL;
+    *rest = NULL;
     dfb_pd_frame pf = {0};
     Py_ssize_t *idx = NULL, n = 0;
     int r = dfb_pd_frame_read(obj, &pf);
@@ -180,6 +182,12 @@ dfb_matrix_pandas_describe(PyObject *obj, PyObject *select, dfb_frame *out,
     }
     r = describe_columns(&pf, idx, n, out, *strides);
 done:
+    if (r == 1 && pf.mgr != NULL) {
+        /* the other reader reads the manager read here, not `obj`'s,
+           which another thread may have swapped since */
+        *rest = dfb_pd_frame_snapshot(&pf, obj);
+        r = *rest == NULL ? -1 : 1;
+    }
     if (r != 0) {
         dfb_frame_clear(out);
         PyMem_Free(*strides);

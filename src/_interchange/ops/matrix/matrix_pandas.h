@@ -17,9 +17,11 @@ dfb_matrix_pandas_columns(PyObject *obj);
 
 /* Describes a pandas DataFrame's selected columns straight from its blocks
    (matrix_pandas.c).  Returns 0, 1 when `obj` is not such a frame (the
-   caller takes another reader), or -1 with an exception set. */
+   caller takes another reader: *rest, when not NULL, a new reference to a
+   frame over the block manager read, for that reader), or -1 with an
+   exception set. */
 int
 dfb_matrix_pandas_describe(PyObject *obj, PyObject *select, dfb_frame *out,
-                           int64_t **strides);
+                           int64_t **strides, PyObject **rest);
 
 #endif /* DFBUFFER_MATRIX_PANDAS_H */
