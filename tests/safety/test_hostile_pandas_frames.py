@@ -10,10 +10,12 @@ its axes from it, so the frame's columns, length and blocks are all the fake's.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import warnings
 import weakref
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -458,6 +460,28 @@ def test_from_dataframe_holds_the_block_it_read():
     assert ref() is None
 
 
+@contextlib.contextmanager
+def managers_swapped(df: pd.DataFrame, *frames: pd.DataFrame) -> Iterator[None]:
+    """Inside the block, another thread sets ``df``'s block manager to each of
+    ``frames``' in turn, again and again (object.__setattr__, as pandas does)."""
+    mgrs = [f._mgr for f in frames]
+    stop = threading.Event()
+
+    def writer():
+        i = 0
+        while not stop.is_set():
+            object.__setattr__(df, "_mgr", mgrs[i % len(mgrs)])
+            i += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
+
+
 @pytest.mark.parametrize("entry", ["to_matrix", "from_dataframe"])
 def test_manager_swapped_by_a_racing_thread(entry):
     """A thread swaps the frame's block manager between two of different lengths while
@@ -467,18 +491,7 @@ def test_manager_swapped_by_a_racing_thread(entry):
     a = pd.DataFrame({"x": np.arange(1000.0), "y": np.arange(1000.0) * 2})
     b = pd.DataFrame({"x": np.full(7, -1.0), "y": np.full(7, -2.0)})
     df = pd.DataFrame({"x": a["x"].copy(), "y": a["y"].copy()})
-    mgrs = (a._mgr, b._mgr)
-    stop = threading.Event()
-
-    def writer():
-        i = 0
-        while not stop.is_set():
-            object.__setattr__(df, "_mgr", mgrs[i % 2])
-            i += 1
-
-    t = threading.Thread(target=writer)
-    t.start()
-    try:
+    with managers_swapped(df, a, b):
         for _ in range(200):
             try:
                 if entry == "to_matrix":
@@ -493,10 +506,6 @@ def test_manager_swapped_by_a_racing_thread(entry):
                 (a["x"].tolist(), a["y"].tolist()),
                 (b["x"].tolist(), b["y"].tolist()),
             )
-    finally:
-        stop.set()
-        t.join()
-
 
 
 def test_manager_swapped_under_a_column_read_by_pandas():
@@ -506,26 +515,12 @@ def test_manager_swapped_under_a_column_read_by_pandas():
     a = pd.DataFrame({"x": np.arange(300.0), "s": [f"a{i}" for i in range(300)]})
     b = pd.DataFrame({"x": np.full(5, -1.0), "s": ["b"] * 5})
     df = a.copy()
-    mgrs = (a._mgr, b._mgr)
     want = [(f["x"].tolist(), f["s"].tolist()) for f in (a, b)]
-    stop = threading.Event()
-
-    def writer():
-        i = 0
-        while not stop.is_set():
-            object.__setattr__(df, "_mgr", mgrs[i % 2])
-            i += 1
-
-    t = threading.Thread(target=writer)
-    t.start()
-    try:
+    with managers_swapped(df, a, b):
         for _ in range(100):
             res = dfbuffer.from_dataframe(df)
             got = (np.asarray(res["x"]).tolist(), np.asarray(res["s"]).tolist())
             assert got in want
-    finally:
-        stop.set()
-        t.join()
 
 
 def test_manager_swapped_under_to_matrix_of_an_arrow_column():
@@ -537,25 +532,11 @@ def test_manager_swapped_under_to_matrix_of_an_arrow_column():
                       "p": pd.array(np.arange(300.0) + 0.5, dtype="float64[pyarrow]")})
     b = pd.DataFrame({"x": np.full(5, -1.0), "p": pd.array([-2.0] * 5, dtype="float64[pyarrow]")})
     df = a.copy()
-    mgrs = (a._mgr, b._mgr)
     want = [(f["x"].tolist(), f["p"].tolist()) for f in (a, b)]
-    stop = threading.Event()
-
-    def writer():
-        i = 0
-        while not stop.is_set():
-            object.__setattr__(df, "_mgr", mgrs[i % 2])
-            i += 1
-
-    t = threading.Thread(target=writer)
-    t.start()
-    try:
+    with managers_swapped(df, a, b):
         for _ in range(100):
             m = dfbuffer.to_matrix(df)
             assert (m[:, 0].tolist(), m[:, 1].tolist()) in want
-    finally:
-        stop.set()
-        t.join()
 
 def test_array_manager_frames_read_in_place():
     """pandas 2's ArrayManager (one 1-D array per column, no blocks) is read by the same
