@@ -498,21 +498,33 @@ def _from_pandas(frame: Any, columns: Sequence[str] | None, *,
     return ArrowExport(fields, ((len(frame), chunks),))
 
 
-def _matrix_source(frame: Any) -> ArrowExport:
+def _matrix_source(frame: Any, columns: Sequence[str] | None = None) -> ArrowExport:
     """What ``to_matrix`` reads pandas frame ``frame`` through when its
-    blocks are not all read in place: its columns as :func:`to_arrow` reads
-    them.  Period, Interval, object and complex columns, which have no
-    number to put in a matrix (ordinals would be a silent guess), raise
-    TypeError naming the column."""
+    blocks are not all read in place: its columns (those of ``columns``,
+    default all) as :func:`to_arrow` reads them.  Period, Interval, object
+    and complex columns, which have no number to put in a matrix (ordinals
+    would be a silent guess), raise TypeError naming the column when
+    selected."""
     pd = sys.modules["pandas"]
-    for name, dt in zip(frame.columns, frame.dtypes, strict=True):
+    names = [str(c) for c in frame.columns]
+    dtypes = list(frame.dtypes)
+    keep: Sequence[int] = range(len(names))
+    if columns is not None:
+        # a selected column, or the struct column of a selected leaf ("s.a",
+        # structs="flatten"); a name of neither is the caller's KeyError
+        wanted = set(columns)
+        keep = [i for i, n in enumerate(names)
+                if n in wanted or any(w.startswith(n + ".") for w in wanted)]
+        columns = [names[i] for i in keep]
+    for i in keep:
+        dt = dtypes[i]
         if isinstance(dt, pd.SparseDtype):
             dt = np.dtype(dt.subtype)
         if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype) or (
                 isinstance(dt, np.dtype) and dt.kind in "Oc"):
-            raise TypeError(f"column {str(name)!r} has a pandas {dt} type; to_matrix "
+            raise TypeError(f"column {names[i]!r} has a pandas {dt} type; to_matrix "
                             "takes bool, integer and float columns")
-    return _from_pandas(frame, None)
+    return _from_pandas(frame, columns)
 
 
 def _pandas_export(sub: Any, names: list[str]) -> ArrowExport:
@@ -657,7 +669,7 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is read
     kind, frame, _ = _frame_source(obj)
     if kind == "pandas":
-        return _from_pandas(frame, columns)
+        return _from_pandas(frame, columns, skip=on_unsupported == "skip")
     if kind == "arrow":
         # dfbuffer's own producers are read from what they hold
         if isinstance(obj, ArrowExport):

@@ -110,13 +110,14 @@ def test_schema_repr_is_one_line_per_column(sch):
 
 
 def test_schema_repr_of_pandas_interchange_columns():
+    # pandas' interchange object is described as the frame behind it
     df = pd.DataFrame({"f": [1.5], "o": pd.Categorical(["a"], ordered=True)})
     lines = repr(dfbuffer.schema(df.__dataframe__())).splitlines()
     assert lines[1:3] == [
-        "f: float64 (nulls: nan)",
-        "o: categorical[int8, ordered, categories=string] (nulls: sentinel)",
+        "f: float64",
+        "o: categorical[int8, ordered, categories=string]",
     ]
-    assert lines[3] == "metadata keys: pandas.index"
+    assert lines == repr(dfbuffer.schema(df)).splitlines()
 
 
 def test_typed_user_script_runs():

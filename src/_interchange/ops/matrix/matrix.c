@@ -531,18 +531,20 @@ parse_threads(PyObject *o, int *out)
     return 0;
 }
 
-/* The Arrow producer to_matrix reads pandas frame `obj` through when its
-   blocks are not all read in place: dfbuffer._to_arrow._matrix_source
-   (to_arrow's reading, refusing Period, Interval, object and complex
-   columns by name).  Returns a new reference or NULL with an exception. */
+/* The Arrow producer to_matrix reads the columns `o_cols` (NULL or None:
+   all) of pandas frame `obj` through when its blocks are not all read in
+   place: dfbuffer._to_arrow._matrix_source (to_arrow's reading, refusing
+   a selected Period, Interval, object or complex column by name).
+   Returns a new reference or NULL with an exception. */
 static PyObject *
-pandas_matrix_source(PyObject *obj)
+pandas_matrix_source(PyObject *obj, PyObject *o_cols)
 {
     PyObject *mod = PyImport_ImportModule("dfbuffer._to_arrow");
     if (mod == NULL) {
         return NULL;
     }
-    PyObject *res = PyObject_CallMethod(mod, "_matrix_source", "(O)", obj);
+    PyObject *res = PyObject_CallMethod(mod, "_matrix_source", "(OO)", obj,
+                                        o_cols != NULL ? o_cols : Py_None);
     Py_DECREF(mod);
     return res;
 }
@@ -569,7 +571,7 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
             }
             /* columns the blocks do not serve: to_arrow's reading of the
                frame (no index column, no pyarrow needed, errors named) */
-            PyObject *src = pandas_matrix_source(obj);
+            PyObject *src = pandas_matrix_source(obj, o_cols);
             if (src == NULL) {
                 r = -1;
                 break;
