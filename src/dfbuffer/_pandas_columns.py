@@ -7,6 +7,8 @@ its block reader did not take to :func:`convert`:
 * Period and Interval columns become object arrays of ``pandas.Period`` /
   ``pandas.Interval`` objects (pandas' Arrow export would give bare int64
   ordinals or a struct of bounds, losing the frequency or the closed side);
+  with ``period="ordinal"`` a Period column is its int64 ordinals instead
+  (a read-only view of pandas' own array, NaT a null), on request only;
 * Sparse columns are densified (a copy) and read as the dense column;
 * when pyarrow cannot be imported, every other extension column (nullable
   Int/UInt/Float/boolean, strings, categoricals, tz-aware datetimes) is read
@@ -32,6 +34,7 @@ __all__ = ["convert", "have_pyarrow"]
 _MODE_BITS = 0xFF
 _CATEGORICAL_CODES = 0x100
 _STRINGDTYPE = 0x200
+_PERIOD_ORDINAL = 0x400
 _SKIP_UNSUPPORTED = 0x1000
 _MODES: dict[int, Literal["mask", "fill", "raise"]] = {0: "mask", 1: "fill", 2: "raise"}
 
@@ -114,6 +117,8 @@ def _column(name: str, values: Any, mode: int, opts: int, pd: Any,
         if dt.kind == "O":
             return _objects(name, values, mask, mode)
         return _numeric(name, values, mask if mask.any() else None, mode)
+    if isinstance(dt, pd.PeriodDtype) and opts & _PERIOD_ORDINAL:
+        return _ordinals(name, values, mode, extra_mask)
     if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype):
         mask = np.asarray(values.isna(), dtype=bool)
         if extra_mask is not None:
@@ -146,17 +151,34 @@ def _column(name: str, values: Any, mode: int, opts: int, pd: Any,
         f"column {name!r}: dfbuffer cannot read a pandas {dt} column without pyarrow")
 
 
+def _ordinals(name: str, values: Any, mode: int, extra_mask: Any) -> Any:
+    """A Period array's int64 ordinals (``period="ordinal"``): a read-only view of
+    pandas' own values when there is no NaT, else converted as an int64 column with
+    those nulls (masked, filled or refused by ``mode``)."""
+    data = np.asarray(values.asi8)
+    mask = np.asarray(values.isna(), dtype=bool)
+    if extra_mask is not None:
+        mask = mask | extra_mask
+    if not mask.any():
+        view = data.view()
+        view.flags.writeable = False
+        return view
+    return _numeric(name, data, mask, mode)
+
+
 def _special(dt: Any, pd: Any) -> bool:
     """Read here whatever pyarrow says: Period, Interval, Sparse."""
     return isinstance(dt, pd.PeriodDtype | pd.IntervalDtype | pd.SparseDtype)
 
 
-def _needs_copy(values: Any, pd: Any) -> bool:
+def _needs_copy(values: Any, pd: Any, ordinal: bool = False) -> bool:
     """Whether reading ``values`` here makes new values (objects, decoded
     categories, densified or re-encoded strings) rather than viewing them."""
     if isinstance(values, np.ndarray):
         return False
     dt = values.dtype
+    if isinstance(dt, pd.PeriodDtype) and ordinal:
+        return False  # the ordinals are pandas' own array
     return not (isinstance(dt, pd.DatetimeTZDtype) or type(values) in tuple(
         getattr(pd.arrays, k) for k in ("IntegerArray", "FloatingArray", "BooleanArray")))
 
@@ -178,7 +200,7 @@ def convert(frame: Any, positions: list[int], nulls: int, allow_copy: bool = Tru
             out.append(None)
             continue
         values = frame.iloc[:, pos].array
-        if not allow_copy and _needs_copy(values, pd):
+        if not allow_copy and _needs_copy(values, pd, bool(opts & _PERIOD_ORDINAL)):
             raise RuntimeError(f"column {names[pos]!r}: converting a pandas {values.dtype} "
                                "column needs a copy, but allow_copy=False")
         try:

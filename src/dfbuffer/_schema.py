@@ -290,6 +290,8 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
         s = f"run_end[int{c.bits}, {_type_string(c.values, nulls=False)}]"
     elif t == "other":
         s = f"other[{c.format}]"
+    elif t == "object" and _is_period(c):
+        s = f"object[{c.metadata['pandas_dtype']}]"  # pandas' Period, e.g. period[M]
     elif c.children:
         s = _nested_type_string(c)
     else:
@@ -406,6 +408,10 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
     ext = common["metadata"].get("ARROW:extension:name")
     if ext == "arrow.bool8" and node["format"] == "c":
         kw = {"type": "bool", "bits": 8}  # converts as a bool view
+    if ext == "pandas.period":  # pandas' Period ordinals: the frequency as unit
+        freq = _nested_fields(node, common["metadata"]).get("extension_metadata")
+        if isinstance(freq, dict) and isinstance(freq.get("freq"), str):
+            kw["unit"] = freq["freq"]
     return ColumnSchema(
         format=node["format"],
         **kw,
@@ -815,6 +821,15 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     # read: pandas' own interchange object is read as the frame behind it, as
     # from_dataframe reads it, so its schema is the frame's
     kind, frame = frame_source(obj)
+    pd = sys.modules.get("pandas")
+    series: Any = obj
+    if kind == "arrow" and pd is not None and type(series) is pd.Series and (
+            isinstance(series.dtype, pd.PeriodDtype | pd.IntervalDtype)
+            or getattr(series.dtype, "kind", "") == "c"):
+        # read as column_to_ndarray reads such a Series: as the column of a frame
+        one = _pandas_schema(series.to_frame())
+        name = "" if series.name is None else str(series.name)
+        return dataclasses.replace(one, columns=(dataclasses.replace(one.columns[0], name=name),))
     if kind == "pandas":
         sch = _pandas_schema(frame)
         if structs == "flatten":
@@ -840,19 +855,30 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
 _MATRIX_TYPES = frozenset({"int", "uint", "float", "bool", "null"})
 
 
-def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool) -> bool:
+def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool,
+                  period_ordinal: bool = False) -> bool:
     """Whether ``to_matrix`` takes column ``c`` (its documented rule: bool, integer and
-    float columns; categoricals only with a dtype; decimals with decimals="float64")."""
+    float columns; categoricals only with a dtype; decimals with decimals="float64";
+    pandas Period columns with period="ordinal")."""
     if c.type == "run_end" and c.values is not None:
         return _matrix_takes(c.values, dtype_given, decimals_float)
+    if period_ordinal and _is_period(c):
+        return True
     return (c.type in _MATRIX_TYPES or (c.type == "categorical" and dtype_given)
             or (c.type == "decimal" and decimals_float))
 
 
+def _is_period(c: ColumnSchema) -> bool:
+    """Whether ``c`` is a pandas Period column (read from its pandas dtype)."""
+    return str(c.metadata.get("pandas_dtype", "")).startswith("period[")
+
+
 def _matrix_columns(obj: Any, columns: Sequence[str] | None, flatten: bool,
-                    dtype_given: bool, decimals_float: bool) -> list[str]:
+                    dtype_given: bool, decimals_float: bool,
+                    period_ordinal: bool = False) -> list[str]:
     """The columns ``to_matrix(..., on_unsupported="skip")`` takes of ``obj``: those of
     ``columns`` (default: all) that its rule takes, read from the schema (no data)."""
     sch = schema(obj, structs="flatten" if flatten else "object",
                  columns=None if columns is None else list(columns), on_unsupported="skip")
-    return [c.name for c in sch.columns if _matrix_takes(c, dtype_given, decimals_float)]
+    return [c.name for c in sch.columns
+            if _matrix_takes(c, dtype_given, decimals_float, period_ordinal)]

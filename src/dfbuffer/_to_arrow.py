@@ -498,13 +498,15 @@ def _from_pandas(frame: Any, columns: Sequence[str] | None, *,
     return ArrowExport(fields, ((len(frame), chunks),))
 
 
-def _matrix_source(frame: Any, columns: Sequence[str] | None = None) -> ArrowExport:
+def _matrix_source(frame: Any, columns: Sequence[str] | None = None,
+                   period_ordinal: bool = False) -> ArrowExport:
     """What ``to_matrix`` reads pandas frame ``frame`` through when its
     blocks are not all read in place: its columns (those of ``columns``,
     default all) as :func:`to_arrow` reads them.  Period, Interval, object
     and complex columns, which have no number to put in a matrix (ordinals
     would be a silent guess), raise TypeError naming the column when
-    selected."""
+    selected; with ``period_ordinal`` (``period="ordinal"``) a Period column
+    gives its int64 ordinals, NaT a null."""
     pd = sys.modules["pandas"]
     names = [str(c) for c in frame.columns]
     dtypes = list(frame.dtypes)
@@ -516,14 +518,26 @@ def _matrix_source(frame: Any, columns: Sequence[str] | None = None) -> ArrowExp
         keep = [i for i, n in enumerate(names)
                 if n in wanted or any(w.startswith(n + ".") for w in wanted)]
         columns = [names[i] for i in keep]
+    ordinals = {}
     for i in keep:
         dt = dtypes[i]
+        if isinstance(dt, pd.PeriodDtype) and period_ordinal:
+            values = frame.iloc[:, i].array
+            ordinals[i] = pd.arrays.IntegerArray(np.asarray(values.asi8),
+                                                 np.asarray(values.isna(), dtype=bool))
+            continue
         if isinstance(dt, pd.SparseDtype):
             dt = np.dtype(dt.subtype)
         if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype) or (
                 isinstance(dt, np.dtype) and dt.kind in "Oc"):
+            hint = (" (period='ordinal' takes a Period column's ordinals)"
+                    if isinstance(dt, pd.PeriodDtype) else "")
             raise TypeError(f"column {names[i]!r} has a pandas {dt} type; to_matrix "
-                            "takes bool, integer and float columns")
+                            f"takes bool, integer and float columns{hint}")
+    if ordinals:
+        frame = frame.copy(deep=False)  # the caller's frame is left as it is
+        for i, values in ordinals.items():
+            frame.isetitem(i, values)
     return _from_pandas(frame, columns)
 
 
