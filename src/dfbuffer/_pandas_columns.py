@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["convert", "have_pyarrow"]
+__all__ = ["arrow_periods", "convert", "have_pyarrow"]
 
 _MODE_BITS = 0xFF
 _CATEGORICAL_CODES = 0x100
@@ -164,6 +164,53 @@ def _ordinals(name: str, values: Any, mode: int, extra_mask: Any) -> Any:
         view.flags.writeable = False
         return view
     return _numeric(name, data, mask, mode)
+
+
+def arrow_periods(name: str, values: Any, meta: str | None, allow_copy: bool) -> Any:
+    """pandas Period objects of the int64 ordinals ``values`` that the Arrow converter
+    read from a column of pandas' ``pandas.period`` extension type (``meta``: its
+    extension metadata, ``{"freq": ...}``); nulls (masked, or NaN where ``nulls="fill"``
+    upcast the ints) become None, masked when ``values`` was masked.  Without pandas,
+    or without a frequency, NotImplementedError naming the column (``period="ordinal"``
+    gives the ordinals)."""
+    import json  # noqa: PLC0415
+
+    try:
+        freq = json.loads(meta)["freq"] if meta else None
+    except (ValueError, TypeError, KeyError):
+        freq = None
+    if not isinstance(freq, str):
+        raise NotImplementedError(
+            f"column {name!r}: a pandas.period column without a frequency "
+            f"({meta!r}); period='ordinal' gives its ordinals")
+    try:
+        import pandas as pd  # noqa: PLC0415
+    except ImportError as e:
+        raise NotImplementedError(
+            f"column {name!r}: pandas Period ordinals need pandas to become Period "
+            "objects; period='ordinal' gives the ordinals") from e
+    if not allow_copy:
+        raise RuntimeError(f"column {name!r}: converting pandas Period ordinals to "
+                           "Period objects needs a copy, but allow_copy=False")
+    masked = isinstance(values, np.ma.MaskedArray)
+    data = np.ma.getdata(values)
+    mask = np.ma.getmaskarray(values) if masked else np.zeros(len(data), dtype=bool)
+    if data.dtype.kind == "f":  # nulls="fill": ints with nulls came as float64 NaN
+        mask = mask | np.isnan(data)
+        data = np.where(mask, 0, data)
+    ordinals = np.where(mask, np.iinfo(np.int64).min, data.astype(np.int64))
+    try:
+        periods = pd.arrays.PeriodArray(ordinals, dtype=pd.PeriodDtype(freq))
+    except Exception as e:  # noqa: BLE001 - pandas' error, named
+        raise NotImplementedError(
+            f"column {name!r}: pandas could not make Periods of frequency {freq!r}: "
+            f"{type(e).__name__}: {e}") from e
+    out = np.asarray(periods, dtype=object)
+    if mask.any():
+        out[mask] = None
+        if masked:
+            return np.ma.MaskedArray(out, mask=mask)
+    return out
 
 
 def _special(dt: Any, pd: Any) -> bool:

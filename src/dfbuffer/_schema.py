@@ -291,7 +291,7 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
     elif t == "other":
         s = f"other[{c.format}]"
     elif t == "object" and _is_period(c):
-        s = f"object[{c.metadata['pandas_dtype']}]"  # pandas' Period, e.g. period[M]
+        s = f"object[period[{c.unit}]]"  # pandas' Period, e.g. period[M]
     elif c.children:
         s = _nested_type_string(c)
     else:
@@ -408,8 +408,11 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
     ext = common["metadata"].get("ARROW:extension:name")
     if ext == "arrow.bool8" and node["format"] == "c":
         kw = {"type": "bool", "bits": 8}  # converts as a bool view
-    if ext == "pandas.period":  # pandas' Period ordinals: the frequency as unit
+    if ext == "pandas.period" and node["format"] == "l":
+        # pandas' Period ordinals, converted to Period objects (period="object"), as
+        # a pandas Period column is described: the frequency as unit
         freq = _nested_fields(node, common["metadata"]).get("extension_metadata")
+        kw = {"type": "object"}
         if isinstance(freq, dict) and isinstance(freq.get("freq"), str):
             kw["unit"] = freq["freq"]
     return ColumnSchema(
@@ -869,8 +872,10 @@ def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool,
 
 
 def _is_period(c: ColumnSchema) -> bool:
-    """Whether ``c`` is a pandas Period column (read from its pandas dtype)."""
-    return str(c.metadata.get("pandas_dtype", "")).startswith("period[")
+    """Whether ``c`` is a pandas Period column (its pandas dtype, or pandas'
+    ``pandas.period`` Arrow extension type)."""
+    return (str(c.metadata.get("pandas_dtype", "")).startswith("period[")
+            or (c.extension_name == "pandas.period" and c.type == "object"))
 
 
 def _matrix_columns(obj: Any, columns: Sequence[str] | None, flatten: bool,

@@ -134,3 +134,44 @@ def test_ordinals_keep_pandas_memory_alive():
     gc.collect()
     assert ref() is None
     assert out.tolist() == want
+
+
+def _arrow_paths(df):
+    pa = pytest.importorskip("pyarrow")
+    return {"pa.table": pa.table(df), "to_arrow": dfbuffer.to_arrow(df),
+            "to_interchange": dfbuffer.to_interchange(df)}
+
+
+@pytest.mark.parametrize("path", ["pa.table", "to_arrow", "to_interchange"])
+def test_pandas_period_arrow_type_gives_the_same_answer(path):
+    # pandas' Arrow export holds a Period column as its ordinals with the frequency in
+    # the pandas.period extension type: read as the frame's column is read
+    df = _frame("range")
+    src = _arrow_paths(df)[path]
+    out = dfbuffer.from_dataframe(src)
+    want = dfbuffer.from_dataframe(df)
+    assert list(out["m"]) == list(want["m"])
+    assert out["d"].mask.tolist() == want["d"].mask.tolist()
+    assert out["d"][0] == want["d"][0]
+    ordinal = dfbuffer.from_dataframe(src, period="ordinal")
+    np.testing.assert_array_equal(ordinal["m"], df["m"].array.asi8)
+    assert ordinal["d"].mask.tolist() == [False, True, False]
+    filled = dfbuffer.from_dataframe(src, nulls="fill")["d"]
+    assert filled[1] is None and filled[2] == pd.Period("2020-01-03", "D")
+    sch = dfbuffer.schema(src)
+    assert (sch["m"].type, sch["m"].unit) == ("object", "M")
+    assert sch["m"].extension_name == "pandas.period"
+    with pytest.raises(TypeError, match="column 'm'.*period='ordinal'"):
+        dfbuffer.to_matrix(src)
+    m = dfbuffer.to_matrix(src, period="ordinal")
+    np.testing.assert_array_equal(m, dfbuffer.to_matrix(df, period="ordinal"))
+    assert dfbuffer.to_matrix(src, on_unsupported="skip").shape == (3, 1)
+    with pytest.raises(RuntimeError, match="column 'm'.*allow_copy=False"):
+        dfbuffer.from_dataframe(src, copy=False)
+
+
+def test_pandas_period_arrow_column():
+    pa = pytest.importorskip("pyarrow")
+    col = pa.table(_frame("range")).column("m")
+    assert list(dfbuffer.column_to_ndarray(col)) == list(_frame("range")["m"])
+    assert dfbuffer.column_to_ndarray(col, period="ordinal").tolist() == [600, 601, 602]

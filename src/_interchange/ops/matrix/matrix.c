@@ -584,7 +584,8 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
                 r = -1;
                 break;
             }
-            r = dfb_arrow_describe_frame(st, src, o_cols, flatten, fr);
+            r = dfb_arrow_describe_frame(st, src, o_cols, flatten, ordinal,
+                                         fr);
             Py_DECREF(src);
             break;
         }
@@ -597,8 +598,9 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
                 }
             }
             if (r == 0) {
-                r = dfb_arrow_describe_frame(
-                    st, obj, *own != NULL ? *own : o_cols, flatten, fr);
+                r = dfb_arrow_describe_frame(st, obj,
+                                             *own != NULL ? *own : o_cols,
+                                             flatten, ordinal, fr);
             }
             break;
         case DFB_SRC_INTERCHANGE:
