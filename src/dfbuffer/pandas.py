@@ -147,7 +147,9 @@ def _column(values: Any, tz: str | None) -> Any:
     if kind == "O":
         # the object converters hold None in the null slots (filled(None)
         # would write the mask's default fill value instead)
-        return _strings(values) if _all_str(values) else np.ma.getdata(values)
+        if _all_str(values):
+            return _strings(values)
+        return _periods(np.ma.getdata(values))
     if kind == "M":
         arr = values.filled(np.datetime64("NaT")) if masked else values
         unit = np.datetime_data(arr.dtype)[0]
@@ -171,6 +173,20 @@ def _column(values: Any, tz: str | None) -> Any:
             return values.filled(np.timedelta64("NaT"))
         return values.filled()
     return values
+
+
+def _periods(data: np.ndarray) -> Any:
+    """``data`` (objects, None where null) as pandas' Period array when its values are
+    Periods of one frequency (pandas' ``pandas.period`` Arrow type, read as Period
+    objects), else ``data`` itself."""
+    first = next((v for v in data if v is not None), None)
+    if not isinstance(first, pd.Period):
+        return data
+    dtype = pd.PeriodDtype(first.freq)
+    if not all(v is None or (isinstance(v, pd.Period) and v.freq == first.freq)
+               for v in data):
+        return data
+    return pd.array(data, dtype=dtype)
 
 
 def _all_str(values: Any) -> bool:

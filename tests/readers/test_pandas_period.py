@@ -123,6 +123,12 @@ def test_pandas_front_end_keeps_the_period_dtype():
     df = _frame("datetime")
     back = dfbuffer.pandas.from_dataframe(df)
     assert back["m"].dtype == df["m"].dtype and back["m"].tolist() == df["m"].tolist()
+    # through pandas' Arrow export and dfbuffer's own producers as well
+    plain = _frame("range")
+    for src in (*_arrow_paths(plain).values(), _ix(plain)):
+        back = dfbuffer.pandas.from_dataframe(src)
+        assert back.dtypes.tolist() == plain.dtypes.tolist()
+        assert back.equals(plain)
 
 
 def test_ordinals_keep_pandas_memory_alive():
@@ -175,3 +181,18 @@ def test_pandas_period_arrow_column():
     col = pa.table(_frame("range")).column("m")
     assert list(dfbuffer.column_to_ndarray(col)) == list(_frame("range")["m"])
     assert dfbuffer.column_to_ndarray(col, period="ordinal").tolist() == [600, 601, 602]
+
+
+@pytest.mark.parametrize("period", ["object", "ordinal"])
+def test_results_in_a_cycle_with_their_source_are_collected(period):
+    pa = pytest.importorskip("pyarrow")
+    df = _frame("datetime")
+    table = pa.table(df)
+    refs = [weakref.ref(df)]
+    cycle: list = [df, table, dfbuffer.from_dataframe(df, period=period),
+                   dfbuffer.from_dataframe(table, period=period)]
+    cycle.append(cycle)
+    df.attrs["cycle"] = cycle  # the frame holds what holds it
+    del df, table, cycle
+    gc.collect()
+    assert all(r() is None for r in refs)
