@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from producers import frame, mutate, primitive
 from run_end_arrays import run_end_array
 
 import dfbuffer
@@ -116,51 +117,22 @@ def test_polars_128_bit_integers_skip_everywhere():
     assert dfbuffer.schema(df).names == ["i", "x"]
 
 
-class _RefusingColumn:
-    """An interchange column whose producer refuses to state its dtype."""
-
-    def __init__(self, col):
-        self._col = col
-
-    def __getattr__(self, name):
-        return getattr(self._col, name)
-
-    @property
-    def dtype(self):
-        raise NotImplementedError("this producer has no dtype for it")
-
-    def get_chunks(self, n_chunks=None):
-        return [self]
-
-
-class _RefusingFrame:
-    """A pure interchange DataFrame (no Arrow) whose column "r" has no dtype."""
-
-    def __init__(self):
-        self._df = pa.table({"a": [1, 2], "r": [3, 4]}).__dataframe__()
-
-    def __dataframe__(self, nan_as_null=False, allow_copy=True):
-        return self
-
-    def __getattr__(self, name):
-        return getattr(self._df, name)
-
-    def get_column(self, i):
-        col = self._df.get_column(i)
-        return _RefusingColumn(col) if i == 1 else col
-
-    def get_chunks(self, n_chunks=None):
-        return [self]
+def _refusing_frame():
+    """A pure interchange DataFrame (no Arrow) whose column "r" has no dtype: its
+    producer refuses to state one (NotImplementedError)."""
+    refused = mutate(primitive(np.array([3, 4])),
+                     dtype=NotImplementedError("this producer has no dtype for it"))
+    return frame(a=primitive(np.array([1, 2])), r=refused)
 
 
 def test_interchange_producer_refusal_is_named_or_skipped():
-    frame = _RefusingFrame()
+    ix = _refusing_frame()
     with pytest.raises(NotImplementedError, match="column 'r'.*no dtype for it") as info:
-        dfbuffer.schema(frame)
+        dfbuffer.schema(ix)
     assert isinstance(info.value.__cause__, NotImplementedError)
-    assert dfbuffer.schema(frame, on_unsupported="skip").names == ["a"]
-    assert list(dfbuffer.from_dataframe(frame, on_unsupported="skip")) == ["a"]
-    assert _arrow_names(dfbuffer.to_arrow(frame, on_unsupported="skip")) == ["a"]
+    assert dfbuffer.schema(ix, on_unsupported="skip").names == ["a"]
+    assert list(dfbuffer.from_dataframe(ix, on_unsupported="skip")) == ["a"]
+    assert _arrow_names(dfbuffer.to_arrow(ix, on_unsupported="skip")) == ["a"]
 
 
 def test_to_arrow_skip_leaves_out_a_pandas_column_arrow_cannot_hold():
