@@ -662,7 +662,7 @@ def _pandas_schema(frame: Any) -> Schema:
     Arrow export schema (when pyarrow can be imported), the rest (object,
     complex, Period, Interval, Sparse; every column without pyarrow) from
     the dtypes; never an error of pyarrow's."""
-    from dfbuffer._pandas_columns import have_pyarrow  # noqa: PLC0415
+    from dfbuffer._frame_nodes import have_pyarrow  # noqa: PLC0415
 
     pd = sys.modules["pandas"]
     names = [str(c) for c in frame.columns]
@@ -697,7 +697,7 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     """Every column of ``obj`` (see :func:`schema`)."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
-    from dfbuffer._to_arrow import frame_source, not_a_frame  # noqa: PLC0415
+    from dfbuffer._frame_nodes import frame_source, not_a_frame  # noqa: PLC0415
 
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is read
     kind, frame = frame_source(obj)
