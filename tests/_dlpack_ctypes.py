@@ -111,10 +111,12 @@ class Tensor:
         if strides is not None:
             self.strides_arr = (ctypes.c_int64 * max(len(strides), 1))(*strides)
 
-        def _deleter(_ptr):
-            self.deleted += 1
-
-        self._cb = DELETER(_deleter) if deleter else DELETER()
+        # a bound method, not a function made per call: on free-threaded 3.13, functions
+        # made after the first thread started are immortal (CPython issue 124239), and one
+        # closing over self kept every Tensor alive (the leak tests saw its memory grow).
+        # The method keeps the Tensor in a reference cycle, as before: it lives until a
+        # collection, after the capsules of a test made from it.
+        self._cb = DELETER(self._on_delete) if deleter else DELETER()
         if legacy:
             self.m = DLManagedTensor()
         else:
@@ -132,6 +134,9 @@ class Tensor:
             t.strides = ctypes.cast(self.strides_arr, ctypes.POINTER(ctypes.c_int64))
         t.byte_offset = byte_offset
         self.legacy = legacy
+
+    def _on_delete(self, _ptr) -> None:
+        self.deleted += 1
 
     def capsule(self, name: str | None = None):
         """A new capsule over the managed tensor (no capsule destructor: the

@@ -29,7 +29,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["arrow_periods", "convert", "have_pyarrow"]
+from dfbuffer._frame_nodes import _from_mapping, have_pyarrow
+from dfbuffer._interchange import from_dataframe
+
+__all__ = ["arrow_periods", "convert"]
 
 _MODE_BITS = 0xFF
 _CATEGORICAL_CODES = 0x100
@@ -37,17 +40,6 @@ _STRINGDTYPE = 0x200
 _PERIOD_ORDINAL = 0x400
 _SKIP_UNSUPPORTED = 0x1000
 _MODES: dict[int, Literal["mask", "fill", "raise"]] = {0: "mask", 1: "fill", 2: "raise"}
-
-
-def have_pyarrow() -> bool:
-    """True when pyarrow can be imported (a blocked or missing one: False)."""
-    if "pyarrow" in sys.modules:
-        return sys.modules["pyarrow"] is not None
-    try:
-        import pyarrow  # noqa: F401, PLC0415
-    except ImportError:
-        return False
-    return True
 
 
 def _objects(name: str, data: Any, mask: Any, mode: int) -> Any:
@@ -67,13 +59,10 @@ def _objects(name: str, data: Any, mask: Any, mode: int) -> Any:
 def _numeric(name: str, data: Any, mask: Any, mode: int) -> Any:
     """A numeric column with a bool mask (1 = null), converted as the Arrow
     converter converts the same values and validity."""
-    from dfbuffer import to_arrow  # noqa: PLC0415
-    from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
-
     if data.dtype.kind == "M" and getattr(data.dtype, "tz", None) is not None:
         raise TypeError(f"column {name!r}: unexpected {data.dtype}")
     col = np.ma.MaskedArray(data, mask=mask) if mask is not None else data
-    out = from_dataframe(to_arrow({name: col}), nulls=_MODES[mode])
+    out = from_dataframe(_from_mapping({name: col}, None), nulls=_MODES[mode])
     return out[name]
 
 
@@ -109,8 +98,6 @@ def _column(name: str, values: Any, mode: int, opts: int, pd: Any,
     dt = values.dtype
     if isinstance(values, np.ndarray):
         if extra_mask is None:  # as the block reader reads it
-            from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
-
             one = pd.DataFrame({name: values}, copy=False)
             return from_dataframe(one, nulls=_MODES[mode])[name]
         mask = extra_mask | np.isnat(values) if dt.kind in "mM" else extra_mask

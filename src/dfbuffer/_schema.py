@@ -755,7 +755,7 @@ def _pandas_schema(frame: Any) -> Schema:
     complex, Period, Interval, Sparse; every column without pyarrow) from
     the dtypes; never an error of pyarrow's: a column pandas' Arrow export
     fails on is a :class:`_Refused` entry naming it."""
-    from dfbuffer._pandas_columns import have_pyarrow  # noqa: PLC0415
+    from dfbuffer._frame_nodes import have_pyarrow  # noqa: PLC0415
 
     pd = sys.modules["pandas"]
     names = [str(c) for c in frame.columns]
@@ -818,7 +818,7 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     described is a :class:`_Refused` entry."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
-    from dfbuffer._to_arrow import frame_source, not_a_frame  # noqa: PLC0415
+    from dfbuffer._frame_nodes import frame_source, not_a_frame  # noqa: PLC0415
 
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
     # read: pandas' own interchange object is read as the frame behind it, as
