@@ -5,7 +5,6 @@ the oracle), plain, sliced, chunked, dictionary-encoded and with nulls."""
 from __future__ import annotations
 
 import datetime
-import decimal
 import gc
 import re
 import weakref
@@ -14,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from flat_arrays import MONTH_DAY_NANO, D, flat_arrays
 from racing import as_list, race, run_ends_target
 from test_arrow_bad import Producer
 
@@ -24,44 +24,14 @@ import dfbuffer
 if not hasattr(pa, "decimal32"):
     pytest.skip("pyarrow < 18 cannot build these Arrow types", allow_module_level=True)
 
-D = decimal.Decimal
-
-BINARY_VALUES = [b"ab", None, b"", b"x" * 20, b"\x00\xff", None, b"0123456789abc"]
-DECIMAL_VALUES = [D("1.23"), None, D("-0.05"), D("0.00"), D("99.99"), None, D("-12.30")]
-MONTH_DAY_NANO = [(1, 2, 3), None, (-3, 0, -7), (4, 5, 6), (0, 0, 0)]
-
-
-def _arrays() -> dict[str, pa.Array]:
-    """One array per type of these families, with nulls."""
-    big = [D("123456789012345678901234567.89"), None, D("-0.01"), D("0.00")]
-    huge = [D("-12345678901234567890123456789012345678901234567.89"), None, D("7.00")]
-    return {
-        "binary": pa.array(BINARY_VALUES, pa.binary()),
-        "large_binary": pa.array(BINARY_VALUES, pa.large_binary()),
-        "binary_view": pa.array(BINARY_VALUES, pa.binary_view()),
-        "fixed_size_binary": pa.array([b"abc", None, b"\x00\x01\x02", b"xyz"], pa.binary(3)),
-        "decimal32": pa.array(DECIMAL_VALUES, pa.decimal32(4, 2)),
-        "decimal64": pa.array(DECIMAL_VALUES, pa.decimal64(12, 2)),
-        "decimal128": pa.array(DECIMAL_VALUES + big, pa.decimal128(38, 2)),
-        "decimal256": pa.array(DECIMAL_VALUES + huge, pa.decimal256(60, 2)),
-        "decimal_negative_scale": pa.array(
-            [D("1.23E+4"), None, D("0"), D("-5E+2")], pa.decimal128(5, -2)
-        ),
-        "time32s": pa.array([0, None, 86399, 5], pa.time32("s")),
-        "time32ms": pa.array([0, None, 86399999, 5], pa.time32("ms")),
-        "time64us": pa.array([0, None, 86399999999, 5], pa.time64("us")),
-        "time64ns": pa.array([0, None, 86399999999000, 5000], pa.time64("ns")),
-    }
-
-
 def _listed(res) -> list:
     """The values of a result, None where masked or None."""
     return as_list(res)
 
 
-@pytest.mark.parametrize("name", sorted(_arrays()))
+@pytest.mark.parametrize("name", sorted(flat_arrays()))
 def test_values_match_pyarrow(name):
-    arr = _arrays()[name]
+    arr = flat_arrays()[name]
     want = arr.to_pylist()
     assert _listed(dfbuffer.column_to_ndarray(arr)) == want
     got = dfbuffer.from_dataframe(pa.table({name: arr}))[name]
@@ -72,9 +42,9 @@ def test_values_match_pyarrow(name):
     assert not isinstance(filled, np.ma.MaskedArray) and filled.tolist() == want
 
 
-@pytest.mark.parametrize("name", sorted(_arrays()))
+@pytest.mark.parametrize("name", sorted(flat_arrays()))
 def test_sliced_and_chunked(name):
-    arr = _arrays()[name]
+    arr = flat_arrays()[name]
     for sl in (arr.slice(1), arr.slice(2, 2), arr.slice(len(arr)), arr.slice(3, 1)):
         assert _listed(dfbuffer.column_to_ndarray(sl)) == sl.to_pylist()
     ch = pa.chunked_array([arr.slice(1, 2), arr.slice(0, 1), arr.slice(3)])
@@ -87,7 +57,7 @@ def test_sliced_and_chunked(name):
     "name", ["binary", "large_binary", "fixed_size_binary", "decimal128", "time64us"]
 )
 def test_dictionary_encoded(name):
-    arr = _arrays()[name]
+    arr = flat_arrays()[name]
     enc = arr.dictionary_encode()
     assert _listed(dfbuffer.column_to_ndarray(enc)) == arr.to_pylist()
     assert _listed(dfbuffer.column_to_ndarray(enc.slice(1, 3))) == arr.slice(1, 3).to_pylist()
@@ -100,36 +70,6 @@ def test_binary_without_nulls_is_plain_bytes():
     res = dfbuffer.column_to_ndarray(arr)
     assert type(res) is np.ndarray and res.tolist() == [b"a", b"bc", b""]
     assert all(type(v) is bytes for v in res)
-
-
-def test_decimals_float64():
-    for name, arr in _arrays().items():
-        if not name.startswith("decimal"):
-            continue
-        want = [np.nan if v is None else float(v) for v in arr.to_pylist()]
-        # masked by default, as float columns with nulls are; NaN under the mask
-        got = dfbuffer.column_to_ndarray(arr, decimals="float64")
-        assert got.dtype == np.float64 and isinstance(got, np.ma.MaskedArray)
-        np.testing.assert_allclose(got.data, want, rtol=1e-15)
-        assert np.ma.getmaskarray(got).tolist() == [v is None for v in arr.to_pylist()]
-        filled = dfbuffer.column_to_ndarray(arr, decimals="float64", nulls="fill")
-        assert type(filled) is np.ndarray
-        np.testing.assert_allclose(filled, want, rtol=1e-15)
-        frame = dfbuffer.from_dataframe(pa.table({"d": arr}), decimals="float64", nulls="fill")
-        np.testing.assert_allclose(frame["d"], want, rtol=1e-15)
-    with pytest.raises(ValueError, match="decimals"):
-        dfbuffer.column_to_ndarray(_arrays()["decimal128"], decimals="float32")
-    with pytest.raises(TypeError, match="decimals"):
-        dfbuffer.from_dataframe(pa.table({"d": _arrays()["decimal128"]}), decimals=1)
-
-
-def test_decimal_extremes():
-    # the widest values of each width, both signs
-    for bits, prec in ((32, 9), (64, 18), (128, 38), (256, 76)):
-        typ = {32: pa.decimal32, 64: pa.decimal64, 128: pa.decimal128, 256: pa.decimal256}[bits]
-        top = "9" * (prec - 3) + ".999"
-        arr = pa.array([D(top), D("-" + top), D("0.001"), D(0)], typ(prec, 3))
-        assert dfbuffer.column_to_ndarray(arr).tolist() == arr.to_pylist()
 
 
 def test_time_nanoseconds_not_whole_microseconds_raise_naming_the_column():
@@ -591,21 +531,6 @@ def test_duckdb_frame_of_these_types():
 def test_to_matrix_reads_run_end_encoded_numbers():
     t = pa.table({"a": [1.0, 2.0, 3.0], "r": _ree([5, None, None])})
     np.testing.assert_array_equal(dfbuffer.to_matrix(t), [[1, 5], [2, np.nan], [3, np.nan]])
-
-
-def test_to_matrix_decimals_float64():
-    t = pa.table({"a": [1, 2, 3], "d": pa.array([D("1.25"), None, D("-3.5")], pa.decimal128(5, 2))})
-    got = dfbuffer.to_matrix(t, decimals="float64")
-    np.testing.assert_array_equal(got, [[1, 1.25], [2, np.nan], [3, -3.5]])
-    masked = dfbuffer.to_matrix(t.slice(1), decimals="float64", nulls="mask")
-    assert masked.mask.tolist() == [[False, True], [False, False]]
-    both = pa.concat_tables([t, t.slice(2)])
-    np.testing.assert_array_equal(
-        dfbuffer.to_matrix(both, decimals="float64", dtype="f4")[:, 1],
-        np.array([1.25, np.nan, -3.5, -3.5], "f4"),
-    )
-    with pytest.raises(TypeError, match="column 'd'.*decimal"):
-        dfbuffer.to_matrix(t)
 
 
 def test_columns_selects_by_name_everywhere():
