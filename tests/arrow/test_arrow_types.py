@@ -13,9 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from flat_arrays import MONTH_DAY_NANO, D, flat_arrays
+from flat_arrays import D, flat_arrays
 from racing import as_list, race, run_ends_target
-from test_arrow_bad import Producer
 
 import dfbuffer
 
@@ -70,95 +69,6 @@ def test_binary_without_nulls_is_plain_bytes():
     res = dfbuffer.column_to_ndarray(arr)
     assert type(res) is np.ndarray and res.tolist() == [b"a", b"bc", b""]
     assert all(type(v) is bytes for v in res)
-
-
-def test_time_nanoseconds_not_whole_microseconds_raise_naming_the_column():
-    arr = pa.array([0, 1500], pa.time64("ns"))
-    with pytest.raises(ValueError, match="datetime.time cannot hold it"):
-        dfbuffer.column_to_ndarray(arr)
-    with pytest.raises(ValueError, match="^column 't'.*1500ns at row 1"):
-        dfbuffer.from_dataframe(pa.table({"t": arr}))
-    # a null slot's value is never read
-    masked = pa.Array.from_buffers(
-        pa.time64("ns"),
-        2,
-        [pa.array([True, False]).buffers()[1], pa.array([0, 1500], pa.int64()).buffers()[1]],
-    )
-    assert _listed(dfbuffer.column_to_ndarray(masked)) == [datetime.time(0), None]
-
-
-def test_time_out_of_range_raises():
-    bad = pa.Array.from_buffers(
-        pa.time32("s"), 1, [None, pa.array([86400], pa.int32()).buffers()[1]]
-    )
-    with pytest.raises(ValueError, match=r"outside \[0, 24 h\)"):
-        dfbuffer.column_to_ndarray(bad)
-
-
-def test_month_day_nano_interval_records():
-    arr = pa.array(MONTH_DAY_NANO, pa.month_day_nano_interval())
-    res = dfbuffer.column_to_ndarray(arr)
-    assert isinstance(res, np.ma.MaskedArray)
-    assert res.dtype.names == ("months", "days", "nanoseconds")
-    assert res.dtype["months"] == np.int32 and res.dtype["nanoseconds"] == np.int64
-    mask = np.ma.getmaskarray(res)["months"].tolist()
-    got = [None if m else tuple(v) for v, m in zip(res.data.tolist(), mask, strict=True)]
-    want = [None if v is None else (v.months, v.days, v.nanoseconds) for v in arr.to_pylist()]
-    assert got == want
-    # zero-copy: the records are pyarrow's buffer
-    assert res.data.__array_interface__["data"][0] == arr.buffers()[1].address
-    assert not res.data.flags.writeable
-    sl = arr.slice(2, 2)
-    res = dfbuffer.column_to_ndarray(sl)
-    assert [tuple(v) for v in res.tolist()] == [(-3, 0, -7), (4, 5, 6)]
-    assert res.__array_interface__["data"][0] == arr.buffers()[1].address + 2 * 16
-    ch = pa.chunked_array([arr.slice(3), arr.slice(0, 1)])
-    assert [tuple(v) for v in dfbuffer.column_to_ndarray(ch).tolist()] == [
-        (4, 5, 6),
-        (0, 0, 0),
-        (1, 2, 3),
-    ]
-
-
-def test_month_and_day_time_intervals():
-    # pyarrow has no Python class for these two (its to_pylist fails): the oracle is the
-    # layout itself, written by a hand-made producer (kept alive while its results
-    # live: they are views of its memory and call its release callback)
-    months = np.array([1, -2, 0, 7], np.int32)
-    pm = Producer(b"tiM", 3, [None, months], offset=1)
-    res = dfbuffer.column_to_ndarray(pm)
-    assert res.dtype.names == ("months",) and res["months"].tolist() == [-2, 0, 7]
-    dt = np.array([(1, 500), (-2, 0), (3, -7)], [("d", "<i4"), ("ms", "<i4")])
-    valid = np.packbits([1, 0, 1], bitorder="little")
-    pd_ = Producer(b"tiD", 3, [valid, dt], null_count=1)
-    res2 = dfbuffer.column_to_ndarray(pd_)
-    assert res2.dtype.names == ("days", "milliseconds")
-    assert np.ma.getmaskarray(res2)["days"].tolist() == [False, True, False]
-    assert [tuple(v) for v in res2.data.tolist()] == [(1, 500), (-2, 0), (3, -7)]
-    del res, res2
-    gc.collect()
-    assert pm.release_count == 1 and pd_.release_count == 1
-
-
-def test_interval_lifetime_and_cycles():
-    arr = pa.array(MONTH_DAY_NANO * 100, pa.month_day_nano_interval())
-    res = dfbuffer.column_to_ndarray(arr.slice(3))
-    addr = arr.buffers()[1].address
-    ref = weakref.ref(arr)
-    del arr
-    gc.collect()
-    # the view keeps the memory alive whatever happens to the pyarrow array
-    assert res.data[0]["months"] == 4
-    assert res.data.__array_interface__["data"][0] == addr + 3 * 16
-    # a cycle through the result is collected
-    holder = [res]
-    holder.append(holder)
-    w = weakref.ref(res.data.base) if res.data.base is not None else None
-    del res, holder
-    gc.collect()
-    assert ref() is None
-    if w is not None:
-        assert w() is None
 
 
 def test_racing_binary_offsets():

@@ -13,7 +13,8 @@ import weakref
 
 import numpy as np
 import pytest
-from producers import ProtocolOnlyColumn, raw_buffer
+from kernel_checks import RawBuffer, pandas_col
+from producers import ProtocolOnlyColumn
 
 import dfbuffer
 
@@ -24,12 +25,6 @@ warnings.filterwarnings("ignore", message=".*[Ii]nterchange [Pp]rotocol.*")
 
 INT, UINT, FLOAT, BOOL, STRING, DATETIME, CATEGORICAL = 0, 1, 2, 20, 21, 22, 23
 OTHER = ">" if sys.byteorder == "little" else "<"
-
-
-def RawBuffer(arr, device=(1, None)):  # noqa: N802 - reads as the class it was
-    """A minimal interchange-protocol buffer over a NumPy array (no __dlpack__)."""
-    a = np.ascontiguousarray(arr)
-    return raw_buffer(device=device, mem=a)
 
 
 def chain_end(arr):
@@ -118,31 +113,6 @@ def test_buffer_to_ndarray_byteswapped(np_dtype):
     assert np.shares_memory(res, buf._x)
 
 
-def test_buffer_to_ndarray_datetime_units():
-    vals = np.array([0, 86_400, -1], dtype="i8")
-    buf = RawBuffer(vals)
-    for unit in "smun":
-        res = dfbuffer.buffer_to_ndarray(buf, (DATETIME, 64, f"ts{unit}:UTC", "="))
-        name = {"s": "s", "m": "ms", "u": "us", "n": "ns"}[unit]
-        assert res.dtype == np.dtype(f"M8[{name}]")
-        np.testing.assert_array_equal(res.view("i8"), vals)
-        res = dfbuffer.buffer_to_ndarray(buf, (DATETIME, 64, f"tD{unit}", "="))
-        assert res.dtype == np.dtype(f"m8[{name}]")
-
-
-def test_buffer_to_ndarray_date32_and_bits():
-    days = RawBuffer(np.array([0, 1, 19_000], dtype="i4"))
-    res = dfbuffer.buffer_to_ndarray(days, (DATETIME, 32, "tdD", "="))
-    assert res.dtype == np.dtype("M8[D]")
-    np.testing.assert_array_equal(res.view("i8"), [0, 1, 19_000])
-    bits = RawBuffer(np.array([0b10110100, 0b00000011], dtype="u1"))
-    res = dfbuffer.buffer_to_ndarray(bits, (BOOL, 1, "b", "="), offset=2, length=9)
-    assert res.dtype == np.bool_
-    np.testing.assert_array_equal(res, [1, 0, 1, 1, 0, 1, 1, 1, 0])
-    with pytest.raises(ValueError):
-        dfbuffer.buffer_to_ndarray(bits, (BOOL, 1, "b", "="), offset=8, length=9)
-
-
 def test_buffer_to_ndarray_string_bytes_dtype_quirk():
     raw = np.frombuffer(b"hello", dtype="u1")
     buf = RawBuffer(raw)
@@ -219,10 +189,6 @@ def test_buffer_to_ndarray_empty_buffer():
 # ---------------------------------------------------------------- columns
 
 
-def pandas_col(series):
-    return pd.DataFrame({"x": series}).__dataframe__().get_column(0)
-
-
 def test_column_pandas_float_zero_copy_and_nan():
     df = pd.DataFrame({"x": [1.0, np.nan, 3.0]})
     col = ProtocolOnlyColumn(df.__dataframe__().get_column(0))
@@ -258,14 +224,6 @@ def test_column_pandas_strings_and_categorical():
     assert res.mask.tolist() == [False, True, False, False]
     assert res.data[[0, 2, 3]].tolist() == ["x", "y", "x"]
     assert dfbuffer.column_to_ndarray(cat, nulls="fill").tolist() == ["x", None, "y", "x"]
-
-
-def test_column_pandas_datetime_tz_nat():
-    s = pd.Series(pd.to_datetime(["2020-01-01", None]).tz_localize("Asia/Kathmandu"))
-    res = dfbuffer.column_to_ndarray(pandas_col(s), nulls="fill")
-    assert res.dtype.kind == "M"
-    assert res[0] == np.datetime64("2019-12-31T18:15")
-    assert np.isnat(res[1])
 
 
 def test_column_pyarrow_sliced_bits_and_strings():

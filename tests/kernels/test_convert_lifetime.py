@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 import pytest
+from kernel_checks import churn
 from producers import (
     UINT8_DTYPE,
     ProtocolOnlyFrame,
@@ -29,20 +30,6 @@ pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-def churn(nbytes: int, rounds: int = 200) -> None:
-    """Allocate and free many same-sized blocks, filled with junk, so freed
-    memory gets reused (and overwritten) by the allocator."""
-    nbytes = max(int(nbytes), 1)
-    keep = []
-    for i in range(rounds):
-        a = np.full(nbytes, (i * 37 + 11) % 251, dtype=np.uint8)
-        b = bytes([i % 251]) * nbytes
-        keep.append((a, b))
-        if len(keep) > 20:
-            keep.pop(0)
-    del keep
 
 
 def buffer_owner(res):
@@ -202,18 +189,6 @@ def test_pandas_string_buffers_only_buffer_keeps_alive(collect):
     del raw
     gc.collect()
     assert wr() is None
-
-
-def test_pandas_tz_datetime_temporary(collect):
-    """tz-aware columns: pandas converts to UTC into a temporary array."""
-    s = pd.Series(pd.date_range("2024-01-01", periods=3000, freq="min", tz="Asia/Kathmandu"))
-    exp = s.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
-    df = pd.DataFrame({"t": s})
-    res = dfbuffer.from_dataframe(df)["t"]
-    del df, s
-    gc.collect()
-    churn(3000 * 8, rounds=300)
-    np.testing.assert_array_equal(res, exp)
 
 
 def test_pandas_nullable_after_delete(collect):

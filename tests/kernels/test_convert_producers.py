@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from kernel_checks import assert_zero_copy, check
 from producers import (
     BITMASK_DTYPE,
     BOOL,
@@ -45,34 +46,6 @@ from producers import (
 import dfbuffer
 
 NUMERIC = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8"]
-
-
-def check(res, values, valid=None, dtype=None):
-    """res holds `values` (where `valid`), is a MaskedArray iff some value is
-    null, with the mask exactly the nulls."""
-    values = np.asarray(values)
-    if valid is None or np.all(valid):
-        assert type(res) is np.ndarray, type(res)
-        np.testing.assert_array_equal(res, values)
-    else:
-        valid = np.asarray(valid, dtype=bool)
-        assert isinstance(res, np.ma.MaskedArray), type(res)
-        np.testing.assert_array_equal(np.ma.getmaskarray(res), ~valid)
-        np.testing.assert_array_equal(np.asarray(res.data)[valid], values[valid])
-    assert res.shape == values.shape
-    if dtype is not None:
-        assert res.dtype == np.dtype(dtype), (res.dtype, dtype)
-
-
-def assert_zero_copy(res, buf, offset_bytes=0):
-    """`res` views `buf` at `offset_bytes` and its base chain ends in a
-    dfbuffer.Buffer whose owner is `buf`."""
-    arr = res.data if isinstance(res, np.ma.MaskedArray) else res
-    assert addr(arr) == buf.ptr + offset_bytes
-    chain = base_chain(arr)
-    assert chain, "result owns its memory: not zero-copy"
-    assert isinstance(chain[-1], dfbuffer.Buffer), chain
-    assert chain[-1].owner is buf
 
 
 # --------------------------------------------------------------------------
@@ -185,20 +158,6 @@ def test_nonnative_column_with_nulls_fill():
     np.testing.assert_array_equal(res, [0, np.nan, 2, 3, np.nan, 5])
     res = dfbuffer.column_to_ndarray(col)
     check(res, np.arange(6), valid)
-
-
-def test_nonnative_timestamps_with_sentinel():
-    raw = np.array([0, 1000, INAT, 5], dtype="i8")
-    be = raw.astype(nonnative("i8"))
-    col = primitive(
-        be,
-        col_dtype=(DATETIME, 64, "tsm:UTC", be.dtype.byteorder),
-        null=(USE_SENTINEL, INAT),
-        null_count=1,
-    )
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, raw.view("M8[ms]"), raw != INAT)
-    assert res.dtype.kind == "M" and np.datetime_data(res.dtype) == ("ms", 1)
 
 
 @pytest.mark.parametrize("large", [False, True])
@@ -407,77 +366,6 @@ def test_strings_all_null():
 # --------------------------------------------------------------------------
 # datetimes, dates, durations
 
-RAW = np.array([0, 1_600_000_000, INAT, -86_400, 1_700_000_000, INAT], dtype="i8")
-RAW_VALID = RAW != INAT
-
-
-@pytest.mark.parametrize("unit", ["s", "m", "u", "n"])
-@pytest.mark.parametrize("tz", ["", "UTC", "Asia/Kathmandu", "+05:45"])
-def test_timestamps_sentinel(unit, tz):
-    npunit = unit if unit == "s" else unit + "s"
-    col = datetimes(RAW, f"ts{unit}:{tz}", offset=2)
-    res = dfbuffer.column_to_ndarray(col)
-    expected = RAW.view(f"M8[{npunit}]")  # UTC instants
-    check(res, expected, RAW_VALID, dtype=f"M8[{npunit}]")
-    filled = dfbuffer.column_to_ndarray(col, nulls="fill")
-    assert type(filled) is np.ndarray and filled.dtype == np.dtype(f"M8[{npunit}]")
-    np.testing.assert_array_equal(np.isnat(filled), ~RAW_VALID)
-    np.testing.assert_array_equal(filled[RAW_VALID], expected[RAW_VALID])
-    # the values are a view of the producer's buffer
-    assert addr(filled) == col.data_buffer.ptr + 16
-    with pytest.raises(ValueError):
-        dfbuffer.column_to_ndarray(col, nulls="raise")
-
-
-@pytest.mark.parametrize("unit", ["s", "m", "u", "n"])
-def test_timestamps_bitmask(unit):
-    npunit = unit if unit == "s" else unit + "s"
-    raw = np.array([5, 77, 12345, 0, -3], dtype="i8")  # null slot holds a real value
-    valid = np.array([1, 0, 1, 1, 0], dtype=bool)
-    col = datetimes(raw, f"ts{unit}:Asia/Kathmandu", valid=valid, offset=11)
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, raw.view(f"M8[{npunit}]"), valid, dtype=f"M8[{npunit}]")
-    filled = dfbuffer.column_to_ndarray(col, nulls="fill")
-    np.testing.assert_array_equal(np.isnat(filled), ~valid)
-
-
-def test_timestamp_no_nulls_zero_copy():
-    raw = np.array([1, 2, 3], dtype="i8")
-    col = datetimes(raw, "tsn:")
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, raw.view("M8[ns]"), dtype="M8[ns]")
-    assert_zero_copy(res, col.data_buffer)
-
-
-def test_date32_days():
-    raw = np.array([0, 18000, -1, 20000], dtype="i4")
-    col = datetimes(raw, "tdD", storage=np.int32, offset=1)
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, raw.astype("M8[D]"), dtype="M8[D]")
-
-
-def test_date64_ms():
-    raw = np.array([0, 86_400_000, 1_555_200_000_000], dtype="i8")
-    col = datetimes(raw, "tdm", sentinel=False)
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, raw.view("M8[ms]"), dtype="M8[ms]")
-
-
-def test_date32_with_nulls():
-    raw = np.array([0, 18000, -1, 20000], dtype="i4")
-    valid = [1, 0, 1, 1]
-    col = datetimes(raw, "tdD", storage=np.int32, valid=valid, offset=3)
-    check(dfbuffer.column_to_ndarray(col), raw.astype("M8[D]"), valid, dtype="M8[D]")
-
-
-@pytest.mark.parametrize("unit", ["s", "m", "u", "n"])
-def test_durations(unit):
-    npunit = unit if unit == "s" else unit + "s"
-    raw = np.array([0, -5, 1_000_000, INAT], dtype="i8")
-    col = datetimes(raw, f"tD{unit}", offset=1)
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, raw.view(f"m8[{npunit}]"), raw != INAT, dtype=f"m8[{npunit}]")
-
 
 # --------------------------------------------------------------------------
 # categoricals
@@ -611,12 +499,6 @@ def test_quirk_string_data_buffer_has_column_dtype(large):
     col = strings(STRS, large=large, offset=2, data_as_column_dtype=True)
     assert col.get_buffers()["data"][1][0] == STRING
     check(dfbuffer.column_to_ndarray(col), _obj(STRS), STR_VALID)
-
-
-def test_quirk_datetime_data_buffer_has_column_dtype():
-    col = datetimes(RAW, "tsu:Asia/Kathmandu", data_as_column_dtype=True, offset=1)
-    assert col.get_buffers()["data"][1][0] == DATETIME
-    check(dfbuffer.column_to_ndarray(col), RAW.view("M8[us]"), RAW_VALID, dtype="M8[us]")
 
 
 def test_quirk_string_offsets_wider_than_format():
