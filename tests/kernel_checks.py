@@ -4,9 +4,10 @@ values and nulls, zero-copy views, hand-written buffers, allocator churn."""
 from __future__ import annotations
 
 import numpy as np
-from producers import addr, base_chain, raw_buffer
+from producers import addr, base_chain, raw_buffer, strings
 
 import dfbuffer
+from dfbuffer import _interchange
 
 
 def check(res, values, valid=None, dtype=None):
@@ -83,3 +84,26 @@ def pandas_col(series):
     import pandas as pd
 
     return pd.DataFrame({"x": series}).__dataframe__().get_column(0)
+
+def object_array(values):
+    """A 1-d object array of `values` (lists inside stay objects)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def color_categories():
+    """A string column of three categories: red, green, blue."""
+    return strings(["red", "green", "blue"])
+
+
+def pandas_consumer(x):
+    import pandas.api.interchange as pdi
+
+    return pdi.from_dataframe(x).iloc[:, 0].tolist()
+
+
+
+def arrow_to_ndarray(obj, nulls="mask"):
+    """column_to_ndarray's Arrow path (the private entry: independent of dispatch)."""
+    return _interchange._arrow_to_ndarray(obj, nulls)

@@ -18,14 +18,13 @@ import sys
 
 import numpy as np
 import pytest
-from kernel_checks import check_nulls, pyarrow_consumer, utc_naive
+from kernel_checks import check_nulls, pandas_consumer, pyarrow_consumer, utc_naive
 from producers import (
     USE_SENTINEL,
     Buffer,
     ProtocolOnlyColumn,
     ProtocolOnlyFrame,
     base_chain,
-    categorical,
     frame,
     nonnative,
     pack_bits,
@@ -221,23 +220,6 @@ def test_pandas_pyarrow_backed_zero_copy():
 # pandas categoricals, datetimes, strings, empty frames
 
 
-def test_pandas_categorical_with_nulls():
-    s = pd.Series(pd.Categorical(["b", None, "a", "c", None, "c"], categories=["a", "b", "c"]))
-    res = dfbuffer.from_dataframe(pd.DataFrame({"c": s}))["c"]
-    check_nulls(res, s.notna().to_numpy())
-    assert res.dtype == object
-    assert to_list(res) == ["b", None, "a", "c", None, "c"]
-    filled = dfbuffer.from_dataframe(pd.DataFrame({"c": s}), nulls="fill")["c"]
-    assert list(filled) == ["b", None, "a", "c", None, "c"]
-
-
-def test_pandas_categorical_int_categories():
-    s = pd.Series(pd.Categorical([10, None, 30], categories=[10, 20, 30]))
-    res = dfbuffer.from_dataframe(pd.DataFrame({"c": s}))["c"]
-    check_nulls(res, [True, False, True])
-    assert to_list(res)[0] == 10 and to_list(res)[2] == 30
-
-
 @pytest.mark.parametrize("dtype", [object, "str", "string[python]"])
 def test_pandas_strings_with_none(dtype):
     vals = ["alpha", None, "", "ünïcödé", "日本", None, "z"]
@@ -346,27 +328,6 @@ def test_pyarrow_chunked_different_validity():
     assert got == exp
 
 
-def test_pyarrow_dictionary():
-    d = pa.array(["x", None, "y", "x", "z", None, "y", "x", "x", "z", "q"]).dictionary_encode()
-    t = pa.table({"d": d})
-    for part in (t, t.slice(3), t.slice(9, 2)):
-        res = dfbuffer.from_dataframe(part.__dataframe__())["d"]
-        exp = part.column(0).to_pylist()
-        assert to_list(res) == exp
-        check_nulls(res, [v is not None for v in exp])
-
-
-@pytest.mark.parametrize("index", ["int8", "int16", "int64", "uint8", "uint32"])
-def test_pyarrow_dictionary_index_types(index):
-    codes = pa.array([0, 1, None, 2, 1, 0, None, 2, 2, 1], getattr(pa, index)())
-    d = pa.DictionaryArray.from_arrays(codes, pa.array(["a", "bb", "ccc"]))
-    t = pa.table({"d": d})
-    for part in (t, t.slice(3), t.slice(9)):
-        res = dfbuffer.from_dataframe(part.__dataframe__())["d"]
-        assert res.dtype == object
-        assert to_list(res) == part.column(0).to_pylist()
-
-
 def test_pyarrow_bools():
     vals = [True, None, False, True, True, False, None, True, False, False, True]
     t = pa.table({"b": pa.array(vals)})
@@ -428,10 +389,6 @@ def test_polars():
 # Known wrong results in the peers' consumers
 
 
-def _pandas_consumer(x):
-    return pdi.from_dataframe(x).iloc[:, 0].tolist()
-
-
 # 1. sliced columns, bitmask validity with a bit offset
 
 
@@ -455,7 +412,7 @@ def test_peer_bug_pandas_bitmask_offset_beyond_8x_length():
     when the bit offset is beyond 8 x length."""
     col = with_mask(np.array([1, 2, 3]), [1, 0, 1], offset=BIG_OFFSET)
     with pytest.raises(pa.ArrowInvalid):
-        _pandas_consumer(frame(a=col))
+        pandas_consumer(frame(a=col))
     # pyarrow's consumer is right here
     assert pyarrow_consumer(frame(a=col)) == [1, None, 3]
 
@@ -478,29 +435,10 @@ def test_peer_bug_pandas_producer_drops_arrow_offset():
     x = pd.DataFrame({"a": s}).iloc[3:].__dataframe__()
     assert x.get_column(0).offset == 0
     assert pyarrow_consumer(x) == [1, None, 3, 4, None, 6, 7]
-    assert [None if v != v else v for v in _pandas_consumer(x)] == [1, None, 3, 4, None, 6, 7]
+    assert [None if v != v else v for v in pandas_consumer(x)] == [1, None, 3, 4, None, 6, 7]
 
 
 # 2. categorical with nulls
-
-
-def test_known_wrong_categorical_nulls():
-    s = pd.Series(pd.Categorical(["x", None, "y", "x", None, "y"]))
-    for part in (s, s.iloc[2:]):
-        res = dfbuffer.from_dataframe(pd.DataFrame({"c": part}))["c"]
-        assert to_list(res) == [None if v != v else v for v in part]
-    col = categorical([0, -1, 1], strings(["x", "y"]), null="bitmask", valid=[1, 0, 1])
-    assert to_list(dfbuffer.column_to_ndarray(col)) == ["x", None, "y"]
-
-
-def test_peer_bug_pandas_categorical_null_wrapped_to_last_category():
-    """pandas' consumer takes code -1 modulo the number of categories (the
-    last category) and never masks it: sentinel nulls are ignored when the
-    column has no validity buffer."""
-    s = pd.Series(pd.Categorical(["x", None, "y", "x"]))
-    assert _pandas_consumer(pd.DataFrame({"c": s}).__dataframe__()) == ["x", "y", "y", "x"]
-    # pyarrow's consumer is right in this version
-    assert pyarrow_consumer(pd.DataFrame({"c": s}).__dataframe__()) == ["x", None, "y", "x"]
 
 
 # 3. non-native byte order
@@ -517,7 +455,7 @@ def test_known_wrong_nonnative_byte_order():
 def test_peer_bug_nonnative_byte_order_read_as_native():
     """Both consumers ignore the dtype's endianness."""
     swapped = np.array([1, 2, 3], dtype="i4").byteswap().tolist()
-    assert _pandas_consumer(_big_endian_frame()) == swapped
+    assert pandas_consumer(_big_endian_frame()) == swapped
     assert pyarrow_consumer(_big_endian_frame()) == swapped
 
 
@@ -584,15 +522,15 @@ def test_peer_bug_pandas_nullable_bool_null_read_as_false():
     """pandas' consumer writes None into a bool ndarray: the null becomes
     False (its Int64 handling is right: float64 with NaN)."""
     df = pd.DataFrame({"b": pd.array([True, None, False], dtype="boolean")})
-    assert _pandas_consumer(df.__dataframe__()) == [True, False, False]
+    assert pandas_consumer(df.__dataframe__()) == [True, False, False]
     t = pa.table({"b": pa.array([True, None, False])})
-    assert _pandas_consumer(t.__dataframe__()) == [True, False, False]
+    assert pandas_consumer(t.__dataframe__()) == [True, False, False]
 
 
 def test_peer_bug_pandas_int_sentinel_ignored():
     """pandas' consumer skips sentinel nulls of columns without a validity buffer."""
     sent = frame(a=primitive(np.array([1, -999, 3]), null=(USE_SENTINEL, -999), null_count=1))
-    assert _pandas_consumer(sent) == [1, -999, 3]
+    assert pandas_consumer(sent) == [1, -999, 3]
     assert pyarrow_consumer(sent) == [1, None, 3]
 
 
@@ -603,7 +541,7 @@ def test_peer_bug_pandas_bitmask_claiming_width_8():
     # byte reads at 5..7 to stay inside the buffer
     col._validity = (Buffer(pack_bits([1, 0, 1], 5, pad=8)), (20, 8, "b", "="))
     assert to_list(dfbuffer.column_to_ndarray(col)) == [1, None, 3]
-    got = _pandas_consumer(frame(a=col))
+    got = pandas_consumer(frame(a=col))
     assert all(v != v for v in got)  # bytes 5..7 are 0: every value wrongly NaN
 
 
