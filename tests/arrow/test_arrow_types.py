@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from flat_arrays import D, flat_arrays
-from racing import as_list, race, run_ends_target
+from racing import as_list, race
+from run_end_arrays import run_end_encode
 
 import dfbuffer
 
@@ -106,94 +107,10 @@ def test_polars_binary_decimal_time():
     assert _listed(got["t"]) == df["t"].to_list()
 
 
-# ---------------------------------------------------------------------------
-# run-end encoded
-
-
-def _ree(values, run_end_type=None):
-    return pc.run_end_encode(pa.array(values), run_end_type=run_end_type or pa.int32())
-
-
-REE_VALUES = {
-    "int": [1, 1, None, 2, 2, 2, 3, None, None],
-    "float": [1.5, 1.5, None, -2.0],
-    "string": ["a", "a", None, "b", "b", "", ""],
-    "binary": [b"x", b"x", None, b"yz"],
-    "decimal": [D("1.5"), D("1.5"), None],
-    "bool": [True, True, None, False, False],
-}
-
-
 def _plain(res) -> list:
     """A result's values, None where masked (any dtype)."""
     mask = np.ma.getmaskarray(res).tolist()
     return [None if m else v for v, m in zip(np.ma.getdata(res).tolist(), mask, strict=True)]
-
-
-@pytest.mark.parametrize("run_end_type", [pa.int16(), pa.int32(), pa.int64()])
-@pytest.mark.parametrize("kind", sorted(REE_VALUES))
-def test_run_end_encoded(kind, run_end_type):
-    ree = _ree(REE_VALUES[kind], run_end_type)
-    assert _plain(dfbuffer.column_to_ndarray(ree)) == ree.to_pylist()
-    for sl in (ree.slice(1), ree.slice(2, 2), ree.slice(len(ree)), ree.slice(3, 1)):
-        assert _plain(dfbuffer.column_to_ndarray(sl)) == sl.to_pylist()
-    ch = pa.chunked_array([ree.slice(1, 2), ree, ree.slice(0, 0)])
-    got = dfbuffer.from_dataframe(pa.table({"r": ch}))["r"]
-    assert _plain(got) == ch.to_pylist()
-    # always decoded: the run indices are no categorical
-    codes = dfbuffer.from_dataframe(pa.table({"r": ch}), categorical="codes")["r"]
-    assert isinstance(codes, np.ndarray) and _plain(codes) == ch.to_pylist()
-
-
-@pytest.mark.parametrize(
-    "typ", [pa.int8(), pa.uint16(), pa.float32(), pa.int64(), pa.timestamp("us")]
-)
-def test_run_end_encoded_fixed_width_fill(typ):
-    # long and short runs over values sliced from a larger array with nulls: each run is
-    # filled from its value, its validity set run by run
-    lens = np.array([1, 40, 3, 1, 17, 200, 2, 9])
-    base = pa.array([5, None, 7, 9, 1, None, 3, 4, 2, 6], type=pa.int64()).cast(typ)
-    values = base.slice(1, len(lens))
-    ends = pa.array(np.cumsum(lens).astype(np.int32))
-    ree = pa.RunEndEncodedArray.from_arrays(ends, values)
-    expected = np.repeat(np.array(values.to_pylist(), dtype=object), lens).tolist()
-    for sl in (ree, ree.slice(2, 50), ree.slice(41, 200), ree.slice(len(ree) - 1)):
-        want = expected[sl.offset : sl.offset + len(sl)]
-        res = dfbuffer.column_to_ndarray(sl)
-        assert res.dtype == typ.to_pandas_dtype() and _plain(res) == want
-        assert np.ma.getmaskarray(res).sum() == sum(v is None for v in want)
-
-
-def test_run_end_encoded_int_dtype_and_fill():
-    ree = _ree([1, 1, 2, 2, 2])
-    res = dfbuffer.column_to_ndarray(ree)
-    assert type(res) is np.ndarray and res.dtype == np.int64 and res.tolist() == [1, 1, 2, 2, 2]
-    filled = dfbuffer.column_to_ndarray(_ree([1, None, None, 3]), nulls="fill")
-    assert filled.dtype == np.float64 and np.isnan(filled[1:3]).all()
-
-
-def test_run_end_encoded_bad_run_ends_raise():
-    # pyarrow validates run ends when it builds the array: they turn bad afterwards
-    ends = np.array([1, 2, 3], np.int32)
-    ree = pa.RunEndEncodedArray.from_arrays(
-        pa.Array.from_buffers(pa.int32(), 3, [None, pa.py_buffer(ends)]), pa.array([1, 2, 3])
-    )
-    for bad in ([2, 2, 3], [2, 1, 3], [-1, 2, 3]):
-        ends[:] = bad
-        with pytest.raises(ValueError, match="strictly increasing"):
-            dfbuffer.column_to_ndarray(ree)
-    ends[:] = [1, 2, 3]
-    assert dfbuffer.column_to_ndarray(ree).tolist() == [1, 2, 3]
-
-
-def test_racing_run_ends():
-    ree, expected, target = run_ends_target()
-
-    def check(res) -> None:
-        assert res.tolist() == expected
-
-    ok, refused = race(lambda: dfbuffer.column_to_ndarray(ree), check, [target])
-    assert ok + refused == 8
 
 
 # ---------------------------------------------------------------------------
@@ -310,7 +227,7 @@ def test_schema_reports_parameters():
             "d": pa.array([1], pa.decimal64(12, 3)),
             "w": pa.array([b"ab"], pa.binary(2)),
             "i": pa.array([(1, 2, 3)], pa.month_day_nano_interval()),
-            "r": _ree([1], pa.int16()),
+            "r": run_end_encode([1], pa.int16()),
             "t": pa.array([1], pa.time64("ns")),
             "u": pa.array([bytes(16)], pa.uuid()),
             "b8": pa.array([1], pa.int8()).cast(pa.bool8()),
@@ -345,7 +262,7 @@ def test_pandas_frontend_object_columns():
             "b": pa.array([b"a", None], pa.binary()),
             "d": pa.array([D("1.5"), None], pa.decimal128(5, 1)),
             "t": pa.array([datetime.time(1), None]),
-            "r": _ree([1, 1]),
+            "r": run_end_encode([1, 1]),
         }
     )
     df = dfbuffer.pandas.from_dataframe(t)
@@ -372,7 +289,7 @@ def test_report_lists_the_type_table():
 
 def test_on_unsupported_skip_lets_the_rest_through():
     # a dictionary whose values are run-end encoded: not read (yet)
-    bad = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), _ree([5, 6]))
+    bad = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), run_end_encode([5, 6]))
     t = pa.table({"a": [1, 2], "bad": bad, "d": pa.array([D("1.5"), None])})
     with pytest.raises(NotImplementedError, match=r"column 'bad'.*\+r"):
         dfbuffer.from_dataframe(t)
@@ -410,7 +327,7 @@ def test_interchange_view_serves_the_other_columns():
             "b": pa.array([b"a", None]),
             "d": pa.array([D("1.5"), None]),
             "i": pa.array([(1, 2, 3), None], pa.month_day_nano_interval()),
-            "r": _ree(["a", "a"]),  # strings: not decoded into the view
+            "r": run_end_encode(["a", "a"]),  # strings: not decoded into the view
             "x": [1, 2],
         }
     )
@@ -436,11 +353,6 @@ def test_duckdb_frame_of_these_types():
     assert _plain(got["d38"]) == [D("12345678901234567890.5"), None]
     assert got["i"].dtype.names == ("months", "days", "nanoseconds")
     assert tuple(got["i"].data[0]) == (0, 3, 0) and got["i"].mask[1]["days"]
-
-
-def test_to_matrix_reads_run_end_encoded_numbers():
-    t = pa.table({"a": [1.0, 2.0, 3.0], "r": _ree([5, None, None])})
-    np.testing.assert_array_equal(dfbuffer.to_matrix(t), [[1, 5], [2, np.nan], [3, np.nan]])
 
 
 def test_columns_selects_by_name_everywhere():
