@@ -1,13 +1,14 @@
-"""The flat Arrow types beyond numbers, strings and dates: binary (offsets, views, fixed
-size), decimals, times of day and intervals, against pyarrow's own values (to_pylist is
-the oracle), plain, sliced, chunked, dictionary-encoded and with nulls."""
+"""The flat Arrow types beyond numbers, strings and dates, as a table: binary (offsets,
+views, fixed size), decimals, times of day, each against pyarrow's own values (to_pylist
+is the oracle), plain, sliced, chunked, dictionary-encoded and with nulls; binary's own
+tests; and what schema(), the report and every entry point say about these types. Each
+family's own tests are in tests/kernels (test_decimal.py, test_temporal.py, test_run_end.py,
+test_extension_types.py)."""
 
 from __future__ import annotations
 
 import datetime
-import gc
 import re
-import weakref
 
 import numpy as np
 import pyarrow as pa
@@ -114,111 +115,7 @@ def _plain(res) -> list:
 
 
 # ---------------------------------------------------------------------------
-# canonical extension types, and what schema() says about every type here
-
-
-def test_bool8_is_a_zero_copy_bool_view():
-    arr = pa.array([1, 0, None, 1], pa.int8()).cast(pa.bool8())
-    res = dfbuffer.column_to_ndarray(arr)
-    assert res.dtype == np.bool_ and _plain(res) == [True, False, None, True]
-    assert res.data.__array_interface__["data"][0] == arr.storage.buffers()[1].address
-    assert not res.data.flags.writeable
-    ref = weakref.ref(arr)
-    del arr
-    gc.collect()
-    assert ref() is None and _plain(res) == [True, False, None, True]
-    cycle = [res]
-    cycle.append(cycle)
-    base = weakref.ref(res.data.base)
-    del res, cycle
-    gc.collect()
-    assert base() is None
-
-
-def test_uuid_json_and_unknown_extensions():
-    import uuid
-
-    ids = [uuid.UUID(int=k * 2**100 + 7) for k in range(3)]
-    arr = pa.array([ids[0].bytes, None, ids[2].bytes], pa.uuid())
-    assert _plain(dfbuffer.column_to_ndarray(arr)) == arr.to_pylist() == [ids[0], None, ids[2]]
-    assert _plain(dfbuffer.column_to_ndarray(arr.slice(2))) == [ids[2]]
-    js = pa.array(['{"a": 1}', None], pa.json_())
-    assert _plain(dfbuffer.column_to_ndarray(js)) == ['{"a": 1}', None]
-    opaque = pa.opaque(pa.int32(), "geo", "vendor")
-    op = pa.ExtensionArray.from_storage(opaque, pa.array([1, None, 3], pa.int32()))
-    assert _plain(dfbuffer.column_to_ndarray(op)) == [1, None, 3]
-
-
-def _uuid_array(n: int) -> tuple[pa.Array, list]:
-    import uuid
-
-    rng = np.random.default_rng(5)
-    ids = [uuid.UUID(bytes=rng.bytes(16)) for _ in range(n - 4)]
-    ids += [uuid.UUID(int=0), uuid.UUID(int=2**128 - 1), uuid.UUID(int=2**64), None]
-    values = [None if i % 7 == 3 else u for i, u in enumerate(ids)]
-    return pa.array([None if u is None else u.bytes for u in values], pa.uuid()), values
-
-
-def test_uuids_behave_as_the_uuid_module_makes_them():
-    import pickle
-    import uuid
-
-    arr, values = _uuid_array(300)
-    got = _plain(dfbuffer.column_to_ndarray(arr))
-    assert got == values == arr.to_pylist()
-    for ours, theirs in zip(got, values, strict=True):
-        if theirs is None:
-            assert ours is None
-            continue
-        assert type(ours) is uuid.UUID and type(ours.int) is int
-        assert (ours.int, ours.is_safe, str(ours)) == (theirs.int, theirs.is_safe, str(theirs))
-        assert hash(ours) == hash(theirs) and {theirs: 1}[ours] == 1
-        assert pickle.loads(pickle.dumps(ours)) == theirs
-        assert (ours < uuid.UUID(int=2**127)) == (theirs < uuid.UUID(int=2**127))
-        assert gc.is_tracked(ours) == gc.is_tracked(theirs)
-        with pytest.raises(TypeError):
-            ours.int = 1  # immutable, as uuid.UUID is
-
-
-def test_uuids_sliced_chunked_and_the_collector_state():
-    arr, values = _uuid_array(100)
-    assert _plain(dfbuffer.column_to_ndarray(arr.slice(3, 50))) == values[3:53]
-    chunked = pa.chunked_array([arr.slice(0, 40), arr.slice(40)])
-    assert _plain(dfbuffer.column_to_ndarray(chunked)) == values
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        dfbuffer.column_to_ndarray(arr)
-        assert not gc.isenabled()  # left as the caller had it
-    finally:
-        gc.enable()
-    dfbuffer.column_to_ndarray(arr)
-    assert gc.isenabled()
-
-
-def test_racing_uuid_values():
-    import uuid
-
-    n = 20_000
-    data = np.frombuffer(np.random.default_rng(1).bytes(16 * n), np.uint8).copy()
-    good = data.copy()
-    other = np.full_like(data, 0xAB)
-    valid = pa.array([i % 9 != 2 for i in range(n)]).buffers()[1]
-    storage = pa.Array.from_buffers(pa.binary(16), n, [valid, pa.py_buffer(data)])
-    arr = pa.ExtensionArray.from_storage(pa.uuid(), storage)
-
-    def check(res) -> None:
-        got = as_list(res)
-        assert len(got) == n
-        for i, v in enumerate(got):
-            assert (v is None) == (i % 9 == 2)
-            if v is not None:  # each byte is the old or the new one
-                assert isinstance(v, uuid.UUID)
-                b = np.frombuffer(v.bytes, np.uint8)
-                assert ((b == good[16 * i : 16 * i + 16]) | (b == 0xAB)).all()
-
-    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(data, good, other)])
-    assert ok == 8 and refused == 0
+# what schema(), the report and the entry points say about every type here
 
 
 def test_schema_reports_parameters():
