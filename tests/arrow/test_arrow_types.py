@@ -1,9 +1,9 @@
 """The flat Arrow types beyond numbers, strings and dates, as a table: binary (offsets,
 views, fixed size), decimals, times of day, each against pyarrow's own values (to_pylist
-is the oracle), plain, sliced, chunked, dictionary-encoded and with nulls; binary's own
-tests; and what schema(), the report and every entry point say about these types. Each
-family's own tests are in tests/kernels (test_decimal.py, test_temporal.py, test_run_end.py,
-test_extension_types.py)."""
+is the oracle), plain, sliced, chunked, dictionary-encoded and with nulls; and what
+schema(), the report and every entry point say about these types. Each family's own
+tests are in tests/kernels (test_strings.py, test_decimal.py, test_temporal.py,
+test_run_end.py, test_extension_types.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from flat_arrays import D, flat_arrays
-from racing import as_list, race
+from racing import as_list
 from run_end_arrays import run_end_encode
 
 import dfbuffer
@@ -64,33 +64,6 @@ def test_dictionary_encoded(name):
     assert _listed(dfbuffer.column_to_ndarray(enc.slice(1, 3))) == arr.slice(1, 3).to_pylist()
     codes = dfbuffer.column_to_ndarray(enc, categorical="codes")
     assert _listed(codes.codes) == enc.indices.to_pylist()
-
-
-def test_binary_without_nulls_is_plain_bytes():
-    arr = pa.array([b"a", b"bc", b""], pa.binary())
-    res = dfbuffer.column_to_ndarray(arr)
-    assert type(res) is np.ndarray and res.tolist() == [b"a", b"bc", b""]
-    assert all(type(v) is bytes for v in res)
-
-
-def test_racing_binary_offsets():
-    n = 20_000
-    values = [None if i % 13 == 5 else bytes([i % 251]) * (i % 7) for i in range(n)]
-    lens = np.array([0 if v is None else len(v) for v in values], np.int32)
-    good = np.zeros(n + 1, np.int32)
-    good[1:] = np.cumsum(lens)
-    offs = good.copy()
-    data = np.frombuffer(b"".join(v or b"" for v in values), np.uint8).copy()
-    valid = pa.array([v is not None for v in values]).buffers()[1]
-    arr = pa.Array.from_buffers(pa.binary(), n, [valid, pa.py_buffer(offs), pa.py_buffer(data)])
-    bad = good.copy()
-    bad[1::2] = np.iinfo(np.int32).max
-
-    def check(res) -> None:
-        assert as_list(res) == values
-
-    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(offs, good, bad)])
-    assert ok + refused == 8
 
 
 def test_polars_binary_decimal_time():

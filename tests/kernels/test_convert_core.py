@@ -113,14 +113,6 @@ def test_buffer_to_ndarray_byteswapped(np_dtype):
     assert np.shares_memory(res, buf._x)
 
 
-def test_buffer_to_ndarray_string_bytes_dtype_quirk():
-    raw = np.frombuffer(b"hello", dtype="u1")
-    buf = RawBuffer(raw)
-    for dt in [(UINT, 8, "C", "="), (STRING, 8, "u", "=")]:
-        res = dfbuffer.buffer_to_ndarray(buf, dt)
-        assert res.tobytes() == b"hello"
-
-
 @pytest.mark.parametrize("device", [(2, 0), (10, 1), (4, None)])
 def test_buffer_to_ndarray_refuses_device(device):
     buf = RawBuffer(np.arange(3.0), device=device)
@@ -306,62 +298,6 @@ def test_bitmask_validity_sliced_matches_pyarrow(start):
     res = dfbuffer.from_dataframe(pa.table({"a": arr}))["a"]
     assert res.mask.tolist() == (~valid[start:]).tolist()
     assert res.compressed().tolist() == [v for v in arr.to_pylist() if v is not None]
-
-
-class StringColumn:
-    """A minimal interchange string column over UTF-8 bytes and int64 offsets."""
-
-    def __init__(self, chunks: list[bytes]):
-        offsets = np.zeros(len(chunks) + 1, dtype="i8")
-        offsets[1:] = np.cumsum([len(c) for c in chunks])
-        self._data = RawBuffer(np.frombuffer(b"".join(chunks) or b"\0", dtype="u1"))
-        self._offsets = RawBuffer(offsets)
-        self._n = len(chunks)
-        self.offset = 0
-        self.dtype = (STRING, 8, "u", "=")
-        self.describe_null = (0, None)
-        self.null_count = 0
-
-    def size(self):
-        return self._n
-
-    def num_chunks(self):
-        return 1
-
-    def get_buffers(self):
-        return {
-            "data": (self._data, (UINT, 8, "C", "=")),
-            "validity": None,
-            "offsets": (self._offsets, (INT, 64, "l", "=")),
-        }
-
-
-def test_utf8_decoding_matches_python():
-    rng = np.random.default_rng(7)
-    alphabet = ["a", "é", "ß", "€", "中", "😀", "\x00", "\u07ff", "\u0800", "\uffff", "\U0010ffff"]
-    words = ["".join(rng.choice(alphabet, size=k)) for k in rng.integers(0, 40, 400)]
-    words += ["x" * 100 + "é", "€" * 30]  # beyond the short-string path
-    res = dfbuffer.column_to_ndarray(StringColumn([w.encode() for w in words]))
-    assert res.tolist() == words
-    for got, want in zip(res, words, strict=True):
-        assert got == want and hash(got) == hash(want)
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        b"\xff",
-        b"\xc0\x80",  # overlong NUL
-        b"\xc3",  # truncated
-        b"\xe0\x80\x80",  # overlong
-        b"\xed\xa0\x80",  # surrogate
-        b"\xf4\x90\x80\x80",  # beyond U+10FFFF
-        b"ab\x80",
-    ],
-)
-def test_utf8_invalid_raises(bad):
-    with pytest.raises(UnicodeDecodeError):
-        dfbuffer.column_to_ndarray(StringColumn([b"ok", bad]))
 
 
 def test_buffer_to_ndarray_readonly_buffer_stays_readonly():

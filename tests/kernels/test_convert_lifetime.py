@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from kernel_checks import churn
 from producers import (
-    UINT8_DTYPE,
     ProtocolOnlyFrame,
     base_chain,
     datetimes,
@@ -161,32 +160,6 @@ def test_pandas_numeric_after_frame_deleted(collect):
     np.testing.assert_array_equal(res, src)
     assert wr() is not None
     del res
-    gc.collect()
-    assert wr() is None
-
-
-def test_pandas_string_buffers_only_buffer_keeps_alive(collect):
-    """pandas builds a string column's data/offsets/validity buffers inside
-    get_buffers(): only the buffer objects keep them alive, not the frame."""
-    vals = [f"row-{i}-{'é' * (i % 5)}" if i % 4 else None for i in range(2000)]
-    df = pd.DataFrame({"s": pd.Series(vals, dtype=object)})
-    col = df.__dataframe__().get_column(0)
-    bufs = col.get_buffers()
-    data_buf = bufs["data"][0]
-    wr = weakref.ref(data_buf)
-    raw = dfbuffer.buffer_to_ndarray(data_buf, UINT8_DTYPE)
-    offs_buf, offs_dtype = bufs["offsets"]
-    offs = dfbuffer.buffer_to_ndarray(offs_buf, offs_dtype)
-    strs = dfbuffer.column_to_ndarray(col)
-    expected_bytes = "".join(v for v in vals if v is not None).encode()
-    del df, col, bufs, data_buf, offs_buf
-    gc.collect()
-    churn(len(expected_bytes), rounds=300)
-    assert raw.tobytes() == expected_bytes
-    assert offs[-1] == len(expected_bytes) and len(offs) == len(vals) + 1
-    assert to_list(strs) == vals
-    assert wr() is not None
-    del raw
     gc.collect()
     assert wr() is None
 

@@ -9,6 +9,9 @@ Series, ``pyarrow.Array.to_pylist``), never from the interchange objects.
 ``test_peer_bug_*``: documents that a peer really gets it wrong in the
 installed version (asserts the peer's wrong result; if a peer fixes it, the
 test fails and should be turned into a note).
+
+Strings, dates and times, categoricals: tests/kernels/test_strings.py,
+test_temporal.py, test_categorical.py, with their known wrong results.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ from producers import (
     nonnative,
     pack_bits,
     primitive,
-    strings,
     to_list,
     with_mask,
 )
@@ -217,20 +219,7 @@ def test_pandas_pyarrow_backed_zero_copy():
 
 
 # --------------------------------------------------------------------------
-# pandas categoricals, datetimes, strings, empty frames
-
-
-@pytest.mark.parametrize("dtype", [object, "str", "string[python]"])
-def test_pandas_strings_with_none(dtype):
-    vals = ["alpha", None, "", "ünïcödé", "日本", None, "z"]
-    s = pd.Series(vals, dtype=dtype)
-    res = dfbuffer.from_dataframe(pd.DataFrame({"s": s}))["s"]
-    check_nulls(res, [v is not None for v in vals])
-    assert res.dtype == object
-    assert to_list(res) == vals
-    assert all(type(v) is str for v in res.compressed())
-    filled = dfbuffer.from_dataframe(pd.DataFrame({"s": s}), nulls="fill")["s"]
-    assert list(filled) == vals
+# pandas frames: empty, names, allow_copy
 
 
 def test_pandas_empty_frames():
@@ -360,17 +349,6 @@ def test_pyarrow_float16():
     np.testing.assert_array_equal(res, [1.5, 2.25, -3.0])
 
 
-def test_pyarrow_large_string_empty_and_all_null():
-    for arr in (
-        pa.array([], pa.large_string()),
-        pa.array([None, None], pa.large_string()),
-        pa.array(["", ""], pa.string()),
-    ):
-        res = dfbuffer.from_dataframe(pa.table({"s": arr}).__dataframe__())["s"]
-        assert res.dtype == object
-        assert to_list(res) == arr.to_pylist()
-
-
 # --------------------------------------------------------------------------
 # polars
 
@@ -462,26 +440,8 @@ def test_peer_bug_nonnative_byte_order_read_as_native():
 # 4. strings with nulls, empty string columns, large strings
 
 
-def test_known_wrong_strings():
-    cases = [
-        pd.DataFrame({"s": ["a", None, "c"]}).__dataframe__(),
-        pd.DataFrame({"s": pd.Series([], dtype=str)}).__dataframe__(),
-        pa.table({"s": pa.array(["a", None, "c"], pa.large_string())}).__dataframe__(),
-        pa.table({"s": pa.array([], pa.string())}).__dataframe__(),
-        frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask")),
-    ]
-    expected = [["a", None, "c"], [], ["a", None, "c"], [], ["a", None, "c", "dd"]]
-    for x, exp in zip(cases, expected, strict=True):
-        assert to_list(dfbuffer.from_dataframe(x)["s"]) == exp
     # pandas' and pyarrow's consumers get pandas/pyarrow strings right in this
     # version (pandas gives NaN for nulls, by its own convention)
-
-
-def test_peer_bug_pyarrow_string_bytemask_with_offset():
-    """pyarrow's consumer applies the column offset twice to the bitmap it
-    computes from a bytemask (once reading the mask, once on the result)."""
-    x = frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask"))
-    assert pyarrow_consumer(x) == ["a", None, None, None]
 
 
 # 5. timezone-aware datetimes, datetimes with nulls, every unit
@@ -546,18 +506,6 @@ def test_peer_bug_pandas_bitmask_claiming_width_8():
 
 
 # 8. buffers that only their buffer object keeps alive (pandas' strings)
-
-
-def test_known_wrong_string_buffer_temporaries(collect):
-    exp = [f"value-{i}" if i % 7 else None for i in range(500)]
-    df = pd.DataFrame({"s": exp})
-    col = df.__dataframe__().get_column(0)
-    res = dfbuffer.column_to_ndarray(col)
-    del df, col
-    collect()
-    junk = [("x" * 9) * (i % 50) for i in range(20000)]
-    del junk
-    assert to_list(res) == exp
 
 
 def test_native_order_marker_on_this_machine():

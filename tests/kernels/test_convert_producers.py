@@ -1,6 +1,9 @@
 """Converters against hand-written producers: every dtype kind, every null
 kind, offsets, chunks, empty columns and the producers' quirks
-(docs/protocol-facts.md, "Producers disagree")."""
+(docs/protocol-facts.md, "Producers disagree").
+
+Strings, dates and times, categoricals: tests/kernels/test_strings.py,
+test_temporal.py, test_categorical.py."""
 
 from __future__ import annotations
 
@@ -160,15 +163,6 @@ def test_nonnative_column_with_nulls_fill():
     check(res, np.arange(6), valid)
 
 
-@pytest.mark.parametrize("large", [False, True])
-def test_nonnative_string_offsets(large):
-    col = strings(["ab", None, "cde", ""], large=large, offset=1)
-    offs, odt = col._offsets
-    be = offs._x.astype(nonnative(offs._x.dtype))
-    col._offsets = (Buffer(be), interchange_dtype(be.dtype))
-    check(dfbuffer.column_to_ndarray(col), object_array(["ab", None, "cde", ""]), [1, 0, 1, 1])
-
-
 def test_bool_bytes_column_zero_copy():
     v = np.array([True, False, True, True, False])
     col = primitive(v, offset=2)
@@ -291,74 +285,6 @@ def test_use_nan():
 
 
 # --------------------------------------------------------------------------
-# strings
-
-
-STRS = ["a", None, "", "héllo", "日本語", None, "xyz" * 20, "", "end"]
-STR_VALID = np.array([s is not None for s in STRS])
-
-
-@pytest.mark.parametrize("large", [False, True])
-@pytest.mark.parametrize("offset", [0, 3, 11])
-@pytest.mark.parametrize("mask,null_value", [("bitmask", 0), ("bytemask", 0), ("bytemask", 1)])
-def test_strings(large, offset, mask, null_value):
-    col = strings(STRS, large=large, offset=offset, mask=mask, null_value=null_value)
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, object_array(STRS), STR_VALID, dtype=object)
-    assert all(type(s) is str for s in res.compressed())
-    filled = dfbuffer.column_to_ndarray(col, nulls="fill")
-    assert type(filled) is np.ndarray and filled.dtype == object
-    assert list(filled) == STRS
-    with pytest.raises(ValueError):
-        dfbuffer.column_to_ndarray(col, nulls="raise")
-
-
-@pytest.mark.parametrize("large", [False, True])
-def test_strings_no_nulls(large):
-    vals = ["x", "", "yy", "zzz"]
-    col = strings(vals, large=large, offset=1)
-    res = dfbuffer.column_to_ndarray(col)
-    assert type(res) is np.ndarray and res.dtype == object
-    assert list(res) == vals
-
-
-def test_strings_validity_with_zero_nulls():
-    vals = ["x", "", "yy"]
-    col = strings(vals, mask="always")
-    assert col.get_buffers()["validity"] is not None
-    res = dfbuffer.column_to_ndarray(col)
-    assert type(res) is np.ndarray and list(res) == vals
-
-
-@pytest.mark.parametrize("large", [False, True])
-def test_strings_empty_column(large):
-    col = strings([], large=large)
-    res = dfbuffer.column_to_ndarray(col)
-    assert type(res) is np.ndarray and res.dtype == object and res.shape == (0,)
-
-
-def test_strings_all_empty_strings():
-    col = strings(["", "", ""])
-    res = dfbuffer.column_to_ndarray(col)
-    assert list(res) == ["", "", ""]
-
-
-def test_strings_all_null():
-    col = strings([None, None])
-    res = dfbuffer.column_to_ndarray(col)
-    assert isinstance(res, np.ma.MaskedArray) and res.mask.all()
-    assert list(dfbuffer.column_to_ndarray(col, nulls="fill")) == [None, None]
-
-
-# --------------------------------------------------------------------------
-# datetimes, dates, durations
-
-
-# --------------------------------------------------------------------------
-# categoricals
-
-
-# --------------------------------------------------------------------------
 # chunks
 
 
@@ -378,12 +304,6 @@ def test_chunks_no_nulls_concatenated():
     col = chunked(primitive(np.arange(3.0)), primitive(np.arange(3.0, 7.0), offset=2))
     res = dfbuffer.column_to_ndarray(col)
     check(res, np.arange(7.0), dtype="f8")
-
-
-def test_chunks_strings():
-    col = chunked(strings(["a", None], offset=1), strings(["b", "c"], large=False))
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, object_array(["a", None, "b", "c"]), [1, 0, 1, 1], dtype=object)
 
 
 def test_chunks_bitpacked_bools():
@@ -430,20 +350,6 @@ def test_quirk_bitmask_dtype_claims_width_8():
     col = with_mask(VALUES, VALID, kind="bitmask", offset=5, mask_dtype=(BOOL, 8, "b", "="))
     assert col.describe_null[0] == USE_BITMASK
     check(dfbuffer.column_to_ndarray(col), VALUES, VALID)
-
-
-@pytest.mark.parametrize("large", [False, True])
-def test_quirk_string_data_buffer_has_column_dtype(large):
-    col = strings(STRS, large=large, offset=2, data_as_column_dtype=True)
-    assert col.get_buffers()["data"][1][0] == STRING
-    check(dfbuffer.column_to_ndarray(col), object_array(STRS), STR_VALID)
-
-
-def test_quirk_string_offsets_wider_than_format():
-    # pandas: column format 'u' (int32 offsets) but the offsets buffer is int64
-    col = strings(["ab", None, "c"], large=True)
-    col._dtype = (STRING, 8, "u", "=")
-    check(dfbuffer.column_to_ndarray(col), object_array(["ab", None, "c"]), [1, 0, 1])
 
 
 def test_quirk_device_id_none_and_no_kw_dlpack():
