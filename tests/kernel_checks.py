@@ -1,5 +1,5 @@
 """Checks and inputs the converter tests share (tests/kernels): a result against expected
-values and nulls, zero-copy views, hand-written buffers, allocator churn."""
+values and nulls, zero-copy views, hand-written buffers, allocator churn, the peers' consumers."""
 
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ def assert_zero_copy(res, buf, offset_bytes=0):
 
 
 def check_nulls(res, valid):
+    """res is a MaskedArray masking exactly where `valid` is False, a plain ndarray when
+    nothing is null."""
     valid = np.asarray(valid, dtype=bool)
     if valid.all():
         assert type(res) is np.ndarray, type(res)
@@ -55,6 +57,7 @@ def utc_naive(s):
 
 
 def pyarrow_consumer(x):
+    """pyarrow's interchange consumer's values of the first column of `x`."""
     import pyarrow.interchange as pai
 
     return pai.from_dataframe(x).column(0).to_pylist()
@@ -81,9 +84,11 @@ def RawBuffer(arr, device=(1, None)):  # noqa: N802 - reads as the class it was
 
 
 def pandas_col(series):
+    """pandas' interchange column of `series`."""
     import pandas as pd
 
     return pd.DataFrame({"x": series}).__dataframe__().get_column(0)
+
 
 def object_array(values):
     """A 1-d object array of `values` (lists inside stay objects)."""
@@ -98,10 +103,10 @@ def color_categories():
 
 
 def pandas_consumer(x):
+    """pandas' interchange consumer's values of the first column of `x`."""
     import pandas.api.interchange as pdi
 
     return pdi.from_dataframe(x).iloc[:, 0].tolist()
-
 
 
 def arrow_to_ndarray(obj, nulls="mask"):
