@@ -4,7 +4,7 @@ values and nulls, zero-copy views, hand-written buffers, allocator churn, the pe
 from __future__ import annotations
 
 import numpy as np
-from producers import addr, base_chain, raw_buffer, strings
+from producers import ProtocolOnlyColumn, addr, base_chain, raw_buffer, strings
 
 import dfbuffer
 from dfbuffer import _interchange
@@ -112,3 +112,8 @@ def pandas_consumer(x):
 def arrow_to_ndarray(obj, nulls="mask"):
     """column_to_ndarray's Arrow path (the private entry: independent of dispatch)."""
     return _interchange._arrow_to_ndarray(obj, nulls)
+
+
+def col_of(df, name):
+    """The interchange column `name` of pandas frame `df`, seen through the protocol only."""
+    return ProtocolOnlyColumn(df.__dataframe__().get_column_by_name(name))

@@ -10,8 +10,8 @@ Series, ``pyarrow.Array.to_pylist``), never from the interchange objects.
 installed version (asserts the peer's wrong result; if a peer fixes it, the
 test fails and should be turned into a note).
 
-Strings, dates and times, categoricals: tests/kernels/test_strings.py,
-test_temporal.py, test_categorical.py, with their known wrong results.
+Booleans, strings, dates and times, categoricals: tests/kernels/test_bool.py,
+test_strings.py, test_temporal.py, test_categorical.py, with their known wrong results.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ import sys
 
 import numpy as np
 import pytest
-from kernel_checks import check_nulls, pandas_consumer, pyarrow_consumer, utc_naive
+from kernel_checks import check_nulls, col_of, pandas_consumer, pyarrow_consumer, utc_naive
 from producers import (
     USE_SENTINEL,
     Buffer,
-    ProtocolOnlyColumn,
     ProtocolOnlyFrame,
     base_chain,
     frame,
@@ -63,10 +62,6 @@ def owner_of(res):
     assert chain, "not a view"
     assert isinstance(chain[-1], dfbuffer.Buffer), chain
     return chain[-1].owner
-
-
-def col_of(df, name):
-    return ProtocolOnlyColumn(df.__dataframe__().get_column_by_name(name))
 
 
 # --------------------------------------------------------------------------
@@ -317,26 +312,6 @@ def test_pyarrow_chunked_different_validity():
     assert got == exp
 
 
-def test_pyarrow_bools():
-    vals = [True, None, False, True, True, False, None, True, False, False, True]
-    t = pa.table({"b": pa.array(vals)})
-    for part in (t, t.slice(3), t.slice(9)):
-        res = dfbuffer.from_dataframe(part.__dataframe__())["b"]
-        assert res.dtype == np.bool_
-        assert to_list(res) == part.column(0).to_pylist()
-
-
-def test_bitpacked_bools_from_pandas_bool_pyarrow():
-    # pandas' bool[pyarrow] hands out the bit-packed Arrow buffer itself
-    vals = [True, None, False, True, True, False, None, True, False, False, True]
-    s = pd.Series(vals, dtype="bool[pyarrow]")
-    col = col_of(pd.DataFrame({"b": s}), "b")
-    assert col.dtype[1] == 1  # really bit-packed
-    res = dfbuffer.column_to_ndarray(col)
-    assert res.dtype == np.bool_
-    assert to_list(res) == vals
-
-
 def test_pyarrow_float16():
     arr = pa.array(np.array([1.5, 2.25, -3.0], dtype="f2"))
     try:
@@ -476,15 +451,6 @@ def test_known_wrong_nullable_masked():
     assert to_list(out["b"]) == [True, None, False]
     sent = frame(a=primitive(np.array([1, -999, 3]), null=(USE_SENTINEL, -999), null_count=1))
     assert to_list(dfbuffer.from_dataframe(sent)["a"]) == [1, None, 3]
-
-
-def test_peer_bug_pandas_nullable_bool_null_read_as_false():
-    """pandas' consumer writes None into a bool ndarray: the null becomes
-    False (its Int64 handling is right: float64 with NaN)."""
-    df = pd.DataFrame({"b": pd.array([True, None, False], dtype="boolean")})
-    assert pandas_consumer(df.__dataframe__()) == [True, False, False]
-    t = pa.table({"b": pa.array([True, None, False])})
-    assert pandas_consumer(t.__dataframe__()) == [True, False, False]
 
 
 def test_peer_bug_pandas_int_sentinel_ignored():

@@ -2,8 +2,8 @@
 kind, offsets, chunks, empty columns and the producers' quirks
 (docs/protocol-facts.md, "Producers disagree").
 
-Strings, dates and times, categoricals: tests/kernels/test_strings.py,
-test_temporal.py, test_categorical.py."""
+Booleans, strings, dates and times, categoricals: tests/kernels/test_bool.py,
+test_strings.py, test_temporal.py, test_categorical.py."""
 
 from __future__ import annotations
 
@@ -163,32 +163,6 @@ def test_nonnative_column_with_nulls_fill():
     check(res, np.arange(6), valid)
 
 
-def test_bool_bytes_column_zero_copy():
-    v = np.array([True, False, True, True, False])
-    col = primitive(v, offset=2)
-    res = dfbuffer.column_to_ndarray(col)
-    check(res, v, dtype="?")
-    assert_zero_copy(res, col.data_buffer, 2)
-
-
-@pytest.mark.parametrize("offset", [0, 1, 7, 8, 13, 64, 8 * 11 + 5])
-def test_bool_bitpacked_offsets(offset):
-    v = np.array([1, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1], dtype=bool)
-    res = dfbuffer.column_to_ndarray(bools_bitpacked(v, offset=offset))
-    check(res, v, dtype="?")
-
-
-@pytest.mark.parametrize("offset", [0, 5, 8 * 9 + 3])
-def test_bool_bitpacked_with_validity(offset):
-    v = np.array([1, 0, 1, 1, 0, 0, 0, 1, 1], dtype=bool)
-    valid = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1], dtype=bool)
-    col = bools_bitpacked(v, offset=offset, valid=valid)
-    check(dfbuffer.column_to_ndarray(col), v, valid, dtype="?")
-    filled = dfbuffer.column_to_ndarray(col, nulls="fill")
-    assert filled.dtype == np.float64
-    np.testing.assert_array_equal(filled, np.where(valid, v.astype(float), np.nan))
-
-
 # --------------------------------------------------------------------------
 # null kinds
 
@@ -229,14 +203,6 @@ def test_nulls_fill_floats(dt):
     res = dfbuffer.column_to_ndarray(col, nulls="fill")
     assert type(res) is np.ndarray and res.dtype.kind == "f"
     np.testing.assert_array_equal(res, np.where(VALID, v, np.nan))
-
-
-def test_nulls_fill_bool_bytes_upcast():
-    v = np.array([True, False, True, False])
-    col = with_mask(v, [1, 1, 0, 1], kind="bytemask")
-    res = dfbuffer.column_to_ndarray(col, nulls="fill")
-    assert res.dtype == np.float64
-    np.testing.assert_array_equal(res, [1.0, 0.0, np.nan, 0.0])
 
 
 @pytest.mark.parametrize("kind", ["bitmask", "bytemask"])
@@ -304,11 +270,6 @@ def test_chunks_no_nulls_concatenated():
     col = chunked(primitive(np.arange(3.0)), primitive(np.arange(3.0, 7.0), offset=2))
     res = dfbuffer.column_to_ndarray(col)
     check(res, np.arange(7.0), dtype="f8")
-
-
-def test_chunks_bitpacked_bools():
-    col = chunked(bools_bitpacked([1, 0, 1], offset=3), bools_bitpacked([0, 0, 1, 1], offset=9))
-    check(dfbuffer.column_to_ndarray(col), np.array([1, 0, 1, 0, 0, 1, 1], bool), dtype="?")
 
 
 def test_chunks_with_empty_chunk():
@@ -389,14 +350,6 @@ def test_quirk_enum_kinds():
     v = np.arange(3, dtype="u1")
     col = primitive(v, col_dtype=(dfbuffer.DtypeKind.UINT, 8, "C", "|"))
     check(dfbuffer.column_to_ndarray(col), v)
-
-
-def test_quirk_bool_kind_uint8_storage():
-    # a bool column whose buffer claims (UINT, 8)
-    v = np.array([1, 0, 1], dtype="u1")
-    col = primitive(v, col_dtype=(BOOL, 8, "b", "|"), data_dtype=(UINT, 8, "C", "="))
-    res = dfbuffer.column_to_ndarray(col)
-    np.testing.assert_array_equal(res, [True, False, True])
 
 
 # --------------------------------------------------------------------------
