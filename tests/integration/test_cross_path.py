@@ -140,6 +140,17 @@ def _norm(res, nulls: str, *, nan_float: bool):
     return (type(res).__name__, str(data.dtype), mask.tolist(), vals)
 
 
+_DUCKDB = []
+
+
+def _duckdb_connection(duckdb):
+    """One in-memory DuckDB connection for the module (connecting costs more than a query of
+    these small tables); each path registers its table and unregisters it after."""
+    if not _DUCKDB:
+        _DUCKDB.append(duckdb.connect())
+    return _DUCKDB[0]
+
+
 def _paths(cols, index_kind):
     """name -> thunk giving the from_dataframe input for one path."""
     import dfbuffer as d
@@ -166,10 +177,13 @@ def _paths(cols, index_kind):
         import duckdb
 
         def _duck():
-            con = duckdb.connect()
+            con = _duckdb_connection(duckdb)
             con.register("t", table)
-            rel = con.sql("select * from t")
-            return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+            try:
+                rel = con.sql("select * from t")
+                return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+            finally:
+                con.unregister("t")
 
         paths["duckdb"] = _duck
     except ImportError:
