@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def run_end_array(run_ends: pa.Array | Sequence[int], values: pa.Array,
@@ -23,3 +24,8 @@ def run_end_array(run_ends: pa.Array | Sequence[int], values: pa.Array,
                                 [None], children=[run_ends, values])
     arr.validate(full=True)
     return arr
+
+
+def run_end_encode(values, run_end_type: pa.DataType | None = None) -> pa.Array:
+    """pyarrow's run-end encoding of ``values`` (a list), run ends int32 by default."""
+    return pc.run_end_encode(pa.array(values), run_end_type=run_end_type or pa.int32())

@@ -178,11 +178,10 @@ def to_interchange(
     [1, 2]
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
-    from dfbuffer._to_arrow import frame_source, not_a_frame
+    from dfbuffer._frame_nodes import _from_pandas, frame_source, not_a_frame
 
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
-    from dfbuffer._to_arrow import _from_pandas
 
     # the frame-source table decides how obj is read: through its Arrow export
     kind, frame = frame_source(obj)

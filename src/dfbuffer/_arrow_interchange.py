@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from dfbuffer._frame_nodes import ArrowNodes, _Chunk, _from_arrow, _select
 from dfbuffer._interchange import (
     ColumnNullType,
     DtypeKind,
@@ -56,7 +57,7 @@ from dfbuffer._interchange import (
     _ixview_slice,
     _ixview_values,
 )
-from dfbuffer._schema import _interchange_format
+from dfbuffer._schema import _interchange_format, _type_string, schema
 
 __all__ = ["InterchangeView", "to_interchange"]
 
@@ -361,8 +362,6 @@ class InterchangeView:
         return InterchangeView(cols, self._n_batches, allow_copy)
 
     def __repr__(self) -> str:
-        from dfbuffer._schema import _type_string, schema  # noqa: PLC0415
-
         try:
             cols = ", ".join(f"{c.name}: {_type_string(c)}" for c in schema(self).columns)
         except Exception:  # noqa: BLE001 - a repr never raises
@@ -377,16 +376,12 @@ class InterchangeView:
 
     def __arrow_c_schema__(self) -> object:
         """An ``arrow_schema`` capsule of the columns (a struct)."""
-        from dfbuffer._to_arrow import to_arrow
-
-        return to_arrow(self).__arrow_c_schema__()
+        return view_nodes(self, None).__arrow_c_schema__()
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """An ``arrow_array_stream`` capsule over the Arrow buffers this view
         was built from (zero-copy; see :func:`dfbuffer.to_arrow`)."""
-        from dfbuffer._to_arrow import to_arrow
-
-        return to_arrow(self).__arrow_c_stream__(requested_schema)
+        return view_nodes(self, None).__arrow_c_stream__(requested_schema)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -482,9 +477,11 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
 
     ``obj`` is any object with ``__arrow_c_stream__`` or ``__arrow_c_array__``
     (pyarrow Table / RecordBatch / Array / ChunkedArray, polars DataFrame /
-    Series, pandas 3 DataFrame, nanoarrow, ...).  A struct (table) producer
-    gives one column per field; any other array gives one column named after
-    its field.  The result has ``__dataframe__`` and every method of the
+    Series, nanoarrow, an :class:`ArrowNodes` of another source, ...), or only their
+    device counterparts; :func:`dfbuffer.to_interchange` gives pandas frames and
+    mappings as their ``_frame_nodes`` (the frame-source table's reading).  A
+    struct (table) producer gives one column per field; any other array gives
+    one column named after its field.  The result has ``__dataframe__`` and every method of the
     protocol; its buffers are :class:`dfbuffer.Buffer` objects over the
     Arrow memory (zero-copy), which stays alive as long as any of them.
     It is an Arrow PyCapsule producer too (``__arrow_c_stream__``,
@@ -509,23 +506,69 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
     if hasattr(t, "__arrow_c_stream__") or hasattr(t, "__arrow_c_array__"):
         # host data: imported once node for node (kept for to_arrow), the
         # typed view read from those nodes
-        from dfbuffer._interchange import _pandas_frame
-        from dfbuffer._to_arrow import _from_arrow, _from_pandas
-
-        # a pandas frame: to_arrow's reading of it (its blocks, no index
-        # column, never a raw error of pyarrow's)
-        behind = _pandas_frame(obj)
-        exp = _from_pandas(obj, None) if behind is not None and behind[0] is obj else (
-            _from_arrow(obj, None))
-        fields, chunks = _ixview_import(exp, allow_copy)
+        nodes = _from_arrow(obj, None)
+        fields, chunks = _ixview_import(nodes, allow_copy)
         cols = [_ArrowColumn(field, [row[i] for row in chunks], allow_copy,
-                             (exp._fields[i], [b[1][i] for b in exp._batches]))
+                             (nodes._fields[i], [b[1][i] for b in nodes._batches]))
                 for i, field in enumerate(fields)]
         return InterchangeView(cols, len(chunks), allow_copy)
     fields, chunks = _ixview_import(obj, allow_copy)
     cols = [_ArrowColumn(field, [row[i] for row in chunks], allow_copy)
             for i, field in enumerate(fields)]
     return InterchangeView(cols, len(chunks), allow_copy)
+
+
+# -- the view's own Arrow nodes (to_arrow, __arrow_c_stream__) -------------
+
+def _exportable(field: Any) -> bool:
+    """Whether to_arrow hands out a column of the import: a type the interchange view
+    describes, or one whose flat buffers it holds as they are (nulls, binary, decimals,
+    fixed-size binary, intervals; extension types as their storage)."""
+    fmt = field.format
+    return (field.dtype is not None or fmt in ("n", "z", "Z", "tiM", "tiD", "tin")
+            or fmt.startswith(("d:", "w:")))
+
+
+def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
+    if chunk.error is not None:
+        raise type(chunk.error)(f"column {name!r}: {chunk.error}")
+    bufs: tuple[Any, ...]
+    if chunk.format == "n":
+        bufs = ()  # the null type has no buffers
+    elif chunk.offsets is not None:
+        bufs = (chunk.validity, chunk.offsets, chunk.data)
+    else:
+        bufs = (chunk.validity, chunk.data)
+    dic = None if chunk.dictionary is None else _ix_arrow_chunk(chunk.dictionary, name)
+    return (chunk.length, chunk.null_count, chunk.offset, bufs, dic)
+
+
+def view_nodes(view: InterchangeView, columns: Sequence[str] | None) -> ArrowNodes:
+    """The Arrow nodes of ``view`` (its ``columns``; None: all): the producer's own
+    nodes where the view keeps them, else the Arrow buffers it holds, as they are."""
+    cols = view._columns
+    keep = _select([c._name for c in cols], columns)
+    raws = [cols[i]._raw for i in keep]  # the producer's own nodes, where kept
+    fields = []
+    for i, raw in zip(keep, raws, strict=True):
+        if raw is not None:
+            fields.append(raw[0])
+            continue
+        f = cols[i]._field
+        if not _exportable(f):
+            raise NotImplementedError(
+                f"column {f.name!r}: to_arrow cannot export Arrow format {f.format!r}")
+        dfmt = None if f.dictionary is None else _interchange_format(f.dictionary.format)
+        fields.append((f.name, _interchange_format(f.format), dfmt, bool(f.ordered)))
+    batches = []
+    for b in range(view._n_batches):
+        # a chunk that kept 0..7 bits of a bitmap offset (allow_copy=False)
+        # is re-based to bit 0 (a copy of the bit-packed buffers)
+        chunks = tuple(raw[1][b] if raw is not None else
+                       _ix_arrow_chunk(_rebase(cols[i]._chunks[b], True), cols[i]._name)
+                       for i, raw in zip(keep, raws, strict=True))
+        batches.append((chunks[0][0] if chunks else 0, chunks))
+    return ArrowNodes(tuple(fields), tuple(batches))
 
 
 # the class's former private name

@@ -186,6 +186,7 @@ def column_to_ndarray(
     decimals: _DecimalsMode = "decimal",
     copy: bool | None = None,
     allow_copy: bool = True,
+    period: Literal["object", "ordinal"] = "object",
 ) -> _Masked: ...
 @overload
 def column_to_ndarray(
@@ -197,6 +198,7 @@ def column_to_ndarray(
     decimals: _DecimalsMode = "decimal",
     copy: bool | None = None,
     allow_copy: bool = True,
+    period: Literal["object", "ordinal"] = "object",
 ) -> _Array: ...
 @overload
 def column_to_ndarray(
@@ -208,6 +210,7 @@ def column_to_ndarray(
     decimals: _DecimalsMode = "decimal",
     copy: bool | None = None,
     allow_copy: bool = True,
+    period: Literal["object", "ordinal"] = "object",
 ) -> _Array | CategoricalCodes: ...
 @overload
 def from_dataframe(
@@ -222,6 +225,7 @@ def from_dataframe(
     on_unsupported: Literal["raise", "skip"] = "raise",
     columns: Sequence[str] | None = None,
     copy: bool | None = None,
+    period: Literal["object", "ordinal"] = "object",
 ) -> dict[str, _Masked]: ...
 @overload
 def from_dataframe(
@@ -236,6 +240,7 @@ def from_dataframe(
     on_unsupported: Literal["raise", "skip"] = "raise",
     columns: Sequence[str] | None = None,
     copy: bool | None = None,
+    period: Literal["object", "ordinal"] = "object",
 ) -> dict[str, _Array]: ...
 @overload
 def from_dataframe(
@@ -250,6 +255,7 @@ def from_dataframe(
     on_unsupported: Literal["raise", "skip"] = "raise",
     columns: Sequence[str] | None = None,
     copy: bool | None = None,
+    period: Literal["object", "ordinal"] = "object",
 ) -> dict[str, _Array | CategoricalCodes]: ...
 
 # the public C API table (dfbuffer/dfbuffer.h); see docs/c-api.md
@@ -268,6 +274,7 @@ def to_matrix(
     copy: Literal[True] | None = None,
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
+    period: Literal["object", "ordinal"] = "object",
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
@@ -283,6 +290,7 @@ def to_matrix(
     copy: Literal[True] | None = None,
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
+    period: Literal["object", "ordinal"] = "object",
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -298,6 +306,7 @@ def to_matrix(
     copy: Literal[True] | None = None,
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
+    period: Literal["object", "ordinal"] = "object",
 ) -> np.ndarray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
@@ -313,6 +322,7 @@ def to_matrix(
     copy: Literal[True] | None = None,
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
+    period: Literal["object", "ordinal"] = "object",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -328,6 +338,7 @@ def to_matrix(
     copy: Literal[True] | None = None,
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
+    period: Literal["object", "ordinal"] = "object",
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
 # Private: the frame-source table's answer (src/_interchange/readers/frame_source.c): (kind, frame,

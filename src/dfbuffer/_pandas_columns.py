@@ -7,6 +7,8 @@ its block reader did not take to :func:`convert`:
 * Period and Interval columns become object arrays of ``pandas.Period`` /
   ``pandas.Interval`` objects (pandas' Arrow export would give bare int64
   ordinals or a struct of bounds, losing the frequency or the closed side);
+  with ``period="ordinal"`` a Period column is its int64 ordinals instead
+  (a read-only view of pandas' own array, NaT a null), on request only;
 * Sparse columns are densified (a copy) and read as the dense column;
 * when pyarrow cannot be imported, every other extension column (nullable
   Int/UInt/Float/boolean, strings, categoricals, tz-aware datetimes) is read
@@ -27,24 +29,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["convert", "have_pyarrow"]
+from dfbuffer._frame_nodes import _from_mapping, have_pyarrow
+from dfbuffer._interchange import from_dataframe
+
+__all__ = ["arrow_periods", "convert"]
 
 _MODE_BITS = 0xFF
 _CATEGORICAL_CODES = 0x100
 _STRINGDTYPE = 0x200
+_PERIOD_ORDINAL = 0x400
 _SKIP_UNSUPPORTED = 0x1000
 _MODES: dict[int, Literal["mask", "fill", "raise"]] = {0: "mask", 1: "fill", 2: "raise"}
-
-
-def have_pyarrow() -> bool:
-    """True when pyarrow can be imported (a blocked or missing one: False)."""
-    if "pyarrow" in sys.modules:
-        return sys.modules["pyarrow"] is not None
-    try:
-        import pyarrow  # noqa: F401, PLC0415
-    except ImportError:
-        return False
-    return True
 
 
 def _objects(name: str, data: Any, mask: Any, mode: int) -> Any:
@@ -64,13 +59,10 @@ def _objects(name: str, data: Any, mask: Any, mode: int) -> Any:
 def _numeric(name: str, data: Any, mask: Any, mode: int) -> Any:
     """A numeric column with a bool mask (1 = null), converted as the Arrow
     converter converts the same values and validity."""
-    from dfbuffer import to_arrow  # noqa: PLC0415
-    from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
-
     if data.dtype.kind == "M" and getattr(data.dtype, "tz", None) is not None:
         raise TypeError(f"column {name!r}: unexpected {data.dtype}")
     col = np.ma.MaskedArray(data, mask=mask) if mask is not None else data
-    out = from_dataframe(to_arrow({name: col}), nulls=_MODES[mode])
+    out = from_dataframe(_from_mapping({name: col}, None), nulls=_MODES[mode])
     return out[name]
 
 
@@ -106,14 +98,14 @@ def _column(name: str, values: Any, mode: int, opts: int, pd: Any,
     dt = values.dtype
     if isinstance(values, np.ndarray):
         if extra_mask is None:  # as the block reader reads it
-            from dfbuffer._interchange import from_dataframe  # noqa: PLC0415
-
             one = pd.DataFrame({name: values}, copy=False)
             return from_dataframe(one, nulls=_MODES[mode])[name]
         mask = extra_mask | np.isnat(values) if dt.kind in "mM" else extra_mask
         if dt.kind == "O":
             return _objects(name, values, mask, mode)
         return _numeric(name, values, mask if mask.any() else None, mode)
+    if isinstance(dt, pd.PeriodDtype) and opts & _PERIOD_ORDINAL:
+        return _ordinals(name, values, mode, extra_mask)
     if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype):
         mask = np.asarray(values.isna(), dtype=bool)
         if extra_mask is not None:
@@ -146,17 +138,81 @@ def _column(name: str, values: Any, mode: int, opts: int, pd: Any,
         f"column {name!r}: dfbuffer cannot read a pandas {dt} column without pyarrow")
 
 
+def _ordinals(name: str, values: Any, mode: int, extra_mask: Any) -> Any:
+    """A Period array's int64 ordinals (``period="ordinal"``): a read-only view of
+    pandas' own values when there is no NaT, else converted as an int64 column with
+    those nulls (masked, filled or refused by ``mode``)."""
+    data = np.asarray(values.asi8)
+    mask = np.asarray(values.isna(), dtype=bool)
+    if extra_mask is not None:
+        mask = mask | extra_mask
+    if not mask.any():
+        view = data.view()
+        view.flags.writeable = False
+        return view
+    return _numeric(name, data, mask, mode)
+
+
+def arrow_periods(name: str, values: Any, meta: str | None, allow_copy: bool) -> Any:
+    """pandas Period objects of the int64 ordinals ``values`` that the Arrow converter
+    read from a column of pandas' ``pandas.period`` extension type (``meta``: its
+    extension metadata, ``{"freq": ...}``); nulls (masked, or NaN where ``nulls="fill"``
+    upcast the ints) become None, masked when ``values`` was masked.  Without pandas,
+    or without a frequency, NotImplementedError naming the column (``period="ordinal"``
+    gives the ordinals)."""
+    import json  # noqa: PLC0415
+
+    try:
+        freq = json.loads(meta)["freq"] if meta else None
+    except (ValueError, TypeError, KeyError):
+        freq = None
+    if not isinstance(freq, str):
+        raise NotImplementedError(
+            f"column {name!r}: a pandas.period column without a frequency "
+            f"({meta!r}); period='ordinal' gives its ordinals")
+    try:
+        import pandas as pd  # noqa: PLC0415
+    except ImportError as e:
+        raise NotImplementedError(
+            f"column {name!r}: pandas Period ordinals need pandas to become Period "
+            "objects; period='ordinal' gives the ordinals") from e
+    if not allow_copy:
+        raise RuntimeError(f"column {name!r}: converting pandas Period ordinals to "
+                           "Period objects needs a copy, but allow_copy=False")
+    masked = isinstance(values, np.ma.MaskedArray)
+    data = np.ma.getdata(values)
+    mask = np.ma.getmaskarray(values) if masked else np.zeros(len(data), dtype=bool)
+    if data.dtype.kind == "f":  # nulls="fill": ints with nulls came as float64 NaN
+        mask = mask | np.isnan(data)
+        data = np.where(mask, 0, data)
+    ordinals = np.where(mask, np.iinfo(np.int64).min, data.astype(np.int64))
+    try:
+        periods = pd.arrays.PeriodArray(ordinals, dtype=pd.PeriodDtype(freq))
+    except Exception as e:  # noqa: BLE001 - pandas' error, named
+        raise NotImplementedError(
+            f"column {name!r}: pandas could not make Periods of frequency {freq!r}: "
+            f"{type(e).__name__}: {e}") from e
+    out = np.asarray(periods, dtype=object)
+    if mask.any():
+        out[mask] = None
+        if masked:
+            return np.ma.MaskedArray(out, mask=mask)
+    return out
+
+
 def _special(dt: Any, pd: Any) -> bool:
     """Read here whatever pyarrow says: Period, Interval, Sparse."""
     return isinstance(dt, pd.PeriodDtype | pd.IntervalDtype | pd.SparseDtype)
 
 
-def _needs_copy(values: Any, pd: Any) -> bool:
+def _needs_copy(values: Any, pd: Any, ordinal: bool = False) -> bool:
     """Whether reading ``values`` here makes new values (objects, decoded
     categories, densified or re-encoded strings) rather than viewing them."""
     if isinstance(values, np.ndarray):
         return False
     dt = values.dtype
+    if isinstance(dt, pd.PeriodDtype) and ordinal:
+        return False  # the ordinals are pandas' own array
     return not (isinstance(dt, pd.DatetimeTZDtype) or type(values) in tuple(
         getattr(pd.arrays, k) for k in ("IntegerArray", "FloatingArray", "BooleanArray")))
 
@@ -178,7 +234,7 @@ def convert(frame: Any, positions: list[int], nulls: int, allow_copy: bool = Tru
             out.append(None)
             continue
         values = frame.iloc[:, pos].array
-        if not allow_copy and _needs_copy(values, pd):
+        if not allow_copy and _needs_copy(values, pd, bool(opts & _PERIOD_ORDINAL)):
             raise RuntimeError(f"column {names[pos]!r}: converting a pandas {values.dtype} "
                                "column needs a copy, but allow_copy=False")
         try:

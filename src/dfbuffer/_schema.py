@@ -290,6 +290,8 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
         s = f"run_end[int{c.bits}, {_type_string(c.values, nulls=False)}]"
     elif t == "other":
         s = f"other[{c.format}]"
+    elif t == "object" and _is_period(c):
+        s = f"object[period[{c.unit}]]"  # pandas' Period, e.g. period[M]
     elif c.children:
         s = _nested_type_string(c)
     else:
@@ -406,6 +408,13 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
     ext = common["metadata"].get("ARROW:extension:name")
     if ext == "arrow.bool8" and node["format"] == "c":
         kw = {"type": "bool", "bits": 8}  # converts as a bool view
+    if ext == "pandas.period" and node["format"] == "l":
+        # pandas' Period ordinals, converted to Period objects (period="object"), as
+        # a pandas Period column is described: the frequency as unit
+        freq = _nested_fields(node, common["metadata"]).get("extension_metadata")
+        kw = {"type": "object"}
+        if isinstance(freq, dict) and isinstance(freq.get("freq"), str):
+            kw["unit"] = freq["freq"]
     return ColumnSchema(
         format=node["format"],
         **kw,
@@ -538,6 +547,7 @@ def schema(
     *,
     structs: str = "object",
     columns: Sequence[str] | None = None,
+    on_unsupported: str = "raise",
 ) -> Schema:
     """Return the :class:`Schema` of ``obj`` without converting its data.
 
@@ -547,8 +557,10 @@ def schema(
         What :func:`dfbuffer.from_dataframe` accepts: an Arrow PyCapsule
         producer (read from its Arrow schema; the columns that pandas'
         metadata marks as the index are left out, as the converters leave
-        them out), an object with ``__dataframe__`` or an interchange
-        DataFrame (read from its column objects' ``dtype``,
+        them out), a pandas DataFrame or pandas' own interchange object
+        (``df.__dataframe__()``: described as the frame behind it, the same
+        answer as for the frame), an object with ``__dataframe__`` or an
+        interchange DataFrame (read from its column objects' ``dtype``,
         ``describe_null``, ``null_count``, ``describe_categorical`` and
         ``metadata``; no buffer is touched), or a mapping of column names
         to 1-D arrays (read as :func:`dfbuffer.to_arrow` exports it).
@@ -561,6 +573,17 @@ def schema(
         has), as ``from_dataframe(..., columns=...)`` selects them; with
         ``structs='flatten'`` a leaf (``'s.a'``) or a struct (``'s'``: all
         its leaves), ValueError for a name both a column and a leaf have.
+        Columns not selected are not described (nor can they fail).
+    on_unsupported : {'raise', 'skip'}, optional
+        ``'raise'`` (the default): a column that cannot be described (its
+        producer, or pandas' Arrow export of it, fails) raises
+        NotImplementedError naming it, the original error as
+        ``__cause__``; a column whose type is described but that
+        ``from_dataframe`` refuses (an Arrow format outside the type table,
+        a dictionary of run-end encoded or dictionary values) is still
+        listed, so its type can be seen.  ``'skip'`` leaves out both: the
+        columns listed are those ``from_dataframe(..., on_unsupported=
+        'skip')`` returns.
 
     Returns
     -------
@@ -572,7 +595,11 @@ def schema(
     TypeError
         ``obj`` is none of the above.
     ValueError
-        ``structs`` is neither ``'object'`` nor ``'flatten'``.
+        ``structs`` is neither ``'object'`` nor ``'flatten'``, or
+        ``on_unsupported`` neither ``'raise'`` nor ``'skip'``.
+    NotImplementedError
+        With ``on_unsupported='raise'``, a selected column that cannot be
+        described, named.
 
     Examples
     --------
@@ -582,20 +609,73 @@ def schema(
     >>> sch = dfbuffer.schema(df)
     >>> sch["c"].type, sch["c"].ordered, sch["c"].categories.type
     ('categorical', True, 'string')
+    >>> bad = pd.DataFrame({"x": [1.0, 2.0], "m": pd.Categorical(["a", 1])})
+    >>> dfbuffer.schema(bad, on_unsupported="skip").names
+    ['x']
     """
-    full = _schema_of(obj, structs)
-    if columns is None:
-        return full
-    if isinstance(columns, str):
+    if on_unsupported not in ("raise", "skip"):
+        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    if columns is not None and isinstance(columns, str):
         raise TypeError("columns= must be a sequence of column names, not a str")
-    if structs == "flatten":
-        whole = _schema_of(obj, "object").columns
-        return dataclasses.replace(full, columns=_select_flat(whole, columns))
-    by_name = {c.name: c for c in full.columns}
-    missing = [n for n in columns if n not in by_name]
-    if missing:
-        raise KeyError(f"no column named {missing[0]!r}")
-    return dataclasses.replace(full, columns=tuple(by_name[n] for n in columns))
+    full = _schema_of(obj, structs)
+    entries = full.columns
+    if columns is not None:
+        if structs == "flatten":
+            whole = _schema_of(obj, "object").columns
+            entries = _select_flat(whole, columns)
+        else:
+            by_name = {c.name: c for c in entries}
+            missing = [n for n in columns if n not in by_name]
+            if missing:
+                raise KeyError(f"no column named {missing[0]!r}")
+            entries = tuple(by_name[n] for n in columns)
+    kept: list[ColumnSchema] = []
+    for c in entries:
+        if isinstance(c, _Refused):
+            if on_unsupported == "raise" and c.error is not None:
+                raise c.error from c.error.__cause__
+            continue
+        if on_unsupported == "skip" and not _convertible(c):
+            continue
+        kept.append(c)
+    return dataclasses.replace(full, columns=tuple(kept))
+
+
+@dataclass(frozen=True, repr=False)
+class _Refused(ColumnSchema):
+    """A column that could not be described (never in a returned :class:`Schema`):
+    ``error`` is the NotImplementedError naming it, the original as ``__cause__``,
+    that ``on_unsupported='raise'`` raises when the column is selected."""
+
+    error: BaseException | None = None
+
+
+def _refused(name: str, what: str, e: BaseException) -> _Refused:
+    """The :class:`_Refused` entry of column ``name`` for error ``e``; ``what`` says
+    who failed (``"pandas' Arrow export"``, ``"its producer"``)."""
+    if isinstance(e, NotImplementedError) and str(e).startswith(f"column {name!r}"):
+        err = NotImplementedError(str(e))
+    else:
+        err = NotImplementedError(
+            f"column {name!r}: {what} failed to describe it: {type(e).__name__}: {e}")
+    err.__cause__ = e
+    return _Refused(name=name, type="unsupported", format="", error=err)
+
+
+def _convertible(c: ColumnSchema) -> bool:
+    """Whether the converters read a column of schema ``c``: what they refuse by its
+    type (NotImplementedError, so ``on_unsupported='skip'`` drops it) is an Arrow
+    format outside the type table, and a dictionary whose values are run-end encoded
+    or a dictionary; anywhere in the column (its children, values, categories)."""
+    if c.type == "other" and c.format:
+        return False
+    if c.type == "categorical" and c.categories is not None:
+        if c.categories.type in ("run_end", "categorical"):
+            return False
+        return _convertible(c.categories)
+    if c.values is not None and not _convertible(c.values):
+        return False
+    return all(_convertible(k) for k in c.children)
 
 
 _NUMPY_FORMATS = {
@@ -657,65 +737,109 @@ def _pandas_own_column(name: str, dt: Any, pd: Any) -> ColumnSchema:
     return ColumnSchema(name=name, type="other", format="", metadata=md)
 
 
+def _pandas_arrow_desc(sub: Any) -> Any:
+    """The Arrow schema description of pandas' Arrow export of ``sub`` (its columns
+    alone when its index is one Arrow cannot hold)."""
+    try:
+        desc = _arrow_schema(sub)
+    except Exception:  # an index Arrow cannot hold: the columns alone
+        desc = _arrow_schema(sub.reset_index(drop=True))
+    if desc is None:
+        raise TypeError("pandas' Arrow export gave no schema")
+    return desc
+
+
 def _pandas_schema(frame: Any) -> Schema:
     """A pandas DataFrame's schema: what Arrow can describe from pandas'
     Arrow export schema (when pyarrow can be imported), the rest (object,
     complex, Period, Interval, Sparse; every column without pyarrow) from
-    the dtypes; never an error of pyarrow's."""
-    from dfbuffer._pandas_columns import have_pyarrow  # noqa: PLC0415
+    the dtypes; never an error of pyarrow's: a column pandas' Arrow export
+    fails on is a :class:`_Refused` entry naming it."""
+    from dfbuffer._frame_nodes import have_pyarrow  # noqa: PLC0415
 
     pd = sys.modules["pandas"]
     names = [str(c) for c in frame.columns]
     dtypes = list(frame.dtypes)
     arrow = have_pyarrow()
     special = (pd.PeriodDtype, pd.IntervalDtype, pd.SparseDtype)
-    own = {
-        i: _pandas_own_column(names[i], dt, pd)
-        for i, dt in enumerate(dtypes)
-        if not arrow or isinstance(dt, special) or (isinstance(dt, np.dtype) and dt.kind in "Oc")
-    }
-    rest = [i for i in range(len(names)) if i not in own]
-    cols: dict[int, ColumnSchema] = dict(own)
+    cols: dict[int, ColumnSchema] = {}
+    for i, dt in enumerate(dtypes):
+        if not arrow or isinstance(dt, special) or (isinstance(dt, np.dtype) and dt.kind in "Oc"):
+            try:
+                cols[i] = _pandas_own_column(names[i], dt, pd)
+            except Exception as e:  # noqa: BLE001 - pandas' error, named
+                cols[i] = _refused(names[i], "pandas", e)
+    rest = [i for i in range(len(names)) if i not in cols]
     md: dict[str, Any] = {}
     idx: tuple[str, ...] = ()
     if rest:
         sub = frame if len(rest) == len(names) else frame.iloc[:, rest]
         try:
-            desc = _arrow_schema(sub)
-        except Exception:  # an index Arrow cannot hold: the columns alone
-            desc = _arrow_schema(sub.reset_index(drop=True))
-        if desc is None:
-            raise TypeError("pandas' Arrow export gave no schema")
-        sch = _arrow_schema_of(desc)
-        md, idx = sch.metadata, sch.index_columns
-        for i, c in zip(rest, sch.columns, strict=True):
-            cols[i] = dataclasses.replace(c, name=names[i])
+            sch = _arrow_schema_of(_pandas_arrow_desc(sub))
+            if len(sch.columns) != len(rest):
+                raise TypeError("pandas' Arrow export gave another number of columns")
+        except MemoryError:
+            raise
+        except Exception:  # noqa: BLE001 - found column by column below
+            sch = None
+        if sch is not None:
+            md, idx = sch.metadata, sch.index_columns
+            for i, c in zip(rest, sch.columns, strict=True):
+                cols[i] = dataclasses.replace(c, name=names[i])
+        else:
+            for i in rest:
+                try:
+                    one = _arrow_schema_of(_pandas_arrow_desc(frame.iloc[:, [i]]))
+                    cols[i] = dataclasses.replace(one.columns[0], name=names[i])
+                except MemoryError:
+                    raise
+                except Exception as e:  # noqa: BLE001 - pyarrow's error, named
+                    cols[i] = _refused(names[i], "pandas' Arrow export", e)
     return Schema(tuple(cols[i] for i in range(len(names))), md, "arrow", idx)
 
 
+def _ix_schema(df: Any) -> Schema:
+    """An interchange DataFrame's schema, from its column objects; a column whose
+    producer refuses to describe it (NotImplementedError from ``dtype``,
+    ``describe_null``, ..., the error ``from_dataframe(..., on_unsupported="skip")``
+    skips) is a :class:`_Refused` entry naming it."""
+    md = df.metadata
+    cols: list[ColumnSchema] = []
+    for i, name in enumerate(df.column_names()):
+        try:
+            cols.append(_ix_column(str(name), df.get_column(i)))
+        except NotImplementedError as e:
+            cols.append(_refused(str(name), "its producer", e))
+    return Schema(tuple(cols), dict(md) if isinstance(md, dict) else {}, "interchange")
+
+
 def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schema:
-    """Every column of ``obj`` (see :func:`schema`)."""
+    """Every column of ``obj`` (see :func:`schema`); a column that cannot be
+    described is a :class:`_Refused` entry."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
-    from dfbuffer._to_arrow import frame_source, not_a_frame  # noqa: PLC0415
+    from dfbuffer._frame_nodes import frame_source, not_a_frame  # noqa: PLC0415
 
-    # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is read
+    # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
+    # read: pandas' own interchange object is read as the frame behind it, as
+    # from_dataframe reads it, so its schema is the frame's
     kind, frame = frame_source(obj)
-    if kind == "pandas" and frame is not obj:
-        # pandas' interchange object: described as the object it is (its null
-        # representation, null counts), not as the frame behind it
-        kind, frame = "interchange", obj.__dataframe__() if hasattr(obj, "__dataframe__") else obj
-    if kind == "pandas" and structs == "object":
-        # the pandas row: every dtype, from the dtypes where Arrow has no type
-        try:
-            return _pandas_schema(frame)
-        except (ValueError, TypeError, NotImplementedError, KeyError, MemoryError):
-            raise
-        except Exception as e:  # another library's error, named
-            raise NotImplementedError(
-                f"schema() could not describe the pandas frame: {type(e).__name__}: {e}"
-            ) from e
-    if kind in ("pandas", "arrow", "schema"):
+    pd = sys.modules.get("pandas")
+    series: Any = obj
+    if kind == "arrow" and pd is not None and type(series) is pd.Series and (
+            isinstance(series.dtype, pd.PeriodDtype | pd.IntervalDtype)
+            or getattr(series.dtype, "kind", "") == "c"):
+        # read as column_to_ndarray reads such a Series: as the column of a frame
+        one = _pandas_schema(series.to_frame())
+        name = "" if series.name is None else str(series.name)
+        return dataclasses.replace(one, columns=(dataclasses.replace(one.columns[0], name=name),))
+    if kind == "pandas":
+        sch = _pandas_schema(frame)
+        if structs == "flatten":
+            cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
+            sch = dataclasses.replace(sch, columns=cols)
+        return sch
+    if kind in ("arrow", "schema"):
         desc = _arrow_schema(frame)
         if desc is not None:
             sch = _series_named(obj, _arrow_schema_of(desc))
@@ -727,30 +851,39 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     if df is None:
         raise not_a_frame("schema", obj, "an Arrow PyCapsule producer, an object with "
                           "__dataframe__, an interchange DataFrame or a mapping")
-    md = df.metadata
-    cols = tuple(
-        _ix_column(str(name), df.get_column(i)) for i, name in enumerate(df.column_names())
-    )
-    return Schema(cols, dict(md) if isinstance(md, dict) else {}, "interchange")
+    return _ix_schema(df)
 
 
 # the logical types to_matrix takes (nulls-only columns take no part in the dtype)
 _MATRIX_TYPES = frozenset({"int", "uint", "float", "bool", "null"})
 
 
-def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool) -> bool:
+def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool,
+                  period_ordinal: bool = False) -> bool:
     """Whether ``to_matrix`` takes column ``c`` (its documented rule: bool, integer and
-    float columns; categoricals only with a dtype; decimals with decimals="float64")."""
+    float columns; categoricals only with a dtype; decimals with decimals="float64";
+    pandas Period columns with period="ordinal")."""
     if c.type == "run_end" and c.values is not None:
         return _matrix_takes(c.values, dtype_given, decimals_float)
+    if period_ordinal and _is_period(c):
+        return True
     return (c.type in _MATRIX_TYPES or (c.type == "categorical" and dtype_given)
             or (c.type == "decimal" and decimals_float))
 
 
+def _is_period(c: ColumnSchema) -> bool:
+    """Whether ``c`` is a pandas Period column (its pandas dtype, or pandas'
+    ``pandas.period`` Arrow extension type)."""
+    return (str(c.metadata.get("pandas_dtype", "")).startswith("period[")
+            or (c.extension_name == "pandas.period" and c.type == "object"))
+
+
 def _matrix_columns(obj: Any, columns: Sequence[str] | None, flatten: bool,
-                    dtype_given: bool, decimals_float: bool) -> list[str]:
+                    dtype_given: bool, decimals_float: bool,
+                    period_ordinal: bool = False) -> list[str]:
     """The columns ``to_matrix(..., on_unsupported="skip")`` takes of ``obj``: those of
     ``columns`` (default: all) that its rule takes, read from the schema (no data)."""
     sch = schema(obj, structs="flatten" if flatten else "object",
-                 columns=None if columns is None else list(columns))
-    return [c.name for c in sch.columns if _matrix_takes(c, dtype_given, decimals_float)]
+                 columns=None if columns is None else list(columns), on_unsupported="skip")
+    return [c.name for c in sch.columns
+            if _matrix_takes(c, dtype_given, decimals_float, period_ordinal)]

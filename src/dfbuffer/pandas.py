@@ -1,10 +1,11 @@
 """dfbuffer.pandas: a pandas front end over dfbuffer's C converters.
 
 ``from_dataframe(obj)`` builds a :class:`pandas.DataFrame` from any
-``__dataframe__`` producer, interchange DataFrame or Arrow PyCapsule
-producer, with the dtypes ``pandas.api.interchange.from_dataframe`` gives,
-zero-copy wherever the layout allows, and right where pandas' own consumer
-is wrong (see docs/requirements.md, "dfbuffer.pandas").  pandas is imported
+``__dataframe__`` producer, interchange DataFrame, Arrow PyCapsule
+producer or mapping of arrays (as the frame-source table names them), with
+the dtypes ``pandas.api.interchange.from_dataframe`` gives, zero-copy
+wherever the layout allows, and right where pandas' own consumer is wrong
+(see docs/requirements.md, "dfbuffer.pandas").  pandas is imported
 only by this module.
 """
 
@@ -25,12 +26,13 @@ try:  # pandas >= 3: a frame straight from 2-D blocks, no consolidation
 except ImportError:  # pandas 2.x: pd.DataFrame over the columns
     _from_blocks = None
 
+from dfbuffer._frame_nodes import not_a_frame
 from dfbuffer._interchange import (
     CategoricalCodes,
     _arrow_schema,
     _arrow_type,
+    _frame_source,
     _pandas_arrow_block,
-    _pandas_frame,
     _rows_block,
     _stringdtype_arrow,
 )
@@ -147,7 +149,9 @@ def _column(values: Any, tz: str | None) -> Any:
     if kind == "O":
         # the object converters hold None in the null slots (filled(None)
         # would write the mask's default fill value instead)
-        return _strings(values) if _all_str(values) else np.ma.getdata(values)
+        if _all_str(values):
+            return _strings(values)
+        return _periods(np.ma.getdata(values))
     if kind == "M":
         arr = values.filled(np.datetime64("NaT")) if masked else values
         unit = np.datetime_data(arr.dtype)[0]
@@ -171,6 +175,20 @@ def _column(values: Any, tz: str | None) -> Any:
             return values.filled(np.timedelta64("NaT"))
         return values.filled()
     return values
+
+
+def _periods(data: np.ndarray) -> Any:
+    """``data`` (objects, None where null) as pandas' Period array when its values are
+    Periods of one frequency (pandas' ``pandas.period`` Arrow type, read as Period
+    objects), else ``data`` itself."""
+    first = next((v for v in data if v is not None), None)
+    if not isinstance(first, pd.Period):
+        return data
+    dtype = pd.PeriodDtype(first.freq)
+    if not all(v is None or (isinstance(v, pd.Period) and v.freq == first.freq)
+               for v in data):
+        return data
+    return pd.array(data, dtype=dtype)
 
 
 def _all_str(values: Any) -> bool:
@@ -374,7 +392,12 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
             return _block_frame(*got)
     desc = _arrow_schema(obj)
     if desc is None:
-        return _from_interchange(obj, allow_copy, strings)
+        # only the device half of the Arrow interface: host memory only here,
+        # so its __dataframe__ if it has one
+        df = _ix_frame(obj)
+        if df is None:
+            raise _not_a_frame(obj)
+        return _from_interchange(df, allow_copy, strings)
     if desc["format"] == "+s":
         skip = set(desc.get("index_columns", ()))
         fields = [f for i, f in enumerate(desc["children"]) if i not in skip]
@@ -537,14 +560,30 @@ def _fetch_columns(df: Any) -> tuple[list[Any], list[Any]] | None:
     return (names, cols) if len(cols) == len(names) else None
 
 
-def _from_interchange(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
-    df = _ix_frame(obj)
-    if df is None:
-        raise TypeError(
-            "from_dataframe() expects a pandas DataFrame, an Arrow PyCapsule "
-            "producer, an object with __dataframe__ or an interchange DataFrame, "
-            f"got {type(obj).__name__}"
-        )
+def _not_a_frame(obj: Any) -> TypeError:
+    return not_a_frame(
+        "from_dataframe", obj, "a pandas DataFrame, an Arrow PyCapsule producer, an object "
+        "with __dataframe__, an interchange DataFrame or a mapping of column names to 1-D "
+        "arrays")
+
+
+def _from_mapping(data: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    """A mapping of column names to 1-D arrays, Buffers or Arrow arrays: each
+    column as ``from_dataframe`` reads it, in pandas' dtypes."""
+    cols = _convert(
+        data, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
+    )
+    out = {
+        name: values if type(values) is np.ndarray and values.dtype.kind in "biuf"
+        else _column(values, None)
+        for name, values in cols.items()
+    }
+    return _frame(out, allow_copy)
+
+
+def _from_interchange(df: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    """Interchange DataFrame ``df`` (the frame-source table's, or ``__dataframe__()``
+    of a device-only Arrow producer)."""
     fetched = _fetch_columns(df)
     src = df if fetched is None else _Fetched(*fetched)
     cols = _convert(
@@ -583,7 +622,9 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
 
     ``obj`` is a pandas DataFrame (returned as it is, as pandas does), an
     Arrow PyCapsule producer (pyarrow, polars, nanoarrow, ...), an object
-    with ``__dataframe__`` or an interchange DataFrame.  The dtypes are the
+    with ``__dataframe__``, an interchange DataFrame or a mapping of column
+    names to 1-D arrays; the frame-source table decides how it is read, as
+    for every other function of dfbuffer.  The dtypes are the
     ones ``pandas.api.interchange.from_dataframe`` gives: categoricals via
     ``Categorical.from_codes`` (the codes are not decoded), tz-aware
     ``datetime64[unit, tz]``, pandas' default ``str`` dtype, NaN for nulls
@@ -610,7 +651,8 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     ----------
     obj : object
         A pandas DataFrame, an Arrow PyCapsule producer, an object with
-        ``__dataframe__`` or an interchange DataFrame.
+        ``__dataframe__``, an interchange DataFrame or a mapping of column
+        names to 1-D arrays.
     allow_copy : bool, optional
         False raises RuntimeError where a copy is unavoidable (default True).
 
@@ -637,17 +679,25 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     >>> df["n"].dtype, df["n"].tolist()
     (Int64Dtype(), [1, <NA>])
     """
-    if isinstance(obj, pd.DataFrame):
-        return obj
+    # the frame-source table (src/_interchange/readers/frame_source.c) decides how
+    # obj is read; an interchange DataFrame is asked for with allow_copy=True (the
+    # conversion below honours the caller's), and may_copy is False when pandas'
+    # interchange object forbids copies
+    kind, frame, may_copy = _frame_source(obj)
+    if frame is obj and isinstance(obj, pd.DataFrame):
+        return obj  # a pandas frame (a subclass too) is the result as it is
     strings: _Strings = (
         "stringdtype" if _PANDAS3 and _str_storage() == "pyarrow" else "object"
     )
-    behind = _pandas_frame(obj)
-    if behind is not None:
+    if kind == "pandas":
         # pandas' interchange object: the frame behind it, through its Arrow
         # export (pandas' own buffers drop the slice offset of Arrow-backed
         # columns), with the dtypes pandas' consumer gives
-        return _from_arrow(behind[0], allow_copy and behind[1], strings)
-    if hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__"):
-        return _from_arrow(obj, allow_copy, strings)
-    return _from_interchange(obj, allow_copy, strings)
+        return _from_arrow(frame, allow_copy and may_copy, strings)
+    if kind == "arrow":
+        return _from_arrow(frame, allow_copy, strings)
+    if kind == "interchange":
+        return _from_interchange(frame, allow_copy, strings)
+    if kind == "mapping":
+        return _from_mapping(frame, allow_copy, strings)
+    raise _not_a_frame(obj)

@@ -32,7 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._interchange import ColumnNullType, DeviceType, DtypeKind, _host_readable
+from dfbuffer._interchange import (
+    Buffer,
+    ColumnNullType,
+    DeviceType,
+    DtypeKind,
+    _host_readable,
+    buffer_to_ndarray,
+)
 
 __all__ = [
     "Report",
@@ -319,9 +326,7 @@ def _read(buf: Any, dtype: Any, start: int, count: int) -> np.ndarray | None:
     if count == 0:
         return np.empty(0, dtype=dt)
     try:
-        import dfbuffer
-
-        arr = dfbuffer.buffer_to_ndarray(buf, dt)
+        arr = buffer_to_ndarray(buf, dt)
         if (
             isinstance(arr, np.ndarray)
             and arr.ndim == 1
@@ -386,9 +391,7 @@ def _check_buffer_into(ck: _Checker, buf: Any) -> None:
         )
     ck.run("P-5", lambda: _check_dlpack_within(ck, buf), "__dlpack__: ")
     try:
-        import dfbuffer
-
-        is_ours = isinstance(buf.obj, dfbuffer.Buffer)
+        is_ours = isinstance(buf.obj, Buffer)
     except Exception:
         is_ours = False
     if is_ours:

@@ -11,14 +11,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from kernel_checks import arrow_to_ndarray
 
 import dfbuffer
 from dfbuffer import _interchange
-
-
-def to_ndarray(obj, nulls="mask"):
-    """column_to_ndarray's Arrow path (the private entry: independent of dispatch)."""
-    return _interchange._arrow_to_ndarray(obj, nulls)
 
 
 def from_df(obj, nulls="mask", allow_copy=True):
@@ -58,7 +54,7 @@ def values(arr):
 
 def test_primitive_zero_copy_and_base_chain(collect):
     arr = pa.array(np.arange(50, dtype=np.float64)).slice(7, 20)
-    got = to_ndarray(arr)
+    got = arrow_to_ndarray(arr)
     assert got.tolist() == list(range(7, 27))
     assert got.ctypes.data == arr.buffers()[1].address + 7 * 8
     b = got
@@ -113,16 +109,16 @@ def test_sliced_bitmaps_any_offset():
     vals = [None if k % 3 == 0 else k for k in range(200)]
     arr = pa.array(vals)
     for start, n in [(0, 200), (1, 5), (13, 40), (150, 3), (199, 1), (64, 0)]:
-        got = to_ndarray(arr.slice(start, n))
+        got = arrow_to_ndarray(arr.slice(start, n))
         assert values(got) == vals[start:start + n]
     bools = pa.array([k % 7 == 0 for k in range(100)])
-    assert to_ndarray(bools.slice(45, 20)).tolist() == \
+    assert arrow_to_ndarray(bools.slice(45, 20)).tolist() == \
         [k % 7 == 0 for k in range(45, 65)]
 
 
 def test_chunked_and_stream():
     ca = pa.chunked_array([[1, None], [3], [], [4, 5]])
-    assert values(to_ndarray(ca)) == [1, None, 3, 4, 5]
+    assert values(arrow_to_ndarray(ca)) == [1, None, 3, 4, 5]
     t = pa.Table.from_batches(pa.table({"a": range(10), "s": [str(k) for k in range(10)]})
                               .to_batches(max_chunksize=3))
     got = from_df(t)
@@ -141,15 +137,15 @@ def test_polars_and_pandas_and_nanoarrow():
     assert values(got["i"]) == [1, None, 3]
     assert values(got["s"]) == ["x", "yy", None]
     assert values(got["c"]) == ["a", None, "b"]
-    assert values(to_ndarray(df["i"])) == [1, None, 3]
+    assert values(arrow_to_ndarray(df["i"])) == [1, None, 3]
     s = pl.Series("f", [1.5, 2.5])
-    out = to_ndarray(s)
+    out = arrow_to_ndarray(s)
     assert np.shares_memory(out, s.to_numpy())
     pdf = pd.DataFrame({"a": [1, 2], "s": ["p", "q"]})
     got = from_df(pdf)
     assert got["a"].tolist() == [1, 2] and got["s"].tolist() == ["p", "q"]
     na = pytest.importorskip("nanoarrow")
-    assert to_ndarray(na.c_array([1, 2, 3], na.int32())).tolist() == [1, 2, 3]
+    assert arrow_to_ndarray(na.c_array([1, 2, 3], na.int32())).tolist() == [1, 2, 3]
 
 
 def test_empty_stream_and_empty_columns():
@@ -161,9 +157,9 @@ def test_empty_stream_and_empty_columns():
 
 
 def test_unsupported_named_and_struct_column():
-    assert [x.tolist() for x in to_ndarray(pa.array([[1], [2]]))] == [[1], [2]]
+    assert [x.tolist() for x in arrow_to_ndarray(pa.array([[1], [2]]))] == [[1], [2]]
     # column_to_ndarray reads any array as one column: a record batch's rows as dicts
-    assert to_ndarray(pa.record_batch({"a": [1]})).tolist() == [{"a": 1}]
+    assert arrow_to_ndarray(pa.record_batch({"a": [1]})).tolist() == [{"a": 1}]
     assert from_df(pa.record_batch({"a": [1]}))["a"].tolist() == [1]
 
 
@@ -178,7 +174,7 @@ def test_lifetime_arrow_memory(collect):
     v = pc.add(pa.array(np.arange(300_000, dtype=np.int64)), 1)   # Arrow-allocated
     after = pa.total_allocated_bytes()
     assert after - before >= 2_400_000
-    got = to_ndarray(v)
+    got = arrow_to_ndarray(v)
     assert got.ctypes.data == v.buffers()[1].address
     b = got.base
     while not isinstance(b, dfbuffer.Buffer):
@@ -194,54 +190,3 @@ def test_lifetime_arrow_memory(collect):
     assert pa.total_allocated_bytes() <= before
 
 
-def test_dictionary_codes_checked_and_null_type():
-    from test_arrow_bad import Producer, child_array
-
-    s, a, keep = child_array(b"l", [10, 20])
-    p = Producer(b"i", 3, [None, np.array([1, 0, 1], np.int32)], dictionary=(s, a))
-    assert to_ndarray(p).tolist() == [20, 10, 20]
-    for bad in (5, -1):
-        p = Producer(b"i", 3, [None, np.array([1, 0, bad], np.int32)], dictionary=(s, a))
-        with pytest.raises(ValueError, match="out of range"):
-            to_ndarray(p)
-    got = to_ndarray(pa.nulls(3))
-    assert np.ma.getmaskarray(got).all()
-
-
-@pytest.mark.parametrize(
-    "values, fill",
-    [(["a", None, "c"], None), ([1.5, None, 3.0], np.nan)],
-)
-def test_dictionary_with_null_categories_decodes_to_nulls(values, fill):
-    # a code that names a null category is a null row, as in pyarrow
-    arr = pa.DictionaryArray.from_arrays(
-        pa.array([0, 1, None, 2, 1], pa.int8()), pa.array(values)
-    )
-    want = arr.to_pylist()
-    out = dfbuffer.column_to_ndarray(arr)
-    assert list(np.ma.getmaskarray(out)) == [v is None for v in want]
-    assert [v for v, m in zip(out.data, out.mask, strict=True) if not m] == [
-        v for v in want if v is not None
-    ]
-    filled = dfbuffer.column_to_ndarray(arr, nulls="fill")
-    for got, w in zip(filled, want, strict=True):
-        if w is not None:
-            assert got == w
-        elif fill is None:
-            assert got is None
-        else:
-            assert np.isnan(got)
-    with pytest.raises(ValueError, match="3 null values"):
-        dfbuffer.column_to_ndarray(arr, nulls="raise")
-    via = dfbuffer.from_dataframe(dfbuffer.to_interchange(pa.table({"x": arr})))
-    assert list(np.ma.getmaskarray(via["x"])) == [v is None for v in want]
-
-
-@pytest.mark.parametrize("bad", [5, -3, 2])
-def test_null_categories_with_out_of_range_codes_raise(bad):
-    # the null-category pass skips codes it cannot index; the decoder names them
-    arr = pa.DictionaryArray.from_arrays(
-        pa.array([0, bad, 1], pa.int8()), pa.array(["a", None]), safe=False
-    )
-    with pytest.raises(ValueError, match=f"categorical code {bad} at row 1 is out of range"):
-        dfbuffer.column_to_ndarray(arr)

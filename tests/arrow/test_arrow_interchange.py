@@ -270,15 +270,6 @@ def test_unsupported_types_named():
     assert got.column("ok").to_pylist() == [1, 2]
 
 
-def test_string_view_pyarrow_sliced_with_nulls():
-    vals = [None if k % 4 == 0 else ("short" if k % 2 else f"a longer string #{k}")
-            for k in range(40)]
-    arr = pa.array(vals, pa.string_view())
-    for t in (pa.table({"s": arr}), pa.table({"s": arr}).slice(5, 17)):
-        got = pa_from_dataframe(to_interchange(t))
-        assert got.column("s").to_pylist() == t.column("s").to_pylist()
-
-
 def test_lifetime_total_allocated_bytes(collect):
     before = pa.total_allocated_bytes()
     v = pa.compute.add(pa.array(np.arange(200_000, dtype=np.int64)), 0)  # Arrow-allocated

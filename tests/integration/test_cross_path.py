@@ -18,6 +18,7 @@ bitmap, give a MaskedArray: the two agree once filled with NaN.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -139,6 +140,17 @@ def _norm(res, nulls: str, *, nan_float: bool):
     return (type(res).__name__, str(data.dtype), mask.tolist(), vals)
 
 
+_DUCKDB = []
+
+
+def _duckdb_connection(duckdb):
+    """One in-memory DuckDB connection for the module (connecting costs more than a query of
+    these small tables); each path registers its table and unregisters it after."""
+    if not _DUCKDB:
+        _DUCKDB.append(duckdb.connect())
+    return _DUCKDB[0]
+
+
 def _paths(cols, index_kind):
     """name -> thunk giving the from_dataframe input for one path."""
     import dfbuffer as d
@@ -165,10 +177,13 @@ def _paths(cols, index_kind):
         import duckdb
 
         def _duck():
-            con = duckdb.connect()
+            con = _duckdb_connection(duckdb)
             con.register("t", table)
-            rel = con.sql("select * from t")
-            return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+            try:
+                rel = con.sql("select * from t")
+                return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+            finally:
+                con.unregister("t")
 
         paths["duckdb"] = _duck
     except ImportError:
@@ -251,3 +266,41 @@ def test_the_examples_of_the_rule(index_kind):
     assert isinstance(res["pyarrow"]["x"], np.ma.MaskedArray)
     for path, out in res.items():
         assert type(out["b"]) is np.ndarray, path
+
+
+def _several_dtypes(index_kind: str):
+    n = 3
+    return pd.DataFrame({
+        "i": [1, 2, 3], "f": [1.5, np.nan, 3.0], "b": [True, False, True],
+        "I": pd.array([1, None, 3], dtype="Int64"), "u": np.array([1, 2, 3], dtype=np.uint8),
+        "s": pd.Series(["a", None, "c"], dtype="str"),
+        "S": pd.array(["a", None, "c"], dtype="string[python]"),
+        "t": pd.to_datetime(["2020-01-01", None, "2020-01-03"]).as_unit("us"),
+        "z": pd.to_datetime(["2020-01-01"] * n).tz_localize("UTC").tz_convert("Asia/Kathmandu"),
+        "c": pd.Categorical(["a", "b", None], ordered=True),
+    }, index=_index(index_kind, n))
+
+
+@pytest.mark.parametrize("index_kind", INDEX_KINDS)
+def test_schema_is_the_same_on_every_path(index_kind):
+    # schema() of the pandas frame, pandas' interchange object (read as the frame
+    # behind it), pandas' Arrow export and the to_interchange view: one answer
+    df = _several_dtypes(index_kind)
+    want = dfbuffer.schema(df)
+    assert want.names == list(df.columns)
+    paths = {
+        "interchange": _quiet(df.__dataframe__),
+        "pa.table": pa.table(df.reset_index(drop=True)),
+        "to_interchange": dfbuffer.to_interchange(df),
+    }
+    for path, src in paths.items():
+        got = dfbuffer.schema(src)
+        assert got.names == want.names, path
+        for a, b in zip(got, want, strict=True):
+            assert dataclasses.replace(a, metadata={}) == dataclasses.replace(b, metadata={}), (
+                path, a, b)
+    # the interchange object's answer is the frame's, metadata included
+    assert dfbuffer.schema(paths["interchange"]) == want
+    # and it names what from_dataframe returns, through every path
+    for src in (df, *paths.values()):
+        assert list(_quiet(lambda s=src: dfbuffer.from_dataframe(s))) == want.names

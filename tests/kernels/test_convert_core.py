@@ -13,7 +13,8 @@ import weakref
 
 import numpy as np
 import pytest
-from producers import ProtocolOnlyColumn, raw_buffer
+from kernel_checks import RawBuffer, pandas_col
+from producers import ProtocolOnlyColumn
 
 import dfbuffer
 
@@ -24,12 +25,6 @@ warnings.filterwarnings("ignore", message=".*[Ii]nterchange [Pp]rotocol.*")
 
 INT, UINT, FLOAT, BOOL, STRING, DATETIME, CATEGORICAL = 0, 1, 2, 20, 21, 22, 23
 OTHER = ">" if sys.byteorder == "little" else "<"
-
-
-def RawBuffer(arr, device=(1, None)):  # noqa: N802 - reads as the class it was
-    """A minimal interchange-protocol buffer over a NumPy array (no __dlpack__)."""
-    a = np.ascontiguousarray(arr)
-    return raw_buffer(device=device, mem=a)
 
 
 def chain_end(arr):
@@ -118,39 +113,6 @@ def test_buffer_to_ndarray_byteswapped(np_dtype):
     assert np.shares_memory(res, buf._x)
 
 
-def test_buffer_to_ndarray_datetime_units():
-    vals = np.array([0, 86_400, -1], dtype="i8")
-    buf = RawBuffer(vals)
-    for unit in "smun":
-        res = dfbuffer.buffer_to_ndarray(buf, (DATETIME, 64, f"ts{unit}:UTC", "="))
-        name = {"s": "s", "m": "ms", "u": "us", "n": "ns"}[unit]
-        assert res.dtype == np.dtype(f"M8[{name}]")
-        np.testing.assert_array_equal(res.view("i8"), vals)
-        res = dfbuffer.buffer_to_ndarray(buf, (DATETIME, 64, f"tD{unit}", "="))
-        assert res.dtype == np.dtype(f"m8[{name}]")
-
-
-def test_buffer_to_ndarray_date32_and_bits():
-    days = RawBuffer(np.array([0, 1, 19_000], dtype="i4"))
-    res = dfbuffer.buffer_to_ndarray(days, (DATETIME, 32, "tdD", "="))
-    assert res.dtype == np.dtype("M8[D]")
-    np.testing.assert_array_equal(res.view("i8"), [0, 1, 19_000])
-    bits = RawBuffer(np.array([0b10110100, 0b00000011], dtype="u1"))
-    res = dfbuffer.buffer_to_ndarray(bits, (BOOL, 1, "b", "="), offset=2, length=9)
-    assert res.dtype == np.bool_
-    np.testing.assert_array_equal(res, [1, 0, 1, 1, 0, 1, 1, 1, 0])
-    with pytest.raises(ValueError):
-        dfbuffer.buffer_to_ndarray(bits, (BOOL, 1, "b", "="), offset=8, length=9)
-
-
-def test_buffer_to_ndarray_string_bytes_dtype_quirk():
-    raw = np.frombuffer(b"hello", dtype="u1")
-    buf = RawBuffer(raw)
-    for dt in [(UINT, 8, "C", "="), (STRING, 8, "u", "=")]:
-        res = dfbuffer.buffer_to_ndarray(buf, dt)
-        assert res.tobytes() == b"hello"
-
-
 @pytest.mark.parametrize("device", [(2, 0), (10, 1), (4, None)])
 def test_buffer_to_ndarray_refuses_device(device):
     buf = RawBuffer(np.arange(3.0), device=device)
@@ -219,10 +181,6 @@ def test_buffer_to_ndarray_empty_buffer():
 # ---------------------------------------------------------------- columns
 
 
-def pandas_col(series):
-    return pd.DataFrame({"x": series}).__dataframe__().get_column(0)
-
-
 def test_column_pandas_float_zero_copy_and_nan():
     df = pd.DataFrame({"x": [1.0, np.nan, 3.0]})
     col = ProtocolOnlyColumn(df.__dataframe__().get_column(0))
@@ -258,14 +216,6 @@ def test_column_pandas_strings_and_categorical():
     assert res.mask.tolist() == [False, True, False, False]
     assert res.data[[0, 2, 3]].tolist() == ["x", "y", "x"]
     assert dfbuffer.column_to_ndarray(cat, nulls="fill").tolist() == ["x", None, "y", "x"]
-
-
-def test_column_pandas_datetime_tz_nat():
-    s = pd.Series(pd.to_datetime(["2020-01-01", None]).tz_localize("Asia/Kathmandu"))
-    res = dfbuffer.column_to_ndarray(pandas_col(s), nulls="fill")
-    assert res.dtype.kind == "M"
-    assert res[0] == np.datetime64("2019-12-31T18:15")
-    assert np.isnat(res[1])
 
 
 def test_column_pyarrow_sliced_bits_and_strings():
@@ -348,62 +298,6 @@ def test_bitmask_validity_sliced_matches_pyarrow(start):
     res = dfbuffer.from_dataframe(pa.table({"a": arr}))["a"]
     assert res.mask.tolist() == (~valid[start:]).tolist()
     assert res.compressed().tolist() == [v for v in arr.to_pylist() if v is not None]
-
-
-class StringColumn:
-    """A minimal interchange string column over UTF-8 bytes and int64 offsets."""
-
-    def __init__(self, chunks: list[bytes]):
-        offsets = np.zeros(len(chunks) + 1, dtype="i8")
-        offsets[1:] = np.cumsum([len(c) for c in chunks])
-        self._data = RawBuffer(np.frombuffer(b"".join(chunks) or b"\0", dtype="u1"))
-        self._offsets = RawBuffer(offsets)
-        self._n = len(chunks)
-        self.offset = 0
-        self.dtype = (STRING, 8, "u", "=")
-        self.describe_null = (0, None)
-        self.null_count = 0
-
-    def size(self):
-        return self._n
-
-    def num_chunks(self):
-        return 1
-
-    def get_buffers(self):
-        return {
-            "data": (self._data, (UINT, 8, "C", "=")),
-            "validity": None,
-            "offsets": (self._offsets, (INT, 64, "l", "=")),
-        }
-
-
-def test_utf8_decoding_matches_python():
-    rng = np.random.default_rng(7)
-    alphabet = ["a", "é", "ß", "€", "中", "😀", "\x00", "\u07ff", "\u0800", "\uffff", "\U0010ffff"]
-    words = ["".join(rng.choice(alphabet, size=k)) for k in rng.integers(0, 40, 400)]
-    words += ["x" * 100 + "é", "€" * 30]  # beyond the short-string path
-    res = dfbuffer.column_to_ndarray(StringColumn([w.encode() for w in words]))
-    assert res.tolist() == words
-    for got, want in zip(res, words, strict=True):
-        assert got == want and hash(got) == hash(want)
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        b"\xff",
-        b"\xc0\x80",  # overlong NUL
-        b"\xc3",  # truncated
-        b"\xe0\x80\x80",  # overlong
-        b"\xed\xa0\x80",  # surrogate
-        b"\xf4\x90\x80\x80",  # beyond U+10FFFF
-        b"ab\x80",
-    ],
-)
-def test_utf8_invalid_raises(bad):
-    with pytest.raises(UnicodeDecodeError):
-        dfbuffer.column_to_ndarray(StringColumn([b"ok", bad]))
 
 
 def test_buffer_to_ndarray_readonly_buffer_stays_readonly():

@@ -11,8 +11,8 @@ import weakref
 
 import numpy as np
 import pytest
+from kernel_checks import churn
 from producers import (
-    UINT8_DTYPE,
     ProtocolOnlyFrame,
     base_chain,
     datetimes,
@@ -29,20 +29,6 @@ pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-def churn(nbytes: int, rounds: int = 200) -> None:
-    """Allocate and free many same-sized blocks, filled with junk, so freed
-    memory gets reused (and overwritten) by the allocator."""
-    nbytes = max(int(nbytes), 1)
-    keep = []
-    for i in range(rounds):
-        a = np.full(nbytes, (i * 37 + 11) % 251, dtype=np.uint8)
-        b = bytes([i % 251]) * nbytes
-        keep.append((a, b))
-        if len(keep) > 20:
-            keep.pop(0)
-    del keep
 
 
 def buffer_owner(res):
@@ -176,44 +162,6 @@ def test_pandas_numeric_after_frame_deleted(collect):
     del res
     gc.collect()
     assert wr() is None
-
-
-def test_pandas_string_buffers_only_buffer_keeps_alive(collect):
-    """pandas builds a string column's data/offsets/validity buffers inside
-    get_buffers(): only the buffer objects keep them alive, not the frame."""
-    vals = [f"row-{i}-{'é' * (i % 5)}" if i % 4 else None for i in range(2000)]
-    df = pd.DataFrame({"s": pd.Series(vals, dtype=object)})
-    col = df.__dataframe__().get_column(0)
-    bufs = col.get_buffers()
-    data_buf = bufs["data"][0]
-    wr = weakref.ref(data_buf)
-    raw = dfbuffer.buffer_to_ndarray(data_buf, UINT8_DTYPE)
-    offs_buf, offs_dtype = bufs["offsets"]
-    offs = dfbuffer.buffer_to_ndarray(offs_buf, offs_dtype)
-    strs = dfbuffer.column_to_ndarray(col)
-    expected_bytes = "".join(v for v in vals if v is not None).encode()
-    del df, col, bufs, data_buf, offs_buf
-    gc.collect()
-    churn(len(expected_bytes), rounds=300)
-    assert raw.tobytes() == expected_bytes
-    assert offs[-1] == len(expected_bytes) and len(offs) == len(vals) + 1
-    assert to_list(strs) == vals
-    assert wr() is not None
-    del raw
-    gc.collect()
-    assert wr() is None
-
-
-def test_pandas_tz_datetime_temporary(collect):
-    """tz-aware columns: pandas converts to UTC into a temporary array."""
-    s = pd.Series(pd.date_range("2024-01-01", periods=3000, freq="min", tz="Asia/Kathmandu"))
-    exp = s.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
-    df = pd.DataFrame({"t": s})
-    res = dfbuffer.from_dataframe(df)["t"]
-    del df, s
-    gc.collect()
-    churn(3000 * 8, rounds=300)
-    np.testing.assert_array_equal(res, exp)
 
 
 def test_pandas_nullable_after_delete(collect):

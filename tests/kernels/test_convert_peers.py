@@ -9,6 +9,9 @@ Series, ``pyarrow.Array.to_pylist``), never from the interchange objects.
 ``test_peer_bug_*``: documents that a peer really gets it wrong in the
 installed version (asserts the peer's wrong result; if a peer fixes it, the
 test fails and should be turned into a note).
+
+Booleans, strings, dates and times, categoricals: tests/kernels/test_bool.py,
+test_strings.py, test_temporal.py, test_categorical.py, with their known wrong results.
 """
 
 from __future__ import annotations
@@ -18,20 +21,16 @@ import sys
 
 import numpy as np
 import pytest
+from kernel_checks import check_nulls, col_of, pandas_consumer, pyarrow_consumer, utc_naive
 from producers import (
-    INAT,
     USE_SENTINEL,
     Buffer,
-    ProtocolOnlyColumn,
     ProtocolOnlyFrame,
     base_chain,
-    categorical,
-    datetimes,
     frame,
     nonnative,
     pack_bits,
     primitive,
-    strings,
     to_list,
     with_mask,
 )
@@ -58,31 +57,11 @@ def series_expect(s):
     return s, valid
 
 
-def check_nulls(res, valid):
-    valid = np.asarray(valid, dtype=bool)
-    if valid.all():
-        assert type(res) is np.ndarray, type(res)
-    else:
-        assert isinstance(res, np.ma.MaskedArray), type(res)
-        np.testing.assert_array_equal(np.ma.getmaskarray(res), ~valid)
-
-
 def owner_of(res):
     chain = base_chain(res)
     assert chain, "not a view"
     assert isinstance(chain[-1], dfbuffer.Buffer), chain
     return chain[-1].owner
-
-
-def col_of(df, name):
-    return ProtocolOnlyColumn(df.__dataframe__().get_column_by_name(name))
-
-
-def utc_naive(s):
-    """datetime64[unit] UTC instants of a (tz-aware or naive) datetime Series."""
-    if getattr(s.dt, "tz", None) is not None:
-        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
-    return s.to_numpy()
 
 
 # --------------------------------------------------------------------------
@@ -235,62 +214,7 @@ def test_pandas_pyarrow_backed_zero_copy():
 
 
 # --------------------------------------------------------------------------
-# pandas categoricals, datetimes, strings, empty frames
-
-
-def test_pandas_categorical_with_nulls():
-    s = pd.Series(pd.Categorical(["b", None, "a", "c", None, "c"], categories=["a", "b", "c"]))
-    res = dfbuffer.from_dataframe(pd.DataFrame({"c": s}))["c"]
-    check_nulls(res, s.notna().to_numpy())
-    assert res.dtype == object
-    assert to_list(res) == ["b", None, "a", "c", None, "c"]
-    filled = dfbuffer.from_dataframe(pd.DataFrame({"c": s}), nulls="fill")["c"]
-    assert list(filled) == ["b", None, "a", "c", None, "c"]
-
-
-def test_pandas_categorical_int_categories():
-    s = pd.Series(pd.Categorical([10, None, 30], categories=[10, 20, 30]))
-    res = dfbuffer.from_dataframe(pd.DataFrame({"c": s}))["c"]
-    check_nulls(res, [True, False, True])
-    assert to_list(res)[0] == 10 and to_list(res)[2] == 30
-
-
-@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
-@pytest.mark.parametrize("tz", [None, "Asia/Kathmandu", "UTC"])
-def test_pandas_datetimes(unit, tz):
-    s = pd.Series(
-        pd.to_datetime(["2020-01-01T00:00:01", None, "1969-07-20T20:17:40", "2038-01-19T03:14:08"])
-    ).astype(f"datetime64[{unit}]")
-    if tz:
-        s = s.dt.tz_localize(tz)
-    res = dfbuffer.from_dataframe(pd.DataFrame({"t": s}))["t"]
-    valid = s.notna().to_numpy()
-    check_nulls(res, valid)
-    assert res.dtype == np.dtype(f"M8[{unit}]")
-    np.testing.assert_array_equal(np.asarray(res.data)[valid], utc_naive(s)[valid])
-    filled = dfbuffer.from_dataframe(pd.DataFrame({"t": s}), nulls="fill")["t"]
-    np.testing.assert_array_equal(np.isnat(filled), ~valid)
-
-
-def test_pandas_datetime_zero_copy():
-    df = pd.DataFrame({"t": pd.date_range("2000-01-01", periods=5, freq="D", unit="ns")})
-    res = dfbuffer.from_dataframe(df)["t"]
-    assert type(res) is np.ndarray and res.dtype == np.dtype("M8[ns]")
-    np.testing.assert_array_equal(res, df["t"].to_numpy())
-    assert np.shares_memory(res, df["t"].to_numpy())
-
-
-@pytest.mark.parametrize("dtype", [object, "str", "string[python]"])
-def test_pandas_strings_with_none(dtype):
-    vals = ["alpha", None, "", "ünïcödé", "日本", None, "z"]
-    s = pd.Series(vals, dtype=dtype)
-    res = dfbuffer.from_dataframe(pd.DataFrame({"s": s}))["s"]
-    check_nulls(res, [v is not None for v in vals])
-    assert res.dtype == object
-    assert to_list(res) == vals
-    assert all(type(v) is str for v in res.compressed())
-    filled = dfbuffer.from_dataframe(pd.DataFrame({"s": s}), nulls="fill")["s"]
-    assert list(filled) == vals
+# pandas frames: empty, names, allow_copy
 
 
 def test_pandas_empty_frames():
@@ -388,62 +312,6 @@ def test_pyarrow_chunked_different_validity():
     assert got == exp
 
 
-def test_pyarrow_dictionary():
-    d = pa.array(["x", None, "y", "x", "z", None, "y", "x", "x", "z", "q"]).dictionary_encode()
-    t = pa.table({"d": d})
-    for part in (t, t.slice(3), t.slice(9, 2)):
-        res = dfbuffer.from_dataframe(part.__dataframe__())["d"]
-        exp = part.column(0).to_pylist()
-        assert to_list(res) == exp
-        check_nulls(res, [v is not None for v in exp])
-
-
-@pytest.mark.parametrize("index", ["int8", "int16", "int64", "uint8", "uint32"])
-def test_pyarrow_dictionary_index_types(index):
-    codes = pa.array([0, 1, None, 2, 1, 0, None, 2, 2, 1], getattr(pa, index)())
-    d = pa.DictionaryArray.from_arrays(codes, pa.array(["a", "bb", "ccc"]))
-    t = pa.table({"d": d})
-    for part in (t, t.slice(3), t.slice(9)):
-        res = dfbuffer.from_dataframe(part.__dataframe__())["d"]
-        assert res.dtype == object
-        assert to_list(res) == part.column(0).to_pylist()
-
-
-@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
-def test_pyarrow_timestamps_tz(unit):
-    vals = [0, None, 1_600_000_000, -86_400, None, 1_700_000_000]
-    arr = pa.array(vals, pa.timestamp(unit, "Asia/Kathmandu"))
-    for part in (pa.table({"t": arr}), pa.table({"t": arr}).slice(3)):
-        res = dfbuffer.from_dataframe(part.__dataframe__())["t"]
-        assert res.dtype == np.dtype(f"M8[{unit}]")
-        raw = part.column(0).cast(pa.int64()).to_pylist()
-        check_nulls(res, [v is not None for v in raw])
-        exp = [None if v is None else np.datetime64(v, unit) for v in raw]
-        assert to_list(res.astype("i8")) == [
-            None if v is None else int(v.astype("i8")) for v in exp
-        ]
-
-
-def test_pyarrow_bools():
-    vals = [True, None, False, True, True, False, None, True, False, False, True]
-    t = pa.table({"b": pa.array(vals)})
-    for part in (t, t.slice(3), t.slice(9)):
-        res = dfbuffer.from_dataframe(part.__dataframe__())["b"]
-        assert res.dtype == np.bool_
-        assert to_list(res) == part.column(0).to_pylist()
-
-
-def test_bitpacked_bools_from_pandas_bool_pyarrow():
-    # pandas' bool[pyarrow] hands out the bit-packed Arrow buffer itself
-    vals = [True, None, False, True, True, False, None, True, False, False, True]
-    s = pd.Series(vals, dtype="bool[pyarrow]")
-    col = col_of(pd.DataFrame({"b": s}), "b")
-    assert col.dtype[1] == 1  # really bit-packed
-    res = dfbuffer.column_to_ndarray(col)
-    assert res.dtype == np.bool_
-    assert to_list(res) == vals
-
-
 def test_pyarrow_float16():
     arr = pa.array(np.array([1.5, 2.25, -3.0], dtype="f2"))
     try:
@@ -454,32 +322,6 @@ def test_pyarrow_float16():
     res = dfbuffer.from_dataframe(x)["h"]
     assert res.dtype == np.float16
     np.testing.assert_array_equal(res, [1.5, 2.25, -3.0])
-
-
-@pytest.mark.parametrize("typ", ["date32", "date64"])
-def test_pyarrow_dates(typ):
-    arr = pa.array([dt.date(2020, 1, 1), None, dt.date(1969, 12, 31)], getattr(pa, typ)())
-    try:
-        x = pa.table({"d": arr}).__dataframe__()
-        x.get_column(0)
-    except (ValueError, NotImplementedError) as e:
-        # pyarrow 26: "Data type date32[day] not supported by interchange
-        # protocol"; dates are covered by hand-written producers in
-        # test_convert_producers.py
-        pytest.skip(f"pyarrow's producer refuses {typ}: {e}")
-    res = dfbuffer.from_dataframe(x)["d"]  # pragma: no cover
-    assert to_list(res.astype("M8[D]")) == arr.to_pylist()  # pragma: no cover
-
-
-def test_pyarrow_large_string_empty_and_all_null():
-    for arr in (
-        pa.array([], pa.large_string()),
-        pa.array([None, None], pa.large_string()),
-        pa.array(["", ""], pa.string()),
-    ):
-        res = dfbuffer.from_dataframe(pa.table({"s": arr}).__dataframe__())["s"]
-        assert res.dtype == object
-        assert to_list(res) == arr.to_pylist()
 
 
 # --------------------------------------------------------------------------
@@ -498,14 +340,6 @@ def test_polars():
 
 # --------------------------------------------------------------------------
 # Known wrong results in the peers' consumers
-
-
-def _pandas_consumer(x):
-    return pdi.from_dataframe(x).iloc[:, 0].tolist()
-
-
-def _pyarrow_consumer(x):
-    return pai.from_dataframe(x).column(0).to_pylist()
 
 
 # 1. sliced columns, bitmask validity with a bit offset
@@ -531,9 +365,9 @@ def test_peer_bug_pandas_bitmask_offset_beyond_8x_length():
     when the bit offset is beyond 8 x length."""
     col = with_mask(np.array([1, 2, 3]), [1, 0, 1], offset=BIG_OFFSET)
     with pytest.raises(pa.ArrowInvalid):
-        _pandas_consumer(frame(a=col))
+        pandas_consumer(frame(a=col))
     # pyarrow's consumer is right here
-    assert _pyarrow_consumer(frame(a=col)) == [1, None, 3]
+    assert pyarrow_consumer(frame(a=col)) == [1, None, 3]
 
 
 def test_known_wrong_sliced_pandas_arrow_backed():
@@ -553,30 +387,11 @@ def test_peer_bug_pandas_producer_drops_arrow_offset():
     s = pd.Series([1, None, 3, 4, None, 6, 7, 8, 9, 10], dtype="int64[pyarrow]")
     x = pd.DataFrame({"a": s}).iloc[3:].__dataframe__()
     assert x.get_column(0).offset == 0
-    assert _pyarrow_consumer(x) == [1, None, 3, 4, None, 6, 7]
-    assert [None if v != v else v for v in _pandas_consumer(x)] == [1, None, 3, 4, None, 6, 7]
+    assert pyarrow_consumer(x) == [1, None, 3, 4, None, 6, 7]
+    assert [None if v != v else v for v in pandas_consumer(x)] == [1, None, 3, 4, None, 6, 7]
 
 
 # 2. categorical with nulls
-
-
-def test_known_wrong_categorical_nulls():
-    s = pd.Series(pd.Categorical(["x", None, "y", "x", None, "y"]))
-    for part in (s, s.iloc[2:]):
-        res = dfbuffer.from_dataframe(pd.DataFrame({"c": part}))["c"]
-        assert to_list(res) == [None if v != v else v for v in part]
-    col = categorical([0, -1, 1], strings(["x", "y"]), null="bitmask", valid=[1, 0, 1])
-    assert to_list(dfbuffer.column_to_ndarray(col)) == ["x", None, "y"]
-
-
-def test_peer_bug_pandas_categorical_null_wrapped_to_last_category():
-    """pandas' consumer takes code -1 modulo the number of categories (the
-    last category) and never masks it: sentinel nulls are ignored when the
-    column has no validity buffer."""
-    s = pd.Series(pd.Categorical(["x", None, "y", "x"]))
-    assert _pandas_consumer(pd.DataFrame({"c": s}).__dataframe__()) == ["x", "y", "y", "x"]
-    # pyarrow's consumer is right in this version
-    assert _pyarrow_consumer(pd.DataFrame({"c": s}).__dataframe__()) == ["x", None, "y", "x"]
 
 
 # 3. non-native byte order
@@ -593,62 +408,20 @@ def test_known_wrong_nonnative_byte_order():
 def test_peer_bug_nonnative_byte_order_read_as_native():
     """Both consumers ignore the dtype's endianness."""
     swapped = np.array([1, 2, 3], dtype="i4").byteswap().tolist()
-    assert _pandas_consumer(_big_endian_frame()) == swapped
-    assert _pyarrow_consumer(_big_endian_frame()) == swapped
+    assert pandas_consumer(_big_endian_frame()) == swapped
+    assert pyarrow_consumer(_big_endian_frame()) == swapped
 
 
 # 4. strings with nulls, empty string columns, large strings
 
 
-def test_known_wrong_strings():
-    cases = [
-        pd.DataFrame({"s": ["a", None, "c"]}).__dataframe__(),
-        pd.DataFrame({"s": pd.Series([], dtype=str)}).__dataframe__(),
-        pa.table({"s": pa.array(["a", None, "c"], pa.large_string())}).__dataframe__(),
-        pa.table({"s": pa.array([], pa.string())}).__dataframe__(),
-        frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask")),
-    ]
-    expected = [["a", None, "c"], [], ["a", None, "c"], [], ["a", None, "c", "dd"]]
-    for x, exp in zip(cases, expected, strict=True):
-        assert to_list(dfbuffer.from_dataframe(x)["s"]) == exp
     # pandas' and pyarrow's consumers get pandas/pyarrow strings right in this
     # version (pandas gives NaN for nulls, by its own convention)
-
-
-def test_peer_bug_pyarrow_string_bytemask_with_offset():
-    """pyarrow's consumer applies the column offset twice to the bitmap it
-    computes from a bytemask (once reading the mask, once on the result)."""
-    x = frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask"))
-    assert _pyarrow_consumer(x) == ["a", None, None, None]
 
 
 # 5. timezone-aware datetimes, datetimes with nulls, every unit
 
 
-@pytest.mark.parametrize("unit", ["s", "m", "u", "n"])
-def test_known_wrong_datetimes(unit):
-    npunit = unit if unit == "s" else unit + "s"
-    raw = np.array([0, INAT, 1000, 5], dtype="i8")
-    x = frame(t=datetimes(raw, f"ts{unit}:Asia/Kathmandu", offset=2))
-    res = dfbuffer.from_dataframe(x)["t"]
-    assert res.dtype == np.dtype(f"M8[{npunit}]")
-    assert to_list(res.astype("i8")) == [0, None, 1000, 5]
-    bm = frame(t=datetimes(np.array([7, 8, 9]), f"ts{unit}:UTC", valid=[1, 0, 1], offset=9))
-    assert to_list(dfbuffer.from_dataframe(bm)["t"].astype("i8")) == [7, None, 9]
-    s = pd.Series(pd.to_datetime(["2020-01-01", None]).as_unit(npunit)).dt.tz_localize(
-        "Asia/Kathmandu"
-    )
-    res = dfbuffer.from_dataframe(pd.DataFrame({"t": s}))["t"]
-    assert to_list(res)[1] is None
-    assert res.data[0] == np.datetime64("2019-12-31T18:15:00", npunit)
-
-
-def test_peer_bug_pyarrow_datetime_sentinel_with_offset():
-    """pyarrow's consumer applies the column offset twice to the bitmap it
-    computes from an iNaT sentinel: validity shifted by the offset."""
-    x = frame(t=datetimes(np.array([0, INAT, 1000]), "tsm:UTC", offset=2))
-    got = _pyarrow_consumer(x)
-    assert got[1] is None and got[2] is None  # 1000 ms wrongly null
     # pandas' consumer is right here
 
 
@@ -680,20 +453,11 @@ def test_known_wrong_nullable_masked():
     assert to_list(dfbuffer.from_dataframe(sent)["a"]) == [1, None, 3]
 
 
-def test_peer_bug_pandas_nullable_bool_null_read_as_false():
-    """pandas' consumer writes None into a bool ndarray: the null becomes
-    False (its Int64 handling is right: float64 with NaN)."""
-    df = pd.DataFrame({"b": pd.array([True, None, False], dtype="boolean")})
-    assert _pandas_consumer(df.__dataframe__()) == [True, False, False]
-    t = pa.table({"b": pa.array([True, None, False])})
-    assert _pandas_consumer(t.__dataframe__()) == [True, False, False]
-
-
 def test_peer_bug_pandas_int_sentinel_ignored():
     """pandas' consumer skips sentinel nulls of columns without a validity buffer."""
     sent = frame(a=primitive(np.array([1, -999, 3]), null=(USE_SENTINEL, -999), null_count=1))
-    assert _pandas_consumer(sent) == [1, -999, 3]
-    assert _pyarrow_consumer(sent) == [1, None, 3]
+    assert pandas_consumer(sent) == [1, -999, 3]
+    assert pyarrow_consumer(sent) == [1, None, 3]
 
 
 def test_peer_bug_pandas_bitmask_claiming_width_8():
@@ -703,23 +467,11 @@ def test_peer_bug_pandas_bitmask_claiming_width_8():
     # byte reads at 5..7 to stay inside the buffer
     col._validity = (Buffer(pack_bits([1, 0, 1], 5, pad=8)), (20, 8, "b", "="))
     assert to_list(dfbuffer.column_to_ndarray(col)) == [1, None, 3]
-    got = _pandas_consumer(frame(a=col))
+    got = pandas_consumer(frame(a=col))
     assert all(v != v for v in got)  # bytes 5..7 are 0: every value wrongly NaN
 
 
 # 8. buffers that only their buffer object keeps alive (pandas' strings)
-
-
-def test_known_wrong_string_buffer_temporaries(collect):
-    exp = [f"value-{i}" if i % 7 else None for i in range(500)]
-    df = pd.DataFrame({"s": exp})
-    col = df.__dataframe__().get_column(0)
-    res = dfbuffer.column_to_ndarray(col)
-    del df, col
-    collect()
-    junk = [("x" * 9) * (i % 50) for i in range(20000)]
-    del junk
-    assert to_list(res) == exp
 
 
 def test_native_order_marker_on_this_machine():

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
+from child_processes import ChildProcess, Command
 
 # A child that fills a 64 MiB matrix (eight threads' worth by size) again and again while
 # a poller thread records the most threads /proc/self/task listed; prints
@@ -50,30 +50,43 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run(prefix: list[str], threads: str) -> tuple[int, int]:
+def _child(prefix: list[str], threads: str) -> ChildProcess:
+    """The child above under ``prefix`` (taskset), run by tests/child_processes.py on the
+    second core while the in-process tests run."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    res = subprocess.run(
-        [*prefix, sys.executable, "-c", CHILD, threads],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=True,
+    return ChildProcess(
+        lambda: Command([*prefix, sys.executable, "-c", CHILD, threads], env=env, timeout=300)
     )
+
+
+def _result(job: ChildProcess) -> tuple[int, int]:
+    res = job.result()
+    assert res.returncode == 0, res.stderr
     base, most = map(int, res.stdout.split())
     return base, most
 
 
+_HAS_TASKSET = sys.platform.startswith("linux") and shutil.which("taskset") is not None
+_TWO_CPUS = len(os.sched_getaffinity(0)) >= 2 if _HAS_TASKSET else False
+_ONE_CPU = {t: _child(["taskset", "-c", "0"], t) for t in ("None", "4")} if _HAS_TASKSET else {}
+_TWO = (
+    _child(["taskset", "-c", ",".join(map(str, sorted(os.sched_getaffinity(0))[:2]))], "2")
+    if _TWO_CPUS
+    else None
+)
+
+
+@pytest.mark.child_process(*_ONE_CPU.values())
 @pytest.mark.parametrize("threads", ["None", "4"])
 def test_one_cpu_starts_no_thread(threads):
-    base, most = _run(["taskset", "-c", "0"], threads)
+    base, most = _result(_ONE_CPU[threads])
     assert most == base
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+@pytest.mark.skipif(not _TWO_CPUS, reason="needs two CPUs")
+@pytest.mark.child_process(_TWO)
 def test_the_poller_sees_a_fill_thread_where_two_cpus_are_allowed():
     # the same child on two CPUs with threads=2 does start one: the poller above sees
     # threads, so its "none" under taskset means none
-    two = ",".join(map(str, sorted(os.sched_getaffinity(0))[:2]))
-    base, most = _run(["taskset", "-c", two], "2")
+    base, most = _result(_TWO)
     assert most > base

@@ -4,8 +4,6 @@ zero-copy, the owners kept alive by the release callbacks, without pyarrow."""
 from __future__ import annotations
 
 import gc
-import subprocess
-import sys
 import threading
 import warnings
 import weakref
@@ -14,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from child_processes import ChildProcess
 
 import dfbuffer
 
@@ -199,12 +198,17 @@ def test_to_interchange_object_is_an_arrow_producer():
     assert x.select_columns_by_name(["a"])._df.column_names() == ["a"]
 
 
+# a fresh interpreter (tests/child_processes.py runs it beside the in-process tests)
+_NO_PYARROW = ChildProcess.python("import sys, numpy as np, dfbuffer\n"
+                                  "e = dfbuffer.to_arrow({'a': np.arange(3)})\n"
+                                  "e.__arrow_c_stream__(); e.__arrow_c_schema__()\n"
+                                  "assert 'pyarrow' not in sys.modules\n")
+
+
+@pytest.mark.child_process(_NO_PYARROW)
 def test_no_pyarrow_import():
-    code = ("import sys, numpy as np, dfbuffer\n"
-            "e = dfbuffer.to_arrow({'a': np.arange(3)})\n"
-            "e.__arrow_c_stream__(); e.__arrow_c_schema__()\n"
-            "assert 'pyarrow' not in sys.modules\n")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    out = _NO_PYARROW.result()
+    assert out.returncode == 0, out.stderr
 
 
 def test_interchange_masks_arrow_has_no_form_for_become_bitmaps():

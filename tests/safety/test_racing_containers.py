@@ -204,9 +204,10 @@ def test_array_interface_dict_and_descr_mutated_while_read():
 # on either side.  Any reader of the frame, pandas' own `df[...]` and `df.columns`
 # included, can take a reference to a freed tuple or read a new one before its items are
 # visible (ThreadSanitizer reports both with pandas alone, docs/design.md, "Safety
-# rules"), and a heap corrupted that way once hung a free-threaded CI run.  So the two
-# tests that mutate a frame run only with the GIL on, where each pandas attribute
-# store is atomic to other threads.
+# rules"); a heap corrupted that way may be what once hung a free-threaded CI run in
+# these tests (not confirmed: .ci/run now prints a hang's stacks).  So the two tests
+# that mutate a frame run only with the GIL on, where each pandas attribute store is
+# atomic to other threads.
 PANDAS_FRAME_MUTATION = pytest.mark.skipif(
     not getattr(sys, "_is_gil_enabled", lambda: True)(),
     reason="with the GIL off, mutating a pandas frame while another thread reads it is "

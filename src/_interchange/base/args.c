@@ -151,6 +151,7 @@ dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out)
     static const char *const structs[] = {"object", "flatten", NULL};
     static const char *const decimals[] = {"decimal", "float64", NULL};
     static const char *const unsupported[] = {"raise", "skip", NULL};
+    static const char *const period[] = {"object", "ordinal", NULL};
     *out = dfb_opts_default;
     if (dfb_parse_nulls(a->nulls, out) < 0 ||
         dfb_parse_choice(a->categorical, "categorical", cat,
@@ -161,7 +162,9 @@ dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out)
         dfb_parse_choice(a->decimals, "decimals", decimals,
                          &out->decimal_float) < 0 ||
         dfb_parse_choice(a->on_unsupported, "on_unsupported", unsupported,
-                         &out->skip_unsupported) < 0) {
+                         &out->skip_unsupported) < 0 ||
+        dfb_parse_choice(a->period, "period", period, &out->period_ordinal) <
+            0) {
         return -1;
     }
     if (a->copy != NULL && a->allow_copy != NULL) {

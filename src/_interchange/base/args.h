@@ -34,10 +34,13 @@ typedef struct {
     int copy;              /* copy=: -1 None (copy where needed), 0 False
                               (raise where a copy is needed), 1 True
                               (always fresh writable memory) */
+    int period_ordinal;    /* period="ordinal": a pandas Period column as
+                              its int64 ordinals (default "object":
+                              pandas.Period objects) */
 } dfb_opts;
 
 /* The options of a call that gives none: nulls="mask", the defaults. */
-#define DFB_OPTS_INIT {DFB_NULLS_MASK, 0, 0, 0, 0, 0, 0, -1}
+#define DFB_OPTS_INIT {DFB_NULLS_MASK, 0, 0, 0, 0, 0, 0, -1, 0}
 
 /* DFB_OPTS_INIT, for the internal conversions that take the defaults (a
    dictionary's codes, a nested node's values). */
@@ -87,6 +90,7 @@ typedef struct {
     PyObject *on_unsupported; /* "raise", "skip" */
     PyObject *copy;           /* None, False, True */
     PyObject *allow_copy;     /* the alias of copy: True is copy=None */
+    PyObject *period;         /* "object", "ordinal" */
 } dfb_opt_args;
 
 /* Parses every option of `a` once into *out (DFB_OPTS_INIT for those not

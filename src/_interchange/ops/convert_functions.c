@@ -267,7 +267,7 @@ PyDoc_STRVAR(
     column_to_ndarray_doc,
     "column_to_ndarray(column, *, nulls='mask', categorical='decode',\n"
     "                  strings='object', decimals='decimal', copy=None,\n"
-    "                  allow_copy=True)\n--\n\n"
+    "                  allow_copy=True, period='object')\n--\n\n"
     "Convert one DataFrame-interchange column (or an Arrow producer of one\n"
     "column, or, last, an object with pyarrow's __arrow_array__ or with\n"
     "__array__ giving a 1-D array) to a NumPy array.\n\n"
@@ -311,6 +311,12 @@ PyDoc_STRVAR(
     "allow_copy : bool, optional\n"
     "    The interchange protocol's word: True is copy=None, False is\n"
     "    copy=False (give one of the two).\n"
+    "period : {'object', 'ordinal'}, optional\n"
+    "    A pandas Period column (a Series, or a column of a pandas frame or\n"
+    "    of its interchange object): an object array of pandas.Period\n"
+    "    ('object', default), or its int64 ordinals ('ordinal': a read-only\n"
+    "    view, NaT a null), whose frequency dfbuffer.schema() gives in\n"
+    "    `unit`.  Never bare ordinals unasked.\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -421,15 +427,21 @@ from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
 
 /* column_to_ndarray of pandas' interchange Column object: the Series
    behind it, read as a one-column frame (never pandas' buffers, which drop
-   the slice offset of Arrow-backed columns, P-26).  Returns a new
-   reference, or NULL with an exception set, or NULL without one when
-   `col` is no such object. */
+   the slice offset of Arrow-backed columns, P-26); and of a pandas Series
+   of a Period, Interval or complex dtype (dfb_pandas_series_frame).  Returns a
+   new reference, or NULL with an exception set, or NULL without one when `col`
+   is no such object. */
 static PyObject *
 pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
               int allow_copy)
 {
     int pd_copy = allow_copy;
     PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
+    if (frame == NULL && !PyErr_Occurred()) {
+        /* a Series pandas' Arrow export would mangle (Period as bare
+           ordinals) or refuse: read as the column of a frame */
+        frame = dfb_pandas_series_frame(col);
+    }
     if (frame == NULL) {
         return NULL;
     }
@@ -461,12 +473,12 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 {
     static const char *const kw[] = {"column",     "nulls",    "categorical",
                                      "strings",    "decimals", "copy",
-                                     "allow_copy", NULL};
+                                     "allow_copy", "period",   NULL};
     static const dfb_argspec spec = {"column_to_ndarray", kw, 1, 1};
-    PyObject *a[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {NULL, st->str.nulls,     NULL, NULL, NULL,
-                              NULL, st->str.allow_copy};
+    PyObject *const fast[] = {NULL, st->str.nulls,      NULL, NULL, NULL,
+                              NULL, st->str.allow_copy, NULL};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
@@ -475,7 +487,8 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                              .strings = a[3],
                              .decimals = a[4],
                              .copy = a[5],
-                             .allow_copy = a[6]};
+                             .allow_copy = a[6],
+                             .period = a[7]};
     dfb_opts opts;
     if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;
@@ -497,7 +510,8 @@ PyDoc_STRVAR(
     "from_dataframe(obj, *, nulls='mask', allow_copy=True, "
     "categorical='decode',\n"
     "               strings='object', structs='object', decimals='decimal',\n"
-    "               on_unsupported='raise', columns=None, copy=None)\n--\n\n"
+    "               on_unsupported='raise', columns=None, copy=None,\n"
+    "               period='object')\n--\n\n"
     "Convert every column of a dataframe to NumPy: a dict name -> array.\n\n"
     "obj is anything with __dataframe__, an interchange DataFrame object, "
     "an\n"
@@ -551,6 +565,9 @@ PyDoc_STRVAR(
     "    As in column_to_ndarray: None (default) copies only where needed,\n"
     "    False raises where a copy is needed, True gives fresh writable\n"
     "    memory for every column.\n"
+    "period : {'object', 'ordinal'}, optional\n"
+    "    As in column_to_ndarray: a pandas Period column as pandas.Period\n"
+    "    objects (default) or its int64 ordinals.\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -972,14 +989,15 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     static const char *const kw[] = {
         "obj",     "nulls",   "allow_copy", "categorical",
         "strings", "structs", "decimals",   "on_unsupported",
-        "columns", "copy",    NULL};
+        "columns", "copy",    "period",     NULL};
     static const dfb_argspec spec = {"from_dataframe", kw, 1, 1};
-    PyObject *a[10] = {NULL, NULL, NULL, NULL, NULL,
+    PyObject *a[11] = {NULL, NULL, NULL, NULL, NULL, NULL,
                        NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
-    PyObject *const fast[] = {
-        NULL, st->str.nulls, st->str.allow_copy, NULL, NULL, NULL, NULL, NULL,
-        NULL, NULL};
+    PyObject *const fast[] = {NULL, st->str.nulls, st->str.allow_copy,
+                              NULL, NULL,          NULL,
+                              NULL, NULL,          NULL,
+                              NULL, NULL};
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
@@ -990,7 +1008,8 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                              .structs = a[5],
                              .decimals = a[6],
                              .on_unsupported = a[7],
-                             .copy = a[9]};
+                             .copy = a[9],
+                             .period = a[10]};
     dfb_opts opts;
     if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;

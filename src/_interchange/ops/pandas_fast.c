@@ -415,10 +415,12 @@ python_columns(PyObject *df, PyObject *positions, const dfb_opts *opts,
                int allow_copy)
 {
     /* convert's `nulls`: the mode in the low byte, then its option bits
-       (0x100 categorical="codes", 0x200 strings="stringdtype", 0x1000
-       on_unsupported="skip"), as _pandas_columns reads them */
+       (0x100 categorical="codes", 0x200 strings="stringdtype", 0x400
+       period="ordinal", 0x1000 on_unsupported="skip"), as _pandas_columns
+       reads them */
     int flags = (int)opts->nulls | (opts->categorical_codes ? 0x100 : 0) |
                 (opts->stringdtype ? 0x200 : 0) |
+                (opts->period_ordinal ? 0x400 : 0) |
                 (opts->skip_unsupported ? 0x1000 : 0);
     PyObject *mod = PyImport_ImportModule("dfbuffer._pandas_columns");
     if (mod == NULL) {

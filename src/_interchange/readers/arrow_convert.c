@@ -22,6 +22,7 @@
 #include "column_select.h"
 #include "schema.h"
 #include "types.h"
+#include "mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -145,12 +146,12 @@ convert_plain_chunk(dfb_state *st, const arrow_import *imp, int is_table,
     return 1;
 }
 
-/* Converts column `c` of the import (all its chunks, or an empty column
-   when there are none) with dfb_columns_to_ndarray.  Returns a new
-   reference, or NULL with an exception set. */
+/* convert_column without pandas' Period objects: the column's values
+   as its storage type gives them.  Returns a new reference, or NULL with
+   an exception set. */
 static PyObject *
-convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
-               const dfb_opts *opts, int allow_copy)
+convert_column_values(dfb_state *st, const arrow_import *imp, int is_table,
+                      int64_t c, const dfb_opts *opts, int allow_copy)
 {
     const char *name = dfb_arrow_column_name(imp, is_table, c);
     PyObject *plain;
@@ -191,6 +192,79 @@ done:
     dfb_arrow_refs_clear(&refs);
     PyMem_Free(cols);
     return res;
+}
+
+/* 1 if schema `s` is of pandas' "pandas.period" extension type (the
+   int64 ordinals of a Period column, its frequency in the extension
+   metadata), with *freq_json (NULL when absent) and *freq_len set; 0 if
+   not (malformed metadata too: the converters report that). */
+static int
+is_pandas_period(const struct ArrowSchema *s, const char **freq_json,
+                 int32_t *freq_len)
+{
+    static const char key[] = "ARROW:extension:name";
+    static const char mkey[] = "ARROW:extension:metadata";
+    static const char period[] = "pandas.period";
+    dfb_metadata_entry e;
+    *freq_json = NULL;
+    *freq_len = 0;
+    if (s == NULL || s->metadata == NULL ||
+        dfb_metadata_find(s->metadata, key, sizeof(key) - 1, &e) != 1 ||
+        e.value_len != (int32_t)(sizeof(period) - 1) ||
+        dfb_memcmp(e.value, period, sizeof(period) - 1) != 0) {
+        return 0;
+    }
+    if (dfb_metadata_find(s->metadata, mkey, sizeof(mkey) - 1, &e) == 1) {
+        *freq_json = e.value;
+        *freq_len = e.value_len;
+    }
+    return 1;
+}
+
+/* period="object" (the default) for column `name` of schema `s`: when it
+   is of pandas' "pandas.period" type, its converted ordinals `res`
+   (stolen) become pandas.Period objects (dfbuffer._pandas_columns.
+   arrow_periods); never bare ordinals unasked.  Returns `res` otherwise,
+   a new reference, or NULL with an exception set. */
+static PyObject *
+pandas_periods(const struct ArrowSchema *s, const char *name,
+               const dfb_opts *opts, int allow_copy, PyObject *res)
+{
+    const char *freq;
+    int32_t freq_len;
+    if (res == NULL || opts->period_ordinal ||
+        !is_pandas_period(s, &freq, &freq_len)) {
+        return res;
+    }
+    PyObject *meta = freq != NULL
+                         ? PyUnicode_DecodeUTF8(freq, freq_len, "replace")
+                         : Py_NewRef(Py_None);
+    PyObject *mod = meta != NULL
+                        ? PyImport_ImportModule("dfbuffer._pandas_columns")
+                        : NULL;
+    PyObject *out = mod != NULL
+                        ? PyObject_CallMethod(mod, "arrow_periods", "(sOOi)",
+                                              name, res, meta, allow_copy)
+                        : NULL;
+    Py_XDECREF(mod);
+    Py_XDECREF(meta);
+    Py_DECREF(res);
+    return out;
+}
+
+/* Converts column `c` of the import (all its chunks, or an empty column
+   when there are none) with dfb_columns_to_ndarray (pandas' Period
+   ordinals then through pandas_periods).  Returns a new reference, or
+   NULL with an exception set. */
+static PyObject *
+convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
+               const dfb_opts *opts, int allow_copy)
+{
+    const struct ArrowSchema *cs =
+        is_table ? imp->schema.children[c] : &imp->schema;
+    return pandas_periods(
+        cs, dfb_arrow_column_name(imp, is_table, c), opts, allow_copy,
+        convert_column_values(st, imp, is_table, c, opts, allow_copy));
 }
 
 PyObject *
@@ -530,7 +604,7 @@ frame_entries(const arrow_import *imp, int is_table, PyObject *select,
 
 int
 dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
-                         int flatten, dfb_frame *out)
+                         int flatten, int period_ordinal, dfb_frame *out)
 {
     arrow_import imp = {0};
     ref_list refs = {0};
@@ -583,8 +657,22 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         int depth;
         fc->name = Py_NewRef(PyList_GET_ITEM(keys, idx[k]));
         if (dfb_nested_flat_path(PyList_GET_ITEM(entries, idx[k]), &c, path,
-                                 &depth) < 0 ||
-            describe_frame_column(st, &imp, is_table, c, path, depth, fc,
+                                 &depth) < 0) {
+            goto done;
+        }
+        const char *freq;
+        int32_t freq_len;
+        if (!period_ordinal && depth == 0 &&
+            is_pandas_period(is_table ? imp.schema.children[c] : &imp.schema,
+                             &freq, &freq_len)) {
+            PyErr_Format(PyExc_TypeError,
+                         "column %R holds pandas Period ordinals (Arrow type "
+                         "pandas.period); to_matrix takes them with "
+                         "period='ordinal'",
+                         fc->name);
+            goto done;
+        }
+        if (describe_frame_column(st, &imp, is_table, c, path, depth, fc,
                                   &refs, out->keep) < 0) {
             goto done;
         }

@@ -13,11 +13,13 @@
    record batch, stream of them, or one array as one column) into `out`
    (zeroed by the caller; clear it always); `flatten` (structs="flatten"):
    a struct column's leaves instead, named `parent.child`, selected by
-   their names or their structs'.  Returns 0, or -1 with an exception set
-   (messages name the column). */
+   their names or their structs'.  A column of pandas' "pandas.period"
+   type (Period ordinals) raises TypeError naming it unless
+   `period_ordinal` (period="ordinal").  Returns 0, or -1 with an exception
+   set (messages name the column). */
 int
 dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
-                         int flatten, dfb_frame *out);
+                         int flatten, int period_ordinal, dfb_frame *out);
 
 /* column_to_ndarray for an Arrow producer of one column (Array,
    ChunkedArray, Series, ...).  Returns a new reference or NULL with an
@@ -28,8 +30,10 @@ dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                             int allow_copy);
 
 /* from_dataframe for an Arrow producer of a table (RecordBatch, Table,
-   DataFrame, stream): a dict name -> array.  Returns a new reference or
-   NULL with an exception set. */
+   DataFrame, stream): a dict name -> array (a column of pandas'
+   "pandas.period" type as pandas.Period objects unless opts->
+   period_ordinal, here and in every converter of this file).  Returns a new
+   reference or NULL with an exception set. */
 PyObject *
 dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                          int allow_copy);

@@ -127,6 +127,45 @@ dfb_pandas_frame_behind(PyObject *obj, int *allow_copy)
 }
 
 PyObject *
+dfb_pandas_series_frame(PyObject *obj)
+{
+    int r = is_exact(obj, "pandas", "Series");
+    if (r <= 0) {
+        return NULL;
+    }
+    PyObject *dt = get_attr(obj, "dtype");
+    if (dt == NULL) {
+        return NULL;
+    }
+    r = is_exact(dt, "pandas", "PeriodDtype");
+    if (r == 0) {
+        r = is_exact(dt, "pandas", "IntervalDtype");
+    }
+    if (r == 0 && PyArray_DescrCheck(dt)) {
+        r = ((PyArray_Descr *)dt)->kind == 'c';
+    }
+    Py_DECREF(dt);
+    if (r <= 0) {
+        return NULL;
+    }
+    PyObject *frame = PyObject_CallMethod(obj, "to_frame", NULL);
+    if (frame == NULL) {
+        return NULL;
+    }
+    r = dfb_pandas_is_frame(frame);
+    if (r <= 0) {
+        Py_DECREF(frame);
+        if (r == 0) {
+            PyErr_SetString(PyExc_TypeError,
+                            "Series.to_frame() did not return a pandas "
+                            "DataFrame");
+        }
+        return NULL;
+    }
+    return frame;
+}
+
+PyObject *
 dfb_pandas_column_frame(PyObject *obj, int *allow_copy)
 {
     PyObject *series =

@@ -32,6 +32,14 @@ dfb_pandas_frame_behind(PyObject *obj, int *allow_copy);
 PyObject *
 dfb_pandas_column_frame(PyObject *obj, int *allow_copy);
 
+/* For an exact pandas Series whose values pandas' Arrow export would
+   mangle or refuse (a Period, Interval or complex dtype), a new one-column
+   DataFrame of it (Series.to_frame(), no copy), read as a frame column is
+   read.  NULL without an exception for anything else, NULL with one on
+   error. */
+PyObject *
+dfb_pandas_series_frame(PyObject *obj);
+
 /* 1 if the index of pandas frame `frame` is exactly a pandas.RangeIndex
    (pandas' Arrow export then adds no index column), 0 if not, -1 with an
    exception set. */

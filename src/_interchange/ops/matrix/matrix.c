@@ -314,7 +314,8 @@ PyDoc_STRVAR(
     to_matrix_doc,
     "to_matrix(obj, *, dtype=None, order='C', nulls='fill', columns=None, "
     "threads=None,\n          decimals='decimal', structs='object', "
-    "copy=None, on_unsupported='raise', out=None)\n--\n\n"
+    "copy=None, on_unsupported='raise', out=None,\n          "
+    "period='object')\n--\n\n"
     "Copy the columns of a dataframe into one 2-D NumPy array (rows x "
     "columns).\n\n"
     "obj is anything from_dataframe accepts.  dtype=None promotes the "
@@ -378,6 +379,11 @@ PyDoc_STRVAR(
     "    decimals='float64').\n"
     "out : numpy.ndarray, optional\n"
     "    The array to write the result into (returned).\n"
+    "period : {'object', 'ordinal'}, optional\n"
+    "    A pandas Period column: refused ('object', default: a Period has\n"
+    "    no number; TypeError naming it, or left out with\n"
+    "    on_unsupported='skip'), or taken as its int64 ordinals\n"
+    "    ('ordinal'; NaT a null), whose frequency dfbuffer.schema() gives.\n"
     "\n"
     "Returns\n"
     "-------\n"
@@ -531,18 +537,22 @@ parse_threads(PyObject *o, int *out)
     return 0;
 }
 
-/* The Arrow producer to_matrix reads pandas frame `obj` through when its
-   blocks are not all read in place: dfbuffer._to_arrow._matrix_source
-   (to_arrow's reading, refusing Period, Interval, object and complex
-   columns by name).  Returns a new reference or NULL with an exception. */
+/* The Arrow producer to_matrix reads the columns `o_cols` (NULL or None:
+   all) of pandas frame `obj` through when its blocks are not all read in
+   place: dfbuffer._to_arrow._matrix_source (to_arrow's reading, refusing
+   a selected Period, Interval, object or complex column by name; with
+   `ordinal`, period="ordinal", a Period column gives its ordinals).
+   Returns a new reference or NULL with an exception. */
 static PyObject *
-pandas_matrix_source(PyObject *obj)
+pandas_matrix_source(PyObject *obj, PyObject *o_cols, int ordinal)
 {
     PyObject *mod = PyImport_ImportModule("dfbuffer._to_arrow");
     if (mod == NULL) {
         return NULL;
     }
-    PyObject *res = PyObject_CallMethod(mod, "_matrix_source", "(O)", obj);
+    PyObject *res = PyObject_CallMethod(mod, "_matrix_source", "(OOO)", obj,
+                                        o_cols != NULL ? o_cols : Py_None,
+                                        ordinal ? Py_True : Py_False);
     Py_DECREF(mod);
     return res;
 }
@@ -557,7 +567,7 @@ pandas_matrix_source(PyObject *obj)
    (TypeError for any other kind, or naming an unsupported column). */
 static int
 describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
-               PyObject *o_cols, int flatten, dfb_frame *fr,
+               PyObject *o_cols, int flatten, int ordinal, dfb_frame *fr,
                int64_t **pd_strides, PyObject **own)
 {
     int r;
@@ -571,13 +581,15 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
             /* columns the blocks do not serve: to_arrow's reading of the
                frame (no index column, no pyarrow needed, errors named),
                of a frame over the manager read when there is one */
-            PyObject *src = pandas_matrix_source(rest != NULL ? rest : obj);
+            PyObject *src = pandas_matrix_source(rest != NULL ? rest : obj,
+                                                 o_cols, ordinal);
             Py_XDECREF(rest);
             if (src == NULL) {
                 r = -1;
                 break;
             }
-            r = dfb_arrow_describe_frame(st, src, o_cols, flatten, fr);
+            r = dfb_arrow_describe_frame(st, src, o_cols, flatten, ordinal,
+                                         fr);
             Py_DECREF(src);
             break;
         }
@@ -590,8 +602,9 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
                 }
             }
             if (r == 0) {
-                r = dfb_arrow_describe_frame(
-                    st, obj, *own != NULL ? *own : o_cols, flatten, fr);
+                r = dfb_arrow_describe_frame(st, obj,
+                                             *own != NULL ? *own : o_cols,
+                                             flatten, ordinal, fr);
             }
             break;
         case DFB_SRC_INTERCHANGE:
@@ -947,16 +960,16 @@ check_out(PyObject *o, int64_t nrows, Py_ssize_t ncols, int explicit,
    or NULL with an exception set. */
 static PyObject *
 matrix_columns(PyObject *obj, PyObject *o_cols, int flatten, int dtype_given,
-               int dec)
+               int dec, int ordinal)
 {
     PyObject *fn = dfb_import_attr("dfbuffer._schema", "_matrix_columns");
     if (fn == NULL) {
         return NULL;
     }
     PyObject *res = PyObject_CallFunction(
-        fn, "OOOOO", obj, o_cols != NULL ? o_cols : Py_None,
+        fn, "OOOOOO", obj, o_cols != NULL ? o_cols : Py_None,
         flatten ? Py_True : Py_False, dtype_given ? Py_True : Py_False,
-        dec ? Py_True : Py_False);
+        dec ? Py_True : Py_False, ordinal ? Py_True : Py_False);
     Py_DECREF(fn);
     return res;
 }
@@ -986,12 +999,13 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
           Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const kw[] = {
-        "obj",      "dtype",   "order", "nulls",          "columns", "threads",
-        "decimals", "structs", "copy",  "on_unsupported", "out",     NULL};
+        "obj",     "dtype",    "order",   "nulls", "columns",
+        "threads", "decimals", "structs", "copy",  "on_unsupported",
+        "out",     "period",   NULL};
     static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
-    PyObject *a[11] = {NULL, NULL, NULL, NULL, NULL, NULL,
-                       NULL, NULL, NULL, NULL, NULL};
+    PyObject *a[12] = {NULL, NULL, NULL, NULL, NULL, NULL,
+                       NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
     if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
         return NULL;
@@ -1000,7 +1014,8 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
                              .decimals = a[6],
                              .structs = a[7],
                              .copy = a[8],
-                             .on_unsupported = a[9]};
+                             .on_unsupported = a[9],
+                             .period = a[11]};
     dfb_opts opts;
     if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;
@@ -1028,7 +1043,8 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     }
     PyObject *skip_cols = NULL; /* on_unsupported="skip": what is taken */
     if (opts.skip_unsupported) {
-        skip_cols = matrix_columns(obj, o_cols, flatten, descr != NULL, dec);
+        skip_cols = matrix_columns(obj, o_cols, flatten, descr != NULL, dec,
+                                   opts.period_ordinal);
         if (skip_cols == NULL) {
             Py_XDECREF(descr);
             return NULL;
@@ -1048,8 +1064,8 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     int64_t nrows = -1;
     PyObject *res = NULL, *own = NULL;
     int64_t *pd_strides = NULL;
-    if (describe_frame(st, obj, kind, o_cols, flatten, &fr, &pd_strides,
-                       &own) < 0 ||
+    if (describe_frame(st, obj, kind, o_cols, flatten, opts.period_ordinal,
+                       &fr, &pd_strides, &own) < 0 ||
         (dec && decimals_to_float(&fr) < 0)) {
         goto done;
     }

@@ -1,20 +1,49 @@
-"""Strings without detours: string_view ("vu") columns decoded to str
-objects and to StringDType straight from the 16-byte views.  Values equal
-pyarrow's and polars' own; hostile views give a clean ValueError."""
+"""Strings and binary: offsets (32- and 64-bit, non-native, sliced, chunked) from
+hand-written producers, pandas and pyarrow, against the peers' own values; UTF-8
+decoding as Python decodes; binary as bytes; and string_view ("vu") columns decoded to
+str objects and to StringDType straight from the 16-byte views.  Values equal pyarrow's
+and polars' own; hostile views give a clean ValueError."""
 
 from __future__ import annotations
 
 import ctypes
 import gc
 import struct
+import weakref
 
 import numpy as np
 import pyarrow as pa
 import pytest
-from producers import long_large_strings, to_list
+from kernel_checks import RawBuffer, check, check_nulls, churn, object_array, pyarrow_consumer
+from producers import (
+    INT,
+    STRING,
+    UINT,
+    UINT8_DTYPE,
+    Buffer,
+    chunked,
+    frame,
+    interchange_dtype,
+    long_large_strings,
+    nonnative,
+    strings,
+    to_list,
+)
+from pyarrow.interchange import from_dataframe as pa_from_dataframe
+from racing import as_list, race
 from test_arrow_bad import Producer
 
 import dfbuffer
+from dfbuffer import to_interchange
+
+pd = pytest.importorskip("pandas")
+
+# pandas 3 emits pandas.errors.Pandas4Warning (a DeprecationWarning subclass)
+# from DataFrame.__dataframe__ and from its interchange from_dataframe.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+STRS = ["a", None, "", "héllo", "日本語", None, "xyz" * 20, "", "end"]
+STR_VALID = np.array([s is not None for s in STRS])
 
 # pyarrow 16 (the declared minimum) makes string_view arrays but cannot cast to or from them
 needs_view_casts = pytest.mark.skipif(
@@ -344,3 +373,266 @@ def test_large_conversions_restore_the_arena_allocator(kind):
     del res
     gc.collect()
     assert arena_allocator() == before
+
+
+def test_buffer_to_ndarray_string_bytes_dtype_quirk():
+    raw = np.frombuffer(b"hello", dtype="u1")
+    buf = RawBuffer(raw)
+    for dt in [(UINT, 8, "C", "="), (STRING, 8, "u", "=")]:
+        res = dfbuffer.buffer_to_ndarray(buf, dt)
+        assert res.tobytes() == b"hello"
+
+
+class StringColumn:
+    """A minimal interchange string column over UTF-8 bytes and int64 offsets."""
+
+    def __init__(self, chunks: list[bytes]):
+        offsets = np.zeros(len(chunks) + 1, dtype="i8")
+        offsets[1:] = np.cumsum([len(c) for c in chunks])
+        self._data = RawBuffer(np.frombuffer(b"".join(chunks) or b"\0", dtype="u1"))
+        self._offsets = RawBuffer(offsets)
+        self._n = len(chunks)
+        self.offset = 0
+        self.dtype = (STRING, 8, "u", "=")
+        self.describe_null = (0, None)
+        self.null_count = 0
+
+    def size(self):
+        return self._n
+
+    def num_chunks(self):
+        return 1
+
+    def get_buffers(self):
+        return {
+            "data": (self._data, (UINT, 8, "C", "=")),
+            "validity": None,
+            "offsets": (self._offsets, (INT, 64, "l", "=")),
+        }
+
+
+def test_utf8_decoding_matches_python():
+    rng = np.random.default_rng(7)
+    alphabet = ["a", "é", "ß", "€", "中", "😀", "\x00", "\u07ff", "\u0800", "\uffff", "\U0010ffff"]
+    words = ["".join(rng.choice(alphabet, size=k)) for k in rng.integers(0, 40, 400)]
+    words += ["x" * 100 + "é", "€" * 30]  # beyond the short-string path
+    res = dfbuffer.column_to_ndarray(StringColumn([w.encode() for w in words]))
+    assert res.tolist() == words
+    for got, want in zip(res, words, strict=True):
+        assert got == want and hash(got) == hash(want)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"\xff",
+        b"\xc0\x80",  # overlong NUL
+        b"\xc3",  # truncated
+        b"\xe0\x80\x80",  # overlong
+        b"\xed\xa0\x80",  # surrogate
+        b"\xf4\x90\x80\x80",  # beyond U+10FFFF
+        b"ab\x80",
+    ],
+)
+def test_utf8_invalid_raises(bad):
+    with pytest.raises(UnicodeDecodeError):
+        dfbuffer.column_to_ndarray(StringColumn([b"ok", bad]))
+
+
+def test_pandas_string_buffers_only_buffer_keeps_alive(collect):
+    """pandas builds a string column's data/offsets/validity buffers inside
+    get_buffers(): only the buffer objects keep them alive, not the frame."""
+    vals = [f"row-{i}-{'é' * (i % 5)}" if i % 4 else None for i in range(2000)]
+    df = pd.DataFrame({"s": pd.Series(vals, dtype=object)})
+    col = df.__dataframe__().get_column(0)
+    bufs = col.get_buffers()
+    data_buf = bufs["data"][0]
+    wr = weakref.ref(data_buf)
+    raw = dfbuffer.buffer_to_ndarray(data_buf, UINT8_DTYPE)
+    offs_buf, offs_dtype = bufs["offsets"]
+    offs = dfbuffer.buffer_to_ndarray(offs_buf, offs_dtype)
+    strs = dfbuffer.column_to_ndarray(col)
+    expected_bytes = "".join(v for v in vals if v is not None).encode()
+    del df, col, bufs, data_buf, offs_buf
+    gc.collect()
+    churn(len(expected_bytes), rounds=300)
+    assert raw.tobytes() == expected_bytes
+    assert offs[-1] == len(expected_bytes) and len(offs) == len(vals) + 1
+    assert to_list(strs) == vals
+    assert wr() is not None
+    del raw
+    gc.collect()
+    assert wr() is None
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "string[python]"])
+def test_pandas_strings_with_none(dtype):
+    vals = ["alpha", None, "", "ünïcödé", "日本", None, "z"]
+    s = pd.Series(vals, dtype=dtype)
+    res = dfbuffer.from_dataframe(pd.DataFrame({"s": s}))["s"]
+    check_nulls(res, [v is not None for v in vals])
+    assert res.dtype == object
+    assert to_list(res) == vals
+    assert all(type(v) is str for v in res.compressed())
+    filled = dfbuffer.from_dataframe(pd.DataFrame({"s": s}), nulls="fill")["s"]
+    assert list(filled) == vals
+
+
+def test_pyarrow_large_string_empty_and_all_null():
+    for arr in (
+        pa.array([], pa.large_string()),
+        pa.array([None, None], pa.large_string()),
+        pa.array(["", ""], pa.string()),
+    ):
+        res = dfbuffer.from_dataframe(pa.table({"s": arr}).__dataframe__())["s"]
+        assert res.dtype == object
+        assert to_list(res) == arr.to_pylist()
+
+
+def test_known_wrong_strings():
+    cases = [
+        pd.DataFrame({"s": ["a", None, "c"]}).__dataframe__(),
+        pd.DataFrame({"s": pd.Series([], dtype=str)}).__dataframe__(),
+        pa.table({"s": pa.array(["a", None, "c"], pa.large_string())}).__dataframe__(),
+        pa.table({"s": pa.array([], pa.string())}).__dataframe__(),
+        frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask")),
+    ]
+    expected = [["a", None, "c"], [], ["a", None, "c"], [], ["a", None, "c", "dd"]]
+    for x, exp in zip(cases, expected, strict=True):
+        assert to_list(dfbuffer.from_dataframe(x)["s"]) == exp
+
+
+def test_peer_bug_pyarrow_string_bytemask_with_offset():
+    """pyarrow's consumer applies the column offset twice to the bitmap it
+    computes from a bytemask (once reading the mask, once on the result)."""
+    x = frame(s=strings(["a", None, "c", "dd"], offset=3, mask="bytemask"))
+    assert pyarrow_consumer(x) == ["a", None, None, None]
+
+
+def test_known_wrong_string_buffer_temporaries(collect):
+    exp = [f"value-{i}" if i % 7 else None for i in range(500)]
+    df = pd.DataFrame({"s": exp})
+    col = df.__dataframe__().get_column(0)
+    res = dfbuffer.column_to_ndarray(col)
+    del df, col
+    collect()
+    junk = [("x" * 9) * (i % 50) for i in range(20000)]
+    del junk
+    assert to_list(res) == exp
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_nonnative_string_offsets(large):
+    col = strings(["ab", None, "cde", ""], large=large, offset=1)
+    offs, odt = col._offsets
+    be = offs._x.astype(nonnative(offs._x.dtype))
+    col._offsets = (Buffer(be), interchange_dtype(be.dtype))
+    check(dfbuffer.column_to_ndarray(col), object_array(["ab", None, "cde", ""]), [1, 0, 1, 1])
+
+
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("offset", [0, 3, 11])
+@pytest.mark.parametrize("mask,null_value", [("bitmask", 0), ("bytemask", 0), ("bytemask", 1)])
+def test_strings(large, offset, mask, null_value):
+    col = strings(STRS, large=large, offset=offset, mask=mask, null_value=null_value)
+    res = dfbuffer.column_to_ndarray(col)
+    check(res, object_array(STRS), STR_VALID, dtype=object)
+    assert all(type(s) is str for s in res.compressed())
+    filled = dfbuffer.column_to_ndarray(col, nulls="fill")
+    assert type(filled) is np.ndarray and filled.dtype == object
+    assert list(filled) == STRS
+    with pytest.raises(ValueError):
+        dfbuffer.column_to_ndarray(col, nulls="raise")
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_strings_no_nulls(large):
+    vals = ["x", "", "yy", "zzz"]
+    col = strings(vals, large=large, offset=1)
+    res = dfbuffer.column_to_ndarray(col)
+    assert type(res) is np.ndarray and res.dtype == object
+    assert list(res) == vals
+
+
+def test_strings_validity_with_zero_nulls():
+    vals = ["x", "", "yy"]
+    col = strings(vals, mask="always")
+    assert col.get_buffers()["validity"] is not None
+    res = dfbuffer.column_to_ndarray(col)
+    assert type(res) is np.ndarray and list(res) == vals
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_strings_empty_column(large):
+    col = strings([], large=large)
+    res = dfbuffer.column_to_ndarray(col)
+    assert type(res) is np.ndarray and res.dtype == object and res.shape == (0,)
+
+
+def test_strings_all_empty_strings():
+    col = strings(["", "", ""])
+    res = dfbuffer.column_to_ndarray(col)
+    assert list(res) == ["", "", ""]
+
+
+def test_strings_all_null():
+    col = strings([None, None])
+    res = dfbuffer.column_to_ndarray(col)
+    assert isinstance(res, np.ma.MaskedArray) and res.mask.all()
+    assert list(dfbuffer.column_to_ndarray(col, nulls="fill")) == [None, None]
+
+
+def test_chunks_strings():
+    col = chunked(strings(["a", None], offset=1), strings(["b", "c"], large=False))
+    res = dfbuffer.column_to_ndarray(col)
+    check(res, object_array(["a", None, "b", "c"]), [1, 0, 1, 1], dtype=object)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_quirk_string_data_buffer_has_column_dtype(large):
+    col = strings(STRS, large=large, offset=2, data_as_column_dtype=True)
+    assert col.get_buffers()["data"][1][0] == STRING
+    check(dfbuffer.column_to_ndarray(col), object_array(STRS), STR_VALID)
+
+
+def test_quirk_string_offsets_wider_than_format():
+    # pandas: column format 'u' (int32 offsets) but the offsets buffer is int64
+    col = strings(["ab", None, "c"], large=True)
+    col._dtype = (STRING, 8, "u", "=")
+    check(dfbuffer.column_to_ndarray(col), object_array(["ab", None, "c"]), [1, 0, 1])
+
+
+def test_binary_without_nulls_is_plain_bytes():
+    arr = pa.array([b"a", b"bc", b""], pa.binary())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert type(res) is np.ndarray and res.tolist() == [b"a", b"bc", b""]
+    assert all(type(v) is bytes for v in res)
+
+
+def test_racing_binary_offsets():
+    n = 20_000
+    values = [None if i % 13 == 5 else bytes([i % 251]) * (i % 7) for i in range(n)]
+    lens = np.array([0 if v is None else len(v) for v in values], np.int32)
+    good = np.zeros(n + 1, np.int32)
+    good[1:] = np.cumsum(lens)
+    offs = good.copy()
+    data = np.frombuffer(b"".join(v or b"" for v in values), np.uint8).copy()
+    valid = pa.array([v is not None for v in values]).buffers()[1]
+    arr = pa.Array.from_buffers(pa.binary(), n, [valid, pa.py_buffer(offs), pa.py_buffer(data)])
+    bad = good.copy()
+    bad[1::2] = np.iinfo(np.int32).max
+
+    def check(res) -> None:
+        assert as_list(res) == values
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(offs, good, bad)])
+    assert ok + refused == 8
+
+
+def test_string_view_pyarrow_sliced_with_nulls():
+    vals = [None if k % 4 == 0 else ("short" if k % 2 else f"a longer string #{k}")
+            for k in range(40)]
+    arr = pa.array(vals, pa.string_view())
+    for t in (pa.table({"s": arr}), pa.table({"s": arr}).slice(5, 17)):
+        got = pa_from_dataframe(to_interchange(t))
+        assert got.column("s").to_pylist() == t.column("s").to_pylist()

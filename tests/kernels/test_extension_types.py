@@ -1,15 +1,19 @@
 """Arrow's canonical extension types are identified only through the type table, by their
 exact ARROW:extension:name (length included), with their metadata read by one parser
-(src/core/types.c); arrow.bool8 converts to bool (nonzero is True) on every path
-(docs/requirements.md, "Extension types")."""
+(src/core/types.c); arrow.bool8 converts to bool (nonzero is True) on every path,
+arrow.uuid to uuid.UUID objects (made as the uuid module makes them), json and opaque
+to their storage (docs/requirements.md, "Extension types")."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from racing import as_list, race
 
 import dfbuffer
 import dfbuffer.pandas
@@ -238,3 +242,110 @@ def test_a_uuid_subclass_makes_its_objects(monkeypatch):
     monkeypatch.setattr(uuid, "UUID", Sub)
     got = list(np.ma.getdata(dfbuffer.column_to_ndarray(_uuid_column())))
     assert type(got[0]) is Sub and got[0] == Sub(bytes=UUIDS[0]) and got[1] is None
+
+
+def test_bool8_is_a_zero_copy_bool_view():
+    arr = pa.array([1, 0, None, 1], pa.int8()).cast(pa.bool8())
+    res = dfbuffer.column_to_ndarray(arr)
+    assert res.dtype == np.bool_ and as_list(res) == [True, False, None, True]
+    assert res.data.__array_interface__["data"][0] == arr.storage.buffers()[1].address
+    assert not res.data.flags.writeable
+    ref = weakref.ref(arr)
+    del arr
+    gc.collect()
+    assert ref() is None and as_list(res) == [True, False, None, True]
+    cycle = [res]
+    cycle.append(cycle)
+    base = weakref.ref(res.data.base)
+    del res, cycle
+    gc.collect()
+    assert base() is None
+
+
+def test_uuid_json_and_unknown_extensions():
+    import uuid
+
+    ids = [uuid.UUID(int=k * 2**100 + 7) for k in range(3)]
+    arr = pa.array([ids[0].bytes, None, ids[2].bytes], pa.uuid())
+    assert as_list(dfbuffer.column_to_ndarray(arr)) == arr.to_pylist() == [ids[0], None, ids[2]]
+    assert as_list(dfbuffer.column_to_ndarray(arr.slice(2))) == [ids[2]]
+    js = pa.array(['{"a": 1}', None], pa.json_())
+    assert as_list(dfbuffer.column_to_ndarray(js)) == ['{"a": 1}', None]
+    opaque = pa.opaque(pa.int32(), "geo", "vendor")
+    op = pa.ExtensionArray.from_storage(opaque, pa.array([1, None, 3], pa.int32()))
+    assert as_list(dfbuffer.column_to_ndarray(op)) == [1, None, 3]
+
+
+def _uuid_array(n: int) -> tuple[pa.Array, list]:
+    import uuid
+
+    rng = np.random.default_rng(5)
+    ids = [uuid.UUID(bytes=rng.bytes(16)) for _ in range(n - 4)]
+    ids += [uuid.UUID(int=0), uuid.UUID(int=2**128 - 1), uuid.UUID(int=2**64), None]
+    values = [None if i % 7 == 3 else u for i, u in enumerate(ids)]
+    return pa.array([None if u is None else u.bytes for u in values], pa.uuid()), values
+
+
+def test_uuids_behave_as_the_uuid_module_makes_them():
+    import pickle
+    import uuid
+
+    arr, values = _uuid_array(300)
+    got = as_list(dfbuffer.column_to_ndarray(arr))
+    assert got == values == arr.to_pylist()
+    for ours, theirs in zip(got, values, strict=True):
+        if theirs is None:
+            assert ours is None
+            continue
+        assert type(ours) is uuid.UUID and type(ours.int) is int
+        assert (ours.int, ours.is_safe, str(ours)) == (theirs.int, theirs.is_safe, str(theirs))
+        assert hash(ours) == hash(theirs) and {theirs: 1}[ours] == 1
+        assert pickle.loads(pickle.dumps(ours)) == theirs
+        assert (ours < uuid.UUID(int=2**127)) == (theirs < uuid.UUID(int=2**127))
+        assert gc.is_tracked(ours) == gc.is_tracked(theirs)
+        with pytest.raises(TypeError):
+            ours.int = 1  # immutable, as uuid.UUID is
+
+
+def test_uuids_sliced_chunked_and_the_collector_state():
+    arr, values = _uuid_array(100)
+    assert as_list(dfbuffer.column_to_ndarray(arr.slice(3, 50))) == values[3:53]
+    chunked = pa.chunked_array([arr.slice(0, 40), arr.slice(40)])
+    assert as_list(dfbuffer.column_to_ndarray(chunked)) == values
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        dfbuffer.column_to_ndarray(arr)
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+    dfbuffer.column_to_ndarray(arr)
+    assert gc.isenabled()
+
+
+def test_racing_uuid_values():
+    import uuid
+
+    n = 20_000
+    data = np.frombuffer(np.random.default_rng(1).bytes(16 * n), np.uint8).copy()
+    good = data.copy()
+    other = np.full_like(data, 0xAB)
+    valid = pa.array([i % 9 != 2 for i in range(n)]).buffers()[1]
+    storage = pa.Array.from_buffers(pa.binary(16), n, [valid, pa.py_buffer(data)])
+    arr = pa.ExtensionArray.from_storage(pa.uuid(), storage)
+
+    nulls = [i % 9 == 2 for i in range(n)]
+    good_rows = good.reshape(n, 16)[~np.array(nulls)]
+
+    def check(res) -> None:
+        got = as_list(res)
+        assert len(got) == n
+        assert [v is None for v in got] == nulls
+        present = [v for v in got if v is not None]
+        assert all(isinstance(v, uuid.UUID) for v in present)
+        # each byte is the old or the new one
+        b = np.frombuffer(b"".join(v.bytes for v in present), np.uint8).reshape(-1, 16)
+        assert ((b == good_rows) | (b == 0xAB)).all()
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(data, good, other)])
+    assert ok == 8 and refused == 0

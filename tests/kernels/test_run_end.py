@@ -1,0 +1,94 @@
+"""Run-end encoded arrays: decoded to their values (every value type, every run-end
+width, sliced, chunked, through to_matrix), nulls filled run by run, bad run ends refused,
+and run ends rewritten while they are read."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from flat_arrays import D
+from racing import as_list, race, run_ends_target
+from run_end_arrays import run_end_encode
+
+import dfbuffer
+
+REE_VALUES = {
+    "int": [1, 1, None, 2, 2, 2, 3, None, None],
+    "float": [1.5, 1.5, None, -2.0],
+    "string": ["a", "a", None, "b", "b", "", ""],
+    "binary": [b"x", b"x", None, b"yz"],
+    "decimal": [D("1.5"), D("1.5"), None],
+    "bool": [True, True, None, False, False],
+}
+
+
+@pytest.mark.parametrize("run_end_type", [pa.int16(), pa.int32(), pa.int64()])
+@pytest.mark.parametrize("kind", sorted(REE_VALUES))
+def test_run_end_encoded(kind, run_end_type):
+    ree = run_end_encode(REE_VALUES[kind], run_end_type)
+    assert as_list(dfbuffer.column_to_ndarray(ree)) == ree.to_pylist()
+    for sl in (ree.slice(1), ree.slice(2, 2), ree.slice(len(ree)), ree.slice(3, 1)):
+        assert as_list(dfbuffer.column_to_ndarray(sl)) == sl.to_pylist()
+    ch = pa.chunked_array([ree.slice(1, 2), ree, ree.slice(0, 0)])
+    got = dfbuffer.from_dataframe(pa.table({"r": ch}))["r"]
+    assert as_list(got) == ch.to_pylist()
+    # always decoded: the run indices are no categorical
+    codes = dfbuffer.from_dataframe(pa.table({"r": ch}), categorical="codes")["r"]
+    assert isinstance(codes, np.ndarray) and as_list(codes) == ch.to_pylist()
+
+
+@pytest.mark.parametrize(
+    "typ", [pa.int8(), pa.uint16(), pa.float32(), pa.int64(), pa.timestamp("us")]
+)
+def test_run_end_encoded_fixed_width_fill(typ):
+    # long and short runs over values sliced from a larger array with nulls: each run is
+    # filled from its value, its validity set run by run
+    lens = np.array([1, 40, 3, 1, 17, 200, 2, 9])
+    base = pa.array([5, None, 7, 9, 1, None, 3, 4, 2, 6], type=pa.int64()).cast(typ)
+    values = base.slice(1, len(lens))
+    ends = pa.array(np.cumsum(lens).astype(np.int32))
+    ree = pa.RunEndEncodedArray.from_arrays(ends, values)
+    expected = np.repeat(np.array(values.to_pylist(), dtype=object), lens).tolist()
+    for sl in (ree, ree.slice(2, 50), ree.slice(41, 200), ree.slice(len(ree) - 1)):
+        want = expected[sl.offset : sl.offset + len(sl)]
+        res = dfbuffer.column_to_ndarray(sl)
+        assert res.dtype == typ.to_pandas_dtype() and as_list(res) == want
+        assert np.ma.getmaskarray(res).sum() == sum(v is None for v in want)
+
+
+def test_run_end_encoded_int_dtype_and_fill():
+    ree = run_end_encode([1, 1, 2, 2, 2])
+    res = dfbuffer.column_to_ndarray(ree)
+    assert type(res) is np.ndarray and res.dtype == np.int64 and res.tolist() == [1, 1, 2, 2, 2]
+    filled = dfbuffer.column_to_ndarray(run_end_encode([1, None, None, 3]), nulls="fill")
+    assert filled.dtype == np.float64 and np.isnan(filled[1:3]).all()
+
+
+def test_run_end_encoded_bad_run_ends_raise():
+    # pyarrow validates run ends when it builds the array: they turn bad afterwards
+    ends = np.array([1, 2, 3], np.int32)
+    ree = pa.RunEndEncodedArray.from_arrays(
+        pa.Array.from_buffers(pa.int32(), 3, [None, pa.py_buffer(ends)]), pa.array([1, 2, 3])
+    )
+    for bad in ([2, 2, 3], [2, 1, 3], [-1, 2, 3]):
+        ends[:] = bad
+        with pytest.raises(ValueError, match="strictly increasing"):
+            dfbuffer.column_to_ndarray(ree)
+    ends[:] = [1, 2, 3]
+    assert dfbuffer.column_to_ndarray(ree).tolist() == [1, 2, 3]
+
+
+def test_racing_run_ends():
+    ree, expected, target = run_ends_target()
+
+    def check(res) -> None:
+        assert res.tolist() == expected
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(ree), check, [target])
+    assert ok + refused == 8
+
+
+def test_to_matrix_reads_run_end_encoded_numbers():
+    t = pa.table({"a": [1.0, 2.0, 3.0], "r": run_end_encode([5, None, None])})
+    np.testing.assert_array_equal(dfbuffer.to_matrix(t), [[1, 5], [2, np.nan], [3, np.nan]])
