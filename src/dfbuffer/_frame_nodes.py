@@ -324,8 +324,17 @@ def _ix_export(df: Any, names: list[str], keep_idx: list[int], skip: bool) -> Ar
         chunks = []
         fmts = []
         for i in keep_idx:
-            col = part.get_column(i)
             n = names[i]
+            try:
+                col = part.get_column(i)
+            except (ValueError, TypeError, NotImplementedError) as e:
+                # how producers refuse a column the protocol cannot describe (pyarrow's
+                # ValueError for a list column), named as from_dataframe names it
+                if skip:
+                    raise _Unsupported(i) from None
+                raise NotImplementedError(
+                    f"column {n!r}: its producer's get_column() failed to describe it: "
+                    f"{type(e).__name__}: {e}") from e
             sub = list(col.get_chunks()) if int(col.num_chunks()) > 1 else [col]
             if len(sub) != 1:
                 raise NotImplementedError(

@@ -807,7 +807,14 @@ def _ix_schema(df: Any) -> Schema:
     cols: list[ColumnSchema] = []
     for i, name in enumerate(df.column_names()):
         try:
-            cols.append(_ix_column(str(name), df.get_column(i)))
+            col = df.get_column(i)
+        except (ValueError, TypeError, NotImplementedError) as e:
+            # how producers refuse a column the protocol cannot describe (pyarrow's
+            # ValueError for a list column); from_dataframe refuses it the same way
+            cols.append(_refused(str(name), "its producer's get_column()", e))
+            continue
+        try:
+            cols.append(_ix_column(str(name), col))
         except NotImplementedError as e:
             cols.append(_refused(str(name), "its producer", e))
     return Schema(tuple(cols), dict(md) if isinstance(md, dict) else {}, "interchange")

@@ -156,3 +156,59 @@ def test_to_matrix_columns_never_reads_an_unselected_column(index):
     with pytest.raises(TypeError, match="column 'p'"):
         dfbuffer.to_matrix(df, columns=["x", "p"])
     assert dfbuffer.to_matrix(df, on_unsupported="skip").shape == (3, 2)
+
+
+def test_a_column_get_column_refuses_is_named_or_skipped():
+    # pyarrow's interchange producer raises ValueError from get_column() for a column
+    # the protocol cannot describe (a list): every function names the column and keeps
+    # pyarrow's error as the cause, and "skip" drops just that column
+    ix = pa.table({"a": [1, 2], "l": [[1], [2]], "b": [0.5, 1.5]}).__dataframe__()
+    for fn in (dfbuffer.from_dataframe, dfbuffer.schema, dfbuffer.to_matrix):
+        with pytest.raises((NotImplementedError, TypeError),
+                           match=r"column 'l': its producer's get_column\(\)") as info:
+            fn(ix)
+        cause = info.value.__cause__
+        while not isinstance(cause, ValueError):  # to_matrix: TypeError from it
+            cause = cause.__cause__
+        assert "list<item: int64>" in str(cause)
+    assert list(dfbuffer.from_dataframe(ix, on_unsupported="skip")) == ["a", "b"]
+    assert dfbuffer.schema(ix, on_unsupported="skip").names == ["a", "b"]
+    assert dfbuffer.to_matrix(ix, on_unsupported="skip").tolist() == [[1, 0.5], [2, 1.5]]
+    assert _arrow_names(dfbuffer.to_arrow(ix, on_unsupported="skip")) == ["a", "b"]
+    with pytest.raises(NotImplementedError, match="column 'l'") as info:
+        dfbuffer.to_arrow(ix)
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+class _GetColumnFails:
+    """An interchange frame whose get_column() raises ``exc`` for column "bad"."""
+
+    def __init__(self, exc):
+        self._ix = pa.table({"ok": [1, 2], "bad": [3, 4]}).__dataframe__()
+        self._exc = exc
+
+    def __dataframe__(self, nan_as_null=False, allow_copy=True):
+        return self
+
+    def get_column(self, i):
+        if i == 1:
+            raise self._exc
+        return self._ix.get_column(i)
+
+    def __getattr__(self, name):
+        return getattr(self._ix, name)
+
+
+def test_only_a_refusal_of_the_column_is_skipped():
+    # a RuntimeError or MemoryError from get_column() is not a refusal of the column's
+    # type: it propagates as it is, with or without "skip"
+    for exc in (RuntimeError("producer broke"), MemoryError()):
+        src = _GetColumnFails(exc)
+        for kw in ({}, {"on_unsupported": "skip"}):
+            with pytest.raises(type(exc)):
+                dfbuffer.from_dataframe(src, **kw)
+    src = _GetColumnFails(TypeError("no such type"))
+    assert list(dfbuffer.from_dataframe(src, on_unsupported="skip")) == ["ok"]
+    with pytest.raises(NotImplementedError, match="column 'bad'") as info:
+        dfbuffer.from_dataframe(src)
+    assert isinstance(info.value.__cause__, TypeError)

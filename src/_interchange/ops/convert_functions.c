@@ -748,6 +748,11 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
         PyObject *col = PyObject_CallOneArg(getcol, idx);
         Py_DECREF(idx);
         if (col == NULL) {
+            dfb_column_refused(key);
+            if (dfb_skip_unsupported(opts)) {
+                Py_DECREF(key);
+                continue;
+            }
             Py_DECREF(key);
             goto fail;
         }

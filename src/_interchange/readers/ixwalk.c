@@ -709,6 +709,31 @@ dfb_add_column_context(PyObject *key)
     dfb_err_give(now);
 }
 
+/* get_column() refused column `key`: a ValueError, TypeError or
+   NotImplementedError becomes NotImplementedError naming it, the original
+   its __cause__ (others are left alone).  Cannot fail. */
+void
+dfb_column_refused(PyObject *key)
+{
+    if (!PyErr_ExceptionMatches(PyExc_ValueError) &&
+        !PyErr_ExceptionMatches(PyExc_TypeError) &&
+        !PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
+        return;
+    }
+    PyObject *exc = dfb_err_take();
+    PyErr_Format(PyExc_NotImplementedError,
+                 "column %R: its producer's get_column() failed to describe "
+                 "it: %s: %S",
+                 key, Py_TYPE(exc)->tp_name, exc);
+    PyObject *now = dfb_err_take();
+    if (now == NULL) { /* the message could not be made: the original */
+        dfb_err_give(exc);
+        return;
+    }
+    PyException_SetCause(now, exc); /* steals exc */
+    dfb_err_give(now);
+}
+
 /* Moves the references `w` holds into list `keep`.  Returns 0, or -1 with
    MemoryError (the references are released either way). */
 static int
@@ -866,7 +891,7 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         PyObject *col = PyObject_CallOneArg(getcol, pos);
         Py_DECREF(pos);
         if (col == NULL) {
-            dfb_add_column_context(key);
+            dfb_column_refused(key);
             goto done;
         }
         int r = PyList_Append(out->keep, col);

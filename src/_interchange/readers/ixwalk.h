@@ -46,6 +46,15 @@ dfb_add_column_context(PyObject *key);
    producer) `obj` into `out` (zeroed by the caller; clear it always).
    Returns 0, 1 when `obj` is neither (no exception set), or -1 with an
    exception set whose message names the column. */
+/* get_column() of an interchange DataFrame raised for column `key`: a
+   ValueError, TypeError or NotImplementedError (how producers refuse a
+   column the protocol cannot describe: pyarrow's ValueError for a list
+   column) becomes NotImplementedError naming the column, the original as
+   its __cause__, so on_unsupported="skip" drops that column; other
+   exceptions are left alone.  Call with the exception set.  Cannot fail. */
+void
+dfb_column_refused(PyObject *key);
+
 int
 dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                       dfb_frame *out);
