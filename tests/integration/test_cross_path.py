@@ -270,7 +270,7 @@ def test_the_examples_of_the_rule(index_kind):
 
 def _several_dtypes(index_kind: str):
     n = 3
-    return pd.DataFrame({
+    cols = {
         "i": [1, 2, 3], "f": [1.5, np.nan, 3.0], "b": [True, False, True],
         "I": pd.array([1, None, 3], dtype="Int64"), "u": np.array([1, 2, 3], dtype=np.uint8),
         "s": pd.Series(["a", None, "c"], dtype="str"),
@@ -278,7 +278,12 @@ def _several_dtypes(index_kind: str):
         "t": pd.to_datetime(["2020-01-01", None, "2020-01-03"]).as_unit("us"),
         "z": pd.to_datetime(["2020-01-01"] * n).tz_localize("UTC").tz_convert("Asia/Kathmandu"),
         "c": pd.Categorical(["a", "b", None], ordered=True),
-    }, index=_index(index_kind, n))
+    }
+    if int(pd.__version__.split(".")[0]) < 3:
+        # pandas 2's "str" is object dtype: the frame holds Python objects, which
+        # pa.table infers as strings, so the paths rightly differ there ("S" stays)
+        del cols["s"]
+    return pd.DataFrame(cols, index=_index(index_kind, n))
 
 
 @pytest.mark.parametrize("index_kind", INDEX_KINDS)

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from flat_arrays import D
 from racing import as_list, race, run_ends_target
-from run_end_arrays import run_end_encode
+from run_end_arrays import run_end_array, run_end_encode
 
 import dfbuffer
 
@@ -48,7 +48,7 @@ def test_run_end_encoded_fixed_width_fill(typ):
     base = pa.array([5, None, 7, 9, 1, None, 3, 4, 2, 6], type=pa.int64()).cast(typ)
     values = base.slice(1, len(lens))
     ends = pa.array(np.cumsum(lens).astype(np.int32))
-    ree = pa.RunEndEncodedArray.from_arrays(ends, values)
+    ree = run_end_array(ends, values)
     expected = np.repeat(np.array(values.to_pylist(), dtype=object), lens).tolist()
     for sl in (ree, ree.slice(2, 50), ree.slice(41, 200), ree.slice(len(ree) - 1)):
         want = expected[sl.offset : sl.offset + len(sl)]
@@ -68,7 +68,7 @@ def test_run_end_encoded_int_dtype_and_fill():
 def test_run_end_encoded_bad_run_ends_raise():
     # pyarrow validates run ends when it builds the array: they turn bad afterwards
     ends = np.array([1, 2, 3], np.int32)
-    ree = pa.RunEndEncodedArray.from_arrays(
+    ree = run_end_array(
         pa.Array.from_buffers(pa.int32(), 3, [None, pa.py_buffer(ends)]), pa.array([1, 2, 3])
     )
     for bad in ([2, 2, 3], [2, 1, 3], [-1, 2, 3]):

@@ -96,8 +96,9 @@ def test_schema_gives_the_frequency(index):
         assert sch["m"].type == "object" and sch["m"].unit == "M"
         assert sch["d"].unit == "D"
         assert "m: object[period[M]]" in repr(sch)
-    s = dfbuffer.schema(df["m"])
-    assert s.names == ["m"] and s["m"].unit == "M"
+    if int(pd.__version__.split(".")[0]) >= 3:  # pandas 2's Series is no Arrow producer
+        s = dfbuffer.schema(df["m"])
+        assert s.names == ["m"] and s["m"].unit == "M"
 
 
 @pytest.mark.parametrize("index", list(INDEXES))
