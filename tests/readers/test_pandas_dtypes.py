@@ -402,3 +402,31 @@ def test_to_interchange_selects_and_skips_before_exporting():
     ix = dfbuffer.to_interchange(df, columns=["s", "x"])
     assert list(ix.column_names()) == ["s", "x"]
     assert ix.get_column_by_name("s").null_count == 1
+
+
+def test_an_object_series_reads_as_its_frame_column():
+    # column_to_ndarray of an object Series gives what from_dataframe gives for that
+    # column: the object array itself (read-only, None masked), whatever its items;
+    # pandas' Arrow export refused mixed items and turned bytes and Decimal into
+    # Arrow types of their own
+    import decimal
+
+    for items in (["a", 1, None], [b"x", None, b"yz"], [decimal.Decimal("1.5"), None, 2]):
+        s = pd.Series(items, dtype=object, name="o")
+        got = dfbuffer.column_to_ndarray(s)
+        want = dfbuffer.from_dataframe(pd.DataFrame({"o": s}))["o"]
+        data = np.ma.getdata(got)
+        assert data.dtype == object and data.tolist() == np.ma.getdata(want).tolist()
+        assert [type(v) for v in data.tolist()] == [type(v) for v in s.tolist()]
+        assert np.ma.getmaskarray(got).tolist() == [v is None for v in items]
+        assert np.shares_memory(data, s.to_numpy()) and not data.flags.writeable
+    # the result keeps the Series' array alive, and only as long as it lives
+    s = pd.Series(["a", 1, None], dtype=object)
+    got = dfbuffer.column_to_ndarray(s)
+    ref = weakref.ref(s.to_numpy().base if s.to_numpy().base is not None else s.to_numpy())
+    del s
+    gc.collect()
+    assert np.ma.getdata(got).tolist() == ["a", 1, None] and ref() is not None
+    del got
+    gc.collect()
+    assert ref() is None

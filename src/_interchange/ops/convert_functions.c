@@ -428,9 +428,9 @@ from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
 /* column_to_ndarray of pandas' interchange Column object: the Series
    behind it, read as a one-column frame (never pandas' buffers, which drop
    the slice offset of Arrow-backed columns, P-26); and of a pandas Series
-   of a Period, Interval or complex dtype (dfb_pandas_series_frame).  Returns a
-   new reference, or NULL with an exception set, or NULL without one when `col`
-   is no such object. */
+   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame).
+   Returns a new reference, or NULL with an exception set, or NULL without one
+   when `col` is no such object. */
 static PyObject *
 pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
               int allow_copy)

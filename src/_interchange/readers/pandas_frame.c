@@ -142,7 +142,11 @@ dfb_pandas_series_frame(PyObject *obj)
         r = is_exact(dt, "pandas", "IntervalDtype");
     }
     if (r == 0 && PyArray_DescrCheck(dt)) {
-        r = ((PyArray_Descr *)dt)->kind == 'c';
+        /* complex: the export refuses it; object: it infers one Arrow type
+           for every item, refusing mixed items and converting bytes or
+           Decimal where the frame's column is the object array itself */
+        char kind = ((PyArray_Descr *)dt)->kind;
+        r = kind == 'c' || kind == 'O';
     }
     Py_DECREF(dt);
     if (r <= 0) {

@@ -33,10 +33,10 @@ PyObject *
 dfb_pandas_column_frame(PyObject *obj, int *allow_copy);
 
 /* For an exact pandas Series whose values pandas' Arrow export would
-   mangle or refuse (a Period, Interval or complex dtype), a new one-column
-   DataFrame of it (Series.to_frame(), no copy), read as a frame column is
-   read.  NULL without an exception for anything else, NULL with one on
-   error. */
+   mangle or refuse (a Period, Interval, complex or object dtype), a new
+   one-column DataFrame of it (Series.to_frame(), no copy), read as a frame
+   column is read.  NULL without an exception for anything else, NULL with one
+   on error. */
 PyObject *
 dfb_pandas_series_frame(PyObject *obj);
 
