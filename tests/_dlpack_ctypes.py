@@ -111,11 +111,10 @@ class Tensor:
         if strides is not None:
             self.strides_arr = (ctypes.c_int64 * max(len(strides), 1))(*strides)
 
-        # a bound method, not a function made per call: on free-threaded 3.13, functions
-        # made after the first thread started are immortal (CPython issue 124239), and one
-        # closing over self kept every Tensor alive (the leak tests saw its memory grow).
-        # The method keeps the Tensor in a reference cycle, as before: it lives until a
-        # collection, after the capsules of a test made from it.
+        # a bound method, not a function made per call (on free-threaded 3.13, functions
+        # made after the first thread started are immortal: CPython issue 124239).  It
+        # keeps the Tensor in a reference cycle: it lives until a collection, after the
+        # capsules a test made from it.
         self._cb = DELETER(self._on_delete) if deleter else DELETER()
         if legacy:
             self.m = DLManagedTensor()
@@ -129,9 +128,12 @@ class Tensor:
         t.device.device_type, t.device.device_id = device
         t.ndim = len(shape) if ndim is None else ndim
         t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, lanes
-        t.shape = ctypes.cast(self.shape_arr, ctypes.POINTER(ctypes.c_int64))
+        # the arrays are assigned, not ctypes.cast: cast records the array in its own
+        # _objects dict, a reference cycle per tensor, which the leak tests saw grow on
+        # free-threaded 3.13 (its collections left some of them)
+        t.shape = self.shape_arr
         if self.strides_arr is not None:
-            t.strides = ctypes.cast(self.strides_arr, ctypes.POINTER(ctypes.c_int64))
+            t.strides = self.strides_arr
         t.byte_offset = byte_offset
         self.legacy = legacy
 
