@@ -391,16 +391,7 @@ without_index(PyObject *df)
     Py_XDECREF(kw);
     Py_XDECREF(args);
     Py_XDECREF(meth);
-    if (res != NULL && dfb_pandas_is_frame(res) <= 0) {
-        Py_DECREF(res);
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError,
-                            "DataFrame.reset_index() did not return a "
-                            "pandas DataFrame");
-        }
-        return NULL;
-    }
-    return res;
+    return dfb_pandas_frame_result(res, "DataFrame.reset_index()");
 }
 
 /* The columns at `positions` of pandas frame `df` that dfbuffer reads

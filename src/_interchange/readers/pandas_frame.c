@@ -152,21 +152,26 @@ dfb_pandas_series_frame(PyObject *obj)
     if (r <= 0) {
         return NULL;
     }
-    PyObject *frame = PyObject_CallMethod(obj, "to_frame", NULL);
-    if (frame == NULL) {
+    return dfb_pandas_frame_result(PyObject_CallMethod(obj, "to_frame", NULL),
+                                   "Series.to_frame()");
+}
+
+PyObject *
+dfb_pandas_frame_result(PyObject *res, const char *what)
+{
+    if (res == NULL) {
         return NULL;
     }
-    r = dfb_pandas_is_frame(frame);
+    int r = dfb_pandas_is_frame(res);
     if (r <= 0) {
-        Py_DECREF(frame);
+        Py_DECREF(res);
         if (r == 0) {
-            PyErr_SetString(PyExc_TypeError,
-                            "Series.to_frame() did not return a pandas "
-                            "DataFrame");
+            PyErr_Format(PyExc_TypeError,
+                         "%s did not return a pandas DataFrame", what);
         }
         return NULL;
     }
-    return frame;
+    return res;
 }
 
 PyObject *
@@ -616,16 +621,7 @@ dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj)
                      : PyObject_CallFunctionObjArgs(meth, f->mgr, axes, NULL);
     Py_XDECREF(axes);
     Py_DECREF(meth);
-    if (res != NULL && dfb_pandas_is_frame(res) <= 0) {
-        Py_DECREF(res);
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError,
-                            "DataFrame._from_mgr() did not return a pandas "
-                            "DataFrame");
-        }
-        return NULL;
-    }
-    return res;
+    return dfb_pandas_frame_result(res, "DataFrame._from_mgr()");
 }
 
 void

@@ -17,6 +17,13 @@
 int
 dfb_pandas_is_frame(PyObject *obj);
 
+/* `res` (stolen; NULL passes an error on) as the result of pandas method
+   `what`, which must give a pandas DataFrame: returns it, or NULL with
+   TypeError ("<what> did not return a pandas DataFrame") when it is
+   something else, or with the check's own error. */
+PyObject *
+dfb_pandas_frame_result(PyObject *res, const char *what);
+
 /* A new reference to the pandas DataFrame behind `obj`: `obj` itself when
    dfb_pandas_is_frame says so, or the frame an exact pandas interchange
    DataFrame object wraps (its `_df`), clearing *allow_copy when that
