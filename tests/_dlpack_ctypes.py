@@ -111,10 +111,12 @@ class Tensor:
         if strides is not None:
             self.strides_arr = (ctypes.c_int64 * max(len(strides), 1))(*strides)
 
-        # a bound method, not a function made per call (on free-threaded 3.13, functions
-        # made after the first thread started are immortal: CPython issue 124239).  It
-        # keeps the Tensor in a reference cycle: it lives until a collection, after the
-        # capsules a test made from it.
+        # a bound method, not a function made per call.  (On free-threaded 3.13 only
+        # top-level functions and classes made after the first thread started are
+        # immortal, CPython gh-117783, so a closure would be collected too; the leak that
+        # showed there was ctypes.cast's cycle, below.)  The method keeps the Tensor in a
+        # reference cycle: it lives until a collection, after the capsules a test made
+        # from it.
         self._cb = DELETER(self._on_delete) if deleter else DELETER()
         if legacy:
             self.m = DLManagedTensor()

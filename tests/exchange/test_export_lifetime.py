@@ -48,10 +48,11 @@ def export_from_dlpack(buf):
 
 
 # The consumers below are module-level classes holding the Buffer on the instance, not
-# classes made per call that hold it in a closure or a class attribute: on free-threaded
-# CPython 3.13, once any thread has been started, every class (and function) made from then
-# on is immortal (CPython issue 124239, fixed in 3.14 by per-thread type refcounts), so a
-# per-call class kept its Buffer, and the owner, forever.  These tests failed with "owner
+# classes made per call that hold it in a class attribute: on free-threaded CPython 3.13,
+# once a thread other than the main one has been started, every class and top-level function
+# made from then on is immortal (CPython gh-117783: objects meant for deferred reference
+# counting, which 3.14 implements), so a per-call class kept its Buffer, and the owner,
+# forever.  These tests failed with "owner
 # leaked" on 3.13t when they ran after the first test that starts a thread
 # (test_dlpack_export.py's test_deleter_runs_on_another_thread_without_gil, the first in
 # file order); a reproducer without dfbuffer or NumPy:
