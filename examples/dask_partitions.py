@@ -1,6 +1,7 @@
 """dfbuffer at scale: convert a Dask DataFrame partition by partition on worker processes.
 
-Run it (starts a two-process LocalCluster on the loopback interface, no dashboard):
+Run it (starts a two-process LocalCluster on the loopback interface, its HTTP server on a
+free port):
 
     python examples/dask_partitions.py
 
@@ -147,7 +148,7 @@ def main() -> int:
     from dask.distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         checks = run(client)
     for name, ok in checks.items():
         print(f"{'ok  ' if ok else 'FAIL'} {name}")

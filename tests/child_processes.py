@@ -29,7 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The runner reads one job per line on stdin (until EOF).  Before starting job i it looks
+# The runner reads the path of one job's JSON file per line on stdin (until EOF): a line
+# of a few dozen bytes, so the pipe never fills while the runner waits on a child (a whole
+# job per line, environment and code included, filled the pipe's 64 KiB and blocked
+# collection for seconds).  Before starting job i it looks
 # for ``i.skip`` (a deselected test's job); it starts the child in a session of its own
 # (so that killing it kills what it started), writes its pid to ``i.pid``, and the exit
 # status (or "timeout", "skipped", "127") to ``i.rc`` last, atomically.
@@ -40,7 +43,8 @@ def finish(job, rc):
         f.write(rc)
     os.replace(job["rc"] + ".tmp", job["rc"])
 for line in sys.stdin:
-    job = json.loads(line)
+    with open(line.rstrip("\n")) as f:
+        job = json.load(f)
     if os.path.exists(job["skip"]):
         finish(job, "skipped")
         continue
@@ -149,12 +153,13 @@ def start(job: ChildProcess) -> None:
                                             start_new_session=True)
     c = job.command()
     i = len(_state["started"])
-    job._files = {k: str(d / f"{i}.{k}") for k in ("out", "err", "rc", "skip", "pid")}
+    job._files = {k: str(d / f"{i}.{k}") for k in ("out", "err", "rc", "skip", "pid", "json")}
     _state["started"].append(job)
     env = dict(os.environ) if c.env is None else c.env
     spec = {"argv": c.argv, "env": env, "cwd": c.cwd, "timeout": c.timeout, **job._files}
+    Path(job._files["json"]).write_text(json.dumps(spec))
     runner = _state["runner"]
-    runner.stdin.write(json.dumps(spec) + "\n")
+    runner.stdin.write(job._files["json"] + "\n")
     runner.stdin.flush()
 
 

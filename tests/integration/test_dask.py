@@ -1,6 +1,6 @@
 """dfbuffer on dask.distributed: the example examples/dask_partitions.py run on a LocalCluster
-with two worker processes (loopback only, no dashboard, every wait bounded), and the
-out-of-band framing of Buffers by distributed's serialisation."""
+with two worker processes (loopback only, the HTTP server on a free port, every wait
+bounded), and the out-of-band framing of Buffers by distributed's serialisation."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ if __name__ == "__main__":
     sys.modules[spec.name] = example
     spec.loader.exec_module(example)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, worker_dashboard_address=None) as cluster, \
+                      dashboard_address="127.0.0.1:0", worker_dashboard_address=None) as cluster, \
             Client(cluster, timeout="60s") as client:
         workers = len(client.scheduler_info()["workers"])
         # the workers import the example's functions by name, as they would a package's
