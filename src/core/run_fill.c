@@ -5,7 +5,8 @@
  * output (a store loop per run, bits set per run), with the run ends read
  * once each through reader.h and checked where they are used: positive,
  * strictly increasing, every run inside the values.  One loop body is
- * written once and specialised on the run ends' width and the value size.
+ * written once and specialised on the run ends' width and the value size;
+ * on x86-64 it is compiled a second time for AVX2, for long runs.
  */
 #include "reader.h"
 
@@ -70,28 +71,6 @@ store_run(char *d, const char *val, int64_t n, const int64_t isz)
             for (int64_t i = 0; i < n; i++) {
                 dfb_memcpy(d + isz * i, val, (size_t)isz); /* bounded */
             }
-    }
-}
-
-/* 1 if store4 takes values of `isz` bytes.  Cannot fail. */
-static inline __attribute__((always_inline)) int
-short_run_ok(const int64_t isz)
-{
-    return isz == 1 || isz == 2 || isz == 4 || isz == 8;
-}
-
-/* Stores the `isz`-byte value at `val` (short_run_ok) into the 4 slots
-   from `d`, whatever the run's length (1 to 4): the slots past the run
-   belong to the runs that follow, which store theirs over them.  A short
-   run then costs the same few stores whatever its length, with no loop.
-   Cannot fail. */
-static inline __attribute__((always_inline)) void
-store4(char *d, const char *val, const int64_t isz)
-{
-    char x[8];
-    memcpy(x, val, (size_t)isz);
-    for (int k = 0; k < 4; k++) {
-        memcpy(d + k * isz, x, (size_t)isz);
     }
 }
 
