@@ -352,3 +352,11 @@ def test_pandas_tz_datetime_temporary(collect):
     gc.collect()
     churn(3000 * 8, rounds=300)
     np.testing.assert_array_equal(res, exp)
+
+
+def test_date32_byte_swapped_with_nulls():
+    # the widening loop of days in the other byte order, nulls as NaT
+    raw = np.array([0, 18000, -1, 20000, -719_162], dtype="i4")
+    valid = [1, 0, 1, 1, 1]
+    col = datetimes(raw.astype(nonnative("i4")), "tdD", storage=nonnative("i4"), valid=valid)
+    check(dfbuffer.column_to_ndarray(col), raw.astype("M8[D]"), valid, dtype="M8[D]")

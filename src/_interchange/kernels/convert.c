@@ -125,6 +125,37 @@ load_i32(const char *p, int swap)
     return (int32_t)(swap ? __builtin_bswap32(v) : v);
 }
 
+/* The widening loop of widen_days, for a constant `swap` and `isnull`
+   NULL or not.  Cannot fail. */
+static inline __attribute__((always_inline)) void
+widen_days_loop(int64_t *o, const char *p, int64_t n, const uint8_t *isnull,
+                const int swap)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t v = load_i32(p + i * 4, swap);
+        o[i] = isnull != NULL && isnull[i] ? NPY_DATETIME_NAT : v;
+    }
+}
+
+/* Writes the `n` int32 day counts at `p` (byte-swapped when `swap`) to
+   `o` as int64, NaT where `isnull` (may be NULL) is set.  The loop is
+   compiled for each case, so the common one (native order) vectorizes.
+   Cannot fail. */
+static void
+widen_days(int64_t *o, const char *p, int64_t n, const uint8_t *isnull,
+           int swap)
+{
+    if (swap) {
+        widen_days_loop(o, p, n, isnull, 1);
+    }
+    else if (isnull == NULL) {
+        widen_days_loop(o, p, n, NULL, 0);
+    }
+    else {
+        widen_days_loop(o, p, n, isnull, 0);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Validation                                                           */
 /* ------------------------------------------------------------------ */
@@ -580,7 +611,11 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                 0) {
                 return NULL;
             }
-            PyArray_Descr *d = format_to_descr(st, &c->fmt);
+            /* the days are widened into native int64, whatever their
+               order */
+            dfb_format native = c->fmt;
+            native.byteorder = '=';
+            PyArray_Descr *d = format_to_descr(st, &native);
             if (d == NULL) {
                 return NULL;
             }
@@ -588,14 +623,8 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             if (out == NULL) {
                 return NULL;
             }
-            int64_t *o = PyArray_DATA(out);
-            const int swap = dfb_is_swapped(c->fmt.byteorder);
-            const char *p = c->data.ptr + c->offset * 4;
-            for (int64_t i = 0; i < n; i++) {
-                o[i] = (isnull != NULL && isnull[i])
-                           ? NPY_DATETIME_NAT
-                           : load_i32(p + i * 4, swap);
-            }
+            widen_days(PyArray_DATA(out), c->data.ptr + c->offset * 4, n,
+                       isnull, dfb_is_swapped(c->fmt.byteorder));
             return (PyObject *)out;
         }
         case DFB_CONV_UNPACK: {
