@@ -354,6 +354,25 @@ def test_pandas_tz_datetime_temporary(collect):
     np.testing.assert_array_equal(res, exp)
 
 
+@pytest.mark.parametrize(
+    "typ", [pa.time32("s"), pa.time32("ms"), pa.time64("us"), pa.time64("ns")]
+)
+def test_times_of_every_unit_equal_pyarrows(typ):
+    # each unit's loop: values across the day, nulls, a slice, a last value just inside 24 h
+    per_second = {"s": 1, "ms": 1000, "us": 10**6, "ns": 10**9}[typ.unit]
+    seconds = [0, 1, 59, 3600, 45_296, 86_399, 7, 12 * 3600]
+    raw = [s * per_second + (per_second - 1000 if per_second >= 10**6 else 0) for s in seconds]
+    storage = pa.int32() if typ.bit_width == 32 else pa.int64()
+    valid = pa.array([i % 3 != 1 for i in range(len(raw))]).buffers()[1]
+    arr = pa.Array.from_buffers(typ, len(raw), [valid, pa.array(raw, storage).buffers()[1]])
+    for sl in (arr, arr.slice(3), arr.slice(1, 4)):
+        assert as_list(dfbuffer.column_to_ndarray(sl)) == sl.to_pylist()
+    for v in (-1000, 86_400 * per_second):
+        bad = pa.Array.from_buffers(typ, 2, [None, pa.array([0, v], storage).buffers()[1]])
+        with pytest.raises(ValueError, match=r"at row 1 is outside \[0, 24 h\)"):
+            dfbuffer.column_to_ndarray(bad)
+
+
 def test_date32_byte_swapped_with_nulls():
     # the widening loop of days in the other byte order, nulls as NaT
     raw = np.array([0, 18000, -1, 20000, -719_162], dtype="i4")

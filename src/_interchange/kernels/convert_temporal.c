@@ -12,32 +12,25 @@
 #include "column.h"
 #include "types.h"
 #include "convert_temporal.h"
+#include "str_objects.h"
 
 #include <datetime.h>
 #include <string.h>
 
-PyObject *
-dfb_times_to_object_array(const dfb_column *c, const uint8_t *isnull)
+/* Fills `o` (n slots, all NULL) with datetime.time objects from the
+   `bytes`-wide time values at `p` in unit `unit` ('s', 'm', 'u', 'n'),
+   None where `isnull` (may be NULL) is set.  Written for constant `bytes`
+   and `unit`, so that the unit's divisions are multiplications.  Returns
+   0, or -1 with ValueError (a value outside [0, 24 h) or, in nanoseconds,
+   not a whole microsecond) or the datetime module's error. */
+static inline __attribute__((always_inline)) int
+times_fill(PyObject **o, const char *p, int64_t n, const uint8_t *isnull,
+           const int bytes, const char unit)
 {
-    if (PyDateTimeAPI == NULL) {
-        PyDateTime_IMPORT; /* the capsule's C API table, not an object */
-        if (PyDateTimeAPI == NULL) {
-            return NULL;
-        }
-    }
-    const int bytes = c->fmt.bits / 8;
-    const char unit = c->fmt.unit;
     const int64_t per_us = unit == 'n' ? 1000 : 1;
     const int64_t us_per = unit == 's' ? 1000000 : unit == 'm' ? 1000 : 1;
     const int64_t limit = INT64_C(86400) * 1000000 * per_us / us_per;
-    PyArrayObject *out =
-        dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), c->length);
-    if (out == NULL || c->length == 0) {
-        return (PyObject *)out;
-    }
-    PyObject **o = PyArray_DATA(out);
-    const char *p = c->data.ptr + c->offset * bytes;
-    for (int64_t i = 0; i < c->length; i++) {
+    for (int64_t i = 0; i < n; i++) {
         if (isnull != NULL && isnull[i]) {
             o[i] = Py_NewRef(Py_None);
             continue;
@@ -58,17 +51,63 @@ dfb_times_to_object_array(const dfb_column *c, const uint8_t *isnull)
                 v % per_us != 0 ? "not a whole microsecond: datetime.time "
                                   "cannot hold it"
                                 : "outside [0, 24 h)");
-            Py_DECREF(out);
-            return NULL;
+            return -1;
         }
         const int64_t us = v / per_us * us_per;
         const int64_t sec = us / 1000000;
         o[i] = PyTime_FromTime((int)(sec / 3600), (int)(sec / 60 % 60),
                                (int)(sec % 60), (int)(us % 1000000));
         if (o[i] == NULL) {
-            Py_DECREF(out);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyObject *
+dfb_times_to_object_array(const dfb_column *c, const uint8_t *isnull)
+{
+    if (PyDateTimeAPI == NULL) {
+        PyDateTime_IMPORT; /* the capsule's C API table, not an object */
+        if (PyDateTimeAPI == NULL) {
             return NULL;
         }
+    }
+    const int bytes = c->fmt.bits / 8;
+    PyArrayObject *out =
+        dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), c->length);
+    if (out == NULL || c->length == 0) {
+        return (PyObject *)out;
+    }
+    PyObject **o = PyArray_DATA(out);
+    const char *p = c->data.ptr + c->offset * bytes;
+    const int64_t n = c->length;
+    /* a datetime.time without tzinfo takes a 48-byte block */
+    int64_t est;
+    const int on = dfb_objects_prefault_begin(
+        dfb_checked_mul(n, 48, &est) < 0 ? INT64_MAX : est);
+    int rc;
+    const char unit = c->fmt.unit;
+    /* time32 in s or ms, time64 in us or ns */
+    if (bytes == 4 && unit == 's') {
+        rc = times_fill(o, p, n, isnull, 4, 's');
+    }
+    else if (bytes == 4 && unit == 'm') {
+        rc = times_fill(o, p, n, isnull, 4, 'm');
+    }
+    else if (bytes == 8 && unit == 'u') {
+        rc = times_fill(o, p, n, isnull, 8, 'u');
+    }
+    else if (bytes == 8 && unit == 'n') {
+        rc = times_fill(o, p, n, isnull, 8, 'n');
+    }
+    else {
+        rc = times_fill(o, p, n, isnull, bytes, unit);
+    }
+    dfb_objects_prefault_end(on);
+    if (rc < 0) {
+        Py_DECREF(out); /* NULL slots are skipped by the dealloc */
+        return NULL;
     }
     return (PyObject *)out;
 }
