@@ -23,6 +23,7 @@
 #include "convert_binary.h"
 #include "convert_decimal.h"
 #include "convert_temporal.h"
+#include "convert_uuid.h"
 #include "column_readers.h"
 #include "stringdtype.h"
 #include "bits.h"
@@ -556,18 +557,22 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
              int allow_copy, const dfb_opts *opts)
 {
     const int64_t n = c->length;
-    const dfb_type_row *row = dfb_type_row_of(c->fmt.type);
-    switch (row->conv) {
+    /* the result class: the type's, or its extension's (uuid) */
+    const dfb_conv conv = dfb_format_conv(&c->fmt, c->ext);
+    switch (conv) {
         case DFB_CONV_VIEW:
         case DFB_CONV_RECORDS:
             return view_values(st, c);
         case DFB_CONV_BYTES:
         case DFB_CONV_TIME:
+        case DFB_CONV_UUID:
             if (dfb_need_copy(allow_copy, "values to Python objects") < 0) {
                 return NULL;
             }
-            return row->conv == DFB_CONV_BYTES
+            return conv == DFB_CONV_BYTES
                        ? dfb_bytes_to_object_array(c, isnull)
+                   : conv == DFB_CONV_UUID
+                       ? dfb_uuids_to_object_array(c, isnull)
                        : dfb_times_to_object_array(c, isnull);
         case DFB_CONV_DECIMAL:
             if (dfb_need_copy(allow_copy, "decimals to Decimal or float64") <

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "args.h"
 #include "format.h"
+#include "types.h"
 #include "reader.h"
 #include "dtype.h" /* dfb_interchange_dtype_parse */
 
@@ -51,8 +52,10 @@ typedef struct dfb_column {
     int is_ordered;                      /* DICTIONARY: ordered categories */
     int from_runs; /* DICTIONARY made of a run-end encoded chunk (codes: the
                       run of each row): always decoded */
-    int uuid;      /* FIXED_BINARY of 16 bytes marked arrow.uuid: converted
-                      to uuid.UUID objects */
+    dfb_extension ext;   /* the canonical extension type that applies to the
+                            values (dfb_extension_applies), or DFB_EXT_NONE:
+                            the type table says how they convert
+                            (dfb_format_conv; arrow.uuid: uuid.UUID) */
     int offsets_swapped; /* strings: 1 if the offsets are stored in the
                             non-native byte order (0 = native) */
     /* STRING_VIEW only (`data` holds the 16-byte views, any alignment):
