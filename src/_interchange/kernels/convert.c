@@ -268,6 +268,7 @@ validate(const dfb_column *col, int depth)
             }
             break;
         case DFB_LAYOUT_CODES:
+        case DFB_LAYOUT_RUN_END: /* described as the run of each row */
             if ((need = mul_bytes(end, col->index.bits / 8)) < 0 ||
                 check_span(&col->data, need, "data (codes)") < 0) {
                 return -1;
@@ -429,6 +430,7 @@ nulls_in_values(const dfb_column *c, PyObject *values)
     const dfb_type_row *r = dfb_type_row_of(c->fmt.type);
     switch (r->conv) {
         case DFB_CONV_DECODE:
+        case DFB_CONV_RUNS:
             return kind == 'f' || kind == 'M' || kind == 'm';
         case DFB_CONV_WIDEN:
             return 1; /* the kernel writes NaT */
@@ -641,6 +643,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             }
             return dfb_views_to_object_array(c, isnull);
         case DFB_CONV_DECODE:
+        case DFB_CONV_RUNS: /* the values through the run of each row */
             if (dfb_need_copy(allow_copy, "categorical codes to values") < 0) {
                 return NULL;
             }
@@ -674,7 +677,7 @@ chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy,
     if (dfb_chunk_mask(c, mask, nnull) < 0) {
         return -1;
     }
-    if (c->fmt.type == DFB_T_DICTIONARY && c->categories != NULL &&
+    if (dfb_type_has_codes(c->fmt.type) && c->categories != NULL &&
         c->categories->null_count != 0 &&
         dfb_mask_null_categories(c, mask, nnull) < 0) {
         Py_CLEAR(*mask);
@@ -704,7 +707,7 @@ same_output_type(const dfb_column *a, const dfb_column *b)
     if (ta != tb) {
         return 0;
     }
-    if (ta == DFB_T_DICTIONARY) {
+    if (dfb_type_has_codes(ta)) {
         return same_output_type(a->categories, b->categories);
     }
     if (ta == DFB_T_UTF8) {

@@ -35,9 +35,10 @@ typedef enum {
    All pointers are borrowed; the owners in the spans keep memory alive for
    as long as the dfb_column is used. */
 typedef struct dfb_column {
-    dfb_format fmt;     /* type of the values (DICTIONARY: the codes'
-                           integer type is in `index`) */
-    dfb_format index;   /* DICTIONARY only: the codes' type */
+    dfb_format fmt;     /* type of the values (DICTIONARY, RUN_END: the
+                           codes' integer type is in `index`) */
+    dfb_format index;   /* DICTIONARY, RUN_END (dfb_type_has_codes) only:
+                           the codes' type */
     int64_t length;     /* number of elements */
     int64_t offset;     /* element offset applied to every buffer (bit
                            offset for bitmaps) */
@@ -48,10 +49,10 @@ typedef struct dfb_column {
     dfb_span data;      /* values (strings: the UTF-8 bytes) */
     dfb_span validity;  /* bitmap or bytemask, or ptr NULL */
     dfb_span offsets;   /* strings: int32/int64 offsets */
-    const struct dfb_column *categories; /* DICTIONARY: the values */
+    const struct dfb_column *categories; /* DICTIONARY: the values;
+                                            RUN_END: the values child, the
+                                            codes the run of each row */
     int is_ordered;                      /* DICTIONARY: ordered categories */
-    int from_runs; /* DICTIONARY made of a run-end encoded chunk (codes: the
-                      run of each row): always decoded */
     dfb_extension ext;   /* the canonical extension type that applies to the
                             values (dfb_extension_applies), or DFB_EXT_NONE:
                             the type table says how they convert
