@@ -141,7 +141,7 @@ static const dfb_type_row rows[DFB_T_COUNT] = {
         1, T, 0, 0, 0,  -1, -1,  0,   'O', -1, NESTED,       0,
         "+us:", IDS,     NULL,   '|', 0,  0,  SPARSE_UNION, NULL),
     ROW(RUN_END,         "run-end encoded",             "run_end",     RUN_END,
-        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, DECODE,       1,
+        0, 0, 0, 0, 0,  2,  -1,  0,   0,   -1, RUNS,         1,
         "+r",   PLAIN,   NULL,   '|', 0,  0,  RUN_END, NULL),
     ROW(EXTENSION,       "extension",                   "other",       STORAGE,
         0, 0, 0, 0, 0,  0,  -1,  0,   0,   -1, REFUSED,      0,
@@ -368,6 +368,19 @@ dfb_type_is_nested(dfb_type t)
 }
 
 int
+dfb_type_has_codes(dfb_type t)
+{
+    const dfb_conv c = dfb_type_row_of(t)->conv;
+    return c == DFB_CONV_DECODE || c == DFB_CONV_RUNS;
+}
+
+int
+dfb_type_decodes_runs(dfb_type t)
+{
+    return dfb_type_row_of(t)->conv == DFB_CONV_RUNS;
+}
+
+int
 dfb_type_has_validity(dfb_type t)
 {
     return dfb_type_row_of(t)->buffers[0] == DFB_BUF_VALIDITY;
@@ -421,6 +434,7 @@ dfb_conv_class(dfb_conv c)
         case DFB_CONV_WIDEN:
         case DFB_CONV_UNPACK:
         case DFB_CONV_DECODE:
+        case DFB_CONV_RUNS:
             return "kernel";
         case DFB_CONV_RECORDS:
             return "view";
@@ -431,6 +445,7 @@ dfb_conv_class(dfb_conv c)
         case DFB_CONV_DECIMAL:
         case DFB_CONV_TIME:
         case DFB_CONV_NESTED:
+        case DFB_CONV_UUID:
             return "objects";
         case DFB_CONV_NESTED_VIEW:
             return "view";
@@ -462,18 +477,28 @@ dfb_buffer_role_name(dfb_buffer_role r)
                : "none";
 }
 
-/* The canonical extension types by exact name, indexed by dfb_extension. */
+/* The canonical extension types by exact name, indexed by dfb_extension:
+   the storage type and width (bits) an extension applies to (DFB_T_INVALID:
+   none, its values convert as their storage) and the result class it gives
+   them (DFB_CONV_REFUSED: none of its own; arrow.bool8's values become the
+   BOOL8 type instead, convert_extension.c). */
 static const struct {
     const char *name;
     int32_t len;
+    dfb_type storage;
+    int bits;
+    dfb_conv conv;
 } extensions[DFB_EXT_COUNT] = {
-#define EXT(x, name) [DFB_EXT_##x] = {name, (int32_t)(sizeof(name) - 1)}
-    EXT(BOOL8, "arrow.bool8"),
-    EXT(UUID, "arrow.uuid"),
-    EXT(JSON, "arrow.json"),
-    EXT(OPAQUE, "arrow.opaque"),
-    EXT(FIXED_SHAPE_TENSOR, "arrow.fixed_shape_tensor"),
-    EXT(VARIABLE_SHAPE_TENSOR, "arrow.variable_shape_tensor"),
+#define EXT(x, name, storage, bits, conv)                                \
+    [DFB_EXT_##x] = {name, (int32_t)(sizeof(name) - 1), DFB_T_##storage, \
+                     bits, DFB_CONV_##conv}
+    EXT(BOOL8, "arrow.bool8", INT, 8, REFUSED),
+    EXT(UUID, "arrow.uuid", FIXED_BINARY, 128, UUID),
+    EXT(JSON, "arrow.json", INVALID, 0, REFUSED),
+    EXT(OPAQUE, "arrow.opaque", INVALID, 0, REFUSED),
+    EXT(FIXED_SHAPE_TENSOR, "arrow.fixed_shape_tensor", INVALID, 0, REFUSED),
+    EXT(VARIABLE_SHAPE_TENSOR, "arrow.variable_shape_tensor", INVALID, 0,
+        REFUSED),
 #undef EXT
 };
 
@@ -562,6 +587,26 @@ dfb_extension_name(dfb_extension x)
         return NULL;
     }
     return extensions[x].name;
+}
+
+int
+dfb_extension_applies(dfb_extension x, const dfb_format *f)
+{
+    if ((int)x <= DFB_EXT_OTHER || (int)x >= DFB_EXT_COUNT) {
+        return 0;
+    }
+    return extensions[x].storage != DFB_T_INVALID &&
+           f->type == extensions[x].storage && f->bits == extensions[x].bits;
+}
+
+dfb_conv
+dfb_format_conv(const dfb_format *f, dfb_extension x)
+{
+    if (dfb_extension_applies(x, f) &&
+        extensions[x].conv != DFB_CONV_REFUSED) {
+        return extensions[x].conv;
+    }
+    return dfb_type_row_of(f->type)->conv;
 }
 
 #define EXT_NAME_KEY "ARROW:extension:name"

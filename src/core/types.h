@@ -75,8 +75,16 @@ typedef enum {
     DFB_CONV_DECIMAL,      /* objects: decimal.Decimal; float64 by option
                               (convert_decimal.c) */
     DFB_CONV_TIME,         /* objects: datetime.time (convert_temporal.c) */
-    DFB_CONV_RECORDS       /* zero-copy view as NumPy records (intervals,
+    DFB_CONV_RECORDS,      /* zero-copy view as NumPy records (intervals,
                               convert_temporal.c) */
+    DFB_CONV_RUNS,         /* C kernel (objects for object values): run-end
+                              encoded, described as the run of each row
+                              (int64 codes in `index`) into its values
+                              child, gathered as DECODE's codes are; always
+                              decoded, also under categorical="codes" */
+    DFB_CONV_UUID          /* objects: uuid.UUID from 16-byte values
+                              (convert_uuid.c); an extension's result class
+                              (arrow.uuid), see dfb_format_conv */
 } dfb_conv;
 
 /* What follows a row's `arrow` letters in its Arrow format string. */
@@ -160,6 +168,19 @@ dfb_type_arrow_format(dfb_type t);
 int
 dfb_type_is_nested(dfb_type t);
 
+/* 1 if a described column of type `t` holds integer codes (their type in
+   its `index`) into a column of values (its `categories`): dictionaries,
+   and run-end encoded columns (codes: the run of each row), else 0.
+   Cannot fail. */
+int
+dfb_type_has_codes(dfb_type t);
+
+/* 1 if columns of type `t` are run-end encoded values decoded through the
+   run of each row (DFB_CONV_RUNS): their codes are no categorical's, they
+   are always decoded, else 0.  Cannot fail. */
+int
+dfb_type_decodes_runs(dfb_type t);
+
 /* 1 if the Arrow layout of type `t` begins with a validity bitmap (not the
    null type, unions, run-end encoded or extension arrays), else 0.  Cannot
    fail. */
@@ -197,7 +218,8 @@ dfb_buffer_role_name(dfb_buffer_role r);
 /* Arrow's canonical extension types, identified by their exact
    ARROW:extension:name (length included: a name with an embedded NUL is
    another name).  The table in types.c is the only place that compares
-   extension names. */
+   extension names; its rows also say which storage an extension applies to
+   and the result class it gives those values (dfb_format_conv). */
 typedef enum {
     DFB_EXT_NONE = 0,              /* no ARROW:extension:name */
     DFB_EXT_OTHER,                 /* a name not in the table: its storage */
@@ -245,6 +267,19 @@ dfb_extension_named(const char *name, int32_t len);
    DFB_EXT_NONE / DFB_EXT_OTHER.  Cannot fail. */
 const char *
 dfb_extension_name(dfb_extension x);
+
+/* 1 if extension `x` applies to values of format `f`: its table row names
+   a storage type and width and `f` has them (arrow.bool8: 8-bit int;
+   arrow.uuid: 16-byte fixed-size binary), else 0 (the other extensions:
+   their values convert as their storage type).  Cannot fail. */
+int
+dfb_extension_applies(dfb_extension x, const dfb_format *f);
+
+/* How values of format `f` marked with extension `x` convert: the result
+   class the extension's table row gives when it applies to `f`
+   (arrow.uuid: DFB_CONV_UUID), else the type row's conv.  Cannot fail. */
+dfb_conv
+dfb_format_conv(const dfb_format *f, dfb_extension x);
 
 /* The extension type of a schema with metadata `md`: DFB_EXT_NONE without
    ARROW:extension:name.  Sets *meta / *meta_len to its

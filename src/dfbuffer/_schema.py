@@ -46,6 +46,13 @@ def _interchange_format(fmt: str) -> str:
     return fmt if t is None else str(t["interchange_format"])
 
 
+def _logical(fmt: str) -> str:
+    """The logical type of Arrow format ``fmt`` in the C core's type table
+    ("int", "string", "struct", ...; "other" for an unknown string)."""
+    t = _arrow_type(fmt)
+    return "other" if t is None else str(t["logical"])
+
+
 @dataclass(frozen=True)
 class ColumnSchema:
     """One column as its producer describes it.
@@ -406,9 +413,9 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
         kw["bits"] = _format_type(ends["format"]).get("bits")
         kw["values"] = _arrow_column(values)
     ext = common["metadata"].get("ARROW:extension:name")
-    if ext == "arrow.bool8" and node["format"] == "c":
+    if ext == "arrow.bool8" and kw == {"type": "int", "bits": 8}:
         kw = {"type": "bool", "bits": 8}  # converts as a bool view
-    if ext == "pandas.period" and node["format"] == "l":
+    if ext == "pandas.period" and kw == {"type": "int", "bits": 64}:
         # pandas' Period ordinals, converted to Period objects (period="object"), as
         # a pandas Period column is described: the frequency as unit
         freq = _nested_fields(node, common["metadata"]).get("extension_metadata")
@@ -425,7 +432,7 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
 
 def _arrow_schema_of(desc: dict[str, Any]) -> Schema:
     md = _parse_metadata(desc["metadata"])
-    if desc["format"] != "+s":  # one column (an Array, a Series)
+    if _logical(desc["format"]) != "struct":  # one column (an Array, a Series)
         return Schema((_arrow_column(desc),), md, "arrow")
     skip = set(desc.get("index_columns", ()))
     cols = tuple(
@@ -511,7 +518,7 @@ def _flatten_below(
     names of the structs above it (``above`` and the ones opened here)."""
     name = prefix + c.name
     nullable = nullable or c.nullable
-    if c.type != "struct" or c.format != "+s":
+    if c.type != "struct" or _logical(c.format) != "struct":
         if not nullable or c.nullable:
             return [(dataclasses.replace(c, name=name), above)]
         leaf = dataclasses.replace(

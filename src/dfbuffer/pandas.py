@@ -37,7 +37,7 @@ from dfbuffer._interchange import (
     _stringdtype_arrow,
 )
 from dfbuffer._interchange import from_dataframe as _convert
-from dfbuffer._schema import _ix_frame
+from dfbuffer._schema import _ix_frame, _logical
 
 __all__ = ["from_dataframe"]
 
@@ -196,13 +196,6 @@ def _all_str(values: Any) -> bool:
     converted with strings="object"."""
     data = values.data if isinstance(values, np.ma.MaskedArray) else values
     return all(v is None or isinstance(v, str) for v in data[:64])
-
-
-def _logical(fmt: str) -> str:
-    """The logical type of Arrow format ``fmt`` in the C core's type table
-    ("int", "string", "datetime", ...; "other" for an unknown string)."""
-    t = _arrow_type(fmt)
-    return "other" if t is None else t["logical"]
 
 
 def _tz_of(fmt: str) -> str | None:
@@ -398,7 +391,8 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         if df is None:
             raise _not_a_frame(obj)
         return _from_interchange(df, allow_copy, strings)
-    if desc["format"] == "+s":
+    is_table = _logical(desc["format"]) == "struct"  # a table, or one column
+    if is_table:
         skip = set(desc.get("index_columns", ()))
         fields = [f for i, f in enumerate(desc["children"]) if i not in skip]
     else:
@@ -416,7 +410,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     pyarrow_strings = strings == "stringdtype" and has_strings
     conv: dict[str, Any] = {}
     src = obj
-    index_pos = desc.get("index_columns", ()) if desc["format"] == "+s" else ()
+    index_pos = desc.get("index_columns", ()) if is_table else ()
     index_levels: list[tuple[int, Any]] = []
     if index_pos:
         try:
@@ -433,7 +427,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
             index_levels.append(
                 (pos, values if isinstance(values, CategoricalCodes) else (values, tz))
             )
-    if desc["format"] == "+s" and (pyarrow_strings or delegated):
+    if is_table and (pyarrow_strings or delegated):
         # strings: pandas' str dtype is an Arrow array, taken as it is (as
         # pandas' consumer does); nested, decimal, binary and time columns,
         # which NumPy cannot hold: pyarrow's conversion.  The rest: dfbuffer.

@@ -477,6 +477,55 @@ test_arrow_columns(void)
     CHECK(dfb_format_to_arrow(&g, buf, sizeof(buf)) < 0);
 }
 
+/* The result classes that are not a plain conversion of a type's values:
+   run-end encoded columns decode through their runs, arrow.uuid's
+   16-byte values are uuid.UUID objects, and which described columns hold
+   codes. */
+static void
+test_result_classes(void)
+{
+    CHECK(dfb_type_row_of(DFB_T_RUN_END)->conv == DFB_CONV_RUNS);
+    CHECK(strcmp(dfb_conv_class(DFB_CONV_RUNS), "kernel") == 0);
+    CHECK(strcmp(dfb_conv_class(DFB_CONV_UUID), "objects") == 0);
+    for (int t = 0; t < DFB_T_COUNT; t++) {
+        /* only run-end encoded columns decode through runs; they and the
+           dictionaries hold codes */
+        CHECK(dfb_type_decodes_runs((dfb_type)t) == (t == DFB_T_RUN_END));
+        CHECK(dfb_type_has_codes((dfb_type)t) ==
+              (t == DFB_T_RUN_END || t == DFB_T_DICTIONARY));
+        /* no type converts as uuid of its own: only an extension does */
+        CHECK(dfb_type_row_of((dfb_type)t)->conv != DFB_CONV_UUID);
+    }
+    CHECK(!dfb_type_decodes_runs((dfb_type)-1));
+    CHECK(!dfb_type_has_codes(DFB_T_COUNT));
+
+    dfb_format f;
+    CHECK(dfb_type_parse_arrow("w:16", &f) == 0);
+    CHECK(dfb_extension_applies(DFB_EXT_UUID, &f));
+    CHECK(dfb_format_conv(&f, DFB_EXT_UUID) == DFB_CONV_UUID);
+    CHECK(dfb_format_conv(&f, DFB_EXT_NONE) == DFB_CONV_BYTES);
+    CHECK(dfb_format_conv(&f, DFB_EXT_OTHER) == DFB_CONV_BYTES);
+    CHECK(!dfb_extension_applies(DFB_EXT_BOOL8, &f));
+    CHECK(!dfb_extension_applies(DFB_EXT_JSON, &f));
+    /* arrow.uuid on another width or storage: its storage's bytes */
+    CHECK(dfb_type_parse_arrow("w:8", &f) == 0);
+    CHECK(!dfb_extension_applies(DFB_EXT_UUID, &f));
+    CHECK(dfb_format_conv(&f, DFB_EXT_UUID) == DFB_CONV_BYTES);
+    CHECK(dfb_type_parse_arrow("z", &f) == 0);
+    CHECK(dfb_format_conv(&f, DFB_EXT_UUID) == DFB_CONV_BYTES);
+    /* arrow.bool8 applies to int8 only, and gives no class of its own */
+    CHECK(dfb_type_parse_arrow("c", &f) == 0);
+    CHECK(dfb_extension_applies(DFB_EXT_BOOL8, &f));
+    CHECK(dfb_format_conv(&f, DFB_EXT_BOOL8) == DFB_CONV_VIEW);
+    CHECK(dfb_type_parse_arrow("s", &f) == 0);
+    CHECK(!dfb_extension_applies(DFB_EXT_BOOL8, &f));
+    /* names outside the table apply to nothing */
+    CHECK(!dfb_extension_applies(DFB_EXT_NONE, &f));
+    CHECK(!dfb_extension_applies(DFB_EXT_COUNT, &f));
+    CHECK(dfb_type_parse_arrow("+r", &f) == 0);
+    CHECK(dfb_format_conv(&f, DFB_EXT_NONE) == DFB_CONV_RUNS);
+}
+
 /* Appends one int32-length-prefixed string to metadata at `p`; returns the
    end. */
 static char *
@@ -556,6 +605,7 @@ main(void)
     test_columns_as_switches();
     test_arrow_columns();
     test_extensions();
+    test_result_classes();
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
 }

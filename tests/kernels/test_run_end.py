@@ -92,3 +92,14 @@ def test_racing_run_ends():
 def test_to_matrix_reads_run_end_encoded_numbers():
     t = pa.table({"a": [1.0, 2.0, 3.0], "r": run_end_encode([5, None, None])})
     np.testing.assert_array_equal(dfbuffer.to_matrix(t), [[1, 5], [2, np.nan], [3, np.nan]])
+
+
+def test_run_end_encoded_variable_width_values_are_decoded_runs():
+    # strings are no fixed width: their runs are decoded (a copy), never a categorical's
+    t = pa.table({"r": run_end_encode(["a", "a", None, "b"])})
+    with pytest.raises(TypeError, match="column 'r' is run-end encoded; to_matrix takes"):
+        dfbuffer.to_matrix(t, dtype="f8")
+    with pytest.raises(RuntimeError, match="categorical codes to values needs a copy"):
+        dfbuffer.from_dataframe(t, allow_copy=False)
+    got = dfbuffer.from_dataframe(t, categorical="codes", nulls="mask")["r"]
+    assert got.tolist() == ["a", "a", None, "b"]

@@ -4,14 +4,13 @@
  * are decoded at fill speed by core's dfb_run_ends_fill (run_fill.c): each
  * run's value stored run by run straight into a new array, the validity
  * bitmap set per run; the column is then a plain column of the values'
- * type.  Any other chunk (strings, nested values) is described as a
- * categorical whose categories
- * are its values child and whose codes are the run of each row: core's
- * run-ends reader (reader.h) decodes the run ends, each read once and
- * checked where it is used, into new int64 codes, and the categorical
- * decoder of convert.c gathers the values (any value type, nulls from the
- * values' own validity).  The column is marked so that it is always
- * decoded, also under categorical="codes".
+ * type.  Any other chunk (strings, nested values) stays a RUN_END column
+ * whose `categories` are its values child and whose codes are the run of
+ * each row: core's run-ends reader (reader.h) decodes the run ends, each
+ * read once and checked where it is used, into new int64 codes, and the
+ * type table's result class for it (DFB_CONV_RUNS) gathers the values as
+ * the categorical decoder of convert.c does (any value type, nulls from the
+ * values' own validity), always, also under categorical="codes".
  */
 #include "common.h"
 #include "buffer.h"
@@ -256,12 +255,11 @@ dfb_arrow_describe_run_end(dfb_state *st, const arrow_node *nd,
     col->index.type = DFB_T_INT;
     col->index.bits = 64;
     col->index.byteorder = '=';
-    col->fmt.type = DFB_T_DICTIONARY;
+    col->fmt.type = DFB_T_RUN_END;
     col->fmt.bits = 64;
     col->offset = 0;
     col->null_count = 0;
     col->null_kind = DFB_NULL_NON_NULLABLE;
     col->categories = dict;
-    col->from_runs = 1;
     return 0;
 }

@@ -8,9 +8,11 @@
 #include "arrow_internal.h"
 
 /* describes the run-end encoded ("+r") node `nd` into
-   `col` as a categorical of new int64 codes (the run of each row, decoded
-   by core's run-ends reader) into its values child, described into `dict`
-   by `describe` (dfb_arrow_describe_node).  Returns 0, or -1 with
+   `col`: fixed-width values in native order as a plain column of their
+   type (decoded at fill speed), any other values as a RUN_END column of
+   new int64 codes (the run of each row, decoded by core's run-ends reader)
+   into its values child, described into `dict` by `describe`
+   (dfb_arrow_describe_node).  Returns 0, or -1 with
    ValueError (bad run ends or children), NotImplementedError (`dict` NULL)
    or the values' description error. */
 int

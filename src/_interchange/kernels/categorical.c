@@ -566,7 +566,7 @@ dfb_columns_to_ndarray(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
                        const dfb_opts *opts, int allow_copy)
 {
     if (opts->categorical_codes && n > 0 &&
-        chunks[0].fmt.type == DFB_T_DICTIONARY && !chunks[0].from_runs) {
+        chunks[0].fmt.type == DFB_T_DICTIONARY) {
         if (dfb_columns_check(chunks, n) < 0) {
             return NULL;
         }

@@ -23,6 +23,7 @@
 #include "convert_binary.h"
 #include "convert_decimal.h"
 #include "convert_temporal.h"
+#include "convert_uuid.h"
 #include "column_readers.h"
 #include "stringdtype.h"
 #include "bits.h"
@@ -298,6 +299,7 @@ validate(const dfb_column *col, int depth)
             }
             break;
         case DFB_LAYOUT_CODES:
+        case DFB_LAYOUT_RUN_END: /* described as the run of each row */
             if ((need = mul_bytes(end, col->index.bits / 8)) < 0 ||
                 check_span(&col->data, need, "data (codes)") < 0) {
                 return -1;
@@ -459,6 +461,7 @@ nulls_in_values(const dfb_column *c, PyObject *values)
     const dfb_type_row *r = dfb_type_row_of(c->fmt.type);
     switch (r->conv) {
         case DFB_CONV_DECODE:
+        case DFB_CONV_RUNS:
             return kind == 'f' || kind == 'M' || kind == 'm';
         case DFB_CONV_WIDEN:
             return 1; /* the kernel writes NaT */
@@ -587,18 +590,22 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
              int allow_copy, const dfb_opts *opts)
 {
     const int64_t n = c->length;
-    const dfb_type_row *row = dfb_type_row_of(c->fmt.type);
-    switch (row->conv) {
+    /* the result class: the type's, or its extension's (uuid) */
+    const dfb_conv conv = dfb_format_conv(&c->fmt, c->ext);
+    switch (conv) {
         case DFB_CONV_VIEW:
         case DFB_CONV_RECORDS:
             return view_values(st, c);
         case DFB_CONV_BYTES:
         case DFB_CONV_TIME:
+        case DFB_CONV_UUID:
             if (dfb_need_copy(allow_copy, "values to Python objects") < 0) {
                 return NULL;
             }
-            return row->conv == DFB_CONV_BYTES
+            return conv == DFB_CONV_BYTES
                        ? dfb_bytes_to_object_array(c, isnull)
+                   : conv == DFB_CONV_UUID
+                       ? dfb_uuids_to_object_array(c, isnull)
                        : dfb_times_to_object_array(c, isnull);
         case DFB_CONV_DECIMAL:
             if (dfb_need_copy(allow_copy, "decimals to Decimal or float64") <
@@ -665,6 +672,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             }
             return dfb_views_to_object_array(c, isnull);
         case DFB_CONV_DECODE:
+        case DFB_CONV_RUNS: /* the values through the run of each row */
             if (dfb_need_copy(allow_copy, "categorical codes to values") < 0) {
                 return NULL;
             }
@@ -698,7 +706,7 @@ chunk_convert(dfb_state *st, const dfb_column *c, int allow_copy,
     if (dfb_chunk_mask(c, mask, nnull) < 0) {
         return -1;
     }
-    if (c->fmt.type == DFB_T_DICTIONARY && c->categories != NULL &&
+    if (dfb_type_has_codes(c->fmt.type) && c->categories != NULL &&
         c->categories->null_count != 0 &&
         dfb_mask_null_categories(c, mask, nnull) < 0) {
         Py_CLEAR(*mask);
@@ -728,7 +736,7 @@ same_output_type(const dfb_column *a, const dfb_column *b)
     if (ta != tb) {
         return 0;
     }
-    if (ta == DFB_T_DICTIONARY) {
+    if (dfb_type_has_codes(ta)) {
         return same_output_type(a->categories, b->categories);
     }
     if (ta == DFB_T_UTF8) {

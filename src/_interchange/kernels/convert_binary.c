@@ -13,7 +13,6 @@
 #include "types.h"
 #include "str_objects.h"
 #include "convert_binary.h"
-#include "convert_extension.h"
 #include "column_readers.h"
 
 /* Returns a new object array of `n` slots (all NULL), or NULL. */
@@ -74,16 +73,13 @@ fill_from_views(const dfb_column *c, const uint8_t *isnull, PyObject **o)
     return 0;
 }
 
-/* Fills `o` from the fixed-size values of `c` (fmt.size bytes each): bytes,
-   or uuid.UUID for arrow.uuid.  Returns 0, or -1 with an exception set. */
+/* Fills `o` from the fixed-size values of `c` (fmt.size bytes each).
+   Returns 0, or -1 with an exception set. */
 static int
 fill_from_fixed(const dfb_column *c, const uint8_t *isnull, PyObject **o)
 {
     const int64_t w = c->fmt.size;
     const char *p = c->data.ptr + c->offset * w;
-    if (c->uuid) {
-        return dfb_uuids_fill(p, c->length, isnull, o);
-    }
     for (int64_t i = 0; i < c->length; i++) {
         if (isnull != NULL && isnull[i]) {
             o[i] = Py_NewRef(Py_None);
@@ -106,12 +102,10 @@ dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
     }
     PyObject **o = PyArray_DATA(out);
     int rc;
-    /* the objects' heads (data bytes come on top; at least this; a UUID
-       and its int take about 112) */
-    const int64_t head = c->uuid ? 112 : 48;
+    /* the objects' heads (data bytes come on top; at least this) */
     int64_t est;
     const int on = dfb_objects_prefault_begin(
-        dfb_checked_mul(c->length, head, &est) < 0 ? INT64_MAX : est);
+        dfb_checked_mul(c->length, 48, &est) < 0 ? INT64_MAX : est);
     switch (dfb_type_row_of(c->fmt.type)->layout) {
         case DFB_LAYOUT_OFFSETS:
             rc = fill_from_offsets(c, isnull, o);

@@ -75,7 +75,7 @@ static int
 int_layout(const dfb_column *c, int *bits, int *is_signed, char *bo)
 {
     const dfb_format *f =
-        c->fmt.type == DFB_T_DICTIONARY ? &c->index : &c->fmt;
+        dfb_type_has_codes(c->fmt.type) ? &c->index : &c->fmt;
     const dfb_type_row *r = dfb_type_row_of(f->type);
     *bo = f->byteorder;
     if ((r->layout != DFB_LAYOUT_FIXED && r->layout != DFB_LAYOUT_CODES) ||

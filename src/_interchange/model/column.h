@@ -7,6 +7,7 @@
 #include "common.h"
 #include "args.h"
 #include "format.h"
+#include "types.h"
 #include "reader.h"
 #include "dtype.h" /* dfb_interchange_dtype_parse */
 
@@ -34,9 +35,10 @@ typedef enum {
    All pointers are borrowed; the owners in the spans keep memory alive for
    as long as the dfb_column is used. */
 typedef struct dfb_column {
-    dfb_format fmt;     /* type of the values (DICTIONARY: the codes'
-                           integer type is in `index`) */
-    dfb_format index;   /* DICTIONARY only: the codes' type */
+    dfb_format fmt;     /* type of the values (DICTIONARY, RUN_END: the
+                           codes' integer type is in `index`) */
+    dfb_format index;   /* DICTIONARY, RUN_END (dfb_type_has_codes) only:
+                           the codes' type */
     int64_t length;     /* number of elements */
     int64_t offset;     /* element offset applied to every buffer (bit
                            offset for bitmaps) */
@@ -47,12 +49,14 @@ typedef struct dfb_column {
     dfb_span data;      /* values (strings: the UTF-8 bytes) */
     dfb_span validity;  /* bitmap or bytemask, or ptr NULL */
     dfb_span offsets;   /* strings: int32/int64 offsets */
-    const struct dfb_column *categories; /* DICTIONARY: the values */
+    const struct dfb_column *categories; /* DICTIONARY: the values;
+                                            RUN_END: the values child, the
+                                            codes the run of each row */
     int is_ordered;                      /* DICTIONARY: ordered categories */
-    int from_runs; /* DICTIONARY made of a run-end encoded chunk (codes: the
-                      run of each row): always decoded */
-    int uuid;      /* FIXED_BINARY of 16 bytes marked arrow.uuid: converted
-                      to uuid.UUID objects */
+    dfb_extension ext;   /* the canonical extension type that applies to the
+                            values (dfb_extension_applies), or DFB_EXT_NONE:
+                            the type table says how they convert
+                            (dfb_format_conv; arrow.uuid: uuid.UUID) */
     int offsets_swapped; /* strings: 1 if the offsets are stored in the
                             non-native byte order (0 = native) */
     /* STRING_VIEW only (`data` holds the 16-byte views, any alignment):

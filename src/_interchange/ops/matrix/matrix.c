@@ -93,7 +93,8 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     mc->length = c->length;
     mc->nnull = -1;
     const dfb_type_row *r = dfb_type_row_of(f->type);
-    if (c->from_runs) { /* its codes are runs, not a categorical's */
+    /* run-end encoded: its codes are runs, not a categorical's */
+    if (dfb_type_decodes_runs(f->type)) {
         PyErr_Format(PyExc_TypeError,
                      "column %R is run-end encoded; to_matrix takes bool, "
                      "integer and float columns",

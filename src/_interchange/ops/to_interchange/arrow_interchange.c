@@ -178,7 +178,7 @@ chunk_dict(const dfb_column *col, PyObject *dict_error)
 {
     PyObject *dict = Py_None;
     Py_INCREF(dict);
-    if (col->fmt.type == DFB_T_DICTIONARY) {
+    if (dfb_type_has_codes(col->fmt.type)) {
         Py_DECREF(dict);
         dict = dict_error != NULL
                    ? Py_BuildValue("{sLsO}", "length",

@@ -310,7 +310,8 @@ chunk_from_column(dfb_state *st, const dfb_column *col, PyObject *name,
     if (fs == NULL) {
         return NULL;
     }
-    if (col->from_runs || dfb_arrow_format_type(fs) == DFB_T_RUN_END) {
+    if (dfb_type_decodes_runs(col->fmt.type) ||
+        dfb_arrow_format_type(fs) == DFB_T_RUN_END) {
         /* run-end encoded values that are not decoded to fixed widths:
            no interchange dtype, raised when used */
         PyErr_Format(PyExc_NotImplementedError,
