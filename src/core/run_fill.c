@@ -6,7 +6,7 @@
  * once each through reader.h and checked where they are used: positive,
  * strictly increasing, every run inside the values.  One loop body is
  * written once and specialised on the run ends' width and the value size;
- * on x86-64 it is compiled a second time for AVX2, for long runs.
+ * on x86-64 Linux it is compiled a second time for AVX2, for long runs.
  */
 #include "reader.h"
 
@@ -203,12 +203,15 @@ fill_base(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
     return fill_any(r, v, offset, stop, j, out, bits, nulls, at);
 }
 
-/* x86-64 with GCC or Clang: fill_any compiled for AVX2 too, whose stores of
-   a run are 32 bytes wide.  It pays on long runs (a run of 100 int64 values
+/* x86-64 Linux with GCC or Clang: fill_any compiled for AVX2 too, whose stores
+   of a run are 32 bytes wide.  It pays on long runs (a run of 100 int64 values
    is filled in about 0.65x the time) and costs on runs of a few values
    (about 1.5x: the wide loop's set-up), so dfb_run_ends_fill takes it for
    runs of WIDE_RUN values or more on average, on a CPU that has AVX2. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && defined(__linux__) && \
+    (defined(__GNUC__) || defined(__clang__))
+/* (Linux only: elsewhere __builtin_cpu_supports may need a runtime library
+   the link does not bring) */
 #define DFB_FILL_WIDE 1
 #define WIDE_RUN 16
 static __attribute__((target("avx2"))) dfb_code
