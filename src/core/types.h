@@ -215,11 +215,11 @@ dfb_layout_name(dfb_layout_kind k);
 const char *
 dfb_buffer_role_name(dfb_buffer_role r);
 
-/* Arrow's canonical extension types, identified by their exact
-   ARROW:extension:name (length included: a name with an embedded NUL is
-   another name).  The table in types.c is the only place that compares
-   extension names; its rows also say which storage an extension applies to
-   and the result class it gives those values (dfb_format_conv). */
+/* Arrow's canonical extension types, and pandas' Period ordinals,
+   identified by their exact ARROW:extension:name (length included: a name with
+   an embedded NUL is another name).  The table in types.c is the only place
+   that compares extension names; its rows also say which storage an extension
+   applies to and the result class it gives those values (dfb_format_conv). */
 typedef enum {
     DFB_EXT_NONE = 0,              /* no ARROW:extension:name */
     DFB_EXT_OTHER,                 /* a name not in the table: its storage */
@@ -230,6 +230,10 @@ typedef enum {
     DFB_EXT_FIXED_SHAPE_TENSOR,    /* arrow.fixed_shape_tensor: +w:N */
     DFB_EXT_VARIABLE_SHAPE_TENSOR, /* arrow.variable_shape_tensor: its
                                       storage (a struct) */
+    DFB_EXT_PANDAS_PERIOD,         /* pandas.period: int64 Period ordinals,
+                                      the frequency in its metadata (the
+                                      readers make pandas.Period objects
+                                      of them unless period="ordinal") */
     DFB_EXT_COUNT
 } dfb_extension;
 

@@ -548,6 +548,11 @@ test_extensions(void)
     CHECK(dfb_extension_named("arrow.fixed_shape_tensor", 24) ==
           DFB_EXT_FIXED_SHAPE_TENSOR);
     CHECK(dfb_extension_named("", 0) == DFB_EXT_OTHER);
+    /* pandas' Period ordinals: named, converting as their int64 storage */
+    CHECK(dfb_extension_named("pandas.period", 13) == DFB_EXT_PANDAS_PERIOD);
+    const dfb_format i64 = {.type = DFB_T_INT, .bits = 64, .byteorder = '='};
+    CHECK(!dfb_extension_applies(DFB_EXT_PANDAS_PERIOD, &i64));
+    CHECK(dfb_format_conv(&i64, DFB_EXT_PANDAS_PERIOD) == DFB_CONV_VIEW);
     for (int x = DFB_EXT_OTHER + 1; x < DFB_EXT_COUNT; x++) {
         const char *n = dfb_extension_name((dfb_extension)x);
         CHECK(n != NULL &&

@@ -22,7 +22,6 @@
 #include "column_select.h"
 #include "schema.h"
 #include "types.h"
-#include "mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -202,23 +201,11 @@ static int
 is_pandas_period(const struct ArrowSchema *s, const char **freq_json,
                  int32_t *freq_len)
 {
-    static const char key[] = "ARROW:extension:name";
-    static const char mkey[] = "ARROW:extension:metadata";
-    static const char period[] = "pandas.period";
-    dfb_metadata_entry e;
     *freq_json = NULL;
     *freq_len = 0;
-    if (s == NULL || s->metadata == NULL ||
-        dfb_metadata_find(s->metadata, key, sizeof(key) - 1, &e) != 1 ||
-        e.value_len != (int32_t)(sizeof(period) - 1) ||
-        dfb_memcmp(e.value, period, sizeof(period) - 1) != 0) {
-        return 0;
-    }
-    if (dfb_metadata_find(s->metadata, mkey, sizeof(mkey) - 1, &e) == 1) {
-        *freq_json = e.value;
-        *freq_len = e.value_len;
-    }
-    return 1;
+    return s != NULL &&
+           dfb_metadata_extension(s->metadata, freq_json, freq_len) ==
+               DFB_EXT_PANDAS_PERIOD;
 }
 
 /* period="object" (the default) for column `name` of schema `s`: when it
