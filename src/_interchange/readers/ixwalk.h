@@ -42,10 +42,6 @@ dfb_has_attr(PyObject *obj, PyObject *name);
 void
 dfb_add_column_context(PyObject *key);
 
-/* Describes the selected columns of interchange DataFrame (or __dataframe__
-   producer) `obj` into `out` (zeroed by the caller; clear it always).
-   Returns 0, 1 when `obj` is neither (no exception set), or -1 with an
-   exception set whose message names the column. */
 /* get_column() of an interchange DataFrame raised for column `key`: a
    ValueError, TypeError or NotImplementedError (how producers refuse a
    column the protocol cannot describe: pyarrow's ValueError for a list
@@ -55,6 +51,10 @@ dfb_add_column_context(PyObject *key);
 void
 dfb_column_refused(PyObject *key);
 
+/* Describes the selected columns of interchange DataFrame (or __dataframe__
+   producer) `obj` into `out` (zeroed by the caller; clear it always).
+   Returns 0, 1 when `obj` is neither (no exception set), or -1 with an
+   exception set whose message names the column. */
 int
 dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                       dfb_frame *out);
