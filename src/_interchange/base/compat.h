@@ -52,6 +52,21 @@ dfb_err_give(PyObject *exc)
 #endif
 }
 
+/* Python's `raise NEW from cause`: the exception just raised (NEW) becomes
+   the pending one with `cause` (stolen) as its __cause__; when none is
+   pending, `cause` is raised again.  Never fails. */
+static inline void
+dfb_err_raise_from(PyObject *cause)
+{
+    PyObject *now = dfb_err_take();
+    if (now == NULL) {
+        dfb_err_give(cause);
+        return;
+    }
+    PyException_SetCause(now, cause); /* steals cause */
+    dfb_err_give(now);
+}
+
 /* Looks up attribute `name` of `obj`.  Returns 1 with a new reference in
    *out, 0 with *out = NULL when the attribute is missing (AttributeError
    cleared), or -1 with *out = NULL and the error set (any other exception

@@ -246,9 +246,7 @@ descr_convert(PyObject *obj)
         !PyErr_ExceptionMatches(PyExc_MemoryError)) {
         PyObject *exc = dfb_err_take();
         PyErr_Format(PyExc_TypeError, "invalid dtype %R", obj);
-        PyObject *now = dfb_err_take();
-        PyException_SetCause(now, exc);
-        dfb_err_give(now);
+        dfb_err_raise_from(exc);
     }
     return NULL;
 }

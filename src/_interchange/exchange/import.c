@@ -309,9 +309,7 @@ typestr_descr(PyObject *typestr, const char *proto)
     }
     PyObject *exc = dfb_err_take();
     PyErr_Format(PyExc_ValueError, "%s: invalid typestr %R", proto, typestr);
-    PyObject *now = dfb_err_take();
-    PyException_SetCause(now, exc);
-    dfb_err_give(now);
+    dfb_err_raise_from(exc);
     return NULL;
 }
 

@@ -166,9 +166,7 @@ missing:
                      "expected an interchange-protocol buffer (with ptr, "
                      "bufsize, __dlpack_device__), got %.200s",
                      Py_TYPE(obj)->tp_name);
-        PyObject *now = dfb_err_take();
-        PyException_SetCause(now, exc);
-        dfb_err_give(now);
+        dfb_err_raise_from(exc);
     }
 done:
     Py_XDECREF(p);

@@ -114,9 +114,7 @@ refuse_copy(PyObject *obj, const char *fmt)
 {
     PyObject *cause = dfb_err_take();
     PyErr_Format(PyExc_BufferError, fmt, Py_TYPE(obj)->tp_name);
-    PyObject *now = dfb_err_take();
-    PyException_SetCause(now, cause);
-    dfb_err_give(now);
+    dfb_err_raise_from(cause);
     return NULL;
 }
 

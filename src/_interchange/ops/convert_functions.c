@@ -700,9 +700,7 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
             PyObject *exc = dfb_err_take();
             PyErr_SetString(PyExc_TypeError,
                             "column_names() must return an iterable");
-            PyObject *now = dfb_err_take();
-            PyException_SetCause(now, exc);
-            dfb_err_give(now);
+            dfb_err_raise_from(exc);
         }
         goto done;
     }

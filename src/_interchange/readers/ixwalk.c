@@ -700,13 +700,7 @@ dfb_add_column_context(PyObject *key)
         PyErr_Format(t, "column %R: %U", key, rest);
     }
     Py_DECREF(rest);
-    PyObject *now = dfb_err_take();
-    if (now == NULL) {
-        dfb_err_give(exc);
-        return;
-    }
-    PyException_SetCause(now, exc); /* steals exc */
-    dfb_err_give(now);
+    dfb_err_raise_from(exc);
 }
 
 /* get_column() refused column `key`: a ValueError, TypeError or
@@ -725,13 +719,7 @@ dfb_column_refused(PyObject *key)
                  "column %R: its producer's get_column() failed to describe "
                  "it: %s: %S",
                  key, Py_TYPE(exc)->tp_name, exc);
-    PyObject *now = dfb_err_take();
-    if (now == NULL) { /* the message could not be made: the original */
-        dfb_err_give(exc);
-        return;
-    }
-    PyException_SetCause(now, exc); /* steals exc */
-    dfb_err_give(now);
+    dfb_err_raise_from(exc);
 }
 
 /* Moves the references `w` holds into list `keep`.  Returns 0, or -1 with

@@ -505,9 +505,7 @@ unsupported_to_type_error(void)
                  "float columns)",
                  msg);
     Py_DECREF(msg);
-    PyObject *outer = dfb_err_take();
-    PyException_SetCause(outer, exc); /* steals exc */
-    dfb_err_give(outer);
+    dfb_err_raise_from(exc);
 }
 
 /* Parses threads= (None: 0, automatic; at most MAX_THREADS).  Returns 0,
