@@ -204,10 +204,10 @@ fill_base(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
 }
 
 /* x86-64 Linux with GCC or Clang: fill_any compiled for AVX2 too, whose stores
-   of a run are 32 bytes wide.  It pays on long runs (a run of 100 int64 values
-   is filled in about 0.65x the time) and costs on runs of a few values
-   (about 1.5x: the wide loop's set-up), so dfb_run_ends_fill takes it for
-   runs of WIDE_RUN values or more on average, on a CPU that has AVX2. */
+   of a run are 32 bytes wide.  It pays on long runs and costs on runs of a
+   few values (the wide loop's set-up; docs/performance.md), so
+   dfb_run_ends_fill takes it for runs of WIDE_RUN values or more on average,
+   on a CPU that has AVX2. */
 #if defined(__x86_64__) && defined(__linux__) && \
     (defined(__GNUC__) || defined(__clang__))
 /* (Linux only: elsewhere __builtin_cpu_supports may need a runtime library
