@@ -35,7 +35,7 @@ from producers import (
     primitive,
     to_list,
 )
-from racing import as_list
+from racing import as_list, race
 from test_arrow_bad import Producer
 
 import dfbuffer
@@ -379,3 +379,47 @@ def test_date32_byte_swapped_with_nulls():
     valid = [1, 0, 1, 1, 1]
     col = datetimes(raw.astype(nonnative("i4")), "tdD", storage=nonnative("i4"), valid=valid)
     check(dfbuffer.column_to_ndarray(col), raw.astype("M8[D]"), valid, dtype="M8[D]")
+
+
+def test_racing_time_values():
+    # a writer rewrites the time values while they become datetime.time objects: each
+    # value is read once, so every object is the old or the new value of its row
+    n = 40_000
+    good = (np.arange(n, dtype=np.int64) * 1_000_003) % (86_400 * 10**6)
+    other = (good + 7) % (86_400 * 10**6)
+    data = good.copy()
+    nulls = [i % 13 == 5 for i in range(n)]
+    valid = pa.array([not m for m in nulls]).buffers()[1]
+    arr = pa.Array.from_buffers(pa.time64("us"), n, [valid, pa.py_buffer(data)])
+
+    def as_time(us: int) -> datetime.time:
+        s, u = divmod(int(us), 10**6)
+        return datetime.time(s // 3600, s // 60 % 60, s % 60, u)
+
+    def check(res) -> None:
+        got = as_list(res)
+        assert [v is None for v in got] == nulls
+        for i in range(0, n, 97):
+            assert nulls[i] or got[i] in (as_time(good[i]), as_time(other[i]))
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(data, good, other)])
+    assert ok == 8 and refused == 0
+
+
+def test_racing_date32_days():
+    # the widening loop under a writer: every day is the old or the new one, nulls NaT
+    n = 40_000
+    good = np.arange(n, dtype=np.int32) % 30_000
+    other = good + 1
+    data = good.copy()
+    nulls = np.arange(n) % 11 == 4
+    valid = pa.array(~nulls).buffers()[1]
+    arr = pa.Array.from_buffers(pa.date32(), n, [valid, pa.py_buffer(data)])
+
+    def check(res) -> None:
+        days = np.ma.getdata(res).view("i8")
+        assert (np.ma.getmaskarray(res) == nulls).all()
+        assert ((days == good) | (days == other))[~nulls].all()
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(arr), check, [(data, good, other)])
+    assert ok == 8 and refused == 0
