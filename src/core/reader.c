@@ -115,6 +115,12 @@ dfb_run_ends_init(dfb_run_ends *r, const void *buf, int64_t bufsize, int width,
 int64_t
 dfb_run_ends_first_after(const dfb_run_ends *r, int64_t row)
 {
+    if (row <= 0) {
+        /* row 0 is run 0's, whatever the ends after it say: a search
+           could step over ends that do not increase and start the walk
+           past them, which then never reads them */
+        return 0;
+    }
     int64_t lo = 0, hi = r->count;
     while (lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;

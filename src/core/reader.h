@@ -343,8 +343,10 @@ dfb_run_ends_walk(const dfb_run_ends *r, int64_t offset, int64_t length,
                   dfb_run_fn fn, void *ctx, dfb_error *err);
 
 /* The first run whose end is above logical row `row`, by binary search
-   over ends read once each (not trusted: a walk re-checks what it reads).
-   Returns it, or count when no end read is above `row`.  Cannot fail. */
+   over ends read once each (not trusted: a walk re-checks what it reads);
+   0 for row 0 without a search, so that a walk from row 0 reads every
+   end.  Returns it, or count when no end read is above `row`.  Cannot
+   fail. */
 int64_t
 dfb_run_ends_first_after(const dfb_run_ends *r, int64_t row);
 

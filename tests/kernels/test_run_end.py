@@ -65,6 +65,22 @@ def test_run_end_encoded_int_dtype_and_fill():
     assert filled.dtype == np.float64 and np.isnan(filled[1:3]).all()
 
 
+def test_run_end_encoded_ends_falling_back_mid_array_raise():
+    # a binary search for row 0 could step over the run end that falls back and
+    # start the fill after it; every end from run 0 on is read and checked
+    ends = np.arange(1, 25, dtype=np.int32)
+    buf = pa.py_buffer(ends)
+    for values in (pa.array(np.arange(24)), pa.array([str(i) for i in range(24)])):
+        ree = run_end_array(pa.Array.from_buffers(pa.int32(), 24, [None, buf]), values)
+        for at in (1, 3, 6, 12):
+            ends[:] = np.arange(1, 25)
+            ends[at] = 0
+            with pytest.raises(ValueError, match="strictly increasing"):
+                dfbuffer.column_to_ndarray(ree)
+        ends[:] = np.arange(1, 25)
+        assert dfbuffer.column_to_ndarray(ree).tolist() == values.to_pylist()
+
+
 def test_run_end_encoded_bad_run_ends_raise():
     # pyarrow validates run ends when it builds the array: they turn bad afterwards
     ends = np.array([1, 2, 3], np.int32)
