@@ -154,19 +154,21 @@ def values_equal(expected):
     return check
 
 
-def run_ends_target(n_runs: int = 20_000) -> tuple[Any, list, tuple[np.ndarray, ...]]:
-    """A pyarrow run-end encoded array of n_runs runs of 3 whose int32 run ends live in
-    NumPy memory: (array, its to_pylist(), (ends, good, bad)) for race(); the bad run
-    ends go backwards.  Imports pyarrow (only its callers need it)."""
+def run_ends_target(
+    n_runs: int = 20_000, run: int = 3
+) -> tuple[Any, list, tuple[np.ndarray, ...]]:
+    """A pyarrow run-end encoded array of n_runs runs of `run` rows whose int32 run ends
+    live in NumPy memory: (array, its to_pylist(), (ends, good, bad)) for race(); the bad
+    run ends go backwards.  Imports pyarrow (only its callers need it)."""
     import pyarrow as pa
 
-    good = (np.arange(1, n_runs + 1) * 3).astype(np.int32)
+    good = (np.arange(1, n_runs + 1) * run).astype(np.int32)
     ends = good.copy()
     values = pa.array(np.arange(n_runs) % 97)
     run_ends = pa.Array.from_buffers(pa.int32(), n_runs, [None, pa.py_buffer(ends)])
     # from_buffers: pyarrow 16's from_arrays cannot take the length from these run ends
     ree = pa.RunEndEncodedArray.from_buffers(
-        pa.run_end_encoded(pa.int32(), values.type), 3 * n_runs, [None], 0, 0,
+        pa.run_end_encoded(pa.int32(), values.type), run * n_runs, [None], 0, 0,
         [run_ends, values])
     bad = good.copy()
     bad[1::2] = 1  # not increasing: runs that go backwards

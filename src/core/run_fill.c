@@ -4,9 +4,13 @@
  * Each run's value is read once and stored run by run straight into the
  * output (a store loop per run, bits set per run), with the run ends read
  * once each through reader.h and checked where they are used: positive,
- * strictly increasing, every run inside the values.  One loop body is
- * written once and specialised on the run ends' width and the value size;
- * on x86-64 Linux it is compiled a second time for AVX2, for long runs.
+ * strictly increasing, every run inside the values.  Values of 1, 2, 4 or
+ * 8 bytes are stored in whole 32-byte chunks, without a tail loop (the
+ * runs after a run write again what its last chunk wrote past it); without
+ * nulls, runs of one row are copied a block at a time.  One loop body is
+ * written once and specialised on the run ends' width, the value size and
+ * the presence of nulls; on x86-64 Linux it is compiled a second time for
+ * AVX2, for long runs.
  */
 #include "reader.h"
 
@@ -74,6 +78,55 @@ store_run(char *d, const char *val, int64_t n, const int64_t isz)
     }
 }
 
+/* The width of store_chunks' stores, in bytes. */
+#define SPLAT 32
+
+/* The `isz`-byte value at `val` (isz 1, 2, 4 or 8) repeated over 8
+   bytes.  Cannot fail. */
+static inline __attribute__((always_inline)) uint64_t
+splat8(const char *val, const int64_t isz)
+{
+    if (isz == 1) {
+        return (uint64_t)(uint8_t)*val * 0x0101010101010101u;
+    }
+    if (isz == 2) {
+        uint16_t x;
+        memcpy(&x, val, 2);
+        return (uint64_t)x * 0x0001000100010001u;
+    }
+    if (isz == 4) {
+        uint32_t x;
+        memcpy(&x, val, 4);
+        return (uint64_t)x | (uint64_t)x << 32;
+    }
+    uint64_t x;
+    memcpy(&x, val, 8);
+    return x;
+}
+
+/* Stores copies of the `isz`-byte value at `val` (isz 1, 2, 4 or 8) from
+   `d` in SPLAT-byte steps, enough of them for `n` values: up to
+   SPLAT / isz - 1 values more.  Cannot fail. */
+static inline __attribute__((always_inline)) void
+store_chunks(char *d, const char *val, int64_t n, const int64_t isz)
+{
+    const uint64_t x = splat8(val, isz);
+    for (int k = 0; k < SPLAT; k += 8) {
+        memcpy(d + k, &x, 8);
+    }
+    if (n * isz <= SPLAT) {
+        return;
+    }
+    char *const e = d + n * isz;
+    d += SPLAT;
+    do {
+        for (int k = 0; k < SPLAT; k += 8) {
+            memcpy(d + k, &x, 8);
+        }
+        d += SPLAT;
+    } while (d < e);
+}
+
 /* Run end `j` of the run ends at `base`, of the constant width `w`.  Cannot
    fail. */
 static inline __attribute__((always_inline)) int64_t
@@ -95,60 +148,127 @@ load_end(const char *base, int64_t j, const int w)
     return v;
 }
 
+/* Writes the rows of run `j`, from logical row *row up to its end `end`
+   (read once by the caller) or `stop`, into `out` (row `offset` at out[0])
+   and `bits`, and counts a null value's rows in *nnull.  Returns -1 for an
+   end not above *row, 1 when the rows are done (*row == stop), 0 to go on.
+   In bounds: j is below the values' count, and the rows written lie in
+   [*row, stop).  The row a run starts at is never below the end before it
+   (it is that end, or `offset` for the first run, which is at least that
+   end), so one comparison, end > row, checks that the ends increase. */
+static inline __attribute__((always_inline)) int
+fill_run(int64_t end, int64_t j, int64_t *row, int64_t *nnull, int64_t offset,
+         int64_t stop, char *out, uint8_t *bits, const char *values,
+         const uint8_t *valid, int64_t valid_offset, const int64_t isz)
+{
+    if (end <= *row) {
+        return -1;
+    }
+    const int64_t upto = end < stop ? end : stop;
+    const int64_t a = *row - offset, n = upto - *row;
+    char *d = out + a * isz; /* bounded */
+    const int64_t bit = valid_offset + j;
+    if (valid != NULL && !((valid[bit >> 3] >> (bit & 7)) & 1)) {
+        *nnull += n;
+        dfb_memset(d, 0, (size_t)(n * isz)); /* bounded */
+    }
+    else {
+        const int64_t head =
+            isz == 1 || isz == 2 || isz == 4 || isz == 8 ? SPLAT / isz : 0;
+        if (head > 0 && stop - *row >= n + head) {
+            /* whole SPLAT-byte stores, without a tail: rows past this
+               run's (fewer than `head`, before `stop`) are written again
+               by the runs after it */
+            store_chunks(d, values + j * isz, n, isz); /* bounded */
+        }
+        else {
+            store_run(d, values + j * isz, n, isz); /* bounded */
+        }
+        if (bits != NULL) {
+            set_bits(bits, a, a + n);
+        }
+    }
+    *row = upto;
+    return upto >= stop;
+}
+
+/* Runs read and tested at a time for runs of one row each (see fill_impl). */
+#define UNIT_BLOCK 8
+
 /* The fill for run ends of width `w` and values of `isz` bytes, runs
    [j, count) from logical row `offset` (the end before run j, which the
-   caller checked, is at most `offset`).  Returns
-   DFB_OK, or DFB_EINVAL (with *at the run) for ends that are not
+   caller checked, is at most `offset`); `plain`: the values have no
+   validity bitmap and no bits are wanted (r, v and bits say the same).
+   Returns DFB_OK, or DFB_EINVAL (with *at the run) for ends that are not
    increasing or a run beyond the values, DFB_EOVERFLOW when the runs
    end before the rows do.
    Everything the loop reads of `r` and `v` is copied to locals first: the
    stores go through a char pointer, which may alias anything, so fields
-   read through the structs would be loaded again after every store.  The
-   row a run starts at is never below the end before it (it is that end,
-   or `offset` for the first run, which is at least that end), so one
-   comparison, end > row, checks that the ends increase. */
+   read through the structs would be loaded again after every store.
+   Without nulls, after a run of one row (as in data that seldom repeats)
+   the next ends are read UNIT_BLOCK at a time: when they are the next
+   UNIT_BLOCK rows, their values are copied at once; otherwise each run of
+   the block is written from the end read there, so that every end is
+   still read once. */
 static inline __attribute__((always_inline)) dfb_code
 fill_impl(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
           int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
-          int64_t *at, const int w, const int64_t isz)
+          int64_t *at, const int w, const int64_t isz, const int plain)
 {
     const char *const base = r->base;
     const char *const values = v->values;
-    const uint8_t *const valid = v->valid;
+    const uint8_t *const valid = plain ? NULL : v->valid;
+    uint8_t *const want = plain ? NULL : bits;
     const int64_t valid_offset = v->valid_offset;
     /* runs past the values' count are refused after the loop */
     const int64_t count = r->count < v->count ? r->count : v->count;
     int64_t row = offset;
     int64_t nnull = 0;
-    for (; j < count; j++) {
-        const int64_t end = load_end(base, j, w);
-        if (end <= row) {
-            *at = j;
-            *nulls = nnull;
-            return DFB_EINVAL;
+    int step = 0;
+    while (j < count) {
+        const int64_t before = row;
+        step = fill_run(load_end(base, j, w), j, &row, &nnull, offset, stop,
+                        out, want, values, valid, valid_offset, isz);
+        if (step != 0) {
+            break;
         }
-        const int64_t upto = end < stop ? end : stop;
-        const int64_t a = row - offset, n = upto - row;
-        /* in bounds: j < the values' count, rows [a, a + n) inside
-           `length` */
-        char *d = out + a * isz; /* bounded */
-        const int64_t bit = valid_offset + j;
-        if (valid != NULL && !((valid[bit >> 3] >> (bit & 7)) & 1)) {
-            nnull += n;
-            dfb_memset(d, 0, (size_t)(n * isz)); /* bounded */
-        }
-        else {
-            store_run(d, values + j * isz, n, isz); /* bounded */
-            if (bits != NULL) {
-                set_bits(bits, a, a + n);
+        j++;
+        /* after a run of one row (maybe data that seldom repeats), the
+           next runs a block at a time while the blocks are of such runs */
+        const int unit = plain && row - before == 1;
+        while (unit && count - j >= UNIT_BLOCK) {
+            int64_t e[UNIT_BLOCK];
+            uint64_t diff = 0;
+            for (int k = 0; k < UNIT_BLOCK; k++) {
+                e[k] = load_end(base, j + k, w);
+                diff |= (uint64_t)e[k] ^ ((uint64_t)row + 1 + (uint64_t)k);
             }
+            if (diff == 0 && stop - row > UNIT_BLOCK) {
+                /* rows [row, row + UNIT_BLOCK) inside `length`, values
+                   [j, j + UNIT_BLOCK) below their count */
+                dfb_memcpy(out + (row - offset) * isz, values + j * isz,
+                           (size_t)(UNIT_BLOCK * isz)); /* bounded */
+                row += UNIT_BLOCK;
+                j += UNIT_BLOCK;
+                continue;
+            }
+            for (int k = 0; k < UNIT_BLOCK; k++, j++) {
+                step = fill_run(e[k], j, &row, &nnull, offset, stop, out, want,
+                                values, valid, valid_offset, isz);
+                if (step != 0) {
+                    break;
+                }
+            }
+            break;
         }
-        row = upto;
-        if (row >= stop) {
-            *nulls = nnull;
-            *at = j + 1;
-            return DFB_OK;
+        if (step != 0) {
+            break;
         }
+    }
+    if (step != 0) {
+        *nulls = nnull;
+        *at = step > 0 ? j + 1 : j;
+        return step > 0 ? DFB_OK : DFB_EINVAL;
     }
     *nulls = nnull;
     *at = j;
@@ -159,30 +279,30 @@ fill_impl(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
 }
 
 /* The fill of runs [j, ...) for the run ends' width and the values' size
-   of `r` and `v`, each pair a specialised fill_impl.  Returns fill_impl's
-   result. */
+   of `r` and `v`, each pair a specialised fill_impl; `plain` as there.
+   Returns fill_impl's result. */
 static inline __attribute__((always_inline)) dfb_code
-fill_any(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
-         int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
-         int64_t *at)
+fill_width(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
+           int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
+           int64_t *at, const int plain)
 {
 #define FILL_ISZ(w)                                                          \
     switch (v->itemsize) {                                                   \
         case 1:                                                              \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             1);                                             \
+                             1, plain);                                      \
         case 2:                                                              \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             2);                                             \
+                             2, plain);                                      \
         case 4:                                                              \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             4);                                             \
+                             4, plain);                                      \
         case 8:                                                              \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             8);                                             \
+                             8, plain);                                      \
         default:                                                             \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             v->itemsize);                                   \
+                             v->itemsize, plain);                            \
     }
     if (r->width == 2) {
         FILL_ISZ(2)
@@ -192,6 +312,19 @@ fill_any(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
     }
     FILL_ISZ(8)
 #undef FILL_ISZ
+}
+
+/* fill_width with or without nulls, as `v` and `bits` say.  Returns its
+   result. */
+static inline __attribute__((always_inline)) dfb_code
+fill_any(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
+         int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
+         int64_t *at)
+{
+    if (v->valid == NULL && bits == NULL) {
+        return fill_width(r, v, offset, stop, j, out, bits, nulls, at, 1);
+    }
+    return fill_width(r, v, offset, stop, j, out, bits, nulls, at, 0);
 }
 
 /* fill_any compiled for the baseline CPU.  Returns its result. */

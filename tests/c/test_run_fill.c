@@ -1,7 +1,7 @@
 /* C tests of src/core/run_fill.c: dfb_run_ends_fill writes every row of
  * every window its run's value (zero and bit 0 for a null value), for each
- * run-end width and value size, and refuses bad run ends and runs beyond
- * the values. */
+ * run-end width and value size, with and without nulls, and refuses bad
+ * run ends and runs beyond the values. */
 #include "check.h"
 #include "reader.h"
 #include "run_ends_store.h"
@@ -73,6 +73,99 @@ check_windows(const int64_t ends[4], int64_t total, int64_t off_step,
     }
 }
 
+/* Checks dfb_run_ends_fill without nulls over every window of runs of the
+   lengths `lens` (`n` of them, at most 64, in all at most 200 rows), for
+   every run-end width and value sizes 1, 2, 3, 4, 8, 16: each row gets its
+   run's value and nothing is written past the window.  Runs of one row
+   in a row take the fill's block copy, the others its whole-chunk stores
+   (whose writes past a run are overwritten by the runs after it). */
+static void
+check_plain(const int64_t *lens, int n)
+{
+    int64_t ends[64];
+    int64_t total = 0;
+    CHECK(n <= 64);
+    for (int i = 0; i < n; i++) {
+        total += lens[i];
+        ends[i] = total;
+    }
+    CHECK(total <= 200);
+    char buf[1 + 8 * 64];
+    static char vals[64 * 16];
+    for (int i = 0; i < 64 * 16; i++) {
+        vals[i] = (char)(i % 251 + 1);
+    }
+    static char out[201 * 16];
+    static const int64_t sizes[6] = {1, 2, 3, 4, 8, 16};
+    dfb_run_ends r;
+    dfb_error err;
+    int64_t nulls;
+    for (int width = 2; width <= 8; width *= 2) {
+        CHECK(run_ends(buf, ends, n, width, &r) == DFB_OK);
+        for (int s = 0; s < 6; s++) {
+            const int64_t isz = sizes[s];
+            const dfb_run_values v = {vals, NULL, 0, n, isz};
+            for (int64_t off = 0; off <= total; off++) {
+                for (int64_t len = 0; off + len <= total; len += 1 + len / 8) {
+                    memset(out, 0x55, sizeof(out));
+                    CHECK(dfb_run_ends_fill(&r, off, len, &v, out, NULL,
+                                            &nulls, &err) == DFB_OK);
+                    CHECK(nulls == 0);
+                    int run = 0;
+                    int bad = 0;
+                    for (int64_t i = 0; i < len; i++) {
+                        while (off + i >= ends[run]) {
+                            run++;
+                        }
+                        bad |= memcmp(out + i * isz, vals + run * isz,
+                                      (size_t)isz) != 0;
+                    }
+                    CHECK(!bad);
+                    CHECK(out[len * isz] == 0x55);
+                }
+            }
+        }
+    }
+}
+
+/* Runs of one row and short runs mixed, without nulls; ends that stop
+   increasing inside a block of runs of one row are refused. */
+static void
+test_plain_fill(void)
+{
+    static const int64_t mixed[] = {
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  1, 1, 1, 1, 1, 1, 1, 1, 2,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1, 33, 1, 1, 1, 1, 1, 1, 1, 1, 3,
+        4, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  1, 1, 1, 1, 1, 1, 1, 17};
+    check_plain(mixed, (int)(sizeof(mixed) / sizeof(mixed[0])));
+    static const int64_t shorts[] = {2,  3, 4, 5, 1, 6, 7, 8,  9,  31, 32,
+                                     33, 1, 1, 2, 2, 4, 4, 16, 15, 3};
+    check_plain(shorts, (int)(sizeof(shorts) / sizeof(shorts[0])));
+    char buf[1 + 8 * 24];
+    char vals[24 * 8] = {0};
+    char out[24 * 8];
+    dfb_run_ends r;
+    dfb_error err;
+    int64_t nulls;
+    const dfb_run_values v8 = {vals, NULL, 0, 24, 8};
+    for (int width = 2; width <= 8; width *= 2) {
+        for (int at = 1; at < 20; at++) {
+            int64_t ends[24];
+            for (int i = 0; i < 24; i++) {
+                ends[i] = i + 1;
+            }
+            ends[at] = ends[at - 1]; /* not increasing */
+            CHECK(run_ends(buf, ends, 24, width, &r) == DFB_OK);
+            CHECK(dfb_run_ends_fill(&r, 0, 24, &v8, out, NULL, &nulls, &err) ==
+                  DFB_EINVAL);
+            ends[at] = 0; /* below the row */
+            CHECK(run_ends(buf, ends, 24, width, &r) == DFB_OK);
+            CHECK(dfb_run_ends_fill(&r, 0, 24, &v8, out, NULL, &nulls, &err) ==
+                  DFB_EINVAL);
+        }
+    }
+}
+
 /* Short runs (the baseline fill) and long ones (a mean of 16 values or
    more, which takes the wide fill where the CPU has one); bad run ends
    are refused. */
@@ -106,5 +199,6 @@ int
 main(void)
 {
     test_run_ends_fill();
+    test_plain_fill();
     return check_report("run_fill");
 }

@@ -105,6 +105,17 @@ def test_racing_run_ends():
     assert ok + refused == 8
 
 
+def test_racing_run_ends_of_one_row():
+    # runs of one row are copied a block at a time once their ends are read and checked
+    ree, expected, target = run_ends_target(run=1)
+
+    def check(res) -> None:
+        assert res.tolist() == expected
+
+    ok, refused = race(lambda: dfbuffer.column_to_ndarray(ree), check, [target])
+    assert ok + refused == 8
+
+
 def test_to_matrix_reads_run_end_encoded_numbers():
     t = pa.table({"a": [1.0, 2.0, 3.0], "r": run_end_encode([5, None, None])})
     np.testing.assert_array_equal(dfbuffer.to_matrix(t), [[1, 5], [2, np.nan], [3, np.nan]])
