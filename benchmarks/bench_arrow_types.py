@@ -5,8 +5,9 @@
 ROWS values (default 1e6, every 10th null) of int64, float64, bool, date32, timestamp,
 duration, string, large string, string view, dictionary of strings, binary, large binary,
 binary view, fixed-size binary, decimal128 / decimal256, time64, month-day-nano interval,
-run-end encoded int64 (runs of 1, 10 and 100, with and without nulls; also against
-np.repeat of the values over the run lengths, the fill's floor) and run-end strings, and
+run-end encoded int64 (runs of 1, 2, 4, 10 and 100, with and without nulls; also against
+np.repeat of the values over the run lengths, and np.full(ROWS, 7), one store pass over an
+output of the same size: the floor of any decode) and run-end strings, and
 arrow.uuid.  dfbuffer.column_to_ndarray(x) is timed against pyarrow's
 x.to_numpy(zero_copy_only=False) and, where polars converts the type, polars'
 Series.to_numpy(); decimals="float64" against pyarrow.compute.cast(x, float64).to_numpy();
@@ -141,8 +142,8 @@ def main() -> None:
             line += f" {t[2] * 1e3:8.2f}ms {t[0] / t[2]:6.2f}x"
         print(line + note, flush=True)
     head = f"{'run-end int64':<18} {'dfbuffer':>10} {'pyarrow':>10} {'ratio':>7}"
-    print(f"{head} {'np.repeat':>10} {'ratio':>7}")
-    for run in (1, 10, 100):
+    print(f"{head} {'np.repeat':>10} {'ratio':>7} {'np.full':>10} {'ratio':>7}")
+    for run in (1, 2, 4, 10, 100):
         for nulls in (False, True):
             ree = run_end(n, run, nulls)
             vals = np.asarray(ree.values.fill_null(0))
@@ -152,13 +153,14 @@ def main() -> None:
                     lambda a=ree: dfbuffer.column_to_ndarray(a),
                     lambda a=ree: a.to_numpy(zero_copy_only=False),
                     lambda v=vals, k=lens: np.repeat(v, k),
+                    lambda: np.full(n, 7),
                 ],
                 rep,
             )
             label = f"runs of {run}{', nulls' if nulls else ''}"
             print(
                 f"{label:<18} {t[0] * 1e3:8.2f}ms {t[1] * 1e3:8.2f}ms {t[0] / t[1]:6.2f}x"
-                f" {t[2] * 1e3:8.2f}ms {t[0] / t[2]:6.2f}x",
+                f" {t[2] * 1e3:8.2f}ms {t[0] / t[2]:6.2f}x {t[3] * 1e3:8.2f}ms {t[0] / t[3]:6.2f}x",
                 flush=True,
             )
     extra = arrays(n)
