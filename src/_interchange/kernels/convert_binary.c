@@ -23,7 +23,8 @@ new_objects(int64_t n)
 }
 
 /* The loop of fill_from_offsets over the elements reader `r` covers (at
-   least one), each offset read once and each span checked before use.
+   least one), each offset read once and each span checked before use: the
+   one pass over a binary chunk's offsets (validation reads only the last).
    plain32: its offsets are native int32 (a constant from the caller: the
    width and byte-order tests drop out).  Same returns. */
 static inline int
