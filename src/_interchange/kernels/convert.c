@@ -298,9 +298,11 @@ validate(const dfb_column *col, int depth)
                 check_span(&col->offsets, need, "offsets") < 0) {
                 return -1;
             }
-            if (row->conv == DFB_CONV_BYTES && last_offset_ok(col)) {
-                /* binary: the kernel checks every span in its one pass
-                   over the offsets (bytes_values) */
+            if (dfb_format_conv(&col->fmt, col->ext) == DFB_CONV_BYTES &&
+                last_offset_ok(col)) {
+                /* binary (chunk_values' own test of the result class):
+                   the kernel checks every span in its one pass over the
+                   offsets (bytes_values) */
                 break;
             }
             if (offsets_check(col, osize, end) < 0) {
