@@ -609,18 +609,26 @@ def test_binary_without_nulls_is_plain_bytes():
     assert all(type(v) is bytes for v in res)
 
 
-def test_racing_binary_offsets():
+@pytest.mark.parametrize("large", [False, True])
+def test_racing_binary_offsets(large):
+    # the kernel's one pass over the offsets (32- and 64-bit loops), and the
+    # re-check that names a bad span, against offsets rewritten meanwhile
     n = 20_000
     values = [None if i % 13 == 5 else bytes([i % 251]) * (i % 7) for i in range(n)]
-    lens = np.array([0 if v is None else len(v) for v in values], np.int32)
-    good = np.zeros(n + 1, np.int32)
+    otype = np.int64 if large else np.int32
+    lens = np.array([0 if v is None else len(v) for v in values], otype)
+    good = np.zeros(n + 1, otype)
     good[1:] = np.cumsum(lens)
     offs = good.copy()
     data = np.frombuffer(b"".join(v or b"" for v in values), np.uint8).copy()
     valid = pa.array([v is not None for v in values]).buffers()[1]
-    arr = pa.Array.from_buffers(pa.binary(), n, [valid, pa.py_buffer(offs), pa.py_buffer(data)])
+    arr = pa.Array.from_buffers(
+        pa.large_binary() if large else pa.binary(),
+        n,
+        [valid, pa.py_buffer(offs), pa.py_buffer(data)],
+    )
     bad = good.copy()
-    bad[1::2] = np.iinfo(np.int32).max
+    bad[1::2] = np.iinfo(otype).max
 
     def check(res) -> None:
         assert as_list(res) == values

@@ -14,6 +14,7 @@
 #include "probe.h"
 #include "layout.h"
 #include "offsets.h"
+#include "reader.h"
 #include "mem.h"
 #include "nan.h"
 #include "types.h"
@@ -209,6 +210,50 @@ uses_validity(const dfb_column *col)
            col->null_count != 0 && col->validity.ptr != NULL;
 }
 
+/* The offsets check of validate for the OFFSETS chunk `col` (length > 0,
+   offsets [offset, end] of `osize` bytes inside their buffer): each read
+   once, non-negative and non-decreasing, the last inside the data.
+   Returns 0, or -1 with ValueError naming the first bad one. */
+static int
+offsets_check(const dfb_column *col, int osize, int64_t end)
+{
+    int64_t prev;
+    dfb_bad_offset bad;
+    if (dfb_offsets_validate(col->offsets.ptr, osize, col->offsets_swapped,
+                             col->offset, end, &prev, &bad, NULL) != DFB_OK) {
+        PyErr_Format(PyExc_ValueError, "string offsets are %s at element %lld",
+                     bad.value < 0 ? "negative" : "decreasing",
+                     (long long)(bad.index - col->offset));
+        return -1;
+    }
+    if (prev > 0 && check_span(&col->data, prev, "data") < 0) {
+        return -1;
+    }
+    if (prev > col->data.size) {
+        PyErr_Format(PyExc_ValueError,
+                     "string offsets point beyond the data buffer "
+                     "(%lld > %lld bytes)",
+                     (long long)prev, (long long)col->data.size);
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns 1 if the last offset of the OFFSETS chunk `col` (length > 0,
+   offsets inside their buffer), read once, lies inside its data, else 0
+   (offsets_check then names what is wrong).  Cannot fail. */
+static int
+last_offset_ok(const dfb_column *col)
+{
+    dfb_offsets off;
+    int64_t last;
+    if (dfb_column_offsets(col, &off) < 0) {
+        PyErr_Clear(); /* offsets_check raises instead */
+        return 0;
+    }
+    return dfb_offsets_get(&off, col->length, &last) == DFB_OK;
+}
+
 /* dfb_column_validate at nesting depth `depth`. */
 static int
 validate(const dfb_column *col, int depth)
@@ -253,25 +298,14 @@ validate(const dfb_column *col, int depth)
                 check_span(&col->offsets, need, "offsets") < 0) {
                 return -1;
             }
-            int64_t prev;
-            dfb_bad_offset bad;
-            if (dfb_offsets_validate(col->offsets.ptr, osize,
-                                     col->offsets_swapped, col->offset, end,
-                                     &prev, &bad, NULL) != DFB_OK) {
-                PyErr_Format(PyExc_ValueError,
-                             "string offsets are %s at element %lld",
-                             bad.value < 0 ? "negative" : "decreasing",
-                             (long long)(bad.index - col->offset));
-                return -1;
+            if (dfb_format_conv(&col->fmt, col->ext) == DFB_CONV_BYTES &&
+                last_offset_ok(col)) {
+                /* binary (chunk_values' own test of the result class):
+                   the kernel checks every span in its one pass over the
+                   offsets (bytes_values) */
+                break;
             }
-            if (prev > 0 && check_span(&col->data, prev, "data") < 0) {
-                return -1;
-            }
-            if (prev > col->data.size) {
-                PyErr_Format(PyExc_ValueError,
-                             "string offsets point beyond the data buffer "
-                             "(%lld > %lld bytes)",
-                             (long long)prev, (long long)col->data.size);
+            if (offsets_check(col, osize, end) < 0) {
                 return -1;
             }
             break;
@@ -582,6 +616,30 @@ take_categories(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
     return (PyObject *)out;
 }
 
+/* dfb_bytes_to_object_array for validated chunk `c`.  Its one pass over
+   binary offsets is their check (validate reads only the last): a span it
+   refuses is named as validation names bad offsets, unless they read as
+   good again (they changed meanwhile: the kernel's error stands).  Same
+   returns. */
+static PyObject *
+bytes_values(const dfb_column *c, const uint8_t *isnull)
+{
+    PyObject *res = dfb_bytes_to_object_array(c, isnull);
+    if (res != NULL || c->length == 0 ||
+        dfb_type_row_of(c->fmt.type)->layout != DFB_LAYOUT_OFFSETS ||
+        !PyErr_ExceptionMatches(PyExc_ValueError)) {
+        return res;
+    }
+    PyObject *exc = dfb_err_take();
+    if (offsets_check(c, dfb_type_row_of(c->fmt.type)->offset_bytes,
+                      c->offset + c->length) < 0) {
+        Py_DECREF(exc); /* validation's error replaces it */
+        return NULL;
+    }
+    dfb_err_give(exc);
+    return NULL;
+}
+
 /* Returns a new array of the values of validated chunk `c` (zero-copy for
    fixed-width types; null slots of copies hold None / NaT where the type
    has one), or NULL with an exception set. */
@@ -602,8 +660,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             if (dfb_need_copy(allow_copy, "values to Python objects") < 0) {
                 return NULL;
             }
-            return conv == DFB_CONV_BYTES
-                       ? dfb_bytes_to_object_array(c, isnull)
+            return conv == DFB_CONV_BYTES ? bytes_values(c, isnull)
                    : conv == DFB_CONV_UUID
                        ? dfb_uuids_to_object_array(c, isnull)
                        : dfb_times_to_object_array(c, isnull);

@@ -28,8 +28,10 @@ dfb_chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                  int allow_copy, const dfb_opts *opts);
 
 /* Validates that every buffer of `col` is large enough for its offset and
-   length (and that string offsets are in range and non-decreasing).
-   Returns 0, or -1 with ValueError naming the buffer. */
+   length (and that string offsets are in range and non-decreasing; of
+   binary offsets only the last: the binary kernel's one pass over them
+   checks each span as it reads it, and the kernel names a bad one as this
+   would).  Returns 0, or -1 with ValueError naming the buffer. */
 int
 dfb_column_validate(const dfb_column *col);
 

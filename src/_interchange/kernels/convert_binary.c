@@ -22,6 +22,40 @@ new_objects(int64_t n)
     return dfb_new_array(PyArray_DescrFromType(NPY_OBJECT), n);
 }
 
+/* The loop of fill_from_offsets over the elements reader `r` covers (at
+   least one), each offset read once and each span checked before use: the
+   one pass over a binary chunk's offsets (validation reads only the last).
+   plain32: its offsets are native int32 (a constant from the caller: the
+   width and byte-order tests drop out).  Same returns. */
+static inline int
+offsets_loop(const dfb_offsets *r, const char *data, const uint8_t *isnull,
+             PyObject **o, const int plain32)
+{
+    /* a local copy: the calls below cannot make the compiler reload it */
+    const dfb_offsets off = *r;
+    const int64_t n = off.count - 1;
+    int64_t start = dfb_offsets_load(&off, 0), end;
+    for (int64_t i = 0; i < n; i++, start = end) {
+        const dfb_code rc = plain32
+                                ? dfb_offsets_next_i32(&off, i, start, &end)
+                                : dfb_offsets_next(&off, i, start, &end);
+        if (rc != DFB_OK) {
+            dfb_bad_span_error(i, start, end, off.limit);
+            return -1;
+        }
+        if (isnull != NULL && isnull[i]) {
+            o[i] = Py_NewRef(Py_None);
+            continue;
+        }
+        o[i] =
+            PyBytes_FromStringAndSize(data + start, (Py_ssize_t)(end - start));
+        if (o[i] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Fills `o` (n slots) with bytes from the offsets + data of `c`.  Returns
    0, or -1 with ValueError (a span outside the data) / MemoryError. */
 static int
@@ -31,24 +65,14 @@ fill_from_offsets(const dfb_column *c, const uint8_t *isnull, PyObject **o)
     if (dfb_column_offsets(c, &off) < 0) {
         return -1;
     }
-    const char *data = c->data.ptr;
-    int64_t start = c->length > 0 ? dfb_offsets_load(&off, 0) : 0, end;
-    for (int64_t i = 0; i < c->length; i++, start = end) {
-        if (dfb_offsets_next(&off, i, start, &end) != DFB_OK) {
-            dfb_bad_span_error(i, start, end, off.limit);
-            return -1;
-        }
-        if (isnull != NULL && isnull[i]) {
-            o[i] = Py_NewRef(Py_None);
-            continue;
-        }
-        o[i] = PyBytes_FromStringAndSize(end > start ? data + start : "",
-                                         (Py_ssize_t)(end - start));
-        if (o[i] == NULL) {
-            return -1;
-        }
+    /* no data: the limit is 0, only empty spans are valid */
+    const char *data = c->data.ptr != NULL ? c->data.ptr : "";
+    if (off.count < 2) {
+        return 0;
     }
-    return 0;
+    return off.width == 4 && !off.swapped
+               ? offsets_loop(&off, data, isnull, o, 1)
+               : offsets_loop(&off, data, isnull, o, 0);
 }
 
 /* Fills `o` from the 16-byte views of `c`.  Returns 0, or -1. */
