@@ -7,7 +7,9 @@ duration, string, large string, string view, dictionary of strings, binary, larg
 binary view, fixed-size binary, decimal128 / decimal256, time64, month-day-nano interval,
 run-end encoded int64 (runs of 1, 2, 4, 10 and 100, with and without nulls; also against
 np.repeat of the values over the run lengths, and np.full(ROWS, 7), one store pass over an
-output of the same size: the floor of any decode) and run-end strings, and
+output of the same size: the floor of any decode; and, in the last column, dfbuffer against
+pyarrow timed alone, the two in turn, since where the other contenders leave each output in
+the cache moves these memory-bound ratios) and run-end strings, and
 arrow.uuid.  dfbuffer.column_to_ndarray(x) is timed against pyarrow's
 x.to_numpy(zero_copy_only=False) and, where polars converts the type, polars'
 Series.to_numpy(); decimals="float64" against pyarrow.compute.cast(x, float64).to_numpy();
@@ -142,7 +144,7 @@ def main() -> None:
             line += f" {t[2] * 1e3:8.2f}ms {t[0] / t[2]:6.2f}x"
         print(line + note, flush=True)
     head = f"{'run-end int64':<18} {'dfbuffer':>10} {'pyarrow':>10} {'ratio':>7}"
-    print(f"{head} {'np.repeat':>10} {'ratio':>7} {'np.full':>10} {'ratio':>7}")
+    print(f"{head} {'np.repeat':>10} {'ratio':>7} {'np.full':>10} {'ratio':>7} {'alone':>7}")
     for run in (1, 2, 4, 10, 100):
         for nulls in (False, True):
             ree = run_end(n, run, nulls)
@@ -157,10 +159,19 @@ def main() -> None:
                 ],
                 rep,
             )
+            # dfbuffer and pyarrow alone in turn: no other output between their calls
+            alone = medians(
+                [
+                    lambda a=ree: dfbuffer.column_to_ndarray(a),
+                    lambda a=ree: a.to_numpy(zero_copy_only=False),
+                ],
+                rep,
+            )
             label = f"runs of {run}{', nulls' if nulls else ''}"
             print(
                 f"{label:<18} {t[0] * 1e3:8.2f}ms {t[1] * 1e3:8.2f}ms {t[0] / t[1]:6.2f}x"
-                f" {t[2] * 1e3:8.2f}ms {t[0] / t[2]:6.2f}x {t[3] * 1e3:8.2f}ms {t[0] / t[3]:6.2f}x",
+                f" {t[2] * 1e3:8.2f}ms {t[0] / t[2]:6.2f}x {t[3] * 1e3:8.2f}ms {t[0] / t[3]:6.2f}x"
+                f" {alone[0] / alone[1]:6.2f}x",
                 flush=True,
             )
     extra = arrays(n)
