@@ -195,13 +195,108 @@ fill_run(int64_t end, int64_t j, int64_t *row, int64_t *nnull, int64_t offset,
     return upto >= stop;
 }
 
+/* The short-run loop of a fill without nulls (values of isz 1, 2, 4 or 8
+   bytes, run ends of width `w`): writes runs *j, *j + 1, ... below `count`
+   as fill_run does, each with whole SPLAT-byte stores, while each run's end
+   is above *row and at most `lim` (stop - SPLAT / isz, so that its stores
+   stay before `stop`) and it is not the second run of one row in a row
+   (those go to fill_impl's block copy); `out` holds row `offset`.  Returns
+   1 with *end the end of run *j it read and left to the caller (each end
+   is read once), or 0 when *j reached `count`.  *j and *row advance past
+   the runs written.  Cannot fail. */
+static inline __attribute__((always_inline)) int
+short_runs(const char *base, const char *values, char *out, int64_t offset,
+           int64_t lim, int64_t count, int64_t *j, int64_t *row, int64_t *end,
+           const int w, const int64_t isz)
+{
+    int64_t k = *j, at = *row;
+    char *d = out + (at - offset) * isz; /* bounded */
+    int unit = 0;
+    for (; k < count; k++) {
+        const int64_t e = load_end(base, k, w);
+        const int one = e == at + 1;
+        if (e <= at || e > lim || (one & unit)) {
+            *j = k;
+            *row = at;
+            *end = e;
+            return 1;
+        }
+        unit = one;
+        store_chunks(d, values + k * isz, e - at, isz); /* bounded */
+        d += (e - at) * isz;
+        at = e;
+    }
+    *j = k;
+    *row = at;
+    return 0;
+}
+
+/* short_runs compiled once for each run-end width W and value size I, out
+   of line: inside fill_impl the loop's values spill to the stack and cost
+   about a third more a run (runs of 2 to 16 rows).  Same contract. */
+#define SHORT_RUNS(W, I)                                                      \
+    static __attribute__((noinline)) int short_runs_##W##_##I(                \
+        const char *base, const char *values, char *out, int64_t offset,      \
+        int64_t lim, int64_t count, int64_t *j, int64_t *row, int64_t *end)   \
+    {                                                                         \
+        return short_runs(base, values, out, offset, lim, count, j, row, end, \
+                          W, I);                                              \
+    }
+SHORT_RUNS(2, 1)
+SHORT_RUNS(2, 2)
+SHORT_RUNS(2, 4)
+SHORT_RUNS(2, 8)
+SHORT_RUNS(4, 1)
+SHORT_RUNS(4, 2)
+SHORT_RUNS(4, 4)
+SHORT_RUNS(4, 8)
+SHORT_RUNS(8, 1)
+SHORT_RUNS(8, 2)
+SHORT_RUNS(8, 4)
+SHORT_RUNS(8, 8)
+#undef SHORT_RUNS
+
+/* The short_runs_W_I for the constants `w` (2, 4 or 8) and `isz` (1, 2, 4
+   or 8), called with the rest.  Returns its result. */
+static inline __attribute__((always_inline)) int
+short_runs_for(const char *base, const char *values, char *out, int64_t offset,
+               int64_t lim, int64_t count, int64_t *j, int64_t *row,
+               int64_t *end, const int w, const int64_t isz)
+{
+#define SHORT_ISZ(W)                                                         \
+    switch (isz) {                                                           \
+        case 1:                                                              \
+            return short_runs_##W##_1(base, values, out, offset, lim, count, \
+                                      j, row, end);                          \
+        case 2:                                                              \
+            return short_runs_##W##_2(base, values, out, offset, lim, count, \
+                                      j, row, end);                          \
+        case 4:                                                              \
+            return short_runs_##W##_4(base, values, out, offset, lim, count, \
+                                      j, row, end);                          \
+        default:                                                             \
+            return short_runs_##W##_8(base, values, out, offset, lim, count, \
+                                      j, row, end);                          \
+    }
+    if (w == 2) {
+        SHORT_ISZ(2)
+    }
+    if (w == 4) {
+        SHORT_ISZ(4)
+    }
+    SHORT_ISZ(8)
+#undef SHORT_ISZ
+}
+
 /* Runs read and tested at a time for runs of one row each (see fill_impl). */
 #define UNIT_BLOCK 8
 
 /* The fill for run ends of width `w` and values of `isz` bytes, runs
    [j, count) from logical row `offset` (the end before run j, which the
    caller checked, is at most `offset`); `plain`: the values have no
-   validity bitmap and no bits are wanted (r, v and bits say the same).
+   validity bitmap and no bits are wanted (r, v and bits say the same);
+   `shorts`: a plain fill of 1, 2, 4 or 8-byte values writes its runs by
+   short_runs, this loop taking the runs short_runs leaves.
    Returns DFB_OK, or DFB_EINVAL (with *at the run) for ends that are not
    increasing or a run beyond the values, DFB_EOVERFLOW when the runs
    end before the rows do.
@@ -216,7 +311,8 @@ fill_run(int64_t end, int64_t j, int64_t *row, int64_t *nnull, int64_t offset,
 static inline __attribute__((always_inline)) dfb_code
 fill_impl(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
           int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
-          int64_t *at, const int w, const int64_t isz, const int plain)
+          int64_t *at, const int w, const int64_t isz, const int plain,
+          const int shorts)
 {
     const char *const base = r->base;
     const char *const values = v->values;
@@ -228,10 +324,22 @@ fill_impl(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
     int64_t row = offset;
     int64_t nnull = 0;
     int step = 0;
+    const int64_t head =
+        isz == 1 || isz == 2 || isz == 4 || isz == 8 ? SPLAT / isz : 0;
     while (j < count) {
+        int64_t end;
+        if (shorts && plain && head > 0) {
+            if (!short_runs_for(base, values, out, offset, stop - head, count,
+                                &j, &row, &end, w, isz)) {
+                break;
+            }
+        }
+        else {
+            end = load_end(base, j, w);
+        }
         const int64_t before = row;
-        step = fill_run(load_end(base, j, w), j, &row, &nnull, offset, stop,
-                        out, want, values, valid, valid_offset, isz);
+        step = fill_run(end, j, &row, &nnull, offset, stop, out, want, values,
+                        valid, valid_offset, isz);
         if (step != 0) {
             break;
         }
@@ -282,30 +390,31 @@ fill_impl(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
 }
 
 /* The fill of runs [j, ...) for the run ends' width and the values' size
-   of `r` and `v`, each pair a specialised fill_impl; `plain` as there.
+   of `r` and `v`, each pair a specialised fill_impl; `plain` and `shorts`
+   as there.
    Returns fill_impl's result. */
 static inline __attribute__((always_inline)) dfb_code
 fill_width(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
            int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
-           int64_t *at, const int plain)
+           int64_t *at, const int plain, const int shorts)
 {
 #define FILL_ISZ(w)                                                          \
     switch (v->itemsize) {                                                   \
         case 1:                                                              \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             1, plain);                                      \
+                             1, plain, shorts);                              \
         case 2:                                                              \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             2, plain);                                      \
+                             2, plain, shorts);                              \
         case 4:                                                              \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             4, plain);                                      \
+                             4, plain, shorts);                              \
         case 8:                                                              \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             8, plain);                                      \
+                             8, plain, shorts);                              \
         default:                                                             \
             return fill_impl(r, v, offset, stop, j, out, bits, nulls, at, w, \
-                             v->itemsize, plain);                            \
+                             v->itemsize, plain, shorts);                    \
     }
     if (r->width == 2) {
         FILL_ISZ(2)
@@ -317,45 +426,50 @@ fill_width(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
 #undef FILL_ISZ
 }
 
-/* fill_width with or without nulls, as `v` and `bits` say.  Returns its
-   result. */
+/* fill_width with or without nulls, as `v` and `bits` say; `shorts` as in
+   fill_impl.  Returns its result. */
 static inline __attribute__((always_inline)) dfb_code
 fill_any(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
          int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
-         int64_t *at)
+         int64_t *at, const int shorts)
 {
     if (v->valid == NULL && bits == NULL) {
-        return fill_width(r, v, offset, stop, j, out, bits, nulls, at, 1);
+        return fill_width(r, v, offset, stop, j, out, bits, nulls, at, 1,
+                          shorts);
     }
-    return fill_width(r, v, offset, stop, j, out, bits, nulls, at, 0);
+    return fill_width(r, v, offset, stop, j, out, bits, nulls, at, 0, shorts);
 }
 
-/* fill_any compiled for the baseline CPU.  Returns its result. */
+/* fill_any compiled for the baseline CPU, with short_runs.  Returns its
+   result. */
 static dfb_code
 fill_base(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
           int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
           int64_t *at)
 {
-    return fill_any(r, v, offset, stop, j, out, bits, nulls, at);
+    return fill_any(r, v, offset, stop, j, out, bits, nulls, at, 1);
 }
 
 /* x86-64 Linux with GCC or Clang: fill_any compiled for AVX2 too, whose stores
-   of a run are 32 bytes wide.  It pays on long runs and costs on runs of a
-   few values (the wide loop's set-up; docs/performance.md), so
-   dfb_run_ends_fill takes it for runs of WIDE_RUN values or more on average,
-   on a CPU that has AVX2. */
+   of a run are 32 bytes wide, without short_runs (compiled for the baseline
+   only).  It pays on long runs and costs on runs of a few values (the wide
+   loop's set-up; docs/performance.md), so dfb_run_ends_fill takes it, on a
+   CPU that has AVX2, for runs of WIDE_RUN values or more on average, or of
+   WIDE_SHORT_RUN for a fill that short_runs would write (below that, the
+   baseline loop with short_runs measured faster). */
 #if defined(__x86_64__) && defined(__linux__) && \
     (defined(__GNUC__) || defined(__clang__))
 /* (Linux only: elsewhere __builtin_cpu_supports may need a runtime library
    the link does not bring) */
 #define DFB_FILL_WIDE 1
 #define WIDE_RUN 16
+#define WIDE_SHORT_RUN 48
 static __attribute__((target("avx2"))) dfb_code
 fill_wide(const dfb_run_ends *r, const dfb_run_values *v, int64_t offset,
           int64_t stop, int64_t j, char *out, uint8_t *bits, int64_t *nulls,
           int64_t *at)
 {
-    return fill_any(r, v, offset, stop, j, out, bits, nulls, at);
+    return fill_any(r, v, offset, stop, j, out, bits, nulls, at, 0);
 }
 #endif
 
@@ -392,7 +506,11 @@ dfb_run_ends_fill(const dfb_run_ends *r, int64_t offset, int64_t length,
 #ifdef DFB_FILL_WIDE
     /* the runs from j on, at most: their mean length is at least this */
     const int64_t runs = r->count - j > 1 ? r->count - j : 1;
-    if (length / runs >= WIDE_RUN && __builtin_cpu_supports("avx2")) {
+    const int64_t isz = v->itemsize;
+    const int shorts = v->valid == NULL && bits == NULL &&
+                       (isz == 1 || isz == 2 || isz == 4 || isz == 8);
+    if (length / runs >= (shorts ? WIDE_SHORT_RUN : WIDE_RUN) &&
+        __builtin_cpu_supports("avx2")) {
         rc = fill_wide(r, v, offset, stop, j, out, bits, nulls, &at);
     }
     else

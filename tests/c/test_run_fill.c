@@ -77,8 +77,9 @@ check_windows(const int64_t ends[4], int64_t total, int64_t off_step,
    lengths `lens` (`n` of them, at most 64, in all at most 200 rows), for
    every run-end width and value sizes 1, 2, 3, 4, 8, 16: each row gets its
    run's value and nothing is written past the window.  Runs of one row
-   in a row take the fill's block copy, the others its whole-chunk stores
-   (whose writes past a run are overwritten by the runs after it). */
+   in a row take the fill's block copy, the others its short-run loop or
+   (long on average) its wide one, both of whole-chunk stores (whose writes
+   past a run are overwritten by the runs after it). */
 static void
 check_plain(const int64_t *lens, int n)
 {
@@ -141,6 +142,8 @@ test_plain_fill(void)
     static const int64_t shorts[] = {2,  3, 4, 5, 1, 6, 7, 8,  9,  31, 32,
                                      33, 1, 1, 2, 2, 4, 4, 16, 15, 3};
     check_plain(shorts, (int)(sizeof(shorts) / sizeof(shorts[0])));
+    static const int64_t longs[] = {50, 61, 1, 1, 69};
+    check_plain(longs, (int)(sizeof(longs) / sizeof(longs[0])));
     char buf[1 + 8 * 24];
     char vals[24 * 8] = {0};
     char out[24 * 8];

@@ -95,8 +95,10 @@ def test_run_end_encoded_bad_run_ends_raise():
     assert dfbuffer.column_to_ndarray(ree).tolist() == [1, 2, 3]
 
 
-def test_racing_run_ends():
-    ree, expected, target = run_ends_target()
+@pytest.mark.parametrize("run", [3, 10])
+def test_racing_run_ends(run):
+    # int64 runs of 3 rows take one chunk store each in the short-run loop, of 10 several
+    ree, expected, target = run_ends_target(run=run)
 
     def check(res) -> None:
         assert res.tolist() == expected
