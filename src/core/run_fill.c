@@ -7,10 +7,10 @@
  * strictly increasing, every run inside the values.  Values of 1, 2, 4 or
  * 8 bytes are stored in whole 32-byte chunks, without a tail loop (the
  * runs after a run write again what its last chunk wrote past it); without
- * nulls, runs of one row are copied a block at a time.  One loop body is
- * written once and specialised on the run ends' width, the value size and
- * the presence of nulls; on x86-64 Linux it is compiled a second time for
- * AVX2, for long runs.
+ * nulls, short runs take a loop of their own and runs of one row are
+ * copied a block at a time.  One loop body is written once and specialised
+ * on the run ends' width, the value size and the presence of nulls; on
+ * x86-64 Linux it is compiled a second time for AVX2, for long runs.
  */
 #include "reader.h"
 
