@@ -38,6 +38,27 @@ def test_out_gets_what_to_matrix_returns(order, ncols):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("ncols", range(1, 12))
+def test_c_order_float64_every_column_count(ncols):
+    # runs of 8, 4 and 2 float64 columns are interleaved together, the rest one by one;
+    # an odd row count leaves a last row outside the two-row steps
+    rng = np.random.default_rng(ncols)
+    src = np.asfortranarray(rng.random((2 * 4099 + 1, ncols)))
+    df = pd.DataFrame(src, copy=False)
+    out = np.full(src.shape, -1.0)
+    assert dfbuffer.to_matrix(df, out=out, threads=1) is out
+    np.testing.assert_array_equal(out, src)
+    # a chunk border at row 300 in every third column: it cannot join the interleaved
+    # runs of the block around that row
+    cols = {}
+    for j in range(ncols):
+        arr = pa.array(src[:, j])
+        cols[f"c{j}"] = pa.chunked_array([arr.slice(0, 300), arr.slice(300)]) if j % 3 == 2 else arr
+    out[:] = -1.0
+    assert dfbuffer.to_matrix(pa.table(cols), out=out, threads=1) is out
+    np.testing.assert_array_equal(out, src)
+
+
 def test_out_pandas_frame_and_cast():
     src = np.asfortranarray(np.random.default_rng(0).random((777, 9)))
     df = pd.DataFrame(src, columns=[f"c{j}" for j in range(9)], copy=False)

@@ -470,9 +470,16 @@ plain_run(const mplan *p, const mcol *col, int64_t r, int64_t n)
     return c->data + (c->offset + i0) * c->isz; /* bounded: in the chunk */
 }
 
+/* How far ahead of its reads interleave8 asks for each column's lines, in
+   bytes: with 4 or 8 columns read side by side the hardware prefetcher
+   keeps up with none of them, and the loads waited on memory for most of
+   a C-order to_matrix (docs/performance.md). */
+#define INTERLEAVE_AHEAD 1024
+
 /* Interleaves `G` (a constant) columns of 8-byte values, rows [0, n) of
    each src[q], into `d` (row stride rs): one 8 * G-byte store run per row
-   instead of G strided passes.  Cannot fail. */
+   instead of G strided passes, each column's line INTERLEAVE_AHEAD bytes
+   on prefetched once per 8 rows.  Cannot fail. */
 static inline __attribute__((always_inline)) void
 interleave8(const char *const *src, int64_t n, char *d, int64_t rs,
             const int G)
@@ -483,6 +490,15 @@ interleave8(const char *const *src, int64_t n, char *d, int64_t rs,
        into (row i) and (row i + 1) halves */
     for (; i + 2 <= n; i += 2) {
         char *row = d + i * rs; /* bounded: rows of the block */
+        if ((i & 7) == 0) {
+            for (int q = 0; q < G; q++) {
+                /* a hint only: an address past the column is not read, and
+                   is made from an integer, not by pointer arithmetic */
+                _mm_prefetch((const char *)((uintptr_t)src[q] + 8 * i +
+                                            INTERLEAVE_AHEAD),
+                             _MM_HINT_T0);
+            }
+        }
         for (int q = 0; q < G; q += 2) {
             const __m128d a = _mm_loadu_pd((const double *)(src[q] + 8 * i));
             const __m128d b =
@@ -501,7 +517,7 @@ interleave8(const char *const *src, int64_t n, char *d, int64_t rs,
 }
 
 /* Writes columns [j0, j1) of rows [rb, rb + nb) into the row-major block
-   at `base` (row stride rs): groups of 8 or 4 plain 8-byte columns
+   at `base` (row stride rs): groups of 8, 4 or 2 plain 8-byte columns
    interleaved, the others through fill_column.  Cannot fail; no GIL. */
 static void
 fill_block(const mplan *p, int64_t rb, int64_t nb, char *base, int64_t rs,
@@ -518,12 +534,17 @@ fill_block(const mplan *p, int64_t rb, int64_t nb, char *base, int64_t rs,
                 g++;
             }
         }
-        if (g == 8 || g == 4) {
+        if (g >= 2) {
+            /* the most columns of 8, 4 or 2 that are there */
+            g = g == 8 ? 8 : g >= 4 ? 4 : 2;
             if (g == 8) {
                 interleave8(src, nb, base + j * isz, rs, 8);
             }
-            else {
+            else if (g == 4) {
                 interleave8(src, nb, base + j * isz, rs, 4);
+            }
+            else {
+                interleave8(src, nb, base + j * isz, rs, 2);
             }
             j += g;
             continue;
