@@ -76,10 +76,11 @@ check_windows(const int64_t ends[4], int64_t total, int64_t off_step,
 /* Checks dfb_run_ends_fill without nulls over every window of runs of the
    lengths `lens` (`n` of them, at most 64, in all at most 200 rows), for
    every run-end width and value sizes 1, 2, 3, 4, 8, 16: each row gets its
-   run's value and nothing is written past the window.  Runs of one row
-   in a row take the fill's block copy, the others its short-run loop or
-   (long on average) its wide one, both of whole-chunk stores (whose writes
-   past a run are overwritten by the runs after it). */
+   run's value and nothing is written past the window, and one value fewer
+   than runs is refused only when the last run is asked for.  Runs of one
+   row in a row take the fill's block copy, the others its short-run loop
+   or (long on average) its wide one, both of whole-chunk stores (whose
+   writes past a run are overwritten by the runs after it). */
 static void
 check_plain(const int64_t *lens, int n)
 {
@@ -125,6 +126,13 @@ check_plain(const int64_t *lens, int n)
                     CHECK(out[len * isz] == 0x55);
                 }
             }
+            /* one value fewer than runs: the last run is refused, the rows
+               before it are not */
+            const dfb_run_values few = {vals, NULL, 0, n - 1, isz};
+            CHECK(dfb_run_ends_fill(&r, 0, total, &few, out, NULL, &nulls,
+                                    &err) == DFB_EINVAL);
+            CHECK(dfb_run_ends_fill(&r, 0, ends[n - 2], &few, out, NULL,
+                                    &nulls, &err) == DFB_OK);
         }
     }
 }
