@@ -1,9 +1,10 @@
 """to_matrix(..., out=) in a loop against np.copyto of the same data into the same output.
 
-    PYTHONPATH=build/dev/stage python benchmarks/bench_matrix_out.py [ROWS] [COLS] [REPEATS]
+    PYTHONPATH=build/dev/stage python benchmarks/bench_matrix_out.py [ROWS] [COLS] [REPEATS] [DTYPE]
 
-A float64 frame of ROWS x COLS (default 200,000 x 20: 32 MB) whose columns are the columns
-of one F-ordered array `src` (a pandas frame over it, and a pyarrow table of its columns).
+A frame of ROWS x COLS values of DTYPE (default 200,000 x 20 float64: 32 MB; DTYPE any NumPy
+number type, the output's too) whose columns are the columns of one F-ordered array `src`
+(a pandas frame over it, and a pyarrow table of its columns).
 Each contender is called REPEATS times (default 41) in rotating order and the MEDIAN of its
 wall and process-CPU times is printed (the CPU time says more on a loaded machine; a single
 thread's fill is both), with the ratio to np.copyto(out, src) into the same `out`:
@@ -52,14 +53,16 @@ def main() -> None:
     n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 200_000
     k = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     rep = int(sys.argv[3]) if len(sys.argv) > 3 else 41
-    print(f"load average {os.getloadavg()}  {n} x {k} float64 ({n * k * 8 / 1e6:.0f} MB)")
-    src = np.asfortranarray(np.random.default_rng(0).random((n, k)))
+    dtype = np.dtype(sys.argv[4] if len(sys.argv) > 4 else "float64")
+    size = n * k * dtype.itemsize / 1e6
+    print(f"load average {os.getloadavg()}  {n} x {k} {dtype} ({size:.0f} MB)")
+    src = np.asfortranarray((np.random.default_rng(0).random((n, k)) * 100).astype(dtype))
     names = [f"c{j}" for j in range(k)]
     df = pd.DataFrame(src, columns=names, copy=False)
     table = pa.table({c: src[:, j] for j, c in enumerate(names)})
     print(f"{'case':<44} {'wall ms':>9} {'cpu ms':>9} {'wall x':>7} {'cpu x':>7}")
     for order in "CF":
-        out = np.empty((n, k), order=order)
+        out = np.empty((n, k), dtype, order=order)
         fns: dict[str, Callable[[], Any]] = {
             "np.copyto(out, src)": lambda o=out: np.copyto(o, src),
             "to_matrix(pandas, out=out)": lambda o=out: dfbuffer.to_matrix(df, out=o, threads=1),
@@ -70,7 +73,7 @@ def main() -> None:
                 df, order=o, threads=1
             ),
             "np.copyto(np.empty(...), src) (new array)": lambda o=order: np.copyto(
-                np.empty((n, k), order=o), src
+                np.empty((n, k), dtype, order=o), src
             ),
             "to_matrix(pandas, out=out, threads=None)": lambda o=out: dfbuffer.to_matrix(
                 df, out=o

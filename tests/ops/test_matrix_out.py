@@ -38,14 +38,17 @@ def test_out_gets_what_to_matrix_returns(order, ncols):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
 @pytest.mark.parametrize("ncols", range(1, 12))
-def test_c_order_float64_every_column_count(ncols):
-    # runs of 8, 4 and 2 float64 columns are interleaved together, the rest one by one;
-    # an odd row count leaves a last row outside the two-row steps
+def test_c_order_every_column_count(ncols, dtype):
+    # runs of 8, 4 and 2 columns of 8-byte values and of 8 and 4 of 4-byte values are
+    # interleaved together, the rest one by one; a row count of 4k + 1 leaves a last row
+    # outside the two- and four-row steps
     rng = np.random.default_rng(ncols)
-    src = np.asfortranarray(rng.random((2 * 4099 + 1, ncols)))
+    src = np.asfortranarray((rng.random((2 * 4098 + 1, ncols)) * 1e6).astype(dtype))
+    src[0, 0] = np.nan if dtype != np.int32 else -(2**31)
     df = pd.DataFrame(src, copy=False)
-    out = np.full(src.shape, -1.0)
+    out = np.full(src.shape, -1, dtype)
     assert dfbuffer.to_matrix(df, out=out, threads=1) is out
     np.testing.assert_array_equal(out, src)
     # a chunk border at row 300 in every third column: it cannot join the interleaved
@@ -54,7 +57,7 @@ def test_c_order_float64_every_column_count(ncols):
     for j in range(ncols):
         arr = pa.array(src[:, j])
         cols[f"c{j}"] = pa.chunked_array([arr.slice(0, 300), arr.slice(300)]) if j % 3 == 2 else arr
-    out[:] = -1.0
+    out[:] = -1
     assert dfbuffer.to_matrix(pa.table(cols), out=out, threads=1) is out
     np.testing.assert_array_equal(out, src)
 

@@ -516,9 +516,56 @@ interleave8(const char *const *src, int64_t n, char *d, int64_t rs,
     }
 }
 
+/* interleave8 for `G` (4 or 8, a constant) columns of 4-byte values: four
+   rows at a time, each four columns' four values transposed in registers
+   (moved as bits: no value is converted).  Cannot fail. */
+static inline __attribute__((always_inline)) void
+interleave4(const char *const *src, int64_t n, char *d, int64_t rs,
+            const int G)
+{
+    int64_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) {
+        char *row = d + i * rs; /* bounded: rows of the block */
+        if ((i & 15) == 0) {
+            for (int q = 0; q < G; q++) {
+                /* a hint only, as in interleave8 */
+                _mm_prefetch((const char *)((uintptr_t)src[q] + 4 * i +
+                                            INTERLEAVE_AHEAD),
+                             _MM_HINT_T0);
+            }
+        }
+        for (int q = 0; q < G; q += 4) {
+            const __m128 a = _mm_loadu_ps((const float *)(src[q] + 4 * i));
+            const __m128 b = _mm_loadu_ps((const float *)(src[q + 1] + 4 * i));
+            const __m128 c = _mm_loadu_ps((const float *)(src[q + 2] + 4 * i));
+            const __m128 e = _mm_loadu_ps((const float *)(src[q + 3] + 4 * i));
+            const __m128 ab01 = _mm_unpacklo_ps(a, b); /* a0 b0 a1 b1 */
+            const __m128 ab23 = _mm_unpackhi_ps(a, b);
+            const __m128 ce01 = _mm_unpacklo_ps(c, e);
+            const __m128 ce23 = _mm_unpackhi_ps(c, e);
+            _mm_storeu_ps((float *)(row + 4 * q), _mm_movelh_ps(ab01, ce01));
+            _mm_storeu_ps((float *)(row + rs + 4 * q),
+                          _mm_movehl_ps(ce01, ab01));
+            _mm_storeu_ps((float *)(row + 2 * rs + 4 * q),
+                          _mm_movelh_ps(ab23, ce23));
+            _mm_storeu_ps((float *)(row + 3 * rs + 4 * q),
+                          _mm_movehl_ps(ce23, ab23));
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        char *row = d + i * rs; /* bounded: rows of the block */
+        for (int q = 0; q < G; q++) {
+            memcpy(row + 4 * q, src[q] + 4 * i, 4);
+        }
+    }
+}
+
 /* Writes columns [j0, j1) of rows [rb, rb + nb) into the row-major block
-   at `base` (row stride rs): groups of 8, 4 or 2 plain 8-byte columns
-   interleaved, the others through fill_column.  Cannot fail; no GIL. */
+   at `base` (row stride rs): groups of 8, 4 or 2 plain 8-byte columns and
+   of 8 or 4 plain 4-byte ones interleaved, the others through fill_column.
+   Cannot fail; no GIL. */
 static void
 fill_block(const mplan *p, int64_t rb, int64_t nb, char *base, int64_t rs,
            Py_ssize_t j0, Py_ssize_t j1)
@@ -528,13 +575,24 @@ fill_block(const mplan *p, int64_t rb, int64_t nb, char *base, int64_t rs,
     while (j < j1) {
         const char *src[8];
         int g = 0;
-        if (isz == 8) {
+        if (isz == 8 || isz == 4) {
             while (g < 8 && j + g < j1 &&
                    (src[g] = plain_run(p, &p->cols[j + g], rb, nb)) != NULL) {
                 g++;
             }
         }
-        if (g >= 2) {
+        if (isz == 4 && g >= 4) {
+            g = g == 8 ? 8 : 4;
+            if (g == 8) {
+                interleave4(src, nb, base + j * isz, rs, 8);
+            }
+            else {
+                interleave4(src, nb, base + j * isz, rs, 4);
+            }
+            j += g;
+            continue;
+        }
+        if (isz == 8 && g >= 2) {
             /* the most columns of 8, 4 or 2 that are there */
             g = g == 8 ? 8 : g >= 4 ? 4 : 2;
             if (g == 8) {
