@@ -470,10 +470,10 @@ plain_run(const mplan *p, const mcol *col, int64_t r, int64_t n)
     return c->data + (c->offset + i0) * c->isz; /* bounded: in the chunk */
 }
 
-/* How far ahead of its reads interleave8 asks for each column's lines, in
-   bytes: with 4 or 8 columns read side by side the hardware prefetcher
-   keeps up with none of them, and the loads waited on memory for most of
-   a C-order to_matrix (docs/performance.md). */
+/* How far ahead of their reads interleave8 and interleave4 ask for each
+   column's lines, in bytes: with 4 or 8 columns read side by side the
+   hardware prefetcher keeps up with none of them, and without the hint the
+   loads wait on memory for most of a C-order to_matrix. */
 #define INTERLEAVE_AHEAD 1024
 
 /* Interleaves `G` (a constant) columns of 8-byte values, rows [0, n) of
