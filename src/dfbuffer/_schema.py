@@ -443,8 +443,9 @@ def _arrow_schema_of(desc: dict[str, Any]) -> Schema:
 
 
 def _series_named(obj: Any, sch: Schema) -> Schema:
-    """A pandas Series exports its values through Arrow without its name: the one
-    column takes ``str(obj.name)`` (unless None), as from_dataframe keys it."""
+    """A subclass of pandas Series (the frame-source table reads an exact one as
+    its one-column frame) exports its values through Arrow without its name: the
+    one column takes ``str(obj.name)`` (unless None), as from_dataframe keys it."""
     pd = sys.modules.get("pandas")
     if len(sch.columns) != 1 or sch.columns[0].name or pd is None:
         return sch
@@ -838,15 +839,6 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     # read: pandas' own interchange object is read as the frame behind it, as
     # from_dataframe reads it, so its schema is the frame's
     kind, frame = frame_source(obj)
-    pd = sys.modules.get("pandas")
-    series: Any = obj
-    if kind == "arrow" and pd is not None and type(series) is pd.Series and (
-            isinstance(series.dtype, pd.PeriodDtype | pd.IntervalDtype)
-            or getattr(series.dtype, "kind", "") == "c"):
-        # read as column_to_ndarray reads such a Series: as the column of a frame
-        one = _pandas_schema(series.to_frame())
-        name = "" if series.name is None else str(series.name)
-        return dataclasses.replace(one, columns=(dataclasses.replace(one.columns[0], name=name),))
     if kind == "pandas":
         sch = _pandas_schema(frame)
         if structs == "flatten":

@@ -632,10 +632,11 @@ series_key(dfb_state *st, PyObject *obj, PyObject **key)
     return failed ? -1 : 0;
 }
 
-/* A pandas Series exports its values through Arrow without its name (a
-   field named ""): the one column of `res` (stolen) is keyed by
-   str(obj.name) instead, unless the name is None; an error (res NULL)
-   names that column.  Returns a new reference, or NULL with an exception
+/* A subclass of pandas Series (an exact one is read as its one-column
+   frame by the frame-source table) exports its values through Arrow
+   without its name (a field named ""): the one column of `res` (stolen) is
+   keyed by str(obj.name) instead, unless the name is None; an error (res
+   NULL) names that column.  Returns a new reference, or NULL with an exception
    set. */
 static PyObject *
 series_named(dfb_state *st, PyObject *obj, PyObject *res)

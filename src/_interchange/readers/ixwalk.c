@@ -636,11 +636,15 @@ dfb_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 /* Prefixes the message of the pending exception with the column name when
    its type is a plain ValueError / TypeError / RuntimeError /
    NotImplementedError / BufferError (others are left alone; a message that
-   starts "the column " reads "column 'x' ..." instead).  The original
-   exception becomes the new one's __cause__. */
+   starts "the column " reads "column 'x' ..." instead; an unnamed column,
+   key "", keeps "the column ...").  The original exception becomes the new
+   one's __cause__. */
 void
 dfb_add_column_context(PyObject *key)
 {
+    if (PyUnicode_Check(key) && PyUnicode_GET_LENGTH(key) == 0) {
+        return; /* no name to give: as for a bare Arrow array */
+    }
     PyObject *exc = dfb_err_take();
     if (exc == NULL) {
         return;
