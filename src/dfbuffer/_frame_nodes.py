@@ -130,7 +130,7 @@ def frame_source(obj: Any) -> tuple[str, Any]:
     "arrow", "interchange", "schema", "none"."""
     kind, frame, _ = _frame_source(obj)
     if kind == "mapping":
-        return "arrow", _from_mapping(obj, None)
+        return "arrow", _from_mapping(frame, None)
     return kind, frame
 
 

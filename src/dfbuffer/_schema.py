@@ -853,7 +853,7 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
                 cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
                 sch = Schema(cols, sch.metadata, sch.source, sch.index_columns)
             return sch
-    df = frame if kind == "interchange" else _ix_frame(obj) if kind != "none" else None
+    df = frame if kind == "interchange" else _ix_frame(frame) if kind != "none" else None
     if df is None:
         raise not_a_frame("schema", obj, "an Arrow PyCapsule producer, an object with "
                           "__dataframe__, an interchange DataFrame or a mapping")

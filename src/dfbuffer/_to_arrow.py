@@ -149,15 +149,15 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
         return _export(_from_pandas(frame, columns, skip=on_unsupported == "skip"))
     if kind == "arrow":
         # dfbuffer's own producers are read from what they hold
-        if isinstance(obj, ArrowExport) and columns is None:
-            return obj
-        if isinstance(obj, ArrowNodes):
-            return _export(obj._selected(columns))
-        if isinstance(obj, InterchangeView):
-            return _export(view_nodes(obj, columns))
-        return _export(_from_arrow(obj, columns))
+        if isinstance(frame, ArrowExport) and columns is None:
+            return frame
+        if isinstance(frame, ArrowNodes):
+            return _export(frame._selected(columns))
+        if isinstance(frame, InterchangeView):
+            return _export(view_nodes(frame, columns))
+        return _export(_from_arrow(frame, columns))
     if kind == "mapping":
-        return _export(_from_mapping(obj, columns))
+        return _export(_from_mapping(frame, columns))
     if kind == "interchange":
         return _export(_from_interchange(frame, columns, on_unsupported == "skip"))
     raise not_a_frame("to_arrow", obj, "an Arrow PyCapsule producer, an object with "

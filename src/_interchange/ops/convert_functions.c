@@ -466,6 +466,33 @@ pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
     return res;
 }
 
+/* One column `col` as column_to_ndarray reads it, and a mapping's value
+   alike: the native object of a narwhals Series, a pandas Series (or
+   pandas' interchange Column) as the column of its frame, anything else
+   through column_dispatch.  Returns a new reference, or NULL with an
+   exception set. */
+static PyObject *
+column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy)
+{
+    PyObject *native = dfb_narwhals_native(col);
+    if (native == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (native != NULL) {
+        col = native; /* held to the end */
+    }
+    PyObject *res = pandas_column(st, col, opts, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        /* each protocol probed once per call, on the type (probe.c): the
+           Arrow import answers its own probes from this scope's record */
+        uint64_t scope = dfb_probe_scope_open(st, col);
+        res = column_dispatch(st, col, opts, allow_copy);
+        dfb_probe_scope_close(st, scope);
+    }
+    Py_XDECREF(native);
+    return res;
+}
+
 /* column_to_ndarray(column, *, nulls="mask", ..., copy=None). */
 static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -494,15 +521,8 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     const int allow_copy = dfb_opts_allow_copy(&opts);
-    /* each protocol probed once per call, on the type (probe.c): the Arrow
-       import answers its own probes from this scope's record */
-    PyObject *res = pandas_column(st, a[0], &opts, allow_copy);
-    if (res == NULL && !PyErr_Occurred()) {
-        uint64_t scope = dfb_probe_scope_open(st, a[0]);
-        res = column_dispatch(st, a[0], &opts, allow_copy);
-        dfb_probe_scope_close(st, scope);
-    }
-    return dfb_result_finish(st, res, &opts);
+    return dfb_result_finish(st, column_read(st, a[0], &opts, allow_copy),
+                             &opts);
 }
 
 PyDoc_STRVAR(
@@ -880,9 +900,7 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         }
         PyObject *arr = NULL;
         if (want > 0 && has == 0) {
-            uint64_t scope = dfb_probe_scope_open(st, v);
-            arr = column_dispatch(st, v, opts, allow_copy);
-            dfb_probe_scope_close(st, scope);
+            arr = column_read(st, v, opts, allow_copy);
             if (arr != NULL) {
                 arr = mapping_value_nulls(st, v, arr, opts, allow_copy);
             }
@@ -967,15 +985,15 @@ frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
             res = pandas_to_dict(st, src.frame, opts, src.allow_copy, sel);
             break;
         case DFB_SRC_ARROW:
-            res = series_named(st, obj,
+            res = series_named(st, src.frame,
                                dfb_arrow_from_dataframe_cols(
-                                   st, obj, opts, src.allow_copy, sel));
+                                   st, src.frame, opts, src.allow_copy, sel));
             break;
         case DFB_SRC_INTERCHANGE:
             /* steals the interchange DataFrame */
             return ix_frame_to_dict(st, src.frame, opts, src.allow_copy, sel);
         case DFB_SRC_MAPPING:
-            res = mapping_to_dict(st, obj, opts, src.allow_copy, sel);
+            res = mapping_to_dict(st, src.frame, opts, src.allow_copy, sel);
             break;
         default:
             dfb_not_a_frame_error("from_dataframe", obj);

@@ -1146,7 +1146,7 @@ to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (src.kind == DFB_SRC_MAPPING) {
         PyObject *fn = dfb_import_attr("dfbuffer._to_arrow", "to_arrow");
         Py_SETREF(src.frame,
-                  fn == NULL ? NULL : PyObject_CallOneArg(fn, args[0]));
+                  fn == NULL ? NULL : PyObject_CallOneArg(fn, src.frame));
         Py_XDECREF(fn);
         if (src.frame == NULL) {
             return NULL;
