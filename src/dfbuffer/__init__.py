@@ -130,7 +130,9 @@ def to_interchange(
     ``obj`` is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a pyarrow
     Table or RecordBatch, a polars DataFrame, a pandas 3 DataFrame, a nanoarrow stream), or
     their device counterparts ``__arrow_c_device_stream__`` / ``__arrow_c_device_array__``
-    (data on a non-CPU device gives device buffers, never read on the host).
+    (data on a non-CPU device gives device buffers, never read on the host), a pandas
+    frame, an object with only ``__dataframe__`` or an interchange DataFrame (its columns
+    read as :func:`to_arrow` reads them), or a mapping.
     The result has ``__dataframe__`` and implements every method of the protocol; its
     buffers are :class:`Buffer` objects that keep the Arrow memory alive. Consumers that
     only speak ``__dataframe__`` (``pandas.api.interchange.from_dataframe``,
@@ -178,7 +180,12 @@ def to_interchange(
     [1, 2]
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
-    from dfbuffer._frame_nodes import _from_pandas, frame_source, not_a_frame
+    from dfbuffer._frame_nodes import (
+        _from_interchange,
+        _from_pandas,
+        frame_source,
+        not_a_frame,
+    )
 
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
@@ -192,6 +199,10 @@ def to_interchange(
         # are exported, and with "skip" those Arrow cannot hold (object,
         # complex) are left out
         obj = _from_pandas(frame, columns, skip=on_unsupported == "skip")
+    elif kind == "interchange":
+        # a __dataframe__-only producer (modin, any interchange object): its
+        # columns as to_arrow reads them
+        obj = _from_interchange(frame, columns, on_unsupported == "skip")
     elif kind == "arrow":
         obj = frame
     ix = _to_interchange(obj, allow_copy=allow_copy)
