@@ -197,6 +197,9 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     if (mc->nk == NK_NONE) {
         mc->nnull = 0;
     }
+    /* contiguous: a pandas column sets its own strides (plan_column) */
+    mc->stride = mc->isz;
+    mc->vstride = 1;
     return 0;
 unsupported:
     const char *what = kind_name(c);
@@ -808,7 +811,7 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
         }
     }
     for (Py_ssize_t i = 0; i < total_chunks; i++) {
-        all[i].same = all[i].read == R_DIRECT && all[i].stride == 0 &&
+        all[i].same = all[i].read == R_DIRECT && all[i].stride == all[i].isz &&
                       all[i].st == same_src[dst];
     }
     mplan plan;
@@ -856,8 +859,8 @@ chunk_extent(const mchunk *c, int64_t *vbytes)
     if (c->read == R_BITS) {
         return *vbytes;
     }
-    const int64_t step =
-        c->stride != 0 ? (c->stride < 0 ? -c->stride : c->stride) : c->isz;
+    const int64_t ast = c->stride < 0 ? -c->stride : c->stride;
+    const int64_t step = ast > c->isz ? ast : c->isz;
     return dfb_checked_add(c->offset, c->length, &end) < 0 ||
                    dfb_checked_mul(end, step, &n) < 0
                ? INT64_MAX

@@ -224,8 +224,9 @@ static const char *
 decode(const mchunk *c, int64_t i0, int64_t n, char *buf)
 {
     const char *p = c->data + (c->offset + i0) * c->isz;
-    if (c->stride != 0) {
-        /* a strided view: gathered into buf, then read from there */
+    if (c->stride != c->isz) {
+        /* a strided, reversed or broadcast view (stride 0): gathered into
+           buf, then read from there */
         const char *q = c->data + (c->offset + i0) * c->stride;
         for (int64_t i = 0; i < n; i++) {
             dfb_memcpy(buf + i * c->isz, q + i * c->stride, (size_t)c->isz);
@@ -309,7 +310,7 @@ null_flags(const mchunk *c, const char *s, int64_t i0, int64_t n,
                             c->null_value == 0);
             break;
         case NK_BYTES: {
-            const int64_t vs = c->vstride != 0 ? c->vstride : 1;
+            const int64_t vs = c->vstride; /* any sign, 0 too */
             const uint8_t *v = c->valid + (c->offset + i0) * vs;
             for (int64_t i = 0; i < n; i++) {
                 flags[i] = (v[i * vs] != 0) == (c->null_value != 0);

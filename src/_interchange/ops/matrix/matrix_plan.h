@@ -88,9 +88,11 @@ typedef struct {
     const uint8_t *valid;
     int64_t null_value; /* sentinel, or the mask value meaning null */
     int64_t nnull;      /* -1 while unknown */
-    int64_t stride;     /* bytes between stored values, 0: isz (pandas
-                           views may be strided; R_DIRECT/R_BOOL8/R_F16) */
-    int64_t vstride;    /* bytes between NK_BYTES mask bytes, 0: 1 */
+    int64_t stride;     /* bytes between stored values, any sign, 0 too
+                           (a pandas view may be strided, reversed or
+                           broadcast); == isz when contiguous */
+    int64_t vstride;    /* bytes between NK_BYTES mask bytes, any sign,
+                           0 too; 1 when contiguous */
 } mchunk;
 
 typedef struct {
