@@ -62,8 +62,8 @@ int_stype(int bits, int is_signed)
 
 /* NumPy type numbers of the S_* types (bools are NPY_BOOL separately). */
 static const int stype_npy[S_N] = {
-    NPY_INT8,   NPY_INT16,  NPY_INT32,  NPY_INT64,   NPY_UINT8,
-    NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64,
+    NPY_INT8,   NPY_INT16,  NPY_INT32,   NPY_INT64,   NPY_UINT8,   NPY_UINT16,
+    NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64, NPY_FLOAT16,
 };
 
 /* Returns the type table's logical name of a chunk type that to_matrix
@@ -139,13 +139,8 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     }
     else if (k == 'f') {
         mc->isz = f->bits / 8;
-        if (f->bits == 16) {
-            mc->read = SWAPPED(f->byteorder) ? R_F16SWAP : R_F16;
-            mc->st = S_F32;
-            *typenum = NPY_FLOAT16;
-        }
-        else if (f->bits == 32 || f->bits == 64) {
-            mc->st = f->bits == 32 ? S_F32 : S_F64;
+        if (f->bits == 16 || f->bits == 32 || f->bits == 64) {
+            mc->st = f->bits == 16 ? S_F16 : f->bits == 32 ? S_F32 : S_F64;
             mc->read = SWAPPED(f->byteorder) ? R_SWAP : R_DIRECT;
             *typenum = stype_npy[mc->st];
         }
@@ -169,7 +164,7 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
                 mc->nk = f->type == DFB_T_FLOAT ? NK_NAN : NK_NONE;
                 break;
             case DFB_NULL_USE_SENTINEL:
-                if (mc->st == S_F32 || mc->st == S_F64 ||
+                if (mc->st == S_F16 || mc->st == S_F32 || mc->st == S_F64 ||
                     f->type == DFB_T_BOOL_BIT) {
                     PyErr_Format(PyExc_TypeError,
                                  "column %R: sentinel nulls are only "
@@ -785,9 +780,9 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
             Py_ssize_t total_chunks, int64_t nrows, PyArray_Descr *descr,
             int dst, int fortran, int mode, int nthreads, PyObject *given)
 {
-    static const int same_src[D_N] = {-1,    S_I8, S_I16, S_I32,
-                                      S_I64, S_U8, S_U16, S_U32,
-                                      S_U64, -1,   S_F32, S_F64};
+    static const int same_src[D_N] = {-1,    S_I8,  S_I16, S_I32,
+                                      S_I64, S_U8,  S_U16, S_U32,
+                                      S_U64, S_F16, S_F32, S_F64};
     npy_intp dims[2] = {(npy_intp)nrows, (npy_intp)ncols};
     PyObject *mask = NULL, *res = NULL;
     int reused = 0;
