@@ -15,7 +15,6 @@
 #include "args.h"
 #include "arrow_import.h"
 #include "column.h"
-#include "checked.h"
 #include "convert.h"
 #include "frame.h"
 #include "frame_source.h"
@@ -847,8 +846,8 @@ meets(const char *o, int64_t on, const void *base, int64_t lo, int64_t hi)
     return a < b + (uint64_t)(hi - lo) && b < a + (uint64_t)on;
 }
 
-/* 1 if the `on` bytes from `o` meet a byte chunk `c`'s loops may read: its
-   data (values of isz bytes at its stride, a bitmap for R_BITS, nothing
+/* 1 if the `on` bytes from `o` meet a byte that chunk `c`'s loops may read:
+   its data (values of isz bytes at its stride, a bitmap for R_BITS, nothing
    for R_ZERO) and its validity (a bitmap, or mask bytes at vstride), from
    its offset for its rows, as core's dfb_buffer_extent places them; 0
    with *err set when an extent does not fit in int64.  Cannot fail
