@@ -330,3 +330,37 @@ def test_cycle_back_through_an_exported_memoryview_is_kept():
     del src
     _collect_young_first()
     assert r() is None
+
+
+class _Holder:
+    """A plain object that can sit in a cycle."""
+
+
+@pytest.mark.parametrize("nulls", ["fill", "mask"])
+@pytest.mark.parametrize("collect_how", [_collect_young_first, _collect_full],
+                         ids=["young first", "full"])
+def test_pandas_views_read_by_to_matrix_in_a_cycle(collect_how, nulls):
+    """to_matrix reads a pandas frame's broadcast block and reversed mask in place and
+    keeps nothing of them: the frame, its bases and the result inside a cycle (the frame's
+    attrs hold the holder that holds the frame) are all freed, the result owning its
+    memory."""
+    import pandas as pd
+
+    import dfbuffer
+
+    row = np.arange(3.0)
+    mask = np.zeros(50, bool)
+    mask[::4] = True
+    cols = {c: np.broadcast_to(row[j : j + 1], (50,)) for j, c in enumerate("abc")}
+    col = pd.arrays.IntegerArray(np.arange(50)[::-1], mask[::-1])
+    df = pd.DataFrame({**cols, "m": col}, copy=False)
+    assert np.shares_memory(df["a"].to_numpy(), row)
+    h = _Holder()
+    h.df, h.me = df, h
+    h.res = dfbuffer.to_matrix(df, nulls=nulls)
+    df.attrs["holder"] = h
+    assert nulls == "mask" or h.res.base is None  # a MaskedArray's data is a view
+    refs = _weak([h, df, row, mask, h.res])
+    del h, df, row, mask, cols, col
+    collect_how()
+    assert [r() for r in refs if r() is not None] == []

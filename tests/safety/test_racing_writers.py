@@ -264,3 +264,34 @@ def test_pandas_front_end():
         [(offs, offs.copy(), bad_offsets(offs)), ctargets[1]],
         rounds=4,
     )
+
+
+def test_to_matrix_pandas_broadcast_and_reversed_views():
+    """to_matrix of a pandas frame read in place through views of any stride: a
+    broadcast block (stride 0) whose one row is rewritten, and a masked column whose
+    reversed mask flips between two states.  Each element read is the good or the
+    bad value of its source (of its own mask byte), never a neighbour's or garbage."""
+    row = np.arange(4.0)
+    good_row, bad_row = row.copy(), -row - 1
+    maskbase = np.zeros(N, np.uint8)
+    good_mask = (np.arange(N) % 3 == 0).astype(np.uint8)
+    bad_mask = 1 - good_mask
+    np.copyto(maskbase, good_mask)
+    vals = np.arange(N, dtype="i8")
+    col = pd.arrays.IntegerArray(vals[::-1], maskbase.view(bool)[::-1])
+    cols = {c: np.broadcast_to(row[j : j + 1], (N,)) for j, c in enumerate("abcd")}
+    df = pd.DataFrame({**cols, "m": col}, copy=False)
+    assert np.shares_memory(df["a"].to_numpy(), row)
+    assert np.shares_memory(df["m"].array._mask, maskbase)
+    rev_good, rev_bad = good_mask[::-1].astype(bool), bad_mask[::-1].astype(bool)
+
+    def check(res) -> None:
+        block = np.ma.getdata(res)[:, :4]
+        assert ((block == good_row) | (block == bad_row)).all()
+        nulls = np.ma.getmaskarray(res)[:, 4]
+        assert ((nulls == rev_good) | (nulls == rev_bad)).all()
+        np.testing.assert_array_equal(np.ma.getdata(res)[~nulls, 4], vals[::-1][~nulls])
+
+    targets = [(row, good_row, bad_row), (maskbase, good_mask, bad_mask)]
+    race(lambda: dfbuffer.to_matrix(df, nulls="mask"), check, targets, rounds=6)
+    race(lambda: dfbuffer.to_matrix(df, nulls="mask", order="F"), check, targets, rounds=4)

@@ -15,7 +15,6 @@
 #include "args.h"
 #include "arrow_import.h"
 #include "column.h"
-#include "checked.h"
 #include "convert.h"
 #include "frame.h"
 #include "frame_source.h"
@@ -24,6 +23,7 @@
 #include "matrix_pandas.h"
 #include "matrix_alloc.h"
 #include "matrix_fill.h"
+#include "layout.h"
 #include "mem.h"
 #include "types.h"
 #include "convert_nulls.h"
@@ -61,8 +61,8 @@ int_stype(int bits, int is_signed)
 
 /* NumPy type numbers of the S_* types (bools are NPY_BOOL separately). */
 static const int stype_npy[S_N] = {
-    NPY_INT8,   NPY_INT16,  NPY_INT32,  NPY_INT64,   NPY_UINT8,
-    NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64,
+    NPY_INT8,   NPY_INT16,  NPY_INT32,   NPY_INT64,   NPY_UINT8,   NPY_UINT16,
+    NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64, NPY_FLOAT16,
 };
 
 /* Returns the type table's logical name of a chunk type that to_matrix
@@ -138,13 +138,8 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     }
     else if (k == 'f') {
         mc->isz = f->bits / 8;
-        if (f->bits == 16) {
-            mc->read = SWAPPED(f->byteorder) ? R_F16SWAP : R_F16;
-            mc->st = S_F32;
-            *typenum = NPY_FLOAT16;
-        }
-        else if (f->bits == 32 || f->bits == 64) {
-            mc->st = f->bits == 32 ? S_F32 : S_F64;
+        if (f->bits == 16 || f->bits == 32 || f->bits == 64) {
+            mc->st = f->bits == 16 ? S_F16 : f->bits == 32 ? S_F32 : S_F64;
             mc->read = SWAPPED(f->byteorder) ? R_SWAP : R_DIRECT;
             *typenum = stype_npy[mc->st];
         }
@@ -168,7 +163,7 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
                 mc->nk = f->type == DFB_T_FLOAT ? NK_NAN : NK_NONE;
                 break;
             case DFB_NULL_USE_SENTINEL:
-                if (mc->st == S_F32 || mc->st == S_F64 ||
+                if (mc->st == S_F16 || mc->st == S_F32 || mc->st == S_F64 ||
                     f->type == DFB_T_BOOL_BIT) {
                     PyErr_Format(PyExc_TypeError,
                                  "column %R: sentinel nulls are only "
@@ -197,6 +192,9 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     if (mc->nk == NK_NONE) {
         mc->nnull = 0;
     }
+    /* contiguous: a pandas column sets its own strides (plan_column) */
+    mc->stride = mc->isz;
+    mc->vstride = 1;
     return 0;
 unsupported:
     const char *what = kind_name(c);
@@ -781,9 +779,9 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
             Py_ssize_t total_chunks, int64_t nrows, PyArray_Descr *descr,
             int dst, int fortran, int mode, int nthreads, PyObject *given)
 {
-    static const int same_src[D_N] = {-1,    S_I8, S_I16, S_I32,
-                                      S_I64, S_U8, S_U16, S_U32,
-                                      S_U64, -1,   S_F32, S_F64};
+    static const int same_src[D_N] = {-1,    S_I8,  S_I16, S_I32,
+                                      S_I64, S_U8,  S_U16, S_U32,
+                                      S_U64, S_F16, S_F32, S_F64};
     npy_intp dims[2] = {(npy_intp)nrows, (npy_intp)ncols};
     PyObject *mask = NULL, *res = NULL;
     int reused = 0;
@@ -808,7 +806,7 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
         }
     }
     for (Py_ssize_t i = 0; i < total_chunks; i++) {
-        all[i].same = all[i].read == R_DIRECT && all[i].stride == 0 &&
+        all[i].same = all[i].read == R_DIRECT && all[i].stride == all[i].isz &&
                       all[i].st == same_src[dst];
     }
     mplan plan;
@@ -835,33 +833,48 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
     return res;
 }
 
-/* 1 if the `n` bytes from `a` and from `b` overlap.  Cannot fail. */
+/* 1 if the `on` bytes from `o` meet the bytes [lo, hi) around `base`
+   (NULL: no buffer).  Cannot fail. */
 static int
-overlaps(const char *a, int64_t n, const char *b, int64_t m)
+meets(const char *o, int64_t on, const void *base, int64_t lo, int64_t hi)
 {
-    return a != NULL && b != NULL && n > 0 && m > 0 &&
-           (uintptr_t)a < (uintptr_t)b + (uint64_t)m &&
-           (uintptr_t)b < (uintptr_t)a + (uint64_t)n;
+    if (o == NULL || base == NULL || on <= 0 || hi <= lo) {
+        return 0;
+    }
+    /* as addresses (unsigned: lo may be below base), spans that fit */
+    const uintptr_t a = (uintptr_t)o, b = (uintptr_t)base + (uintptr_t)lo;
+    return a < b + (uint64_t)(hi - lo) && b < a + (uint64_t)on;
 }
 
-/* The bytes a chunk's loops may read from its data buffer start, at most
-   (its offset and rows at its stride; bits for R_BITS), or INT64_MAX when
-   that does not fit.  Cannot fail. */
-static int64_t
-chunk_extent(const mchunk *c, int64_t *vbytes)
+/* 1 if the `on` bytes from `o` meet a byte that chunk `c`'s loops may read:
+   its data (values of isz bytes at its stride, a bitmap for R_BITS, nothing
+   for R_ZERO) and its validity (a bitmap, or mask bytes at vstride), from
+   its offset for its rows, as core's dfb_buffer_extent places them; 0
+   with *err set when an extent does not fit in int64.  Cannot fail
+   otherwise. */
+static int
+chunk_meets(const char *o, int64_t on, const mchunk *c, dfb_error *err)
 {
-    int64_t end, n;
-    *vbytes = dfb_checked_add(c->offset, c->length, &end) < 0 ? INT64_MAX
-                                                              : end / 8 + 1;
-    if (c->read == R_BITS) {
-        return *vbytes;
+    int64_t lo, hi;
+    if (c->read != R_ZERO) {
+        const int64_t isz = c->read == R_BITS ? 0 : c->isz;
+        if (dfb_buffer_extent(c->offset, c->length, isz, c->stride, &lo, &hi,
+                              err) != DFB_OK) {
+            return 0;
+        }
+        if (meets(o, on, c->data, lo, hi)) {
+            return 1;
+        }
     }
-    const int64_t step =
-        c->stride != 0 ? (c->stride < 0 ? -c->stride : c->stride) : c->isz;
-    return dfb_checked_add(c->offset, c->length, &end) < 0 ||
-                   dfb_checked_mul(end, step, &n) < 0
-               ? INT64_MAX
-               : n;
+    if (c->nk == NK_BITS || c->nk == NK_BYTES) {
+        const int64_t isz = c->nk == NK_BITS ? 0 : 1;
+        if (dfb_buffer_extent(c->offset, c->length, isz, c->vstride, &lo, &hi,
+                              err) != DFB_OK) {
+            return 0;
+        }
+        return meets(o, on, c->valid, lo, hi);
+    }
+    return 0;
 }
 
 /* Checks the caller's out= `o` for a (nrows, ncols) result of dtype
@@ -931,17 +944,17 @@ check_out(PyObject *o, int64_t nrows, Py_ssize_t ncols, int explicit,
     const int64_t on = (int64_t)PyArray_NBYTES(a);
     for (Py_ssize_t j = 0; j < ncols; j++) {
         for (Py_ssize_t k = 0; k < cols[j].n; k++) {
-            const mchunk *c = &cols[j].chunks[k];
-            int64_t vb;
-            const int64_t db = chunk_extent(c, &vb);
-            /* a negative stride reads below data: both sides checked */
-            const int64_t below = c->stride < 0 ? db : 0;
-            if (overlaps(ob, on, c->data - below,
-                         db > INT64_MAX / 2 ? INT64_MAX : db + below) ||
-                overlaps(ob, on, (const char *)c->valid, vb)) {
+            dfb_error err;
+            err.message[0] = '\0';
+            if (chunk_meets(ob, on, &cols[j].chunks[k], &err)) {
                 PyErr_Format(PyExc_ValueError,
                              "to_matrix out shares memory with column %R",
                              fr->cols[j].name);
+                return -1;
+            }
+            if (err.message[0] != '\0') {
+                PyErr_Format(PyExc_ValueError, "to_matrix column %R: %s",
+                             fr->cols[j].name, err.message);
                 return -1;
             }
         }
