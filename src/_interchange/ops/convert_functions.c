@@ -427,8 +427,9 @@ from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
 
 /* column_to_ndarray of pandas' interchange Column object: the Series
    behind it, read as a one-column frame (never pandas' buffers, which drop
-   the slice offset of Arrow-backed columns, P-26); and of a pandas Series
-   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame).
+   the slice offset of Arrow-backed columns, P-26); of a pandas Series
+   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame);
+   and of a pandas ExtensionArray (dfb_pandas_array_frame).
    Returns a new reference, or NULL with an exception set, or NULL without one
    when `col` is no such object. */
 static PyObject *
@@ -441,6 +442,11 @@ pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
         /* a Series pandas' Arrow export would mangle (Period as bare
            ordinals) or refuse: read as the column of a frame */
         frame = dfb_pandas_series_frame(col);
+    }
+    if (frame == NULL && !PyErr_Occurred()) {
+        /* a pandas array (Categorical, a tz-aware DatetimeArray, ...):
+           read as the column of a frame, not through its __array__ */
+        frame = dfb_pandas_array_frame(col);
     }
     if (frame == NULL) {
         return NULL;
@@ -462,6 +468,22 @@ pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
     if (res == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
                         "pandas' column did not convert to one column");
+    }
+    return res;
+}
+
+/* column_to_ndarray's reading of `col` (borrowed): a pandas column,
+   Series or array as the column of a frame (pandas_column), anything else
+   by the protocols (column_dispatch), probed once per call.  Returns a new
+   reference, or NULL with an exception set. */
+static PyObject *
+column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy)
+{
+    PyObject *res = pandas_column(st, col, opts, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        uint64_t scope = dfb_probe_scope_open(st, col);
+        res = column_dispatch(st, col, opts, allow_copy);
+        dfb_probe_scope_close(st, scope);
     }
     return res;
 }
@@ -496,13 +518,8 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     const int allow_copy = dfb_opts_allow_copy(&opts);
     /* each protocol probed once per call, on the type (probe.c): the Arrow
        import answers its own probes from this scope's record */
-    PyObject *res = pandas_column(st, a[0], &opts, allow_copy);
-    if (res == NULL && !PyErr_Occurred()) {
-        uint64_t scope = dfb_probe_scope_open(st, a[0]);
-        res = column_dispatch(st, a[0], &opts, allow_copy);
-        dfb_probe_scope_close(st, scope);
-    }
-    return dfb_result_finish(st, res, &opts);
+    return dfb_result_finish(st, column_read(st, a[0], &opts, allow_copy),
+                             &opts);
 }
 
 PyDoc_STRVAR(
@@ -879,9 +896,7 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         }
         PyObject *arr = NULL;
         if (want > 0 && has == 0) {
-            uint64_t scope = dfb_probe_scope_open(st, v);
-            arr = column_dispatch(st, v, opts, allow_copy);
-            dfb_probe_scope_close(st, scope);
+            arr = column_read(st, v, opts, allow_copy);
             if (arr != NULL) {
                 arr = mapping_value_nulls(st, v, arr, opts, allow_copy);
             }
