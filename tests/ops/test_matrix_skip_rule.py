@@ -79,6 +79,16 @@ PANDAS_COLUMNS = {
     "bool": pd.Series([True, False, True, True]),
 }
 
+class _InterchangeOnly:
+    """A producer of nothing but ``__dataframe__`` (read through the interchange walk)."""
+
+    def __init__(self, df) -> None:
+        self.df = df
+
+    def __dataframe__(self, nan_as_null: bool = False, allow_copy: bool = True):
+        return self.df
+
+
 OPTIONS = [{}, {"dtype": np.float64}, {"decimals": "float64"}, {"period": "ordinal"}]
 OPTION_IDS = ["default", "dtype", "decimals", "period"]
 
@@ -113,9 +123,11 @@ def _check_skip(frame, name: str, options: dict) -> None:
 
 @pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
 @pytest.mark.parametrize("kind", sorted(ARROW_COLUMNS))
-@pytest.mark.parametrize("producer", ["pyarrow", "polars"])
+@pytest.mark.parametrize("producer", ["pyarrow", "polars", "interchange"])
 def test_skip_leaves_out_what_raise_refuses_arrow(kind, producer, options):
     table = pa.table({"c": ARROW_COLUMNS[kind], "x": pa.array(np.arange(N, dtype=np.int64))})
+    if producer == "interchange":
+        table = _InterchangeOnly(dfbuffer.to_interchange(table).__dataframe__())
     if producer == "polars":
         pl = pytest.importorskip("polars")
         try:
@@ -166,3 +178,10 @@ def test_skip_rule_is_no_call_into_the_package():
 
     assert not hasattr(schema, "_matrix_columns")
     assert not hasattr(schema, "_matrix_takes")
+
+
+def test_a_frame_whose_columns_are_all_left_out_keeps_its_rows():
+    t = pa.table({"s": ["a", "b", "c"]})
+    for src in (t, _InterchangeOnly(dfbuffer.to_interchange(t).__dataframe__()),
+                t.to_pandas()):
+        assert dfbuffer.to_matrix(src, on_unsupported="skip").shape == (3, 0)

@@ -861,6 +861,7 @@ plan_frame(dfb_state *st, dfb_frame *fr, mcol *cols, mchunk *all,
            PyArray_Descr **descr, int *dst)
 {
     PyArray_Descr *promoted = NULL;
+    int64_t skipped_rows = -1;
     *nrows = -1;
     for (Py_ssize_t j = 0, at = 0, described = 0; j < fr->ncols; described++) {
         const dfb_frame_column *fc = &fr->cols[j];
@@ -875,8 +876,15 @@ plan_frame(dfb_state *st, dfb_frame *fr, mcol *cols, mchunk *all,
                         fr->keep, &coltype, &len);
         if (r == REFUSED && skip) {
             /* on_unsupported="skip": the column the plan refuses is left
-               out (its chunk slots stay unused) */
+               out (its chunk slots stay unused); its length still gives
+               the rows of a frame that keeps no column */
             PyErr_Clear();
+            if (skipped_rows < 0) {
+                skipped_rows = 0;
+                for (Py_ssize_t k = 0; k < fc->nchunks; k++) {
+                    skipped_rows += fc->chunks[k].length;
+                }
+            }
             dfb_frame_drop(fr, j);
             continue;
         }
@@ -899,6 +907,9 @@ plan_frame(dfb_state *st, dfb_frame *fr, mcol *cols, mchunk *all,
             goto fail;
         }
         j++;
+    }
+    if (*nrows < 0 && fr->nrows < 0) {
+        *nrows = skipped_rows; /* every column left out */
     }
     if (*descr == NULL) {
         *descr =
