@@ -193,3 +193,16 @@ def test_a_frame_whose_columns_are_all_left_out_keeps_its_rows():
     for src in (t, _InterchangeOnly(dfbuffer.to_interchange(t).__dataframe__()),
                 t.to_pandas()):
         assert dfbuffer.to_matrix(src, on_unsupported="skip").shape == (3, 0)
+
+
+def test_a_layout_the_plan_refuses_is_skipped_like_a_type():
+    # an interchange float column with sentinel nulls: refused by name, so left out
+    from producers import USE_SENTINEL, frame, primitive
+
+    def make():
+        return frame(f=primitive([1.0, -1.0, 2.0], null=(USE_SENTINEL, -1), null_count=None),
+                     x=primitive(np.arange(3, dtype=np.int64)))
+
+    with pytest.raises(TypeError, match="column 'f': sentinel nulls"):
+        dfbuffer.to_matrix(make())
+    assert dfbuffer.to_matrix(make(), on_unsupported="skip").tolist() == [[0], [1], [2]]

@@ -188,7 +188,7 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, int ree,
                                  "column %R: sentinel nulls are only "
                                  "supported on integer columns",
                                  name);
-                    return -1;
+                    return REFUSED;
                 }
                 mc->nk = NK_SENT;
                 break;
