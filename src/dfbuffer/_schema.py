@@ -860,36 +860,8 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     return _ix_schema(df)
 
 
-# the logical types to_matrix takes (nulls-only columns take no part in the dtype)
-_MATRIX_TYPES = frozenset({"int", "uint", "float", "bool", "null"})
-
-
-def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool,
-                  period_ordinal: bool = False) -> bool:
-    """Whether ``to_matrix`` takes column ``c`` (its documented rule: bool, integer and
-    float columns; categoricals only with a dtype; decimals with decimals="float64";
-    pandas Period columns with period="ordinal")."""
-    if c.type == "run_end" and c.values is not None:
-        return _matrix_takes(c.values, dtype_given, decimals_float)
-    if period_ordinal and _is_period(c):
-        return True
-    return (c.type in _MATRIX_TYPES or (c.type == "categorical" and dtype_given)
-            or (c.type == "decimal" and decimals_float))
-
-
 def _is_period(c: ColumnSchema) -> bool:
     """Whether ``c`` is a pandas Period column (its pandas dtype, or pandas'
     ``pandas.period`` Arrow extension type)."""
     return (str(c.metadata.get("pandas_dtype", "")).startswith("period[")
             or (c.extension_name == "pandas.period" and c.type == "object"))
-
-
-def _matrix_columns(obj: Any, columns: Sequence[str] | None, flatten: bool,
-                    dtype_given: bool, decimals_float: bool,
-                    period_ordinal: bool = False) -> list[str]:
-    """The columns ``to_matrix(..., on_unsupported="skip")`` takes of ``obj``: those of
-    ``columns`` (default: all) that its rule takes, read from the schema (no data)."""
-    sch = schema(obj, structs="flatten" if flatten else "object",
-                 columns=None if columns is None else list(columns), on_unsupported="skip")
-    return [c.name for c in sch.columns
-            if _matrix_takes(c, dtype_given, decimals_float, period_ordinal)]

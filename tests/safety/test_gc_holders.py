@@ -364,3 +364,35 @@ def test_pandas_views_read_by_to_matrix_in_a_cycle(collect_how, nulls):
     del h, df, row, mask, cols, col
     collect_how()
     assert [r() for r in refs if r() is not None] == []
+def test_to_matrix_of_decoded_runs_in_a_cycle_is_collected():
+    # the arrays to_matrix decodes run-end bools into live for the call only
+    import pyarrow as pa
+
+    from dfbuffer import to_matrix
+
+    ree = pa.RunEndEncodedArray.from_arrays(pa.array([2, 5], pa.int32()),
+                                            pa.array([True, None]))
+    table = pa.table({"r": ree})
+    r = weakref.ref(table)
+    cycle: list[Any] = [table, to_matrix(table, nulls="mask")]
+    cycle.append(cycle)
+    del table, cycle
+    gc.collect()
+    assert r() is None
+
+
+def test_mapping_pandas_array_in_a_cycle_is_collected():
+    pd = pytest.importorskip("pandas")
+    from dfbuffer import from_dataframe
+
+    value = pd.array(pd.date_range("2020", periods=3, tz="UTC"))
+    r = weakref.ref(value)
+    data: dict[str, Any] = {"t": value}
+    res = from_dataframe(data)
+    data["cycle"] = data  # the result is taken first: no longer a column
+    cycle: list[Any] = [data, res, value]
+    cycle.append(cycle)
+    del value, data, res, cycle
+    gc.collect()
+    assert r() is None
+

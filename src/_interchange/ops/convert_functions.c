@@ -427,8 +427,9 @@ from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
 
 /* column_to_ndarray of pandas' interchange Column object: the Series
    behind it, read as a one-column frame (never pandas' buffers, which drop
-   the slice offset of Arrow-backed columns, P-26); and of a pandas Series
-   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame).
+   the slice offset of Arrow-backed columns, P-26); of a pandas Series
+   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame);
+   and of a pandas ExtensionArray (dfb_pandas_array_frame).
    Returns a new reference, or NULL with an exception set, or NULL without one
    when `col` is no such object. */
 static PyObject *
@@ -441,6 +442,11 @@ pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
         /* a Series pandas' Arrow export would mangle (Period as bare
            ordinals) or refuse: read as the column of a frame */
         frame = dfb_pandas_series_frame(col);
+    }
+    if (frame == NULL && !PyErr_Occurred()) {
+        /* a pandas array (Categorical, a tz-aware DatetimeArray, ...):
+           read as the column of a frame, not through its __array__ */
+        frame = dfb_pandas_array_frame(col);
     }
     if (frame == NULL) {
         return NULL;

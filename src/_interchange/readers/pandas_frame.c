@@ -156,6 +156,40 @@ dfb_pandas_series_frame(PyObject *obj)
 }
 
 PyObject *
+dfb_pandas_array_frame(PyObject *obj)
+{
+    if (PyArray_Check(obj)) {
+        return NULL; /* the common case, answered without a lookup */
+    }
+    PyObject *ext = imported_attr("pandas.api.extensions", "ExtensionArray");
+    if (ext == NULL) {
+        return NULL; /* pandas not imported: no pandas array */
+    }
+    int r = PyType_Check(ext) ? PyObject_IsInstance(obj, ext) : 0;
+    Py_DECREF(ext);
+    if (r <= 0) {
+        return NULL;
+    }
+    PyObject *series = imported_attr("pandas", "Series");
+    if (series == NULL) {
+        return NULL;
+    }
+    PyObject *args = Py_BuildValue("(O)", obj);
+    PyObject *kw = Py_BuildValue("{s:O}", "copy", Py_False);
+    PyObject *s =
+        args == NULL || kw == NULL ? NULL : PyObject_Call(series, args, kw);
+    Py_XDECREF(args);
+    Py_XDECREF(kw);
+    Py_DECREF(series);
+    if (s == NULL) {
+        return NULL;
+    }
+    PyObject *frame = PyObject_CallMethod(s, "to_frame", NULL);
+    Py_DECREF(s);
+    return dfb_pandas_frame_result(frame, "Series.to_frame()");
+}
+
+PyObject *
 dfb_pandas_frame_result(PyObject *res, const char *what)
 {
     if (res == NULL) {
