@@ -445,3 +445,59 @@ def test_struct_null_count_out_of_range(collect):
         to_interchange(p)
     collect()
     assert p.release_count == 1
+
+
+# --- schema metadata whose count or lengths no metadata holds ----------------------------
+# The C data interface gives no size of the metadata: a count or length beyond the int32
+# bound is refused before anything past it is read (a count that only overstates the
+# entries held cannot be told from the bytes that follow it).
+
+METADATA_READERS = {
+    "column_to_ndarray": dfbuffer.column_to_ndarray,
+    "from_dataframe": dfbuffer.from_dataframe,
+    "schema": dfbuffer.schema,
+    "to_interchange": to_interchange,
+    "to_arrow": lambda p: dfbuffer.to_arrow(p).__arrow_c_stream__(),
+}
+
+
+def _with_metadata(md: bytes) -> Producer:
+    p = Producer(b"l", 3, [None, np.arange(3, dtype=np.int64)])
+    buf = ctypes.create_string_buffer(md, len(md))  # exactly the bytes given
+    p.keep.append(buf)
+    p.schema.metadata = ctypes.cast(buf, ctypes.c_char_p)
+    return p
+
+
+def _entry(key: bytes, value: bytes) -> bytes:
+    import struct
+
+    return struct.pack("<i", len(key)) + key + struct.pack("<i", len(value)) + value
+
+
+@pytest.mark.parametrize("reader", list(METADATA_READERS))
+@pytest.mark.parametrize(
+    "md",
+    [
+        (2**31 - 1).to_bytes(4, "little") + _entry(b"k", b"v"),  # more entries than 2**31 bytes
+        (2**28).to_bytes(4, "little") + _entry(b"k", b"v"),
+        (1).to_bytes(4, "little") + (2**31 - 1).to_bytes(4, "little") + b"k",  # a key past it
+        (1).to_bytes(4, "little") + (2**31 - 9).to_bytes(4, "little") + b"k",
+        (1).to_bytes(4, "little") + (1).to_bytes(4, "little") + b"k"
+        + (2**31 - 13).to_bytes(4, "little"),  # a value past it
+    ],
+    ids=["count-int32-max", "count-2**28", "key-int32-max", "key-to-the-bound",
+         "value-past-the-bound"],
+)
+def test_metadata_claiming_more_than_int32_bytes_is_refused(reader, md):
+    # each read on until it crashed (a count or a length taken as given)
+    with pytest.raises(ValueError, match="negative count or length|metadata lengths"):
+        METADATA_READERS[reader](_with_metadata(md))
+
+
+@pytest.mark.parametrize("reader", list(METADATA_READERS))
+def test_metadata_within_its_bytes_still_reads(reader):
+    md = (2).to_bytes(4, "little") + _entry(b"a", b"1") + _entry(b"bc", b"")
+    got = METADATA_READERS[reader](_with_metadata(md))
+    assert got is not None
+    assert dfbuffer.schema(_with_metadata(md)).metadata == {"a": "1", "bc": ""}

@@ -40,28 +40,25 @@
 /* Schemas                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Stores in *out the byte size of Arrow metadata `m` (non-NULL): an int32
-   count, then per entry an int32 length and bytes for key and value.
-   Returns 0, or -1 (a negative or overflowing length).  Runs no Python. */
+/* Stores in *out the byte size of Arrow metadata `m` (non-NULL), read
+   entry by entry through core's parser (dfb_metadata_next), which refuses
+   a negative count or length, or one beyond DFB_METADATA_MAX_BYTES, before
+   reading past it.  Returns 0, or -1 (malformed).  Runs no Python. */
 static int
 metadata_size(const char *m, size_t *out)
 {
     int32_t n;
-    memcpy(&n, m, sizeof(n));
-    if (n < 0) {
+    const char *p;
+    if (dfb_metadata_first(m, &n, &p) < 0) {
         return -1;
     }
-    size_t pos = sizeof(n);
-    /* bounded: n < 2 buffers lists of our own */
-    for (int64_t i = 0; i < 2 * (int64_t)n; i++) {
-        int32_t len;
-        memcpy(&len, m + pos, sizeof(len));
-        if (len < 0 || pos > (size_t)INT32_MAX) {
+    for (int32_t i = 0; i < n; i++) {
+        dfb_metadata_entry e;
+        if (dfb_metadata_next(m, &p, &e) < 0) {
             return -1;
         }
-        pos += sizeof(len) + (size_t)len;
     }
-    *out = pos;
+    *out = (size_t)(p - m);
     return 0;
 }
 
