@@ -38,6 +38,7 @@
 #include "dlpack_args.h"
 #include "dlpack_types.h"
 #include "mem.h"
+#include "sizes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -802,6 +803,13 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                          (int)b->device.device_type, (int)b->device.device_id);
             return NULL;
         }
+        /* the size a producer claimed (an array interface's raw address
+           carries no length to check it against): refused before malloc
+           when no machine could hold the copy */
+        if (dfb_check_alloc(dfb_buffer_size(b), PyDataType_ELSIZE(b->dtype)) <
+            0) {
+            return NULL;
+        }
     }
     else if (!versioned && b->readonly) {
         PyErr_SetString(PyExc_BufferError,
@@ -812,6 +820,7 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
 
     Py_ssize_t itemsize = PyDataType_ELSIZE(b->dtype);
+    /* bounded: a Buffer's size in bytes fits Py_ssize_t (check_common) */
     Py_ssize_t nbytes = copy == 1 ? dfb_buffer_size(b) * itemsize : 0;
     block_layout l;
     if (layout_block(versioned ? sizeof(DLManagedTensorVersioned)
