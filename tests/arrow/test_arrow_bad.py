@@ -501,3 +501,52 @@ def test_metadata_within_its_bytes_still_reads(reader):
     got = METADATA_READERS[reader](_with_metadata(md))
     assert got is not None
     assert dfbuffer.schema(_with_metadata(md)).metadata == {"a": "1", "bc": ""}
+
+
+# --- fixed-size values whose width times length no machine holds -------------------------
+# Arrow gives no buffer sizes: a 16-byte data buffer cannot be told from the 256 TiB that
+# w:268435455 (the widest width an int32 bit width allows) over 2**20 rows claims, but no
+# machine holds that many bytes of values: refused before a value is read or made.
+
+WIDE = b"w:268435455"
+FIXED_READERS = {
+    "column_to_ndarray": dfbuffer.column_to_ndarray,
+    "from_dataframe": dfbuffer.from_dataframe,
+    "pandas": lambda p: __import__("dfbuffer.pandas").pandas.from_dataframe(p),
+}
+
+
+class _StructOf:
+    """A struct array ("+s") of one hand-built child column (the nested form)."""
+
+    def __init__(self, child: Producer) -> None:
+        self.child = child
+        self._rs = SCHEMA_RELEASE(lambda p: setattr(p.contents, "release", None))
+        self._ra = ARRAY_RELEASE(lambda p: setattr(p.contents, "release", None))
+        self._sch = (ctypes.POINTER(ArrowSchema) * 1)(ctypes.pointer(child.schema))
+        self._arr = (ctypes.POINTER(ArrowArray) * 1)(ctypes.pointer(child.array))
+        self._bufs = (ctypes.c_void_p * 1)(None)
+        self.schema = ArrowSchema(format=b"+s", name=b"", n_children=1, children=self._sch,
+                                  release=ctypes.cast(self._rs, ctypes.c_void_p).value)
+        self.array = ArrowArray(length=child.array.length, n_buffers=1, n_children=1,
+                                buffers=ctypes.cast(self._bufs, ctypes.POINTER(ctypes.c_void_p)),
+                                children=self._arr,
+                                release=ctypes.cast(self._ra, ctypes.c_void_p).value)
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["column", "struct child"])
+@pytest.mark.parametrize("reader", list(FIXED_READERS))
+@pytest.mark.parametrize("rows", [2**20, 100_000])
+def test_fixed_size_values_beyond_memory_are_refused(reader, nested, rows):
+    # each read the 16 bytes on into unmapped memory and crashed
+    p = Producer(WIDE, rows, [None, np.zeros(16, np.uint8)])
+    with pytest.raises(MemoryError, match="268435455 bytes"):
+        FIXED_READERS[reader](_StructOf(p) if nested else p)
+
+
+def test_fixed_size_values_that_fit_still_convert():
+    p = Producer(b"w:3", 2, [None, np.frombuffer(b"abcdef", np.uint8)])
+    assert dfbuffer.column_to_ndarray(p).tolist() == [b"abc", b"def"]
