@@ -470,12 +470,16 @@ dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
     char *data = t->data == NULL ? NULL : (char *)t->data + t->byte_offset;
     DLDevice device = t->device;
 
-    /* Take ownership. */
-    PyTypeObject *otp = st->dlpack_owner_type;
-    dlpack_owner *owned = (dlpack_owner *)otp->tp_alloc(otp, 0);
+    /* Take ownership: an owner made untracked (PyObject_GC_New), and
+       tracked only over dfbuffer's own tensor; a producer's has nothing
+       to visit, ever, so it (and the Buffers over it, buffer.c) cost the
+       collector nothing. */
+    dlpack_owner *owned = PyObject_GC_New(dlpack_owner, st->dlpack_owner_type);
     if (owned == NULL) {
         goto fail;
     }
+    owned->managed = NULL;
+    owned->versioned = versioned;
     PyObject *owner = (PyObject *)owned;
     if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned"
                                          : "used_dltensor") < 0) {
@@ -484,13 +488,10 @@ dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
     }
     /* From here on, only the owner calls the deleter. */
     owned->managed = mp;
-    owned->versioned = versioned;
     if (versioned
-            ? ((DLManagedTensorVersioned *)mp)->deleter != deleter_versioned
-            : ((DLManagedTensor *)mp)->deleter != deleter_legacy) {
-        /* a producer's tensor: nothing to visit, ever, so the owner (and
-           the Buffers over it, buffer.c) cost the collector nothing */
-        PyObject_GC_UnTrack(owner);
+            ? ((DLManagedTensorVersioned *)mp)->deleter == deleter_versioned
+            : ((DLManagedTensor *)mp)->deleter == deleter_legacy) {
+        PyObject_GC_Track(owner);
     }
     PyObject *res =
         dfb_import_finish(st, data, owner, descr, ndim, shape,
