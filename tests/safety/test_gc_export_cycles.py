@@ -75,6 +75,8 @@ EXPORTS: dict[str, Callable[[Source], Any]] = {
         _ArrowProducer(dfbuffer.to_arrow({"x": _buffer(s)}))),
     "to_interchange of Buffer.__arrow_c_array__": lambda s: dfbuffer.to_interchange(
         _buffer(s)),
+    "to_interchange of Buffer.__arrow_c_device_array__": lambda s: dfbuffer.to_interchange(
+        _DeviceArrayOnly(_buffer(s))),
     "to_arrow of a mapping": lambda s: dfbuffer.to_arrow({"x": _buffer(s)}),
     "to_arrow of a view (node pass-through)": lambda s: dfbuffer.to_arrow(
         dfbuffer.to_interchange({"x": _buffer(s)})),
@@ -96,6 +98,14 @@ class _ArrowArrayOnly:
 
     def __arrow_c_array__(self, requested_schema: Any = None) -> Any:
         return self.inner.__arrow_c_array__(requested_schema)
+
+
+class _DeviceArrayOnly:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __arrow_c_device_array__(self, requested_schema: Any = None, **kw: Any) -> Any:
+        return self.inner.__arrow_c_device_array__(requested_schema, **kw)
 
 
 def _writable(src: Source) -> Buffer:
