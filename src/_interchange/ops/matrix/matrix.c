@@ -1041,10 +1041,19 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
         return NULL;
     }
     PyObject *skip_cols = NULL; /* on_unsupported="skip": what is taken */
+    PyObject *pinned = NULL;    /* a pandas frame the skip reads twice */
     if (opts.skip_unsupported) {
-        skip_cols = matrix_columns(obj, o_cols, flatten, descr != NULL, dec,
-                                   opts.period_ordinal);
+        if (kind == DFB_SRC_PANDAS) {
+            /* the schema and the columns from one manager, read once */
+            pinned = dfb_pd_frame_pin(obj);
+            obj = pinned;
+        }
+        skip_cols = obj == NULL
+                        ? NULL
+                        : matrix_columns(obj, o_cols, flatten, descr != NULL,
+                                         dec, opts.period_ordinal);
         if (skip_cols == NULL) {
+            Py_XDECREF(pinned);
             Py_XDECREF(descr);
             return NULL;
         }
@@ -1119,6 +1128,7 @@ done:
     PyMem_Free(cols);
     Py_XDECREF(own);
     Py_XDECREF(skip_cols);
+    Py_XDECREF(pinned);
     PyMem_Free(pd_strides);
     dfb_frame_clear(&fr);
     return res;
