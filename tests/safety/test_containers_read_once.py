@@ -23,7 +23,7 @@ import gc
 import sys
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -309,3 +309,27 @@ def test_table_answers_with_a_snapshot(kind):
         assert got == "mapping" and snap == d and snap is not d
         d["c1"] = column(1)
         assert list(snap) == ["c0"]
+
+
+class _PairlessItems(Mapping):
+    """A mapping whose items() are not (key, value) pairs."""
+
+    def __getitem__(self, key):
+        return column(0)
+
+    def __iter__(self):
+        return iter(["c0"])
+
+    def __len__(self):
+        return 1
+
+    def items(self):
+        return [("c0",)]
+
+
+@pytest.mark.parametrize("fn", [dfbuffer.from_dataframe, dfbuffer.to_arrow, dfbuffer.schema,
+                                dfbuffer.to_matrix, dfbuffer.to_interchange])
+def test_mapping_items_that_are_not_pairs_refused(fn):
+    """A mapping is read through its items() alone, which must be (key, value) pairs."""
+    with pytest.raises(TypeError, match=r"items\(\) must be \(key, value\) pairs"):
+        fn(_PairlessItems())
