@@ -853,10 +853,12 @@ static PyObject *
 mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                 int allow_copy, const dfb_colsel *sel)
 {
-    /* a private list of (key, value) taken in one pass (an exact dict's
-       under its lock): reading a value runs code that may change the
-       caller's mapping */
-    PyObject *items = PyMapping_Items(obj);
+    /* a private list of (key, value) from the items taken in one pass
+       (dfb_mapping_snapshot, as every function takes them): reading a
+       value runs code that may change the caller's mapping */
+    PyObject *snap = dfb_mapping_snapshot(obj);
+    PyObject *items = snap != NULL ? PyDict_Items(snap) : NULL;
+    Py_XDECREF(snap);
     if (items == NULL) {
         return NULL;
     }
