@@ -272,7 +272,7 @@ def test_snapshots_keep_nothing_after_the_call():
     pandas frame in a reference cycle is collected, and a dict is referenced as
     often as before."""
     df = frame(NAMES)
-    df.attrs["self"] = df  # a cycle
+    object.__setattr__(df, "cycle", [df])  # not in attrs, which pandas deep-copies
     d = {n: column(int(n[1:])) for n in NUMERIC}
     before = sys.getrefcount(d)
     refs = [weakref.ref(df), weakref.ref(df._mgr)]
@@ -333,3 +333,12 @@ def test_mapping_items_that_are_not_pairs_refused(fn):
     """A mapping is read through its items() alone, which must be (key, value) pairs."""
     with pytest.raises(TypeError, match=r"items\(\) must be \(key, value\) pairs"):
         fn(_PairlessItems())
+
+
+def test_pandas_frame_snapshot_keeps_the_attrs():
+    """The frame read once carries the caller's attrs, which pandas' Arrow export puts
+    in the schema's metadata."""
+    df = frame(NAMES[:2] + ["c7"])
+    df.attrs["source"] = "sensor"
+    assert dfbuffer.schema(df).metadata["pandas"]["attributes"] == {"source": "sensor"}
+    assert dfbuffer.schema(frame(NAMES[:1] + ["c7"])).metadata["pandas"]["attributes"] == {}

@@ -644,6 +644,19 @@ dfb_pd_frame_pin(PyObject *obj)
     }
     PyObject *res = frame_over(obj, mgr);
     Py_DECREF(mgr);
+    if (res == NULL || res == obj) {
+        return res;
+    }
+    /* the caller's attrs, which pandas' Arrow export writes into the
+       schema's metadata (set as pandas sets them: a shallow copy) */
+    PyObject *attrs = get_attr(obj, "attrs");
+    int e = attrs == NULL ||
+            ((!PyDict_Check(attrs) || PyDict_GET_SIZE(attrs) > 0) &&
+             PyObject_SetAttrString(res, "attrs", attrs) < 0);
+    Py_XDECREF(attrs);
+    if (e) {
+        Py_CLEAR(res);
+    }
     return res;
 }
 

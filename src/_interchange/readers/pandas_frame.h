@@ -121,11 +121,12 @@ dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj);
 
 /* A new reference to a pandas DataFrame over the manager of pandas frame
    `obj` (exactly a pandas.DataFrame), read once: `obj._mgr` once, then
-   pandas.DataFrame._from_mgr(mgr, mgr.axes), so that its names, dtypes
-   and columns, however many times they are read, all come from that one
-   manager even if another thread sets `obj`'s since (a manager changed
-   in place, as DataFrame.insert changes it, is pandas' own race); `obj`
-   itself on a pandas without _from_mgr.  NULL with an exception set. */
+   pandas.DataFrame._from_mgr(mgr, mgr.axes) with `obj`'s attrs, so that
+   its names, dtypes and columns, however many times they are read, all
+   come from that one manager even if another thread sets `obj`'s since
+   (a manager changed in place, as DataFrame.insert changes it, is
+   pandas' own race); `obj` itself on a pandas without _from_mgr.  NULL
+   with an exception set. */
 PyObject *
 dfb_pd_frame_pin(PyObject *obj);
 
