@@ -127,7 +127,9 @@ def not_a_frame(func: str, obj: object, expects: str) -> TypeError:
 def frame_source(obj: Any) -> tuple[str, Any]:
     """The frame-source table's answer for ``obj`` (``_frame_source``), a mapping of
     arrays given as its zero-copy Arrow export: ``(kind, frame)``, kind one of "pandas",
-    "arrow", "interchange", "schema", "none"."""
+    "arrow", "interchange", "schema", "none".  ``frame`` is read once: a pandas frame
+    is a frame over its manager read once, a mapping's items are copied in one pass, so
+    every later read gives one moment's columns whatever another thread changes."""
     kind, frame, _ = _frame_source(obj)
     if kind == "mapping":
         return "arrow", _from_mapping(frame, None)
@@ -538,8 +540,10 @@ def _pandas_array_frame(value: Any) -> Any:
 
 
 def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None) -> ArrowNodes:
-    names = [str(k) for k in data]
-    values = list(data.values())
+    # the items in one pass, so that each name goes with its own value
+    items = list(data.items())
+    names = [str(k) for k, _ in items]
+    values = [v for _, v in items]
     fields = []
     chunks = []
     length = None

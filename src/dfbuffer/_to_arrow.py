@@ -161,7 +161,9 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
     """
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
-    # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is read
+    # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
+    # read; `frame` is what it held, read once (a pandas frame over its manager read once,
+    # a mapping's items copied in one pass), and is all that is read from here on
     kind, frame, _ = _frame_source(obj)
     if kind == "pandas":
         return _export(_from_pandas(frame, columns, skip=on_unsupported == "skip"))

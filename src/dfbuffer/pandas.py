@@ -676,9 +676,10 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how
     # obj is read; an interchange DataFrame is asked for with allow_copy=True (the
     # conversion below honours the caller's), and may_copy is False when pandas'
-    # interchange object forbids copies
+    # interchange object forbids copies; `frame` is read once (a pandas frame over its
+    # manager read once, a mapping's items copied in one pass)
     kind, frame, may_copy = _frame_source(obj)
-    if frame is obj and isinstance(obj, pd.DataFrame):
+    if isinstance(obj, pd.DataFrame) and (kind == "pandas" or frame is obj):
         return obj  # a pandas frame (a subclass too) is the result as it is
     strings: _Strings = (
         "stringdtype" if _PANDAS3 and _str_storage() == "pyarrow" else "object"

@@ -52,9 +52,18 @@ def test_the_table_names_the_source(name):
     assert got == kind
     assert allow_copy is True
     if kind == "pandas":
-        assert isinstance(frame, pd.DataFrame)
+        # a frame over the manager read once: every later read is of that manager
+        assert type(frame) is pd.DataFrame and frame._mgr is obj_frame(obj)._mgr
+    elif kind == "mapping":
+        # the items copied in one pass, never the caller's mapping
+        assert type(frame) is dict and frame is not obj and frame == dict(obj.items())
     else:
         assert frame is obj
+
+
+def obj_frame(obj):
+    """The pandas frame behind ``obj`` (itself, or the one pandas' interchange object wraps)."""
+    return obj if isinstance(obj, pd.DataFrame) else obj._df
 
 
 def test_the_table_rows():

@@ -880,9 +880,12 @@ static PyObject *
 mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                 int allow_copy, const dfb_colsel *sel)
 {
-    /* a private list of (key, value): reading a value runs code that may
-       change the caller's mapping */
-    PyObject *items = PyMapping_Items(obj);
+    /* a private list of (key, value) from the items taken in one pass
+       (dfb_mapping_snapshot, as every function takes them): reading a
+       value runs code that may change the caller's mapping */
+    PyObject *snap = dfb_mapping_snapshot(obj);
+    PyObject *items = snap != NULL ? PyDict_Items(snap) : NULL;
+    Py_XDECREF(snap);
     if (items == NULL) {
         return NULL;
     }
@@ -947,27 +950,38 @@ pandas_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
     /* the frame is read (pandas_fast.c), never pandas' __dataframe__
        buffers, which drop the slice offset of Arrow-backed columns
        (P-26) */
-    if (sel != NULL && opts->structs_flatten) {
+    if (sel == NULL) {
+        /* reads the manager once (pandas_fast.c) */
+        return from_pandas_frame(st, frame, opts, pd_copy);
+    }
+    /* pandas' selection and Arrow export read the frame's manager more
+       than once: they read a frame over it read once */
+    PyObject *pinned = dfb_pd_frame_pin(frame);
+    if (pinned == NULL) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    if (opts->structs_flatten) {
         /* columns= may name struct leaves, which only the Arrow export
            of the frame shows */
-        int arrow = dfb_arrow_is_producer(frame);
+        int arrow = dfb_arrow_is_producer(pinned);
         if (arrow != 0) {
-            return arrow == 1 ? dfb_arrow_from_dataframe_cols(st, frame, opts,
-                                                              pd_copy, sel)
-                              : NULL;
+            res = arrow == 1 ? dfb_arrow_from_dataframe_cols(st, pinned, opts,
+                                                             pd_copy, sel)
+                             : NULL;
+            Py_DECREF(pinned);
+            return res;
         }
-    }
-    if (sel == NULL) {
-        return from_pandas_frame(st, frame, opts, pd_copy);
     }
     /* pandas selects (KeyError for a name) */
     PyObject *lst = PySequence_List(sel->names);
-    PyObject *sub = lst ? PyObject_GetItem(frame, lst) : NULL;
+    PyObject *sub = lst ? PyObject_GetItem(pinned, lst) : NULL;
     Py_XDECREF(lst);
+    Py_DECREF(pinned);
     if (sub == NULL) {
         return NULL;
     }
-    PyObject *res = from_pandas_frame(st, sub, opts, pd_copy);
+    res = from_pandas_frame(st, sub, opts, pd_copy);
     Py_DECREF(sub);
     return res;
 }
@@ -1059,10 +1073,13 @@ PyDoc_STRVAR(
     "Private: the frame-source table's answer for obj, (kind, frame,\n"
     "allow_copy): kind one of 'pandas', 'arrow', 'interchange',\n"
     "'mapping', 'schema', 'none'; frame what to read (None for "
-    "'none').");
+    "'none'),\n"
+    "read once: a pandas frame as a frame over its manager read once, a\n"
+    "mapping as a dict of its items taken in one pass.");
 
-/* _frame_source(obj, allow_copy=True, /).  Returns a new tuple, or NULL
-   with an exception set. */
+/* _frame_source(obj, allow_copy=True, /): the table's answer, its frame
+   read once (dfb_frame_source_pin: the Python callers read it more than
+   once).  Returns a new tuple, or NULL with an exception set. */
 static PyObject *
 frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1077,7 +1094,8 @@ frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     dfb_frame_source src;
     if (dfb_frame_source_of(dfb_state_from_module(module), args[0], allow_copy,
-                            &src) < 0) {
+                            &src) < 0 ||
+        dfb_frame_source_pin(&src) < 0) {
         return NULL;
     }
     return Py_BuildValue("(sNO)", dfb_frame_kind_name(src.kind),

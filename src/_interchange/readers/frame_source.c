@@ -205,3 +205,53 @@ dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
     Py_XDECREF(native);
     return r < 0 ? -1 : 0;
 }
+
+PyObject *
+dfb_mapping_snapshot(PyObject *obj)
+{
+    if (PyDict_CheckExact(obj)) {
+        /* one copy under the dict's lock (free-threaded CPython): keys and
+           values of one moment */
+        return PyDict_Copy(obj);
+    }
+    /* any other mapping: its items() read once */
+    PyObject *items = PyMapping_Items(obj);
+    if (items == NULL) {
+        return NULL;
+    }
+    PyObject *res = PyDict_New();
+    /* our own list: nothing else can change its length or items */
+    for (Py_ssize_t i = 0; res != NULL && i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        if (!PyTuple_Check(kv) || PyTuple_GET_SIZE(kv) != 2) {
+            PyErr_SetString(PyExc_TypeError,
+                            "the mapping's items() must be (key, value) "
+                            "pairs");
+            Py_CLEAR(res);
+        }
+        else if (PyDict_SetItem(res, PyTuple_GET_ITEM(kv, 0),
+                                PyTuple_GET_ITEM(kv, 1)) < 0) {
+            Py_CLEAR(res);
+        }
+    }
+    Py_DECREF(items);
+    return res;
+}
+
+int
+dfb_frame_source_pin(dfb_frame_source *src)
+{
+    PyObject *pinned;
+    switch (src->kind) {
+        case DFB_SRC_PANDAS:
+            pinned = dfb_pd_frame_pin(src->frame);
+            break;
+        case DFB_SRC_MAPPING:
+            pinned = dfb_mapping_snapshot(src->frame);
+            break;
+        default:
+            return 0;
+    }
+    Py_SETREF(src->frame, pinned);
+    return pinned != NULL ? 0 : -1;
+}

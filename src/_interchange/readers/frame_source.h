@@ -1,7 +1,8 @@
 /* dfbuffer: the frame-source table, the one place that decides how a frame
  * is read, for every function that reads one (from_dataframe and to_matrix
  * in C; schema, to_arrow and to_interchange through the private
- * _frame_source of convert_functions.c).
+ * _frame_source of convert_functions.c), and the snapshot a caller that
+ * reads a frame more than once reads instead.
  */
 #ifndef DFBUFFER_FRAME_SOURCE_H
 #define DFBUFFER_FRAME_SOURCE_H
@@ -60,6 +61,21 @@ dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
    else, NULL with one on error. */
 PyObject *
 dfb_narwhals_native(PyObject *obj);
+/* Replaces src->frame, as dfb_frame_source_of gave it, by what it held
+   when read once, for a caller that reads it more than once: a pandas
+   frame by a frame over its manager read once (dfb_pd_frame_pin), a
+   mapping by a new dict of its items taken in one pass
+   (dfb_mapping_snapshot); other kinds stay as they are.  Returns 0, or -1
+   with an exception set (src->frame then NULL). */
+int
+dfb_frame_source_pin(dfb_frame_source *src);
+
+/* A new dict of the items of mapping `obj` taken in one pass: an exact
+   dict copied (PyDict_Copy, under the dict's lock on free-threaded
+   CPython), any other mapping's items() read once (TypeError for an item
+   that is not a (key, value) pair).  NULL with an exception set. */
+PyObject *
+dfb_mapping_snapshot(PyObject *obj);
 
 /* Returns 1 if `obj` is a mapping (a dict, or a collections.abc.Mapping)
    that the converting functions read as a frame of named columns, 0 if

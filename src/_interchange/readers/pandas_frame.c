@@ -629,8 +629,11 @@ dfb_pd_frame_read(PyObject *obj, dfb_pd_frame *out)
     return read_blocks(out->mgr, out);
 }
 
-PyObject *
-dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj)
+/* A new reference to a pandas DataFrame over manager `mgr` of pandas frame
+   `obj`: type(obj)._from_mgr(mgr, mgr.axes); `obj` itself on a pandas
+   without _from_mgr.  NULL with an exception set on error. */
+static PyObject *
+frame_over(PyObject *obj, PyObject *mgr)
 {
     PyObject *cls = (PyObject *)Py_TYPE(obj);
     PyObject *meth = get_attr(cls, "_from_mgr");
@@ -641,13 +644,46 @@ dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj)
         PyErr_Clear(); /* a pandas before 2.1: the frame itself */
         return Py_NewRef(obj);
     }
-    PyObject *axes = get_attr(f->mgr, "axes");
-    PyObject *res =
-        axes == NULL ? NULL
-                     : PyObject_CallFunctionObjArgs(meth, f->mgr, axes, NULL);
+    PyObject *axes = get_attr(mgr, "axes");
+    PyObject *res = axes == NULL
+                        ? NULL
+                        : PyObject_CallFunctionObjArgs(meth, mgr, axes, NULL);
     Py_XDECREF(axes);
     Py_DECREF(meth);
     return dfb_pandas_frame_result(res, "DataFrame._from_mgr()");
+}
+
+PyObject *
+dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj)
+{
+    return frame_over(obj, f->mgr);
+}
+
+PyObject *
+dfb_pd_frame_pin(PyObject *obj)
+{
+    /* `obj._mgr` read once: whatever is read of the result comes from
+       this manager, whichever another thread sets on `obj` since */
+    PyObject *mgr = get_attr(obj, "_mgr");
+    if (mgr == NULL) {
+        return NULL;
+    }
+    PyObject *res = frame_over(obj, mgr);
+    Py_DECREF(mgr);
+    if (res == NULL || res == obj) {
+        return res;
+    }
+    /* the caller's attrs, which pandas' Arrow export writes into the
+       schema's metadata (set as pandas sets them: a shallow copy) */
+    PyObject *attrs = get_attr(obj, "attrs");
+    int e = attrs == NULL ||
+            ((!PyDict_Check(attrs) || PyDict_GET_SIZE(attrs) > 0) &&
+             PyObject_SetAttrString(res, "attrs", attrs) < 0);
+    Py_XDECREF(attrs);
+    if (e) {
+        Py_CLEAR(res);
+    }
+    return res;
 }
 
 void

@@ -126,6 +126,18 @@ dfb_pd_frame_read(PyObject *obj, dfb_pd_frame *out);
    with an exception set on error. */
 PyObject *
 dfb_pd_frame_snapshot(const dfb_pd_frame *f, PyObject *obj);
+
+/* A new reference to a pandas DataFrame over the manager of pandas frame
+   `obj` (exactly a pandas.DataFrame), read once: `obj._mgr` once, then
+   pandas.DataFrame._from_mgr(mgr, mgr.axes) with `obj`'s attrs, so that
+   its names, dtypes and columns, however many times they are read, all
+   come from that one manager even if another thread sets `obj`'s since
+   (a manager changed in place, as DataFrame.insert changes it, is
+   pandas' own race); `obj` itself on a pandas without _from_mgr.  NULL
+   with an exception set. */
+PyObject *
+dfb_pd_frame_pin(PyObject *obj);
+
 /* Releases what `f` holds and zeroes it.  Cannot fail. */
 void
 dfb_pd_frame_clear(dfb_pd_frame *f);
