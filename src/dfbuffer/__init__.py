@@ -13,6 +13,7 @@ from dfbuffer._interchange import (
     Buffer,
     CategoricalCodes,
     ColumnNullType,
+    CopyError,
     DeviceType,
     DtypeKind,
     NativeFormat,
@@ -49,6 +50,7 @@ __all__ = [
     "CategoricalCodes",
     "ColumnNullType",
     "ColumnSchema",
+    "CopyError",
     "DeviceType",
     "DtypeKind",
     "InterchangeView",
@@ -144,7 +146,7 @@ def to_interchange(
         column names to 1-D arrays or :class:`Buffer` objects (read through
         :func:`to_arrow`, zero-copy).
     allow_copy : bool, optional
-        False raises RuntimeError where the protocol needs a copy (default True).
+        False raises CopyError where the protocol needs a copy (default True).
     columns : sequence of str, optional
         Only these columns, in this order (KeyError for a name no column has), as
         ``from_dataframe(..., columns=...)`` selects them.

@@ -25,7 +25,7 @@ Layout choices (see docs/design.md):
   spec allows and pandas/pyarrow read correctly.
 * Strings are ``(STRING, 8, 'u'|'U', '=')`` with ``(INT, 32|64)`` offsets;
   Arrow string views ('vu', polars' strings) are copied to large strings
-  ('U') in C, so ``allow_copy=False`` makes such columns raise RuntimeError
+  ('U') in C, so ``allow_copy=False`` makes such columns raise CopyError
   when their buffers are asked for.
 * Nulls are ``(USE_BITMASK, 0)`` with the Arrow validity bitmap when a
   chunk has nulls, else ``(NON_NULLABLE, None)`` and no validity buffer.
@@ -48,6 +48,7 @@ import numpy as np
 from dfbuffer._frame_nodes import ArrowNodes, _Chunk, _from_arrow, _select
 from dfbuffer._interchange import (
     ColumnNullType,
+    CopyError,
     DtypeKind,
     _arrow_type,
     _IxChunk,
@@ -114,7 +115,7 @@ class _ArrowColumn:
         # buffers the import copied (run ends decoded, string views): refused
         # by this column's allow_copy, not the import's
         if self._field.copy_error is not None and self._chunks and not self._allow_copy:
-            raise RuntimeError(self._field.copy_error)
+            raise CopyError(self._field.copy_error)
 
     def _single(self) -> _IxChunk:
         """The one chunk, or a concatenation of all chunks (a copy)."""
@@ -125,7 +126,7 @@ class _ArrowColumn:
         if len(self._chunks) == 1:
             return self._chunks[0]
         if not self._allow_copy:
-            raise RuntimeError(
+            raise CopyError(
                 f"column {self._name!r} has {len(self._chunks)} chunks; joining "
                 "them needs a copy, which allow_copy=False forbids (use get_chunks())")
         return _concat(self._field, self._chunks)
@@ -202,7 +203,7 @@ class _ArrowColumn:
         chunk = self._single()
         self.dtype  # noqa: B018 - raises NotImplementedError for a type without a dtype
         if _interchange_format(self._field.format) != self._field.format and self._chunks:
-            raise RuntimeError(
+            raise CopyError(
                 f"column {self._name!r}: string views need a copy, which "
                 "allow_copy=False forbids")
         field = self._field
@@ -490,13 +491,13 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
     interchange level (plotly) needs.
 
     ``allow_copy=False`` forbids copies: string-view columns (polars'
-    strings) and joining several chunks of a column then raise RuntimeError
+    strings) and joining several chunks of a column then raise CopyError
     when the buffers are requested.  Columns whose Arrow type the protocol
     cannot describe (lists, structs, decimals, binary, intervals, ...) raise
     NotImplementedError naming the column and the Arrow format when used.
     Times of day are ``(DATETIME, 32|64, 'tt[smun]', '=')``; a run-end
     encoded column of fixed-width values (numbers, timestamps, ...) is
-    served as its values, decoded once in C (a copy: RuntimeError with
+    served as its values, decoded once in C (a copy: CopyError with
     ``allow_copy=False``).
     """
     if isinstance(obj, InterchangeView):

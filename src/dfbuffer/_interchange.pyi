@@ -69,6 +69,9 @@ class ColumnNullType(enum.IntEnum):
     USE_BITMASK = 3
     USE_BYTEMASK = 4
 
+class CopyError(ValueError, RuntimeError):
+    ...
+
 _InterchangeDtype: TypeAlias = tuple[int, int, str, str]
 _DtypeLike: TypeAlias = npt.DTypeLike | _InterchangeDtype
 _Device: TypeAlias = tuple[int, int | None]

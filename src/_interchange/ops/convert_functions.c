@@ -494,6 +494,9 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     const int allow_copy = dfb_opts_allow_copy(&opts);
+    /* a copy error names the keyword given */
+    const char *prev =
+        dfb_copy_keyword_enter(a[5] != NULL ? "copy" : "allow_copy");
     /* each protocol probed once per call, on the type (probe.c): the Arrow
        import answers its own probes from this scope's record */
     PyObject *res = pandas_column(st, a[0], &opts, allow_copy);
@@ -502,6 +505,7 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         res = column_dispatch(st, a[0], &opts, allow_copy);
         dfb_probe_scope_close(st, scope);
     }
+    dfb_copy_keyword_leave(prev);
     return dfb_result_finish(st, res, &opts);
 }
 
@@ -648,7 +652,7 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
         }
         dfb_err_give(exc);
         if (key != NULL) {
-            dfb_add_column_context(key);
+            dfb_add_column_context(st, key);
             Py_DECREF(key);
         }
         return NULL;
@@ -765,7 +769,7 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
             continue;
         }
         if (arr == NULL) {
-            dfb_add_column_context(key);
+            dfb_add_column_context(st, key);
             Py_DECREF(key);
             goto fail;
         }
@@ -898,7 +902,7 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                 Py_CLEAR(arr);
             }
             if (arr == NULL) {
-                dfb_add_column_context(key);
+                dfb_add_column_context(st, key);
             }
         }
         if (want < 0 || has != 0 || (want > 0 && arr == NULL) ||
@@ -1021,9 +1025,13 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_colsel_init(&sel, a[8]) < 0) {
         return NULL;
     }
+    /* a copy error names the keyword given */
+    const char *prev =
+        dfb_copy_keyword_enter(a[9] != NULL ? "copy" : "allow_copy");
     PyObject *res = dfb_colsel_finish(
         &sel, frame_to_dict(st, a[0], &opts, dfb_opts_allow_copy(&opts),
                             sel.names != NULL ? &sel : NULL));
+    dfb_copy_keyword_leave(prev);
     dfb_colsel_clear(&sel);
     return dfb_result_finish(st, res, &opts);
 }

@@ -1021,9 +1021,11 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     }
     if (opts.copy == 0) {
         /* the result is always new memory: copy=None and True are one */
-        PyErr_SetString(PyExc_RuntimeError,
-                        "to_matrix() always copies the columns into a new "
-                        "array, but copy is False");
+        const char *prev = dfb_copy_keyword_enter("copy");
+        dfb_copy_error(st,
+                       "to_matrix() always copies the columns into a "
+                       "new array");
+        dfb_copy_keyword_leave(prev);
         return NULL;
     }
     /* fill (the default: NaN), raise, mask (always a MaskedArray) */
