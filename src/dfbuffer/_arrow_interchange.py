@@ -57,10 +57,11 @@ from dfbuffer._interchange import (
     _ixview_import,
     _ixview_slice,
     _ixview_values,
+    to_matrix,
 )
 from dfbuffer._schema import _interchange_format, _type_string, schema
 
-__all__ = ["InterchangeView", "to_interchange"]
+__all__ = ["InterchangeView", "frame_array", "to_interchange"]
 
 _BOOL_BITS = (DtypeKind.BOOL, 1, "b", "=")
 
@@ -362,6 +363,12 @@ class InterchangeView:
                 for c in self._columns]
         return InterchangeView(cols, self._n_batches, allow_copy)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """A 2-D (rows, columns) copy, :func:`dfbuffer.to_matrix` of the columns
+        (numeric ones only; for consumers that call ``numpy.asarray``: scikit-learn).
+        NumPy 2's ``copy``: False raises :class:`dfbuffer.CopyError`."""
+        return frame_array(self, dtype, copy)
+
     def __repr__(self) -> str:
         try:
             cols = ", ".join(f"{c.name}: {_type_string(c)}" for c in schema(self).columns)
@@ -453,6 +460,16 @@ class InterchangeView:
             cols = [_ArrowColumn(c._field, [pc[i]], self._allow_copy, rc, (n_chunks or 0, i))
                     for c, pc, rc in zip(self._columns, per_col, raws, strict=True)]
             yield InterchangeView(cols, 1, self._allow_copy)
+
+
+def frame_array(frame: Any, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    """``numpy.asarray(frame)`` of dfbuffer's own frames (:class:`InterchangeView`,
+    :class:`dfbuffer.ArrowExport`), their ``__array__``: ``to_matrix`` of the columns,
+    which is always a new array, so NumPy 2's ``copy=False`` raises CopyError."""
+    if copy is False:
+        raise CopyError("numpy.asarray(): a frame becomes a 2-D array only by a copy "
+                        "(dfbuffer.to_matrix), which copy=False forbids")
+    return to_matrix(frame, dtype=dtype)
 
 
 def _has_dtype(field: _IxField, chunks: list[_IxChunk]) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._arrow_interchange import InterchangeView, to_interchange, view_nodes
+from dfbuffer._arrow_interchange import InterchangeView, frame_array, to_interchange, view_nodes
 from dfbuffer._frame_nodes import (
     ArrowNodes,
     _from_arrow,
@@ -25,7 +25,7 @@ from dfbuffer._frame_nodes import (
     _from_pandas,
     not_a_frame,
 )
-from dfbuffer._interchange import _frame_source, to_matrix
+from dfbuffer._interchange import _frame_source
 from dfbuffer._schema import _type_string, schema
 
 __all__ = ["ArrowExport", "to_arrow"]
@@ -64,10 +64,9 @@ class ArrowExport(ArrowNodes):
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """A 2-D (rows, columns) copy, :func:`dfbuffer.to_matrix` of the columns
-        (numeric ones only; for consumers that call ``numpy.asarray``: scikit-learn)."""
-        if copy is False:
-            raise ValueError("a table becomes a 2-D array only by a copy")
-        return to_matrix(self, dtype=dtype)
+        (numeric ones only; for consumers that call ``numpy.asarray``: scikit-learn).
+        NumPy 2's ``copy``: False raises :class:`dfbuffer.CopyError`."""
+        return frame_array(self, dtype, copy)
 
     def __repr__(self) -> str:
         try:
