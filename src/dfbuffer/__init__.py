@@ -166,7 +166,12 @@ def to_interchange(
     Raises
     ------
     TypeError
-        ``obj`` speaks no Arrow PyCapsule interface.
+        ``obj`` speaks no Arrow PyCapsule interface and is no pandas DataFrame or
+        mapping of arrays (a list of rows, an array, None: the message says what to
+        pass); a mapping value that is no array (a list: pass ``np.asarray``).
+    ValueError
+        A mapping value that is not 1-D (naming the column and its shape), columns of
+        different lengths, or a pandas frame with duplicate column names.
 
     Examples
     --------
@@ -181,15 +186,18 @@ def to_interchange(
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
     from dfbuffer._frame_nodes import _from_pandas, frame_source, not_a_frame
+    from dfbuffer._to_arrow import _unique_names
 
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
 
     # the frame-source table decides how obj is read: through its Arrow export
-    kind, frame = frame_source(obj)
-    if kind == "none" and hasattr(obj, "collect"):
-        raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer or a mapping")
+    kind, frame = frame_source(obj, "to_interchange")
+    if kind == "none":
+        raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer, a pandas "
+                          "DataFrame or a mapping of column names to 1-D arrays")
     if kind == "pandas":
+        _unique_names("to_interchange", frame)
         # a pandas frame (any index, every dtype): only the columns asked for
         # are exported, and with "skip" those Arrow cannot hold (object,
         # complex) are left out

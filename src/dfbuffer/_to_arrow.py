@@ -125,8 +125,19 @@ def _matrix_source(frame: Any, columns: Sequence[str] | None = None,
     return _export(_from_pandas(frame, columns))
 
 
+def _unique_names(func: str, frame: Any) -> None:
+    """ValueError naming the first column name that several columns of pandas frame
+    ``frame`` share (an Arrow schema, like a dict, keeps one column per name here)."""
+    seen: set[str] = set()
+    for name in (str(c) for c in frame.columns):
+        if name in seen:
+            raise ValueError(f"{func}() takes a frame of unique column names: duplicate "
+                             f"column name {name!r} (rename the columns)")
+        seen.add(name)
+
+
 def to_arrow(obj: Any, columns: Sequence[str] | None = None,
-             on_unsupported: str = "raise") -> ArrowExport:
+             on_unsupported: str = "raise", func: str = "to_arrow") -> ArrowExport:
     """Return an Arrow PyCapsule producer (``__arrow_c_stream__``,
     ``__arrow_c_schema__``) over the columns of ``obj``, zero-copy wherever
     the layout allows, without importing pyarrow.
@@ -138,13 +149,15 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
     :class:`dfbuffer.Buffer` objects (masked arrays give nulls).
     ``columns`` selects columns by name. ``on_unsupported="skip"`` leaves out the
     columns of an interchange source whose type has no Arrow format here (an Arrow
-    producer's formats are all handed out).
+    producer's formats are all handed out).  ``func`` names the public function
+    called in errors (``to_matrix`` reads a mapping through here).
     """
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is read
     kind, frame, _ = _frame_source(obj)
     if kind == "pandas":
+        _unique_names(func, frame)
         return _export(_from_pandas(frame, columns, skip=on_unsupported == "skip"))
     if kind == "arrow":
         # dfbuffer's own producers are read from what they hold
@@ -156,8 +169,8 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
             return _export(view_nodes(obj, columns))
         return _export(_from_arrow(obj, columns))
     if kind == "mapping":
-        return _export(_from_mapping(obj, columns))
+        return _export(_from_mapping(obj, columns, func))
     if kind == "interchange":
         return _export(_from_interchange(frame, columns, on_unsupported == "skip"))
-    raise not_a_frame("to_arrow", obj, "an Arrow PyCapsule producer, an object with "
+    raise not_a_frame(func, obj, "an Arrow PyCapsule producer, an object with "
                       "__dataframe__, an interchange DataFrame or a mapping")

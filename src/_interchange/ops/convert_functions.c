@@ -348,16 +348,76 @@ PyDoc_STRVAR(
     ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
     "([0, 1, 0], ['a', 'b'], False)");
 
+/* column_to_ndarray reads a pandas frame `obj` (borrowed) as one struct
+   column (its Arrow export), whose fields need unique names: ValueError
+   naming the first name several columns share.  Returns 0 (not a pandas
+   frame, or unique names), or -1 with an exception set. */
+static int
+frame_names_unique(PyObject *obj)
+{
+    int is = dfb_pandas_is_frame(obj);
+    if (is <= 0) {
+        return is;
+    }
+    PyObject *names = dfb_pandas_frame_names(obj);
+    PyObject *seen = names == NULL ? NULL : PySet_New(NULL);
+    int r = seen == NULL ? -1 : 0;
+    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(names); i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        r = PySet_Contains(seen, name);
+        if (r == 0) {
+            r = PySet_Add(seen, name);
+        }
+        else if (r == 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "column_to_ndarray() reads a frame as one struct "
+                         "column, whose fields need unique names: duplicate "
+                         "column name %R (rename the columns, or pass one "
+                         "column, df[name])",
+                         name);
+            r = -1;
+        }
+    }
+    Py_XDECREF(seen);
+    Py_XDECREF(names);
+    return r;
+}
+
+/* What to do instead of passing `col`, no column: a static string
+   starting ": " (a list or tuple, a lazy frame), or "".  Cannot fail. */
+static const char *
+column_hint(PyObject *col)
+{
+    if (PyList_Check(col) || PyTuple_Check(col)) {
+        return ": pass np.asarray(...) of it";
+    }
+    if (PyDict_Check(col)) {
+        return ": a mapping of columns is a frame, read by from_dataframe()";
+    }
+    /* asked of the type: no __getattr__ runs for a message */
+    PyObject *name = PyUnicode_FromString("collect");
+    int lazy =
+        name == NULL ? -1 : dfb_has_attr((PyObject *)Py_TYPE(col), name);
+    Py_XDECREF(name);
+    if (lazy < 0) {
+        PyErr_Clear(); /* no hint, the TypeError is raised all the same */
+    }
+    return lazy == 1 ? ": a lazy frame holds no data yet, call .collect() on "
+                       "it first"
+                     : "";
+}
+
 /* column_to_ndarray's dispatch of `col` (borrowed), in this order: an
    interchange column (get_buffers on the type), an Arrow producer, an
    interchange column by instance attribute, then the registry's last two
    protocols (protocols.c): pyarrow's __arrow_array__ (when pyarrow
    imports; its array read as any Arrow producer) and __array__ (copy=False
-   unless `allow_copy`; a 1-D result only).  Returns a new reference, or
-   NULL with an exception set (TypeError when `col` is none of these). */
+   unless `allow_copy`; a 1-D result only).  `func` names the public
+   function called, in messages.  Returns a new reference, or NULL with an
+   exception set (TypeError when `col` is none of these). */
 static PyObject *
 column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
-                int allow_copy)
+                int allow_copy, const char *func)
 {
     /* the instance is asked (has_attr) only when the type names neither;
        the three names in one walk of the MRO (dfb_probe_mask) */
@@ -401,13 +461,13 @@ column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
         }
     }
     if (has & DFB_PB(DFB_PN_ARRAY_METHOD)) {
-        return dfb_array_method_column(st, col, allow_copy);
+        return dfb_array_method_column(st, col, allow_copy, func);
     }
     PyErr_Format(PyExc_TypeError,
-                 "column_to_ndarray() expects a DataFrame-interchange column "
-                 "(with get_buffers, describe_null, ...), an Arrow producer, "
-                 "or an object with __arrow_array__ or __array__, got %.200s",
-                 Py_TYPE(col)->tp_name);
+                 "%s() expects a column: a 1-D array (an object with "
+                 "__arrow_array__ or __array__), a Buffer, an Arrow array or "
+                 "a DataFrame-interchange column, got %.200s%s",
+                 func, Py_TYPE(col)->tp_name, column_hint(col));
     return NULL;
 }
 
@@ -495,6 +555,9 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     }
     const int allow_copy = dfb_opts_allow_copy(&opts);
     /* a copy error names the keyword given */
+    if (frame_names_unique(a[0]) < 0) {
+        return NULL;
+    }
     const char *prev =
         dfb_copy_keyword_enter(a[5] != NULL ? "copy" : "allow_copy");
     /* each protocol probed once per call, on the type (probe.c): the Arrow
@@ -502,7 +565,8 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     PyObject *res = pandas_column(st, a[0], &opts, allow_copy);
     if (res == NULL && !PyErr_Occurred()) {
         uint64_t scope = dfb_probe_scope_open(st, a[0]);
-        res = column_dispatch(st, a[0], &opts, allow_copy);
+        res =
+            column_dispatch(st, a[0], &opts, allow_copy, "column_to_ndarray");
         dfb_probe_scope_close(st, scope);
     }
     dfb_copy_keyword_leave(prev);
@@ -736,7 +800,10 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
         int has = PyDict_Contains(result, key);
         if (has != 0) {
             if (has > 0) {
-                PyErr_Format(PyExc_ValueError, "duplicate column name %R",
+                PyErr_Format(PyExc_ValueError,
+                             "from_dataframe() returns a dict, one array per "
+                             "name: duplicate column name %R (rename the "
+                             "columns)",
                              key);
             }
             Py_DECREF(key);
@@ -761,7 +828,8 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
         /* each column as column_to_ndarray reads one (an interchange
            column, or any protocol of its dispatch) */
         uint64_t scope = dfb_probe_scope_open(st, col);
-        PyObject *arr = column_dispatch(st, col, opts, allow_copy);
+        PyObject *arr =
+            column_dispatch(st, col, opts, allow_copy, "from_dataframe");
         dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
         if (arr == NULL && dfb_skip_unsupported(opts)) {
@@ -848,6 +916,32 @@ mapping_value_nulls(dfb_state *st, PyObject *v, PyObject *arr,
                             opts->nulls, allow_copy);
 }
 
+/* Checks that column `arr` (an ndarray, or CategoricalCodes whose codes
+   are one) has *length values, the length of the mapping's columns so far
+   (-1: none yet, then set).  Returns 0, or -1 with ValueError. */
+static int
+same_length(PyObject *arr, int64_t *length)
+{
+    PyObject *a = PyArray_Check(arr) ? arr
+                  : PyTuple_Check(arr) && PyTuple_GET_SIZE(arr) > 0
+                      ? PyTuple_GET_ITEM(arr, 0)
+                      : NULL;
+    if (a == NULL || !PyArray_Check(a) ||
+        PyArray_NDIM((PyArrayObject *)a) != 1) {
+        return 0;
+    }
+    int64_t n = (int64_t)PyArray_DIM((PyArrayObject *)a, 0);
+    if (*length >= 0 && n != *length) {
+        PyErr_Format(PyExc_ValueError,
+                     "from_dataframe() takes columns of one length: this one "
+                     "has %lld values, the others %lld",
+                     (long long)n, (long long)*length);
+        return -1;
+    }
+    *length = n;
+    return 0;
+}
+
 /* A mapping of column names to 1-D arrays, Buffers or columns (borrowed
    `obj`), each value read as column_to_ndarray reads it (a MaskedArray's
    mask giving its nulls), only the keys
@@ -864,6 +958,7 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         return NULL;
     }
     PyObject *result = PyDict_New();
+    int64_t length = -1; /* of the columns read so far */
     for (Py_ssize_t i = 0; result != NULL && i < PyList_GET_SIZE(items); i++) {
         PyObject *kv = PyList_GET_ITEM(items, i);
         if (!PyTuple_Check(kv) || PyTuple_GET_SIZE(kv) != 2) {
@@ -879,12 +974,15 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         int want = key == NULL ? -1 : dfb_colsel_wants(sel, key);
         int has = want <= 0 ? 0 : PyDict_Contains(result, key);
         if (has > 0) {
-            PyErr_Format(PyExc_ValueError, "duplicate column name %R", key);
+            PyErr_Format(PyExc_ValueError,
+                         "from_dataframe() returns a dict, one array per "
+                         "name: duplicate column name %R (rename the columns)",
+                         key);
         }
         PyObject *arr = NULL;
         if (want > 0 && has == 0) {
             uint64_t scope = dfb_probe_scope_open(st, v);
-            arr = column_dispatch(st, v, opts, allow_copy);
+            arr = column_dispatch(st, v, opts, allow_copy, "from_dataframe");
             dfb_probe_scope_close(st, scope);
             if (arr != NULL) {
                 arr = mapping_value_nulls(st, v, arr, opts, allow_copy);
@@ -895,10 +993,10 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
             }
             if (arr != NULL && PyArray_Check(arr) &&
                 PyArray_NDIM((PyArrayObject *)arr) != 1) {
-                PyErr_Format(PyExc_ValueError,
-                             "a column must be 1-D, this one has %d "
-                             "dimensions",
-                             PyArray_NDIM((PyArrayObject *)arr));
+                dfb_not_1d_error("from_dataframe", (PyArrayObject *)arr);
+                Py_CLEAR(arr);
+            }
+            if (arr != NULL && same_length(arr, &length) < 0) {
                 Py_CLEAR(arr);
             }
             if (arr == NULL) {
@@ -1068,9 +1166,23 @@ frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                          src.allow_copy ? Py_True : Py_False);
 }
 
+PyDoc_STRVAR(not_a_frame_hint_doc,
+             "_not_a_frame_hint(obj, /)\n--\n\n"
+             "Private: what to do instead of passing obj, no frame, to a "
+             "function\nthat reads frames: ': ...', or ''.");
+
+/* _not_a_frame_hint(obj, /): dfb_not_a_frame_hint as a str.  Returns a
+   new reference, or NULL with an exception set. */
+static PyObject *
+not_a_frame_hint_py(PyObject *Py_UNUSED(module), PyObject *obj)
+{
+    return PyUnicode_FromString(dfb_not_a_frame_hint(obj));
+}
+
 PyMethodDef dfb_convert_methods[] = {
     {"_frame_source", (PyCFunction)(void (*)(void))frame_source_py,
      METH_FASTCALL, frame_source_doc},
+    {"_not_a_frame_hint", not_a_frame_hint_py, METH_O, not_a_frame_hint_doc},
     {"buffer_to_ndarray", (PyCFunction)(void (*)(void))buffer_to_ndarray,
      METH_FASTCALL | METH_KEYWORDS, buffer_to_ndarray_doc},
     {"column_to_ndarray", (PyCFunction)(void (*)(void))column_to_ndarray,

@@ -557,7 +557,10 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         int dup = PySet_Contains(seen, key);
         if (dup != 0) {
             if (dup > 0) {
-                PyErr_Format(PyExc_ValueError, "duplicate column name %R",
+                PyErr_Format(PyExc_ValueError,
+                             "from_dataframe() returns a dict, one array per "
+                             "name: duplicate column name %R (rename the "
+                             "columns)",
                              key);
             }
             goto done;

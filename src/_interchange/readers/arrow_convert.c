@@ -393,7 +393,9 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         if (dup != 0) {
             if (dup > 0) {
                 PyErr_Format(PyExc_ValueError,
-                             "duplicate column name %R in the Arrow schema",
+                             "from_dataframe() returns a dict, one array per "
+                             "name: duplicate column name %R in the Arrow "
+                             "schema (rename the columns)",
                              key);
             }
             Py_DECREF(key);

@@ -1146,9 +1146,14 @@ to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     if (src.kind == DFB_SRC_MAPPING) {
+        /* to_arrow(obj, func="to_matrix"): its errors name to_matrix */
         PyObject *fn = dfb_import_attr("dfbuffer._to_arrow", "to_arrow");
-        Py_SETREF(src.frame,
-                  fn == NULL ? NULL : PyObject_CallOneArg(fn, args[0]));
+        PyObject *kw =
+            fn == NULL ? NULL : Py_BuildValue("{ss}", "func", "to_matrix");
+        PyObject *pos = kw == NULL ? NULL : PyTuple_Pack(1, args[0]);
+        Py_SETREF(src.frame, pos == NULL ? NULL : PyObject_Call(fn, pos, kw));
+        Py_XDECREF(pos);
+        Py_XDECREF(kw);
         Py_XDECREF(fn);
         if (src.frame == NULL) {
             return NULL;
