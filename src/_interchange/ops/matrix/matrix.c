@@ -372,7 +372,7 @@ PyDoc_STRVAR(
     "    Struct columns refused, or their leaves (default 'object').\n"
     "copy : bool or None, optional\n"
     "    None or True (the result is always new memory); False raises\n"
-    "    RuntimeError.\n"
+    "    CopyError.\n"
     "on_unsupported : {'raise', 'skip'}, optional\n"
     "    A column of a type to_matrix does not take raises TypeError\n"
     "    (default), or is left out ('skip'; decided from the schema: bool,\n"
