@@ -128,8 +128,11 @@ def _matrix_source(frame: Any, columns: Sequence[str] | None = None,
 def _unique_names(func: str, frame: Any) -> None:
     """ValueError naming the first column name that several columns of pandas frame
     ``frame`` share (an Arrow schema, like a dict, keeps one column per name here)."""
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) == len(names):
+        return
     seen: set[str] = set()
-    for name in (str(c) for c in frame.columns):
+    for name in names:
         if name in seen:
             raise ValueError(f"{func}() takes a frame of unique column names: duplicate "
                              f"column name {name!r} (rename the columns)")
