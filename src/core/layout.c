@@ -59,6 +59,51 @@ overflow:
                          "Py_ssize_t");
 }
 
+dfb_code
+dfb_buffer_extent(int64_t offset, int64_t length, int64_t itemsize,
+                  int64_t stride, int64_t *lo, int64_t *hi, dfb_error *err)
+{
+    int64_t end, first, last, top, span;
+    if (offset < 0 || length < 0 || itemsize < 0) {
+        return dfb_error_set(err, DFB_EINVAL,
+                             "a buffer's offset, length and item size must "
+                             "be >= 0");
+    }
+    if (length == 0) {
+        *lo = 0;
+        *hi = 0;
+        return DFB_OK;
+    }
+    if (__builtin_add_overflow(offset, length, &end)) {
+        goto overflow;
+    }
+    if (itemsize == 0) { /* a bitmap: bits [offset, end) */
+        *lo = offset / 8;
+        *hi = end / 8 + (end % 8 != 0);
+        return DFB_OK;
+    }
+    if (__builtin_mul_overflow(offset, stride, &first) ||
+        __builtin_mul_overflow(end - 1, stride, &last)) {
+        goto overflow;
+    }
+    if (first > last) { /* a negative stride */
+        int64_t t = first;
+        first = last;
+        last = t;
+    }
+    if (__builtin_add_overflow(last, itemsize, &top) ||
+        __builtin_sub_overflow(top, first, &span)) {
+        goto overflow;
+    }
+    *lo = first;
+    *hi = top;
+    return DFB_OK;
+overflow:
+    return dfb_error_set(err, DFB_EOVERFLOW,
+                         "a buffer's offset, length and stride address more "
+                         "memory than fits in int64");
+}
+
 int
 dfb_layout_is_contiguous(int ndim, const int64_t *shape,
                          const int64_t *strides, int64_t itemsize, int fortran)

@@ -24,6 +24,19 @@ dfb_core_extent(int ndim, const int64_t *shape, const int64_t *strides,
                 int64_t itemsize, int64_t max, int64_t *lo, int64_t *hi,
                 dfb_error *err);
 
+/* Stores in [*lo, *hi) the bytes, relative to a buffer's address, that
+   its elements [offset, offset + length) occupy: bits of an upward bitmap
+   when `itemsize` is 0 (`offset` in bits, bit i in byte i / 8; `stride`
+   ignored), else values of `itemsize` bytes `stride` bytes apart (any
+   sign, 0 too: element i at byte i * stride; lo < 0 below the address).
+   No elements occupy nothing: lo = hi = 0.  hi - lo fits in int64.
+   Returns DFB_OK, DFB_EINVAL for a negative offset, length or itemsize,
+   or DFB_EOVERFLOW when a byte position leaves int64 (a message in err;
+   lo, hi untouched on failure). */
+dfb_code
+dfb_buffer_extent(int64_t offset, int64_t length, int64_t itemsize,
+                  int64_t stride, int64_t *lo, int64_t *hi, dfb_error *err);
+
 /* Returns 1 if a strided array of `ndim` dimensions is contiguous for
    `itemsize` in C order (fortran 0: the last dimension varies fastest) or
    Fortran order (fortran 1), else 0.  Size-1 dimensions ignore their

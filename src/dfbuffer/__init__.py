@@ -132,7 +132,9 @@ def to_interchange(
     ``obj`` is anything with ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a pyarrow
     Table or RecordBatch, a polars DataFrame, a pandas 3 DataFrame, a nanoarrow stream), or
     their device counterparts ``__arrow_c_device_stream__`` / ``__arrow_c_device_array__``
-    (data on a non-CPU device gives device buffers, never read on the host).
+    (data on a non-CPU device gives device buffers, never read on the host), a pandas
+    frame, an object with only ``__dataframe__`` or an interchange DataFrame (its columns
+    read as :func:`to_arrow` reads them), or a mapping.
     The result has ``__dataframe__`` and implements every method of the protocol; its
     buffers are :class:`Buffer` objects that keep the Arrow memory alive. Consumers that
     only speak ``__dataframe__`` (``pandas.api.interchange.from_dataframe``,
@@ -185,7 +187,12 @@ def to_interchange(
     [1, 2]
     """
     from dfbuffer._arrow_interchange import to_interchange as _to_interchange
-    from dfbuffer._frame_nodes import _from_pandas, frame_source, not_a_frame
+    from dfbuffer._frame_nodes import (
+        _from_interchange,
+        _from_pandas,
+        frame_source,
+        not_a_frame,
+    )
     from dfbuffer._to_arrow import _unique_names
 
     if on_unsupported not in ("raise", "skip"):
@@ -195,13 +202,18 @@ def to_interchange(
     kind, frame = frame_source(obj, "to_interchange")
     if kind == "none":
         raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer, a pandas "
-                          "DataFrame or a mapping of column names to 1-D arrays")
+                          "DataFrame, an object with __dataframe__ or a mapping of column "
+                          "names to 1-D arrays")
     if kind == "pandas":
         _unique_names("to_interchange", frame)
         # a pandas frame (any index, every dtype): only the columns asked for
         # are exported, and with "skip" those Arrow cannot hold (object,
         # complex) are left out
         obj = _from_pandas(frame, columns, skip=on_unsupported == "skip")
+    elif kind == "interchange":
+        # a __dataframe__-only producer (modin, any interchange object): its
+        # columns as to_arrow reads them
+        obj = _from_interchange(frame, columns, on_unsupported == "skip")
     elif kind == "arrow":
         obj = frame
     ix = _to_interchange(obj, allow_copy=allow_copy)

@@ -133,7 +133,7 @@ def frame_source(obj: Any, func: str) -> tuple[str, Any]:
     in errors."""
     kind, frame, _ = _frame_source(obj)
     if kind == "mapping":
-        return "arrow", _from_mapping(obj, None, func)
+        return "arrow", _from_mapping(frame, None, func)
     return kind, frame
 
 
@@ -534,6 +534,16 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
     return _numpy_format(dt, name), (n, nulls, 0, (validity, buf), None)
 
 
+def _pandas_array_frame(value: Any) -> Any:
+    """A one-column pandas DataFrame over ``value`` when it is a pandas
+    ExtensionArray (Categorical, a tz-aware DatetimeArray, ...), read as a
+    frame's column is read, else None (pandas is never imported here)."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(value, pd.api.extensions.ExtensionArray):
+        return None
+    return pd.Series(value, copy=False).to_frame()
+
+
 def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
                   func: str = "to_arrow") -> ArrowNodes:
     names = [str(k) for k in data]
@@ -543,8 +553,11 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
     length = None
     for i in _select(names, columns):
         name, value = names[i], values[i]
-        if _is_arrow(value) and not isinstance(value, Buffer):
-            sub = _from_arrow(value, None)
+        pd_frame = _pandas_array_frame(value)
+        if pd_frame is not None or (_is_arrow(value) and not isinstance(value, Buffer)):
+            # a pandas array as the column of a frame (as column_to_ndarray reads it)
+            sub = (_from_arrow(value, None) if pd_frame is None
+                   else _from_pandas(pd_frame, None))
             if len(sub._batches) != 1 or len(sub._fields) != 1:
                 raise ValueError(f"column {name!r}: pass one Arrow array (one chunk)")
             f = sub._fields[0]

@@ -443,8 +443,9 @@ def _arrow_schema_of(desc: dict[str, Any]) -> Schema:
 
 
 def _series_named(obj: Any, sch: Schema) -> Schema:
-    """A pandas Series exports its values through Arrow without its name: the one
-    column takes ``str(obj.name)`` (unless None), as from_dataframe keys it."""
+    """A subclass of pandas Series (the frame-source table reads an exact one as
+    its one-column frame) exports its values through Arrow without its name: the
+    one column takes ``str(obj.name)`` (unless None), as from_dataframe keys it."""
     pd = sys.modules.get("pandas")
     if len(sch.columns) != 1 or sch.columns[0].name or pd is None:
         return sch
@@ -838,15 +839,6 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     # read: pandas' own interchange object is read as the frame behind it, as
     # from_dataframe reads it, so its schema is the frame's
     kind, frame = frame_source(obj, "schema")
-    pd = sys.modules.get("pandas")
-    series: Any = obj
-    if kind == "arrow" and pd is not None and type(series) is pd.Series and (
-            isinstance(series.dtype, pd.PeriodDtype | pd.IntervalDtype)
-            or getattr(series.dtype, "kind", "") == "c"):
-        # read as column_to_ndarray reads such a Series: as the column of a frame
-        one = _pandas_schema(series.to_frame())
-        name = "" if series.name is None else str(series.name)
-        return dataclasses.replace(one, columns=(dataclasses.replace(one.columns[0], name=name),))
     if kind == "pandas":
         sch = _pandas_schema(frame)
         if structs == "flatten":
@@ -861,28 +853,11 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
                 cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
                 sch = Schema(cols, sch.metadata, sch.source, sch.index_columns)
             return sch
-    df = frame if kind == "interchange" else _ix_frame(obj) if kind != "none" else None
+    df = frame if kind == "interchange" else _ix_frame(frame) if kind != "none" else None
     if df is None:
         raise not_a_frame("schema", obj, "an Arrow PyCapsule producer, an object with "
                           "__dataframe__, an interchange DataFrame or a mapping")
     return _ix_schema(df)
-
-
-# the logical types to_matrix takes (nulls-only columns take no part in the dtype)
-_MATRIX_TYPES = frozenset({"int", "uint", "float", "bool", "null"})
-
-
-def _matrix_takes(c: ColumnSchema, dtype_given: bool, decimals_float: bool,
-                  period_ordinal: bool = False) -> bool:
-    """Whether ``to_matrix`` takes column ``c`` (its documented rule: bool, integer and
-    float columns; categoricals only with a dtype; decimals with decimals="float64";
-    pandas Period columns with period="ordinal")."""
-    if c.type == "run_end" and c.values is not None:
-        return _matrix_takes(c.values, dtype_given, decimals_float)
-    if period_ordinal and _is_period(c):
-        return True
-    return (c.type in _MATRIX_TYPES or (c.type == "categorical" and dtype_given)
-            or (c.type == "decimal" and decimals_float))
 
 
 def _is_period(c: ColumnSchema) -> bool:
@@ -890,14 +865,3 @@ def _is_period(c: ColumnSchema) -> bool:
     ``pandas.period`` Arrow extension type)."""
     return (str(c.metadata.get("pandas_dtype", "")).startswith("period[")
             or (c.extension_name == "pandas.period" and c.type == "object"))
-
-
-def _matrix_columns(obj: Any, columns: Sequence[str] | None, flatten: bool,
-                    dtype_given: bool, decimals_float: bool,
-                    period_ordinal: bool = False) -> list[str]:
-    """The columns ``to_matrix(..., on_unsupported="skip")`` takes of ``obj``: those of
-    ``columns`` (default: all) that its rule takes, read from the schema (no data)."""
-    sch = schema(obj, structs="flatten" if flatten else "object",
-                 columns=None if columns is None else list(columns), on_unsupported="skip")
-    return [c.name for c in sch.columns
-            if _matrix_takes(c, dtype_given, decimals_float, period_ordinal)]

@@ -101,6 +101,87 @@ test_extent(void)
     }
 }
 
+/* The byte extent of one buffer: bitmaps with bit offsets, byte masks and
+   values of every stride sign (0 too), element offsets, refusals and
+   overflow. */
+static void
+test_buffer_extent(void)
+{
+    int64_t lo = -1, hi = -1;
+    dfb_error err = {{0}};
+    /* nothing: no byte, whatever the offset, stride or kind */
+    CHECK(dfb_buffer_extent(5, 0, 8, -8, &lo, &hi, &err) == DFB_OK &&
+          lo == 0 && hi == 0);
+    CHECK(dfb_buffer_extent(13, 0, 0, 0, &lo, &hi, &err) == DFB_OK &&
+          lo == 0 && hi == 0);
+    /* bitmaps: bit offsets round down, ends round up */
+    CHECK(dfb_buffer_extent(0, 8, 0, 99, &lo, &hi, &err) == DFB_OK &&
+          lo == 0 && hi == 1);
+    CHECK(dfb_buffer_extent(0, 9, 0, 0, &lo, &hi, &err) == DFB_OK && lo == 0 &&
+          hi == 2);
+    CHECK(dfb_buffer_extent(7, 1, 0, 0, &lo, &hi, &err) == DFB_OK && lo == 0 &&
+          hi == 1);
+    CHECK(dfb_buffer_extent(8, 1, 0, 0, &lo, &hi, &err) == DFB_OK && lo == 1 &&
+          hi == 2);
+    CHECK(dfb_buffer_extent(13, 20, 0, 0, &lo, &hi, &err) == DFB_OK &&
+          lo == 1 && hi == 5);
+    CHECK(dfb_buffer_extent(INT64_MAX - 8, 8, 0, 0, &lo, &hi, &err) ==
+              DFB_OK &&
+          lo == (INT64_MAX - 8) / 8 && hi == INT64_MAX / 8 + 1);
+    /* byte masks and values, contiguous, with element offsets */
+    CHECK(dfb_buffer_extent(0, 10, 1, 1, &lo, &hi, &err) == DFB_OK &&
+          lo == 0 && hi == 10);
+    CHECK(dfb_buffer_extent(3, 10, 1, 1, &lo, &hi, &err) == DFB_OK &&
+          lo == 3 && hi == 13);
+    CHECK(dfb_buffer_extent(2, 3, 8, 8, &lo, &hi, &err) == DFB_OK &&
+          lo == 16 && hi == 40);
+    /* strided: the last element's item ends it, not the stride */
+    CHECK(dfb_buffer_extent(0, 3, 8, 24, &lo, &hi, &err) == DFB_OK &&
+          lo == 0 && hi == 56);
+    /* reversed: below the address, up to the first element's end */
+    CHECK(dfb_buffer_extent(0, 4, 8, -8, &lo, &hi, &err) == DFB_OK &&
+          lo == -24 && hi == 8);
+    CHECK(dfb_buffer_extent(0, 5, 1, -1, &lo, &hi, &err) == DFB_OK &&
+          lo == -4 && hi == 1);
+    CHECK(dfb_buffer_extent(1, 2, 4, -16, &lo, &hi, &err) == DFB_OK &&
+          lo == -32 && hi == -12);
+    /* broadcast: every element is the first one */
+    CHECK(dfb_buffer_extent(0, 1000000, 8, 0, &lo, &hi, &err) == DFB_OK &&
+          lo == 0 && hi == 8);
+    CHECK(dfb_buffer_extent(0, INT64_MAX, 1, 0, &lo, &hi, &err) == DFB_OK &&
+          lo == 0 && hi == 1);
+    /* refusals and overflow leave lo and hi untouched */
+    lo = hi = 77;
+    CHECK(dfb_buffer_extent(-1, 2, 8, 8, &lo, &hi, &err) == DFB_EINVAL);
+    CHECK(dfb_buffer_extent(0, -2, 8, 8, &lo, &hi, &err) == DFB_EINVAL);
+    CHECK(dfb_buffer_extent(0, 2, -8, 8, &lo, &hi, NULL) == DFB_EINVAL);
+    CHECK(dfb_buffer_extent(INT64_MAX, 1, 0, 0, &lo, &hi, &err) ==
+          DFB_EOVERFLOW);
+    CHECK(dfb_buffer_extent(1, INT64_MAX, 1, 1, &lo, &hi, &err) ==
+          DFB_EOVERFLOW);
+    CHECK(dfb_buffer_extent(0, 3, 8, INT64_MAX / 2 + 1, &lo, &hi, &err) ==
+          DFB_EOVERFLOW);
+    CHECK(dfb_buffer_extent(0, 3, 8, INT64_MIN / 4, &lo, &hi, &err) ==
+              DFB_OK &&
+          lo == INT64_MIN / 2 && hi == 8);
+    CHECK(dfb_buffer_extent(0, 3, 8, INT64_MIN / 2 - 1, &lo, &hi, &err) ==
+          DFB_EOVERFLOW);
+    CHECK(dfb_buffer_extent(0, 2, 8, INT64_MAX - 8, &lo, &hi, &err) ==
+              DFB_OK &&
+          lo == 0 && hi == INT64_MAX);
+    lo = hi = 77;
+    CHECK(dfb_buffer_extent(0, 2, 9, INT64_MAX - 8, &lo, &hi, &err) ==
+          DFB_EOVERFLOW);
+    /* each end fits, the span between them does not */
+    CHECK(dfb_buffer_extent(0, 2, 8, INT64_MIN / 2 - 1, &lo, &hi, &err) ==
+              DFB_OK &&
+          lo == INT64_MIN / 2 - 1 && hi == 8);
+    CHECK(dfb_buffer_extent(0, 2, INT64_MAX, INT64_MIN + 1, &lo, &hi, &err) ==
+          DFB_EOVERFLOW);
+    CHECK(lo == INT64_MIN / 2 - 1 && hi == 8);
+    CHECK(strstr(err.message, "int64") != NULL);
+}
+
 /* Contiguity: both orders, size-1 and zero-size dimensions, 0-d arrays,
    and expected strides beyond INT64_MAX. */
 static void
@@ -167,6 +248,7 @@ main(void)
 {
     test_mul_bytes();
     test_extent();
+    test_buffer_extent();
     test_contiguous();
     return check_report("test_layout");
 }

@@ -126,7 +126,7 @@ def test_to_matrix_reads_run_end_encoded_numbers():
 def test_run_end_encoded_variable_width_values_are_decoded_runs():
     # strings are no fixed width: their runs are decoded (a copy), never a categorical's
     t = pa.table({"r": run_end_encode(["a", "a", None, "b"])})
-    with pytest.raises(TypeError, match="column 'r' is run-end encoded; to_matrix takes"):
+    with pytest.raises(TypeError, match="column 'r' is run-end encoded with a string type"):
         dfbuffer.to_matrix(t, dtype="f8")
     with pytest.raises(RuntimeError, match="categorical codes to values needs a copy"):
         dfbuffer.from_dataframe(t, allow_copy=False)

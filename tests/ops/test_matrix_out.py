@@ -155,3 +155,74 @@ def test_out_in_a_loop_allocates_nothing():
                 tracemalloc.stop()
             assert peak - before < out.nbytes // 50
             np.testing.assert_array_equal(out, src)
+
+
+def _masked_over(
+    buf: np.ndarray, at: int, n: int, reverse: bool
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """A frame of one Int64 column whose byte mask is buf[at:at + n] (reversed
+    when asked: its first byte is then the highest), and that mask."""
+    base = buf[at : at + n].view(bool)
+    base[::3] = True
+    mask = base[::-1] if reverse else base
+    arr = pd.arrays.IntegerArray(np.arange(n, dtype="i8"), mask)
+    df = pd.DataFrame({"m": arr}, copy=False)
+    assert np.shares_memory(df["m"].array._mask, buf)  # pandas kept the mask
+    return df, mask
+
+
+@pytest.mark.parametrize("nulls", ["fill", "mask"])
+def test_out_over_the_tail_of_a_byte_mask_is_refused(nulls):
+    """A byte mask of n rows is n bytes, not n / 8 + 1: an out= laid over its
+    last bytes would be read while it is written."""
+    n = 1000
+    buf = np.zeros(9 * n + 64, np.uint8)
+    df, mask = _masked_over(buf, 0, n, reverse=False)
+    before = mask.copy()
+    out = buf[n - 8 : n - 8 + 8 * n].view(np.float64).reshape(n, 1)
+    with pytest.raises(ValueError, match="shares memory with column 'm'"):
+        dfbuffer.to_matrix(df, out=out, nulls=nulls)
+    np.testing.assert_array_equal(mask, before)
+    # just past the mask: nothing shared, the values are from_dataframe's
+    out = buf[n + 8 - n % 8 : n + 8 - n % 8 + 8 * n].view(np.float64).reshape(n, 1)
+    res = dfbuffer.to_matrix(df, out=out, nulls=nulls)
+    want = dfbuffer.from_dataframe(df)["m"]
+    np.testing.assert_array_equal(np.ma.getmaskarray(want), before)
+    np.testing.assert_array_equal(np.ma.getdata(res)[~before, 0], np.ma.getdata(want)[~before])
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_out_below_a_reversed_mask_is_refused(order):
+    """A reversed byte mask runs down from its first byte: an out= below that
+    byte, over the mask's other rows, is refused."""
+    n = 1000
+    buf = np.zeros(17 * n + 64, np.uint8)
+    df, mask = _masked_over(buf, 16 * n - 8, n, reverse=True)
+    df["x"] = np.arange(n, dtype="f8")
+    before = mask.copy()
+    out = buf[: 16 * n].view(np.float64).reshape((n, 2), order=order)
+    with pytest.raises(ValueError, match="shares memory with column 'm'"):
+        dfbuffer.to_matrix(df, out=out)
+    np.testing.assert_array_equal(mask, before)
+
+
+def test_out_below_a_reversed_block_is_refused():
+    arr = np.arange(40.0).reshape(20, 2)
+    df = pd.DataFrame(arr[::-1], copy=False)
+    assert np.shares_memory(df[0].to_numpy(), arr)
+    with pytest.raises(ValueError, match="shares memory with column '0'"):
+        dfbuffer.to_matrix(df, out=arr.reshape(20, 2))
+    assert arr.ravel().tolist() == list(np.arange(40.0))
+
+
+def test_out_beside_a_broadcast_block_is_taken():
+    """A broadcast column is one value: an out= right after it shares nothing."""
+    buf = np.zeros(1 + 3 * 50)
+    df = pd.DataFrame(np.broadcast_to(buf[:1], (50, 3)), copy=False)
+    buf[0] = 2.5
+    assert np.shares_memory(df[0].to_numpy(), buf)
+    out = buf[1:].reshape(50, 3)
+    assert dfbuffer.to_matrix(df, out=out) is out
+    assert (out == 2.5).all() and buf[0] == 2.5
+    with pytest.raises(ValueError, match="shares memory with column '0'"):
+        dfbuffer.to_matrix(df, out=buf[:150].reshape(50, 3))

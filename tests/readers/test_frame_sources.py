@@ -83,6 +83,12 @@ def test_an_interchange_only_producer():
     assert dfbuffer.to_matrix(_Interchange()).tolist() == [[1.0], [2.0]]
     assert dfbuffer.schema(_Interchange()).names == ["a"]
     assert pa.table(dfbuffer.to_arrow(_Interchange())).column("a").to_pylist() == [1, 2]
+    view = dfbuffer.to_interchange(_Interchange())
+    assert view.column_names() == ["a"]
+    assert pa.interchange.from_dataframe(view).column("a").to_pylist() == [1, 2]
+    assert dfbuffer.to_interchange(_Interchange(), columns=["a"]).num_rows() == 2
+    with pytest.raises(KeyError):
+        dfbuffer.to_interchange(_Interchange(), columns=["zz"])
 
 
 @pytest.mark.parametrize("name", INPUTS)

@@ -330,3 +330,69 @@ def test_cycle_back_through_an_exported_memoryview_is_kept():
     del src
     _collect_young_first()
     assert r() is None
+
+
+class _Holder:
+    """A plain object that can sit in a cycle."""
+
+
+@pytest.mark.parametrize("nulls", ["fill", "mask"])
+@pytest.mark.parametrize("collect_how", [_collect_young_first, _collect_full],
+                         ids=["young first", "full"])
+def test_pandas_views_read_by_to_matrix_in_a_cycle(collect_how, nulls):
+    """to_matrix reads a pandas frame's broadcast block and reversed mask in place and
+    keeps nothing of them: the frame, its bases and the result inside a cycle (the frame's
+    attrs hold the holder that holds the frame) are all freed, the result owning its
+    memory."""
+    import pandas as pd
+
+    import dfbuffer
+
+    row = np.arange(3.0)
+    mask = np.zeros(50, bool)
+    mask[::4] = True
+    cols = {c: np.broadcast_to(row[j : j + 1], (50,)) for j, c in enumerate("abc")}
+    col = pd.arrays.IntegerArray(np.arange(50)[::-1], mask[::-1])
+    df = pd.DataFrame({**cols, "m": col}, copy=False)
+    assert np.shares_memory(df["a"].to_numpy(), row)
+    h = _Holder()
+    h.df, h.me = df, h
+    h.res = dfbuffer.to_matrix(df, nulls=nulls)
+    df.attrs["holder"] = h
+    assert nulls == "mask" or h.res.base is None  # a MaskedArray's data is a view
+    refs = _weak([h, df, row, mask, h.res])
+    del h, df, row, mask, cols, col
+    collect_how()
+    assert [r() for r in refs if r() is not None] == []
+def test_to_matrix_of_decoded_runs_in_a_cycle_is_collected():
+    # the arrays to_matrix decodes run-end bools into live for the call only
+    import pyarrow as pa
+
+    from dfbuffer import to_matrix
+
+    ree = pa.RunEndEncodedArray.from_arrays(pa.array([2, 5], pa.int32()),
+                                            pa.array([True, None]))
+    table = pa.table({"r": ree})
+    r = weakref.ref(table)
+    cycle: list[Any] = [table, to_matrix(table, nulls="mask")]
+    cycle.append(cycle)
+    del table, cycle
+    gc.collect()
+    assert r() is None
+
+
+def test_mapping_pandas_array_in_a_cycle_is_collected():
+    pd = pytest.importorskip("pandas")
+    from dfbuffer import from_dataframe
+
+    value = pd.array(pd.date_range("2020", periods=3, tz="UTC"))
+    r = weakref.ref(value)
+    data: dict[str, Any] = {"t": value}
+    res = from_dataframe(data)
+    data["cycle"] = data  # the result is taken first: no longer a column
+    cycle: list[Any] = [data, res, value]
+    cycle.append(cycle)
+    del value, data, res, cycle
+    gc.collect()
+    assert r() is None
+

@@ -37,8 +37,9 @@ def run_end(length: int, values: pa.Array) -> pa.Table:
         (pa.array([7], pa.int8()), MemoryError),  # 2**61 bytes: no machine has them
         (pa.array([None], pa.int16()), MemoryError),
         (pa.array(["x"]), ValueError),  # the string path's int64 codes
+        (pa.array([True]), ValueError),  # bools: int64 codes too, then to_matrix's decode
     ],
-    ids=["int64", "int8", "null-int16", "string"],
+    ids=["int64", "int8", "null-int16", "string", "bool"],
 )
 def test_a_run_end_array_of_2_61_rows_is_refused(entry, values, error):
     t = run_end(2**61, values)

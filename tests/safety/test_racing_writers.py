@@ -264,3 +264,82 @@ def test_pandas_front_end():
         [(offs, offs.copy(), bad_offsets(offs)), ctargets[1]],
         rounds=4,
     )
+
+
+def test_to_matrix_pandas_broadcast_and_reversed_views():
+    """to_matrix of a pandas frame read in place through views of any stride: a
+    broadcast block (stride 0) whose one row is rewritten, and a masked column whose
+    reversed mask flips between two states.  Each element read is the good or the
+    bad value of its source (of its own mask byte), never a neighbour's or garbage."""
+    row = np.arange(4.0)
+    good_row, bad_row = row.copy(), -row - 1
+    maskbase = np.zeros(N, np.uint8)
+    good_mask = (np.arange(N) % 3 == 0).astype(np.uint8)
+    bad_mask = 1 - good_mask
+    np.copyto(maskbase, good_mask)
+    vals = np.arange(N, dtype="i8")
+    col = pd.arrays.IntegerArray(vals[::-1], maskbase.view(bool)[::-1])
+    cols = {c: np.broadcast_to(row[j : j + 1], (N,)) for j, c in enumerate("abcd")}
+    df = pd.DataFrame({**cols, "m": col}, copy=False)
+    assert np.shares_memory(df["a"].to_numpy(), row)
+    assert np.shares_memory(df["m"].array._mask, maskbase)
+    rev_good, rev_bad = good_mask[::-1].astype(bool), bad_mask[::-1].astype(bool)
+
+    def check(res) -> None:
+        block = np.ma.getdata(res)[:, :4]
+        assert ((block == good_row) | (block == bad_row)).all()
+        nulls = np.ma.getmaskarray(res)[:, 4]
+        assert ((nulls == rev_good) | (nulls == rev_bad)).all()
+        np.testing.assert_array_equal(np.ma.getdata(res)[~nulls, 4], vals[::-1][~nulls])
+
+    targets = [(row, good_row, bad_row), (maskbase, good_mask, bad_mask)]
+    race(lambda: dfbuffer.to_matrix(df, nulls="mask"), check, targets, rounds=6)
+    race(lambda: dfbuffer.to_matrix(df, nulls="mask", order="F"), check, targets, rounds=4)
+# ---------------------------------------------------------------------------
+# to_matrix's decoding of run-end encoded values the describer leaves as runs (bools),
+# and a mapping's pandas array read as a frame column
+
+
+def test_to_matrix_run_end_bools_with_racing_run_ends():
+    n_runs, run = 4096, 3
+    good = (np.arange(1, n_runs + 1) * run).astype(np.int32)
+    ends = good.copy()
+    values = pa.array(np.arange(n_runs) % 3 == 0)
+    run_ends = pa.Array.from_buffers(pa.int32(), n_runs, [None, pa.py_buffer(ends)])
+    ree = pa.RunEndEncodedArray.from_buffers(
+        pa.run_end_encoded(pa.int32(), pa.bool_()), run * n_runs, [None], 0, 0,
+        [run_ends, values])
+    bad = good.copy()
+    bad[1::2] = 1  # not increasing: runs that go backwards
+    want = np.repeat(np.arange(n_runs) % 3 == 0, run)
+    table = pa.table({"r": ree})
+
+    def check(res) -> None:
+        np.testing.assert_array_equal(res[:, 0], want)
+
+    ok, refused = race(lambda: dfbuffer.to_matrix(table), check, [(ends, good, bad)])
+    assert ok + refused == 8
+
+
+def test_mapping_pandas_categorical_with_racing_codes():
+    value = pd.Categorical(np.tile(["a", "b", "c"], 1000))
+    codes = value.codes  # the Categorical's own codes, read through the frame
+    if not codes.flags.writeable:
+        codes.setflags(write=True)
+    good = codes.copy()
+    bad = good.copy()
+    bad[::7] = 120  # beyond the three categories
+
+    def check(res) -> None:
+        assert res["c"].tolist() == np.tile(["a", "b", "c"], 1000).tolist()
+
+    def convert():
+        try:
+            return dfbuffer.from_dataframe({"c": value})
+        except NotImplementedError as e:
+            # pandas' Arrow export (pyarrow) refused a bad code: a clean refusal
+            assert "pandas' Arrow export failed" in str(e)
+            raise ValueError(str(e)) from e
+
+    ok, refused = race(convert, check, [(codes, good, bad)])
+    assert ok + refused == 8

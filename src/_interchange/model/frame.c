@@ -45,6 +45,18 @@ dfb_frame_clear(dfb_frame *f)
     f->nrows = -1;
 }
 
+void
+dfb_frame_drop(dfb_frame *f, Py_ssize_t k)
+{
+    Py_CLEAR(f->cols[k].name);
+    PyMem_Free(f->cols[k].chunks);
+    for (Py_ssize_t i = k + 1; i < f->ncols; i++) {
+        f->cols[i - 1] = f->cols[i];
+    }
+    f->ncols--;
+    memset(&f->cols[f->ncols], 0, sizeof(dfb_frame_column));
+}
+
 int
 dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
                  Py_ssize_t *n)

@@ -39,6 +39,11 @@ dfb_frame_init(dfb_frame *f, Py_ssize_t ncols);
 void
 dfb_frame_clear(dfb_frame *f);
 
+/* Removes column `k` of `f` (its name and chunks released, the columns
+   after it moved down one; the keep list stays).  Cannot fail. */
+void
+dfb_frame_drop(dfb_frame *f, Py_ssize_t k);
+
 /* Resolves the `columns=` selection `select` (NULL or None: all, in order;
    else a sequence of names, non-str items compared as str()) against
    `names` (a list of str).  Sets *idx to a PyMem array of *n indices into

@@ -487,8 +487,9 @@ from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
 
 /* column_to_ndarray of pandas' interchange Column object: the Series
    behind it, read as a one-column frame (never pandas' buffers, which drop
-   the slice offset of Arrow-backed columns, P-26); and of a pandas Series
-   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame).
+   the slice offset of Arrow-backed columns, P-26); of a pandas Series
+   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame);
+   and of a pandas ExtensionArray (dfb_pandas_array_frame).
    Returns a new reference, or NULL with an exception set, or NULL without one
    when `col` is no such object. */
 static PyObject *
@@ -501,6 +502,11 @@ pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
         /* a Series pandas' Arrow export would mangle (Period as bare
            ordinals) or refuse: read as the column of a frame */
         frame = dfb_pandas_series_frame(col);
+    }
+    if (frame == NULL && !PyErr_Occurred()) {
+        /* a pandas array (Categorical, a tz-aware DatetimeArray, ...):
+           read as the column of a frame, not through its __array__ */
+        frame = dfb_pandas_array_frame(col);
     }
     if (frame == NULL) {
         return NULL;
@@ -523,6 +529,34 @@ pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
         PyErr_SetString(PyExc_RuntimeError,
                         "pandas' column did not convert to one column");
     }
+    return res;
+}
+
+/* One column `col` as column_to_ndarray reads it, and a mapping's value
+   alike: the native object of a narwhals Series, a pandas Series (or
+   pandas' interchange Column) as the column of its frame, anything else
+   through column_dispatch (`func`: the public function called, in
+   messages).  Returns a new reference, or NULL with an exception set. */
+static PyObject *
+column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy,
+            const char *func)
+{
+    PyObject *native = dfb_narwhals_native(col);
+    if (native == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (native != NULL) {
+        col = native; /* held to the end */
+    }
+    PyObject *res = pandas_column(st, col, opts, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        /* each protocol probed once per call, on the type (probe.c): the
+           Arrow import answers its own probes from this scope's record */
+        uint64_t scope = dfb_probe_scope_open(st, col);
+        res = column_dispatch(st, col, opts, allow_copy, func);
+        dfb_probe_scope_close(st, scope);
+    }
+    Py_XDECREF(native);
     return res;
 }
 
@@ -554,21 +588,14 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     const int allow_copy = dfb_opts_allow_copy(&opts);
-    /* a copy error names the keyword given */
     if (frame_names_unique(a[0]) < 0) {
         return NULL;
     }
+    /* a copy error names the keyword given */
     const char *prev =
         dfb_copy_keyword_enter(a[5] != NULL ? "copy" : "allow_copy");
-    /* each protocol probed once per call, on the type (probe.c): the Arrow
-       import answers its own probes from this scope's record */
-    PyObject *res = pandas_column(st, a[0], &opts, allow_copy);
-    if (res == NULL && !PyErr_Occurred()) {
-        uint64_t scope = dfb_probe_scope_open(st, a[0]);
-        res =
-            column_dispatch(st, a[0], &opts, allow_copy, "column_to_ndarray");
-        dfb_probe_scope_close(st, scope);
-    }
+    PyObject *res =
+        column_read(st, a[0], &opts, allow_copy, "column_to_ndarray");
     dfb_copy_keyword_leave(prev);
     return dfb_result_finish(st, res, &opts);
 }
@@ -701,10 +728,11 @@ series_key(dfb_state *st, PyObject *obj, PyObject **key)
     return failed ? -1 : 0;
 }
 
-/* A pandas Series exports its values through Arrow without its name (a
-   field named ""): the one column of `res` (stolen) is keyed by
-   str(obj.name) instead, unless the name is None; an error (res NULL)
-   names that column.  Returns a new reference, or NULL with an exception
+/* A subclass of pandas Series (an exact one is read as its one-column
+   frame by the frame-source table) exports its values through Arrow
+   without its name (a field named ""): the one column of `res` (stolen) is
+   keyed by str(obj.name) instead, unless the name is None; an error (res
+   NULL) names that column.  Returns a new reference, or NULL with an exception
    set. */
 static PyObject *
 series_named(dfb_state *st, PyObject *obj, PyObject *res)
@@ -982,9 +1010,7 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         }
         PyObject *arr = NULL;
         if (want > 0 && has == 0) {
-            uint64_t scope = dfb_probe_scope_open(st, v);
-            arr = column_dispatch(st, v, opts, allow_copy, "from_dataframe");
-            dfb_probe_scope_close(st, scope);
+            arr = column_read(st, v, opts, allow_copy, "from_dataframe");
             if (arr != NULL) {
                 arr = mapping_value_nulls(st, v, arr, opts, allow_copy);
             }
@@ -1069,15 +1095,15 @@ frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
             res = pandas_to_dict(st, src.frame, opts, src.allow_copy, sel);
             break;
         case DFB_SRC_ARROW:
-            res = series_named(st, obj,
+            res = series_named(st, src.frame,
                                dfb_arrow_from_dataframe_cols(
-                                   st, obj, opts, src.allow_copy, sel));
+                                   st, src.frame, opts, src.allow_copy, sel));
             break;
         case DFB_SRC_INTERCHANGE:
             /* steals the interchange DataFrame */
             return ix_frame_to_dict(st, src.frame, opts, src.allow_copy, sel);
         case DFB_SRC_MAPPING:
-            res = mapping_to_dict(st, obj, opts, src.allow_copy, sel);
+            res = mapping_to_dict(st, src.frame, opts, src.allow_copy, sel);
             break;
         default:
             dfb_not_a_frame_error("from_dataframe", obj);

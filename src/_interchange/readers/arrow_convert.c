@@ -603,7 +603,8 @@ frame_entries(const arrow_import *imp, int is_table, PyObject *select,
 
 int
 dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
-                         int flatten, int period_ordinal, dfb_frame *out)
+                         int flatten, int period_ordinal, int skip,
+                         dfb_frame *out)
 {
     arrow_import imp = {0};
     ref_list refs = {0};
@@ -650,8 +651,8 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
        values, dictionary and view decodes, bitmaps) goes to the frame's
        keep list below: the columns point into them for as long as the
        frame lives */
-    for (Py_ssize_t k = 0; k < n; k++) {
-        dfb_frame_column *fc = &out->cols[k];
+    for (Py_ssize_t k = 0, w = 0; k < n; k++) {
+        dfb_frame_column *fc = &out->cols[w];
         int64_t c, path[DFB_NESTED_MAX_DEPTH];
         int depth;
         fc->name = Py_NewRef(PyList_GET_ITEM(keys, idx[k]));
@@ -664,6 +665,10 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         if (!period_ordinal && depth == 0 &&
             is_pandas_period(is_table ? imp.schema.children[c] : &imp.schema,
                              &freq, &freq_len)) {
+            if (skip) {
+                dfb_frame_drop(out, w);
+                continue;
+            }
             PyErr_Format(PyExc_TypeError,
                          "column %R holds pandas Period ordinals (Arrow type "
                          "pandas.period); to_matrix takes them with "
@@ -673,12 +678,18 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         }
         if (describe_frame_column(st, &imp, is_table, c, path, depth, fc,
                                   &refs, out->keep) < 0) {
+            if (skip && PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
+                PyErr_Clear(); /* a type no reader of dfbuffer's takes */
+                dfb_frame_drop(out, w);
+                continue;
+            }
             goto done;
         }
         for (Py_ssize_t b = 0; b < 2 * fc->nchunks; b++) {
             fc->chunks[b].fmt.tz = NULL;
             fc->chunks[b].fmt.tz_len = 0;
         }
+        w++;
     }
     ret = 0;
 done:

@@ -15,11 +15,14 @@
    a struct column's leaves instead, named `parent.child`, selected by
    their names or their structs'.  A column of pandas' "pandas.period"
    type (Period ordinals) raises TypeError naming it unless
-   `period_ordinal` (period="ordinal").  Returns 0, or -1 with an exception
-   set (messages name the column). */
+   `period_ordinal` (period="ordinal").  With `skip`
+   (on_unsupported="skip") such a column, and one of a type no reader takes
+   (the NotImplementedError that names it), is left out instead.  Returns 0, or
+   -1 with an exception set (messages name the column). */
 int
 dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
-                         int flatten, int period_ordinal, dfb_frame *out);
+                         int flatten, int period_ordinal, int skip,
+                         dfb_frame *out);
 
 /* column_to_ndarray for an Arrow producer of one column (Array,
    ChunkedArray, Series, ...).  Returns a new reference or NULL with an

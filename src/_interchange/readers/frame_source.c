@@ -159,6 +159,47 @@ static const struct {
     {DFB_SRC_SCHEMA, match_schema},
 };
 
+/* Returns 1 if `obj` is an instance of class `name` of module `modname`
+   (already imported: nothing is imported here; a subclass too, by its
+   type alone: no __instancecheck__ runs), 0 if not (or not imported), -1
+   with an exception set. */
+static int
+imported_instance(const char *modname, const char *name, PyObject *obj)
+{
+    PyObject *mn = PyUnicode_FromString(modname);
+    PyObject *mod = mn == NULL ? NULL : PyImport_GetModule(mn);
+    Py_XDECREF(mn);
+    if (mod == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *cls = PyObject_GetAttrString(mod, name);
+    Py_DECREF(mod);
+    if (cls == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return -1;
+        }
+        PyErr_Clear(); /* a version without it */
+        return 0;
+    }
+    int r = PyType_Check(cls) &&
+            PyType_IsSubtype(Py_TYPE(obj), (PyTypeObject *)cls);
+    Py_DECREF(cls);
+    return r;
+}
+
+PyObject *
+dfb_narwhals_native(PyObject *obj)
+{
+    int r = imported_instance("narwhals.dataframe", "BaseFrame", obj);
+    if (r == 0) {
+        r = imported_instance("narwhals.series", "Series", obj);
+    }
+    if (r <= 0) {
+        return NULL;
+    }
+    return PyObject_CallMethod(obj, "to_native", NULL);
+}
+
 int
 dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
                     dfb_frame_source *out)
@@ -166,17 +207,26 @@ dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
     out->kind = DFB_SRC_NONE;
     out->frame = NULL;
     out->allow_copy = allow_copy;
+    PyObject *native = dfb_narwhals_native(obj);
+    if (native == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    if (native != NULL) {
+        obj = native; /* held until the row below has its own reference */
+    }
+    int r = 0;
     for (size_t i = 0; i < sizeof(frame_sources) / sizeof(frame_sources[0]);
          i++) {
-        int r = frame_sources[i].match(st, obj, &out->allow_copy, &out->frame);
+        r = frame_sources[i].match(st, obj, &out->allow_copy, &out->frame);
         if (r < 0) {
             out->frame = NULL;
-            return -1;
+            break;
         }
         if (r == 1) {
             out->kind = frame_sources[i].kind;
-            return 0;
+            break;
         }
     }
-    return 0;
+    Py_XDECREF(native);
+    return r < 0 ? -1 : 0;
 }

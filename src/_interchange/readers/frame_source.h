@@ -27,9 +27,11 @@ typedef enum {
 typedef struct {
     dfb_frame_kind kind;
     PyObject *frame; /* strong (NULL for DFB_SRC_NONE): what to read, the
-                        pandas frame behind pandas' interchange object,
-                        the interchange DataFrame (obj.__dataframe__()),
-                        or obj itself */
+                        pandas frame behind pandas' interchange object or
+                        of a pandas Series, the interchange DataFrame
+                        (obj.__dataframe__()), or obj itself (the native
+                        object of a narwhals wrapper): callers read this,
+                        never obj */
     int allow_copy;  /* the caller's, cleared when the object forbids
                         copies (pandas' interchange object) */
 } dfb_frame_source;
@@ -40,14 +42,24 @@ const char *
 dfb_frame_kind_name(dfb_frame_kind kind);
 
 /* Asks the rows of the frame-source table in order (pandas, Arrow
-   producer, interchange, mapping, schema-only) and fills *out from the
-   first that matches (DFB_SRC_NONE when none does; the caller then
-   raises dfb_not_a_frame_error).  `allow_copy` is passed to
+   producer, interchange, mapping, schema-only), of the native object a
+   narwhals frame or Series wraps, of `obj` itself otherwise, and fills
+   *out from the first that matches (DFB_SRC_NONE when none does; the caller
+   then raises dfb_not_a_frame_error).  `allow_copy` is passed to
    __dataframe__.  Returns 0, or -1 with an exception set (out->frame
    NULL). */
 int
 dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
                     dfb_frame_source *out);
+
+/* For a narwhals DataFrame, LazyFrame or Series (any of its namespaces:
+   narwhals, stable.v1, stable.v2; narwhals already imported), a new
+   reference to the native object it wraps (`obj.to_native()`), read as
+   itself: the same answer as for the native object, and no detour through
+   the wrapper's Arrow export.  NULL without an exception for anything
+   else, NULL with one on error. */
+PyObject *
+dfb_narwhals_native(PyObject *obj);
 
 /* Returns 1 if `obj` is a mapping (a dict, or a collections.abc.Mapping)
    that the converting functions read as a frame of named columns, 0 if

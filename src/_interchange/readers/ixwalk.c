@@ -636,11 +636,15 @@ dfb_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 /* Prefixes the message of the pending exception with the column name when
    its type is a plain ValueError / TypeError / RuntimeError /
    NotImplementedError / BufferError or st's CopyError (others are left alone;
-   a message that starts "the column " reads "column 'x' ..." instead).  The
-   original exception becomes the new one's __cause__. */
+   a message that starts "the column " reads "column 'x' ..." instead; an
+   unnamed column, key "", keeps "the column ...").  The original exception
+   becomes the new one's __cause__. */
 void
 dfb_add_column_context(dfb_state *st, PyObject *key)
 {
+    if (PyUnicode_Check(key) && PyUnicode_GET_LENGTH(key) == 0) {
+        return; /* no name to give: as for a bare Arrow array */
+    }
     PyObject *exc = dfb_err_take();
     if (exc == NULL) {
         return;
@@ -809,7 +813,7 @@ describe_ix_column(dfb_state *st, PyObject *col, dfb_frame_column *fc,
 }
 
 int
-dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
+dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select, int skip,
                       dfb_frame *out)
 {
     PyObject *df = dfb_ix_frame(st, obj, 1);
@@ -851,8 +855,48 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         dfb_frame_init(out, n) < 0) {
         goto done;
     }
-    if (n == 0) {
-        /* no columns selected: the row count gives the shape */
+    getcol = PyObject_GetAttr(df, st->str.get_column);
+    if (getcol == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t k = 0, w = 0; k < n; k++) {
+        PyObject *key = PyList_GET_ITEM(keys, idx[k]);
+        out->cols[w].name = Py_NewRef(key);
+        PyObject *pos = PyLong_FromSsize_t(idx[k]);
+        if (pos == NULL) {
+            goto done;
+        }
+        PyObject *col = PyObject_CallOneArg(getcol, pos);
+        Py_DECREF(pos);
+        if (col == NULL) {
+            dfb_column_refused(key);
+            if (skip && PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
+                PyErr_Clear();
+                dfb_frame_drop(out, w);
+                continue;
+            }
+            goto done;
+        }
+        int r = PyList_Append(out->keep, col);
+        if (r == 0) {
+            r = describe_ix_column(st, col, &out->cols[w], out->keep);
+        }
+        Py_DECREF(col);
+        if (r < 0 && skip &&
+            PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
+            PyErr_Clear(); /* a type no reader of dfbuffer's takes */
+            dfb_frame_drop(out, w);
+            continue;
+        }
+        if (r < 0) {
+            dfb_add_column_context(st, key);
+            goto done;
+        }
+        w++;
+    }
+    if (out->ncols == 0) {
+        /* no columns selected (or all left out): the row count gives the
+           shape */
         PyObject *nr = PyObject_CallMethod(df, "num_rows", NULL);
         if (nr == NULL) {
             goto done;
@@ -862,33 +906,6 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                     : dfb_as_int64(nr, "DataFrame.num_rows()", &out->nrows);
         Py_DECREF(nr);
         if (r < 0) {
-            goto done;
-        }
-    }
-    getcol = PyObject_GetAttr(df, st->str.get_column);
-    if (getcol == NULL) {
-        goto done;
-    }
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *key = PyList_GET_ITEM(keys, idx[k]);
-        out->cols[k].name = Py_NewRef(key);
-        PyObject *pos = PyLong_FromSsize_t(idx[k]);
-        if (pos == NULL) {
-            goto done;
-        }
-        PyObject *col = PyObject_CallOneArg(getcol, pos);
-        Py_DECREF(pos);
-        if (col == NULL) {
-            dfb_column_refused(key);
-            goto done;
-        }
-        int r = PyList_Append(out->keep, col);
-        if (r == 0) {
-            r = describe_ix_column(st, col, &out->cols[k], out->keep);
-        }
-        Py_DECREF(col);
-        if (r < 0) {
-            dfb_add_column_context(st, key);
             goto done;
         }
     }

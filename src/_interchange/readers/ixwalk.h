@@ -54,10 +54,12 @@ dfb_column_refused(PyObject *key);
 
 /* Describes the selected columns of interchange DataFrame (or __dataframe__
    producer) `obj` into `out` (zeroed by the caller; clear it always).
-   Returns 0, 1 when `obj` is neither (no exception set), or -1 with an
-   exception set whose message names the column. */
+   With `skip` (on_unsupported="skip") a column of a type no reader takes
+   (the NotImplementedError that names it) is left out.  Returns 0, 1 when
+   `obj` is neither (no exception set), or -1 with an exception set whose
+   message names the column. */
 int
-dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
+dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select, int skip,
                       dfb_frame *out);
 
 #endif /* DFBUFFER_IXWALK_H */

@@ -121,6 +121,10 @@ dfb_pandas_frame_behind(PyObject *obj, int *allow_copy)
     if (r != 0) {
         return r < 0 ? NULL : Py_NewRef(obj);
     }
+    PyObject *frame = dfb_pandas_series_frame(obj);
+    if (frame != NULL || PyErr_Occurred()) {
+        return frame;
+    }
     return pandas_behind(obj, "pandas.core.interchange.dataframe",
                          "PandasDataFrameXchg", "_df", "DataFrame",
                          allow_copy);
@@ -133,27 +137,56 @@ dfb_pandas_series_frame(PyObject *obj)
     if (r <= 0) {
         return NULL;
     }
-    PyObject *dt = get_attr(obj, "dtype");
-    if (dt == NULL) {
+    /* the name read once: the frame's one label is what was read here
+       ("" for an unnamed Series, not pandas' default label 0) */
+    PyObject *name = get_attr(obj, "name");
+    if (name == NULL) {
         return NULL;
     }
-    r = is_exact(dt, "pandas", "PeriodDtype");
-    if (r == 0) {
-        r = is_exact(dt, "pandas", "IntervalDtype");
+    PyObject *kw = name == Py_None ? Py_BuildValue("{ss}", "name", "")
+                                   : Py_BuildValue("{sO}", "name", name);
+    Py_DECREF(name);
+    PyObject *meth = kw == NULL ? NULL : get_attr(obj, "to_frame");
+    PyObject *args = meth == NULL ? NULL : PyTuple_New(0);
+    PyObject *frame = args == NULL ? NULL : PyObject_Call(meth, args, kw);
+    Py_XDECREF(args);
+    Py_XDECREF(meth);
+    Py_XDECREF(kw);
+    return dfb_pandas_frame_result(frame, "Series.to_frame()");
+}
+
+PyObject *
+dfb_pandas_array_frame(PyObject *obj)
+{
+    if (PyArray_Check(obj)) {
+        return NULL; /* the common case, answered without a lookup */
     }
-    if (r == 0 && PyArray_DescrCheck(dt)) {
-        /* complex: the export refuses it; object: it infers one Arrow type
-           for every item, refusing mixed items and converting bytes or
-           Decimal where the frame's column is the object array itself */
-        char kind = ((PyArray_Descr *)dt)->kind;
-        r = kind == 'c' || kind == 'O';
+    PyObject *ext = imported_attr("pandas.api.extensions", "ExtensionArray");
+    if (ext == NULL) {
+        return NULL; /* pandas not imported: no pandas array */
     }
-    Py_DECREF(dt);
+    int r = PyType_Check(ext) ? PyObject_IsInstance(obj, ext) : 0;
+    Py_DECREF(ext);
     if (r <= 0) {
         return NULL;
     }
-    return dfb_pandas_frame_result(PyObject_CallMethod(obj, "to_frame", NULL),
-                                   "Series.to_frame()");
+    PyObject *series = imported_attr("pandas", "Series");
+    if (series == NULL) {
+        return NULL;
+    }
+    PyObject *args = Py_BuildValue("(O)", obj);
+    PyObject *kw = Py_BuildValue("{s:O}", "copy", Py_False);
+    PyObject *s =
+        args == NULL || kw == NULL ? NULL : PyObject_Call(series, args, kw);
+    Py_XDECREF(args);
+    Py_XDECREF(kw);
+    Py_DECREF(series);
+    if (s == NULL) {
+        return NULL;
+    }
+    PyObject *frame = PyObject_CallMethod(s, "to_frame", NULL);
+    Py_DECREF(s);
+    return dfb_pandas_frame_result(frame, "Series.to_frame()");
 }
 
 PyObject *
@@ -183,15 +216,8 @@ dfb_pandas_column_frame(PyObject *obj, int *allow_copy)
     if (series == NULL) {
         return NULL;
     }
-    PyObject *frame = PyObject_CallMethod(series, "to_frame", NULL);
+    PyObject *frame = dfb_pandas_series_frame(series);
     Py_DECREF(series);
-    if (frame == NULL) {
-        return NULL;
-    }
-    if (dfb_pandas_is_frame(frame) <= 0) {
-        Py_DECREF(frame);
-        return NULL;
-    }
     return frame;
 }
 

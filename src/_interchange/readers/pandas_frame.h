@@ -47,6 +47,14 @@ dfb_pandas_column_frame(PyObject *obj, int *allow_copy);
 PyObject *
 dfb_pandas_series_frame(PyObject *obj);
 
+/* For a pandas ExtensionArray (Categorical, DatetimeArray, IntegerArray,
+   ...; pandas already imported), a new one-column DataFrame over it
+   (pandas.Series(obj, copy=False).to_frame()), read as a frame column is
+   read.  NULL without an exception for anything else, NULL with one on
+   error. */
+PyObject *
+dfb_pandas_array_frame(PyObject *obj);
+
 /* 1 if the index of pandas frame `frame` is exactly a pandas.RangeIndex
    (pandas' Arrow export then adds no index column), 0 if not, -1 with an
    exception set. */

@@ -15,7 +15,6 @@
 #include "args.h"
 #include "arrow_import.h"
 #include "column.h"
-#include "checked.h"
 #include "convert.h"
 #include "frame.h"
 #include "frame_source.h"
@@ -24,6 +23,7 @@
 #include "matrix_pandas.h"
 #include "matrix_alloc.h"
 #include "matrix_fill.h"
+#include "layout.h"
 #include "mem.h"
 #include "types.h"
 #include "convert_nulls.h"
@@ -61,8 +61,8 @@ int_stype(int bits, int is_signed)
 
 /* NumPy type numbers of the S_* types (bools are NPY_BOOL separately). */
 static const int stype_npy[S_N] = {
-    NPY_INT8,   NPY_INT16,  NPY_INT32,  NPY_INT64,   NPY_UINT8,
-    NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64,
+    NPY_INT8,   NPY_INT16,  NPY_INT32,   NPY_INT64,   NPY_UINT8,   NPY_UINT16,
+    NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64, NPY_FLOAT16,
 };
 
 /* Returns the type table's logical name of a chunk type that to_matrix
@@ -78,13 +78,22 @@ kind_name(const dfb_column *c)
     return strcmp(r->logical, "datetime") == 0 ? r->name : r->logical;
 }
 
+/* plan_chunk's answer for a chunk of a type to_matrix does not take (a
+   TypeError naming the column is set): on_unsupported="skip" leaves its
+   column out, "raise" raises it. */
+#define REFUSED 1
+
 /* Fills `mc` from described chunk `c` of column `name` and sets *typenum
    to the NumPy type of its values (NPY_BOOL for bools and the null type,
-   the codes' type for categoricals).  `codes_ok`: an explicit numeric
-   dtype was given.  Returns 0, or -1 with TypeError naming the column. */
+   the codes' type for categoricals): the one rule of the types to_matrix
+   takes.  `codes_ok`: an explicit numeric dtype was given; `ree`: `c` is
+   the values of a run-end encoded chunk (named so in the error).  A
+   run-end encoded chunk is judged by its values (its plan is then its
+   decoded column's: decode_runs).  Returns 0, REFUSED with TypeError
+   naming the column, or -1 with an exception set. */
 static int
-plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
-           int *typenum)
+plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, int ree,
+           mchunk *mc, int *typenum)
 {
     const dfb_format *f = &c->fmt;
     memset(mc, 0, sizeof(*mc));
@@ -93,13 +102,18 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     mc->length = c->length;
     mc->nnull = -1;
     const dfb_type_row *r = dfb_type_row_of(f->type);
-    /* run-end encoded: its codes are runs, not a categorical's */
     if (dfb_type_decodes_runs(f->type)) {
-        PyErr_Format(PyExc_TypeError,
-                     "column %R is run-end encoded; to_matrix takes bool, "
-                     "integer and float columns",
-                     name);
-        return -1;
+        /* run-end encoded: taken when its values are (never as a
+           categorical's codes: its codes are runs) */
+        const dfb_column *v = c->categories;
+        if (v == NULL || ree || dfb_type_has_codes(v->fmt.type)) {
+            PyErr_Format(PyExc_TypeError,
+                         "column %R is run-end encoded with %s values; "
+                         "to_matrix takes bool, integer and float columns",
+                         name, v == NULL ? "no" : "encoded");
+            return REFUSED;
+        }
+        return plan_chunk(v, name, codes_ok, 1, mc, typenum);
     }
     /* the NumPy kind of a fixed-width type's values; 'c' codes */
     const char k = r->conv == DFB_CONV_REFUSED     ? 0
@@ -126,7 +140,7 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
                          "column %R is categorical: pass a numeric "
                          "dtype= to get its codes",
                          name);
-            return -1;
+            return REFUSED;
         }
         mc->st = int_stype(ix->bits, ix->type != DFB_T_UINT);
         if (mc->st < 0) {
@@ -138,13 +152,8 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     }
     else if (k == 'f') {
         mc->isz = f->bits / 8;
-        if (f->bits == 16) {
-            mc->read = SWAPPED(f->byteorder) ? R_F16SWAP : R_F16;
-            mc->st = S_F32;
-            *typenum = NPY_FLOAT16;
-        }
-        else if (f->bits == 32 || f->bits == 64) {
-            mc->st = f->bits == 32 ? S_F32 : S_F64;
+        if (f->bits == 16 || f->bits == 32 || f->bits == 64) {
+            mc->st = f->bits == 16 ? S_F16 : f->bits == 32 ? S_F32 : S_F64;
             mc->read = SWAPPED(f->byteorder) ? R_SWAP : R_DIRECT;
             *typenum = stype_npy[mc->st];
         }
@@ -168,13 +177,13 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
                 mc->nk = f->type == DFB_T_FLOAT ? NK_NAN : NK_NONE;
                 break;
             case DFB_NULL_USE_SENTINEL:
-                if (mc->st == S_F32 || mc->st == S_F64 ||
+                if (mc->st == S_F16 || mc->st == S_F32 || mc->st == S_F64 ||
                     f->type == DFB_T_BOOL_BIT) {
                     PyErr_Format(PyExc_TypeError,
                                  "column %R: sentinel nulls are only "
                                  "supported on integer columns",
                                  name);
-                    return -1;
+                    return REFUSED;
                 }
                 mc->nk = NK_SENT;
                 break;
@@ -197,6 +206,9 @@ plan_chunk(const dfb_column *c, PyObject *name, int codes_ok, mchunk *mc,
     if (mc->nk == NK_NONE) {
         mc->nnull = 0;
     }
+    /* contiguous: a pandas column sets its own strides (plan_column) */
+    mc->stride = mc->isz;
+    mc->vstride = 1;
     return 0;
 unsupported:
     const char *what = kind_name(c);
@@ -206,12 +218,13 @@ unsupported:
     int has = f->type != DFB_T_TIMESTAMP &&
               dfb_format_to_arrow(f, arrow, sizeof(arrow)) == 0;
     PyErr_Format(PyExc_TypeError,
-                 "column %R has %s %s type%s%s%s; to_matrix takes bool, "
+                 "column %R %s %s %s type%s%s%s; to_matrix takes bool, "
                  "integer and float columns",
-                 name, strchr("aeiou", what[0]) != NULL ? "an" : "a", what,
+                 name, ree ? "is run-end encoded with" : "has",
+                 strchr("aeiou", what[0]) != NULL ? "an" : "a", what,
                  has ? " (Arrow format '" : "", has ? arrow : "",
                  has ? "')" : "");
-    return -1;
+    return REFUSED;
 }
 
 /* Parses dtype= into a D_* type and a new reference to its native
@@ -375,8 +388,9 @@ PyDoc_STRVAR(
     "    CopyError.\n"
     "on_unsupported : {'raise', 'skip'}, optional\n"
     "    A column of a type to_matrix does not take raises TypeError\n"
-    "    (default), or is left out ('skip'; decided from the schema: bool,\n"
-    "    integer and float columns, categoricals with a dtype, decimals with\n"
+    "    (default), or is left out ('skip': exactly the columns 'raise'\n"
+    "    refuses; bool, integer and float columns, run-end encoded ones by\n"
+    "    their values, categoricals with a dtype, decimals with\n"
     "    decimals='float64').\n"
     "out : numpy.ndarray, optional\n"
     "    The array to write the result into (returned).\n"
@@ -540,20 +554,38 @@ parse_threads(PyObject *o, int *out)
    all) of pandas frame `obj` through when its blocks are not all read in
    place: dfbuffer._to_arrow._matrix_source (to_arrow's reading, refusing
    a selected Period, Interval, object or complex column by name; with
-   `ordinal`, period="ordinal", a Period column gives its ordinals).
-   Returns a new reference or NULL with an exception. */
+   `ordinal`, period="ordinal", a Period column gives its ordinals; with
+   `skip`, on_unsupported="skip", leaving those and the columns Arrow
+   cannot hold out).  Returns a new reference or NULL with an exception;
+   *sel is a new reference to the selection to read it with (o_cols less
+   the columns left out, or None). */
 static PyObject *
-pandas_matrix_source(PyObject *obj, PyObject *o_cols, int ordinal)
+pandas_matrix_source(PyObject *obj, PyObject *o_cols, int ordinal, int skip,
+                     PyObject **sel)
 {
+    *sel = NULL;
     PyObject *mod = PyImport_ImportModule("dfbuffer._to_arrow");
     if (mod == NULL) {
         return NULL;
     }
-    PyObject *res = PyObject_CallMethod(mod, "_matrix_source", "(OOO)", obj,
+    PyObject *res = PyObject_CallMethod(mod, "_matrix_source", "(OOOO)", obj,
                                         o_cols != NULL ? o_cols : Py_None,
-                                        ordinal ? Py_True : Py_False);
+                                        ordinal ? Py_True : Py_False,
+                                        skip ? Py_True : Py_False);
     Py_DECREF(mod);
-    return res;
+    if (res == NULL) {
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(res) || PyTuple_GET_SIZE(res) != 2) {
+        Py_DECREF(res);
+        PyErr_SetString(PyExc_SystemError,
+                        "_matrix_source did not return (source, columns)");
+        return NULL;
+    }
+    PyObject *src = Py_NewRef(PyTuple_GET_ITEM(res, 0));
+    *sel = Py_NewRef(PyTuple_GET_ITEM(res, 1));
+    Py_DECREF(res);
+    return src;
 }
 
 /* Describes the selected columns (`o_cols`) of `obj`, a frame of kind
@@ -562,18 +594,26 @@ pandas_matrix_source(PyObject *obj, PyObject *o_cols, int ordinal)
    of it, an Arrow
    producer (*own: a new list of a pandas frame's own column names, or
    NULL), or an interchange DataFrame; `flatten`: an Arrow producer's
-   struct columns as their leaves.  Returns 0, or -1 with an exception set
+   struct columns as their leaves; `skip` (on_unsupported="skip"): a
+   column no reader takes, or one refused by its pandas type, is left
+   out.  Returns 0, or -1 with an exception set
    (TypeError for any other kind, or naming an unsupported column). */
 static int
 describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
-               PyObject *o_cols, int flatten, int ordinal, dfb_frame *fr,
-               int64_t **pd_strides, PyObject **own)
+               PyObject *o_cols, int flatten, int ordinal, int skip,
+               dfb_frame *fr, int64_t **pd_strides, PyObject **own)
 {
     int r;
     switch (kind) {
         case DFB_SRC_PANDAS: {
-            PyObject *rest = NULL;
+            PyObject *rest = NULL, *sel = NULL;
             r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides, &rest);
+            if (r < 0 && skip && PyErr_ExceptionMatches(PyExc_TypeError)) {
+                /* a block column refused by name (object, datetime,
+                   timedelta, complex): the reading below leaves it out */
+                PyErr_Clear();
+                r = 1;
+            }
             if (r != 1) {
                 break;
             }
@@ -581,15 +621,16 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
                frame (no index column, no pyarrow needed, errors named),
                of a frame over the manager read when there is one */
             PyObject *src = pandas_matrix_source(rest != NULL ? rest : obj,
-                                                 o_cols, ordinal);
+                                                 o_cols, ordinal, skip, &sel);
             Py_XDECREF(rest);
             if (src == NULL) {
                 r = -1;
                 break;
             }
-            r = dfb_arrow_describe_frame(st, src, o_cols, flatten, ordinal,
+            r = dfb_arrow_describe_frame(st, src, sel, flatten, ordinal, skip,
                                          fr);
             Py_DECREF(src);
+            Py_DECREF(sel);
             break;
         }
         case DFB_SRC_ARROW:
@@ -603,11 +644,11 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
             if (r == 0) {
                 r = dfb_arrow_describe_frame(st, obj,
                                              *own != NULL ? *own : o_cols,
-                                             flatten, ordinal, fr);
+                                             flatten, ordinal, skip, fr);
             }
             break;
         case DFB_SRC_INTERCHANGE:
-            r = dfb_ix_describe_frame(st, obj, o_cols, fr);
+            r = dfb_ix_describe_frame(st, obj, o_cols, skip, fr);
             if (r == 1) {
                 dfb_not_a_frame_error("to_matrix", obj);
                 r = -1;
@@ -625,15 +666,95 @@ describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
     return 0;
 }
 
+/* Decodes run-end encoded chunk `c` (its values of a type plan_chunk
+   takes) into `dec`, a plain column of its values' type over new arrays
+   kept in `keep`: each row its run's value (core's run-ends reader, through
+   the converters' gather), a byte mask of the null rows.  Returns 0, or -1
+   with an exception set (ValueError for run ends that do not match). */
+static int
+decode_runs(dfb_state *st, const dfb_column *c, PyObject *keep,
+            dfb_column *dec)
+{
+    memset(dec, 0, sizeof(*dec));
+    dec->length = c->length;
+    if (dfb_column_validate(c) < 0) {
+        return -1;
+    }
+    if (c->categories->fmt.type == DFB_T_NULL) { /* every row null */
+        dec->fmt = c->categories->fmt;
+        dec->null_count = c->length;
+        dec->null_kind = DFB_NULL_NON_NULLABLE;
+        return 0;
+    }
+    PyArrayObject *mask = NULL;
+    int64_t nnull = 0;
+    if (dfb_chunk_mask(c, &mask, &nnull) < 0) {
+        return -1;
+    }
+    /* the rows whose run's value is null, as the converters find them */
+    if (c->categories->null_count != 0 &&
+        dfb_mask_null_categories(c, &mask, &nnull) < 0) {
+        Py_XDECREF(mask);
+        return -1;
+    }
+    dfb_opts opts;
+    memset(&opts, 0, sizeof(opts));
+    opts.nulls = DFB_NULLS_MASK;
+    opts.copy = -1;
+    PyObject *vals = dfb_chunk_values(
+        st, c, mask != NULL ? PyArray_DATA(mask) : NULL, 1, &opts);
+    int r = vals == NULL || PyList_Append(keep, vals) < 0 ||
+                    (mask != NULL && PyList_Append(keep, (PyObject *)mask) < 0)
+                ? -1
+                : 0;
+    if (r == 0) {
+        PyArrayObject *v = (PyArrayObject *)vals;
+        const PyArray_Descr *d = PyArray_DESCR(v);
+        const int bits = (int)PyDataType_ELSIZE(d) * 8;
+        dec->fmt.type = d->kind == 'b'   ? DFB_T_BOOL8
+                        : d->kind == 'i' ? DFB_T_INT
+                        : d->kind == 'u' ? DFB_T_UINT
+                        : d->kind == 'f' ? DFB_T_FLOAT
+                                         : DFB_T_INVALID;
+        dec->fmt.bits = bits;
+        dec->fmt.byteorder = bits > 8 ? '=' : '|';
+        dec->data.ptr = PyArray_DATA(v);
+        dec->data.size = (int64_t)PyArray_NBYTES(v);
+        dec->data.owner = vals;
+        dec->null_count = nnull;
+        dec->null_kind = DFB_NULL_NON_NULLABLE;
+        if (mask != NULL) {
+            dec->null_kind = DFB_NULL_USE_BYTEMASK;
+            dec->null_value = 1;
+            dec->validity.ptr = PyArray_DATA(mask);
+            dec->validity.size = (int64_t)PyArray_NBYTES(mask);
+            dec->validity.owner = (PyObject *)mask;
+        }
+        if (!PyArray_Check(vals) || PyArray_NDIM(v) != 1 ||
+            PyArray_DIM(v, 0) != c->length || dec->fmt.type == DFB_T_INVALID) {
+            PyErr_SetString(PyExc_SystemError,
+                            "run-end values decoded to an unexpected array");
+            r = -1;
+        }
+    }
+    Py_XDECREF(vals);
+    Py_XDECREF(mask);
+    return r;
+}
+
 /* Plans the chunks of column `fc` into `col` (its chunks already point
    into the plan's array): their read and null kinds, first rows, and the
    NumPy type they promote to (*coltype; NPY_BOOL when every chunk is of
-   the null type) and the column's length (*len).  `codes_ok`: an explicit
-   dtype= was given; `pd_stride2`: the (data, mask) strides of a pandas
-   column, or NULL.  Returns 0, or -1 with an exception set. */
+   the null type) and the column's length (*len); a run-end encoded chunk
+   of values it takes is decoded first (decode_runs, kept in `keep`).
+   `codes_ok`: an explicit dtype= was given; `pd_stride2`: the (data,
+   mask) strides of a pandas column, or NULL.  Returns 0, REFUSED (a chunk
+   of a type to_matrix does not take, TypeError naming the column), or -1
+   with an exception set. */
 static int
-plan_column(const dfb_frame_column *fc, mcol *col, int codes_ok,
-            const int64_t *pd_stride2, int *coltype, int64_t *len)
+plan_column(dfb_state *st, const dfb_frame_column *fc, mcol *col, int codes_ok,
+            const int64_t *pd_stride2, PyObject *keep, int *coltype,
+            int64_t *len)
 {
     *len = 0;
     *coltype = -1; /* null-type chunks take no part */
@@ -641,8 +762,20 @@ plan_column(const dfb_frame_column *fc, mcol *col, int codes_ok,
         const dfb_column *c = &fc->chunks[k];
         mchunk *mc = &col->chunks[k];
         int tn;
-        if (plan_chunk(c, fc->name, codes_ok, mc, &tn) < 0) {
-            return -1;
+        int r = plan_chunk(c, fc->name, codes_ok, 0, mc, &tn);
+        if (r != 0) {
+            return r;
+        }
+        dfb_column dec;
+        if (dfb_type_decodes_runs(c->fmt.type)) {
+            if (decode_runs(st, c, keep, &dec) < 0) {
+                add_name(fc->name);
+                return -1;
+            }
+            c = &dec;
+            if (plan_chunk(c, fc->name, codes_ok, 0, mc, &tn) != 0) {
+                return -1; /* taken by its values: cannot be refused */
+            }
         }
         if (pd_stride2 != NULL) {
             /* a pandas array, checked when read: strides instead */
@@ -714,27 +847,46 @@ promote_column(mcol *col, int coltype, int fill_nan, PyArray_Descr **promoted)
 }
 
 /* Plans every column of `fr` into `cols` (chunks in `all`) and finds the
-   number of rows (*nrows, -1 when there is no column).  When no dtype= was
+   number of rows (*nrows, -1 when there is no column); with `skip`
+   (on_unsupported="skip") a column plan_column refuses is dropped from
+   `fr` instead of raising.  When no dtype= was
    given (*descr NULL) sets *descr to the promoted type of the columns (a
    new reference) and *dst to its D_* type.  Returns 0, or -1 with an
    exception set. */
 static int
-plan_frame(const dfb_frame *fr, mcol *cols, mchunk *all,
-           const int64_t *pd_strides, int fill_nan, int64_t *nrows,
+plan_frame(dfb_state *st, dfb_frame *fr, mcol *cols, mchunk *all,
+           const int64_t *pd_strides, int fill_nan, int skip, int64_t *nrows,
            PyArray_Descr **descr, int *dst)
 {
     PyArray_Descr *promoted = NULL;
+    int64_t skipped_rows = -1;
     *nrows = -1;
-    for (Py_ssize_t j = 0, at = 0; j < fr->ncols; j++) {
+    for (Py_ssize_t j = 0, at = 0, described = 0; j < fr->ncols; described++) {
         const dfb_frame_column *fc = &fr->cols[j];
         int coltype;
         int64_t len;
         cols[j].chunks = all + at;
         cols[j].n = fc->nchunks;
         at += fc->nchunks;
-        if (plan_column(fc, &cols[j], *descr != NULL,
-                        pd_strides != NULL ? pd_strides + 2 * j : NULL,
-                        &coltype, &len) < 0) {
+        int r =
+            plan_column(st, fc, &cols[j], *descr != NULL,
+                        pd_strides != NULL ? pd_strides + 2 * described : NULL,
+                        fr->keep, &coltype, &len);
+        if (r == REFUSED && skip) {
+            /* on_unsupported="skip": the column the plan refuses is left
+               out (its chunk slots stay unused); its length still gives
+               the rows of a frame that keeps no column */
+            PyErr_Clear();
+            if (skipped_rows < 0) {
+                skipped_rows = 0;
+                for (Py_ssize_t k = 0; k < fc->nchunks; k++) {
+                    skipped_rows += fc->chunks[k].length;
+                }
+            }
+            dfb_frame_drop(fr, j);
+            continue;
+        }
+        if (r != 0) {
             goto fail;
         }
         if (*nrows < 0) {
@@ -752,6 +904,10 @@ plan_frame(const dfb_frame *fr, mcol *cols, mchunk *all,
             promote_column(&cols[j], coltype, fill_nan, &promoted) < 0) {
             goto fail;
         }
+        j++;
+    }
+    if (*nrows < 0 && fr->nrows < 0) {
+        *nrows = skipped_rows; /* every column left out */
     }
     if (*descr == NULL) {
         *descr =
@@ -781,9 +937,9 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
             Py_ssize_t total_chunks, int64_t nrows, PyArray_Descr *descr,
             int dst, int fortran, int mode, int nthreads, PyObject *given)
 {
-    static const int same_src[D_N] = {-1,    S_I8, S_I16, S_I32,
-                                      S_I64, S_U8, S_U16, S_U32,
-                                      S_U64, -1,   S_F32, S_F64};
+    static const int same_src[D_N] = {-1,    S_I8,  S_I16, S_I32,
+                                      S_I64, S_U8,  S_U16, S_U32,
+                                      S_U64, S_F16, S_F32, S_F64};
     npy_intp dims[2] = {(npy_intp)nrows, (npy_intp)ncols};
     PyObject *mask = NULL, *res = NULL;
     int reused = 0;
@@ -808,7 +964,7 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
         }
     }
     for (Py_ssize_t i = 0; i < total_chunks; i++) {
-        all[i].same = all[i].read == R_DIRECT && all[i].stride == 0 &&
+        all[i].same = all[i].read == R_DIRECT && all[i].stride == all[i].isz &&
                       all[i].st == same_src[dst];
     }
     mplan plan;
@@ -835,33 +991,48 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
     return res;
 }
 
-/* 1 if the `n` bytes from `a` and from `b` overlap.  Cannot fail. */
+/* 1 if the `on` bytes from `o` meet the bytes [lo, hi) around `base`
+   (NULL: no buffer).  Cannot fail. */
 static int
-overlaps(const char *a, int64_t n, const char *b, int64_t m)
+meets(const char *o, int64_t on, const void *base, int64_t lo, int64_t hi)
 {
-    return a != NULL && b != NULL && n > 0 && m > 0 &&
-           (uintptr_t)a < (uintptr_t)b + (uint64_t)m &&
-           (uintptr_t)b < (uintptr_t)a + (uint64_t)n;
+    if (o == NULL || base == NULL || on <= 0 || hi <= lo) {
+        return 0;
+    }
+    /* as addresses (unsigned: lo may be below base), spans that fit */
+    const uintptr_t a = (uintptr_t)o, b = (uintptr_t)base + (uintptr_t)lo;
+    return a < b + (uint64_t)(hi - lo) && b < a + (uint64_t)on;
 }
 
-/* The bytes a chunk's loops may read from its data buffer start, at most
-   (its offset and rows at its stride; bits for R_BITS), or INT64_MAX when
-   that does not fit.  Cannot fail. */
-static int64_t
-chunk_extent(const mchunk *c, int64_t *vbytes)
+/* 1 if the `on` bytes from `o` meet a byte that chunk `c`'s loops may read:
+   its data (values of isz bytes at its stride, a bitmap for R_BITS, nothing
+   for R_ZERO) and its validity (a bitmap, or mask bytes at vstride), from
+   its offset for its rows, as core's dfb_buffer_extent places them; 0
+   with *err set when an extent does not fit in int64.  Cannot fail
+   otherwise. */
+static int
+chunk_meets(const char *o, int64_t on, const mchunk *c, dfb_error *err)
 {
-    int64_t end, n;
-    *vbytes = dfb_checked_add(c->offset, c->length, &end) < 0 ? INT64_MAX
-                                                              : end / 8 + 1;
-    if (c->read == R_BITS) {
-        return *vbytes;
+    int64_t lo, hi;
+    if (c->read != R_ZERO) {
+        const int64_t isz = c->read == R_BITS ? 0 : c->isz;
+        if (dfb_buffer_extent(c->offset, c->length, isz, c->stride, &lo, &hi,
+                              err) != DFB_OK) {
+            return 0;
+        }
+        if (meets(o, on, c->data, lo, hi)) {
+            return 1;
+        }
     }
-    const int64_t step =
-        c->stride != 0 ? (c->stride < 0 ? -c->stride : c->stride) : c->isz;
-    return dfb_checked_add(c->offset, c->length, &end) < 0 ||
-                   dfb_checked_mul(end, step, &n) < 0
-               ? INT64_MAX
-               : n;
+    if (c->nk == NK_BITS || c->nk == NK_BYTES) {
+        const int64_t isz = c->nk == NK_BITS ? 0 : 1;
+        if (dfb_buffer_extent(c->offset, c->length, isz, c->vstride, &lo, &hi,
+                              err) != DFB_OK) {
+            return 0;
+        }
+        return meets(o, on, c->valid, lo, hi);
+    }
+    return 0;
 }
 
 /* Checks the caller's out= `o` for a (nrows, ncols) result of dtype
@@ -931,17 +1102,17 @@ check_out(PyObject *o, int64_t nrows, Py_ssize_t ncols, int explicit,
     const int64_t on = (int64_t)PyArray_NBYTES(a);
     for (Py_ssize_t j = 0; j < ncols; j++) {
         for (Py_ssize_t k = 0; k < cols[j].n; k++) {
-            const mchunk *c = &cols[j].chunks[k];
-            int64_t vb;
-            const int64_t db = chunk_extent(c, &vb);
-            /* a negative stride reads below data: both sides checked */
-            const int64_t below = c->stride < 0 ? db : 0;
-            if (overlaps(ob, on, c->data - below,
-                         db > INT64_MAX / 2 ? INT64_MAX : db + below) ||
-                overlaps(ob, on, (const char *)c->valid, vb)) {
+            dfb_error err;
+            err.message[0] = '\0';
+            if (chunk_meets(ob, on, &cols[j].chunks[k], &err)) {
                 PyErr_Format(PyExc_ValueError,
                              "to_matrix out shares memory with column %R",
                              fr->cols[j].name);
+                return -1;
+            }
+            if (err.message[0] != '\0') {
+                PyErr_Format(PyExc_ValueError, "to_matrix column %R: %s",
+                             fr->cols[j].name, err.message);
                 return -1;
             }
         }
@@ -953,34 +1124,19 @@ check_out(PyObject *o, int64_t nrows, Py_ssize_t ncols, int explicit,
     return 0;
 }
 
-/* on_unsupported="skip": the names of the columns of `obj` (of `o_cols`,
-   NULL/None: all) that to_matrix takes by its rule, read from the schema
-   (dfbuffer._schema._matrix_columns; no data read).  Returns a new list,
-   or NULL with an exception set. */
-static PyObject *
-matrix_columns(PyObject *obj, PyObject *o_cols, int flatten, int dtype_given,
-               int dec, int ordinal)
-{
-    PyObject *fn = dfb_import_attr("dfbuffer._schema", "_matrix_columns");
-    if (fn == NULL) {
-        return NULL;
-    }
-    PyObject *res = PyObject_CallFunction(
-        fn, "OOOOOO", obj, o_cols != NULL ? o_cols : Py_None,
-        flatten ? Py_True : Py_False, dtype_given ? Py_True : Py_False,
-        dec ? Py_True : Py_False, ordinal ? Py_True : Py_False);
-    Py_DECREF(fn);
-    return res;
-}
-
-/* decimals="float64": every decimal chunk of `fr` becomes float64 (kept
-   by fr->keep).  Returns 0, or -1 with an exception set. */
+/* decimals="float64": every decimal chunk of `fr` (and the decimal values
+   of a run-end encoded one) becomes float64 (kept by fr->keep).  Returns 0, or
+   -1 with an exception set. */
 static int
 decimals_to_float(dfb_frame *fr)
 {
     for (Py_ssize_t j = 0; j < fr->ncols; j++) {
         for (Py_ssize_t k = 0; k < fr->cols[j].nchunks; k++) {
             dfb_column *c = &fr->cols[j].chunks[k];
+            /* a run-end encoded chunk's decimal values too */
+            if (dfb_type_decodes_runs(c->fmt.type) && c->categories != NULL) {
+                c = (dfb_column *)c->categories;
+            }
             if (c->fmt.type == DFB_T_DECIMAL &&
                 dfb_decimals_as_f64(c, fr->keep) < 0) {
                 return -1;
@@ -1042,16 +1198,6 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
         parse_dtype(a[1], &dst, &descr) < 0) {
         return NULL;
     }
-    PyObject *skip_cols = NULL; /* on_unsupported="skip": what is taken */
-    if (opts.skip_unsupported) {
-        skip_cols = matrix_columns(obj, o_cols, flatten, descr != NULL, dec,
-                                   opts.period_ordinal);
-        if (skip_cols == NULL) {
-            Py_XDECREF(descr);
-            return NULL;
-        }
-        o_cols = skip_cols;
-    }
     /* held: describing the frame runs the producer's code */
     PyObject *given =
         a[10] != NULL && a[10] != Py_None ? Py_NewRef(a[10]) : NULL;
@@ -1065,8 +1211,9 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     int64_t nrows = -1;
     PyObject *res = NULL, *own = NULL;
     int64_t *pd_strides = NULL;
+    const int skip = opts.skip_unsupported;
     if (describe_frame(st, obj, kind, o_cols, flatten, opts.period_ordinal,
-                       &fr, &pd_strides, &own) < 0 ||
+                       skip, &fr, &pd_strides, &own) < 0 ||
         (dec && decimals_to_float(&fr) < 0)) {
         goto done;
     }
@@ -1081,10 +1228,11 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
         PyErr_NoMemory();
         goto done;
     }
-    if (plan_frame(&fr, cols, all, pd_strides, mode == 0, &nrows, &descr,
-                   &dst) < 0) {
+    if (plan_frame(st, &fr, cols, all, pd_strides, mode == 0, skip, &nrows,
+                   &descr, &dst) < 0) {
         goto done;
     }
+    ncols = fr.ncols; /* less the columns skip left out */
     if (nrows < 0) {
         nrows = fr.nrows >= 0 ? fr.nrows : 0;
     }
@@ -1120,7 +1268,6 @@ done:
     PyMem_Free(all);
     PyMem_Free(cols);
     Py_XDECREF(own);
-    Py_XDECREF(skip_cols);
     PyMem_Free(pd_strides);
     dfb_frame_clear(&fr);
     return res;
@@ -1150,7 +1297,7 @@ to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         PyObject *fn = dfb_import_attr("dfbuffer._to_arrow", "to_arrow");
         PyObject *kw =
             fn == NULL ? NULL : Py_BuildValue("{ss}", "func", "to_matrix");
-        PyObject *pos = kw == NULL ? NULL : PyTuple_Pack(1, args[0]);
+        PyObject *pos = kw == NULL ? NULL : PyTuple_Pack(1, src.frame);
         Py_SETREF(src.frame, pos == NULL ? NULL : PyObject_Call(fn, pos, kw));
         Py_XDECREF(pos);
         Py_XDECREF(kw);

@@ -97,6 +97,23 @@ h2f(uint16_t h)
     return f;
 }
 
+/* Returns the double of IEEE half `h` as NumPy's astype makes it: exact,
+   a NaN keeping its sign and payload bits (signalling too).  Cannot
+   fail. */
+static inline double
+h2d(uint16_t h)
+{
+    if ((h & 0x7c00u) != 0x7c00u || (h & 0x3ffu) == 0) {
+        return (double)h2f(h); /* finite or infinite: exact */
+    }
+    const uint64_t bits = ((uint64_t)(h & 0x8000u) << 48) |
+                          UINT64_C(0x7ff0000000000000) |
+                          ((uint64_t)(h & 0x3ffu) << 42);
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
 /* Float to integer casts: truncation toward zero inside the range,
    saturation outside it, 0 for NaN (NumPy leaves these undefined). */
 static inline int64_t
@@ -150,9 +167,9 @@ sat_u(double v, double hi)
         }                                                            \
     }
 
-/* The ten source loops of one output type: EI for integer sources, EF for
-   float sources (both in terms of `v`). */
-#define SOURCES(DN, DT, EI, EF)      \
+/* The eleven source loops of one output type: EI for integer sources, EF
+   for float sources, EH for float16 bits (all in terms of `v`). */
+#define SOURCES(DN, DT, EI, EF, EH)  \
     LOOP(DN##_i8, int8_t, DT, EI)    \
     LOOP(DN##_i16, int16_t, DT, EI)  \
     LOOP(DN##_i32, int32_t, DT, EI)  \
@@ -162,25 +179,31 @@ sat_u(double v, double hi)
     LOOP(DN##_u32, uint32_t, DT, EI) \
     LOOP(DN##_u64, uint64_t, DT, EI) \
     LOOP(DN##_f32, float, DT, EF)    \
-    LOOP(DN##_f64, double, DT, EF)
+    LOOP(DN##_f64, double, DT, EF)   \
+    LOOP(DN##_f16, uint16_t, DT, EH)
 
-SOURCES(db, uint8_t, v != 0, v != 0)
-SOURCES(di8, int8_t, v, sat_i(v, -128.0, 127.0))
-SOURCES(di16, int16_t, v, sat_i(v, -32768.0, 32767.0))
-SOURCES(di32, int32_t, v, sat_i(v, -2147483648.0, 2147483647.0))
+SOURCES(db, uint8_t, v != 0, v != 0, h2f(v) != 0)
+SOURCES(di8, int8_t, v, sat_i(v, -128.0, 127.0), sat_i(h2f(v), -128.0, 127.0))
+SOURCES(di16, int16_t, v, sat_i(v, -32768.0, 32767.0),
+        sat_i(h2f(v), -32768.0, 32767.0))
+SOURCES(di32, int32_t, v, sat_i(v, -2147483648.0, 2147483647.0),
+        sat_i(h2f(v), -2147483648.0, 2147483647.0))
 SOURCES(di64, int64_t, v,
-        sat_i(v, -9223372036854775808.0, 9223372036854775808.0))
-SOURCES(du8, uint8_t, v, sat_u(v, 255.0))
-SOURCES(du16, uint16_t, v, sat_u(v, 65535.0))
-SOURCES(du32, uint32_t, v, sat_u(v, 4294967295.0))
-SOURCES(du64, uint64_t, v, sat_u(v, 18446744073709551616.0))
-SOURCES(df16, uint16_t, d2h((double)v), d2h((double)v))
-SOURCES(df32, float, v, v)
-SOURCES(df64, double, v, v)
+        sat_i(v, -9223372036854775808.0, 9223372036854775808.0),
+        sat_i(h2f(v), -9223372036854775808.0, 9223372036854775808.0))
+SOURCES(du8, uint8_t, v, sat_u(v, 255.0), sat_u(h2f(v), 255.0))
+SOURCES(du16, uint16_t, v, sat_u(v, 65535.0), sat_u(h2f(v), 65535.0))
+SOURCES(du32, uint32_t, v, sat_u(v, 4294967295.0), sat_u(h2f(v), 4294967295.0))
+SOURCES(du64, uint64_t, v, sat_u(v, 18446744073709551616.0),
+        sat_u(h2f(v), 18446744073709551616.0))
+/* float16 into float16: the bits, NaN payloads and signalling NaNs too */
+SOURCES(df16, uint16_t, d2h((double)v), d2h((double)v), v)
+SOURCES(df32, float, v, v, h2f(v))
+SOURCES(df64, double, v, v, h2d(v))
 
-#define ROW(DN)                                       \
-    {DN##_i8,  DN##_i16, DN##_i32, DN##_i64, DN##_u8, \
-     DN##_u16, DN##_u32, DN##_u64, DN##_f32, DN##_f64}
+#define ROW(DN)                                                 \
+    {DN##_i8,  DN##_i16, DN##_i32, DN##_i64, DN##_u8, DN##_u16, \
+     DN##_u32, DN##_u64, DN##_f32, DN##_f64, DN##_f16}
 
 static const loop_fn loops[D_N][S_N] = {
     ROW(db),   ROW(di8),  ROW(di16), ROW(di32), ROW(di64), ROW(du8),
@@ -224,8 +247,9 @@ static const char *
 decode(const mchunk *c, int64_t i0, int64_t n, char *buf)
 {
     const char *p = c->data + (c->offset + i0) * c->isz;
-    if (c->stride != 0) {
-        /* a strided view: gathered into buf, then read from there */
+    if (c->stride != c->isz) {
+        /* a strided, reversed or broadcast view (stride 0): gathered into
+           buf, then read from there */
         const char *q = c->data + (c->offset + i0) * c->stride;
         for (int64_t i = 0; i < n; i++) {
             dfb_memcpy(buf + i * c->isz, q + i * c->stride, (size_t)c->isz);
@@ -266,20 +290,6 @@ decode(const mchunk *c, int64_t i0, int64_t n, char *buf)
                 buf[i] = p[i] != 0;
             }
             return buf;
-        case R_F16:
-        case R_F16SWAP:
-            /* backwards: p may be buf (each float lands at or after the
-               half it comes from, which has been read by then) */
-            for (int64_t i = n - 1; i >= 0; i--) {
-                uint16_t v;
-                memcpy(&v, p + 2 * i, 2);
-                if (c->read == R_F16SWAP) {
-                    v = (uint16_t)__builtin_bswap16(v);
-                }
-                float f = h2f(v);
-                memcpy(buf + 4 * i, &f, 4);
-            }
-            return buf;
         default:
             dfb_memset(buf, 0, (size_t)n);
             return buf;
@@ -295,7 +305,8 @@ null_flags(const mchunk *c, const char *s, int64_t i0, int64_t n,
     int64_t count = 0;
     switch (c->nk) {
         case NK_NAN: {
-            const int isz = c->st == S_F64 ? 8 : 4; /* decoded: native */
+            /* decoded: native */
+            const int isz = c->st == S_F64 ? 8 : c->st == S_F16 ? 2 : 4;
             return dfb_count_nan(s, n, isz, isz, 0, flags);
         }
         case NK_SENT:
@@ -309,7 +320,7 @@ null_flags(const mchunk *c, const char *s, int64_t i0, int64_t n,
                             c->null_value == 0);
             break;
         case NK_BYTES: {
-            const int64_t vs = c->vstride != 0 ? c->vstride : 1;
+            const int64_t vs = c->vstride; /* any sign, 0 too */
             const uint8_t *v = c->valid + (c->offset + i0) * vs;
             for (int64_t i = 0; i < n; i++) {
                 flags[i] = (v[i * vs] != 0) == (c->null_value != 0);

@@ -25,9 +25,10 @@ dfb_matrix_pandas_columns(PyObject *obj)
 }
 
 /* Describes column `s` (named `name`) as one chunk `c` (zeroed) with the
-   strides in st2[0] (data) and st2[1] (mask).  Returns 0, 1 for a dtype
-   the Arrow path should judge (no exception), or -1 with TypeError for
-   object, datetime, timedelta and complex columns (naming the column). */
+   real byte strides (any sign, 0 too) in st2[0] (data) and st2[1] (mask).
+   Returns 0, 1 for a dtype the Arrow path should judge (no exception), or -1
+   with TypeError for object, datetime, timedelta and complex columns (naming
+   the column). */
 static int
 pandas_chunk(const dfb_pd_column *s, PyObject *name, int64_t nrows,
              dfb_column *c, int64_t *st2)
@@ -91,8 +92,9 @@ pandas_chunk(const dfb_pd_column *s, PyObject *name, int64_t nrows,
         c->null_kind = DFB_NULL_NON_NULLABLE;
         c->null_count = 0;
     }
-    st2[0] = s->stride == isz ? 0 : s->stride;
-    st2[1] = s->kind != DFB_PD_MASKED || s->mstride == 1 ? 0 : s->mstride;
+    /* the real byte strides, whatever they are: 0 is a broadcast view */
+    st2[0] = s->stride;
+    st2[1] = s->kind == DFB_PD_MASKED ? s->mstride : 1;
     return 0;
 }
 
@@ -130,12 +132,13 @@ describe_columns(const dfb_pd_frame *pf, const Py_ssize_t *idx, Py_ssize_t n,
    pandas.DataFrame, read by dfb_pd_frame_read) into `out` (zeroed): its
    NumPy blocks and its masked arrays (Int*, UInt*, Float*, boolean) read
    in place; sets *strides to a PyMem array of 2 per selected column (data
-   and mask byte strides, 0 when contiguous).  Returns 0; 1 when `obj` is
-   not such a frame, a block is of another kind or a selected column is
-   (no exception; `out` and *strides are cleared: the caller takes pandas'
-   Arrow export, of *rest when not NULL: a new reference to a frame over
-   the block manager read here); or -1 with an exception set (TypeError naming
-   an object, datetime, timedelta or complex column; the selection's). */
+   and mask byte strides as they are: any sign, 0 for a broadcast view).
+   Returns 0; 1 when `obj` is not such a frame, a block is of another kind or a
+   selected column is (no exception; `out` and *strides are cleared: the caller
+   takes pandas' Arrow export, of *rest when not NULL: a new reference to a
+   frame over the block manager read here); or -1 with an exception set
+   (TypeError naming an object, datetime, timedelta or complex column; the
+   selection's). */
 int
 dfb_matrix_pandas_describe(PyObject *obj, PyObject *select, dfb_frame *out,
                            int64_t **strides, PyObject **rest)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* Native source types of the loops (bools arrive as U8 0/1, float16 as
-   F32, byte-swapped values as their native type: see read kinds). */
+   its bits, byte-swapped values as their native type: see read kinds). */
 enum {
     S_I8,
     S_I16,
@@ -23,6 +23,8 @@ enum {
     S_U64,
     S_F32,
     S_F64,
+    S_F16, /* IEEE half bits: moved as bits into float16, widened as
+              NumPy's astype widens them (NaN payloads kept) */
     S_N
 };
 
@@ -45,13 +47,11 @@ enum {
 
 /* How a chunk's stored values reach the loops. */
 enum {
-    R_DIRECT,  /* native values, read in place */
-    R_SWAP,    /* byte-swapped values, swapped into scratch */
-    R_BITS,    /* bit-packed bools, unpacked into scratch */
-    R_BOOL8,   /* bytes, normalised to 0/1 in scratch */
-    R_F16,     /* float16, widened to float32 in scratch */
-    R_F16SWAP, /* byte-swapped float16 */
-    R_ZERO     /* Arrow null type: zeros */
+    R_DIRECT, /* native values, read in place */
+    R_SWAP,   /* byte-swapped values, swapped into scratch */
+    R_BITS,   /* bit-packed bools, unpacked into scratch */
+    R_BOOL8,  /* bytes, normalised to 0/1 in scratch */
+    R_ZERO    /* Arrow null type: zeros */
 };
 
 /* Null kinds of a chunk as the loops see them. */
@@ -88,9 +88,11 @@ typedef struct {
     const uint8_t *valid;
     int64_t null_value; /* sentinel, or the mask value meaning null */
     int64_t nnull;      /* -1 while unknown */
-    int64_t stride;     /* bytes between stored values, 0: isz (pandas
-                           views may be strided; R_DIRECT/R_BOOL8/R_F16) */
-    int64_t vstride;    /* bytes between NK_BYTES mask bytes, 0: 1 */
+    int64_t stride;     /* bytes between stored values, any sign, 0 too
+                           (a pandas view may be strided, reversed or
+                           broadcast); == isz when contiguous */
+    int64_t vstride;    /* bytes between NK_BYTES mask bytes, any sign,
+                           0 too; 1 when contiguous */
 } mchunk;
 
 typedef struct {
