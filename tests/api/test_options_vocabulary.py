@@ -428,3 +428,21 @@ def test_to_matrix_skip_follows_the_rule_of_dtype_and_decimals():
 def test_mapping_column_errors_of_to_arrow_name_the_column():
     with pytest.raises(TypeError, match="column 's'"):
         dfbuffer.to_matrix({"a": np.arange(2), "s": np.array(["x", "y"], dtype=object)})
+
+
+class _CopyingProducer:
+    """An __array__ producer that can only hand out a copy (NumPy 2's refusal)."""
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("a copy is needed")
+        return np.arange(3)
+
+
+@pytest.mark.parametrize("keyword", ["copy", "allow_copy"])
+def test_array_refusal_names_the_keyword_given(keyword):
+    # Buffer.from_object's documented BufferError, naming the caller's keyword
+    with pytest.raises(BufferError, match=rf"no copy was allowed \({keyword}=False\)"):
+        dfbuffer.column_to_ndarray(_CopyingProducer(), **{keyword: False})
+    with pytest.raises(BufferError, match=r"\(allow_copy=False\)"):
+        dfbuffer.Buffer.from_object(_CopyingProducer(), allow_copy=False)

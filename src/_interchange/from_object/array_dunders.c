@@ -17,6 +17,7 @@
  * would be lost silently, so it is read-only.
  */
 #include "common.h"
+#include "args.h"
 #include "buffer.h"
 #include "arrow_from_object.h"
 #include "probe.h"
@@ -108,12 +109,14 @@ dfb_import_arrow_array_method(dfb_state *st, PyObject *obj, PyObject *dtype)
 /* ------------------------------------------------------------------ */
 
 /* Replaces the pending exception by BufferError(`fmt` % (type name of
-   obj)), the original as its cause.  Always returns NULL. */
+   obj, the copy keyword the caller gave: dfb_copy_keyword)), the original
+   as its cause.  Always returns NULL. */
 static PyObject *
 refuse_copy(PyObject *obj, const char *fmt)
 {
     PyObject *cause = dfb_err_take();
-    PyErr_Format(PyExc_BufferError, fmt, Py_TYPE(obj)->tp_name);
+    PyErr_Format(PyExc_BufferError, fmt, Py_TYPE(obj)->tp_name,
+                 dfb_copy_keyword());
     dfb_err_raise_from(cause);
     return NULL;
 }
@@ -149,14 +152,14 @@ dfb_array_method_call(dfb_state *st, PyObject *obj, int allow_copy,
                                "%.100s.__array__(copy=False) refused: the "
                                "producer cannot hand out its memory without "
                                "a copy, and no copy was allowed "
-                               "(allow_copy=False)");
+                               "(%s=False)");
         }
         if (res == NULL && PyErr_Occurred() == PyExc_TypeError) {
             return refuse_copy(obj,
                                "%.100s.__array__ does not take NumPy 2's "
                                "copy=False, so it cannot promise not to "
                                "copy, and no copy was allowed "
-                               "(allow_copy=False)");
+                               "(%s=False)");
         }
         *shared = 1;
     }
