@@ -37,14 +37,14 @@ LAYERS = [
     "base",  # module state, compat, the argument parser, probes, dtypes, checked sizes
     "model",  # Buffer construction, the column model, the frame model
     "exchange",  # one-buffer protocols: DLPack, array interfaces, buffer protocol, exports
-    "arrow",  # Arrow import, describe, device, schema, export, run-end and extensions
+    "arrow",  # Arrow import, describe, device, schema, export, nodes, run-end and extensions
     "from_object",  # the protocol registry of Buffer.from_object and its importers
     "kernels",  # described chunks to NumPy, one file per result kind
     "nested",  # nested Arrow values (lists, structs, maps, unions) to NumPy
     "readers",  # one reader per frame source: interchange, Arrow, pandas
     "ops/matrix",  # to_matrix
     "ops/to_interchange",  # to_interchange's typed view of an Arrow import
-    "ops/to_arrow",  # to_arrow's nodes, pass-through and table export
+    "ops/to_arrow",  # to_arrow's pass-through and table export
     "ops",  # from_dataframe and its pandas fast path, the pandas front end's blocks
     "api",  # module init, the Buffer type, the C API, type info, test hooks
 ]

@@ -3,6 +3,7 @@
  */
 #include "types.h"
 #include "mem.h"
+#include "checked.h"
 
 #include <string.h>
 
@@ -522,7 +523,8 @@ dfb_metadata_first(const char *md, int32_t *count, const char **pos)
         return 0;
     }
     const int32_t n = read_i32(md);
-    if (n < 0) {
+    /* bounded: n <= INT32_MAX, so 8 * n fits int64 */
+    if (n < 0 || 8 * (int64_t)n > DFB_METADATA_MAX_BYTES - 4) {
         return -1;
     }
     *count = n;
@@ -530,22 +532,40 @@ dfb_metadata_first(const char *md, int32_t *count, const char **pos)
     return 0;
 }
 
-int
-dfb_metadata_next(const char **pos, dfb_metadata_entry *e)
+/* Reads the int32 length at offset *at of `md` and moves *at past it and
+   the bytes it counts.  Returns the length, or -1 when it is negative or
+   ends past DFB_METADATA_MAX_BYTES (nothing past *at + 4 read). */
+static int32_t
+metadata_len(const char *md, int64_t *at)
 {
-    const char *p = *pos;
-    e->key_len = read_i32(p);
+    int64_t end;
+    if (dfb_checked_add(*at, 4, &end) < 0 || end > DFB_METADATA_MAX_BYTES) {
+        return -1;
+    }
+    const int32_t len = read_i32(md + *at);
+    if (len < 0 || dfb_checked_add(end, len, &end) < 0 ||
+        end > DFB_METADATA_MAX_BYTES) {
+        return -1;
+    }
+    *at = end;
+    return len;
+}
+
+int
+dfb_metadata_next(const char *md, const char **pos, dfb_metadata_entry *e)
+{
+    int64_t at = *pos - md;
+    e->key_len = metadata_len(md, &at);
     if (e->key_len < 0) {
         return -1;
     }
-    e->key = p + 4;
-    p = e->key + e->key_len;
-    e->value_len = read_i32(p);
+    e->key = md + at - e->key_len;
+    e->value_len = metadata_len(md, &at);
     if (e->value_len < 0) {
         return -1;
     }
-    e->value = p + 4;
-    *pos = e->value + e->value_len;
+    e->value = md + at - e->value_len;
+    *pos = md + at;
     return 0;
 }
 
@@ -559,7 +579,7 @@ dfb_metadata_find(const char *md, const char *key, size_t key_len,
         return -1;
     }
     for (int32_t i = 0; i < n; i++) {
-        if (dfb_metadata_next(&p, e) < 0) {
+        if (dfb_metadata_next(md, &p, e) < 0) {
             return -1;
         }
         if ((size_t)e->key_len == key_len &&

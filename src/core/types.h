@@ -243,17 +243,27 @@ typedef struct {
     int32_t key_len, value_len;
 } dfb_metadata_entry;
 
+/* The most bytes Arrow schema metadata may take: its lengths are int32,
+   and the C data interface carries no size of the whole, so a count or a
+   length beyond what fits is refused before anything is read past it
+   (an entry takes at least 8 bytes, so at most (max - 4) / 8 entries). */
+#define DFB_METADATA_MAX_BYTES INT32_MAX
+
 /* The one parser of Arrow schema metadata (the C data interface's
    encoding: a native int32 count, then per entry an int32 length and the
    bytes of the key, an int32 length and the bytes of the value).
    dfb_metadata_first reads the count of `md` (NULL: no entries) into
    *count and sets *pos to the first entry; dfb_metadata_next reads the
-   entry at *pos into *e and moves *pos past it.  Both return 0, or -1 for
-   a negative count or length (malformed metadata). */
+   entry of `md` at *pos into *e and moves *pos past it.  Both return 0, or
+   -1 for malformed metadata: a negative count or length, or one that
+   takes the metadata past DFB_METADATA_MAX_BYTES (checked before the
+   bytes it claims are read).  A count larger than the entries held cannot
+   be told from the bytes that follow: nothing gives the metadata's
+   size. */
 int
 dfb_metadata_first(const char *md, int32_t *count, const char **pos);
 int
-dfb_metadata_next(const char **pos, dfb_metadata_entry *e);
+dfb_metadata_next(const char *md, const char **pos, dfb_metadata_entry *e);
 
 /* Finds the entry whose key is the `key_len` bytes at `key` (exact
    length) in metadata `md`.  Returns 1 with *e set, 0 when absent, or -1

@@ -445,3 +445,108 @@ def test_struct_null_count_out_of_range(collect):
         to_interchange(p)
     collect()
     assert p.release_count == 1
+
+
+# --- schema metadata whose count or lengths no metadata holds ----------------------------
+# The C data interface gives no size of the metadata: a count or length beyond the int32
+# bound is refused before anything past it is read (a count that only overstates the
+# entries held cannot be told from the bytes that follow it).
+
+METADATA_READERS = {
+    "column_to_ndarray": dfbuffer.column_to_ndarray,
+    "from_dataframe": dfbuffer.from_dataframe,
+    "schema": dfbuffer.schema,
+    "to_interchange": to_interchange,
+    "to_arrow": lambda p: dfbuffer.to_arrow(p).__arrow_c_stream__(),
+}
+
+
+def _with_metadata(md: bytes) -> Producer:
+    p = Producer(b"l", 3, [None, np.arange(3, dtype=np.int64)])
+    buf = ctypes.create_string_buffer(md, len(md))  # exactly the bytes given
+    p.keep.append(buf)
+    p.schema.metadata = ctypes.cast(buf, ctypes.c_char_p)
+    return p
+
+
+def _entry(key: bytes, value: bytes) -> bytes:
+    import struct
+
+    return struct.pack("<i", len(key)) + key + struct.pack("<i", len(value)) + value
+
+
+@pytest.mark.parametrize("reader", list(METADATA_READERS))
+@pytest.mark.parametrize(
+    "md",
+    [
+        (2**31 - 1).to_bytes(4, "little") + _entry(b"k", b"v"),  # more entries than 2**31 bytes
+        (2**28).to_bytes(4, "little") + _entry(b"k", b"v"),
+        (1).to_bytes(4, "little") + (2**31 - 1).to_bytes(4, "little") + b"k",  # a key past it
+        (1).to_bytes(4, "little") + (2**31 - 9).to_bytes(4, "little") + b"k",
+        (1).to_bytes(4, "little") + (1).to_bytes(4, "little") + b"k"
+        + (2**31 - 13).to_bytes(4, "little"),  # a value past it
+    ],
+    ids=["count-int32-max", "count-2**28", "key-int32-max", "key-to-the-bound",
+         "value-past-the-bound"],
+)
+def test_metadata_claiming_more_than_int32_bytes_is_refused(reader, md):
+    # each read on until it crashed (a count or a length taken as given)
+    with pytest.raises(ValueError, match="negative count or length|metadata lengths"):
+        METADATA_READERS[reader](_with_metadata(md))
+
+
+@pytest.mark.parametrize("reader", list(METADATA_READERS))
+def test_metadata_within_its_bytes_still_reads(reader):
+    md = (2).to_bytes(4, "little") + _entry(b"a", b"1") + _entry(b"bc", b"")
+    got = METADATA_READERS[reader](_with_metadata(md))
+    assert got is not None
+    assert dfbuffer.schema(_with_metadata(md)).metadata == {"a": "1", "bc": ""}
+
+
+# --- fixed-size values whose width times length no machine holds -------------------------
+# Arrow gives no buffer sizes: a 16-byte data buffer cannot be told from the 256 TiB that
+# w:268435455 (the widest width an int32 bit width allows) over 2**20 rows claims, but no
+# machine holds that many bytes of values: refused before a value is read or made.
+
+WIDE = b"w:268435455"
+FIXED_READERS = {
+    "column_to_ndarray": dfbuffer.column_to_ndarray,
+    "from_dataframe": dfbuffer.from_dataframe,
+    "pandas": lambda p: __import__("dfbuffer.pandas").pandas.from_dataframe(p),
+}
+
+
+class _StructOf:
+    """A struct array ("+s") of one hand-built child column (the nested form)."""
+
+    def __init__(self, child: Producer) -> None:
+        self.child = child
+        self._rs = SCHEMA_RELEASE(lambda p: setattr(p.contents, "release", None))
+        self._ra = ARRAY_RELEASE(lambda p: setattr(p.contents, "release", None))
+        self._sch = (ctypes.POINTER(ArrowSchema) * 1)(ctypes.pointer(child.schema))
+        self._arr = (ctypes.POINTER(ArrowArray) * 1)(ctypes.pointer(child.array))
+        self._bufs = (ctypes.c_void_p * 1)(None)
+        self.schema = ArrowSchema(format=b"+s", name=b"", n_children=1, children=self._sch,
+                                  release=ctypes.cast(self._rs, ctypes.c_void_p).value)
+        self.array = ArrowArray(length=child.array.length, n_buffers=1, n_children=1,
+                                buffers=ctypes.cast(self._bufs, ctypes.POINTER(ctypes.c_void_p)),
+                                children=self._arr,
+                                release=ctypes.cast(self._ra, ctypes.c_void_p).value)
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["column", "struct child"])
+@pytest.mark.parametrize("reader", list(FIXED_READERS))
+@pytest.mark.parametrize("rows", [2**20, 100_000])
+def test_fixed_size_values_beyond_memory_are_refused(reader, nested, rows):
+    # each read the 16 bytes on into unmapped memory and crashed
+    p = Producer(WIDE, rows, [None, np.zeros(16, np.uint8)])
+    with pytest.raises(MemoryError, match="268435455 bytes"):
+        FIXED_READERS[reader](_StructOf(p) if nested else p)
+
+
+def test_fixed_size_values_that_fit_still_convert():
+    p = Producer(b"w:3", 2, [None, np.frombuffer(b"abcdef", np.uint8)])
+    assert dfbuffer.column_to_ndarray(p).tolist() == [b"abc", b"def"]

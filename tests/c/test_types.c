@@ -597,6 +597,18 @@ test_extensions(void)
     n = -6;
     memcpy(md + 4, &n, 4);
     CHECK(dfb_metadata_find(md, "pandas", 6, &e) == -1);
+    /* beyond the int32 bound: refused before reading past the first 8 bytes */
+    n = INT32_MAX;
+    memcpy(md + 4, &n, 4);
+    CHECK(dfb_metadata_find(md, "pandas", 6, &e) == -1);
+    memcpy(md, &n, 4);
+    CHECK(dfb_metadata_find(md, "pandas", 6, &e) == -1);
+    int32_t count;
+    const char *pos;
+    CHECK(dfb_metadata_first(md, &count, &pos) == -1);
+    n = (DFB_METADATA_MAX_BYTES - 4) / 8;
+    memcpy(md, &n, 4);
+    CHECK(dfb_metadata_first(md, &count, &pos) == 0 && count == n);
 }
 
 int

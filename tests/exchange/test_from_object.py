@@ -420,10 +420,11 @@ def test_dlpack_readonly_versioned():
 def test_dlpack_lifetime_deleter_runs_with_last_user(collect):
     # the managed tensor holds the array; numpy's deleter runs when the last
     # view dies
-    def owner_is_capsule(b):
-        assert b.owner.__class__.__name__ == "PyCapsule"
+    def owner_is_dlpack_owner(b):
+        assert type(b.owner).__name__ == "dlpack_owner"
 
-    assert_source_lives_with_last_view(collect, lambda a: from_object(DL(a)), owner_is_capsule)
+    assert_source_lives_with_last_view(collect, lambda a: from_object(DL(a)),
+                                       owner_is_dlpack_owner)
 
 
 def test_dlpack_capsule_consumed_once():

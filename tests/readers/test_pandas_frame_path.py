@@ -380,7 +380,7 @@ def test_each_probe_is_read_once_per_call():
 def test_buffers_over_capsules_cost_the_collector_nothing():
     import gc
 
-    # owner a capsule (DLPack) or the Arrow holder capsule: untracked
+    # owner a DLPack owner or an Arrow holder over a producer's memory: untracked
     b = Buffer.from_object(pa.array([1.0, 2.0]))
     assert b.native == NativeFormat.DLPACK and not gc.is_tracked(b)
     b = Buffer.from_object(pa.array([1.0, None]))

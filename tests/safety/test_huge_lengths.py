@@ -141,3 +141,59 @@ def test_pandas_counts_list_view_sizes_without_wrapping():
     views.validate(full=True)
     with pytest.raises(MemoryError, match="'c'"):
         dfbuffer.pandas.from_dataframe(pa.table({"c": views}))
+
+
+# --- sizes a producer claims over a raw address ------------------------------------------
+# An __array_interface__ whose data is an integer address hands over no length to check
+# its shape against: dfbuffer takes the shape (a Buffer over it is a view, nothing is
+# read), but every copy sized by it is refused with MemoryError before the allocation
+# when no machine holds it (ASan aborted on the 8 TiB requests: allocation-size-too-big).
+
+
+class _ClaimsTerabytes:
+    """2**40 float64 over a 32-byte array: 8 TiB claimed."""
+
+    def __init__(self, shape: tuple[int, ...] = (2**40,), strides: tuple | None = None) -> None:
+        import numpy as np
+
+        self.small = np.zeros(4)
+        self.__array_interface__ = {"shape": shape, "typestr": "<f8", "version": 3,
+                                    "data": (self.small.ctypes.data, False),
+                                    "strides": strides}
+
+
+COPIES = {
+    "pickle protocol 4": lambda b: __import__("pickle").dumps(b, protocol=4),
+    "pickle protocol 5 (strided)": lambda b: __import__("pickle").dumps(b, protocol=5),
+    "__dlpack__(copy=True)": lambda b: b.__dlpack__(max_version=(1, 0), copy=True),
+    "__array__(copy=True)": lambda b: b.__array__(copy=True),
+    "__array__(dtype)": lambda b: b.__array__(dtype="f4"),
+}
+
+
+CLAIMS = {"1-D": ((2**40,), None), "2-D": ((2**20, 2**20), None), "strided": ((2**40,), (16,))}
+
+
+@pytest.mark.parametrize(
+    ("copy", "claim"),
+    # a contiguous Buffer pickles out of band with protocol 5, without a copy
+    [(c, k) for c in COPIES for k in CLAIMS
+     if c != "pickle protocol 5 (strided)" or k == "strided"],
+)
+def test_a_claimed_size_beyond_memory_is_refused_before_copying(copy, claim):
+    shape, strides = CLAIMS[claim]
+    b = dfbuffer.Buffer.from_object(_ClaimsTerabytes(shape, strides))
+    assert b.shape == shape  # taken as given: a view reads nothing
+    with pytest.raises(MemoryError):
+        COPIES[copy](b)
+
+
+@pytest.mark.parametrize(
+    ("shape", "strides"),
+    [((2,), (2**63 - 8,)), ((2,), (-(2**62),)), ((2**62, 4), None)],
+    ids=["past-ssize-max", "below-address-zero", "bytes-overflow"],
+)
+def test_a_claimed_extent_outside_the_address_space_is_refused(shape, strides):
+    # no memory lies there: refused when the Buffer is made, before anything else
+    with pytest.raises(OverflowError):
+        dfbuffer.Buffer.from_object(_ClaimsTerabytes(shape, strides))

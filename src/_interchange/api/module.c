@@ -10,6 +10,8 @@
 #include "buffer_type.h"
 #include "convert.h"
 #include "arrow_table_export.h"
+#include "arrow_passthrough.h"
+#include "arrow_import.h"
 #include "arrow_interchange.h"
 #include "arrow_functions.h"
 #include "dlpack.h"
@@ -275,6 +277,21 @@ module_exec(PyObject *m)
     if (st->export_type == NULL) {
         return -1;
     }
+    /* the GC-tracked holders of imported Arrow arrays, of their column
+       nodes and of imported DLPack tensors */
+    st->arrow_holder_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+        m, &dfb_arrow_holder_spec, NULL);
+    st->array_node_type = st->arrow_holder_type == NULL
+                              ? NULL
+                              : (PyTypeObject *)PyType_FromModuleAndSpec(
+                                    m, &dfb_array_node_spec, NULL);
+    st->dlpack_owner_type = st->array_node_type == NULL
+                                ? NULL
+                                : (PyTypeObject *)PyType_FromModuleAndSpec(
+                                      m, &dfb_dlpack_owner_spec, NULL);
+    if (st->dlpack_owner_type == NULL) {
+        return -1;
+    }
     if (add_enums(m, st) < 0 || add_copy_error(m, st) < 0) {
         return -1;
     }
@@ -319,6 +336,9 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     dfb_state *st = dfb_state_from_module(m);
     Py_VISIT(st->buffer_type);
     Py_VISIT(st->export_type);
+    Py_VISIT(st->arrow_holder_type);
+    Py_VISIT(st->array_node_type);
+    Py_VISIT(st->dlpack_owner_type);
     Py_VISIT(st->native_format);
     Py_VISIT(st->device_type);
     Py_VISIT(st->dtype_kind);
@@ -338,6 +358,9 @@ module_clear(PyObject *m)
     dfb_state *st = dfb_state_from_module(m);
     Py_CLEAR(st->buffer_type);
     Py_CLEAR(st->export_type);
+    Py_CLEAR(st->arrow_holder_type);
+    Py_CLEAR(st->array_node_type);
+    Py_CLEAR(st->dlpack_owner_type);
     Py_CLEAR(st->native_format);
     Py_CLEAR(st->device_type);
     Py_CLEAR(st->dtype_kind);

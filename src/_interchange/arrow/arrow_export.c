@@ -46,6 +46,17 @@ export_array_release(struct ArrowArray *array)
     array->release = NULL;
 }
 
+int
+dfb_arrow_export_visit(const struct ArrowArray *a, visitproc visit, void *arg)
+{
+    if (a->release != export_array_release || a->private_data == NULL) {
+        return 0;
+    }
+    const export_private *p = a->private_data;
+    Py_VISIT(p->buffer);
+    return 0;
+}
+
 /* Release callback of exported schemas (static strings: nothing to
    free but the format copy). */
 static void

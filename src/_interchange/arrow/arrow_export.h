@@ -43,4 +43,10 @@ dfb_arrow_stream_capsule_free(PyObject *cap);
 int
 dfb_arrow_export_fill(PyObject *self, struct ArrowArray *a);
 
+/* Visits the Buffer an array filled by dfb_arrow_export_fill keeps (for
+   the tp_traverse of a holder that owns `a`); any other array, or one
+   released, visits nothing.  Returns what `visit` returned. */
+int
+dfb_arrow_export_visit(const struct ArrowArray *a, visitproc visit, void *arg);
+
 #endif /* DFBUFFER_ARROW_EXPORT_H */

@@ -7,10 +7,10 @@
  * and stream walk, with arrow_device.c's device checks) is *moved*
  * into a heap holder (bitwise copy, then the source's release set to NULL,
  * so the producer's capsule destructor no longer releases it).  The holder
- * lives in a PyCapsule named "dfbuffer.arrow_array" whose destructor calls
- * release exactly once; every dfbuffer.Buffer made over one of the array's
- * buffers (at any depth: children and dictionaries are released by the
- * top-level release) holds a strong reference to that capsule.  Every field
+ * is a GC-tracked dfbuffer.arrow_array object whose dealloc calls release
+ * exactly once; every dfbuffer.Buffer made over one of the array's buffers
+ * (at any depth: children and dictionaries are released by the top-level
+ * release) holds a strong reference to that holder.  Every field
  * is validated (core's arrow_check.c) before any buffer is read: Arrow
  * gives no buffer sizes, so the sizes are computed from length + offset
  * (and the string offsets), and negative or inconsistent fields raise
@@ -22,6 +22,7 @@
 #include "arrow_device.h"
 #include "arrow_internal.h"
 #include "arrow_common.h"
+#include "arrow_nodes.h"
 #include "probe.h"
 #include "column.h"
 #include "format.h"
@@ -32,55 +33,108 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HOLDER_NAME "dfbuffer.arrow_array"
-
 /* ------------------------------------------------------------------ */
 /* The holder of one imported ArrowArray                                */
 /* ------------------------------------------------------------------ */
 
+/* dfbuffer.arrow_array: a GC-tracked holder of one moved-in ArrowArray,
+   released exactly once when the holder dies.  GC rule (docs/design.md,
+   "Safety rules"): tp_traverse visits only the references dfbuffer's own
+   exports keep in the array's private data (dfb_arrow_array_visit: the
+   owners of to_arrow's nodes, the Buffer of Buffer.__arrow_c_array__),
+   whose release only drops them, so a cycle through dfbuffer's export
+   read back by dfbuffer is collected; a producer's array is never looked
+   into.  No tp_clear: the release stays with the dealloc, and the Buffers
+   of the cycle break it. */
 typedef struct {
-    struct ArrowArray array; /* moved in; release == NULL until then */
+    PyObject_HEAD struct ArrowArray
+        array; /* moved in; release == NULL until then */
 } arrow_holder;
 
-/* Capsule destructor: releases the held ArrowArray (once) and frees the
-   holder.  Keeps any pending exception. */
-static void
-holder_destructor(PyObject *cap)
+/* tp_traverse: the type, and the references of dfbuffer's own nodes. */
+static int
+holder_traverse(PyObject *op, visitproc visit, void *arg)
 {
-    PyObject *exc = dfb_err_take();
-    arrow_holder *h = PyCapsule_GetPointer(cap, HOLDER_NAME);
-    if (h != NULL) {
-        if (h->array.release != NULL) {
-            h->array.release(&h->array);
-            h->array.release = NULL;
-        }
-        PyMem_Free(h);
-    }
-    else {
-        PyErr_Clear();
-    }
-    dfb_err_give(exc);
+    Py_VISIT(Py_TYPE(op));
+    return dfb_arrow_array_visit(&((arrow_holder *)op)->array, visit, arg);
 }
 
-/* Returns a new holder capsule (holder in *out, its array marked released),
-   or NULL with MemoryError set. */
-static PyObject *
-holder_new(arrow_holder **out)
+/* tp_dealloc: releases the held ArrowArray (once), keeping any pending
+   exception, and frees the holder. */
+static void
+holder_dealloc(PyObject *op)
 {
-    /* the object allocator: the capsule is freed with the GIL held */
-    arrow_holder *h = PyMem_Malloc(sizeof(*h));
+    arrow_holder *h = (arrow_holder *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    if (h->array.release != NULL) {
+        PyObject *exc = dfb_err_take();
+        h->array.release(&h->array);
+        h->array.release = NULL;
+        dfb_err_give(exc);
+    }
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot holder_slots[] = {
+    {Py_tp_doc, (void *)"A held Arrow array import (private)."},
+    {Py_tp_traverse, holder_traverse},
+    {Py_tp_dealloc, holder_dealloc},
+    {0, NULL},
+};
+
+PyType_Spec dfb_arrow_holder_spec = {
+    .name = "dfbuffer.arrow_array",
+    .basicsize = sizeof(arrow_holder),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = holder_slots,
+};
+
+/* A visitproc that stops at the first reference: dfb_arrow_array_visit
+   with it answers whether an array keeps any. */
+static int
+found_ref(PyObject *o, void *arg)
+{
+    (void)o;
+    (void)arg;
+    return 1;
+}
+
+/* Untracks holder `op` when its array keeps no reference of dfbuffer's
+   own (a producer's array, the common case): it then cannot be part of a
+   cycle, its array never changes once moved in, and the Buffers over it
+   stay untracked too (buffer.c), costing the collector nothing.  Cannot
+   fail. */
+static void
+holder_settle(PyObject *op)
+{
+    if (PyObject_GC_IsTracked(op) &&
+        dfb_arrow_array_visit(&((arrow_holder *)op)->array, found_ref, NULL) ==
+            0) {
+        PyObject_GC_UnTrack(op);
+    }
+}
+
+/* Returns a new holder of st's holder type (holder in *out, its array
+   marked released), or NULL with an exception set (SystemError: no
+   state). */
+static PyObject *
+holder_new(dfb_state *st, arrow_holder **out)
+{
+    if (st == NULL) {
+        PyErr_SetString(PyExc_SystemError, "an Arrow import without state");
+        return NULL;
+    }
+    PyTypeObject *tp = st->arrow_holder_type;
+    arrow_holder *h = (arrow_holder *)tp->tp_alloc(tp, 0);
     if (h == NULL) {
-        PyErr_NoMemory();
         return NULL;
     }
     h->array.release = NULL;
-    PyObject *cap = PyCapsule_New(h, HOLDER_NAME, holder_destructor);
-    if (cap == NULL) {
-        PyMem_Free(h);
-        return NULL;
-    }
     *out = h;
-    return cap;
+    return (PyObject *)h;
 }
 
 /* ------------------------------------------------------------------ */
@@ -102,7 +156,9 @@ dfb_arrow_import_clear(arrow_import *imp)
     if (imp->schema.release != NULL) {
         imp->schema.release(&imp->schema);
     }
+    dfb_state *st = imp->st;
     memset(imp, 0, sizeof(*imp));
+    imp->st = st;
     dfb_err_give(exc);
 }
 
@@ -149,7 +205,7 @@ dfb_arrow_import_add(arrow_import *imp)
         imp->cap = cap;
     }
     arrow_holder *holder;
-    PyObject *cap = holder_new(&holder);
+    PyObject *cap = holder_new(imp->st, &holder);
     if (cap == NULL) {
         return NULL;
     }
@@ -511,6 +567,7 @@ int
 dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
 {
     int r;
+    imp->st = st;
     imp->device.device_type = kDLCPU;
     imp->device.device_id = 0;
     /* probed on the type (probe.c): no __getattr__ runs for a miss */
@@ -588,6 +645,7 @@ dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
 {
     const struct ArrowArray *top = imp->arrays[b];
     nd->holder = imp->holders[b];
+    holder_settle(nd->holder); /* the array is in: Buffers follow */
     nd->device = imp->device;
     if (dfb_arrow_import_on_cpu(imp)) {
         nd->device.device_type = kDLCPU;

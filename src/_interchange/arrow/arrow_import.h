@@ -8,8 +8,12 @@
 #include "common.h"
 #include "arrow_internal.h"
 
-/* Appends a new holder.  Returns its (released) array to be filled, or
-   NULL with MemoryError. */
+/* The spec of dfbuffer.arrow_array, the GC-tracked holder of one imported
+   ArrowArray (module.c makes the type into st->arrow_holder_type). */
+extern PyType_Spec dfb_arrow_holder_spec;
+
+/* Appends a new holder (of imp->st's holder type).  Returns its (released)
+   array to be filled, or NULL with MemoryError. */
 struct ArrowArray *
 dfb_arrow_import_add(arrow_import *imp);
 

@@ -18,7 +18,7 @@ typedef struct {
     Py_ssize_t n, cap;
 } ref_list;
 
-/* One import: its schema and the holder capsules of its chunks.  The
+/* One import: its schema and the holders of its chunks.  The
    first chunk's slots are inline (`holders` and `arrays` then point into
    the struct itself): an import is never copied or moved once a chunk is
    added. */
@@ -26,7 +26,7 @@ typedef struct {
     struct ArrowSchema schema;  /* moved in; released by
                                    dfb_arrow_import_clear */
     Py_ssize_t n, cap;          /* number of chunks (top-level arrays) */
-    PyObject **holders;         /* strong: holder capsules */
+    PyObject **holders;         /* strong: holders (arrow_import.c) */
     struct ArrowArray **arrays; /* arrays[i] lives in holders[i] */
     DLDevice device;            /* of the chunks (device producers; the
                                    zeroed {0, 0} of an import filled by
@@ -34,6 +34,8 @@ typedef struct {
     int accept_device;          /* set by callers that handle non-CPU data
                                    (else dfb_arrow_import_producer
                                    refuses it) */
+    dfb_state *st;              /* set by the caller: the module state
+                                   whose holder type holds the chunks */
     PyObject *holder1;          /* the inline slots of the first chunk */
     struct ArrowArray *array1;  /* (see above) */
 } arrow_import;

@@ -21,7 +21,7 @@ dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col,
     if (x < 0) {
         PyErr_Format(PyExc_ValueError,
                      "column '%s': Arrow metadata with a negative count or "
-                     "length",
+                     "length, or one beyond 2**31 - 1 bytes",
                      name);
         return -1;
     }

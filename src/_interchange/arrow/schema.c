@@ -36,7 +36,7 @@ metadata_dict(const char *md)
     }
     for (int32_t i = 0; i < n; i++) {
         dfb_metadata_entry e;
-        if (dfb_metadata_next(&p, &e) < 0) {
+        if (dfb_metadata_next(md, &p, &e) < 0) {
             goto malformed;
         }
         PyObject *k =
@@ -56,7 +56,8 @@ metadata_dict(const char *md)
 malformed:
     Py_DECREF(d);
     PyErr_SetString(PyExc_ValueError,
-                    "Arrow metadata with a negative count or length");
+                    "Arrow metadata with a negative count or length, or "
+                    "one beyond 2**31 - 1 bytes");
     return NULL;
 }
 

@@ -124,11 +124,14 @@ typedef struct {
 
 /* Per-module state (multi-phase init; no C globals hold Python objects). */
 typedef struct {
-    PyTypeObject *buffer_type;  /* dfbuffer.Buffer */
-    PyTypeObject *export_type;  /* import.c's buffer-export holder */
-    PyObject *native_format;    /* IntEnum class dfbuffer.NativeFormat */
-    PyObject *device_type;      /* IntEnum class dfbuffer.DeviceType */
-    PyObject *dtype_kind;       /* IntEnum class dfbuffer.DtypeKind */
+    PyTypeObject *buffer_type;       /* dfbuffer.Buffer */
+    PyTypeObject *export_type;       /* import.c's buffer-export holder */
+    PyTypeObject *arrow_holder_type; /* arrow_import.c's array holder */
+    PyTypeObject *array_node_type;   /* arrow_passthrough.c's array node */
+    PyTypeObject *dlpack_owner_type; /* dlpack.c's imported tensor owner */
+    PyObject *native_format;         /* IntEnum class dfbuffer.NativeFormat */
+    PyObject *device_type;           /* IntEnum class dfbuffer.DeviceType */
+    PyObject *dtype_kind;            /* IntEnum class dfbuffer.DtypeKind */
     PyObject *column_null_type; /* IntEnum class dfbuffer.ColumnNullType */
     PyObject *ma_masked_array;  /* numpy.ma.MaskedArray, imported lazily
                                    (written once, under lazy_lock) */

@@ -4,7 +4,7 @@
  * in dlpack_args.c).
  *
  * Import: a capsule is validated, renamed "used_..." and its managed tensor
- * handed to an owner capsule "dfbuffer.dlpack_owner" whose destructor calls
+ * handed to a GC-tracked owner, dfbuffer.dlpack_owner, whose dealloc calls
  * the producer's deleter exactly once.
  *
  * Export:  * One malloc holds the managed tensor, its shape and strides (and,
@@ -38,6 +38,7 @@
 #include "dlpack_args.h"
 #include "dlpack_types.h"
 #include "mem.h"
+#include "sizes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,6 @@
 #define CAPSULE_LEGACY_USED "used_dltensor"
 #define CAPSULE_VERSIONED "dltensor_versioned"
 #define CAPSULE_VERSIONED_USED "used_dltensor_versioned"
-#define OWNER_CAPSULE_NAME "dfbuffer.dlpack_owner"
-
-/* Address used as the owner capsule's context for a versioned tensor. */
-static const char versioned_marker = 'v';
 
 /* Alignment of copied data (a cache line; what NumPy's allocator gives). */
 #define COPY_ALIGN 64
@@ -214,31 +211,87 @@ TENSOR_CALLBACKS(deleter_legacy, capsule_destructor_legacy, DLManagedTensor,
 /* Import                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Destructor of the owner capsule: calls the producer's deleter (which
-   may be NULL) exactly once, preserving any pending exception. */
-static void
-dlpack_owner_destructor(PyObject *cap)
+/* dfbuffer.dlpack_owner: the owner of the Buffers made over an imported
+   tensor, a GC-tracked holder of the managed tensor whose dealloc calls
+   the producer's deleter (which may be NULL) exactly once.  GC rule
+   (docs/design.md, "Safety rules"): tp_traverse visits the manager_ctx of
+   dfbuffer's own exports only (Buffer.__dlpack__ without a copy: the
+   Buffer, whose clearing cannot break the deleter, which only drops it),
+   so a cycle through a Buffer's DLPack export read back by dfbuffer is
+   collected; a producer's context is never looked into.  No tp_clear:
+   the deleter stays with the dealloc. */
+typedef struct {
+    PyObject_HEAD void *managed; /* NULL until the tensor is taken over */
+    int versioned;               /* DLManagedTensorVersioned, else legacy */
+} dlpack_owner;
+
+/* tp_traverse: the type, and the Buffer of dfbuffer's own export. */
+static int
+dlpack_owner_traverse(PyObject *op, visitproc visit, void *arg)
 {
-    void *p = PyCapsule_GetPointer(cap, OWNER_CAPSULE_NAME);
-    if (p == NULL) {
-        PyErr_WriteUnraisable(cap);
-        return;
+    const dlpack_owner *o = (const dlpack_owner *)op;
+    Py_VISIT(Py_TYPE(op));
+    if (o->managed == NULL) {
+        return 0;
     }
-    PyObject *exc = dfb_err_take();
-    if (PyCapsule_GetContext(cap) == (void *)&versioned_marker) {
-        DLManagedTensorVersioned *m = p;
-        if (m->deleter != NULL) {
-            m->deleter(m);
+    if (o->versioned) {
+        const DLManagedTensorVersioned *m = o->managed;
+        if (m->deleter == deleter_versioned) {
+            Py_VISIT((PyObject *)m->manager_ctx);
         }
     }
     else {
-        DLManagedTensor *m = p;
-        if (m->deleter != NULL) {
-            m->deleter(m);
+        const DLManagedTensor *m = o->managed;
+        if (m->deleter == deleter_legacy) {
+            Py_VISIT((PyObject *)m->manager_ctx);
         }
     }
-    dfb_err_give(exc);
+    return 0;
 }
+
+/* tp_dealloc: calls the producer's deleter once, preserving any pending
+   exception. */
+static void
+dlpack_owner_dealloc(PyObject *op)
+{
+    dlpack_owner *o = (dlpack_owner *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    if (o->managed != NULL) {
+        PyObject *exc = dfb_err_take();
+        if (o->versioned) {
+            DLManagedTensorVersioned *m = o->managed;
+            if (m->deleter != NULL) {
+                m->deleter(m);
+            }
+        }
+        else {
+            DLManagedTensor *m = o->managed;
+            if (m->deleter != NULL) {
+                m->deleter(m);
+            }
+        }
+        o->managed = NULL;
+        dfb_err_give(exc);
+    }
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot dlpack_owner_slots[] = {
+    {Py_tp_doc, (void *)"A held DLPack tensor import (private)."},
+    {Py_tp_traverse, dlpack_owner_traverse},
+    {Py_tp_dealloc, dlpack_owner_dealloc},
+    {0, NULL},
+};
+
+PyType_Spec dfb_dlpack_owner_spec = {
+    .name = "dfbuffer.dlpack_owner",
+    .basicsize = sizeof(dlpack_owner),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = dlpack_owner_slots,
+};
 
 /* Maps a DLDataType to a new NumPy descr, or NULL with BufferError. */
 static PyArray_Descr *
@@ -303,7 +356,7 @@ descr_from_dldtype(DLDataType t)
 
 /* Consumes a DLPack capsule ("dltensor_versioned" or legacy "dltensor"):
    validates the tensor, renames the capsule "used_..." and hands the
-   managed tensor to a new owner capsule whose destructor calls the
+   managed tensor to a new dfbuffer.dlpack_owner whose dealloc calls the
    deleter.  Borrows `cap`.  Returns a new Buffer, or NULL with an
    exception set (BufferError for a refused tensor; the capsule is then
    left unconsumed, except on a major-version mismatch, where the deleter
@@ -417,26 +470,28 @@ dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
     char *data = t->data == NULL ? NULL : (char *)t->data + t->byte_offset;
     DLDevice device = t->device;
 
-    /* Take ownership. */
-    PyObject *owner = PyCapsule_New(mp, OWNER_CAPSULE_NAME, NULL);
-    if (owner == NULL) {
+    /* Take ownership: an owner made untracked (PyObject_GC_New), and
+       tracked only over dfbuffer's own tensor; a producer's has nothing
+       to visit, ever, so it (and the Buffers over it, buffer.c) cost the
+       collector nothing. */
+    dlpack_owner *owned = PyObject_GC_New(dlpack_owner, st->dlpack_owner_type);
+    if (owned == NULL) {
         goto fail;
     }
-    if (versioned &&
-        PyCapsule_SetContext(owner, (void *)&versioned_marker) < 0) {
-        Py_DECREF(owner);
-        goto fail;
-    }
+    owned->managed = NULL;
+    owned->versioned = versioned;
+    PyObject *owner = (PyObject *)owned;
     if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned"
                                          : "used_dltensor") < 0) {
         Py_DECREF(owner);
         goto fail;
     }
     /* From here on, only the owner calls the deleter. */
-    if (PyCapsule_SetDestructor(owner, dlpack_owner_destructor) < 0) {
-        /* Cannot happen on a valid capsule; keep ownership consistent. */
-        Py_DECREF(owner);
-        goto fail;
+    owned->managed = mp;
+    if (versioned
+            ? ((DLManagedTensorVersioned *)mp)->deleter == deleter_versioned
+            : ((DLManagedTensor *)mp)->deleter == deleter_legacy) {
+        PyObject_GC_Track(owner);
     }
     PyObject *res =
         dfb_import_finish(st, data, owner, descr, ndim, shape,
@@ -749,6 +804,13 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                          (int)b->device.device_type, (int)b->device.device_id);
             return NULL;
         }
+        /* the size a producer claimed (an array interface's raw address
+           carries no length to check it against): refused before malloc
+           when no machine could hold the copy */
+        if (dfb_check_alloc(dfb_buffer_size(b), PyDataType_ELSIZE(b->dtype)) <
+            0) {
+            return NULL;
+        }
     }
     else if (!versioned && b->readonly) {
         PyErr_SetString(PyExc_BufferError,
@@ -759,6 +821,7 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
 
     Py_ssize_t itemsize = PyDataType_ELSIZE(b->dtype);
+    /* bounded: a Buffer's size in bytes fits Py_ssize_t (check_common) */
     Py_ssize_t nbytes = copy == 1 ? dfb_buffer_size(b) * itemsize : 0;
     block_layout l;
     if (layout_block(versioned ? sizeof(DLManagedTensorVersioned)

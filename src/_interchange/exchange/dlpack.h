@@ -31,6 +31,10 @@ dfb_decref_any_thread(PyObject *obj);
 int
 dfb_exit_watch_init(PyObject *module);
 
+/* The spec of dfbuffer.dlpack_owner, the GC-tracked owner of an imported
+   DLPack tensor (module.c makes the type into st->dlpack_owner_type). */
+extern PyType_Spec dfb_dlpack_owner_spec;
+
 /* The DLPack importers of Buffer.from_object: a capsule, or a producer's
    __dlpack__.  Each returns a new Buffer, or NULL with an exception set. */
 PyObject *

@@ -25,6 +25,7 @@
 #include "buffer.h"
 #include "export_array.h"
 #include "format.h"
+#include "sizes.h"
 
 #include <limits.h>
 #include <string.h>
@@ -287,6 +288,16 @@ dfb_buffer_array(PyObject *self, PyObject *args, PyObject *kwds)
             return NULL;
         }
     }
+    /* a copy or a cast allocates for the size a producer claimed (an
+       array interface's raw address carries no length to check it
+       against): refused before NumPy's malloc when no machine holds it */
+    if ((want != NULL || copy == 1) &&
+        dfb_check_alloc(dfb_buffer_size(b),
+                        PyDataType_ELSIZE(want != NULL ? want : b->dtype)) <
+            0) {
+        Py_XDECREF(want);
+        return NULL;
+    }
     PyObject *view = dfb_buffer_as_ndarray(b);
     if (view == NULL) {
         Py_XDECREF(want);
@@ -359,6 +370,7 @@ dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol_o)
         return NULL;
     }
     Py_ssize_t itemsize = PyDataType_ELSIZE(b->dtype);
+    /* bounded: a Buffer's size in bytes fits Py_ssize_t (check_common) */
     Py_ssize_t nbytes = dfb_buffer_size(b) * itemsize;
     int contiguous =
         dfb_is_c_contiguous(b->ndim, b->shape, b->strides, itemsize);
@@ -368,6 +380,13 @@ dfb_buffer_reduce_ex(PyObject *self, PyObject *protocol_o)
     contiguous = contiguous || fortran;
     PyObject *payload = NULL, *copy = NULL, *result = NULL;
     char *src = b->data;
+    /* a copy (strided, or a pickle protocol before 5) allocates for the
+       size a producer claimed: refused before malloc when no machine
+       holds it */
+    if ((!contiguous || protocol < 5) && dfb_check_alloc(nbytes, 1) < 0) {
+        Py_DECREF(rebuild);
+        return NULL;
+    }
     if (!contiguous) {
         /* One C-order copy through NumPy. */
         PyObject *view = dfb_buffer_as_ndarray(b);

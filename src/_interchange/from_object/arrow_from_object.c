@@ -25,7 +25,7 @@
 PyObject *
 dfb_arrow_buffer_from_object(dfb_state *st, PyObject *obj, PyObject *dtype)
 {
-    arrow_import imp = {0};
+    arrow_import imp = {.st = st};
     PyObject *result = NULL;
     imp.accept_device = 1;
     if (dfb_arrow_import_producer(st, obj, &imp) < 0) {

@@ -120,6 +120,15 @@ fill_from_fixed(const dfb_column *c, const uint8_t *isnull, PyObject **o)
 PyObject *
 dfb_bytes_to_object_array(const dfb_column *c, const uint8_t *isnull)
 {
+    /* fixed-size values: length * width bytes of objects, a product of
+       two producer-given sizes the data buffer cannot be checked against
+       (Arrow gives no buffer sizes), refused before any is made when no
+       machine holds them (w:268435455 over 2**20 rows: 256 TiB) */
+    if (dfb_type_row_of(c->fmt.type)->layout != DFB_LAYOUT_OFFSETS &&
+        dfb_type_row_of(c->fmt.type)->layout != DFB_LAYOUT_VIEWS &&
+        dfb_check_alloc(c->length, c->fmt.size) < 0) {
+        return NULL;
+    }
     PyArrayObject *out = new_objects(c->length);
     if (out == NULL || c->length == 0) {
         return (PyObject *)out;

@@ -276,15 +276,18 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     self->dtype = dtype;
     Py_INCREF(owner);
     self->owner = owner;
-    /* Neither owner nor dtype a GC object (a capsule, the Arrow holder):
-       the Buffer cannot be part of a reference cycle (its type is
-       immutable, without subclasses, and the two never change), so it is
-       untracked, as CPython untracks tuples of atoms: no collections.
+    /* Neither owner nor dtype a GC object (a capsule; an Arrow holder or
+       DLPack owner over a producer's memory, which their makers untrack
+       for good): the Buffer cannot be part of a reference cycle (its type
+       is immutable, without subclasses, and the two never change), so it
+       is untracked, as CPython untracks tuples of atoms: no collections.
        From 3.13 capsules are of a GC type, tracked only when given a
        traverse function: an untracked one counts as no GC object. */
-    const int owner_gc =
-        PyObject_IS_GC(owner) &&
-        !(PyCapsule_CheckExact(owner) && !PyObject_GC_IsTracked(owner));
+    const int owner_gc = PyObject_IS_GC(owner) &&
+                         !((PyCapsule_CheckExact(owner) ||
+                            Py_IS_TYPE(owner, st->arrow_holder_type) ||
+                            Py_IS_TYPE(owner, st->dlpack_owner_type)) &&
+                           !PyObject_GC_IsTracked(owner));
     self->weakreflist = NULL;
     self->device = device;
     self->ndim = ndim;

@@ -235,7 +235,8 @@ tensor_shape(const arrow_node *nd, int64_t w, PyArrayObject **arr)
     const int x = dfb_metadata_extension(nd->schema->metadata, &md, &md_len);
     if (x < 0) {
         PyErr_SetString(PyExc_ValueError,
-                        "Arrow schema metadata with a negative length");
+                        "Arrow schema metadata with a negative count or "
+                        "length, or one beyond 2**31 - 1 bytes");
         return -1;
     }
     if (x != DFB_EXT_FIXED_SHAPE_TENSOR || PyArray_NDIM(*arr) != 2) {

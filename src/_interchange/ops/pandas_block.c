@@ -494,7 +494,7 @@ pandas_arrow_block_py(PyObject *module, PyObject *const *args,
     }
     PyObject *cap = PyObject_CallNoArgs(meth);
     Py_DECREF(meth);
-    arrow_import imp = {0};
+    arrow_import imp = {.st = st};
     block_schema q = {-1, NULL};
     PyObject *res = NULL;
     int r = dfb_arrow_import_stream_capsule(cap, &imp, block_accept, &q);

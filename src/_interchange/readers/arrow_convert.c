@@ -268,7 +268,7 @@ PyObject *
 dfb_arrow_column_to_ndarray(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                             int allow_copy)
 {
-    arrow_import imp = {0};
+    arrow_import imp = {.st = st};
     PyObject *res = NULL;
     /* an array is one column: a struct array (or a record batch) is an
        object array of dicts, as a struct column of a table */
@@ -436,7 +436,7 @@ dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
                               const dfb_opts *opts, int allow_copy,
                               dfb_colsel *sel)
 {
-    arrow_import imp = {0};
+    arrow_import imp = {.st = st};
     PyObject *res = NULL;
     if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
         res = import_to_dict(st, &imp, 1, opts, allow_copy, sel);
@@ -454,7 +454,7 @@ dfb_arrow_from_c(dfb_state *st, struct ArrowArray *array,
                  struct ArrowSchema *schema, int as_dict, const dfb_opts *opts,
                  int allow_copy)
 {
-    arrow_import imp = {0};
+    arrow_import imp = {.st = st};
     PyObject *res = NULL;
     int had_schema = schema != NULL && schema->release != NULL;
     int had_array = array != NULL && array->release != NULL;
@@ -513,7 +513,7 @@ dfb_arrow_stream_from_c(dfb_state *st, struct ArrowArrayStream *stream,
     }
     struct ArrowArrayStream s = *stream;
     stream->release = NULL;
-    arrow_import imp = {0};
+    arrow_import imp = {.st = st};
     PyObject *res = NULL;
     if (dfb_arrow_import_stream_struct(&s, &imp) == 0) {
         if (imp.schema.format == NULL) {
@@ -606,7 +606,7 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                          int flatten, int period_ordinal, int skip,
                          dfb_frame *out)
 {
-    arrow_import imp = {0};
+    arrow_import imp = {.st = st};
     ref_list refs = {0};
     Py_ssize_t *idx = NULL, n = 0;
     PyObject *keys = NULL, *entries = NULL;

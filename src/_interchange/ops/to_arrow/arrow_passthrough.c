@@ -10,12 +10,13 @@
  *   field = (name, format, dictionary format | None, ordered, schema node)
  *   chunk = (length, null_count, offset, (), None, array node)
  * A schema node is a capsule owning a deep copy of the column's schema
- * (metadata included); an array node is a capsule pointing at the
- * column's imported ArrowArray whose context holds the import's holder
- * capsule (the producer's memory).  arrow_table_export.c exports them with
- * dfb_arrow_node_schema / dfb_arrow_node_array: copies of the nodes whose
- * buffer pointers are the producer's, each node holding a strong
- * reference to the batches tuple (and so to the holder) until released.
+ * (metadata included); an array node is a GC-tracked
+ * dfbuffer._arrow_array_node pointing at the column's imported ArrowArray
+ * and holding the import's holder (the producer's memory).
+ * arrow_table_export.c exports them with dfb_arrow_node_schema /
+ * dfb_arrow_node_array: copies of the nodes whose buffer pointers are the
+ * producer's, each node holding a strong reference to the batches tuple (and
+ * so to the holder) until released.
  */
 #include "common.h"
 #include "state.h"
@@ -34,34 +35,30 @@
 #define NODE_MAX_DEPTH 256
 #define NODE_MAX_BUFFERS (INT64_C(1) << 30)
 #define SCHEMA_NODE "dfbuffer._arrow_schema_node"
-#define ARRAY_NODE "dfbuffer._arrow_array_node"
 
 /* ------------------------------------------------------------------ */
 /* Schemas                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Stores in *out the byte size of Arrow metadata `m` (non-NULL): an int32
-   count, then per entry an int32 length and bytes for key and value.
-   Returns 0, or -1 (a negative or overflowing length).  Runs no Python. */
+/* Stores in *out the byte size of Arrow metadata `m` (non-NULL), read
+   entry by entry through core's parser (dfb_metadata_next), which refuses
+   a negative count or length, or one beyond DFB_METADATA_MAX_BYTES, before
+   reading past it.  Returns 0, or -1 (malformed).  Runs no Python. */
 static int
 metadata_size(const char *m, size_t *out)
 {
     int32_t n;
-    memcpy(&n, m, sizeof(n));
-    if (n < 0) {
+    const char *p;
+    if (dfb_metadata_first(m, &n, &p) < 0) {
         return -1;
     }
-    size_t pos = sizeof(n);
-    /* bounded: n < 2 buffers lists of our own */
-    for (int64_t i = 0; i < 2 * (int64_t)n; i++) {
-        int32_t len;
-        memcpy(&len, m + pos, sizeof(len));
-        if (len < 0 || pos > (size_t)INT32_MAX) {
+    for (int32_t i = 0; i < n; i++) {
+        dfb_metadata_entry e;
+        if (dfb_metadata_next(m, &p, &e) < 0) {
             return -1;
         }
-        pos += sizeof(len) + (size_t)len;
     }
-    *out = pos;
+    *out = (size_t)(p - m);
     return 0;
 }
 
@@ -275,45 +272,83 @@ array_copy_new(const struct ArrowArray *src, PyObject *owner, int depth)
     return a;
 }
 
-/* Destructor of array node capsules: drops the holder (the context). */
+/* dfbuffer._arrow_array_node: one column chunk of an import, a GC-tracked
+   object pointing at the imported ArrowArray that `holder` (the import's
+   dfbuffer.arrow_array holder) keeps alive.  tp_traverse visits the
+   holder, which visits what dfbuffer's own exports keep in the array; no
+   tp_clear, which would leave `array` dangling (the Buffers of a cycle
+   break it). */
+typedef struct {
+    PyObject_HEAD const struct ArrowArray *array;
+    PyObject *holder; /* strong */
+} array_node;
+
+/* tp_traverse: the type and the holder. */
+static int
+array_node_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(((array_node *)op)->holder);
+    return 0;
+}
+
+/* tp_dealloc: drops the holder. */
 static void
-array_node_free(PyObject *cap)
+array_node_dealloc(PyObject *op)
 {
-    Py_XDECREF((PyObject *)PyCapsule_GetContext(cap));
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    Py_CLEAR(((array_node *)op)->holder);
+    tp->tp_free(op);
+    Py_DECREF(tp);
 }
 
-/* Returns a new array node capsule over `array` kept alive by `holder`,
-   or NULL with an exception set. */
+static PyType_Slot array_node_slots[] = {
+    {Py_tp_doc, (void *)"An imported Arrow column chunk (private)."},
+    {Py_tp_traverse, array_node_traverse},
+    {Py_tp_dealloc, array_node_dealloc},
+    {0, NULL},
+};
+
+PyType_Spec dfb_array_node_spec = {
+    .name = "dfbuffer._arrow_array_node",
+    .basicsize = sizeof(array_node),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = array_node_slots,
+};
+
+/* Returns a new array node over `array` kept alive by `holder`, or NULL
+   with an exception set. */
 static PyObject *
-array_node_new(const struct ArrowArray *array, PyObject *holder)
+array_node_new(dfb_state *st, const struct ArrowArray *array, PyObject *holder)
 {
-    PyObject *cap = PyCapsule_New((void *)array, ARRAY_NODE, array_node_free);
-    if (cap == NULL) {
+    PyTypeObject *tp = st->array_node_type;
+    array_node *n = (array_node *)tp->tp_alloc(tp, 0);
+    if (n == NULL) {
         return NULL;
     }
-    if (PyCapsule_SetContext(cap, Py_NewRef(holder)) < 0) {
-        Py_DECREF(holder);
-        Py_DECREF(cap);
-        return NULL;
+    n->array = array;
+    n->holder = Py_NewRef(holder);
+    if (!PyObject_GC_IsTracked(holder)) {
+        /* a holder of a producer's array (untracked for good): the node,
+           which never changes either, cannot be part of a cycle */
+        PyObject_GC_UnTrack((PyObject *)n);
     }
-    return cap;
+    return (PyObject *)n;
 }
 
 int
-dfb_arrow_is_array_node(PyObject *o)
+dfb_arrow_is_array_node(dfb_state *st, PyObject *o)
 {
-    return PyCapsule_IsValid(o, ARRAY_NODE);
+    return Py_IS_TYPE(o, st->array_node_type);
 }
 
 int
-dfb_arrow_node_array(PyObject *cap, int64_t length, int64_t null_count,
+dfb_arrow_node_array(PyObject *node, int64_t length, int64_t null_count,
                      int64_t offset, PyObject *owner, struct ArrowArray *a)
 {
-    const struct ArrowArray *src = PyCapsule_GetPointer(cap, ARRAY_NODE);
-    if (src == NULL) {
-        memset(a, 0, sizeof(*a));
-        return -1;
-    }
+    const struct ArrowArray *src = ((const array_node *)node)->array;
     /* the slice must lie within the rows the producer's node holds */
     if (src->offset < 0 || src->length < 0 ||
         src->length > INT64_MAX - src->offset) {
@@ -419,7 +454,7 @@ node_batch(const dfb_arrow_ix *x, Py_ssize_t b)
             nd.offset == nd.array->offset && nd.length == nd.array->length
                 ? nd.array->null_count
                 : slice_nulls(nd.schema->format, nd.length);
-        PyObject *node = array_node_new(nd.array, nd.holder);
+        PyObject *node = array_node_new(x->imp.st, nd.array, nd.holder);
         PyObject *chunk =
             node == NULL ? NULL
                          : Py_BuildValue("(LLL()ON)", (long long)nd.length,

@@ -10,7 +10,7 @@
 
 /* _arrow_nodes(obj): imports Arrow producer `obj` once and returns
    (fields, batches) in _arrow_table_stream's form, each field carrying a
-   schema capsule and each chunk a node capsule (see arrow_passthrough.c).
+   schema capsule and each chunk an array node (see arrow_passthrough.c).
    Returns a new reference, or NULL with an exception set. */
 PyObject *
 dfb_arrow_nodes_py(PyObject *module, PyObject *obj);
@@ -20,10 +20,14 @@ dfb_arrow_nodes_py(PyObject *module, PyObject *obj);
 int
 dfb_arrow_is_schema_node(PyObject *o);
 
-/* Returns 1 if `o` is a chunk's node capsule made by _arrow_nodes, else
-   0.  Cannot fail. */
+/* The spec of dfbuffer._arrow_array_node, a chunk's GC-tracked array node
+   (module.c makes the type into st->array_node_type). */
+extern PyType_Spec dfb_array_node_spec;
+
+/* Returns 1 if `o` is a chunk's array node made by _arrow_nodes, else 0.
+   Cannot fail. */
 int
-dfb_arrow_is_array_node(PyObject *o);
+dfb_arrow_is_array_node(dfb_state *st, PyObject *o);
 
 /* Fills `dst` (uninitialised) with a deep copy of `src` (metadata
    included) named `name` (NULL: src's own), `depth` levels below the top
@@ -40,16 +44,16 @@ int
 dfb_arrow_node_schema(PyObject *cap, const char *name,
                       struct ArrowSchema *dst);
 
-/* Fills `a` (uninitialised) over the array in node capsule `cap`
+/* Fills `a` (uninitialised) over the array in array node `node`
    (dfb_arrow_is_array_node) with the top level's length, null count and
    offset replaced by the arguments: every node a copy of the producer's
    node whose buffers are the producer's own pointers, each holding a
-   strong reference to `owner` (which must keep `cap` alive) that its
+   strong reference to `owner` (which must keep `node` alive) that its
    release callback drops on any thread.  Returns 0, or -1 with an
    exception set (ValueError for rows outside the node; `a`
    released-marked). */
 int
-dfb_arrow_node_array(PyObject *cap, int64_t length, int64_t null_count,
+dfb_arrow_node_array(PyObject *node, int64_t length, int64_t null_count,
                      int64_t offset, PyObject *owner, struct ArrowArray *a);
 
 #endif /* DFBUFFER_ARROW_PASSTHROUGH_H */

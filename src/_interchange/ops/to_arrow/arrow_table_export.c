@@ -212,7 +212,7 @@ chunk_array(dfb_state *st, PyObject *chunk, PyObject *owner,
     }
     if (PyTuple_GET_SIZE(chunk) == 6) {
         PyObject *node = PyTuple_GET_ITEM(chunk, 5);
-        if (!dfb_arrow_is_array_node(node)) {
+        if (!dfb_arrow_is_array_node(st, node)) {
             PyErr_SetString(PyExc_TypeError,
                             "a chunk's sixth item must be an array node");
             return -1;

@@ -288,6 +288,11 @@ make_field(dfb_state *st, PyObject *name, PyObject *fmt, PyObject *dict_fmt,
     PyStructSequence_SetItem(field, F_DATA_DTYPE, ddt);
     PyStructSequence_SetItem(field, F_OFFSETS_DTYPE, odt);
     PyStructSequence_SetItem(field, F_COPY_ERROR, Py_NewRef(Py_None));
+    /* CPython 3.11's PyStructSequence_New leaves it untracked: the
+       collector would count its dictionary field as an outside reference */
+    if (!PyObject_GC_IsTracked(field)) {
+        PyObject_GC_Track(field);
+    }
     return field;
 }
 

@@ -411,6 +411,12 @@ dfb_ixv_make_chunk(dfb_state *st, int64_t length, int64_t offset,
     for (int i = 0; i < C_N; i++) {
         PyStructSequence_SetItem(chunk, i, items[i]);
     }
+    /* CPython 3.11's PyStructSequence_New leaves it untracked: the
+       collector would count its Buffers as outside references and never
+       collect a cycle through them */
+    if (!PyObject_GC_IsTracked(chunk)) {
+        PyObject_GC_Track(chunk);
+    }
     return chunk;
 fail:
     for (int i = 0; i < C_N; i++) {

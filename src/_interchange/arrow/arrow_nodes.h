@@ -41,4 +41,13 @@ dfb_arrow_schema_release(struct ArrowSchema *s);
 void
 dfb_arrow_array_release(struct ArrowArray *a);
 
+/* Visits, for the tp_traverse of a holder that owns `a` (moved in), every
+   reference dfbuffer's own Arrow exports keep in it: each node made by
+   dfb_arrow_array_init (its owner; children and dictionary the same way)
+   and an array of Buffer.__arrow_c_array__ (dfb_arrow_export_visit).  A
+   producer's node, or a released one, visits nothing: its references are
+   not ours to report.  Returns what `visit` returned. */
+int
+dfb_arrow_array_visit(const struct ArrowArray *a, visitproc visit, void *arg);
+
 #endif /* DFBUFFER_ARROW_NODES_H */

@@ -4,6 +4,7 @@
  */
 #include "common.h"
 #include "arrow_nodes.h"
+#include "arrow_export.h"
 #include "dlpack.h"
 #include "mem.h"
 
@@ -147,6 +148,30 @@ dfb_arrow_array_init(struct ArrowArray *a, PyObject *owner, int64_t nbuf,
         a->n_children = nchildren;
     }
     return 0;
+}
+
+int
+dfb_arrow_array_visit(const struct ArrowArray *a, visitproc visit, void *arg)
+{
+    if (a == NULL || a->release == NULL) {
+        return 0;
+    }
+    if (a->release != array_release) {
+        return dfb_arrow_export_visit(a, visit, arg);
+    }
+    const array_private *p = a->private_data;
+    if (p != NULL) {
+        Py_VISIT(p->owner);
+    }
+    /* the nodes below are ours too (dfb_arrow_array_init made them), their
+       depth bounded by the exports that build them */
+    for (int64_t i = 0; i < a->n_children; i++) {
+        int r = dfb_arrow_array_visit(a->children[i], visit, arg);
+        if (r != 0) {
+            return r;
+        }
+    }
+    return dfb_arrow_array_visit(a->dictionary, visit, arg);
 }
 
 void
