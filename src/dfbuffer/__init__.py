@@ -13,6 +13,7 @@ from dfbuffer._interchange import (
     Buffer,
     CategoricalCodes,
     ColumnNullType,
+    CopyError,
     DeviceType,
     DtypeKind,
     NativeFormat,
@@ -49,6 +50,7 @@ __all__ = [
     "CategoricalCodes",
     "ColumnNullType",
     "ColumnSchema",
+    "CopyError",
     "DeviceType",
     "DtypeKind",
     "InterchangeView",
@@ -146,7 +148,7 @@ def to_interchange(
         column names to 1-D arrays or :class:`Buffer` objects (read through
         :func:`to_arrow`, zero-copy).
     allow_copy : bool, optional
-        False raises RuntimeError where the protocol needs a copy (default True).
+        False raises CopyError where the protocol needs a copy (default True).
     columns : sequence of str, optional
         Only these columns, in this order (KeyError for a name no column has), as
         ``from_dataframe(..., columns=...)`` selects them.
@@ -166,7 +168,12 @@ def to_interchange(
     Raises
     ------
     TypeError
-        ``obj`` speaks no Arrow PyCapsule interface.
+        ``obj`` speaks no Arrow PyCapsule interface and is no pandas DataFrame or
+        mapping of arrays (a list of rows, an array, None: the message says what to
+        pass); a mapping value that is no array (a list: pass ``np.asarray``).
+    ValueError
+        A mapping value that is not 1-D (naming the column and its shape), columns of
+        different lengths, or a pandas frame with duplicate column names.
 
     Examples
     --------
@@ -186,15 +193,19 @@ def to_interchange(
         frame_source,
         not_a_frame,
     )
+    from dfbuffer._to_arrow import _unique_names
 
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
 
     # the frame-source table decides how obj is read: through its Arrow export
-    kind, frame = frame_source(obj)
-    if kind == "none" and hasattr(obj, "collect"):
-        raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer or a mapping")
+    kind, frame = frame_source(obj, "to_interchange")
+    if kind == "none":
+        raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer, a pandas "
+                          "DataFrame, an object with __dataframe__ or a mapping of column "
+                          "names to 1-D arrays")
     if kind == "pandas":
+        _unique_names("to_interchange", frame)
         # a pandas frame (any index, every dtype): only the columns asked for
         # are exported, and with "skip" those Arrow cannot hold (object,
         # complex) are left out

@@ -25,7 +25,7 @@ Layout choices (see docs/design.md):
   spec allows and pandas/pyarrow read correctly.
 * Strings are ``(STRING, 8, 'u'|'U', '=')`` with ``(INT, 32|64)`` offsets;
   Arrow string views ('vu', polars' strings) are copied to large strings
-  ('U') in C, so ``allow_copy=False`` makes such columns raise RuntimeError
+  ('U') in C, so ``allow_copy=False`` makes such columns raise CopyError
   when their buffers are asked for.
 * Nulls are ``(USE_BITMASK, 0)`` with the Arrow validity bitmap when a
   chunk has nulls, else ``(NON_NULLABLE, None)`` and no validity buffer.
@@ -48,6 +48,7 @@ import numpy as np
 from dfbuffer._frame_nodes import ArrowNodes, _Chunk, _from_arrow, _select
 from dfbuffer._interchange import (
     ColumnNullType,
+    CopyError,
     DtypeKind,
     _arrow_type,
     _IxChunk,
@@ -56,10 +57,11 @@ from dfbuffer._interchange import (
     _ixview_import,
     _ixview_slice,
     _ixview_values,
+    to_matrix,
 )
 from dfbuffer._schema import _interchange_format, _type_string, schema
 
-__all__ = ["InterchangeView", "to_interchange"]
+__all__ = ["InterchangeView", "frame_array", "to_interchange"]
 
 _BOOL_BITS = (DtypeKind.BOOL, 1, "b", "=")
 
@@ -114,7 +116,7 @@ class _ArrowColumn:
         # buffers the import copied (run ends decoded, string views): refused
         # by this column's allow_copy, not the import's
         if self._field.copy_error is not None and self._chunks and not self._allow_copy:
-            raise RuntimeError(self._field.copy_error)
+            raise CopyError(self._field.copy_error)
 
     def _single(self) -> _IxChunk:
         """The one chunk, or a concatenation of all chunks (a copy)."""
@@ -125,7 +127,7 @@ class _ArrowColumn:
         if len(self._chunks) == 1:
             return self._chunks[0]
         if not self._allow_copy:
-            raise RuntimeError(
+            raise CopyError(
                 f"column {self._name!r} has {len(self._chunks)} chunks; joining "
                 "them needs a copy, which allow_copy=False forbids (use get_chunks())")
         return _concat(self._field, self._chunks)
@@ -202,7 +204,7 @@ class _ArrowColumn:
         chunk = self._single()
         self.dtype  # noqa: B018 - raises NotImplementedError for a type without a dtype
         if _interchange_format(self._field.format) != self._field.format and self._chunks:
-            raise RuntimeError(
+            raise CopyError(
                 f"column {self._name!r}: string views need a copy, which "
                 "allow_copy=False forbids")
         field = self._field
@@ -361,6 +363,12 @@ class InterchangeView:
                 for c in self._columns]
         return InterchangeView(cols, self._n_batches, allow_copy)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """A 2-D (rows, columns) copy, :func:`dfbuffer.to_matrix` of the columns
+        (numeric ones only; for consumers that call ``numpy.asarray``: scikit-learn).
+        NumPy 2's ``copy``: False raises :class:`dfbuffer.CopyError`."""
+        return frame_array(self, dtype, copy)
+
     def __repr__(self) -> str:
         try:
             cols = ", ".join(f"{c.name}: {_type_string(c)}" for c in schema(self).columns)
@@ -454,6 +462,16 @@ class InterchangeView:
             yield InterchangeView(cols, 1, self._allow_copy)
 
 
+def frame_array(frame: Any, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    """``numpy.asarray(frame)`` of dfbuffer's own frames (:class:`InterchangeView`,
+    :class:`dfbuffer.ArrowExport`), their ``__array__``: ``to_matrix`` of the columns,
+    which is always a new array, so NumPy 2's ``copy=False`` raises CopyError."""
+    if copy is False:
+        raise CopyError("numpy.asarray(): a frame becomes a 2-D array only by a copy "
+                        "(dfbuffer.to_matrix), which copy=False forbids")
+    return to_matrix(frame, dtype=dtype)
+
+
 def _has_dtype(field: _IxField, chunks: list[_IxChunk]) -> bool:
     """Whether the protocol can describe a column (and its categories): its field has a
     dtype and no chunk was refused as unsupported (NotImplementedError)."""
@@ -490,13 +508,13 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
     interchange level (plotly) needs.
 
     ``allow_copy=False`` forbids copies: string-view columns (polars'
-    strings) and joining several chunks of a column then raise RuntimeError
+    strings) and joining several chunks of a column then raise CopyError
     when the buffers are requested.  Columns whose Arrow type the protocol
     cannot describe (lists, structs, decimals, binary, intervals, ...) raise
     NotImplementedError naming the column and the Arrow format when used.
     Times of day are ``(DATETIME, 32|64, 'tt[smun]', '=')``; a run-end
     encoded column of fixed-width values (numbers, timestamps, ...) is
-    served as its values, decoded once in C (a copy: RuntimeError with
+    served as its values, decoded once in C (a copy: CopyError with
     ``allow_copy=False``).
     """
     if isinstance(obj, InterchangeView):

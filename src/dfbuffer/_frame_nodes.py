@@ -41,6 +41,7 @@ from dfbuffer._interchange import (
     _arrow_table_schema,
     _arrow_table_stream,
     _frame_source,
+    _not_a_frame_hint,
     from_dataframe,
 )
 
@@ -121,18 +122,20 @@ def not_a_frame(func: str, obj: object, expects: str) -> TypeError:
         return TypeError(
             f"{func}() got a lazy frame ({type(obj).__name__}), which holds no data yet: "
             "call .collect() on it first")
-    return TypeError(f"{func}() expects {expects}, got {type(obj).__name__}")
+    return TypeError(f"{func}() expects {expects}, got {type(obj).__name__}"
+                     f"{_not_a_frame_hint(obj)}")
 
 
-def frame_source(obj: Any) -> tuple[str, Any]:
+def frame_source(obj: Any, func: str) -> tuple[str, Any]:
     """The frame-source table's answer for ``obj`` (``_frame_source``), a mapping of
     arrays given as its zero-copy Arrow export: ``(kind, frame)``, kind one of "pandas",
-    "arrow", "interchange", "schema", "none".  ``frame`` is read once: a pandas frame
-    is a frame over its manager read once, a mapping's items are copied in one pass, so
-    every later read gives one moment's columns whatever another thread changes."""
+    "arrow", "interchange", "schema", "none"; ``func`` names the public function called
+    in errors.  ``frame`` is read once: a pandas frame is a frame over its manager read
+    once, a mapping's items are copied in one pass, so every later read gives one
+    moment's columns whatever another thread changes."""
     kind, frame, _ = _frame_source(obj)
     if kind == "mapping":
-        return "arrow", _from_mapping(frame, None)
+        return "arrow", _from_mapping(frame, None, func)
     return kind, frame
 
 
@@ -503,17 +506,21 @@ def _numpy_format(dt: np.dtype, name: str) -> str:
     return _NUMBER[key]
 
 
-def _mapping_column(name: str, value: Any) -> tuple[str, _Chunk]:
+def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str, _Chunk]:
     mask = None
     if isinstance(value, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(value)
         value = np.ma.getdata(value)
+    if isinstance(value, list | tuple):
+        raise TypeError(f"column {name!r}: {func}() takes arrays as a mapping's values, "
+                        f"got {type(value).__name__}: pass np.asarray(...) of it")
     try:
         buf = value if isinstance(value, Buffer) else Buffer.from_object(value)
     except (TypeError, ValueError, BufferError) as e:
         raise type(e)(f"column {name!r}: {e}") from e
     if buf.ndim != 1:
-        raise ValueError(f"column {name!r}: to_arrow takes 1-D columns, got {buf.ndim}-D")
+        raise ValueError(f"column {name!r}: {func}() takes 1-D columns, got an array of "
+                         f"shape {buf.shape}")
     dt = buf.dtype
     n = buf.shape[0]
     if n > 1 and buf.strides[0] != dt.itemsize:
@@ -539,7 +546,8 @@ def _pandas_array_frame(value: Any) -> Any:
     return pd.Series(value, copy=False).to_frame()
 
 
-def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None) -> ArrowNodes:
+def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
+                  func: str = "to_arrow") -> ArrowNodes:
     # the items in one pass, so that each name goes with its own value
     items = list(data.items())
     names = [str(k) for k, _ in items]
@@ -560,11 +568,12 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None) -> Arr
             fields.append((name, *f[1:]))
             chunk = sub._batches[0][1][0]
         else:
-            fmt, chunk = _mapping_column(name, value)
+            fmt, chunk = _mapping_column(name, value, func)
             fields.append((name, fmt, None, False))
         if length is None:
             length = chunk[0]
         elif chunk[0] != length:
-            raise ValueError(f"column {name!r} has {chunk[0]} values, the others {length}")
+            raise ValueError(f"column {name!r}: {func}() takes columns of one length: this "
+                             f"one has {chunk[0]} values, the others {length}")
         chunks.append(chunk)
     return ArrowNodes(tuple(fields), ((length or 0, tuple(chunks)),))

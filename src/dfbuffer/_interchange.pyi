@@ -69,6 +69,9 @@ class ColumnNullType(enum.IntEnum):
     USE_BITMASK = 3
     USE_BYTEMASK = 4
 
+class CopyError(ValueError, RuntimeError):
+    ...
+
 _InterchangeDtype: TypeAlias = tuple[int, int, str, str]
 _DtypeLike: TypeAlias = npt.DTypeLike | _InterchangeDtype
 _Device: TypeAlias = tuple[int, int | None]
@@ -344,6 +347,7 @@ def to_matrix(
 # Private: the frame-source table's answer (src/_interchange/readers/frame_source.c): (kind, frame,
 # allow_copy), kind one of "pandas", "arrow", "interchange", "mapping", "schema", "none".
 def _frame_source(obj: object, allow_copy: bool = True, /) -> tuple[str, Any, bool]: ...
+def _not_a_frame_hint(obj: object, /) -> str: ...
 
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,
 # chunks), columns as (name, format, dictionary format, ordered, nullable), chunks one list of

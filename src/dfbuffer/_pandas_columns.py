@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dfbuffer._frame_nodes import _from_mapping, have_pyarrow
-from dfbuffer._interchange import from_dataframe
+from dfbuffer._interchange import CopyError, from_dataframe
 
 __all__ = ["arrow_periods", "convert"]
 
@@ -39,6 +39,8 @@ _CATEGORICAL_CODES = 0x100
 _STRINGDTYPE = 0x200
 _PERIOD_ORDINAL = 0x400
 _SKIP_UNSUPPORTED = 0x1000
+_COPY_KEYWORD = 0x2000  # the caller's copy keyword is copy=, not allow_copy=
+_NO_COPY = 0x4000  # convert()'s allow_copy is false: copies are refused
 _MODES: dict[int, Literal["mask", "fill", "raise"]] = {0: "mask", 1: "fill", 2: "raise"}
 
 
@@ -56,14 +58,23 @@ def _objects(name: str, data: Any, mask: Any, mode: int) -> Any:
     return data if mode == 1 else np.ma.MaskedArray(data, mask=mask)
 
 
-def _numeric(name: str, data: Any, mask: Any, mode: int) -> Any:
+def _numeric(name: str, data: Any, mask: Any, mode: int, forbid: str | None = None) -> Any:
     """A numeric column with a bool mask (1 = null), converted as the Arrow
-    converter converts the same values and validity."""
+    converter converts the same values and validity; ``forbid`` ("copy" or
+    "allow_copy"): the keyword that forbade copies, passed on as False."""
     if data.dtype.kind == "M" and getattr(data.dtype, "tz", None) is not None:
         raise TypeError(f"column {name!r}: unexpected {data.dtype}")
     col = np.ma.MaskedArray(data, mask=mask) if mask is not None else data
-    out = from_dataframe(_from_mapping({name: col}, None), nulls=_MODES[mode])
-    return out[name]
+    return _read(_from_mapping({name: col}, None), mode, forbid)[name]
+
+
+def _read(src: Any, mode: int, forbid: str | None) -> Any:
+    """``from_dataframe(src)`` in nulls mode ``mode``, with ``forbid=False``."""
+    if forbid == "copy":
+        return from_dataframe(src, nulls=_MODES[mode], copy=False)
+    if forbid == "allow_copy":
+        return from_dataframe(src, nulls=_MODES[mode], allow_copy=False)
+    return from_dataframe(src, nulls=_MODES[mode])
 
 
 def _strings(name: str, values: Any, mode: int, opts: int) -> Any:
@@ -92,20 +103,35 @@ def _categorical(name: str, values: Any, mode: int, opts: int, pd: Any) -> Any:
     return _column(name, taken.array, mode, opts, pd, mask)
 
 
+def _forbid(opts: int) -> str | None:
+    """The keyword that forbade copies (``"copy"`` or ``"allow_copy"``), None if none."""
+    if not opts & _NO_COPY:
+        return None
+    return "copy" if opts & _COPY_KEYWORD else "allow_copy"
+
+
+def _copy_error(name: str, what: str, opts: int) -> CopyError:
+    """The CopyError for column ``name``: ``what`` needs a copy, which the keyword
+    given forbids."""
+    return CopyError(f"column {name!r}: {what} needs a copy, which "
+                     f"{_forbid(opts) or 'allow_copy'}=False forbids")
+
+
 def _column(name: str, values: Any, mode: int, opts: int, pd: Any,
             extra_mask: Any = None) -> Any:
     """One pandas array read without pyarrow (see the module docstring)."""
     dt = values.dtype
+    forbid = _forbid(opts)
     if isinstance(values, np.ndarray):
         if extra_mask is None:  # as the block reader reads it
             one = pd.DataFrame({name: values}, copy=False)
-            return from_dataframe(one, nulls=_MODES[mode])[name]
+            return _read(one, mode, forbid)[name]
         mask = extra_mask | np.isnat(values) if dt.kind in "mM" else extra_mask
         if dt.kind == "O":
             return _objects(name, values, mask, mode)
-        return _numeric(name, values, mask if mask.any() else None, mode)
+        return _numeric(name, values, mask if mask.any() else None, mode, forbid)
     if isinstance(dt, pd.PeriodDtype) and opts & _PERIOD_ORDINAL:
-        return _ordinals(name, values, mode, extra_mask)
+        return _ordinals(name, values, mode, extra_mask, forbid)
     if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype):
         mask = np.asarray(values.isna(), dtype=bool)
         if extra_mask is not None:
@@ -125,23 +151,25 @@ def _column(name: str, values: Any, mode: int, opts: int, pd: Any,
         mask = np.isnat(data)
         if extra_mask is not None:
             mask = mask | extra_mask
-        return _numeric(name, data, mask if mask.any() else None, mode)
+        return _numeric(name, data, mask if mask.any() else None, mode, forbid)
     for kind in ("IntegerArray", "FloatingArray", "BooleanArray"):
         if type(values) is getattr(pd.arrays, kind, None):
             mask = np.asarray(values._mask, dtype=bool)
             if extra_mask is not None:
                 mask = mask | extra_mask
-            return _numeric(name, values._data, mask if mask.any() else None, mode)
+            return _numeric(name, values._data, mask if mask.any() else None, mode, forbid)
     if isinstance(values, pd.arrays.NumpyExtensionArray):
         return _column(name, values.to_numpy(), mode, opts, pd, extra_mask)
     raise NotImplementedError(
         f"column {name!r}: dfbuffer cannot read a pandas {dt} column without pyarrow")
 
 
-def _ordinals(name: str, values: Any, mode: int, extra_mask: Any) -> Any:
+def _ordinals(name: str, values: Any, mode: int, extra_mask: Any,
+              forbid: str | None = None) -> Any:
     """A Period array's int64 ordinals (``period="ordinal"``): a read-only view of
     pandas' own values when there is no NaT, else converted as an int64 column with
-    those nulls (masked, filled or refused by ``mode``)."""
+    those nulls (masked, filled or refused by ``mode``; a fill is a copy, which
+    ``forbid``, the keyword that forbade copies, refuses as any int64 column's)."""
     data = np.asarray(values.asi8)
     mask = np.asarray(values.isna(), dtype=bool)
     if extra_mask is not None:
@@ -150,7 +178,7 @@ def _ordinals(name: str, values: Any, mode: int, extra_mask: Any) -> Any:
         view = data.view()
         view.flags.writeable = False
         return view
-    return _numeric(name, data, mask, mode)
+    return _numeric(name, data, mask, mode, forbid)
 
 
 def arrow_periods(name: str, values: Any, meta: str | None, allow_copy: bool) -> Any:
@@ -177,8 +205,8 @@ def arrow_periods(name: str, values: Any, meta: str | None, allow_copy: bool) ->
             f"column {name!r}: pandas Period ordinals need pandas to become Period "
             "objects; period='ordinal' gives the ordinals") from e
     if not allow_copy:
-        raise RuntimeError(f"column {name!r}: converting pandas Period ordinals to "
-                           "Period objects needs a copy, but allow_copy=False")
+        raise CopyError(f"column {name!r}: converting pandas Period ordinals to "
+                        "Period objects needs a copy, which allow_copy=False forbids")
     masked = isinstance(values, np.ma.MaskedArray)
     data = np.ma.getdata(values)
     mask = np.ma.getmaskarray(values) if masked else np.zeros(len(data), dtype=bool)
@@ -222,9 +250,12 @@ def convert(frame: Any, positions: list[int], nulls: int, allow_copy: bool = Tru
     here, None for the caller's Arrow export, or Ellipsis when
     ``on_unsupported="skip"`` drops it.  ``nulls`` is the C
     converter's mode and option bits; with ``allow_copy`` false a column
-    whose values must be made anew raises RuntimeError."""
+    whose values must be made anew raises CopyError naming the keyword given
+    (``_COPY_KEYWORD``)."""
     pd = sys.modules["pandas"]
     mode, opts = nulls & _MODE_BITS, nulls & ~_MODE_BITS
+    if not allow_copy:
+        opts |= _NO_COPY
     arrow = have_pyarrow()
     names = [str(c) for c in frame.columns]
     dtypes = list(frame.dtypes)  # one pass; a Series per column only when read here
@@ -235,8 +266,8 @@ def convert(frame: Any, positions: list[int], nulls: int, allow_copy: bool = Tru
             continue
         values = frame.iloc[:, pos].array
         if not allow_copy and _needs_copy(values, pd, bool(opts & _PERIOD_ORDINAL)):
-            raise RuntimeError(f"column {names[pos]!r}: converting a pandas {values.dtype} "
-                               "column needs a copy, but allow_copy=False")
+            raise _copy_error(names[pos], f"converting a pandas {values.dtype} column",
+                              opts)
         try:
             out.append(_column(names[pos], values, mode, opts, pd))
         except NotImplementedError:

@@ -20,6 +20,7 @@ import importlib
 import importlib.util
 import json
 import platform
+import textwrap
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -640,12 +641,32 @@ def _arrow_types(ix: Any) -> list[dict[str, Any]]:
     return out
 
 
+# the widest a line of the text report gets (a word longer than that is never cut)
+_WIDTH = 100
+
+
+def _wrap(text: str, width: int, indent: str = "", first: str = "") -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken between words only
+    (a longer word keeps a line of its own), the first line after ``first``, the
+    others after ``indent``."""
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False) or [""]
+
+
 def _table(headers: list[str], rows: list[list[str]], limit: int = 72) -> str:
-    rows = [[c if len(c) <= limit else c[: limit - 3] + "..." for c in r] for r in rows]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    """``rows`` under ``headers``, columns aligned; a cell longer than ``limit`` (the
+    last column: than what ``_WIDTH`` leaves it) wraps onto further lines."""
+    widths = [max(len(h), *(min(len(r[i]), limit) for r in rows), 0)
+              for i, h in enumerate(headers[:-1])]
+    last = max(20, min(limit, _WIDTH - sum(w + 2 for w in widths)))
+    cells = [[_wrap(c, limit) for c in r[:-1]] + [_wrap(r[-1], last)] for r in rows]
+    widths = [max(len(h), *(len(x) for r in cells for x in r[i]))
+              for i, h in enumerate(headers)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
     out = [line(headers), line(["-" * w for w in widths])]
-    out.extend(line(r) for r in rows)
+    for r in cells:
+        for k in range(max(len(c) for c in r)):
+            out.append(line([c[k] if k < len(c) else "" for c in r]))
     return "\n".join(s.rstrip() for s in out)
 
 
@@ -694,7 +715,8 @@ def render(report: dict[str, Any]) -> str:
     if body:
         lines.append(_table(["producer", "status", "result"], body, limit=90))
         failures = _first_failures(report["conformance"])
-        lines.append(_LEGEND + ("; the first failure of each:" if failures else ""))
+        lines.extend(_wrap(_LEGEND + ("; the first failure of each:" if failures else ""),
+                           _WIDTH, "  "))
         lines.extend(failures)
     else:
         lines.append("  (no interchange producer installed)")
@@ -707,16 +729,16 @@ _LEGEND = (
 )
 
 
-def _first_failures(conformance: list[dict[str, Any]], limit: int = 100) -> list[str]:
-    """One line per failed requirement ID and producer: its first failure message."""
+def _first_failures(conformance: list[dict[str, Any]], limit: int = _WIDTH) -> list[str]:
+    """One entry per failed requirement ID and producer: its first failure message,
+    wrapped between words at ``limit`` characters."""
     out = []
     for c in conformance:
         seen: set[str] = set()
         for rid, msg in c.get("failed") or ():
             if rid not in seen:
                 seen.add(rid)
-                line = f"  {rid} {c['producer']}: {msg}"
-                out.append(line if len(line) <= limit else line[: limit - 3] + "...")
+                out.extend(_wrap(f"{rid} {c['producer']}: {msg}", limit, "      ", "  "))
     return out
 
 

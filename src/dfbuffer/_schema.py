@@ -838,7 +838,7 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
     # read: pandas' own interchange object is read as the frame behind it, as
     # from_dataframe reads it, so its schema is the frame's
-    kind, frame = frame_source(obj)
+    kind, frame = frame_source(obj, "schema")
     if kind == "pandas":
         sch = _pandas_schema(frame)
         if structs == "flatten":

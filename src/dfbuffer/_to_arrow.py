@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._arrow_interchange import InterchangeView, to_interchange, view_nodes
+from dfbuffer._arrow_interchange import InterchangeView, frame_array, to_interchange, view_nodes
 from dfbuffer._frame_nodes import (
     ArrowNodes,
     _from_arrow,
@@ -25,7 +25,7 @@ from dfbuffer._frame_nodes import (
     _from_pandas,
     not_a_frame,
 )
-from dfbuffer._interchange import _frame_source, to_matrix
+from dfbuffer._interchange import _frame_source
 from dfbuffer._schema import _type_string, schema
 
 __all__ = ["ArrowExport", "to_arrow"]
@@ -64,10 +64,9 @@ class ArrowExport(ArrowNodes):
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """A 2-D (rows, columns) copy, :func:`dfbuffer.to_matrix` of the columns
-        (numeric ones only; for consumers that call ``numpy.asarray``: scikit-learn)."""
-        if copy is False:
-            raise ValueError("a table becomes a 2-D array only by a copy")
-        return to_matrix(self, dtype=dtype)
+        (numeric ones only; for consumers that call ``numpy.asarray``: scikit-learn).
+        NumPy 2's ``copy``: False raises :class:`dfbuffer.CopyError`."""
+        return frame_array(self, dtype, copy)
 
     def __repr__(self) -> str:
         try:
@@ -144,8 +143,22 @@ def _matrix_source(frame: Any, columns: Sequence[str] | None = None,
     return _export(nodes), wanted
 
 
+def _unique_names(func: str, frame: Any) -> None:
+    """ValueError naming the first column name that several columns of pandas frame
+    ``frame`` share (an Arrow schema, like a dict, keeps one column per name here)."""
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) == len(names):
+        return
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{func}() takes a frame of unique column names: duplicate "
+                             f"column name {name!r} (rename the columns)")
+        seen.add(name)
+
+
 def to_arrow(obj: Any, columns: Sequence[str] | None = None,
-             on_unsupported: str = "raise") -> ArrowExport:
+             on_unsupported: str = "raise", func: str = "to_arrow") -> ArrowExport:
     """Return an Arrow PyCapsule producer (``__arrow_c_stream__``,
     ``__arrow_c_schema__``) over the columns of ``obj``, zero-copy wherever
     the layout allows, without importing pyarrow.
@@ -157,7 +170,8 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
     :class:`dfbuffer.Buffer` objects (masked arrays give nulls).
     ``columns`` selects columns by name. ``on_unsupported="skip"`` leaves out the
     columns of an interchange source whose type has no Arrow format here (an Arrow
-    producer's formats are all handed out).
+    producer's formats are all handed out).  ``func`` names the public function
+    called in errors (``to_matrix`` reads a mapping through here).
     """
     if on_unsupported not in ("raise", "skip"):
         raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
@@ -166,6 +180,7 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
     # a mapping's items copied in one pass), and is all that is read from here on
     kind, frame, _ = _frame_source(obj)
     if kind == "pandas":
+        _unique_names(func, frame)
         return _export(_from_pandas(frame, columns, skip=on_unsupported == "skip"))
     if kind == "arrow":
         # dfbuffer's own producers are read from what they hold
@@ -177,8 +192,8 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
             return _export(view_nodes(frame, columns))
         return _export(_from_arrow(frame, columns))
     if kind == "mapping":
-        return _export(_from_mapping(frame, columns))
+        return _export(_from_mapping(frame, columns, func))
     if kind == "interchange":
         return _export(_from_interchange(frame, columns, on_unsupported == "skip"))
-    raise not_a_frame("to_arrow", obj, "an Arrow PyCapsule producer, an object with "
+    raise not_a_frame(func, obj, "an Arrow PyCapsule producer, an object with "
                       "__dataframe__, an interchange DataFrame or a mapping")

@@ -29,6 +29,7 @@ except ImportError:  # pandas 2.x: pd.DataFrame over the columns
 from dfbuffer._frame_nodes import not_a_frame
 from dfbuffer._interchange import (
     CategoricalCodes,
+    CopyError,
     _arrow_schema,
     _arrow_type,
     _frame_source,
@@ -439,9 +440,9 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
             name, fmt = f["name"], f["format"]
             if f["dictionary"] is None and pyarrow_strings and _logical(fmt) == "string":
                 if not allow_copy and fmt != "U":
-                    raise RuntimeError(
+                    raise CopyError(
                         f"column {name!r}: Arrow format {fmt!r} strings need a copy "
-                        "to large strings but allow_copy is False"
+                        "to large strings, which allow_copy=False forbids"
                     )
                 conv[name] = ArrowStringArray(
                     table.column(name), dtype=pd.StringDtype(na_value=np.nan)
@@ -483,7 +484,8 @@ def _convert_one(column: Any, allow_copy: bool, strings: _Strings) -> Any:
     from dfbuffer._interchange import column_to_ndarray
 
     if column.num_chunks != 1 and not allow_copy:
-        raise RuntimeError("an index column of several chunks needs a copy")
+        raise CopyError("an index column of several chunks needs a copy, which "
+                        "allow_copy=False forbids")
     return column_to_ndarray(column, nulls="mask", categorical="codes", strings=strings)
 
 
@@ -635,7 +637,7 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     (lists, structs, maps, decimals, binary, times) are converted by pyarrow,
     as pandas' consumer does.  Strings of interchange producers,
     bit-packed booleans, masked floats/datetimes and several chunks are
-    copied, and ``allow_copy=False`` raises RuntimeError there.  The index
+    copied, and ``allow_copy=False`` raises CopyError there.  The index
     is restored where the producer's metadata carries it: pandas'
     interchange ``"pandas.index"``, or pandas' Arrow schema metadata (a
     range, a named index, a MultiIndex, as ``pyarrow.Table.to_pandas``
@@ -648,7 +650,7 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
         ``__dataframe__``, an interchange DataFrame or a mapping of column
         names to 1-D arrays.
     allow_copy : bool, optional
-        False raises RuntimeError where a copy is unavoidable (default True).
+        False raises CopyError where a copy is unavoidable (default True).
 
     Returns
     -------
@@ -659,8 +661,8 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     ------
     TypeError
         ``obj`` is not a dataframe dfbuffer reads.
-    RuntimeError
-        ``allow_copy=False`` and a copy is unavoidable.
+    CopyError
+        ``allow_copy=False`` and a copy is unavoidable (a ValueError and RuntimeError).
     ValueError
         Buffers that do not match their description (naming the column).
 

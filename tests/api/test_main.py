@@ -153,3 +153,36 @@ def test_nanoarrow_rows_zero_copy(report):
     assert len(rows) == 4
     for r in rows.values():
         assert (r["status"], r["zero_copy"]) == ("ok", True), r
+
+
+def test_text_report_wraps_details_whole(report):
+    # each first failure message of the JSON appears whole in the text (wrapped between
+    # words, never cut), and no line but the libraries line outgrows the report's width
+    from dfbuffer._report import _WIDTH
+
+    out = _TEXT.result().stdout
+    flat = " ".join(out.split())
+    for c in report["conformance"]:
+        seen = set()
+        for rid, msg in c.get("failed") or ():
+            if rid not in seen:
+                seen.add(rid)
+                assert " ".join(f"{rid} {c['producer']}: {msg}".split()) in flat
+    for line in out.splitlines()[2:]:
+        assert len(line) <= _WIDTH or " " not in line.strip(), line
+
+
+def test_table_and_failures_wrap_between_words():
+    from dfbuffer._report import _WIDTH, _first_failures, _table
+
+    detail = ("the data buffer's dtype must be (UINT, 8, 'C', ...), got "
+              "(<DtypeKind.STRING: 21>, 8, 'u', '=') " * 4).strip()
+    text = _table(["producer", "path", "detail"], [["pyarrow", "DLPack import", detail]])
+    lines = text.splitlines()
+    assert len(lines) > 3 and all(len(line) <= _WIDTH for line in lines)
+    cells = " ".join(line[len("pyarrow  DLPack import  "):] for line in lines[2:])
+    assert " ".join(cells.split()) == detail  # every word whole, in order, nothing added
+    assert "..." not in text.replace("'C', ...)", "")
+    failures = _first_failures([{"producer": "pyarrow", "failed": [["P-19", detail]]}])
+    assert len(failures) > 1 and all(len(line) <= _WIDTH for line in failures)
+    assert " ".join(" ".join(failures).split()) == f"P-19 pyarrow: {detail}"

@@ -180,11 +180,66 @@ def test_copy_none_is_zero_copy():
 )
 def test_copy_false_raises_where_a_copy_is_needed(call):
     strings = pa.array(["a", "b"])  # str objects: always a copy
-    with pytest.raises(RuntimeError, match="copy"):
+    with pytest.raises(dfbuffer.CopyError, match=r"needs a copy, which copy=False forbids"):
         call(strings, copy=False)
-    with pytest.raises(RuntimeError, match="copy"):
-        call(strings, allow_copy=False)  # the alias
+    # the alias: the message names the keyword given
+    with pytest.raises(dfbuffer.CopyError, match=r"which allow_copy=False forbids"):
+        call(strings, allow_copy=False)
     assert call(strings, allow_copy=True) is not None
+
+
+def test_copy_error_is_numpys_value_error_and_the_former_runtime_error():
+    assert issubclass(dfbuffer.CopyError, ValueError)
+    assert issubclass(dfbuffer.CopyError, RuntimeError)
+    assert dfbuffer.CopyError is dfbuffer._interchange.CopyError
+    assert "CopyError" in dfbuffer.__all__
+
+
+def _period_frame():
+    df = pd.DataFrame({"p": pd.period_range("2020-01-01", periods=3, freq="D")})
+    df.iloc[1, 0] = pd.NaT
+    return df
+
+
+@pytest.mark.parametrize("path", ["frame", "series", "__dataframe__", "to_interchange"])
+@pytest.mark.parametrize("keyword", ["copy", "allow_copy"])
+def test_copy_false_refuses_filling_period_ordinals(path, keyword):
+    # NaT filled as NaN makes float64 ordinals, a copy: refused as for any int64 column
+    df = _period_frame()
+    if path == "series":
+        def call(**k):
+            return dfbuffer.column_to_ndarray(df["p"], **k)
+    else:
+        src = {"frame": df, "__dataframe__": df.__dataframe__(),
+               "to_interchange": dfbuffer.to_interchange(df)}[path]
+
+        def call(**k):
+            return dfbuffer.from_dataframe(src, **k)["p"]
+    filled = call(period="ordinal", nulls="fill")
+    assert filled.dtype == np.float64 and np.isnan(filled[1])
+    with pytest.raises(dfbuffer.CopyError, match=rf"column 'p'.* {keyword}=False forbids"):
+        call(period="ordinal", nulls="fill", **{keyword: False})
+    # masked: the ordinals are pandas' own, no copy
+    masked = call(period="ordinal", nulls="mask", **{keyword: False})
+    assert masked.mask.tolist() == [False, True, False]
+
+
+def test_views_and_the_pandas_front_end_raise_copy_error():
+    import dfbuffer.pandas
+
+    t = pa.table({"x": pa.chunked_array([[1.0], [2.0]])})
+    col = dfbuffer.to_interchange(t, allow_copy=False).get_column(0)
+    with pytest.raises(dfbuffer.CopyError, match="allow_copy=False forbids"):
+        col.get_buffers()
+    views = pa.table({"s": pa.array(["a", "b"], pa.string_view())})
+    with pytest.raises(dfbuffer.CopyError, match="allow_copy=False forbids"):
+        dfbuffer.pandas.from_dataframe(views, allow_copy=False)
+
+
+def test_buffer_array_refuses_a_dtype_copy():
+    b = dfbuffer.Buffer.from_object(np.arange(3, dtype=np.int32))
+    with pytest.raises(dfbuffer.CopyError, match="copy=False forbids"):
+        b.__array__(np.float64, copy=False)
 
 
 def test_copy_false_allows_zero_copy():
@@ -203,7 +258,7 @@ def test_to_matrix_copy():
     t = pa.table({"x": [1.0, 2.0]})
     assert dfbuffer.to_matrix(t, copy=True).flags.writeable
     assert dfbuffer.to_matrix(t, copy=None).shape == (2, 1)
-    with pytest.raises(RuntimeError, match="always copies"):
+    with pytest.raises(dfbuffer.CopyError, match="always copies.* copy=False forbids"):
         dfbuffer.to_matrix(t, copy=False)
 
 
@@ -373,3 +428,21 @@ def test_to_matrix_skip_follows_the_rule_of_dtype_and_decimals():
 def test_mapping_column_errors_of_to_arrow_name_the_column():
     with pytest.raises(TypeError, match="column 's'"):
         dfbuffer.to_matrix({"a": np.arange(2), "s": np.array(["x", "y"], dtype=object)})
+
+
+class _CopyingProducer:
+    """An __array__ producer that can only hand out a copy (NumPy 2's refusal)."""
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("a copy is needed")
+        return np.arange(3)
+
+
+@pytest.mark.parametrize("keyword", ["copy", "allow_copy"])
+def test_array_refusal_names_the_keyword_given(keyword):
+    # Buffer.from_object's documented BufferError, naming the caller's keyword
+    with pytest.raises(BufferError, match=rf"no copy was allowed \({keyword}=False\)"):
+        dfbuffer.column_to_ndarray(_CopyingProducer(), **{keyword: False})
+    with pytest.raises(BufferError, match=r"\(allow_copy=False\)"):
+        dfbuffer.Buffer.from_object(_CopyingProducer(), allow_copy=False)

@@ -284,7 +284,7 @@ def test_consumed_capsules():
 
 
 def test_not_a_producer():
-    with pytest.raises(TypeError, match="not an Arrow PyCapsule producer"):
+    with pytest.raises(TypeError, match=r"to_interchange\(\) expects an Arrow PyCapsule"):
         to_interchange([1, 2, 3])
 
 

@@ -77,6 +77,31 @@ def test_seaborn_plots(out):
         plt.close("all")
 
 
+@pytest.mark.parametrize("make", [dfbuffer.to_interchange, dfbuffer.to_arrow],
+                         ids=["to_interchange", "to_arrow"])
+def test_numpy_reads_a_matrix_and_refuses_copy_false(make):
+    # numpy.asarray (what scikit-learn calls): to_matrix of the columns, always a copy
+    src = make(pa.table({"x": _X, "y": _Y}))
+    got = np.asarray(src, dtype=np.float32)
+    assert got.dtype == np.float32 and got.tolist() == [[1, 2], [2, 3], [3, 1]]
+    assert np.array_equal(np.asarray(src), dfbuffer.to_matrix(src))
+    with pytest.raises(dfbuffer.CopyError, match="only by a copy.* copy=False forbids"):
+        np.asarray(src, copy=False)
+
+
+@pytest.mark.parametrize("make", [dfbuffer.to_interchange, dfbuffer.to_arrow],
+                         ids=["to_interchange", "to_arrow"])
+def test_scikit_learn_estimators_fit_the_outputs(make):
+    pytest.importorskip("sklearn")
+    from sklearn.linear_model import LinearRegression
+
+    X = make(pa.table({"x": [0.0, 1.0, 2.0, 3.0], "y": [1.0, 0.0, 1.0, 0.0]}))
+    target = np.array([1.0, 3.0, 5.0, 7.0])  # 2 x + 1
+    model = LinearRegression().fit(X, target)
+    assert np.allclose(model.coef_, [2.0, 0.0]) and np.isclose(model.intercept_, 1.0)
+    assert np.allclose(model.predict(X), target)
+
+
 def test_scikit_learn_reads_to_arrow_through_numpy():
     pytest.importorskip("sklearn")
     from sklearn.preprocessing import StandardScaler

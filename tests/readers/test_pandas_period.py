@@ -173,7 +173,7 @@ def test_pandas_period_arrow_type_gives_the_same_answer(path):
     m = dfbuffer.to_matrix(src, period="ordinal")
     np.testing.assert_array_equal(m, dfbuffer.to_matrix(df, period="ordinal"))
     assert dfbuffer.to_matrix(src, on_unsupported="skip").shape == (3, 1)
-    with pytest.raises(RuntimeError, match="column 'm'.*allow_copy=False"):
+    with pytest.raises(dfbuffer.CopyError, match="column 'm'.* copy=False forbids"):
         dfbuffer.from_dataframe(src, copy=False)
 
 

@@ -68,6 +68,9 @@ def work(ints, floats, df, tbl, api):
 
     col = dfbuffer.column_to_ndarray(tbl.column("s"), strings="object")
     assert col[10] == "10" and len(col) == n
+    for kw in ("copy", "allow_copy"):  # each thread's copy error names its own keyword
+        with pytest.raises(dfbuffer.CopyError, match=f" {kw}=False forbids"):
+            dfbuffer.column_to_ndarray(tbl.column("s"), **{kw: False})
     cats = dfbuffer.column_to_ndarray(tbl.column("c"), categorical="codes")
     assert cats.codes[:3].tolist() == [0, 1, 0]
     d = dfbuffer.from_dataframe(df)

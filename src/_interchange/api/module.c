@@ -199,6 +199,50 @@ add_enums(PyObject *m, dfb_state *st)
     return 0;
 }
 
+PyDoc_STRVAR(
+    copy_error_doc,
+    "A copy is needed, but copy=False (or allow_copy=False) forbids it.\n\n"
+    "Raised by every function that takes copy= or allow_copy= where the\n"
+    "result cannot be had without a copy; the message names the keyword\n"
+    "given.  A ValueError, as NumPy 2 raises for\n"
+    "numpy.asarray(x, copy=False), and a RuntimeError, as dfbuffer raised\n"
+    "before.\n"
+    "\n"
+    "Parameters\n"
+    "----------\n"
+    "message : str\n"
+    "    What needs the copy and the keyword that forbids it.\n"
+    "\n"
+    "Examples\n"
+    "--------\n"
+    ">>> import pyarrow as pa\n"
+    ">>> import dfbuffer\n"
+    ">>> try:\n"
+    "...     dfbuffer.from_dataframe(pa.table({\"b\": [True]}), copy=False)\n"
+    "... except dfbuffer.CopyError as e:\n"
+    "...     print(e)\n"
+    "column 'b': converting bit-packed booleans needs a copy, which "
+    "copy=False forbids");
+
+/* Creates dfbuffer.CopyError (a subclass of ValueError and RuntimeError)
+   into st->copy_error and module `m`.  Returns 0, or -1 with an exception
+   set. */
+static int
+add_copy_error(PyObject *m, dfb_state *st)
+{
+    PyObject *bases = PyTuple_Pack(2, PyExc_ValueError, PyExc_RuntimeError);
+    if (bases == NULL) {
+        return -1;
+    }
+    st->copy_error = PyErr_NewExceptionWithDoc("dfbuffer.CopyError",
+                                               copy_error_doc, bases, NULL);
+    Py_DECREF(bases);
+    if (st->copy_error == NULL) {
+        return -1;
+    }
+    return PyModule_AddObjectRef(m, "CopyError", st->copy_error);
+}
+
 /* Py_mod_exec slot.  Returns 0, or -1 with an exception set. */
 static int
 module_exec(PyObject *m)
@@ -248,7 +292,7 @@ module_exec(PyObject *m)
     if (st->dlpack_owner_type == NULL) {
         return -1;
     }
-    if (add_enums(m, st) < 0) {
+    if (add_enums(m, st) < 0 || add_copy_error(m, st) < 0) {
         return -1;
     }
     if (dfb_state_names_init(st) < 0 || dfb_convert_state_init(st) < 0) {
@@ -301,6 +345,7 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->column_null_type);
     Py_VISIT(st->ma_masked_array);
     Py_VISIT(st->categorical_codes);
+    Py_VISIT(st->copy_error);
     Py_VISIT(st->ixview_field_type);
     Py_VISIT(st->ixview_chunk_type);
     Py_VISIT(st->ix_dtype_memo.tuple);
@@ -322,6 +367,7 @@ module_clear(PyObject *m)
     Py_CLEAR(st->column_null_type);
     Py_CLEAR(st->ma_masked_array);
     Py_CLEAR(st->categorical_codes);
+    Py_CLEAR(st->copy_error);
     dfb_state_names_clear(st);
     Py_CLEAR(st->ixview_field_type);
     Py_CLEAR(st->ixview_chunk_type);

@@ -18,6 +18,7 @@
 #include "reader.h"
 #include "types.h"
 #include "mem.h"
+#include "args.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -382,12 +383,10 @@ describe_views(dfb_state *st, const arrow_node *nd, dfb_column *col,
             nd->device);
     }
     if (!decode_views) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "column '%s': string view ('vu') data must be "
-                     "copied to offsets + bytes, which "
-                     "allow_copy=False forbids",
-                     name);
-        return -1;
+        return dfb_copy_error(st,
+                              "column '%s': string view ('vu') data must "
+                              "be copied to offsets + bytes",
+                              name);
     }
     if (decode_views != DFB_VIEWS_KEEP) {
         return views_to_large_utf8(st, a, nd->offset, nd->length, vbuf, col,

@@ -15,14 +15,14 @@
    node's device and owned by its holder.  String views are kept as views
    when `decode_views` is DFB_VIEWS_KEEP (the converters read them), copied
    to large-utf8 in new NumPy arrays when it is DFB_VIEWS_COPY, refused
-   with RuntimeError when 0.  Memory not on the CPU is never read: its
-   null count is the producer's for a whole array, else -1 (unknown, the
-   validity kept), and variable-width data raises NotImplementedError;
+   with CopyError (st->copy_error) when 0.  Memory not on the CPU is never
+   read: its null count is the producer's for a whole array, else -1 (unknown,
+   the validity kept), and variable-width data raises NotImplementedError;
    there, when `dict_error` is non-NULL, a dictionary that cannot be
    described does not fail the codes: *dict_error gets its exception (a
    new reference; else NULL) and `dict` only its length.  Everything made
    is kept in `refs`.  Returns 0, or -1 with ValueError (malformed),
-   NotImplementedError (unsupported format) or RuntimeError set.  `name`
+   NotImplementedError (unsupported format) or CopyError set.  `name`
    names the column in messages. */
 int
 dfb_arrow_describe_node(dfb_state *st, const arrow_node *nd, dfb_column *col,

@@ -6,6 +6,7 @@
 #include "common.h"
 #include "args.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 /* Returns the index of keyword `k` in spec->names, or -1. */
@@ -187,6 +188,46 @@ dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out)
         out->copy = r ? -1 : 0;
     }
     return 0;
+}
+
+/* the keyword the copy errors of this thread's current conversion name
+   (per thread: docs/design.md, "Safety rules", rule 7) */
+static DFB_THREAD_LOCAL const char *copy_keyword;
+
+const char *
+dfb_copy_keyword_enter(const char *kw)
+{
+    const char *prev = copy_keyword;
+    copy_keyword = kw;
+    return prev;
+}
+
+void
+dfb_copy_keyword_leave(const char *prev)
+{
+    copy_keyword = prev;
+}
+
+const char *
+dfb_copy_keyword(void)
+{
+    return copy_keyword != NULL ? copy_keyword : "allow_copy";
+}
+
+int
+dfb_copy_error(dfb_state *st, const char *format, ...)
+{
+    va_list va;
+    va_start(va, format);
+    PyObject *what = PyUnicode_FromFormatV(format, va);
+    va_end(va);
+    if (what == NULL) {
+        return -1;
+    }
+    PyErr_Format(st->copy_error, "%U, which %s=False forbids", what,
+                 dfb_copy_keyword());
+    Py_DECREF(what);
+    return -1;
 }
 
 int

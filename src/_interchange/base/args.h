@@ -99,13 +99,37 @@ typedef struct {
 int
 dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out);
 
-/* 0 when opts->copy is False (a copy raises RuntimeError), else 1: the
+/* 0 when opts->copy is False (a copy raises CopyError), else 1: the
    allow_copy flag of the converters. */
 static inline int
 dfb_opts_allow_copy(const dfb_opts *opts)
 {
     return opts->copy != 0;
 }
+
+/* Makes `kw` ("copy" or "allow_copy") the keyword this thread's copy
+   errors name until the matching dfb_copy_keyword_leave; a converting
+   entry point calls it with the keyword its caller gave.  Returns the
+   previous keyword (NULL: none, "allow_copy" is named).  Cannot fail. */
+const char *
+dfb_copy_keyword_enter(const char *kw);
+
+/* Restores the keyword `prev` that dfb_copy_keyword_enter returned.
+   Cannot fail. */
+void
+dfb_copy_keyword_leave(const char *prev);
+
+/* "copy" when this thread's current conversion was given copy=, else
+   "allow_copy".  Cannot fail. */
+const char *
+dfb_copy_keyword(void);
+
+/* Sets dfbuffer.CopyError (st->copy_error) with the message `format`
+   (PyUnicode_FromFormat's) followed by ", which copy=False forbids" (or
+   allow_copy=False, dfb_copy_keyword's).  Returns -1 (with CopyError, or
+   another exception if the message could not be made). */
+int
+dfb_copy_error(dfb_state *st, const char *format, ...);
 
 /* A flag (allow_copy=, readonly=, ...): any object's truth value; NULL
    leaves *out (the default).  Returns 0, or -1 with the exception of its

@@ -140,6 +140,7 @@ typedef struct {
     dfb_consts tup;             /* constant tuples (no GC) */
     dfb_dtypes descr; /* cached dtypes (no GC: they hold no references) */
     PyObject *categorical_codes; /* type dfbuffer.CategoricalCodes */
+    PyObject *copy_error; /* exception dfbuffer.CopyError (args.c raises it) */
     /* ixview.c: the struct sequence types _IxField and _IxChunk */
     PyTypeObject *ixview_field_type;
     PyTypeObject *ixview_chunk_type;

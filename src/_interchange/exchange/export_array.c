@@ -278,9 +278,13 @@ dfb_buffer_array(PyObject *self, PyObject *args, PyObject *kwds)
         }
         else if (copy == 0) {
             Py_DECREF(want);
-            PyErr_Format(PyExc_ValueError,
-                         "copy=False: converting dtype %R to %R needs a copy",
-                         (PyObject *)b->dtype, dtype_o);
+            dfb_state *st = dfb_state_from_type(Py_TYPE(self));
+            if (st != NULL) {
+                const char *prev = dfb_copy_keyword_enter("copy");
+                dfb_copy_error(st, "converting dtype %R to %R needs a copy",
+                               (PyObject *)b->dtype, dtype_o);
+                dfb_copy_keyword_leave(prev);
+            }
             return NULL;
         }
     }

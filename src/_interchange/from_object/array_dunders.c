@@ -17,6 +17,7 @@
  * would be lost silently, so it is read-only.
  */
 #include "common.h"
+#include "args.h"
 #include "buffer.h"
 #include "arrow_from_object.h"
 #include "probe.h"
@@ -108,12 +109,14 @@ dfb_import_arrow_array_method(dfb_state *st, PyObject *obj, PyObject *dtype)
 /* ------------------------------------------------------------------ */
 
 /* Replaces the pending exception by BufferError(`fmt` % (type name of
-   obj)), the original as its cause.  Always returns NULL. */
+   obj, the copy keyword the caller gave: dfb_copy_keyword)), the original
+   as its cause.  Always returns NULL. */
 static PyObject *
 refuse_copy(PyObject *obj, const char *fmt)
 {
     PyObject *cause = dfb_err_take();
-    PyErr_Format(PyExc_BufferError, fmt, Py_TYPE(obj)->tp_name);
+    PyErr_Format(PyExc_BufferError, fmt, Py_TYPE(obj)->tp_name,
+                 dfb_copy_keyword());
     dfb_err_raise_from(cause);
     return NULL;
 }
@@ -149,14 +152,14 @@ dfb_array_method_call(dfb_state *st, PyObject *obj, int allow_copy,
                                "%.100s.__array__(copy=False) refused: the "
                                "producer cannot hand out its memory without "
                                "a copy, and no copy was allowed "
-                               "(allow_copy=False)");
+                               "(%s=False)");
         }
         if (res == NULL && PyErr_Occurred() == PyExc_TypeError) {
             return refuse_copy(obj,
                                "%.100s.__array__ does not take NumPy 2's "
                                "copy=False, so it cannot promise not to "
                                "copy, and no copy was allowed "
-                               "(allow_copy=False)");
+                               "(%s=False)");
         }
         *shared = 1;
     }
@@ -198,26 +201,47 @@ dfb_import_array_method(dfb_state *st, PyObject *obj, PyObject *dtype,
     return buf;
 }
 
-/* column_to_ndarray's reading of __array__: an ndarray over the Buffer of
-   dfb_import_array_method (its base), which must be 1-D.  Returns a new
-   array, or NULL with an exception set (ValueError for another ndim). */
-PyObject *
-dfb_array_method_column(dfb_state *st, PyObject *obj, int allow_copy)
+/* The ValueError of public function `func` for column `arr`, not 1-D,
+   naming its shape.  Cannot fail. */
+void
+dfb_not_1d_error(const char *func, PyArrayObject *arr)
 {
+    PyObject *shape =
+        PyArray_IntTupleFromIntp(PyArray_NDIM(arr), PyArray_DIMS(arr));
+    if (shape != NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s() takes 1-D columns, got an array of shape %R", func,
+                     shape);
+        Py_DECREF(shape);
+    }
+}
+
+/* column_to_ndarray's reading of __array__ (for public function
+   `func`): an ndarray over the Buffer of dfb_import_array_method (its
+   base), which must be 1-D and not structured.  Returns a new array, or
+   NULL with an exception set (ValueError naming the shape for another
+   ndim, TypeError for a structured array). */
+PyObject *
+dfb_array_method_column(dfb_state *st, PyObject *obj, int allow_copy,
+                        const char *func)
+{
+    if (PyArray_Check(obj) &&
+        PyDataType_HASFIELDS(PyArray_DESCR((PyArrayObject *)obj))) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes columns of plain values, got a structured "
+                     "array: pass one field of it, a[name]",
+                     func);
+        return NULL;
+    }
     PyObject *b = dfb_import_array_method(st, obj, NULL, allow_copy);
     if (b == NULL) {
         return NULL;
     }
-    PyObject *res = NULL;
-    if (((DfbBuffer *)b)->ndim != 1) {
-        PyErr_Format(PyExc_ValueError,
-                     "a column must be 1-D, but %.100s.__array__() returned "
-                     "%d dimensions",
-                     Py_TYPE(obj)->tp_name, ((DfbBuffer *)b)->ndim);
-    }
-    else {
-        res = dfb_buffer_as_ndarray((DfbBuffer *)b);
-    }
+    PyObject *res = dfb_buffer_as_ndarray((DfbBuffer *)b);
     Py_DECREF(b);
+    if (res != NULL && PyArray_NDIM((PyArrayObject *)res) != 1) {
+        dfb_not_1d_error(func, (PyArrayObject *)res);
+        Py_CLEAR(res);
+    }
     return res;
 }

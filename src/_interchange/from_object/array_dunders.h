@@ -18,6 +18,12 @@ PyObject *
 dfb_import_array_method(dfb_state *st, PyObject *obj, PyObject *dtype,
                         int allow_copy);
 PyObject *
-dfb_array_method_column(dfb_state *st, PyObject *obj, int allow_copy);
+dfb_array_method_column(dfb_state *st, PyObject *obj, int allow_copy,
+                        const char *func);
+
+/* Sets the ValueError of public function `func` for column `arr`, which
+   is not 1-D: it names arr's shape.  Cannot fail. */
+void
+dfb_not_1d_error(const char *func, PyArrayObject *arr);
 
 #endif /* DFBUFFER_ARRAY_DUNDERS_H */

@@ -140,9 +140,10 @@ check_code_range(PyObject *codes, int64_t ncats)
 
 /* Applies nulls mode `mode` to `codes` (stolen): MASK keeps it, FILL
    returns a copy with -1 in the null slots (signed codes; unsigned ones
-   become int64), RAISE refuses nulls.  Returns a new reference or NULL. */
+   become int64), RAISE refuses nulls, a needed copy under !allow_copy is
+   st's CopyError.  Returns a new reference or NULL. */
 static PyObject *
-codes_nulls(PyObject *codes, int mode, int allow_copy)
+codes_nulls(dfb_state *st, PyObject *codes, int mode, int allow_copy)
 {
     if (PyArray_CheckExact(codes) || mode == DFB_NULLS_MASK) {
         return codes; /* no nulls, or masked */
@@ -166,9 +167,9 @@ codes_nulls(PyObject *codes, int mode, int allow_copy)
         goto done;
     }
     if (!allow_copy) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "a copy is needed (categorical codes with nulls in "
-                        "fill mode) but allow_copy is False");
+        dfb_copy_error(st,
+                       "filling the nulls of categorical codes with -1 "
+                       "needs a copy");
         goto done;
     }
     PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)data);
@@ -413,7 +414,7 @@ PyObject *
 dfb_categorical_make(dfb_state *st, PyObject *codes, PyObject *cats,
                      int ordered, int mode, int allow_copy)
 {
-    codes = codes_nulls(codes, mode, allow_copy);
+    codes = codes_nulls(st, codes, mode, allow_copy);
     PyObject *res =
         codes != NULL
             ? PyStructSequence_New((PyTypeObject *)st->categorical_codes)

@@ -657,7 +657,8 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
         case DFB_CONV_BYTES:
         case DFB_CONV_TIME:
         case DFB_CONV_UUID:
-            if (dfb_need_copy(allow_copy, "values to Python objects") < 0) {
+            if (dfb_need_copy(st, allow_copy, "values to Python objects") <
+                0) {
                 return NULL;
             }
             return conv == DFB_CONV_BYTES ? bytes_values(c, isnull)
@@ -665,13 +666,13 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
                        ? dfb_uuids_to_object_array(c, isnull)
                        : dfb_times_to_object_array(c, isnull);
         case DFB_CONV_DECIMAL:
-            if (dfb_need_copy(allow_copy, "decimals to Decimal or float64") <
-                0) {
+            if (dfb_need_copy(st, allow_copy,
+                              "decimals to Decimal or float64") < 0) {
                 return NULL;
             }
             return dfb_decimals_convert(c, isnull, opts);
         case DFB_CONV_WIDEN: {
-            if (dfb_need_copy(allow_copy, "date32 days to datetime64[D]") <
+            if (dfb_need_copy(st, allow_copy, "date32 days to datetime64[D]") <
                 0) {
                 return NULL;
             }
@@ -692,7 +693,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             return (PyObject *)out;
         }
         case DFB_CONV_UNPACK: {
-            if (dfb_need_copy(allow_copy, "bit-packed booleans") < 0) {
+            if (dfb_need_copy(st, allow_copy, "bit-packed booleans") < 0) {
                 return NULL;
             }
             PyArrayObject *out =
@@ -707,8 +708,8 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             return (PyObject *)out;
         }
         case DFB_CONV_STRINGS:
-            if (dfb_need_copy(allow_copy, "strings to Python str objects") <
-                0) {
+            if (dfb_need_copy(st, allow_copy,
+                              "strings to Python str objects") < 0) {
                 return NULL;
             }
             if (opts->stringdtype) {
@@ -720,7 +721,7 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             }
             return dfb_strings_to_object_array(c, isnull);
         case DFB_CONV_STRING_VIEWS:
-            if (dfb_need_copy(allow_copy,
+            if (dfb_need_copy(st, allow_copy,
                               "string views to Python str objects") < 0) {
                 return NULL;
             }
@@ -730,7 +731,8 @@ chunk_values(dfb_state *st, const dfb_column *c, const uint8_t *isnull,
             return dfb_views_to_object_array(c, isnull);
         case DFB_CONV_DECODE:
         case DFB_CONV_RUNS: /* the values through the run of each row */
-            if (dfb_need_copy(allow_copy, "categorical codes to values") < 0) {
+            if (dfb_need_copy(st, allow_copy, "categorical codes to values") <
+                0) {
                 return NULL;
             }
             return take_categories(st, c, isnull, opts);
@@ -844,7 +846,7 @@ dfb_columns_convert(dfb_state *st, const dfb_column *chunks, Py_ssize_t n,
         return dfb_nulls_finish(st, values, mask, nnull, filled, opts->nulls,
                                 allow_copy);
     }
-    if (dfb_need_copy(allow_copy, "a column of several chunks") < 0) {
+    if (dfb_need_copy(st, allow_copy, "a column of several chunks") < 0) {
         return NULL;
     }
     PyObject *vals = PyList_New(n);

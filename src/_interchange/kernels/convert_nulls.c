@@ -16,16 +16,15 @@
 #include "column_readers.h"
 #include "bits.h"
 #include "checked.h"
+#include "args.h"
 
 #include <string.h>
 
 int
-dfb_need_copy(int allow_copy, const char *why)
+dfb_need_copy(dfb_state *st, int allow_copy, const char *why)
 {
     if (!allow_copy) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "converting %s needs a copy, but allow_copy=False", why);
-        return -1;
+        return dfb_copy_error(st, "converting %s needs a copy", why);
     }
     return 0;
 }
@@ -394,7 +393,7 @@ dfb_nulls_finish(dfb_state *st, PyObject *values, PyArrayObject *mask,
                          (long long)nnull, nnull == 1 ? "" : "s");
             break;
         case DFB_NULLS_FILL:
-            if (dfb_need_copy(allow_copy,
+            if (dfb_need_copy(st, allow_copy,
                               "a column with nulls in fill mode") == 0) {
                 res = fill_nulls((PyArrayObject *)values, mask);
             }

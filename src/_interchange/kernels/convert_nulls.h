@@ -10,10 +10,10 @@
 #include "common.h"
 #include "column.h"
 
-/* returns 0, or -1 with RuntimeError naming `why` when a
+/* returns 0, or -1 with st's CopyError naming `why` when a
    copy is needed and allow_copy is 0. */
 int
-dfb_need_copy(int allow_copy, const char *why);
+dfb_need_copy(dfb_state *st, int allow_copy, const char *why);
 
 /* computes the null mask of validated chunk `c`: *out a
    new bool array (1 = null) and *nnull the count, or *out NULL and *nnull

@@ -126,7 +126,7 @@ dfb_nested_list(const dfb_nested_ctx *cx, const arrow_node *nd,
     arrow_node cn;
     int64_t lo, hi;
     int rc = -1;
-    if (dfb_need_copy(cx->allow_copy,
+    if (dfb_need_copy(cx->st, cx->allow_copy,
                       "lists, maps, structs and unions (Python objects)") <
             0 ||
         dfb_nested_child(cx, nd, 0, 0, 0, &cn) < 0 ||

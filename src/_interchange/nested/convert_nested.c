@@ -394,7 +394,8 @@ dfb_nested_convert_path(dfb_state *st, const arrow_import *imp, int is_table,
         res = (PyObject *)dfb_nested_objects(0);
         goto done;
     }
-    if (n > 1 && dfb_need_copy(allow_copy, "a column of several chunks") < 0) {
+    if (n > 1 &&
+        dfb_need_copy(st, allow_copy, "a column of several chunks") < 0) {
         goto done;
     }
     for (Py_ssize_t b = 0; b < n; b++) {

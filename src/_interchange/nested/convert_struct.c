@@ -48,7 +48,7 @@ convert_children(const dfb_nested_ctx *cx, const arrow_node *nd, int64_t nch,
 static dfb_nested_out *
 alloc_children(const dfb_nested_ctx *cx, int64_t n)
 {
-    if (dfb_need_copy(cx->allow_copy,
+    if (dfb_need_copy(cx->st, cx->allow_copy,
                       "lists, maps, structs and unions (Python objects)") <
         0) {
         return NULL;

@@ -142,7 +142,7 @@ dfb_nested_dictionary(const dfb_nested_ctx *cx, const arrow_node *nd,
     dfb_nested_out dict = {0};
     dfb_codes codes;
     int rc = -1;
-    if (dfb_need_copy(cx->allow_copy,
+    if (dfb_need_copy(cx->st, cx->allow_copy,
                       "dictionaries of nested values (Python objects)") < 0 ||
         nd->array->dictionary == NULL) {
         if (!PyErr_Occurred()) {

@@ -105,7 +105,7 @@ dfb_nested_run_end(const dfb_nested_ctx *cx, const arrow_node *nd,
     arrow_node vn;
     dfb_error err;
     int rc = -1;
-    if (dfb_need_copy(cx->allow_copy,
+    if (dfb_need_copy(cx->st, cx->allow_copy,
                       "run-end encoded nested values (Python objects)") < 0) {
         return -1;
     }

@@ -306,7 +306,7 @@ PyDoc_STRVAR(
     "    float64 (the nearest double; NaN where null).\n"
     "copy : bool or None, optional\n"
     "    NumPy 2's copy=: None (default) copies only where the layout needs\n"
-    "    it; False raises RuntimeError where a copy is needed; True always\n"
+    "    it; False raises CopyError where a copy is needed; True always\n"
     "    gives fresh writable memory.\n"
     "allow_copy : bool, optional\n"
     "    The interchange protocol's word: True is copy=None, False is\n"
@@ -330,9 +330,9 @@ PyDoc_STRVAR(
     "ValueError\n"
     "    nulls='raise' and the column has a null, or buffers that do not\n"
     "    match the column's description.\n"
-    "RuntimeError\n"
+    "CopyError\n"
     "    copy=False (or allow_copy=False in the producer) and a copy is\n"
-    "    unavoidable.\n"
+    "    unavoidable (a ValueError and RuntimeError).\n"
     "BufferError\n"
     "    The data is not on the CPU.\n"
     "\n"
@@ -348,16 +348,76 @@ PyDoc_STRVAR(
     ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
     "([0, 1, 0], ['a', 'b'], False)");
 
+/* column_to_ndarray reads a pandas frame `obj` (borrowed) as one struct
+   column (its Arrow export), whose fields need unique names: ValueError
+   naming the first name several columns share.  Returns 0 (not a pandas
+   frame, or unique names), or -1 with an exception set. */
+static int
+frame_names_unique(PyObject *obj)
+{
+    int is = dfb_pandas_is_frame(obj);
+    if (is <= 0) {
+        return is;
+    }
+    PyObject *names = dfb_pandas_frame_names(obj);
+    PyObject *seen = names == NULL ? NULL : PySet_New(NULL);
+    int r = seen == NULL ? -1 : 0;
+    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(names); i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        r = PySet_Contains(seen, name);
+        if (r == 0) {
+            r = PySet_Add(seen, name);
+        }
+        else if (r == 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "column_to_ndarray() reads a frame as one struct "
+                         "column, whose fields need unique names: duplicate "
+                         "column name %R (rename the columns, or pass one "
+                         "column, df[name])",
+                         name);
+            r = -1;
+        }
+    }
+    Py_XDECREF(seen);
+    Py_XDECREF(names);
+    return r;
+}
+
+/* What to do instead of passing `col`, no column: a static string
+   starting ": " (a list or tuple, a lazy frame), or "".  Cannot fail. */
+static const char *
+column_hint(PyObject *col)
+{
+    if (PyList_Check(col) || PyTuple_Check(col)) {
+        return ": pass np.asarray(...) of it";
+    }
+    if (PyDict_Check(col)) {
+        return ": a mapping of columns is a frame, read by from_dataframe()";
+    }
+    /* asked of the type: no __getattr__ runs for a message */
+    PyObject *name = PyUnicode_FromString("collect");
+    int lazy =
+        name == NULL ? -1 : dfb_has_attr((PyObject *)Py_TYPE(col), name);
+    Py_XDECREF(name);
+    if (lazy < 0) {
+        PyErr_Clear(); /* no hint, the TypeError is raised all the same */
+    }
+    return lazy == 1 ? ": a lazy frame holds no data yet, call .collect() on "
+                       "it first"
+                     : "";
+}
+
 /* column_to_ndarray's dispatch of `col` (borrowed), in this order: an
    interchange column (get_buffers on the type), an Arrow producer, an
    interchange column by instance attribute, then the registry's last two
    protocols (protocols.c): pyarrow's __arrow_array__ (when pyarrow
    imports; its array read as any Arrow producer) and __array__ (copy=False
-   unless `allow_copy`; a 1-D result only).  Returns a new reference, or
-   NULL with an exception set (TypeError when `col` is none of these). */
+   unless `allow_copy`; a 1-D result only).  `func` names the public
+   function called, in messages.  Returns a new reference, or NULL with an
+   exception set (TypeError when `col` is none of these). */
 static PyObject *
 column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
-                int allow_copy)
+                int allow_copy, const char *func)
 {
     /* the instance is asked (has_attr) only when the type names neither;
        the three names in one walk of the MRO (dfb_probe_mask) */
@@ -401,13 +461,13 @@ column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
         }
     }
     if (has & DFB_PB(DFB_PN_ARRAY_METHOD)) {
-        return dfb_array_method_column(st, col, allow_copy);
+        return dfb_array_method_column(st, col, allow_copy, func);
     }
     PyErr_Format(PyExc_TypeError,
-                 "column_to_ndarray() expects a DataFrame-interchange column "
-                 "(with get_buffers, describe_null, ...), an Arrow producer, "
-                 "or an object with __arrow_array__ or __array__, got %.200s",
-                 Py_TYPE(col)->tp_name);
+                 "%s() expects a column: a 1-D array (an object with "
+                 "__arrow_array__ or __array__), a Buffer, an Arrow array or "
+                 "a DataFrame-interchange column, got %.200s%s",
+                 func, Py_TYPE(col)->tp_name, column_hint(col));
     return NULL;
 }
 
@@ -475,10 +535,11 @@ pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
 /* One column `col` as column_to_ndarray reads it, and a mapping's value
    alike: the native object of a narwhals Series, a pandas Series (or
    pandas' interchange Column) as the column of its frame, anything else
-   through column_dispatch.  Returns a new reference, or NULL with an
-   exception set. */
+   through column_dispatch (`func`: the public function called, in
+   messages).  Returns a new reference, or NULL with an exception set. */
 static PyObject *
-column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy)
+column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy,
+            const char *func)
 {
     PyObject *native = dfb_narwhals_native(col);
     if (native == NULL && PyErr_Occurred()) {
@@ -492,7 +553,7 @@ column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy)
         /* each protocol probed once per call, on the type (probe.c): the
            Arrow import answers its own probes from this scope's record */
         uint64_t scope = dfb_probe_scope_open(st, col);
-        res = column_dispatch(st, col, opts, allow_copy);
+        res = column_dispatch(st, col, opts, allow_copy, func);
         dfb_probe_scope_close(st, scope);
     }
     Py_XDECREF(native);
@@ -527,8 +588,16 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     const int allow_copy = dfb_opts_allow_copy(&opts);
-    return dfb_result_finish(st, column_read(st, a[0], &opts, allow_copy),
-                             &opts);
+    if (frame_names_unique(a[0]) < 0) {
+        return NULL;
+    }
+    /* a copy error names the keyword given */
+    const char *prev =
+        dfb_copy_keyword_enter(a[5] != NULL ? "copy" : "allow_copy");
+    PyObject *res =
+        column_read(st, a[0], &opts, allow_copy, "column_to_ndarray");
+    dfb_copy_keyword_leave(prev);
+    return dfb_result_finish(st, res, &opts);
 }
 
 PyDoc_STRVAR(
@@ -547,7 +616,7 @@ PyDoc_STRVAR(
     "Non-string column names become str; duplicate\n"
     "names raise ValueError.  nulls and copy as in column_to_ndarray.  "
     "copy=False\n"
-    "raises RuntimeError wherever a copy is unavoidable (several chunks,\n"
+    "raises CopyError wherever a copy is unavoidable (several chunks,\n"
     "filled nulls, strings, bit-packed bools, decoded categoricals, "
     "date32).\n"
     "categorical and strings as in column_to_ndarray.  Columns that pandas'\n"
@@ -609,8 +678,9 @@ PyDoc_STRVAR(
     "    A duplicate column name; nulls='raise' and a column has a null\n"
     "    (\"column 'x' has 1 null value\"); buffers that do not match their\n"
     "    description.  Errors about one column name it.\n"
-    "RuntimeError\n"
-    "    copy=False (allow_copy=False) and a copy is unavoidable.\n"
+    "CopyError\n"
+    "    copy=False (allow_copy=False) and a copy is unavoidable (a\n"
+    "    ValueError and RuntimeError).\n"
     "\n"
     "Examples\n"
     "--------\n"
@@ -675,7 +745,7 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
         }
         dfb_err_give(exc);
         if (key != NULL) {
-            dfb_add_column_context(key);
+            dfb_add_column_context(st, key);
             Py_DECREF(key);
         }
         return NULL;
@@ -759,7 +829,10 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
         int has = PyDict_Contains(result, key);
         if (has != 0) {
             if (has > 0) {
-                PyErr_Format(PyExc_ValueError, "duplicate column name %R",
+                PyErr_Format(PyExc_ValueError,
+                             "from_dataframe() returns a dict, one array per "
+                             "name: duplicate column name %R (rename the "
+                             "columns)",
                              key);
             }
             Py_DECREF(key);
@@ -784,7 +857,8 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
         /* each column as column_to_ndarray reads one (an interchange
            column, or any protocol of its dispatch) */
         uint64_t scope = dfb_probe_scope_open(st, col);
-        PyObject *arr = column_dispatch(st, col, opts, allow_copy);
+        PyObject *arr =
+            column_dispatch(st, col, opts, allow_copy, "from_dataframe");
         dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
         if (arr == NULL && dfb_skip_unsupported(opts)) {
@@ -792,7 +866,7 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
             continue;
         }
         if (arr == NULL) {
-            dfb_add_column_context(key);
+            dfb_add_column_context(st, key);
             Py_DECREF(key);
             goto fail;
         }
@@ -871,6 +945,32 @@ mapping_value_nulls(dfb_state *st, PyObject *v, PyObject *arr,
                             opts->nulls, allow_copy);
 }
 
+/* Checks that column `arr` (an ndarray, or CategoricalCodes whose codes
+   are one) has *length values, the length of the mapping's columns so far
+   (-1: none yet, then set).  Returns 0, or -1 with ValueError. */
+static int
+same_length(PyObject *arr, int64_t *length)
+{
+    PyObject *a = PyArray_Check(arr) ? arr
+                  : PyTuple_Check(arr) && PyTuple_GET_SIZE(arr) > 0
+                      ? PyTuple_GET_ITEM(arr, 0)
+                      : NULL;
+    if (a == NULL || !PyArray_Check(a) ||
+        PyArray_NDIM((PyArrayObject *)a) != 1) {
+        return 0;
+    }
+    int64_t n = (int64_t)PyArray_DIM((PyArrayObject *)a, 0);
+    if (*length >= 0 && n != *length) {
+        PyErr_Format(PyExc_ValueError,
+                     "from_dataframe() takes columns of one length: this one "
+                     "has %lld values, the others %lld",
+                     (long long)n, (long long)*length);
+        return -1;
+    }
+    *length = n;
+    return 0;
+}
+
 /* A mapping of column names to 1-D arrays, Buffers or columns (borrowed
    `obj`), each value read as column_to_ndarray reads it (a MaskedArray's
    mask giving its nulls), only the keys
@@ -890,6 +990,7 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         return NULL;
     }
     PyObject *result = PyDict_New();
+    int64_t length = -1; /* of the columns read so far */
     for (Py_ssize_t i = 0; result != NULL && i < PyList_GET_SIZE(items); i++) {
         PyObject *kv = PyList_GET_ITEM(items, i);
         if (!PyTuple_Check(kv) || PyTuple_GET_SIZE(kv) != 2) {
@@ -905,11 +1006,14 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         int want = key == NULL ? -1 : dfb_colsel_wants(sel, key);
         int has = want <= 0 ? 0 : PyDict_Contains(result, key);
         if (has > 0) {
-            PyErr_Format(PyExc_ValueError, "duplicate column name %R", key);
+            PyErr_Format(PyExc_ValueError,
+                         "from_dataframe() returns a dict, one array per "
+                         "name: duplicate column name %R (rename the columns)",
+                         key);
         }
         PyObject *arr = NULL;
         if (want > 0 && has == 0) {
-            arr = column_read(st, v, opts, allow_copy);
+            arr = column_read(st, v, opts, allow_copy, "from_dataframe");
             if (arr != NULL) {
                 arr = mapping_value_nulls(st, v, arr, opts, allow_copy);
             }
@@ -919,14 +1023,14 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
             }
             if (arr != NULL && PyArray_Check(arr) &&
                 PyArray_NDIM((PyArrayObject *)arr) != 1) {
-                PyErr_Format(PyExc_ValueError,
-                             "a column must be 1-D, this one has %d "
-                             "dimensions",
-                             PyArray_NDIM((PyArrayObject *)arr));
+                dfb_not_1d_error("from_dataframe", (PyArrayObject *)arr);
+                Py_CLEAR(arr);
+            }
+            if (arr != NULL && same_length(arr, &length) < 0) {
                 Py_CLEAR(arr);
             }
             if (arr == NULL) {
-                dfb_add_column_context(key);
+                dfb_add_column_context(st, key);
             }
         }
         if (want < 0 || has != 0 || (want > 0 && arr == NULL) ||
@@ -1060,9 +1164,13 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_colsel_init(&sel, a[8]) < 0) {
         return NULL;
     }
+    /* a copy error names the keyword given */
+    const char *prev =
+        dfb_copy_keyword_enter(a[9] != NULL ? "copy" : "allow_copy");
     PyObject *res = dfb_colsel_finish(
         &sel, frame_to_dict(st, a[0], &opts, dfb_opts_allow_copy(&opts),
                             sel.names != NULL ? &sel : NULL));
+    dfb_copy_keyword_leave(prev);
     dfb_colsel_clear(&sel);
     return dfb_result_finish(st, res, &opts);
 }
@@ -1103,9 +1211,23 @@ frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                          src.allow_copy ? Py_True : Py_False);
 }
 
+PyDoc_STRVAR(not_a_frame_hint_doc,
+             "_not_a_frame_hint(obj, /)\n--\n\n"
+             "Private: what to do instead of passing obj, no frame, to a "
+             "function\nthat reads frames: ': ...', or ''.");
+
+/* _not_a_frame_hint(obj, /): dfb_not_a_frame_hint as a str.  Returns a
+   new reference, or NULL with an exception set. */
+static PyObject *
+not_a_frame_hint_py(PyObject *Py_UNUSED(module), PyObject *obj)
+{
+    return PyUnicode_FromString(dfb_not_a_frame_hint(obj));
+}
+
 PyMethodDef dfb_convert_methods[] = {
     {"_frame_source", (PyCFunction)(void (*)(void))frame_source_py,
      METH_FASTCALL, frame_source_doc},
+    {"_not_a_frame_hint", not_a_frame_hint_py, METH_O, not_a_frame_hint_doc},
     {"buffer_to_ndarray", (PyCFunction)(void (*)(void))buffer_to_ndarray,
      METH_FASTCALL | METH_KEYWORDS, buffer_to_ndarray_doc},
     {"column_to_ndarray", (PyCFunction)(void (*)(void))column_to_ndarray,

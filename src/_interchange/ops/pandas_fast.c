@@ -20,6 +20,7 @@
 #include "mem.h"
 #include "nan.h"
 #include "convert_nulls.h"
+#include "args.h"
 
 #include <math.h>
 #include <string.h>
@@ -299,9 +300,9 @@ arrow_columns(dfb_state *st, PyObject *df, PyObject *positions, int whole,
    (pyarrow's ArrowTypeError, say), by a NotImplementedError (dfbuffer
    cannot read that column; on_unsupported="skip" drops it) whose message
    names column `key`; the original becomes its __cause__.  Builtin
-   exceptions are left as they are.  Cannot fail. */
+   exceptions and st's CopyError are left as they are.  Cannot fail. */
 static void
-foreign_error(PyObject *key)
+foreign_error(dfb_state *st, PyObject *key)
 {
     static PyObject **const builtins[] = {
         &PyExc_NotImplementedError, &PyExc_TypeError,
@@ -316,6 +317,10 @@ foreign_error(PyObject *key)
         return;
     }
     PyTypeObject *t = Py_TYPE(exc);
+    if ((PyObject *)t == st->copy_error) {
+        dfb_err_give(exc);
+        return;
+    }
     for (size_t k = 0; k < sizeof(builtins) / sizeof(builtins[0]); k++) {
         if ((PyObject *)t == *builtins[k]) {
             dfb_err_give(exc);
@@ -358,12 +363,12 @@ arrow_one(dfb_state *st, PyObject *df, Py_ssize_t pos, PyObject *key,
         return 0;
     }
     if (got == NULL) {
-        foreign_error(key);
+        foreign_error(st, key);
         if (dfb_skip_unsupported(opts)) {
             *out = Py_NewRef(Py_Ellipsis);
             return 0;
         }
-        dfb_add_column_context(key);
+        dfb_add_column_context(st, key);
         return -1;
     }
     *out = Py_NewRef(PyList_GET_ITEM(got, 0));
@@ -407,12 +412,14 @@ python_columns(PyObject *df, PyObject *positions, const dfb_opts *opts,
 {
     /* convert's `nulls`: the mode in the low byte, then its option bits
        (0x100 categorical="codes", 0x200 strings="stringdtype", 0x400
-       period="ordinal", 0x1000 on_unsupported="skip"), as _pandas_columns
-       reads them */
+       period="ordinal", 0x1000 on_unsupported="skip", 0x2000 the copy
+       keyword given was copy=, not allow_copy=), as _pandas_columns reads
+       them */
     int flags = (int)opts->nulls | (opts->categorical_codes ? 0x100 : 0) |
                 (opts->stringdtype ? 0x200 : 0) |
                 (opts->period_ordinal ? 0x400 : 0) |
-                (opts->skip_unsupported ? 0x1000 : 0);
+                (opts->skip_unsupported ? 0x1000 : 0) |
+                (strcmp(dfb_copy_keyword(), "copy") == 0 ? 0x2000 : 0);
     PyObject *mod = PyImport_ImportModule("dfbuffer._pandas_columns");
     if (mod == NULL) {
         return NULL;
@@ -550,7 +557,10 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         int dup = PySet_Contains(seen, key);
         if (dup != 0) {
             if (dup > 0) {
-                PyErr_Format(PyExc_ValueError, "duplicate column name %R",
+                PyErr_Format(PyExc_ValueError,
+                             "from_dataframe() returns a dict, one array per "
+                             "name: duplicate column name %R (rename the "
+                             "columns)",
                              key);
             }
             goto done;
@@ -558,7 +568,7 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         PyObject *arr;
         if (PySet_Add(seen, key) < 0 ||
             pandas_column(st, &f, i, opts->nulls, &arr) < 0) {
-            dfb_add_column_context(key); /* the error names the column */
+            dfb_add_column_context(st, key); /* the error names the column */
             goto done;
         }
         if (arr == NULL) {

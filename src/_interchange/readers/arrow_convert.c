@@ -3,6 +3,7 @@
  * described for to_matrix.
  */
 #include "common.h"
+#include "args.h"
 #include "buffer.h"
 #include "arrow_internal.h"
 #include "arrow_describe.h"
@@ -211,10 +212,11 @@ is_pandas_period(const struct ArrowSchema *s, const char **freq_json,
 /* period="object" (the default) for column `name` of schema `s`: when it
    is of pandas' "pandas.period" type, its converted ordinals `res`
    (stolen) become pandas.Period objects (dfbuffer._pandas_columns.
-   arrow_periods); never bare ordinals unasked.  Returns `res` otherwise,
-   a new reference, or NULL with an exception set. */
+   arrow_periods; a copy, st's CopyError under !allow_copy); never bare
+   ordinals unasked.  Returns `res` otherwise, a new reference, or NULL
+   with an exception set. */
 static PyObject *
-pandas_periods(const struct ArrowSchema *s, const char *name,
+pandas_periods(dfb_state *st, const struct ArrowSchema *s, const char *name,
                const dfb_opts *opts, int allow_copy, PyObject *res)
 {
     const char *freq;
@@ -222,6 +224,14 @@ pandas_periods(const struct ArrowSchema *s, const char *name,
     if (res == NULL || opts->period_ordinal ||
         !is_pandas_period(s, &freq, &freq_len)) {
         return res;
+    }
+    if (!allow_copy) {
+        Py_DECREF(res);
+        dfb_copy_error(st,
+                       "column '%s': converting pandas Period ordinals to "
+                       "Period objects needs a copy",
+                       name);
+        return NULL;
     }
     PyObject *meta = freq != NULL
                          ? PyUnicode_DecodeUTF8(freq, freq_len, "replace")
@@ -250,7 +260,7 @@ convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
     const struct ArrowSchema *cs =
         is_table ? imp->schema.children[c] : &imp->schema;
     return pandas_periods(
-        cs, dfb_arrow_column_name(imp, is_table, c), opts, allow_copy,
+        st, cs, dfb_arrow_column_name(imp, is_table, c), opts, allow_copy,
         convert_column_values(st, imp, is_table, c, opts, allow_copy));
 }
 
@@ -307,7 +317,7 @@ flat_to_dict(dfb_state *st, const arrow_import *imp, const uint8_t *skip,
             continue;
         }
         if (arr == NULL) {
-            dfb_add_column_context(key); /* the error names the column */
+            dfb_add_column_context(st, key); /* the error names the column */
         }
         if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
             Py_XDECREF(arr);
@@ -383,7 +393,9 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
         if (dup != 0) {
             if (dup > 0) {
                 PyErr_Format(PyExc_ValueError,
-                             "duplicate column name %R in the Arrow schema",
+                             "from_dataframe() returns a dict, one array per "
+                             "name: duplicate column name %R in the Arrow "
+                             "schema (rename the columns)",
                              key);
             }
             Py_DECREF(key);
@@ -396,7 +408,7 @@ import_to_dict(dfb_state *st, const arrow_import *imp, int skip_index,
             continue;
         }
         if (arr == NULL && (is_table || PyUnicode_GET_LENGTH(key) > 0)) {
-            dfb_add_column_context(key); /* the error names the column */
+            dfb_add_column_context(st, key); /* the error names the column */
         }
         if (arr == NULL || PyDict_SetItem(res, key, arr) < 0) {
             Py_XDECREF(arr);

@@ -46,9 +46,34 @@ dfb_not_a_frame_error(const char *func, PyObject *obj)
     PyErr_Format(PyExc_TypeError,
                  "%s() expects a dataframe: an Arrow PyCapsule producer, an "
                  "object with __dataframe__, an interchange DataFrame or a "
-                 "mapping of column names to 1-D arrays, got %.200s",
-                 func, Py_TYPE(obj)->tp_name);
+                 "mapping of column names to 1-D arrays, got %.200s%s",
+                 func, Py_TYPE(obj)->tp_name, dfb_not_a_frame_hint(obj));
     return NULL;
+}
+
+const char *
+dfb_not_a_frame_hint(PyObject *obj)
+{
+    if (PyList_Check(obj) || PyTuple_Check(obj)) {
+        return ": make a frame of the rows first (pandas.DataFrame(rows)), "
+               "or pass a mapping of column names to arrays";
+    }
+    if (PyArray_Check(obj)) {
+        return PyDataType_HASFIELDS(PyArray_DESCR((PyArrayObject *)obj))
+                   ? ": a structured array is no frame; pass a mapping of "
+                     "its fields, {name: a[name] for name in a.dtype.names}"
+                   : ": an array is no frame; pass a mapping of column "
+                     "names to 1-D arrays, such as {\"x\": a[:, 0], "
+                     "\"y\": a[:, 1]}";
+    }
+    if (obj == Py_None) {
+        return ": pass the frame itself";
+    }
+    if (PyIter_Check(obj)) {
+        return ": an iterator is no frame; make one of its rows first "
+               "(pandas.DataFrame(list(rows)))";
+    }
+    return "";
 }
 
 const char *

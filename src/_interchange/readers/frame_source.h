@@ -90,4 +90,10 @@ dfb_is_mapping(PyObject *obj);
 PyObject *
 dfb_not_a_frame_error(const char *func, PyObject *obj);
 
+/* What to do instead, for `obj` that no function reads as a frame: a
+   static string starting ": " (a list of rows, an ndarray, None, an
+   iterator), or "" for any other object.  Cannot fail. */
+const char *
+dfb_not_a_frame_hint(PyObject *obj);
+
 #endif /* DFBUFFER_FRAME_SOURCE_H */

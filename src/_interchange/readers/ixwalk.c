@@ -540,7 +540,7 @@ dfb_ix_column_to_ndarray(dfb_state *st, PyObject *col, const dfb_opts *opts,
         walked_clear(&w);
         return res;
     }
-    if (dfb_need_copy(allow_copy, "a column of several chunks") < 0) {
+    if (dfb_need_copy(st, allow_copy, "a column of several chunks") < 0) {
         return NULL;
     }
     PyObject *it = PyObject_CallMethodNoArgs(col, st->str.get_chunks);
@@ -635,12 +635,12 @@ dfb_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
 
 /* Prefixes the message of the pending exception with the column name when
    its type is a plain ValueError / TypeError / RuntimeError /
-   NotImplementedError / BufferError (others are left alone; a message that
-   starts "the column " reads "column 'x' ..." instead; an unnamed column,
-   key "", keeps "the column ...").  The original exception becomes the new
-   one's __cause__. */
+   NotImplementedError / BufferError or st's CopyError (others are left alone;
+   a message that starts "the column " reads "column 'x' ..." instead; an
+   unnamed column, key "", keeps "the column ...").  The original exception
+   becomes the new one's __cause__. */
 void
-dfb_add_column_context(PyObject *key)
+dfb_add_column_context(dfb_state *st, PyObject *key)
 {
     if (PyUnicode_Check(key) && PyUnicode_GET_LENGTH(key) == 0) {
         return; /* no name to give: as for a bare Arrow array */
@@ -652,7 +652,7 @@ dfb_add_column_context(PyObject *key)
     PyObject *t = (PyObject *)Py_TYPE(exc);
     if (t != PyExc_ValueError && t != PyExc_TypeError &&
         t != PyExc_RuntimeError && t != PyExc_NotImplementedError &&
-        t != PyExc_BufferError) {
+        t != PyExc_BufferError && t != st->copy_error) {
         dfb_err_give(exc);
         return;
     }
@@ -889,7 +889,7 @@ dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select, int skip,
             continue;
         }
         if (r < 0) {
-            dfb_add_column_context(key);
+            dfb_add_column_context(st, key);
             goto done;
         }
         w++;

@@ -37,10 +37,11 @@ dfb_has_attr(PyObject *obj, PyObject *name);
 
 /* Prefixes the message of the pending exception with column name `key`
    when its type is a plain ValueError / TypeError / RuntimeError /
-   NotImplementedError / BufferError (others are left alone); the original
+   NotImplementedError / BufferError or st->copy_error (others are left
+   alone); the original
    becomes the new one's __cause__.  Cannot fail. */
 void
-dfb_add_column_context(PyObject *key);
+dfb_add_column_context(dfb_state *st, PyObject *key);
 
 /* get_column() of an interchange DataFrame raised for column `key`: a
    ValueError, TypeError or NotImplementedError (how producers refuse a

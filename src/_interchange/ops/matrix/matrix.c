@@ -385,7 +385,7 @@ PyDoc_STRVAR(
     "    Struct columns refused, or their leaves (default 'object').\n"
     "copy : bool or None, optional\n"
     "    None or True (the result is always new memory); False raises\n"
-    "    RuntimeError.\n"
+    "    CopyError.\n"
     "on_unsupported : {'raise', 'skip'}, optional\n"
     "    A column of a type to_matrix does not take raises TypeError\n"
     "    (default), or is left out ('skip': exactly the columns 'raise'\n"
@@ -1177,9 +1177,11 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     }
     if (opts.copy == 0) {
         /* the result is always new memory: copy=None and True are one */
-        PyErr_SetString(PyExc_RuntimeError,
-                        "to_matrix() always copies the columns into a new "
-                        "array, but copy is False");
+        const char *prev = dfb_copy_keyword_enter("copy");
+        dfb_copy_error(st,
+                       "to_matrix() always copies the columns into a "
+                       "new array");
+        dfb_copy_keyword_leave(prev);
         return NULL;
     }
     /* fill (the default: NaN), raise, mask (always a MaskedArray) */
@@ -1291,9 +1293,14 @@ to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     if (src.kind == DFB_SRC_MAPPING) {
+        /* to_arrow(obj, func="to_matrix"): its errors name to_matrix */
         PyObject *fn = dfb_import_attr("dfbuffer._to_arrow", "to_arrow");
-        Py_SETREF(src.frame,
-                  fn == NULL ? NULL : PyObject_CallOneArg(fn, src.frame));
+        PyObject *kw =
+            fn == NULL ? NULL : Py_BuildValue("{ss}", "func", "to_matrix");
+        PyObject *pos = kw == NULL ? NULL : PyTuple_Pack(1, src.frame);
+        Py_SETREF(src.frame, pos == NULL ? NULL : PyObject_Call(fn, pos, kw));
+        Py_XDECREF(pos);
+        Py_XDECREF(kw);
         Py_XDECREF(fn);
         if (src.frame == NULL) {
             return NULL;

@@ -70,7 +70,7 @@ static PyStructSequence_Field field_fields[] = {
     {"data_dtype", "interchange dtype of the data buffer, or None"},
     {"offsets_dtype", "interchange dtype of the offsets buffer, or None"},
     {"copy_error",
-     "None, or the RuntimeError message to raise under allow_copy=False: "
+     "None, or the CopyError message to raise under allow_copy=False: "
      "the buffers are a copy the import made (values decoded from run "
      "ends, string views copied to large strings)"},
     {NULL, NULL},
