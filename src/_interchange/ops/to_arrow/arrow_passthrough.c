@@ -275,6 +275,13 @@ array_copy_new(const struct ArrowArray *src, PyObject *owner, int depth)
     return a;
 }
 
+int
+dfb_arrow_array_copy(const struct ArrowArray *src, PyObject *owner,
+                     struct ArrowArray *dst)
+{
+    return array_copy(src, owner, dst, 0);
+}
+
 /* Destructor of array node capsules: drops the holder (the context). */
 static void
 array_node_free(PyObject *cap)
