@@ -1,5 +1,6 @@
 """64 threads calling every public entry point at once on shared sources: Buffer.from_object,
 buffer_to_ndarray, column_to_ndarray, from_dataframe, schema, to_interchange, to_matrix,
+iter_matrices, iter_batches,
 dfbuffer.pandas.from_dataframe, the Buffer exports (__dlpack__, __array_interface__,
 memoryview, Arrow) and the C API table (called through ctypes).  Every result is checked;
 the iterations are bounded (a few seconds, also under ASan + UBSan in CI).  Nothing here
@@ -80,6 +81,10 @@ def work(ints, floats, df, tbl, api):
     assert np.array_equal(dfbuffer.column_to_ndarray(ix.get_column_by_name("i")), ints)
     m = dfbuffer.to_matrix(df, columns=["i", "f"], threads=2)
     assert m.shape == (n, 2) and np.array_equal(m[:, 0], ints) and m[-1, 1] == 1.0
+    ms = list(dfbuffer.iter_matrices(tbl.to_reader(max_chunksize=50), 40, columns=["i"]))
+    assert np.array_equal(np.concatenate(ms)[:, 0], ints) and len(ms[0]) == 40
+    bs = list(dfbuffer.iter_batches(tbl, 100, columns=["s"]))
+    assert bs[2]["s"][0] == "200"
     back = dfbuffer.pandas.from_dataframe(tbl)
     assert back["s"].iloc[5] == "5" and list(back.columns) == ["i", "s", "c"]
 

@@ -28,6 +28,7 @@
 #include "convert_functions.h"
 #include "type_info.h"
 #include "schema.h"
+#include "arrow_batches.h"
 
 typedef struct {
     const char *name;
@@ -317,6 +318,9 @@ module_exec(PyObject *m)
     if (dfb_ixview_state_init(m, st) < 0) {
         return -1;
     }
+    if (dfb_arrow_batches_state_init(m, st) < 0) {
+        return -1;
+    }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||
         PyModule_AddIntConstant(m, "DLPACK_MAJOR_VERSION",
                                 DLPACK_MAJOR_VERSION) < 0 ||
@@ -349,6 +353,8 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->ixview_field_type);
     Py_VISIT(st->ixview_chunk_type);
     Py_VISIT(st->ix_dtype_memo.tuple);
+    Py_VISIT(st->arrow_batch_type);
+    Py_VISIT(st->arrow_batch_reader_type);
     return 0;
 }
 
@@ -373,6 +379,8 @@ module_clear(PyObject *m)
     Py_CLEAR(st->ixview_chunk_type);
     dfb_convert_state_clear(st);
     Py_CLEAR(st->ix_dtype_memo.tuple);
+    Py_CLEAR(st->arrow_batch_type);
+    Py_CLEAR(st->arrow_batch_reader_type);
     return 0;
 }
 

@@ -145,6 +145,9 @@ typedef struct {
     PyTypeObject *ixview_field_type;
     PyTypeObject *ixview_chunk_type;
     dfb_ix_dtype_memo ix_dtype_memo; /* dtype.c: strong tuple, visited */
+    /* arrow_batches.c: the types _ArrowBatch and _ArrowBatchReader */
+    PyTypeObject *arrow_batch_type;
+    PyTypeObject *arrow_batch_reader_type;
 } dfb_state;
 
 #endif /* DFBUFFER_COMMON_H */
