@@ -27,6 +27,7 @@
 #include "import.h"
 #include "array_dunders.h"
 #include "dlpack.h"
+#include "dlpack_exchange.h"
 #include "dlpack_types.h"
 
 #include <limits.h>
@@ -56,15 +57,20 @@ typedef enum {
     HAS_BUFFER_SLOT,
 } type_check;
 
-/* DLPack, and when the producer refuses it (TypeError, including pyarrow's
-   ArrowTypeError for arrays with nulls; BufferError; NotImplementedError)
-   and also speaks the Arrow PyCapsule interface, the Arrow values buffer.
-   If Arrow refuses too, the DLPack error is raised.  Returns a new Buffer
-   or NULL with an exception set. */
+/* DLPack (the C exchange API, else __dlpack__), and when the producer refuses
+   it (TypeError, including pyarrow's ArrowTypeError for arrays with nulls;
+   BufferError; NotImplementedError) and also speaks the Arrow PyCapsule
+   interface, the Arrow values buffer. If Arrow refuses too, the DLPack error
+   is raised.  Returns a new Buffer or NULL with an exception set. */
 static PyObject *
 from_dlpack_or_arrow(dfb_state *st, PyObject *obj, const request *rq)
 {
-    PyObject *res = dfb_dlpack_import_producer(st, obj, rq->dtype);
+    /* the type's DLPack 1.3 C exchange API first, when it has one dfbuffer
+       reads; else (NULL without an exception) __dlpack__ */
+    PyObject *res = dfb_dlpack_import_exchange(st, obj, rq->dtype);
+    if (res == NULL && !PyErr_Occurred()) {
+        res = dfb_dlpack_import_producer(st, obj, rq->dtype);
+    }
     if (res != NULL || !(PyErr_ExceptionMatches(PyExc_TypeError) ||
                          PyErr_ExceptionMatches(PyExc_BufferError) ||
                          PyErr_ExceptionMatches(PyExc_NotImplementedError))) {
