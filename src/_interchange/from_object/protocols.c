@@ -229,7 +229,8 @@ static const protocol registry[] = {
      IS_BYTES_LIKE, 0, 0, imp_buffer_protocol},
     {"__dlpack__ with __cuda_array_interface__", "dfb_dlpack_import_producer",
      "DLPack first when both are spoken (torch, CuPy): it states the device "
-     "and carries a deleter and a read-only flag",
+     "and carries a deleter and a read-only flag; the type's C exchange API "
+     "(DLPack 1.3+) before __dlpack__, as for __dlpack__ below",
      NEEDS_NAMES, PB(DLPACK) | PB(CAI) | PB(PTR),
      PB(DLPACK) | PB(DLPACK_DEVICE) | PB(CAI), from_dlpack_or_arrow},
     {"__cuda_array_interface__", "dfb_import_cai",
@@ -252,8 +253,10 @@ static const protocol registry[] = {
      NEEDS_NAMES, PB(ARRAY_INTERFACE) | PB(ARROW_ARRAY) | PB(ARROW_STREAM),
      PB(ARRAY_INTERFACE), imp_array_interface},
     {"__dlpack__", "dfb_dlpack_import_producer",
-     "the capsule of __dlpack__(max_version=...), consumed; a refusal falls "
-     "back to the Arrow values buffer when Arrow is spoken too",
+     "the tensor of the type's __dlpack_c_exchange_api__ (version 1.3+, "
+     "CPU tensors) or else the capsule of __dlpack__(max_version=...), "
+     "consumed; a refusal falls back to the Arrow values buffer when Arrow is "
+     "spoken too",
      NEEDS_NAMES, 0, PB(DLPACK) | PB(DLPACK_DEVICE), from_dlpack_or_arrow},
     {"__arrow_c_array__", "dfb_arrow_buffer_from_object",
      "the values buffer of a fixed-width Arrow array (read-only); owner the "
