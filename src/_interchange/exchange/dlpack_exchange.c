@@ -186,7 +186,7 @@ api_dltensor_from_py(void *py_object, DLTensor *out)
     if (b == NULL) {
         return -1;
     }
-#if PY_SSIZE_T_MAX != INT64_MAX
+#if SIZEOF_SIZE_T != 8
     PyErr_SetString(PyExc_BufferError,
                     "dfbuffer lends no DLTensor view where Py_ssize_t is "
                     "not 64 bits wide; use "
