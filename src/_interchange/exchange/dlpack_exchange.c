@@ -333,7 +333,8 @@ api_allocator(DLTensor *prototype, DLManagedTensorVersioned **out,
                           "DLPack exchange API allocator: a negative or "
                           "too large shape");
     }
-    char *base = calloc(1, (size_t)total);
+    /* beyond physical memory: refused before the request is made */
+    char *base = total > dfb_alloc_limit() ? NULL : calloc(1, (size_t)total);
     if (base == NULL) {
         return alloc_fail(error_ctx, SetError, "MemoryError",
                           "DLPack exchange API allocator: out of memory");
