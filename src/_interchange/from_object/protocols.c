@@ -66,8 +66,16 @@ static PyObject *
 from_dlpack_or_arrow(dfb_state *st, PyObject *obj, const request *rq)
 {
     /* the type's DLPack 1.3 C exchange API first, when it has one dfbuffer
-       reads; else (NULL without an exception) __dlpack__ */
-    PyObject *res = dfb_dlpack_import_exchange(st, obj, rq->dtype);
+       reads (its name probed with __dlpack__'s, in the same walk); else
+       (NULL without an exception) __dlpack__ */
+    PyObject *res = NULL;
+    int has = dfb_probe(st, obj, DFB_PN_DLPACK_EXCHANGE);
+    if (has < 0) {
+        return NULL;
+    }
+    if (has) {
+        res = dfb_dlpack_import_exchange(st, obj, rq->dtype);
+    }
     if (res == NULL && !PyErr_Occurred()) {
         res = dfb_dlpack_import_producer(st, obj, rq->dtype);
     }
@@ -231,7 +239,7 @@ static const protocol registry[] = {
      "DLPack first when both are spoken (torch, CuPy): it states the device "
      "and carries a deleter and a read-only flag; the type's C exchange API "
      "(DLPack 1.3+) before __dlpack__, as for __dlpack__ below",
-     NEEDS_NAMES, PB(DLPACK) | PB(CAI) | PB(PTR),
+     NEEDS_NAMES, PB(DLPACK) | PB(CAI) | PB(PTR) | PB(DLPACK_EXCHANGE),
      PB(DLPACK) | PB(DLPACK_DEVICE) | PB(CAI), from_dlpack_or_arrow},
     {"__cuda_array_interface__", "dfb_import_cai",
      "device memory before any host protocol, never touched; owner the "
