@@ -4,6 +4,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import (
     Any,
+    ClassVar,
     Literal,
     Protocol,
     Self,
@@ -86,6 +87,8 @@ class _InterchangeBuffer(Protocol):
 
 @final
 class Buffer:
+    # DLPack 1.3's C exchange API: a capsule "dlpack_exchange_api" over a static table
+    __dlpack_c_exchange_api__: ClassVar[CapsuleType]
     def __new__(
         cls,
         ptr: int,

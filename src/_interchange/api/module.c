@@ -15,6 +15,7 @@
 #include "arrow_interchange.h"
 #include "arrow_functions.h"
 #include "dlpack.h"
+#include "dlpack_exchange.h"
 #include "capi.h"
 #include "export_array.h"
 #include "import.h"
@@ -268,6 +269,10 @@ module_exec(PyObject *m)
     st->buffer_type =
         (PyTypeObject *)PyType_FromModuleAndSpec(m, &dfb_buffer_spec, NULL);
     if (st->buffer_type == NULL) {
+        return -1;
+    }
+    /* DLPack 1.3's C exchange API, a capsule over a static const table */
+    if (dfb_dlpack_exchange_attach(st->buffer_type) < 0) {
         return -1;
     }
     if (PyModule_AddType(m, st->buffer_type) < 0) {
