@@ -12,6 +12,7 @@ only by this module.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Literal
 
 import numpy as np
@@ -26,7 +27,8 @@ try:  # pandas >= 3: a frame straight from 2-D blocks, no consolidation
 except ImportError:  # pandas 2.x: pd.DataFrame over the columns
     _from_blocks = None
 
-from dfbuffer._frame_nodes import not_a_frame
+from dfbuffer._arrow_interchange import InterchangeView
+from dfbuffer._frame_nodes import ArrowNodes, not_a_frame
 from dfbuffer._interchange import (
     CategoricalCodes,
     CopyError,
@@ -378,7 +380,33 @@ def _check_delegated_size(name: str, column: Any) -> None:
             stack.append(a.storage)
 
 
+def _read_once(obj: Any) -> Any:
+    """Arrow producer ``obj`` as one that can be read several times, exported
+    once: ``_from_arrow`` asks its producer for the schema, the data and, for
+    pandas' metadata, a pyarrow table, and a stream (``nanoarrow.ArrayStream``,
+    ``pyarrow.RecordBatchReader``, a DuckDB result) can be exported only once.
+    dfbuffer's own producers, pandas' and pyarrow's tables and arrays hand out
+    the same data on every export and are read as they are; a pyarrow
+    reader is read into a table (schema metadata kept); any other stream is
+    imported once by ``to_arrow`` (zero-copy nodes, read any number of times;
+    its table-level metadata is not kept)."""
+    if isinstance(obj, ArrowNodes | InterchangeView | pd.DataFrame | pd.Series):
+        return obj
+    if not hasattr(type(obj), "__arrow_c_stream__"):
+        return obj  # an array (new structs on every export) or a device producer
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        if isinstance(obj, pa.Table | pa.RecordBatch | pa.ChunkedArray | pa.Array):
+            return obj
+        if isinstance(obj, pa.RecordBatchReader):
+            return obj.read_all()
+    from dfbuffer._to_arrow import to_arrow
+
+    return to_arrow(obj, func="from_dataframe")
+
+
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    obj = _read_once(obj)
     if allow_copy and _from_blocks is not None:
         # a table of one numeric type: one C call reads it into one block
         got = _pandas_arrow_block(obj, _STACK_MIN, _STACK_MAX_BYTES)
