@@ -40,7 +40,7 @@ from dfbuffer._interchange import (
     _stringdtype_arrow,
 )
 from dfbuffer._interchange import from_dataframe as _convert
-from dfbuffer._schema import _ix_frame, _logical
+from dfbuffer._schema import _ix_frame, _logical, schema
 
 __all__ = ["from_dataframe"]
 
@@ -140,7 +140,7 @@ def _decoded(codes: np.ndarray, cats: Any) -> np.ndarray:
     return out
 
 
-def _column(values: Any, tz: str | None) -> Any:
+def _column(values: Any, tz: Any) -> Any:
     """The pandas (or NumPy) array for one converted column; ``tz`` is the
     time zone of a timestamp column (the converters return UTC)."""
     if isinstance(values, CategoricalCodes):
@@ -591,17 +591,34 @@ def _not_a_frame(obj: Any) -> TypeError:
         "arrays")
 
 
+def _mapping_tz(data: Any, name: str) -> Any:
+    """The time zone of datetime column ``name`` of mapping ``data`` (the
+    converters give a tz-aware column's UTC instants): a pandas value's dtype
+    says it, any other value's schema (as for an Arrow producer's column)."""
+    for key, value in data.items():
+        if str(key) == name:
+            dt = getattr(value, "dtype", None)
+            if isinstance(dt, pd.DatetimeTZDtype):
+                return dt.tz
+            break
+    return schema(data, columns=[name])[0].tz
+
+
 def _from_mapping(data: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     """A mapping of column names to 1-D arrays, Buffers or Arrow arrays: each
     column as ``from_dataframe`` reads it, in pandas' dtypes."""
     cols = _convert(
         data, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
     )
-    out = {
-        name: values if type(values) is np.ndarray and values.dtype.kind in "biuf"
-        else _column(values, None)
-        for name, values in cols.items()
-    }
+    out = {}
+    for name, values in cols.items():
+        if type(values) is np.ndarray and values.dtype.kind in "biuf":
+            out[name] = values
+            continue
+        tz = None
+        if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
+            tz = _mapping_tz(data, name)
+        out[name] = _column(values, tz)
     return _frame(out, allow_copy)
 
 
