@@ -537,11 +537,17 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
 
 
 def _pandas_array_frame(value: Any) -> Any:
-    """A one-column pandas DataFrame over ``value`` when it is a pandas
+    """A one-column pandas DataFrame over ``value`` when it is a pandas Series
+    (exactly ``pandas.Series``, of any dtype, on every pandas) or a pandas
     ExtensionArray (Categorical, a tz-aware DatetimeArray, ...), read as a
-    frame's column is read, else None (pandas is never imported here)."""
+    frame's column is read, as column_to_ndarray reads it; else None (pandas
+    is never imported here)."""
     pd = sys.modules.get("pandas")
-    if pd is None or not isinstance(value, pd.api.extensions.ExtensionArray):
+    if pd is None:
+        return None
+    if type(value) is pd.Series:
+        return value.to_frame(name="")
+    if not isinstance(value, pd.api.extensions.ExtensionArray):
         return None
     return pd.Series(value, copy=False).to_frame()
 
@@ -562,18 +568,22 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
             # a pandas array as the column of a frame (as column_to_ndarray reads it)
             sub = (_from_arrow(value, None) if pd_frame is None
                    else _from_pandas(pd_frame, None))
-            if len(sub._batches) != 1 or len(sub._fields) != 1:
+            if len(sub._batches) > 1 or len(sub._fields) != 1:
                 raise ValueError(f"column {name!r}: pass one Arrow array (one chunk)")
             f = sub._fields[0]
             fields.append((name, *f[1:]))
-            chunk = sub._batches[0][1][0]
+            # an empty column's export may hold no batch at all
+            chunk = sub._batches[0][1][0] if sub._batches else None
         else:
             fmt, chunk = _mapping_column(name, value, func)
             fields.append((name, fmt, None, False))
+        n = chunk[0] if chunk is not None else 0
         if length is None:
-            length = chunk[0]
-        elif chunk[0] != length:
+            length = n
+        elif n != length:
             raise ValueError(f"column {name!r}: {func}() takes columns of one length: this "
-                             f"one has {chunk[0]} values, the others {length}")
+                             f"one has {n} values, the others {length}")
         chunks.append(chunk)
+    if any(c is None for c in chunks):
+        return ArrowNodes(tuple(fields), ())  # every column is empty: no batch
     return ArrowNodes(tuple(fields), ((length or 0, tuple(chunks)),))
