@@ -385,6 +385,9 @@ export_failed(PyObject *name)
     dfb_err_raise_from(exc);
 }
 
+/* describe_other's answer for a column left to one Arrow export */
+#define BATCHED 2
+
 /* Column `i` of `frame` (a frame over the manager read) as pandas' own
    arrays give it, for a column the blocks do not serve, named `name`
    (`leaf`: a struct leaf selected by name, or NULL) into `sub` (zeroed;
@@ -393,17 +396,27 @@ export_failed(PyObject *name)
    a Categorical's codes, a NumPy column's values, anything else through
    pandas' own Arrow export of the column as a one-column frame with a
    RangeIndex (no index column).  Period without `ordinal`, Interval,
-   object and complex columns are refused by name.  Returns 0, or -1 with
-   an exception set. */
+   object and complex columns are refused by name.  `dtype` is the
+   column's, read with the frame's; with `batch`, a column for pandas'
+   Arrow export (no leaf, no `flatten`) is left to the caller's one export
+   of all such columns (BATCHED).  Returns 0, BATCHED, or -1 with an
+   exception set. */
 static int
 describe_other(dfb_state *st, const pd_dtypes *t, PyObject *frame,
-               Py_ssize_t i, PyObject *name, PyObject *leaf, int64_t nrows,
-               int flatten, int ordinal, int skip, dfb_frame *sub,
-               mstrides **strides)
+               Py_ssize_t i, PyObject *dtype, PyObject *name, PyObject *leaf,
+               int64_t nrows, int flatten, int ordinal, int skip, int batch,
+               dfb_frame *sub, mstrides **strides)
 {
-    PyObject *series = NULL, *dtype = NULL, *arr = NULL, *vals = NULL,
-             *mask = NULL, *one = NULL;
+    PyObject *series = NULL, *arr = NULL, *vals = NULL, *mask = NULL,
+             *one = NULL;
     int r = -1;
+    if (batch && leaf == NULL && !flatten && !PyArray_DescrCheck(dtype) &&
+        !PyObject_TypeCheck(dtype, (PyTypeObject *)t->period) &&
+        !PyObject_TypeCheck(dtype, (PyTypeObject *)t->interval) &&
+        !PyObject_TypeCheck(dtype, (PyTypeObject *)t->sparse) &&
+        !PyObject_TypeCheck(dtype, (PyTypeObject *)t->categorical)) {
+        return BATCHED;
+    }
     PyObject *iloc = PyObject_GetAttrString(frame, "iloc");
     PyObject *all = iloc == NULL ? NULL : PySlice_New(NULL, NULL, NULL);
     PyObject *key = all == NULL ? NULL : Py_BuildValue("(On)", all, i);
@@ -411,8 +424,7 @@ describe_other(dfb_state *st, const pd_dtypes *t, PyObject *frame,
     Py_XDECREF(key);
     Py_XDECREF(all);
     Py_XDECREF(iloc);
-    dtype = series == NULL ? NULL : PyObject_GetAttrString(series, "dtype");
-    if (dtype == NULL) {
+    if (series == NULL) {
         goto done;
     }
     int is_arrow = 0;
@@ -518,7 +530,6 @@ done:
     Py_XDECREF(mask);
     Py_XDECREF(vals);
     Py_XDECREF(arr);
-    Py_XDECREF(dtype);
     Py_XDECREF(series);
     return r;
 }
@@ -599,6 +610,112 @@ select_columns(const dfb_pd_frame *pf, PyObject *o_cols, int flatten,
     return 0;
 }
 
+/* A new list of the dtypes of the `ncols` columns of pandas frame `frame`
+   (`frame.dtypes`, read once), or NULL with an exception set (ValueError
+   when pandas gives another count). */
+static PyObject *
+frame_dtypes(PyObject *frame, Py_ssize_t ncols)
+{
+    PyObject *d = PyObject_GetAttrString(frame, "dtypes");
+    PyObject *list = d == NULL ? NULL : PySequence_List(d);
+    Py_XDECREF(d);
+    if (list != NULL && PyList_GET_SIZE(list) != ncols) {
+        Py_CLEAR(list);
+        PyErr_SetString(PyExc_ValueError,
+                        "pandas gave the frame's dtypes for another number "
+                        "of columns than its manager holds");
+    }
+    return list;
+}
+
+/* Describes the columns at positions `pos` (`nb` of them) of `frame` (a
+   frame over the manager read) into `bsub` (zeroed; cleared by the
+   caller) through one pandas Arrow export of them, as a frame whose
+   columns are named "0", "1", ... (their place in `pos`) with a
+   RangeIndex (no index column).  Returns 0, or -1 with an exception set
+   (whatever the export raised). */
+static int
+describe_batch(dfb_state *st, PyObject *frame, const Py_ssize_t *pos,
+               Py_ssize_t nb, int64_t nrows, int ordinal, int skip,
+               dfb_frame *bsub)
+{
+    PyObject *cols = PyList_New(nb), *labels = PyList_New(nb);
+    for (Py_ssize_t j = 0; cols != NULL && labels != NULL && j < nb; j++) {
+        PyObject *p = PyLong_FromSsize_t(pos[j]);
+        PyObject *l = PyUnicode_FromFormat("%zd", j);
+        if (p == NULL || l == NULL) {
+            Py_XDECREF(p);
+            Py_XDECREF(l);
+            Py_CLEAR(cols);
+            break;
+        }
+        PyList_SET_ITEM(cols, j, p);
+        PyList_SET_ITEM(labels, j, l);
+    }
+    PyObject *iloc = cols == NULL || labels == NULL
+                         ? NULL
+                         : PyObject_GetAttrString(frame, "iloc");
+    PyObject *all = iloc == NULL ? NULL : PySlice_New(NULL, NULL, NULL);
+    PyObject *key = all == NULL ? NULL : PyTuple_Pack(2, all, cols);
+    PyObject *one = key == NULL ? NULL : PyObject_GetItem(iloc, key);
+    Py_XDECREF(key);
+    Py_XDECREF(all);
+    Py_XDECREF(iloc);
+    Py_XDECREF(cols);
+    one = dfb_pandas_frame_result(one, "DataFrame.iloc");
+    /* our own new frame: its labels and index are ours to set */
+    int r = one == NULL ? -1 : PyObject_SetAttrString(one, "columns", labels);
+    Py_XDECREF(labels);
+    int ri = r < 0 ? -1 : dfb_pandas_has_range_index(one);
+    if (ri == 0) {
+        PyObject *cls = dfb_import_attr("pandas", "RangeIndex");
+        PyObject *idx =
+            cls == NULL ? NULL
+                        : PyObject_CallFunction(cls, "L", (long long)nrows);
+        Py_XDECREF(cls);
+        ri = idx == NULL ? -1 : PyObject_SetAttrString(one, "index", idx);
+        Py_XDECREF(idx);
+    }
+    r = ri < 0
+            ? -1
+            : dfb_arrow_describe_frame(st, one, NULL, 0, ordinal, skip, bsub);
+    Py_XDECREF(one);
+    return r;
+}
+
+/* Moves the columns of `bsub`, named "j" for the j-th column of one
+   Arrow export, into the placeholder columns `slot[j]` of `out` (named
+   for column `pos[j]` of `pf`, contiguous strides), `bsub`'s keep list kept
+   by `out`'s.  Returns 0, or -1 with an exception set. */
+static int
+take_batch(dfb_frame *out, mstrides *strides, const dfb_pd_frame *pf,
+           const Py_ssize_t *slot, const Py_ssize_t *pos, Py_ssize_t nb,
+           dfb_frame *bsub)
+{
+    if (PyList_Append(out->keep, bsub->keep) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t c = 0; c < bsub->ncols; c++) {
+        PyObject *num = PyLong_FromUnicodeObject(bsub->cols[c].name, 10);
+        Py_ssize_t j = num == NULL ? -1 : PyLong_AsSsize_t(num);
+        Py_XDECREF(num);
+        if (j < 0 || j >= nb || out->cols[slot[j]].chunks != NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_RuntimeError,
+                                "pandas' Arrow export gave a column it was "
+                                "not asked for");
+            }
+            return -1;
+        }
+        dfb_frame_column *fc = &out->cols[slot[j]];
+        *fc = bsub->cols[c];
+        memset(&bsub->cols[c], 0, sizeof(bsub->cols[c]));
+        Py_SETREF(fc->name, Py_NewRef(PyList_GET_ITEM(pf->names, pos[j])));
+        memset(&strides[slot[j]], 0, sizeof(mstrides));
+    }
+    return 0;
+}
+
 int
 dfb_matrix_pandas_describe(dfb_state *st, PyObject *obj, PyObject *o_cols,
                            int flatten, int ordinal, int skip, dfb_frame *out,
@@ -607,8 +724,9 @@ dfb_matrix_pandas_describe(dfb_state *st, PyObject *obj, PyObject *o_cols,
     *strides = NULL;
     dfb_pd_frame pf = {0};
     pd_dtypes t = {0};
-    Py_ssize_t *idx = NULL, n = 0, room = 0;
-    PyObject *leaves = NULL, *rest = NULL;
+    Py_ssize_t *idx = NULL, n = 0, room = 0, nb = 0;
+    Py_ssize_t *slot = NULL, *pos = NULL; /* of the columns batched */
+    PyObject *leaves = NULL, *rest = NULL, *dtypes = NULL;
     int r = dfb_pd_frame_read(obj, &pf);
     if (r == 1) {
         dfb_not_a_frame_error("to_matrix", obj);
@@ -621,7 +739,9 @@ dfb_matrix_pandas_describe(dfb_state *st, PyObject *obj, PyObject *o_cols,
     r = -1;
     room = n;
     *strides = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(mstrides));
-    if (*strides == NULL) {
+    slot = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(Py_ssize_t));
+    pos = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(Py_ssize_t));
+    if (*strides == NULL || slot == NULL || pos == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -681,14 +801,25 @@ dfb_matrix_pandas_describe(dfb_state *st, PyObject *obj, PyObject *o_cols,
                the manager read here (another thread may swap `obj`'s) */
             if (rest == NULL &&
                 ((rest = dfb_pd_frame_snapshot(&pf, obj)) == NULL ||
-                 pd_dtypes_get(&t) < 0)) {
+                 pd_dtypes_get(&t) < 0 ||
+                 (dtypes = frame_dtypes(rest, pf.ncols)) == NULL)) {
                 goto done;
             }
             dfb_frame sub;
             memset(&sub, 0, sizeof(sub));
             mstrides *sst = NULL;
-            int rs = describe_other(st, &t, rest, idx[k], name, leaf, pf.nrows,
-                                    flatten, ordinal, skip, &sub, &sst);
+            int rs = describe_other(
+                st, &t, rest, idx[k], PyList_GET_ITEM(dtypes, idx[k]), name,
+                leaf, pf.nrows, flatten, ordinal, skip, 1, &sub, &sst);
+            if (rs == BATCHED) {
+                /* a placeholder, filled by the one export below */
+                if (reserve(out, strides, &room, 1) < 0) {
+                    goto done;
+                }
+                slot[nb] = out->ncols++;
+                pos[nb++] = idx[k];
+                continue;
+            }
             if (rs == 0 && sub.ncols > 0 &&
                 dfb_matrix_frame_append(out, strides, &room, &sub, sst) < 0) {
                 rs = -1;
@@ -700,8 +831,70 @@ dfb_matrix_pandas_describe(dfb_state *st, PyObject *obj, PyObject *o_cols,
             }
         }
     }
+    if (nb > 0) {
+        dfb_frame bsub;
+        memset(&bsub, 0, sizeof(bsub));
+        int rb =
+            describe_batch(st, rest, pos, nb, pf.nrows, ordinal, skip, &bsub);
+        if (rb == 0) {
+            rb = take_batch(out, *strides, &pf, slot, pos, nb, &bsub);
+        }
+        dfb_frame_clear(&bsub);
+        if (rb < 0 && (PyErr_ExceptionMatches(PyExc_MemoryError) ||
+                       !PyErr_ExceptionMatches(PyExc_Exception))) {
+            goto done;
+        }
+        if (rb < 0) {
+            /* the columns alone, so that the error names its column */
+            PyErr_Clear();
+            for (Py_ssize_t j = 0; j < nb; j++) {
+                dfb_column *kept = out->cols[slot[j]].chunks;
+                if (kept != NULL) {
+                    continue; /* taken before the failure */
+                }
+                dfb_frame sub;
+                memset(&sub, 0, sizeof(sub));
+                mstrides *sst = NULL;
+                PyObject *name = PyList_GET_ITEM(pf.names, pos[j]);
+                int rs = describe_other(
+                    st, &t, rest, pos[j], PyList_GET_ITEM(dtypes, pos[j]),
+                    name, NULL, pf.nrows, 0, ordinal, skip, 0, &sub, &sst);
+                if (rs == 0 && sub.ncols == 1) {
+                    out->cols[slot[j]] = sub.cols[0];
+                    memset(&sub.cols[0], 0, sizeof(sub.cols[0]));
+                    if (sst != NULL) {
+                        (*strides)[slot[j]] = sst[0];
+                    }
+                    rs = PyList_Append(out->keep, sub.keep);
+                }
+                dfb_frame_clear(&sub);
+                PyMem_Free(sst);
+                if (rs < 0) {
+                    goto done;
+                }
+            }
+        }
+        /* the placeholders of columns left out go */
+        Py_ssize_t w = 0;
+        for (Py_ssize_t c = 0; c < out->ncols; c++) {
+            if (out->cols[c].chunks == NULL) {
+                Py_CLEAR(out->cols[c].name);
+                continue;
+            }
+            out->cols[w] = out->cols[c];
+            (*strides)[w] = (*strides)[c];
+            w++;
+        }
+        for (Py_ssize_t c = w; c < out->ncols; c++) {
+            memset(&out->cols[c], 0, sizeof(out->cols[c]));
+        }
+        out->ncols = w;
+    }
     r = 0;
 done:
+    PyMem_Free(slot);
+    PyMem_Free(pos);
+    Py_XDECREF(dtypes);
     pd_dtypes_clear(&t);
     Py_XDECREF(rest);
     Py_XDECREF(leaves);
