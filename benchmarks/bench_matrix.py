@@ -8,6 +8,10 @@ which sees NumPy's allocations) against the output size.
 
     PYTHONPATH=build/dev/stage python benchmarks/bench_matrix.py [--rows N] [--repeat R]
 
+``--sources`` times only the frame sources to_matrix reads in C besides Arrow producers:
+a mapping of arrays and pandas frames with a categorical or an Arrow-backed column (run
+it against two builds, alternating, to compare them).
+
 Last, the first call of each side in fresh processes (alternating), where no allocator has
 pages of an earlier output to hand back.
 """
@@ -75,8 +79,13 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--cols", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--sources", action="store_true",
+                    help="only the mapping and pandas-extension-column cases")
     args = ap.parse_args()
     n, k = args.rows, args.cols
+    if args.sources:
+        sources(n, k, args.repeat)
+        return
     print(f"to_matrix benchmark: {k} x {n} float64; cpu_count={os.cpu_count()}")
     print(f"load: {os.getloadavg()}")
 
@@ -174,6 +183,46 @@ def main() -> None:
 
     first_calls(n, k)
     print(f"load: {os.getloadavg()}")
+
+
+def sources(n: int, k: int, repeat: int) -> None:
+    """to_matrix of a mapping of `k` float64 arrays and a masked array, and of pandas
+    frames of `k` float64 columns and one categorical or Arrow-backed column, against
+    np.column_stack / pandas to_numpy."""
+    print(f"to_matrix sources: {k} x {n} float64 + 1; load: {os.getloadavg()}")
+    rng = np.random.default_rng(0)
+    data = {f"c{i}": rng.random(n) for i in range(k)}
+    data["m"] = np.ma.MaskedArray(rng.random(n), mask=rng.random(n) < 0.05)
+    ref = np.column_stack([np.ma.filled(v, np.nan) for v in data.values()])
+    assert np.array_equal(dfbuffer.to_matrix(data), ref, equal_nan=True)
+    times = best_of(
+        {
+            "dfbuffer.to_matrix(mapping)": lambda: dfbuffer.to_matrix(data),
+            "np.column_stack(filled values)": lambda: np.column_stack(
+                [np.ma.filled(v, np.nan) for v in data.values()]),
+        },
+        repeat,
+    )
+    report("mapping of arrays (one masked)", times, "np.column_stack(filled values)")
+    base = {f"c{i}": rng.random(n) for i in range(k)}
+    extra = {
+        "categorical": pd.Categorical.from_codes(rng.integers(0, 8, n), list(range(8))),
+        "float64[pyarrow]": pd.array(rng.random(n), dtype="float64[pyarrow]"),
+    }
+    for label, col in extra.items():
+        pdf = pd.DataFrame({**base, "x": col})
+        expect = pdf.to_numpy(dtype="float64") if label != "categorical" else np.column_stack(
+            [pdf[c].to_numpy() for c in base] + [col.codes.astype("float64")])
+        assert np.array_equal(dfbuffer.to_matrix(pdf, dtype="float64"), expect)
+        times = best_of(
+            {
+                "dfbuffer.to_matrix(pandas, dtype=float64)": lambda pdf=pdf: dfbuffer.to_matrix(
+                    pdf, dtype="float64"),
+                "pandas to_numpy(float64)": lambda pdf=pdf: pdf.to_numpy(dtype="float64"),
+            },
+            repeat,
+        )
+        report(f"pandas {k} float64 + one {label} column", times, "pandas to_numpy(float64)")
 
 
 FIRST_CALL = """

@@ -10,7 +10,6 @@ See docs/design.md, "to_arrow".
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -80,67 +79,6 @@ class ArrowExport(ArrowNodes):
 def _export(nodes: ArrowNodes) -> ArrowExport:
     """``nodes`` as the ArrowExport that to_arrow returns."""
     return ArrowExport(nodes._fields, nodes._batches)
-
-
-def _matrix_source(frame: Any, columns: Sequence[str] | None = None,
-                   period_ordinal: bool = False,
-                   skip: bool = False) -> tuple[ArrowExport, list[str] | None]:
-    """What ``to_matrix`` reads pandas frame ``frame`` through when its
-    blocks are not all read in place: its columns (those of ``columns``,
-    default all) as :func:`to_arrow` reads them, and the selection to read
-    them with (``columns`` less what was left out).  Period, Interval, object
-    and complex columns, which have no number to put in a matrix (ordinals
-    would be a silent guess), raise TypeError naming the column when
-    selected, or with ``skip`` (``on_unsupported="skip"``) are left out, as
-    are the columns Arrow cannot hold; with ``period_ordinal``
-    (``period="ordinal"``) a Period column gives its int64 ordinals, NaT a
-    null."""
-    pd = sys.modules["pandas"]
-    names = [str(c) for c in frame.columns]
-    dtypes = list(frame.dtypes)
-    keep: Sequence[int] = range(len(names))
-    wanted = None if columns is None else list(columns)
-    if columns is not None:
-        # a selected column, or the struct column of a selected leaf ("s.a",
-        # structs="flatten"); a name of neither is the caller's KeyError
-        chosen = set(columns)
-        keep = [i for i, n in enumerate(names)
-                if n in chosen or any(w.startswith(n + ".") for w in chosen)]
-    ordinals = {}
-    refused = set()
-    for i in keep:
-        dt = dtypes[i]
-        if isinstance(dt, pd.PeriodDtype) and period_ordinal:
-            values = frame.iloc[:, i].array
-            ordinals[i] = pd.arrays.IntegerArray(np.asarray(values.asi8),
-                                                 np.asarray(values.isna(), dtype=bool))
-            continue
-        if isinstance(dt, pd.SparseDtype):
-            dt = np.dtype(dt.subtype)
-        if isinstance(dt, pd.PeriodDtype | pd.IntervalDtype) or (
-                isinstance(dt, np.dtype) and dt.kind in "Oc"):
-            if skip:
-                refused.add(i)
-                continue
-            hint = (" (period='ordinal' takes a Period column's ordinals)"
-                    if isinstance(dt, pd.PeriodDtype) else "")
-            raise TypeError(f"column {names[i]!r} has a pandas {dt} type; to_matrix "
-                            f"takes bool, integer and float columns{hint}")
-    if ordinals:
-        frame = frame.copy(deep=False)  # the caller's frame is left as it is
-        for i, values in ordinals.items():
-            frame.isetitem(i, values)
-    taken = [i for i in keep if i not in refused]
-    nodes = _from_pandas(frame, [names[i] for i in taken]
-                         if columns is not None or refused else None, skip=skip)
-    if skip and wanted is not None:
-        # the selection less the columns left out (refused, or no Arrow
-        # type); an unknown name stays, for the caller's KeyError
-        exported = {str(f[0]) for f in nodes._fields}
-        out = {names[i] for i in keep} - exported
-        wanted = [w for w in wanted
-                  if not any(w == n or w.startswith(n + ".") for n in out)]
-    return _export(nodes), wanted
 
 
 def _unique_names(func: str, frame: Any) -> None:

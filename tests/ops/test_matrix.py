@@ -1039,3 +1039,28 @@ def test_masked_results_share_one_cached_class_whichever_comes_first(first):
     out = _FIRST_MASKED[first].result()
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_pandas_other_columns_keep_their_order_beside_block_columns():
+    # block, Arrow-backed (one export of them all), categorical and Period columns
+    # interleaved, a non-range index (never a column), a column selected twice
+    n = 5
+    df = pd.DataFrame({
+        "a": np.arange(n, dtype=np.float64),
+        "p1": pd.array([1.5, None, 3.5, 4.5, 5.5], dtype="float64[pyarrow]"),
+        "c": pd.Categorical(list("xyxyx")),
+        "s": pd.array(list("abcde"), dtype="string[pyarrow]"),
+        "p2": pd.array(np.arange(n), dtype="int32[pyarrow]"),
+        "per": pd.period_range("2020", periods=n, freq="D").array,
+    }, index=pd.Index(list("vwxyz"), name="p1"))
+    got = dfbuffer.to_matrix(df, dtype=np.float64, on_unsupported="skip", period="ordinal")
+    ordinals = df["per"].array.asi8.astype(np.float64)
+    want = np.column_stack([np.arange(n), [1.5, np.nan, 3.5, 4.5, 5.5], [0, 1, 0, 1, 0],
+                            np.arange(n), ordinals])
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(TypeError, match="column 's'"):
+        dfbuffer.to_matrix(df, dtype=np.float64, period="ordinal")
+    sel = dfbuffer.to_matrix(df, columns=["p2", "a", "p2", "p1"])
+    np.testing.assert_array_equal(sel, want[:, [3, 0, 3, 1]])
+    with pytest.raises(TypeError, match="column 'per' has a pandas period"):
+        dfbuffer.to_matrix(df, columns=["a", "per"])

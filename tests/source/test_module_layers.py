@@ -6,9 +6,8 @@ frame source's columns as Arrow nodes), ``_schema``, ``_arrow_interchange`` (the
 interchange view), ``_to_arrow`` (ArrowExport, to_arrow), the package.  The checker is
 itself tested on made-up modules.
 
-(The C extension's calls up into Python modules, e.g. to_matrix's of
-``dfbuffer._to_arrow._matrix_source``, are callbacks at run time, not imports, and are
-not part of this graph.)"""
+(The C extension imports no module of the package: tests/source/
+test_c_imports_no_package_python.py.)"""
 
 from __future__ import annotations
 

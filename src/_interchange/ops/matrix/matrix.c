@@ -21,6 +21,7 @@
 #include "matrix.h"
 #include "matrix_plan.h"
 #include "matrix_pandas.h"
+#include "matrix_mapping.h"
 #include "matrix_alloc.h"
 #include "matrix_fill.h"
 #include "layout.h"
@@ -550,89 +551,31 @@ parse_threads(PyObject *o, int *out)
     return 0;
 }
 
-/* The Arrow producer to_matrix reads the columns `o_cols` (NULL or None:
-   all) of pandas frame `obj` through when its blocks are not all read in
-   place: dfbuffer._to_arrow._matrix_source (to_arrow's reading, refusing
-   a selected Period, Interval, object or complex column by name; with
-   `ordinal`, period="ordinal", a Period column gives its ordinals; with
-   `skip`, on_unsupported="skip", leaving those and the columns Arrow
-   cannot hold out).  Returns a new reference or NULL with an exception;
-   *sel is a new reference to the selection to read it with (o_cols less
-   the columns left out, or None). */
-static PyObject *
-pandas_matrix_source(PyObject *obj, PyObject *o_cols, int ordinal, int skip,
-                     PyObject **sel)
-{
-    *sel = NULL;
-    PyObject *mod = PyImport_ImportModule("dfbuffer._to_arrow");
-    if (mod == NULL) {
-        return NULL;
-    }
-    PyObject *res = PyObject_CallMethod(mod, "_matrix_source", "(OOOO)", obj,
-                                        o_cols != NULL ? o_cols : Py_None,
-                                        ordinal ? Py_True : Py_False,
-                                        skip ? Py_True : Py_False);
-    Py_DECREF(mod);
-    if (res == NULL) {
-        return NULL;
-    }
-    if (!PyTuple_CheckExact(res) || PyTuple_GET_SIZE(res) != 2) {
-        Py_DECREF(res);
-        PyErr_SetString(PyExc_SystemError,
-                        "_matrix_source did not return (source, columns)");
-        return NULL;
-    }
-    PyObject *src = Py_NewRef(PyTuple_GET_ITEM(res, 0));
-    *sel = Py_NewRef(PyTuple_GET_ITEM(res, 1));
-    Py_DECREF(res);
-    return src;
-}
-
 /* Describes the selected columns (`o_cols`) of `obj`, a frame of kind
-   `kind` (the frame-source table's answer), into `fr`: a pandas frame from
-   its blocks (*pd_strides then set) or else through to_arrow's reading
-   of it, an Arrow
-   producer (*own: a new list of a pandas frame's own column names, or
-   NULL), or an interchange DataFrame; `flatten`: an Arrow producer's
-   struct columns as their leaves; `skip` (on_unsupported="skip"): a
-   column no reader takes, or one refused by its pandas type, is left
-   out.  Returns 0, or -1 with an exception set
-   (TypeError for any other kind, or naming an unsupported column). */
+   `kind` (the frame-source table's answer), into `fr`: a pandas frame
+   (matrix_pandas.c: its blocks in place, *strides set), a mapping
+   (matrix_mapping.c: value by value, *strides set), an Arrow producer
+   (*own: a new list of a pandas frame's own column names, or NULL), or an
+   interchange DataFrame; `flatten`: an Arrow producer's struct columns as
+   their leaves; `skip` (on_unsupported="skip"): a column no reader takes,
+   or one refused by its pandas type, is left out.  Returns 0, or -1 with
+   an exception set (TypeError for any other kind, or naming an
+   unsupported column). */
 static int
 describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
                PyObject *o_cols, int flatten, int ordinal, int skip,
-               dfb_frame *fr, int64_t **pd_strides, PyObject **own)
+               dfb_frame *fr, mstrides **strides, PyObject **own)
 {
     int r;
     switch (kind) {
-        case DFB_SRC_PANDAS: {
-            PyObject *rest = NULL, *sel = NULL;
-            r = dfb_matrix_pandas_describe(obj, o_cols, fr, pd_strides, &rest);
-            if (r < 0 && skip && PyErr_ExceptionMatches(PyExc_TypeError)) {
-                /* a block column refused by name (object, datetime,
-                   timedelta, complex): the reading below leaves it out */
-                PyErr_Clear();
-                r = 1;
-            }
-            if (r != 1) {
-                break;
-            }
-            /* columns the blocks do not serve: to_arrow's reading of the
-               frame (no index column, no pyarrow needed, errors named),
-               of a frame over the manager read when there is one */
-            PyObject *src = pandas_matrix_source(rest != NULL ? rest : obj,
-                                                 o_cols, ordinal, skip, &sel);
-            Py_XDECREF(rest);
-            if (src == NULL) {
-                r = -1;
-                break;
-            }
-            r = dfb_arrow_describe_frame(st, src, sel, flatten, ordinal, skip,
-                                         fr);
-            Py_DECREF(src);
-            Py_DECREF(sel);
+        case DFB_SRC_PANDAS:
+            r = dfb_matrix_pandas_describe(st, obj, o_cols, flatten, ordinal,
+                                           skip, fr, strides);
             break;
-        }
+        case DFB_SRC_MAPPING:
+            r = dfb_matrix_mapping_describe(st, obj, o_cols, flatten, ordinal,
+                                            skip, fr, strides);
+            break;
         case DFB_SRC_ARROW:
             r = 0;
             if (o_cols == NULL || o_cols == Py_None) {
@@ -747,13 +690,13 @@ decode_runs(dfb_state *st, const dfb_column *c, PyObject *keep,
    NumPy type they promote to (*coltype; NPY_BOOL when every chunk is of
    the null type) and the column's length (*len); a run-end encoded chunk
    of values it takes is decoded first (decode_runs, kept in `keep`).
-   `codes_ok`: an explicit dtype= was given; `pd_stride2`: the (data,
-   mask) strides of a pandas column, or NULL.  Returns 0, REFUSED (a chunk
-   of a type to_matrix does not take, TypeError naming the column), or -1
-   with an exception set. */
+   `codes_ok`: an explicit dtype= was given; `strides`: the column's byte
+   strides (NULL, or not `given`: contiguous and validated here).  Returns 0,
+   REFUSED (a chunk of a type to_matrix does not take, TypeError naming the
+   column), or -1 with an exception set. */
 static int
 plan_column(dfb_state *st, const dfb_frame_column *fc, mcol *col, int codes_ok,
-            const int64_t *pd_stride2, PyObject *keep, int *coltype,
+            const mstrides *strides, PyObject *keep, int *coltype,
             int64_t *len)
 {
     *len = 0;
@@ -777,10 +720,10 @@ plan_column(dfb_state *st, const dfb_frame_column *fc, mcol *col, int codes_ok,
                 return -1; /* taken by its values: cannot be refused */
             }
         }
-        if (pd_stride2 != NULL) {
-            /* a pandas array, checked when read: strides instead */
-            mc->stride = pd_stride2[0];
-            mc->vstride = pd_stride2[1];
+        if (strides != NULL && strides->given) {
+            /* a NumPy or pandas view, checked when read: strides instead */
+            mc->stride = strides->data;
+            mc->vstride = strides->mask;
         }
         else if (dfb_column_validate(c) < 0) {
             add_name(fc->name);
@@ -855,7 +798,7 @@ promote_column(mcol *col, int coltype, int fill_nan, PyArray_Descr **promoted)
    exception set. */
 static int
 plan_frame(dfb_state *st, dfb_frame *fr, mcol *cols, mchunk *all,
-           const int64_t *pd_strides, int fill_nan, int skip, int64_t *nrows,
+           const mstrides *strides, int fill_nan, int skip, int64_t *nrows,
            PyArray_Descr **descr, int *dst)
 {
     PyArray_Descr *promoted = NULL;
@@ -868,10 +811,9 @@ plan_frame(dfb_state *st, dfb_frame *fr, mcol *cols, mchunk *all,
         cols[j].chunks = all + at;
         cols[j].n = fc->nchunks;
         at += fc->nchunks;
-        int r =
-            plan_column(st, fc, &cols[j], *descr != NULL,
-                        pd_strides != NULL ? pd_strides + 2 * described : NULL,
-                        fr->keep, &coltype, &len);
+        int r = plan_column(st, fc, &cols[j], *descr != NULL,
+                            strides != NULL ? strides + described : NULL,
+                            fr->keep, &coltype, &len);
         if (r == REFUSED && skip) {
             /* on_unsupported="skip": the column the plan refuses is left
                out (its chunk slots stay unused); its length still gives
@@ -1210,10 +1152,10 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     mchunk *all = NULL;
     int64_t nrows = -1;
     PyObject *res = NULL, *own = NULL;
-    int64_t *pd_strides = NULL;
+    mstrides *strides = NULL;
     const int skip = opts.skip_unsupported;
     if (describe_frame(st, obj, kind, o_cols, flatten, opts.period_ordinal,
-                       skip, &fr, &pd_strides, &own) < 0 ||
+                       skip, &fr, &strides, &own) < 0 ||
         (dec && decimals_to_float(&fr) < 0)) {
         goto done;
     }
@@ -1228,7 +1170,7 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
         PyErr_NoMemory();
         goto done;
     }
-    if (plan_frame(st, &fr, cols, all, pd_strides, mode == 0, skip, &nrows,
+    if (plan_frame(st, &fr, cols, all, strides, mode == 0, skip, &nrows,
                    &descr, &dst) < 0) {
         goto done;
     }
@@ -1268,7 +1210,7 @@ done:
     PyMem_Free(all);
     PyMem_Free(cols);
     Py_XDECREF(own);
-    PyMem_Free(pd_strides);
+    PyMem_Free(strides);
     dfb_frame_clear(&fr);
     return res;
 }
@@ -1277,8 +1219,8 @@ done:
    frame is read; the call goes on with the object to read in place of
    the first argument: the pandas frame behind pandas' interchange object
    (its own buffers drop the slice offset of Arrow-backed columns, P-26),
-   the interchange DataFrame of an object with __dataframe__, the Arrow
-   export of a mapping (to_arrow, zero-copy).  Returns what to_matrix
+   the interchange DataFrame of an object with __dataframe__, the mapping
+   itself (read once by matrix_mapping.c).  Returns what to_matrix
    returns. */
 static PyObject *
 to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -1291,21 +1233,6 @@ to_matrix_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_frame_source_of(dfb_state_from_module(module), args[0], 1, &src) <
         0) {
         return NULL;
-    }
-    if (src.kind == DFB_SRC_MAPPING) {
-        /* to_arrow(obj, func="to_matrix"): its errors name to_matrix */
-        PyObject *fn = dfb_import_attr("dfbuffer._to_arrow", "to_arrow");
-        PyObject *kw =
-            fn == NULL ? NULL : Py_BuildValue("{ss}", "func", "to_matrix");
-        PyObject *pos = kw == NULL ? NULL : PyTuple_Pack(1, src.frame);
-        Py_SETREF(src.frame, pos == NULL ? NULL : PyObject_Call(fn, pos, kw));
-        Py_XDECREF(pos);
-        Py_XDECREF(kw);
-        Py_XDECREF(fn);
-        if (src.frame == NULL) {
-            return NULL;
-        }
-        src.kind = DFB_SRC_ARROW;
     }
     if (src.frame == NULL) {
         return to_matrix(module, src.kind, args, nargs, kwnames);

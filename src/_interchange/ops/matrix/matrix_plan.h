@@ -1,7 +1,8 @@
 /* dfbuffer: the plan of one to_matrix call, shared by its files:
  * matrix.c (entry point and planning), matrix_fill.c (the fill kernels and
- * the thread pool), matrix_alloc.c (the output allocator and its reaper)
- * and matrix_pandas.c (the pandas frame reader).
+ * the thread pool), matrix_alloc.c (the output allocator and its reaper),
+ * matrix_pandas.c (the pandas frame reader) and matrix_mapping.c (the
+ * mapping reader).
  */
 #ifndef DFBUFFER_MATRIX_PLAN_H
 #define DFBUFFER_MATRIX_PLAN_H
@@ -99,6 +100,16 @@ typedef struct {
     mchunk *chunks;
     Py_ssize_t n;
 } mcol;
+
+/* The byte strides of one described column's values and byte mask, as a
+   NumPy or pandas view has them (any sign, 0 too: checked where read, so
+   the plan does not validate the column); `given` 0: contiguous, the
+   column's buffers validated against its description. */
+typedef struct {
+    int64_t data;
+    int64_t mask;
+    int given;
+} mstrides;
 
 typedef struct {
     const mcol *cols;
