@@ -495,9 +495,6 @@ def disagreements(func, case):
 _INTERVAL_ARROW = ("pandas columns: an Interval column gives pandas.Interval objects "
                    "(schema type 'object') through every path vs to_arrow/to_interchange "
                    "of the frame give dicts of left/right (schema type 'struct')")
-_INTERVAL_MAPPING = ("a mapping's pandas Series is read as that column of a frame (schema "
-                     "'object', to_matrix TypeError, to_arrow pandas' extension) vs "
-                     "{name: Interval Series} raises ValueError 'pass one Arrow array'")
 _RAW_ARROW_ERROR = ("another library's error never reaches the caller raw "
                     "(NotImplementedError naming the column, the original as __cause__) vs "
                     "{name: Interval Series with NaN} raises pyarrow's ArrowInvalid")
@@ -508,11 +505,6 @@ def _findings():
     out = {}
     for func in (*(f"from_dataframe:{n}" for n in NULLS), "schema"):
         out["interval", func] = _INTERVAL_ARROW
-    out["interval", "schema"] += "; " + _INTERVAL_MAPPING
-    for func in ("to_matrix:fill", "to_matrix:mask", "to_matrix:float32", "to_matrix:skip",
-                 "to_arrow", "to_interchange"):
-        out["interval", func] = _INTERVAL_MAPPING
-        out["interval-nan", func] = _RAW_ARROW_ERROR
     out["interval-nan", "schema"] = _RAW_ARROW_ERROR
     out["interval", "pandas"] = (
         "dfbuffer.pandas reads a mapping's values as from_dataframe reads that frame "
