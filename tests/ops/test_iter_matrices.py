@@ -233,7 +233,9 @@ def sources(t: pa.Table):
         batch_size=SOURCE_BATCH).to_reader()
     yield "nanoarrow", na.ArrayStream(t)
     yield "polars", pl.from_arrow(t)
-    yield "polars_batches", pl.from_arrow(t).lazy().collect_batches(chunk_size=SOURCE_BATCH)
+    if hasattr(pl.LazyFrame, "collect_batches"):  # polars 1.32 and newer
+        yield "polars_batches", pl.from_arrow(t).lazy().collect_batches(
+            chunk_size=SOURCE_BATCH)
     yield "pandas", t.to_pandas()
     yield "mapping", {k: t.column(k).to_numpy() for k in t.column_names}
     duckdb = pytest.importorskip("duckdb")

@@ -337,7 +337,9 @@ def test_mapping_items_that_are_not_pairs_refused(fn):
 
 def test_pandas_frame_snapshot_keeps_the_attrs():
     """The frame read once carries the caller's attrs, which pandas' Arrow export puts
-    in the schema's metadata."""
+    in the schema's metadata (pandas 3 and newer)."""
+    if int(pd.__version__.split(".")[0]) < 3:
+        pytest.skip("pandas 2's Arrow export leaves attrs out of the metadata")
     df = frame(NAMES[:2] + ["c7"])
     df.attrs["source"] = "sensor"
     assert dfbuffer.schema(df).metadata["pandas"]["attributes"] == {"source": "sensor"}

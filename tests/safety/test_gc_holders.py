@@ -375,11 +375,11 @@ def test_pandas_views_read_by_to_matrix_in_a_cycle(collect_how, nulls):
 def test_to_matrix_of_decoded_runs_in_a_cycle_is_collected():
     # the arrays to_matrix decodes run-end bools into live for the call only
     import pyarrow as pa
+    from run_end_arrays import run_end_array
 
     from dfbuffer import to_matrix
 
-    ree = pa.RunEndEncodedArray.from_arrays(pa.array([2, 5], pa.int32()),
-                                            pa.array([True, None]))
+    ree = run_end_array([2, 5], pa.array([True, None]))
     table = pa.table({"r": ree})
     r = weakref.ref(table)
     cycle: list[Any] = [table, to_matrix(table, nulls="mask")]
