@@ -190,13 +190,15 @@ def to_interchange(
     from dfbuffer._frame_nodes import (
         _from_interchange,
         _from_pandas,
+        check_bool,
+        check_choice,
         frame_source,
         not_a_frame,
     )
     from dfbuffer._to_arrow import _unique_names
 
-    if on_unsupported not in ("raise", "skip"):
-        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    check_choice("to_interchange", "on_unsupported", on_unsupported, ("raise", "skip"))
+    allow_copy = check_bool("to_interchange", "allow_copy", allow_copy)
 
     # the frame-source table decides how obj is read: through its Arrow export
     kind, frame = frame_source(obj, "to_interchange")

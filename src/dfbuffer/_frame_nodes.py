@@ -45,7 +45,8 @@ from dfbuffer._interchange import (
     from_dataframe,
 )
 
-__all__ = ["ArrowNodes", "frame_source", "have_pyarrow", "not_a_frame"]
+__all__ = ["ArrowNodes", "check_bool", "check_choice", "frame_source", "have_pyarrow",
+           "not_a_frame"]
 
 # interchange (kind, bits) -> Arrow format of the numbers
 _NUMBER = {
@@ -113,6 +114,26 @@ def have_pyarrow() -> bool:
     except ImportError:
         return False
     return True
+
+
+def check_bool(func: str, what: str, value: object) -> bool:
+    """``value`` of bool option ``what`` of function ``func`` (``allow_copy=``): True,
+    False or a NumPy bool scalar, as the C functions take it; TypeError naming the
+    function and the keyword for anything else (no truth value is guessed)."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{func}() {what} must be True or False, not {type(value).__name__}")
+    return bool(value)
+
+
+def check_choice(func: str, what: str, value: object, choices: tuple[str, ...]) -> str:
+    """``value`` of str option ``what`` of function ``func``, one of ``choices``, with
+    the C functions' errors: TypeError for a non-str, ValueError naming the choices."""
+    names = ", ".join(repr(c) for c in choices[:-1]) + f" or {choices[-1]!r}"
+    if not isinstance(value, str):
+        raise TypeError(f"{func}() {what} must be a str ({names}), not {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{func}() {what} must be {names}, not {value!r}")
+    return value
 
 
 def not_a_frame(func: str, obj: object, expects: str) -> TypeError:

@@ -621,8 +621,10 @@ def schema(
     >>> dfbuffer.schema(bad, on_unsupported="skip").names
     ['x']
     """
-    if on_unsupported not in ("raise", "skip"):
-        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    from dfbuffer._frame_nodes import check_choice  # noqa: PLC0415
+
+    check_choice("schema", "on_unsupported", on_unsupported, ("raise", "skip"))
+    check_choice("schema", "structs", structs, ("object", "flatten"))
     if columns is not None and isinstance(columns, str):
         raise TypeError("columns= must be a sequence of column names, not a str")
     full = _schema_of(obj, structs)

@@ -23,6 +23,7 @@ from dfbuffer._frame_nodes import (
     _from_interchange,
     _from_mapping,
     _from_pandas,
+    check_choice,
     not_a_frame,
 )
 from dfbuffer._interchange import _frame_source
@@ -173,8 +174,7 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
     producer's formats are all handed out).  ``func`` names the public function
     called in errors (``to_matrix`` reads a mapping through here).
     """
-    if on_unsupported not in ("raise", "skip"):
-        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    check_choice(func, "on_unsupported", on_unsupported, ("raise", "skip"))
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
     # read; `frame` is what it held, read once (a pandas frame over its manager read once,
     # a mapping's items copied in one pass), and is all that is read from here on

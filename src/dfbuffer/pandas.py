@@ -26,7 +26,7 @@ try:  # pandas >= 3: a frame straight from 2-D blocks, no consolidation
 except ImportError:  # pandas 2.x: pd.DataFrame over the columns
     _from_blocks = None
 
-from dfbuffer._frame_nodes import not_a_frame
+from dfbuffer._frame_nodes import check_bool, not_a_frame
 from dfbuffer._interchange import (
     CategoricalCodes,
     CopyError,
@@ -675,6 +675,7 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     >>> df["n"].dtype, df["n"].tolist()
     (Int64Dtype(), [1, <NA>])
     """
+    allow_copy = check_bool("from_dataframe", "allow_copy", allow_copy)
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how
     # obj is read; an interchange DataFrame is asked for with allow_copy=True (the
     # conversion below honours the caller's), and may_copy is False when pandas'

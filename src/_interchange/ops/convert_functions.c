@@ -576,7 +576,8 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    const dfb_opt_args oa = {.nulls = a[1],
+    const dfb_opt_args oa = {.func = "column_to_ndarray",
+                             .nulls = a[1],
                              .categorical = a[2],
                              .strings = a[3],
                              .decimals = a[4],
@@ -1147,7 +1148,8 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    const dfb_opt_args oa = {.nulls = a[1],
+    const dfb_opt_args oa = {.func = "from_dataframe",
+                             .nulls = a[1],
                              .allow_copy = a[2],
                              .categorical = a[3],
                              .strings = a[4],

@@ -317,7 +317,7 @@ parse_choice(PyObject *o, const char *what, const char *const *choices,
              int dflt)
 {
     int i = dflt;
-    return dfb_parse_choice(o, what, choices, &i) < 0 ? -1 : i;
+    return dfb_parse_choice("to_matrix", o, what, choices, &i) < 0 ? -1 : i;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1165,7 +1165,8 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    const dfb_opt_args oa = {.nulls = a[3],
+    const dfb_opt_args oa = {.func = "to_matrix",
+                             .nulls = a[3],
                              .decimals = a[6],
                              .structs = a[7],
                              .copy = a[8],
