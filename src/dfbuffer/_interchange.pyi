@@ -278,6 +278,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
@@ -294,6 +295,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -310,6 +312,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ndarray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
@@ -326,6 +329,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -342,6 +346,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
 # Private: the frame-source table's answer (src/_interchange/readers/frame_source.c): (kind, frame,

@@ -262,6 +262,15 @@ def test_to_matrix_copy():
         dfbuffer.to_matrix(t, copy=False)
 
 
+def test_to_matrix_takes_allow_copy_as_the_alias_of_copy():
+    t = pa.table({"x": [1.0, 2.0]})
+    assert dfbuffer.to_matrix(t, allow_copy=True).tolist() == [[1.0], [2.0]]
+    with pytest.raises(dfbuffer.CopyError, match="always copies.* allow_copy=False forbids"):
+        dfbuffer.to_matrix(t, allow_copy=False)
+    with pytest.raises(TypeError, match=r"to_matrix\(\) takes copy= or its alias allow_copy="):
+        dfbuffer.to_matrix(t, copy=None, allow_copy=True)
+
+
 # ---- option types: no truth value is guessed -------------------------------------------
 
 
@@ -278,7 +287,7 @@ _OPTION_CALLS = {
                           ("copy", "allow_copy", "nulls", "categorical", "strings",
                            "decimals", "period")),
     "to_matrix": (lambda **k: dfbuffer.to_matrix(_frame("pandas"), **k),
-                  ("copy", "nulls", "order", "structs", "decimals",
+                  ("copy", "allow_copy", "nulls", "order", "structs", "decimals",
                    "on_unsupported", "period")),
     "to_arrow": (lambda **k: dfbuffer.to_arrow(_frame("pandas"), **k), ("on_unsupported",)),
     "to_interchange": (lambda **k: dfbuffer.to_interchange(_frame("pandas"), **k),
