@@ -211,7 +211,8 @@ def to_interchange(
         # a pandas frame (any index, every dtype): only the columns asked for
         # are exported, and with "skip" those Arrow cannot hold (object,
         # complex) are left out
-        obj = _from_pandas(frame, columns, skip=on_unsupported == "skip")
+        obj = _from_pandas(frame, columns, skip=on_unsupported == "skip",
+                           allow_copy=allow_copy)
     elif kind == "interchange":
         # a __dataframe__-only producer (modin, any interchange object): its
         # columns as to_arrow reads them

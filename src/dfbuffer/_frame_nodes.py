@@ -37,6 +37,7 @@ import numpy as np
 
 from dfbuffer._interchange import (
     Buffer,
+    CopyError,
     _arrow_nodes,
     _arrow_table_schema,
     _arrow_table_stream,
@@ -390,14 +391,16 @@ def _ix_export(df: Any, names: list[str], keep_idx: list[int], skip: bool) -> Ar
 # -- pandas frames --------------------------------------------------------
 
 def _from_pandas(frame: Any, columns: Sequence[str] | None, *,
-                 skip: bool = False) -> ArrowNodes:
+                 skip: bool = False, allow_copy: bool = True) -> ArrowNodes:
     """A pandas DataFrame: its numpy-backed numeric columns through the frame
-    reader (zero-copy; float NaN and NaT become nulls, as pandas' own Arrow
-    export says, with a bitmap of them), the other columns through pandas'
-    Arrow export of that sub-frame; the whole frame through the export when
-    the parts cannot be joined (duplicate names, several batches).  A column
-    Arrow cannot hold raises NotImplementedError naming it, or with ``skip``
-    is left out."""
+    reader (zero-copy where contiguous; a strided column, as of ``df[::2]``
+    or a 2-D block viewed across its rows, is copied into a contiguous
+    buffer the export owns, or with ``allow_copy`` False raises CopyError;
+    float NaN and NaT become nulls, as pandas' own Arrow export says, with a
+    bitmap of them), the other columns through pandas' Arrow export of that
+    sub-frame; the whole frame through the export when the parts cannot be
+    joined (duplicate names, several batches).  A column Arrow cannot hold
+    raises NotImplementedError naming it, or with ``skip`` is left out."""
     if skip:
         names = [str(c) for c in frame.columns]
         dtypes = list(frame.dtypes)
@@ -451,12 +454,27 @@ def _from_pandas(frame: Any, columns: Sequence[str] | None, *,
                 nan = np.isnan(values)
                 if nan.any():
                     values = np.ma.MaskedArray(values, mask=nan)
+            values = _contiguous(names[i], values, allow_copy)
             fmt, chunk = _mapping_column(names[i], values)
             parts[i] = ((names[i], fmt, None, False), chunk)
     fields = tuple(parts[i][0] for i in keep)
     chunks = tuple(parts[i][1] for i in keep)
     return ArrowNodes(fields, ((len(frame), chunks),))
 
+
+def _contiguous(name: str, values: Any, allow_copy: bool) -> Any:
+    """Column ``values`` (an ndarray or MaskedArray) with contiguous data, as Arrow
+    needs: itself when it is, else a contiguous copy (the mask kept), or CopyError
+    naming column ``name`` when ``allow_copy`` is False."""
+    data = np.ma.getdata(values)
+    if data.ndim != 1 or data.shape[0] < 2 or data.strides[0] == data.itemsize:
+        return values
+    if not allow_copy:
+        raise CopyError(f"column {name!r}: exporting a strided column to Arrow needs a "
+                        "copy, which allow_copy=False forbids")
+    if isinstance(values, np.ma.MaskedArray):
+        return np.ma.MaskedArray(np.ascontiguousarray(data), mask=np.ma.getmaskarray(values))
+    return np.ascontiguousarray(data)
 
 
 def _pandas_export(sub: Any, names: list[str]) -> ArrowNodes:
