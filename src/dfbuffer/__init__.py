@@ -190,6 +190,7 @@ def to_interchange(
     from dfbuffer._frame_nodes import (
         _from_interchange,
         _from_pandas,
+        _select,
         check_bool,
         check_choice,
         frame_source,
@@ -220,8 +221,9 @@ def to_interchange(
     elif kind == "arrow":
         obj = frame
     ix = _to_interchange(obj, allow_copy=allow_copy)
-    if columns is not None:
-        ix = ix.select_columns_by_name(list(columns))
+    if columns is not None and kind == "arrow":
+        # (the other sources exported only the columns selected)
+        ix = ix.select_columns(_select(list(ix.column_names()), columns))
     return ix._servable() if on_unsupported == "skip" else ix
 
 

@@ -43,6 +43,7 @@ from dfbuffer._interchange import (
     _arrow_table_stream,
     _frame_source,
     _not_a_frame_hint,
+    _select_columns,
     from_dataframe,
 )
 
@@ -166,20 +167,11 @@ def _is_arrow(obj: Any) -> bool:
     return any(hasattr(t, a) for a in _ARROW_ATTRS)
 
 
-def _select(names: list[str], columns: Sequence[str] | None) -> list[int]:
-    if columns is None:
-        return list(range(len(names)))
-    if isinstance(columns, str):
-        raise TypeError("columns must be a sequence of column names, not a str")
-    pos: dict[str, int] = {}
-    for i, n in enumerate(names):
-        pos.setdefault(n, i)
-    out = []
-    for c in columns:
-        if c not in pos:
-            raise KeyError(f"no column named {c!r}")
-        out.append(pos[c])
-    return out
+def _select(names: list[str], columns: Sequence[Any] | None) -> list[int]:
+    """The positions in ``names`` of the columns ``columns=`` selects, by the one rule
+    of every function (``_select_columns``: names matched as ``str()``, a repeated
+    name repeated, the same KeyError / TypeError / ValueError text)."""
+    return _select_columns(names, columns)
 
 
 # -- Arrow producers ------------------------------------------------------
