@@ -469,26 +469,51 @@ def _contiguous(name: str, values: Any, allow_copy: bool) -> Any:
     return np.ascontiguousarray(data)
 
 
+def _foreign(e: BaseException | None) -> bool:
+    """Whether ``e`` is an error of another library's type (pyarrow's, polars')."""
+    return e is not None and type(e).__module__.split(".")[0] not in ("builtins", "dfbuffer")
+
+
+def foreign_cause(e: BaseException) -> BaseException | None:
+    """The other library's error behind ``e``: ``e`` itself when it is one, or the
+    ``__cause__`` of the NotImplementedError that the C Arrow import makes of a
+    producer's failed export; None when ``e`` is dfbuffer's own or a builtin one."""
+    if _foreign(e):
+        return e
+    return e.__cause__ if _foreign(e.__cause__) else None
+
+
+def pandas_export_error(frame: Any, names: list[str],
+                        error: BaseException) -> NotImplementedError:
+    """The NotImplementedError for pandas' Arrow export of ``frame`` (columns
+    ``names``) having failed with another library's ``error``: naming the first
+    column whose export alone fails, with its error as ``__cause__``."""
+    for j, name in enumerate(names):
+        try:
+            _from_arrow(frame.iloc[:, [j]], None)
+        except Exception as e:  # noqa: BLE001
+            root = foreign_cause(e) or e
+            out = NotImplementedError(f"column {name!r}: pandas' Arrow export failed: "
+                                      f"{type(root).__name__}: {root}")
+            out.__cause__ = root
+            return out
+    root = foreign_cause(error) or error
+    out = NotImplementedError(f"pandas' Arrow export failed: {type(root).__name__}: {root}")
+    out.__cause__ = root
+    return out
+
+
 def _pandas_export(sub: Any, names: list[str]) -> ArrowNodes:
     """pandas' own Arrow export of sub-frame ``sub``; an error of pyarrow's
     becomes a NotImplementedError naming the first column it fails on
     (found column by column), with the original as ``__cause__``."""
     try:
         return _from_arrow(sub, None)
-    except (ValueError, TypeError, NotImplementedError) as e:
-        if type(e) in (ValueError, TypeError, NotImplementedError):
+    except Exception as e:
+        if foreign_cause(e) is None:
             raise
-        first: BaseException = e
-    for j, name in enumerate(names):
-        try:
-            _from_arrow(sub.iloc[:, [j]], None)
-        except Exception as e:  # noqa: BLE001
-            first = e
-            raise NotImplementedError(
-                f"column {name!r}: pandas' Arrow export failed: {type(e).__name__}: {e}"
-            ) from e
-    raise NotImplementedError(
-        f"pandas' Arrow export failed: {type(first).__name__}: {first}") from first
+        err = pandas_export_error(sub, names, e)
+        raise err from err.__cause__
 
 
 def _string_chunk(values: np.ndarray, mask: np.ndarray) -> _Chunk:

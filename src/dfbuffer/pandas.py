@@ -26,7 +26,7 @@ try:  # pandas >= 3: a frame straight from 2-D blocks, no consolidation
 except ImportError:  # pandas 2.x: pd.DataFrame over the columns
     _from_blocks = None
 
-from dfbuffer._frame_nodes import check_bool, not_a_frame
+from dfbuffer._frame_nodes import check_bool, foreign_cause, not_a_frame, pandas_export_error
 from dfbuffer._interchange import (
     CategoricalCodes,
     CopyError,
@@ -691,7 +691,14 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
         # pandas' interchange object: the frame behind it, through its Arrow
         # export (pandas' own buffers drop the slice offset of Arrow-backed
         # columns), with the dtypes pandas' consumer gives
-        return _from_arrow(frame, allow_copy and may_copy, strings)
+        try:
+            return _from_arrow(frame, allow_copy and may_copy, strings)
+        except Exception as e:
+            if foreign_cause(e) is None:
+                raise
+            # pyarrow refused a column (complex, mixed objects): named, as from_dataframe
+            err = pandas_export_error(frame, [str(c) for c in frame.columns], e)
+            raise err from err.__cause__
     if kind == "arrow":
         return _from_arrow(frame, allow_copy, strings)
     if kind == "interchange":
