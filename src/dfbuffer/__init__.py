@@ -204,9 +204,7 @@ def to_interchange(
     # the frame-source table decides how obj is read: through its Arrow export
     kind, frame = frame_source(obj, "to_interchange")
     if kind == "none":
-        raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer, a pandas "
-                          "DataFrame, an object with __dataframe__ or a mapping of column "
-                          "names to 1-D arrays")
+        raise not_a_frame("to_interchange", obj)
     if kind == "pandas":
         _unique_names("to_interchange", frame)
         # a pandas frame (any index, every dtype): only the columns asked for

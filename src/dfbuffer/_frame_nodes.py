@@ -42,7 +42,7 @@ from dfbuffer._interchange import (
     _arrow_table_schema,
     _arrow_table_stream,
     _frame_source,
-    _not_a_frame_hint,
+    _not_a_frame_error,
     _select_columns,
     from_dataframe,
 )
@@ -138,15 +138,11 @@ def check_choice(func: str, what: str, value: object, choices: tuple[str, ...]) 
     return value
 
 
-def not_a_frame(func: str, obj: object, expects: str) -> TypeError:
-    """The TypeError of ``func`` for ``obj``, which it does not read: a lazy frame
-    (anything with ``.collect``: polars' or narwhals' LazyFrame) is told to collect."""
-    if hasattr(obj, "collect"):
-        return TypeError(
-            f"{func}() got a lazy frame ({type(obj).__name__}), which holds no data yet: "
-            "call .collect() on it first")
-    return TypeError(f"{func}() expects {expects}, got {type(obj).__name__}"
-                     f"{_not_a_frame_hint(obj)}")
+def not_a_frame(func: str, obj: object) -> BaseException:
+    """The TypeError of public function ``func`` for ``obj``, which it does not read:
+    the C functions' own (``_not_a_frame_error``, src/_interchange/readers/
+    frame_source.c), so every function's message is the same but for its name."""
+    return _not_a_frame_error(func, obj)
 
 
 def frame_source(obj: Any, func: str) -> tuple[str, Any]:

@@ -857,8 +857,7 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
             return sch
     df = frame if kind == "interchange" else _ix_frame(frame) if kind != "none" else None
     if df is None:
-        raise not_a_frame("schema", obj, "an Arrow PyCapsule producer, an object with "
-                          "__dataframe__, an interchange DataFrame or a mapping")
+        raise not_a_frame("schema", obj)
     return _ix_schema(df)
 
 

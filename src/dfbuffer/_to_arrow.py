@@ -195,5 +195,4 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
         return _export(_from_mapping(frame, columns, func))
     if kind == "interchange":
         return _export(_from_interchange(frame, columns, on_unsupported == "skip"))
-    raise not_a_frame(func, obj, "an Arrow PyCapsule producer, an object with "
-                      "__dataframe__, an interchange DataFrame or a mapping")
+    raise not_a_frame(func, obj)

@@ -390,7 +390,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         # so its __dataframe__ if it has one
         df = _ix_frame(obj)
         if df is None:
-            raise _not_a_frame(obj)
+            raise not_a_frame("from_dataframe", obj)
         return _from_interchange(df, allow_copy, strings)
     is_table = _logical(desc["format"]) == "struct"  # a table, or one column
     if is_table:
@@ -556,13 +556,6 @@ def _fetch_columns(df: Any) -> tuple[list[Any], list[Any]] | None:
     return (names, cols) if len(cols) == len(names) else None
 
 
-def _not_a_frame(obj: Any) -> TypeError:
-    return not_a_frame(
-        "from_dataframe", obj, "a pandas DataFrame, an Arrow PyCapsule producer, an object "
-        "with __dataframe__, an interchange DataFrame or a mapping of column names to 1-D "
-        "arrays")
-
-
 def _from_mapping(data: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     """A mapping of column names to 1-D arrays, Buffers or Arrow arrays: each
     column as ``from_dataframe`` reads it, in pandas' dtypes."""
@@ -705,4 +698,4 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
         return _from_interchange(frame, allow_copy, strings)
     if kind == "mapping":
         return _from_mapping(frame, allow_copy, strings)
-    raise _not_a_frame(obj)
+    raise not_a_frame("from_dataframe", obj)

@@ -1301,23 +1301,39 @@ select_columns_py(PyObject *Py_UNUSED(module), PyObject *const *args,
     return select_positions(args[0], args[1], 0);
 }
 
-PyDoc_STRVAR(not_a_frame_hint_doc,
-             "_not_a_frame_hint(obj, /)\n--\n\n"
-             "Private: what to do instead of passing obj, no frame, to a "
-             "function\nthat reads frames: ': ...', or ''.");
+PyDoc_STRVAR(
+    not_a_frame_error_doc,
+    "_not_a_frame_error(func, obj, /)\n--\n\n"
+    "Private: the TypeError that function func raises for obj, which\n"
+    "is no frame it reads (dfb_not_a_frame_error), returned, not\n"
+    "raised: the one message of every function.");
 
-/* _not_a_frame_hint(obj, /): dfb_not_a_frame_hint as a str.  Returns a
-   new reference, or NULL with an exception set. */
+/* _not_a_frame_error(func, obj, /): the exception dfb_not_a_frame_error
+   sets, taken and returned for the Python functions to raise.  Returns a
+   new reference to it, or NULL with TypeError for wrong arguments. */
 static PyObject *
-not_a_frame_hint_py(PyObject *Py_UNUSED(module), PyObject *obj)
+not_a_frame_error_py(PyObject *Py_UNUSED(module), PyObject *const *args,
+                     Py_ssize_t nargs)
 {
-    return PyUnicode_FromString(dfb_not_a_frame_hint(obj));
+    const char *func = nargs == 2 && PyUnicode_Check(args[0])
+                           ? PyUnicode_AsUTF8(args[0])
+                           : NULL;
+    if (func == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "_not_a_frame_error() takes a str and an object");
+        }
+        return NULL;
+    }
+    dfb_not_a_frame_error(func, args[1]);
+    return dfb_err_take();
 }
 
 PyMethodDef dfb_convert_methods[] = {
     {"_frame_source", (PyCFunction)(void (*)(void))frame_source_py,
      METH_FASTCALL, frame_source_doc},
-    {"_not_a_frame_hint", not_a_frame_hint_py, METH_O, not_a_frame_hint_doc},
+    {"_not_a_frame_error", (PyCFunction)(void (*)(void))not_a_frame_error_py,
+     METH_FASTCALL, not_a_frame_error_doc},
     {"_select_columns", (PyCFunction)(void (*)(void))select_columns_py,
      METH_FASTCALL, select_columns_doc},
     {"buffer_to_ndarray", (PyCFunction)(void (*)(void))buffer_to_ndarray,
