@@ -588,14 +588,15 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
     return _numpy_format(dt, name), (n, nulls, 0, (validity, buf), None)
 
 
-def _pandas_array_frame(value: Any) -> Any:
-    """A one-column pandas DataFrame over ``value`` when it is a pandas
-    ExtensionArray (Categorical, a tz-aware DatetimeArray, ...), read as a
-    frame's column is read, else None (pandas is never imported here)."""
+def _pandas_array_frame(value: Any, name: str) -> Any:
+    """A one-column pandas DataFrame over ``value``, its column named ``name`` (so an
+    error names the mapping's key), when it is a pandas ExtensionArray (Categorical,
+    a tz-aware DatetimeArray, ...), read as a frame's column is read, else None
+    (pandas is never imported here)."""
     pd = sys.modules.get("pandas")
     if pd is None or not isinstance(value, pd.api.extensions.ExtensionArray):
         return None
-    return pd.Series(value, copy=False).to_frame()
+    return pd.Series(value, copy=False, name=name).to_frame()
 
 
 def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
@@ -609,7 +610,7 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
     length = None
     for i in _select(names, columns):
         name, value = names[i], values[i]
-        pd_frame = _pandas_array_frame(value)
+        pd_frame = _pandas_array_frame(value, name)
         if pd_frame is not None or (_is_arrow(value) and not isinstance(value, Buffer)):
             # a pandas array as the column of a frame (as column_to_ndarray reads it)
             sub = (_from_arrow(value, None) if pd_frame is None

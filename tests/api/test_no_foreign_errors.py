@@ -82,6 +82,13 @@ def test_an_arrow_export_refused_by_pyarrow_is_dfbuffers_error():
     assert _package(ei.value.__cause__) == "pyarrow"
 
 
+@pytest.mark.parametrize("func", ["to_arrow", "to_interchange", "schema", "to_matrix"])
+def test_a_mapping_value_refused_by_pyarrow_is_named_by_its_key(func):
+    with pytest.raises(NotImplementedError, match="^column 'c': pandas' Arrow export") as ei:
+        getattr(dfbuffer, func)({"c": pd.array([1, "a"], dtype=object)})
+    assert _package(ei.value.__cause__) == "pyarrow"
+
+
 def test_to_arrow_names_the_column_with_the_cause():
     df = pd.DataFrame({"x": np.arange(2.0), "c": [1, "a"]})
     with pytest.raises(NotImplementedError, match="column 'c': pandas' Arrow export") as ei:
