@@ -326,6 +326,14 @@ def test_copy_keywords_take_numpy_bools(keyword, func):
         call(**{keyword: np.True_})
 
 
+def test_buffer_from_object_allow_copy_takes_only_bools():
+    a = np.arange(3)
+    assert dfbuffer.Buffer.from_object(a, allow_copy=np.False_).size == 3
+    with pytest.raises(TypeError, match=r"from_object\(\) allow_copy must be True or False, "
+                       "not str"):
+        dfbuffer.Buffer.from_object(a, allow_copy="no")
+
+
 def test_allow_copy_none_is_a_type_error():
     # copy=None is "copy where needed"; allow_copy has no third state
     with pytest.raises(TypeError, match="allow_copy must be True or False, not NoneType"):
