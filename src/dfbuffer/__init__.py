@@ -9,6 +9,7 @@ columns and Arrow arrays to NumPy arrays whose ``base`` keeps the owner alive.
 
 from typing import TYPE_CHECKING
 
+from dfbuffer._batches import iter_batches, iter_matrices
 from dfbuffer._interchange import (
     Buffer,
     CategoricalCodes,
@@ -61,6 +62,8 @@ __all__ = [
     "column_to_ndarray",
     "from_dataframe",
     "get_include",
+    "iter_batches",
+    "iter_matrices",
     "to_arrow",
     "schema",
     "to_interchange",

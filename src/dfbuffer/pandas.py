@@ -12,6 +12,7 @@ only by this module.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Literal
 
 import numpy as np
@@ -26,7 +27,14 @@ try:  # pandas >= 3: a frame straight from 2-D blocks, no consolidation
 except ImportError:  # pandas 2.x: pd.DataFrame over the columns
     _from_blocks = None
 
-from dfbuffer._frame_nodes import check_bool, foreign_cause, not_a_frame, pandas_export_error
+from dfbuffer._arrow_interchange import InterchangeView
+from dfbuffer._frame_nodes import (
+    ArrowNodes,
+    check_bool,
+    foreign_cause,
+    not_a_frame,
+    pandas_export_error,
+)
 from dfbuffer._interchange import (
     CategoricalCodes,
     CopyError,
@@ -38,7 +46,7 @@ from dfbuffer._interchange import (
     _stringdtype_arrow,
 )
 from dfbuffer._interchange import from_dataframe as _convert
-from dfbuffer._schema import _ix_frame, _logical
+from dfbuffer._schema import _ix_frame, _logical, schema
 
 __all__ = ["from_dataframe"]
 
@@ -138,7 +146,7 @@ def _decoded(codes: np.ndarray, cats: Any) -> np.ndarray:
     return out
 
 
-def _column(values: Any, tz: str | None) -> Any:
+def _column(values: Any, tz: Any) -> Any:
     """The pandas (or NumPy) array for one converted column; ``tz`` is the
     time zone of a timestamp column (the converters return UTC)."""
     if isinstance(values, CategoricalCodes):
@@ -378,7 +386,33 @@ def _check_delegated_size(name: str, column: Any) -> None:
             stack.append(a.storage)
 
 
+def _read_once(obj: Any) -> Any:
+    """Arrow producer ``obj`` as one that can be read several times, exported
+    once: ``_from_arrow`` asks its producer for the schema, the data and, for
+    pandas' metadata, a pyarrow table, and a stream (``nanoarrow.ArrayStream``,
+    ``pyarrow.RecordBatchReader``, a DuckDB result) can be exported only once.
+    dfbuffer's own producers, pandas' and pyarrow's tables and arrays hand out
+    the same data on every export and are read as they are; a pyarrow
+    reader is read into a table (schema metadata kept); any other stream is
+    imported once by ``to_arrow`` (zero-copy nodes, read any number of times;
+    its table-level metadata is not kept)."""
+    if isinstance(obj, ArrowNodes | InterchangeView | pd.DataFrame | pd.Series):
+        return obj
+    if not hasattr(type(obj), "__arrow_c_stream__"):
+        return obj  # an array (new structs on every export) or a device producer
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        if isinstance(obj, pa.Table | pa.RecordBatch | pa.ChunkedArray | pa.Array):
+            return obj
+        if isinstance(obj, pa.RecordBatchReader):
+            return obj.read_all()
+    from dfbuffer._to_arrow import to_arrow
+
+    return to_arrow(obj, func="from_dataframe")
+
+
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    obj = _read_once(obj)
     if allow_copy and _from_blocks is not None:
         # a table of one numeric type: one C call reads it into one block
         got = _pandas_arrow_block(obj, _STACK_MIN, _STACK_MAX_BYTES)
@@ -556,17 +590,34 @@ def _fetch_columns(df: Any) -> tuple[list[Any], list[Any]] | None:
     return (names, cols) if len(cols) == len(names) else None
 
 
+def _mapping_tz(data: Any, name: str) -> Any:
+    """The time zone of datetime column ``name`` of mapping ``data`` (the
+    converters give a tz-aware column's UTC instants): a pandas value's dtype
+    says it, any other value's schema (as for an Arrow producer's column)."""
+    for key, value in data.items():
+        if str(key) == name:
+            dt = getattr(value, "dtype", None)
+            if isinstance(dt, pd.DatetimeTZDtype):
+                return dt.tz
+            break
+    return schema(data, columns=[name])[0].tz
+
+
 def _from_mapping(data: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     """A mapping of column names to 1-D arrays, Buffers or Arrow arrays: each
     column as ``from_dataframe`` reads it, in pandas' dtypes."""
     cols = _convert(
         data, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
     )
-    out = {
-        name: values if type(values) is np.ndarray and values.dtype.kind in "biuf"
-        else _column(values, None)
-        for name, values in cols.items()
-    }
+    out = {}
+    for name, values in cols.items():
+        if type(values) is np.ndarray and values.dtype.kind in "biuf":
+            out[name] = values
+            continue
+        tz = None
+        if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
+            tz = _mapping_tz(data, name)
+        out[name] = _column(values, tz)
     return _frame(out, allow_copy)
 
 

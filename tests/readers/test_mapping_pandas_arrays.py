@@ -100,3 +100,18 @@ def test_a_pandas_array_in_a_reference_cycle_is_collected():
     del m
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.parametrize("wrap", ["series", "array"])
+def test_dfbuffer_pandas_keeps_the_zone_of_a_mapping_value(wrap):
+    # dfbuffer.pandas reads a mapping's value as the frame column: a tz-aware
+    # datetime keeps its zone (the converters give its UTC instants)
+    import dfbuffer.pandas
+
+    s = pd.Series(pd.to_datetime(["2020-01-01", None]).tz_localize("UTC")
+                  .tz_convert("Asia/Kathmandu"), name="t")
+    value = s if wrap == "series" else s.array
+    got = dfbuffer.pandas.from_dataframe({"t": value})["t"]
+    want = dfbuffer.pandas.from_dataframe(s)["t"]
+    assert str(got.dtype) == str(want.dtype) and str(got.dtype).endswith("Asia/Kathmandu]")
+    pd.testing.assert_series_equal(got, want)

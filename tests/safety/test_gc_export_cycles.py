@@ -89,7 +89,25 @@ EXPORTS: dict[str, Callable[[Source], Any]] = {
     "Buffer.__dlpack__ producer": lambda s: Buffer.from_object(_DlpackProducer(_buffer(s))),
     "Buffer.__arrow_c_array__ read back": lambda s: Buffer.from_object(
         _ArrowArrayOnly(_buffer(s))),
+    "DLPack exchange API, to_py of from_py": lambda s: _exchange_round_trip(_buffer(s)),
+    "DLPack exchange API of a foreign type": lambda s: Buffer.from_object(
+        _exchange_producer()(_buffer(s))),
 }
+
+
+def _exchange_round_trip(b: Buffer) -> Buffer:
+    """b through dfbuffer's own exchange functions (managed tensor out, Buffer back)."""
+    from _dlpack_exchange_ctypes import Own
+
+    own = Own()
+    return own.to_buffer(own.export(b))
+
+
+def _exchange_producer() -> type:
+    """A producer type whose DLPack exchange table forwards to dfbuffer's own function."""
+    from _dlpack_exchange_ctypes import forwarding_table, producer_class
+
+    return producer_class(forwarding_table())
 
 
 class _ArrowArrayOnly:
@@ -149,7 +167,14 @@ CONSUMED: dict[str, tuple[Callable[[Source], Any], Callable[[Any], Any]]] = {
     "Buffer.__dlpack__, numpy": (
         lambda s: Buffer.from_object(_DlpackProducer(_buffer(s))),
         lambda b: np.from_dlpack(b)),
+    "DLPack exchange API, tvm_ffi": (
+        lambda s: _exchange_round_trip(_buffer(s)),
+        lambda b: np.from_dlpack(_tvm_ffi().from_dlpack(b))),
 }
+
+
+def _tvm_ffi() -> Any:
+    return pytest.importorskip("tvm_ffi")
 
 
 @pytest.mark.parametrize("make, consume", list(CONSUMED.values()), ids=list(CONSUMED))

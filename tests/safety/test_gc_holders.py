@@ -127,6 +127,13 @@ def _polars() -> Any:
     return pytest.importorskip("polars")  # no free-threaded wheel: skip cleanly
 
 
+def _exchange_producer() -> Any:
+    """A producer whose DLPack C exchange table forwards to dfbuffer's own function."""
+    from _dlpack_exchange_ctypes import forwarding_table, producer_class
+
+    return producer_class(forwarding_table())(Buffer.from_object(np.arange(6, dtype="f8")))
+
+
 PRODUCERS: dict[str, Callable[[], Any]] = {
     "numpy": lambda: np.arange(6, dtype="f8"),
     "bytes": lambda: b"abcdefgh",
@@ -144,6 +151,7 @@ PRODUCERS: dict[str, Callable[[], Any]] = {
     "dlpack producer (numpy)": lambda: _DlpackProducer(np.arange(6, dtype="f8")),
     "dlpack producer (torch)": lambda: _DlpackProducer(_torch_tensor()),
     "torch tensor": _torch_tensor,
+    "DLPack exchange API producer": lambda: _exchange_producer(),
     "pyarrow array (dlpack)": lambda: _pyarrow().array([1, 2, 3]),
     "pyarrow array (arrow capsule)": lambda: _pyarrow().array([1, None, 3]),
     "pyarrow buffer": lambda: _pyarrow().py_buffer(b"abcdefgh"),

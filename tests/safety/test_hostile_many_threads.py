@@ -1,9 +1,11 @@
 """64 threads calling every public entry point at once on shared sources: Buffer.from_object,
 buffer_to_ndarray, column_to_ndarray, from_dataframe, schema, to_interchange, to_matrix,
+iter_matrices, iter_batches,
 dfbuffer.pandas.from_dataframe, the Buffer exports (__dlpack__, __array_interface__,
-memoryview, Arrow) and the C API table (called through ctypes).  Every result is checked;
-the iterations are bounded (a few seconds, also under ASan + UBSan in CI).  Nothing here
-times anything: the assertions are on values only.
+memoryview, Arrow), the C API table and the DLPack C exchange API table (its five functions,
+and Buffer.from_object reading a producer's table; both called through ctypes).  Every
+result is checked; the iterations are bounded (a few seconds, also under ASan + UBSan in
+CI).  Nothing here times anything: the assertions are on values only.
 """
 
 from __future__ import annotations
@@ -34,11 +36,47 @@ _COLUMN = ctypes.PYFUNCTYPE(ctypes.py_object, _P, ctypes.py_object, ctypes.c_int
 _FRAME = ctypes.PYFUNCTYPE(ctypes.py_object, _P, ctypes.py_object, ctypes.c_int, ctypes.c_int)
 
 
+def exchange():
+    """dfbuffer's DLPack exchange functions and a producer type whose table forwards to
+    them (tests/_dlpack_exchange_ctypes.py)."""
+    from _dlpack_exchange_ctypes import Own, forwarding_table, producer_class
+
+    return Own(), producer_class(forwarding_table())
+
+
+def exchange_work(ints, ex):
+    """One round over the DLPack exchange API; raises AssertionError on a wrong value."""
+    from _dlpack_ctypes import DLTensor
+    from _dlpack_exchange_ctypes import SET_ERROR, tensor_array
+
+    own, producer = ex
+    b = Buffer.from_object(ints)
+    back = own.to_buffer(own.export(b))
+    assert back.ptr == ints.ctypes.data and np.array_equal(np.asarray(back), ints)
+    assert np.array_equal(tensor_array(own.view(b), ints.dtype), ints)
+    p = producer(b)
+    assert Buffer.from_object(p).ptr == ints.ctypes.data and p.dlpack_calls == 0
+    stream = ctypes.c_void_p(1)
+    assert own.stream(1, 0, ctypes.byref(stream)) == 0 and stream.value is None
+    proto = DLTensor()
+    proto.device.device_type, proto.ndim = 1, 1
+    proto.dtype.code, proto.dtype.bits, proto.dtype.lanes = 0, 64, 1
+    dims = (ctypes.c_int64 * 1)(len(ints))
+    proto.shape = dims
+    out = ctypes.c_void_p()
+    set_error = SET_ERROR(lambda ctx, kind, msg: None)
+    assert own.alloc(ctypes.addressof(proto), ctypes.byref(out), None,
+                     ctypes.cast(set_error, ctypes.c_void_p)) == 0
+    fresh = own.to_buffer(out.value)
+    assert fresh.shape == ints.shape and not np.asarray(fresh).any()
+
+
 def capi():
-    """(table address, Buffer_FromObject, ColumnToNdarray, FromDataFrame) of the C API."""
+    """(table address, Buffer_FromObject, ColumnToNdarray, FromDataFrame) of the C API, and
+    the DLPack exchange functions (exchange())."""
     table = _get_pointer(dfbuffer._interchange._C_API, b"dfbuffer._interchange._C_API")
     slots = (ctypes.c_void_p * 10).from_address(table)
-    return (table, _FROM_OBJECT(slots[5]), _COLUMN(slots[8]), _FRAME(slots[9]))
+    return (table, _FROM_OBJECT(slots[5]), _COLUMN(slots[8]), _FRAME(slots[9]), exchange())
 
 
 def sources():
@@ -80,10 +118,15 @@ def work(ints, floats, df, tbl, api):
     assert np.array_equal(dfbuffer.column_to_ndarray(ix.get_column_by_name("i")), ints)
     m = dfbuffer.to_matrix(df, columns=["i", "f"], threads=2)
     assert m.shape == (n, 2) and np.array_equal(m[:, 0], ints) and m[-1, 1] == 1.0
+    ms = list(dfbuffer.iter_matrices(tbl.to_reader(max_chunksize=50), 40, columns=["i"]))
+    assert np.array_equal(np.concatenate(ms)[:, 0], ints) and len(ms[0]) == 40
+    bs = list(dfbuffer.iter_batches(tbl, 100, columns=["s"]))
+    assert bs[2]["s"][0] == "200"
     back = dfbuffer.pandas.from_dataframe(tbl)
     assert back["s"].iloc[5] == "5" and list(back.columns) == ["i", "s", "c"]
 
-    table, from_object, column, frame = api
+    table, from_object, column, frame, ex = api
+    exchange_work(ints, ex)
     cb = from_object(table, ints, None)
     assert isinstance(cb, Buffer) and cb.ptr == ints.ctypes.data
     assert np.array_equal(column(table, tbl.column("i"), 0), ints)
@@ -159,7 +202,7 @@ def test_64_threads_share_one_buffer_and_its_exports(collect):
 @pytest.mark.parametrize("nulls", [0, 1, 2])
 def test_capi_table_from_ctypes_matches_python(nulls):
     """The ctypes route to the C API used above gives what the Python functions give."""
-    table, from_object, column, frame = capi()
+    table, from_object, column, frame, _ = capi()
     col = pa.array([1.0, None, 3.0])
     if nulls == 2:
         with pytest.raises(ValueError):

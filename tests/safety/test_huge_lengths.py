@@ -197,3 +197,34 @@ def test_a_claimed_extent_outside_the_address_space_is_refused(shape, strides):
     # no memory lies there: refused when the Buffer is made, before anything else
     with pytest.raises(OverflowError):
         dfbuffer.Buffer.from_object(_ClaimsTerabytes(shape, strides))
+
+
+@pytest.mark.parametrize("shape", [(2**31, 2**31, 2**31), (2**62,), (2**40, 0, 2**40),
+                                   (2**60, 2**3), (2**50,)])
+def test_the_dlpack_exchange_allocator_checks_the_shape_product(shape):
+    """The DLPack C exchange API's allocator multiplies a caller's dims (and the itemsize)
+    through core's checked helpers and refuses more than physical memory before calling
+    calloc: an overflowing or unallocatable size is reported through SetError, a zero-size
+    one is allocated."""
+    import ctypes
+
+    from _dlpack_ctypes import DLTensor
+    from _dlpack_exchange_ctypes import SET_ERROR, Own
+
+    own = Own()
+    errors: list = []
+    set_error = SET_ERROR(lambda ctx, kind, msg: errors.append(kind))
+    proto = DLTensor()
+    proto.device.device_type, proto.ndim = 1, len(shape)
+    proto.dtype.code, proto.dtype.bits, proto.dtype.lanes = 2, 64, 1
+    dims = (ctypes.c_int64 * len(shape))(*shape)
+    proto.shape = dims
+    out = ctypes.c_void_p()
+    rc = own.alloc(ctypes.addressof(proto), ctypes.byref(out), None,
+                   ctypes.cast(set_error, ctypes.c_void_p))
+    if 0 in shape:
+        assert rc == 0 and errors == []
+        assert own.to_buffer(out.value).shape == shape
+    else:
+        assert rc == -1 and out.value is None
+        assert errors in ([b"ValueError"], [b"MemoryError"])

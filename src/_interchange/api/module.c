@@ -15,6 +15,7 @@
 #include "arrow_interchange.h"
 #include "arrow_functions.h"
 #include "dlpack.h"
+#include "dlpack_exchange.h"
 #include "capi.h"
 #include "export_array.h"
 #include "import.h"
@@ -28,6 +29,7 @@
 #include "convert_functions.h"
 #include "type_info.h"
 #include "schema.h"
+#include "arrow_batches.h"
 
 typedef struct {
     const char *name;
@@ -269,6 +271,10 @@ module_exec(PyObject *m)
     if (st->buffer_type == NULL) {
         return -1;
     }
+    /* DLPack 1.3's C exchange API, a capsule over a static const table */
+    if (dfb_dlpack_exchange_attach(st->buffer_type) < 0) {
+        return -1;
+    }
     if (PyModule_AddType(m, st->buffer_type) < 0) {
         return -1;
     }
@@ -317,6 +323,9 @@ module_exec(PyObject *m)
     if (dfb_ixview_state_init(m, st) < 0) {
         return -1;
     }
+    if (dfb_arrow_batches_state_init(m, st) < 0) {
+        return -1;
+    }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||
         PyModule_AddIntConstant(m, "DLPACK_MAJOR_VERSION",
                                 DLPACK_MAJOR_VERSION) < 0 ||
@@ -349,6 +358,8 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->ixview_field_type);
     Py_VISIT(st->ixview_chunk_type);
     Py_VISIT(st->ix_dtype_memo.tuple);
+    Py_VISIT(st->arrow_batch_type);
+    Py_VISIT(st->arrow_batch_reader_type);
     return 0;
 }
 
@@ -373,6 +384,8 @@ module_clear(PyObject *m)
     Py_CLEAR(st->ixview_chunk_type);
     dfb_convert_state_clear(st);
     Py_CLEAR(st->ix_dtype_memo.tuple);
+    Py_CLEAR(st->arrow_batch_type);
+    Py_CLEAR(st->arrow_batch_reader_type);
     return 0;
 }
 

@@ -76,8 +76,10 @@ typedef struct {
     PyObject *cuda_array_interface;  /* "__cuda_array_interface__" */
     PyObject *array_interface;       /* "__array_interface__" */
     PyObject *dlpack;                /* "__dlpack__" */
-    PyObject *array_method;          /* "__array__" */
-    PyObject *arrow_array_method;    /* "__arrow_array__" */
+    PyObject *dlpack_c_exchange_api; /* "__dlpack_c_exchange_api__" */
+    PyObject *requires_grad;
+    PyObject *array_method;       /* "__array__" */
+    PyObject *arrow_array_method; /* "__arrow_array__" */
     PyObject *copy;
     PyObject *pyarrow;
     PyObject *Array;
@@ -145,6 +147,9 @@ typedef struct {
     PyTypeObject *ixview_field_type;
     PyTypeObject *ixview_chunk_type;
     dfb_ix_dtype_memo ix_dtype_memo; /* dtype.c: strong tuple, visited */
+    /* arrow_batches.c: the types _ArrowBatch and _ArrowBatchReader */
+    PyTypeObject *arrow_batch_type;
+    PyTypeObject *arrow_batch_reader_type;
 } dfb_state;
 
 #endif /* DFBUFFER_COMMON_H */

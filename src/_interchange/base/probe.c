@@ -41,6 +41,7 @@ static const size_t probe_field[DFB_PN_MAX_VERSION_KW] = {
     [DFB_PN_ARRAY_INTERFACE] = offsetof(dfb_names, array_interface),
     [DFB_PN_ARROW_ARRAY_METHOD] = offsetof(dfb_names, arrow_array_method),
     [DFB_PN_ARRAY_METHOD] = offsetof(dfb_names, array_method),
+    [DFB_PN_DLPACK_EXCHANGE] = offsetof(dfb_names, dlpack_c_exchange_api),
 };
 
 PyObject *

@@ -53,6 +53,7 @@ enum {
     DFB_PN_ARROW_DEVICE_STREAM, /* "__arrow_c_device_stream__" */
     DFB_PN_ARROW_ARRAY_METHOD,  /* "__arrow_array__" (pyarrow's protocol) */
     DFB_PN_ARRAY_METHOD,        /* "__array__" */
+    DFB_PN_DLPACK_EXCHANGE,     /* "__dlpack_c_exchange_api__" */
     DFB_PN_MAX_VERSION_KW,      /* the tuple ("max_version",) */
     DFB_PN_VERSION,             /* the tuple (DLPACK_MAJOR, DLPACK_MINOR) */
     DFB_PN_COUNT

@@ -94,6 +94,8 @@ static const struct {
     NAME(cuda_array_interface, "__cuda_array_interface__"),
     NAME(array_interface, "__array_interface__"),
     NAME(dlpack, "__dlpack__"),
+    NAME(dlpack_c_exchange_api, "__dlpack_c_exchange_api__"),
+    NAME(requires_grad, "requires_grad"),
     NAME(array_method, "__array__"),
     NAME(arrow_array_method, "__arrow_array__"),
     NAME(copy, "copy"),

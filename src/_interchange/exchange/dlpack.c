@@ -354,6 +354,10 @@ descr_from_dldtype(DLDataType t)
     return dfb_descr_from_typestr(ts); /* core's mapping */
 }
 
+static PyObject *
+import_managed(dfb_state *st, void *mp, const DLTensor *t, int versioned,
+               int readonly, PyObject *cap, PyObject *dtype, int *taken);
+
 /* Consumes a DLPack capsule ("dltensor_versioned" or legacy "dltensor"):
    validates the tensor, renames the capsule "used_..." and hands the
    managed tensor to a new dfbuffer.dlpack_owner whose dealloc calls the
@@ -414,6 +418,22 @@ dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
         return NULL;
     }
 
+    int taken;
+    return import_managed(st, mp, t, versioned, readonly, cap, dtype, &taken);
+}
+
+/* Validates tensor `t` of managed tensor `mp` (versioned or legacy) and,
+   when it is valid, takes `mp` over: renames `cap` "used_..." when `cap`
+   is not NULL and hands `mp` to a new dfbuffer.dlpack_owner whose dealloc
+   calls the deleter.  Sets *taken to 1 once the owner holds `mp` (its
+   deleter then runs when the owner dies, also on a later failure), else
+   0 (the caller still owns `mp`).  Returns a new Buffer, or NULL with an
+   exception set. */
+static PyObject *
+import_managed(dfb_state *st, void *mp, const DLTensor *t, int versioned,
+               int readonly, PyObject *cap, PyObject *dtype, int *taken)
+{
+    *taken = 0;
     /* Validate everything before taking ownership. */
     if (t->ndim < 0 || t->ndim > DFB_MAXDIM) {
         PyErr_Format(PyExc_BufferError,
@@ -481,13 +501,15 @@ dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
     owned->managed = NULL;
     owned->versioned = versioned;
     PyObject *owner = (PyObject *)owned;
-    if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned"
+    if (cap != NULL &&
+        PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned"
                                          : "used_dltensor") < 0) {
         Py_DECREF(owner);
         goto fail;
     }
     /* From here on, only the owner calls the deleter. */
     owned->managed = mp;
+    *taken = 1;
     if (versioned
             ? ((DLManagedTensorVersioned *)mp)->deleter == deleter_versioned
             : ((DLManagedTensor *)mp)->deleter == deleter_legacy) {
@@ -503,6 +525,34 @@ dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
 fail:
     Py_DECREF(descr);
     return NULL;
+}
+
+PyObject *
+dfb_dlpack_import_versioned(dfb_state *st, DLManagedTensorVersioned *m,
+                            PyObject *dtype)
+{
+    if (m->version.major != DLPACK_MAJOR_VERSION) {
+        unsigned major = m->version.major, minor = m->version.minor;
+        /* The layout is unknown: only the deleter may be called. */
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+        PyErr_Format(PyExc_BufferError,
+                     "DLPack version %u.%u is not supported (dfbuffer "
+                     "speaks %d.x)",
+                     major, minor, DLPACK_MAJOR_VERSION);
+        return NULL;
+    }
+    int taken;
+    PyObject *res = import_managed(
+        st, m, &m->dl_tensor, 1,
+        (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, NULL, dtype, &taken);
+    if (res == NULL && !taken && m->deleter != NULL) {
+        PyObject *exc = dfb_err_take();
+        m->deleter(m);
+        dfb_err_give(exc);
+    }
+    return res;
 }
 
 /* Calls obj.__dlpack__(max_version=(1, minor)), falling back to
@@ -741,6 +791,42 @@ fill_tensor(DfbBuffer *b, DLTensor *t, char *base, const block_layout *l,
     return 0;
 }
 
+/* Makes the versioned managed tensor of Buffer `self` in one malloc of
+   layout `l`: dtype `dt`, device `dev`, copied (IS_COPIED, writable) or
+   not (READ_ONLY as the Buffer; manager_ctx a new reference to `self`).
+   Returns it, or NULL with an exception set. */
+static DLManagedTensorVersioned *
+new_versioned(PyObject *self, const block_layout *l, DLDataType dt,
+              DLDevice dev, int copy)
+{
+    DfbBuffer *b = (DfbBuffer *)self;
+    char *base = malloc(l->total);
+    if (base == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)base;
+    m->version.major = DLPACK_MAJOR_VERSION;
+    m->version.minor = DLPACK_MINOR_VERSION;
+    m->manager_ctx = NULL;
+    m->deleter = deleter_versioned;
+    m->flags = 0;
+    if (copy) {
+        m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+    }
+    else if (b->readonly) {
+        m->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+    }
+    if (fill_tensor(b, &m->dl_tensor, base, l, dt, dev, copy) < 0) {
+        free(base);
+        return NULL;
+    }
+    if (!copy) {
+        m->manager_ctx = Py_NewRef(self);
+    }
+    return m;
+}
+
 /* ------------------------------------------------------------------ */
 /* Entry points                                                         */
 /* ------------------------------------------------------------------ */
@@ -829,35 +915,25 @@ dfb_buffer_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                      b->ndim, nbytes, copy == 1, &l) < 0) {
         return NULL;
     }
+    if (versioned) {
+        DLManagedTensorVersioned *m =
+            new_versioned(self, &l, dt, dev, copy == 1);
+        if (m == NULL) {
+            return NULL;
+        }
+        PyObject *cap =
+            PyCapsule_New(m, CAPSULE_VERSIONED, capsule_destructor_versioned);
+        if (cap == NULL) {
+            deleter_versioned(m);
+        }
+        return cap;
+    }
     char *base = malloc(l.total);
     if (base == NULL) {
         return PyErr_NoMemory();
     }
     PyObject *cap;
-    if (versioned) {
-        DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)base;
-        m->version.major = DLPACK_MAJOR_VERSION;
-        m->version.minor = DLPACK_MINOR_VERSION;
-        m->manager_ctx = NULL;
-        m->deleter = deleter_versioned;
-        m->flags = 0;
-        if (copy == 1) {
-            m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
-        }
-        else if (b->readonly) {
-            m->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
-        }
-        if (fill_tensor(b, &m->dl_tensor, base, &l, dt, dev, copy == 1) < 0) {
-            free(base);
-            return NULL;
-        }
-        cap =
-            PyCapsule_New(m, CAPSULE_VERSIONED, capsule_destructor_versioned);
-        if (cap != NULL && copy != 1) {
-            m->manager_ctx = Py_NewRef(self);
-        }
-    }
-    else {
+    {
         DLManagedTensor *m = (DLManagedTensor *)base;
         m->manager_ctx = NULL;
         m->deleter = deleter_legacy;
@@ -892,4 +968,31 @@ dfb_buffer_dlpack_device(PyObject *self, PyObject *unused)
         return NULL;
     }
     return Py_BuildValue("(Ni)", t, (int)b->device.device_id);
+}
+
+DLManagedTensorVersioned *
+dfb_dlpack_export_versioned(PyObject *self)
+{
+    DfbBuffer *b = (DfbBuffer *)self;
+    if (b->owner == NULL) {
+        PyErr_SetString(PyExc_BufferError,
+                        "the Buffer was cleared by the garbage collector");
+        return NULL;
+    }
+    DLDataType dt;
+    if (dlpack_dtype(b->dtype, &dt) < 0) {
+        return NULL;
+    }
+    block_layout l;
+    if (layout_block(sizeof(DLManagedTensorVersioned), b->ndim, 0, 0, &l) <
+        0) {
+        return NULL;
+    }
+    return new_versioned(self, &l, dt, b->device, 0);
+}
+
+int
+dfb_dlpack_dtype(PyArray_Descr *d, DLDataType *out)
+{
+    return dlpack_dtype(d, out);
 }

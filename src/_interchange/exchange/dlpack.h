@@ -42,4 +42,25 @@ dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype);
 PyObject *
 dfb_dlpack_import_producer(dfb_state *st, PyObject *obj, PyObject *dtype);
 
+/* Imports managed tensor `m`, whose ownership it takes in every case (on
+   a failure the deleter has run): the version check and validation of a
+   "dltensor_versioned" capsule's import.  Returns a new Buffer, or NULL
+   with an exception set. */
+PyObject *
+dfb_dlpack_import_versioned(dfb_state *st, DLManagedTensorVersioned *m,
+                            PyObject *dtype);
+
+/* The versioned managed tensor of Buffer `self` as __dlpack__(max_version=
+   (1, x)) makes it (own device, no copy, READ_ONLY as the Buffer;
+   manager_ctx a new reference to `self`).  Returns it, or NULL with an
+   exception set (BufferError for a dtype or layout DLPack cannot
+   describe, or a Buffer cleared by the collector). */
+DLManagedTensorVersioned *
+dfb_dlpack_export_versioned(PyObject *self);
+
+/* The DLPack type of NumPy dtype `d` in *out.  Returns 0, or -1 with
+   BufferError. */
+int
+dfb_dlpack_dtype(PyArray_Descr *d, DLDataType *out);
+
 #endif /* DFBUFFER_DLPACK_H */

@@ -27,6 +27,7 @@
 #include "import.h"
 #include "array_dunders.h"
 #include "dlpack.h"
+#include "dlpack_exchange.h"
 #include "dlpack_types.h"
 
 #include <limits.h>
@@ -56,15 +57,28 @@ typedef enum {
     HAS_BUFFER_SLOT,
 } type_check;
 
-/* DLPack, and when the producer refuses it (TypeError, including pyarrow's
-   ArrowTypeError for arrays with nulls; BufferError; NotImplementedError)
-   and also speaks the Arrow PyCapsule interface, the Arrow values buffer.
-   If Arrow refuses too, the DLPack error is raised.  Returns a new Buffer
-   or NULL with an exception set. */
+/* DLPack (the C exchange API, else __dlpack__), and when the producer refuses
+   it (TypeError, including pyarrow's ArrowTypeError for arrays with nulls;
+   BufferError; NotImplementedError) and also speaks the Arrow PyCapsule
+   interface, the Arrow values buffer. If Arrow refuses too, the DLPack error
+   is raised.  Returns a new Buffer or NULL with an exception set. */
 static PyObject *
 from_dlpack_or_arrow(dfb_state *st, PyObject *obj, const request *rq)
 {
-    PyObject *res = dfb_dlpack_import_producer(st, obj, rq->dtype);
+    /* the type's DLPack 1.3 C exchange API first, when it has one dfbuffer
+       reads (its name probed with __dlpack__'s, in the same walk); else
+       (NULL without an exception) __dlpack__ */
+    PyObject *res = NULL;
+    int has = dfb_probe(st, obj, DFB_PN_DLPACK_EXCHANGE);
+    if (has < 0) {
+        return NULL;
+    }
+    if (has) {
+        res = dfb_dlpack_import_exchange(st, obj, rq->dtype);
+    }
+    if (res == NULL && !PyErr_Occurred()) {
+        res = dfb_dlpack_import_producer(st, obj, rq->dtype);
+    }
     if (res != NULL || !(PyErr_ExceptionMatches(PyExc_TypeError) ||
                          PyErr_ExceptionMatches(PyExc_BufferError) ||
                          PyErr_ExceptionMatches(PyExc_NotImplementedError))) {
@@ -223,8 +237,9 @@ static const protocol registry[] = {
      IS_BYTES_LIKE, 0, 0, imp_buffer_protocol},
     {"__dlpack__ with __cuda_array_interface__", "dfb_dlpack_import_producer",
      "DLPack first when both are spoken (torch, CuPy): it states the device "
-     "and carries a deleter and a read-only flag",
-     NEEDS_NAMES, PB(DLPACK) | PB(CAI) | PB(PTR),
+     "and carries a deleter and a read-only flag; the type's C exchange API "
+     "(DLPack 1.3+) before __dlpack__, as for __dlpack__ below",
+     NEEDS_NAMES, PB(DLPACK) | PB(CAI) | PB(PTR) | PB(DLPACK_EXCHANGE),
      PB(DLPACK) | PB(DLPACK_DEVICE) | PB(CAI), from_dlpack_or_arrow},
     {"__cuda_array_interface__", "dfb_import_cai",
      "device memory before any host protocol, never touched; owner the "
@@ -246,8 +261,10 @@ static const protocol registry[] = {
      NEEDS_NAMES, PB(ARRAY_INTERFACE) | PB(ARROW_ARRAY) | PB(ARROW_STREAM),
      PB(ARRAY_INTERFACE), imp_array_interface},
     {"__dlpack__", "dfb_dlpack_import_producer",
-     "the capsule of __dlpack__(max_version=...), consumed; a refusal falls "
-     "back to the Arrow values buffer when Arrow is spoken too",
+     "the tensor of the type's __dlpack_c_exchange_api__ (version 1.3+, "
+     "CPU tensors) or else the capsule of __dlpack__(max_version=...), "
+     "consumed; a refusal falls back to the Arrow values buffer when Arrow is "
+     "spoken too",
      NEEDS_NAMES, 0, PB(DLPACK) | PB(DLPACK_DEVICE), from_dlpack_or_arrow},
     {"__arrow_c_array__", "dfb_arrow_buffer_from_object",
      "the values buffer of a fixed-width Arrow array (read-only); owner the "

@@ -10,6 +10,7 @@
 #include "dtype.h"
 #include "layout.h"
 #include "mem.h"
+#include "checked.h"
 #include "dlpack_types.h"
 
 #include <stddef.h>
@@ -265,7 +266,7 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     /* Every field is set below (no zeroing), and the Buffer is tracked
        only once complete, and only when it can be part of a cycle.  The
        type's tp_alloc is PyType_GenericAlloc (it sets none). */
-    DfbBuffer *self = PyObject_GC_NewVar(DfbBuffer, tp, 2 * (Py_ssize_t)ndim);
+    DfbBuffer *self = PyObject_GC_NewVar(DfbBuffer, tp, 3 * (Py_ssize_t)ndim);
     if (self == NULL) {
         return NULL;
     }
@@ -302,6 +303,22 @@ buffer_alloc(dfb_state *st, char *ptr, char *data, Py_ssize_t bufsize,
     else if (ndim > 0) {
         dfb_memcpy(self->shape, shape, ndim * sizeof(Py_ssize_t));
         dfb_memcpy(self->strides, strides, ndim * sizeof(Py_ssize_t));
+    }
+    /* the strides in elements (DfbBuffer_ELEM) */
+    const Py_ssize_t itemsize = PyDataType_ELSIZE(dtype);
+    Py_ssize_t c_stride = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        Py_ssize_t bs = strides[i];
+        self->dims[2 * ndim + i] =
+            itemsize > 0 && bs % itemsize == 0 ? bs / itemsize : c_stride;
+        /* saturates: with a zero-size dimension the others are unbounded
+           (the value then serves only as a placeholder) */
+        int64_t next;
+        c_stride = dfb_checked_mul(c_stride, shape[i] > 1 ? shape[i] : 1,
+                                   &next) == 0 &&
+                           next <= PY_SSIZE_T_MAX
+                       ? (Py_ssize_t)next
+                       : PY_SSIZE_T_MAX;
     }
     if (owner_gc || PyObject_IS_GC((PyObject *)dtype)) {
         PyObject_GC_Track(self);

@@ -16,7 +16,7 @@
 #include "dtype.h" /* dfb_descr_from_typestr, dfb_parse_dtype */
 
 typedef struct {
-    PyObject_VAR_HEAD     /* ob_size = 2 * ndim: the slots of dims[] */
+    PyObject_VAR_HEAD     /* ob_size = 3 * ndim: the slots of dims[] */
         char *ptr;        /* lowest address of the block (may be NULL iff
                              bufsize == 0) */
     char *data;           /* address of element (0, ..., 0) */
@@ -30,8 +30,16 @@ typedef struct {
     int native;          /* a dfb_native value */
     Py_ssize_t *shape;   /* points to dims[0 .. ndim) */
     Py_ssize_t *strides; /* bytes; points to dims[ndim .. 2*ndim) */
-    Py_ssize_t dims[1];  /* 2*ndim slots (tp_itemsize) */
+    Py_ssize_t dims[1];  /* 3*ndim slots (tp_itemsize): shape, strides,
+                            then the strides in elements (DfbBuffer_ELEM) */
 } DfbBuffer;
+
+/* The strides of Buffer `b` in elements, dims[2*ndim .. 3*ndim): for each
+   dimension, its byte stride divided by the itemsize where the itemsize
+   divides it, else the C-order stride (which serves where the stride does
+   not matter: size-1 dimensions, zero-size buffers); the DLTensor view of
+   the DLPack exchange API borrows them. */
+#define DfbBuffer_ELEM(b) ((b)->dims + 2 * (b)->ndim)
 
 #define DfbBuffer_Check(st, op) PyObject_TypeCheck((op), (st)->buffer_type)
 

@@ -272,6 +272,13 @@ array_copy_new(const struct ArrowArray *src, PyObject *owner, int depth)
     return a;
 }
 
+int
+dfb_arrow_array_copy(const struct ArrowArray *src, PyObject *owner,
+                     struct ArrowArray *dst)
+{
+    return array_copy(src, owner, dst, 0);
+}
+
 /* dfbuffer._arrow_array_node: one column chunk of an import, a GC-tracked
    object pointing at the imported ArrowArray that `holder` (the import's
    dfbuffer.arrow_array holder) keeps alive.  tp_traverse visits the

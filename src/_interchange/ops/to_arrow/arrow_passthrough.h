@@ -56,4 +56,13 @@ int
 dfb_arrow_node_array(PyObject *node, int64_t length, int64_t null_count,
                      int64_t offset, PyObject *owner, struct ArrowArray *a);
 
+/* Fills `dst` (uninitialised) with a copy of producer array `src` and
+   every node below it (children, dictionaries): the buffer pointers are
+   the producer's, each node holds a strong reference to `owner` (which
+   must keep `src` alive) that its release drops on any thread.  Returns
+   0, or -1 with an exception set (`dst` released-marked). */
+int
+dfb_arrow_array_copy(const struct ArrowArray *src, PyObject *owner,
+                     struct ArrowArray *dst);
+
 #endif /* DFBUFFER_ARROW_PASSTHROUGH_H */

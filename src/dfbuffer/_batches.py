@@ -1,0 +1,478 @@
+"""Fixed-size batches of any frame or Arrow stream: iter_matrices, iter_batches.
+
+An Arrow stream (anything with ``__arrow_c_stream__``) is read by the C reader
+``_ArrowBatchReader`` one source batch at a time, never ahead; the rows of each yielded
+batch are zero-copy slices of the source batches (``_ArrowBatch.slice``), joined into one
+Arrow stream (``_arrow_batch_stream``) only where a yielded batch spans a border, and
+converted by ``to_matrix`` / ``from_dataframe`` themselves.  A pandas DataFrame or a
+mapping of arrays is sliced in place.  The dtypes are fixed once, from the schema, before
+the first batch (docs/api.md, "Batches").
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from dfbuffer._interchange import _arrow_batch_stream, _ArrowBatchReader
+from dfbuffer._interchange import from_dataframe as _from_dataframe
+from dfbuffer._interchange import to_matrix as _to_matrix
+from dfbuffer._schema import schema
+
+# the converters, called with options passed through (their overloads type the results
+# by the options' literals, which these functions hand on unchanged)
+to_matrix: Any = _to_matrix
+from_dataframe: Any = _from_dataframe
+
+_NULLS = ("fill", "nan", "raise", "mask", "always_mask")
+
+
+class _Joined:
+    """Slices of several source batches as one Arrow stream (a new one per call)."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: tuple[Any, ...]) -> None:
+        self.pieces = pieces
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        if requested_schema is not None:
+            raise NotImplementedError("a requested_schema is not supported")
+        return _arrow_batch_stream(self.pieces)
+
+
+class _Source:
+    """One source opened once: its batches of rows, and what the rules read of it."""
+
+    def __init__(self, source: Any) -> None:
+        pd = sys.modules.get("pandas")
+        if pd is not None and type(source) is pd.Series:
+            source = source.to_frame()
+        if type(source).__module__.partition(".")[0] == "narwhals" and hasattr(
+            source, "to_native"
+        ):
+            source = source.to_native()  # as every dfbuffer function reads narwhals
+            if pd is not None and type(source) is pd.Series:
+                source = source.to_frame()
+        self.reader: Any = None
+        self.frame: Any = None
+        if pd is not None and type(source) is pd.DataFrame:
+            self.kind = "pandas"
+            self.frame = source
+            self.rows = len(source)
+        elif isinstance(source, Mapping):
+            self.kind = "mapping"
+            self.frame = source
+            lengths = {len(v) for v in source.values()}
+            if len(lengths) > 1:
+                raise ValueError("the columns of the mapping have different lengths")
+            self.rows = lengths.pop() if lengths else 0
+        else:
+            self.kind = "arrow"
+            if not hasattr(type(source), "__arrow_c_stream__"):
+                from dfbuffer._to_arrow import to_arrow
+
+                source = to_arrow(source)  # TypeError for what dfbuffer cannot read
+            # the one call: a single-use stream is exported exactly once
+            self.reader = _ArrowBatchReader(type(source).__arrow_c_stream__(source))
+
+    def batches(self, batch_size: int, drop_last: bool) -> Iterator[tuple[object, int]]:
+        """Yield (producer of the rows, number of rows) per batch of ``batch_size``."""
+        if self.kind != "arrow":
+            stop = self.rows - self.rows % batch_size if drop_last else self.rows
+            for i in range(0, stop, batch_size):
+                j = min(i + batch_size, self.rows)
+                if self.kind == "pandas":
+                    yield self.frame.iloc[i:j], j - i
+                else:
+                    yield {k: v[i:j] for k, v in self.frame.items()}, j - i
+            return
+        pieces: list[Any] = []
+        have = 0
+        for b in self.reader:
+            n, pos = len(b), 0
+            while pos < n:
+                take = min(batch_size - have, n - pos)
+                pieces.append(b if take == n else b.slice(pos, take))
+                have += take
+                pos += take
+                if have == batch_size:
+                    yield _piece(pieces), have
+                    pieces, have = [], 0
+            del b  # hold no source batch while the next one is read
+        if have and not drop_last:
+            yield _piece(pieces), have
+
+    def select(self, piece: Any, names: list[str]) -> tuple[Any, list[str] | None]:
+        """(object, columns=) that reads the columns ``names`` (result keys) of ``piece``:
+        an Arrow piece by ``columns=``; a pandas frame or mapping, whose labels need not
+        be str (``from_dataframe``'s ``columns=`` takes str), by selecting them here."""
+        if self.frame is None:
+            return piece, names
+        keys = piece.columns if self.kind == "pandas" else piece.keys()
+        label = {str(k): k for k in keys}
+        labels = [label.get(n, n) for n in names]
+        if self.kind == "pandas":
+            return piece[labels], None
+        return {k: piece[k] for k in labels}, None
+
+    def probe(self, first: Any) -> Any:
+        """A zero-row frame with the source's schema (``first``: a first batch)."""
+        if self.kind == "pandas":
+            return self.frame.iloc[:0]
+        if self.kind == "mapping":
+            return {k: v[:0] for k, v in self.frame.items()}
+        pieces = first.pieces if isinstance(first, _Joined) else (first,)
+        return pieces[0].slice(0, 0)
+
+    def nullable(self, probe: Any, names: list[str], structs: str) -> set[str]:
+        """The names of ``names`` whose schema allows nulls.
+
+        Arrow: the field's nullable flag (a leaf of a nullable struct is nullable).  pandas
+        and mappings: every column that is not a NumPy array (NumPy columns hold no null:
+        a float's NaN is a value of its dtype)."""
+        if self.kind == "arrow":
+            sch = schema(probe, structs=structs)
+            known = set(sch.names)
+            return {n for n in names if n not in known or sch[n].nullable}
+        if self.kind == "pandas":
+            dtypes = {str(k): v for k, v in self.frame.dtypes.items()}
+            return {n for n in names if not isinstance(dtypes.get(n), np.dtype)}
+        plain = {
+            str(k) for k, v in self.frame.items() if _numpy_column(v)
+        }
+        return {n for n in names if n not in plain}
+
+
+def _numpy_column(v: Any) -> bool:
+    if isinstance(v, np.ndarray):
+        return not isinstance(v, np.ma.MaskedArray) and v.dtype.kind != "O"
+    pd = sys.modules.get("pandas")
+    return pd is not None and type(v) is pd.Series and isinstance(v.dtype, np.dtype)
+
+
+def _piece(pieces: list[Any]) -> object:
+    return pieces[0] if len(pieces) == 1 else _Joined(tuple(pieces))
+
+
+def _batch_size(batch_size: Any) -> int:
+    n = operator.index(batch_size)
+    if n < 1:
+        raise ValueError(f"batch_size must be at least 1, got {n}")
+    return n
+
+
+def _check_nulls(nulls: object) -> None:
+    if nulls not in _NULLS:
+        raise ValueError(f"nulls must be one of {', '.join(map(repr, _NULLS))}, got {nulls!r}")
+
+
+def _check_out(out: Any, batch_size: int, dtype: Any, order: Any) -> str:
+    """Check ``out`` before the stream is read; return its order."""
+    if not isinstance(out, np.ndarray) or isinstance(out, np.ma.MaskedArray):
+        raise TypeError(f"iter_matrices out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.ndim != 2 or out.shape[0] != batch_size:
+        raise ValueError(
+            f"iter_matrices out has shape {out.shape}, batches of {batch_size} rows need "
+            f"({batch_size}, columns)"
+        )
+    if not out.flags.writeable:
+        raise ValueError("iter_matrices out is read-only")
+    if out.flags.c_contiguous:
+        out_order = "C"
+    elif out.flags.f_contiguous:
+        out_order = "F"
+    else:
+        raise ValueError("iter_matrices out must be C- or F-contiguous")
+    if out.shape[1] > 1 and out.shape[0] > 1 and order is not None and order != out_order:
+        raise ValueError(f"iter_matrices order={order!r}, out is {out_order}-ordered")
+    if dtype is not None and np.dtype(dtype) != out.dtype:
+        raise ValueError(f"iter_matrices dtype={np.dtype(dtype)}, out has dtype {out.dtype}")
+    return out_order if order is None else str(order)
+
+
+def _stream_dtype(
+    src: _Source, probe: Any, dtype: Any, nulls: str, opts: dict[str, Any]
+) -> np.dtype[Any]:
+    """The one dtype of every matrix, from the schema (a zero-row probe), never values."""
+    m = to_matrix(probe, dtype=dtype, nulls=nulls, **opts)
+    if dtype is not None:
+        return m.dtype
+    d = m.dtype
+    if nulls in ("fill", "nan") and d.kind in "biu":
+        names = [str(n) for n in _matrix_names(probe, opts)]
+        for name in src.nullable(probe, names, opts.get("structs", "object")):
+            col = to_matrix(probe, nulls=nulls, **{**opts, "columns": [name]})
+            if col.dtype.kind in "biu":
+                return np.result_type(d, np.float64)
+    return d
+
+
+def _matrix_names(probe: Any, opts: dict[str, Any]) -> list[str]:
+    """The names of the matrix's columns (to_matrix's selection, in its order)."""
+    columns = opts.get("columns")
+    if columns is not None:
+        return [str(c) for c in columns]
+    sch = schema(probe, structs=opts.get("structs", "object"))
+    return [str(n) for n in sch.names]
+
+
+def iter_matrices(
+    source: object,
+    batch_size: int,
+    *,
+    columns: Any = None,
+    dtype: Any = None,
+    order: Any = None,
+    nulls: str = "fill",
+    drop_last: bool = False,
+    out: np.ndarray[Any, Any] | None = None,
+    threads: int | None = None,
+    decimals: str = "decimal",
+    structs: str = "object",
+    on_unsupported: str = "raise",
+    period: str = "object",
+) -> Iterator[Any]:
+    """Yield 2-D NumPy arrays of ``batch_size`` rows of ``source``, at bounded memory.
+
+    ``source`` is anything :func:`to_matrix` reads.  An Arrow stream (a pyarrow
+    ``RecordBatchReader`` or ``Table``, a dataset scanner's ``to_reader()``, a nanoarrow
+    ``ArrayStream``, a DuckDB relation, a polars DataFrame or ``collect_batches()``: any
+    ``__arrow_c_stream__``) is exported once and read one source batch at a time, never
+    more than one ahead; a pandas DataFrame or a mapping of arrays is sliced.  Each batch
+    has ``batch_size`` rows, re-chunked across the source's batch borders; the last may be
+    shorter unless ``drop_last``.  Each is what ``to_matrix`` gives for those rows (same
+    columns, nulls and errors) with one dtype for the whole stream, fixed from the schema
+    before the first batch: ``dtype`` if given, else ``to_matrix``'s promotion where, with
+    ``nulls="fill"``, a bool or integer column the schema lets hold nulls (an Arrow field
+    marked nullable, a pandas or masked column that is not a NumPy array) counts as
+    float64 whether or not a batch has a null.
+
+    Parameters
+    ----------
+    source : frame or Arrow stream
+        What :func:`to_matrix` accepts; an Arrow stream is read once, lazily.
+    batch_size : int
+        Rows per batch (at least 1).
+    columns, dtype, nulls, threads, decimals, structs, on_unsupported, period
+        As in :func:`to_matrix`; ``nulls`` defaults to ``"fill"``.
+    order : {"C", "F"}, optional
+        The batches' memory order: ``"C"`` unless ``out`` is F-ordered.
+    drop_last : bool, optional
+        Leave out a last batch shorter than ``batch_size`` (default False).
+    out : numpy.ndarray, optional
+        A writeable C- or F-contiguous array of shape ``(batch_size, columns)`` every
+        batch is written into, as ``io.RawIOBase.readinto`` fills its buffer: each yielded
+        array is the view ``out[:n]`` (a MaskedArray over it for the mask modes), which
+        the next batch overwrites.  Its dtype is the batches' (``dtype``, when given, must
+        be the same; the stream's dtype must cast to it under ``same_kind``).
+
+    Returns
+    -------
+    iterator of numpy.ndarray or numpy.ma.MaskedArray
+        Lazily, one ``(n, columns)`` array per batch, ``n == batch_size`` but for the
+        last.  The arguments (and the source's type) are checked at the call; the
+        columns at the first batch.
+
+    Raises
+    ------
+    TypeError
+        A source dfbuffer cannot read, a column to_matrix refuses (at the first batch),
+        ``out`` not an ndarray.
+    ValueError
+        ``batch_size`` below 1, a wrong ``nulls`` word, ``out`` of the wrong shape,
+        dtype or order; a null under ``nulls="raise"`` or in an integer ``dtype``.
+    BufferError, ValueError
+        A stream whose producer fails or hands out a batch that does not match its
+        schema (the stream is then released).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> import dfbuffer
+    >>> t = pa.table({"x": [1.0, 2.0, 3.0, 4.0, 5.0], "y": [1, 2, 3, 4, 5]})
+    >>> [m.shape for m in dfbuffer.iter_matrices(t.to_reader(max_chunksize=2), 3)]
+    [(3, 2), (2, 2)]
+    >>> out = np.empty((2, 2), np.float32)
+    >>> [m.tolist() for m in dfbuffer.iter_matrices(t, 2, out=out, drop_last=True)]
+    [[[1.0, 1.0], [2.0, 2.0]], [[3.0, 3.0], [4.0, 4.0]]]
+    """
+    n = _batch_size(batch_size)
+    _check_nulls(nulls)
+    out_order = _check_out(out, n, dtype, order) if out is not None else None
+    if order is not None and order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+    opts: dict[str, Any] = {
+        "columns": columns,
+        "decimals": decimals,
+        "structs": structs,
+        "on_unsupported": on_unsupported,
+        "period": period,
+    }
+    src = _Source(source)
+    return _matrices(src, n, drop_last, dtype, out_order or order or "C", nulls, out,
+                     threads, opts)
+
+
+def _matrices(
+    src: _Source,
+    n: int,
+    drop_last: bool,
+    dtype: Any,
+    order: str,
+    nulls: str,
+    out: np.ndarray[Any, Any] | None,
+    threads: int | None,
+    opts: dict[str, Any],
+) -> Iterator[Any]:
+    final: np.dtype[Any] | None = None
+    for piece, rows in src.batches(n, drop_last):
+        if final is None:
+            final = _stream_dtype(src, src.probe(piece), dtype, nulls, opts)
+            if out is not None:
+                k = to_matrix(src.probe(piece), dtype=final, nulls=nulls, **opts).shape[1]
+                if out.shape[1] != k:
+                    raise ValueError(
+                        f"iter_matrices out has shape {out.shape}, the stream gives "
+                        f"({n}, {k})"
+                    )
+                if not np.can_cast(final, out.dtype, "same_kind"):
+                    raise ValueError(
+                        f"iter_matrices out has dtype {out.dtype}, the stream gives "
+                        f"{final}, which does not cast to it (same_kind)"
+                    )
+                final = out.dtype
+        kw = {"dtype": final, "nulls": nulls, "threads": threads, **opts}
+        if out is None:
+            m = to_matrix(piece, order=order, **kw)
+        elif order == "C" or rows == out.shape[0]:
+            m = to_matrix(piece, out=out[:rows], **kw)
+        else:
+            # out[:rows] of an F-ordered out is not contiguous: the last, short batch goes
+            # through a matrix of its own
+            tmp = to_matrix(piece, order="F", **kw)
+            view = out[:rows]
+            np.copyto(view, np.ma.getdata(tmp))
+            m = np.ma.MaskedArray(view, mask=tmp.mask) if np.ma.isMaskedArray(tmp) else view
+        del piece
+        yield m
+        del m
+
+
+def iter_batches(
+    source: object,
+    batch_size: int,
+    *,
+    columns: Any = None,
+    nulls: str = "mask",
+    drop_last: bool = False,
+    categorical: str = "decode",
+    strings: str = "object",
+    structs: str = "object",
+    decimals: str = "decimal",
+    on_unsupported: str = "raise",
+    copy: bool | None = None,
+    period: str = "object",
+) -> Iterator[dict[str, Any]]:
+    """Yield dicts of NumPy columns of ``batch_size`` rows of ``source``, at bounded memory.
+
+    The batches of :func:`iter_matrices` (the same sources, read the same way) as
+    :func:`from_dataframe` gives them: each column by the result rule, zero-copy where a
+    batch lies inside one source batch (a batch spanning a border is a copy, joined by
+    ``from_dataframe`` itself).  Each column's type and dtype are fixed by the schema, so
+    that no batch differs from another by its values: with ``nulls="mask"``, a column
+    the schema lets hold nulls (an Arrow field marked nullable, a pandas or masked column
+    that is not a NumPy array) is a ``numpy.ma.MaskedArray`` in every batch (all-False
+    mask where a batch has none), any other a plain ndarray; with ``nulls="fill"``, such a
+    bool or integer column is float64 in every batch.  ``"raise"`` and ``"always_mask"``
+    are as in ``from_dataframe``.
+
+    Parameters
+    ----------
+    source : frame or Arrow stream
+        What :func:`from_dataframe` accepts; an Arrow stream is read once, lazily.
+    batch_size : int
+        Rows per batch (at least 1).
+    columns, nulls, categorical, strings, structs, decimals, on_unsupported, copy, period
+        As in :func:`from_dataframe` (``nulls`` as above).
+    drop_last : bool, optional
+        Leave out a last batch shorter than ``batch_size`` (default False).
+
+    Returns
+    -------
+    iterator of dict of str to numpy.ndarray or CategoricalCodes
+        Lazily, one dict per batch: an entry per column, ``n`` rows each (``n ==
+        batch_size`` but for the last).
+
+    Raises
+    ------
+    TypeError, ValueError, NotImplementedError, RuntimeError
+        As :func:`from_dataframe` raises them, for the batch that has the cause;
+        ValueError for ``batch_size`` below 1 or a wrong ``nulls`` word.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import dfbuffer
+    >>> t = pa.table({"x": [1, 2, None], "s": ["a", "b", "c"]})
+    >>> [b["x"].tolist() for b in dfbuffer.iter_batches(t.to_reader(max_chunksize=2), 2)]
+    [[1, 2], [None]]
+    """
+    n = _batch_size(batch_size)
+    _check_nulls(nulls)
+    opts: dict[str, Any] = {
+        "categorical": categorical,
+        "strings": strings,
+        "structs": structs,
+        "decimals": decimals,
+        "on_unsupported": on_unsupported,
+        "copy": copy,
+        "period": period,
+    }
+    src = _Source(source)
+    return _dicts(src, n, drop_last, nulls, columns, opts)
+
+
+def _dicts(
+    src: _Source,
+    n: int,
+    drop_last: bool,
+    nulls: str,
+    columns: Any,
+    opts: dict[str, Any],
+) -> Iterator[dict[str, Any]]:
+    names: list[str] | None = None
+    nullable: set[str] = set()
+    for piece, _rows in src.batches(n, drop_last):
+        if names is None:
+            probe = src.probe(piece)
+            names = list(from_dataframe(probe, nulls=nulls, columns=columns, **opts))
+            nullable = src.nullable(probe, names, opts["structs"])
+            del probe
+        if nulls == "mask":
+            masked = [c for c in names if c in nullable]
+            plain = [c for c in names if c not in nullable]
+            got = {}
+            if masked:
+                obj, cols = src.select(piece, masked)
+                got.update(from_dataframe(obj, nulls="always_mask", columns=cols, **opts))
+            if plain:
+                obj, cols = src.select(piece, plain)
+                got.update(from_dataframe(obj, nulls="mask", columns=cols, **opts))
+            res = {c: got[c] for c in names}
+        else:
+            obj, cols = src.select(piece, names)
+            res = from_dataframe(obj, nulls=nulls, columns=cols, **opts)
+            if nulls == "fill":
+                for c in nullable:
+                    v = res.get(c)
+                    if type(v) is np.ndarray and v.dtype.kind in "biu":
+                        res[c] = v.astype(np.float64)
+        del piece
+        yield res
+        del res

@@ -1,0 +1,313 @@
+"""dfbuffer.iter_matrices: batches of batch_size rows of any frame or Arrow stream,
+re-chunked across the source's batch borders, with to_matrix's values and one dtype
+for the whole stream fixed from the schema."""
+
+from __future__ import annotations
+
+import decimal
+import weakref
+
+import nanoarrow as na
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import dfbuffer
+
+SOURCE_BATCH = 10
+SIZES = [1, 7, SOURCE_BATCH, 25, 1000]
+ROWS = 57
+
+
+def numeric_table(rows: int = ROWS) -> pa.Table:
+    i = np.arange(rows)
+    nulls = i % 5 == 2
+    return pa.table({
+        "b": pa.array(i % 3 == 0, mask=nulls),
+        "i8": pa.array((i % 100).astype(np.int8)),
+        "i64": pa.array(i * 1000, mask=nulls),
+        "u32": pa.array(i.astype(np.uint32)),
+        "f32": pa.array(i.astype(np.float32) / 4, mask=i % 7 == 1),
+        "f64": pa.array(i / 3.0),
+        "f16": pa.array((i / 8).astype(np.float16)),
+    })
+
+
+def batches_of(t: pa.Table, sizes) -> pa.RecordBatchReader:
+    """A reader over batches of the given sizes (0 allowed) covering the table."""
+    out, pos = [], 0
+    for n in sizes:
+        out.append(t.slice(pos, n).combine_chunks().to_batches()[0] if n else
+                   pa.RecordBatch.from_pylist([], schema=t.schema))
+        pos += n
+    assert pos == t.num_rows
+    return pa.RecordBatchReader.from_batches(t.schema, out)
+
+
+def reader(t: pa.Table, size: int = SOURCE_BATCH) -> pa.RecordBatchReader:
+    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=size))
+
+
+def check_stream(ms, whole, batch_size, *, drop_last=False):
+    rows = whole.shape[0]
+    want = [batch_size] * (rows // batch_size)
+    if rows % batch_size and not drop_last:
+        want.append(rows % batch_size)
+    assert [m.shape[0] for m in ms] == want
+    assert len({m.dtype for m in ms}) <= 1
+    join = np.ma.concatenate if np.ma.isMaskedArray(whole) else np.concatenate
+    got = join(ms) if ms else np.empty((0, whole.shape[1]), whole.dtype)
+    n = got.shape[0]
+    np.testing.assert_array_equal(got, whole[:n])
+    if np.ma.isMaskedArray(whole):
+        assert np.ma.getmaskarray(got).tolist() == np.ma.getmaskarray(whole[:n]).tolist()
+
+
+@pytest.mark.parametrize("batch_size", SIZES)
+@pytest.mark.parametrize("nulls", ["fill", "mask", "always_mask"])
+def test_values_as_to_matrix(batch_size, nulls):
+    t = numeric_table()
+    ms = list(dfbuffer.iter_matrices(reader(t), batch_size, nulls=nulls))
+    assert ms[0].dtype == np.float64           # nullable ints: float64 by the schema
+    whole = dfbuffer.to_matrix(t, nulls=nulls, dtype=ms[0].dtype)
+    check_stream(ms, whole, batch_size)
+    if nulls != "fill":
+        assert all(isinstance(m, np.ma.MaskedArray) for m in ms)
+
+
+@pytest.mark.parametrize("batch_size", SIZES)
+def test_uneven_and_empty_source_batches(batch_size):
+    t = numeric_table()
+    src = batches_of(t, [3, 0, 0, 20, 1, 0, 33, 0])
+    ms = list(dfbuffer.iter_matrices(src, batch_size, dtype=np.float32))
+    assert all(m.dtype == np.float32 and m.flags.c_contiguous for m in ms)
+    check_stream(ms, dfbuffer.to_matrix(t, dtype=np.float32), batch_size)
+
+
+@pytest.mark.parametrize("batch_size", [7, SOURCE_BATCH])
+def test_drop_last(batch_size):
+    t = numeric_table()
+    ms = list(dfbuffer.iter_matrices(reader(t), batch_size, drop_last=True))
+    check_stream(ms, dfbuffer.to_matrix(t, dtype=np.float64), batch_size, drop_last=True)
+
+
+def test_columns_and_order():
+    t = numeric_table()
+    ms = list(dfbuffer.iter_matrices(reader(t), 7, columns=["f64", "u32"], order="F"))
+    assert all(m.flags.f_contiguous and m.dtype == np.float64 for m in ms)
+    check_stream(ms, dfbuffer.to_matrix(t, columns=["f64", "u32"]), 7)
+    with pytest.raises(KeyError):
+        list(dfbuffer.iter_matrices(reader(t), 7, columns=["nope"]))
+
+
+def test_dtype_fixed_by_the_schema_not_the_values():
+    # nulls only in the second source batch: every batch float64 all the same
+    nullable = pa.table({"x": pa.array([1, 2, 3, None, 5, 6])})
+    ms = list(dfbuffer.iter_matrices(reader(nullable, 3), 3))
+    assert [m.dtype for m in ms] == [np.float64, np.float64]
+    assert ms[0].tolist() == [[1.0], [2.0], [3.0]] and np.isnan(ms[1][0, 0])
+    # a non-nullable field keeps its type
+    sch = pa.schema([pa.field("x", pa.int64(), nullable=False),
+                     pa.field("b", pa.bool_(), nullable=False)])
+    strict = pa.table({"x": [1, 2, 3, 4], "b": [True, False, True, True]}, schema=sch)
+    ms = list(dfbuffer.iter_matrices(reader(strict, 3), 2))
+    assert [m.dtype for m in ms] == [np.int64, np.int64]
+    assert np.concatenate(ms).tolist() == [[1, 1], [2, 0], [3, 1], [4, 1]]
+    # bool alone, non-nullable: bool
+    ms = list(dfbuffer.iter_matrices(reader(strict, 3), 3, columns=["b"]))
+    assert ms[0].dtype == np.bool_
+    # nulls="mask" and "raise" do not promote
+    ms = list(dfbuffer.iter_matrices(reader(nullable, 3), 3, nulls="mask"))
+    assert [m.dtype for m in ms] == [np.int64, np.int64]
+    assert ms[1].mask[:, 0].tolist() == [True, False, False]
+    it = dfbuffer.iter_matrices(reader(nullable, 3), 3, nulls="raise")
+    assert next(it).dtype == np.int64
+    with pytest.raises(ValueError, match="null"):
+        next(it)
+
+
+def test_decimals_dictionary_run_end():
+    dec = pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-3.5")] * 4,
+                   pa.decimal128(9, 2))
+    t = pa.table({
+        "d": dec,
+        "c": pa.array(["a", "b", "c", "b"] * 3).dictionary_encode(),
+        "r": pc.run_end_encode(pa.array([1, 1, 1, 2, 2, None, 3, 3, 3, 3, 4, 4])),
+    })
+    with pytest.raises(TypeError, match="'d'"):
+        next(dfbuffer.iter_matrices(reader(t, 5), 4))
+    for size in (1, 4, 5, 7, 20):
+        ms = list(dfbuffer.iter_matrices(reader(t, 5), size, columns=["d", "r"],
+                                         decimals="float64"))
+        check_stream(ms, dfbuffer.to_matrix(t, columns=["d", "r"], decimals="float64"),
+                     size)
+        ms = list(dfbuffer.iter_matrices(reader(t, 5), size, columns=["c"], dtype=np.int16))
+        check_stream(ms, dfbuffer.to_matrix(t, columns=["c"], dtype=np.int16), size)
+
+
+def test_refused_types_raise_to_matrix_errors():
+    t = pa.table({"s": ["a", "b"], "x": [1.0, 2.0]})
+    with pytest.raises(TypeError, match="column 's' has a string type"):
+        next(dfbuffer.iter_matrices(reader(t), 1))
+    ms = list(dfbuffer.iter_matrices(reader(t), 1, on_unsupported="skip"))
+    assert [m.tolist() for m in ms] == [[[1.0]], [[2.0]]]
+
+
+def test_out_is_reused():
+    t = numeric_table()
+    out = np.empty((7, 7), np.float32)
+    seen = []
+    for m in dfbuffer.iter_matrices(reader(t), 7, out=out):
+        assert m.__array_interface__["data"][0] == out.__array_interface__["data"][0]
+        seen.append(m.copy())
+    check_stream(seen, dfbuffer.to_matrix(t, dtype=np.float32), 7)
+    assert seen[-1].shape == (57 % 7, 7)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("nulls", ["fill", "mask"])
+def test_out_orders_and_masks(order, nulls):
+    t = numeric_table()
+    out = np.empty((10, 7), np.float64, order=order)
+    seen = []
+    for m in dfbuffer.iter_matrices(batches_of(t, [3, 9, 45]), 10, out=out, nulls=nulls):
+        assert np.shares_memory(np.ma.getdata(m), out)
+        assert m.shape[0] == 10 or m is not out
+        seen.append(m.copy())
+    check_stream(seen, dfbuffer.to_matrix(t, nulls=nulls, dtype=np.float64), 10)
+
+
+def test_out_refused():
+    t = numeric_table()
+    with pytest.raises(ValueError, match="shape"):
+        dfbuffer.iter_matrices(reader(t), 7, out=np.empty((6, 7)))
+    with pytest.raises(ValueError, match=r"shape \(7, 6\), the stream gives \(7, 7\)"):
+        next(dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 6))))
+    with pytest.raises(ValueError, match="dtype"):
+        dfbuffer.iter_matrices(reader(t), 7, dtype=np.float32, out=np.empty((7, 7)))
+    with pytest.raises(ValueError, match="does not cast"):
+        next(dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 7), np.int64)))
+    with pytest.raises(ValueError, match="F-ordered"):
+        dfbuffer.iter_matrices(reader(t), 7, order="C", out=np.empty((7, 7), order="F"))
+    with pytest.raises(ValueError, match="contiguous"):
+        dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 14))[:, ::2])
+    ro = np.empty((7, 7))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        dfbuffer.iter_matrices(reader(t), 7, out=ro)
+    with pytest.raises(TypeError):
+        dfbuffer.iter_matrices(reader(t), 7, out=[[0.0] * 7] * 7)
+
+
+def test_arguments_refused():
+    t = numeric_table()
+    with pytest.raises(ValueError, match="at least 1"):
+        dfbuffer.iter_matrices(t, 0)
+    with pytest.raises(TypeError):
+        dfbuffer.iter_matrices(t, 2.0)
+    with pytest.raises(ValueError, match="nulls"):
+        dfbuffer.iter_matrices(t, 2, nulls="zero")
+    with pytest.raises(ValueError, match="order"):
+        dfbuffer.iter_matrices(t, 2, order="K")
+    with pytest.raises(TypeError):
+        dfbuffer.iter_matrices(object(), 2)
+    with pytest.raises(TypeError, match="collect"):
+        dfbuffer.iter_matrices(pl.DataFrame({"x": [1]}).lazy(), 2)
+
+
+def test_empty_streams():
+    t = numeric_table(0)
+    assert list(dfbuffer.iter_matrices(reader(t), 3)) == []
+    assert list(dfbuffer.iter_matrices(pa.RecordBatchReader.from_batches(t.schema, []), 3)) == []
+    assert list(dfbuffer.iter_matrices(batches_of(t, [0, 0]), 3)) == []
+
+
+def sources(t: pa.Table):
+    """The same rows from every kind of source."""
+    yield "reader", reader(t)
+    yield "table", t
+    yield "scanner", __import__("pyarrow.dataset").dataset.dataset(t).scanner(
+        batch_size=SOURCE_BATCH).to_reader()
+    yield "nanoarrow", na.ArrayStream(t)
+    yield "polars", pl.from_arrow(t)
+    yield "polars_batches", pl.from_arrow(t).lazy().collect_batches(chunk_size=SOURCE_BATCH)
+    yield "pandas", t.to_pandas()
+    yield "mapping", {k: t.column(k).to_numpy() for k in t.column_names}
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.register("t", t)
+    yield "duckdb", con.sql("select * from t")
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 1000])
+def test_every_source(batch_size):
+    t = pa.table({"x": np.arange(ROWS) / 2, "y": np.arange(ROWS, dtype=np.int32)})
+    whole = dfbuffer.to_matrix(t)
+    for name, src in sources(t):
+        ms = list(dfbuffer.iter_matrices(src, batch_size))
+        assert all(m.dtype == np.float64 for m in ms), name
+        check_stream(ms, whole, batch_size)
+
+
+def test_non_nullable_numpy_sources_keep_their_type():
+    ms = list(dfbuffer.iter_matrices({"x": np.arange(5), "y": np.arange(5) * 2}, 2))
+    assert [m.dtype for m in ms] == [np.int64] * 3
+    df = pd.DataFrame({"x": np.arange(5), "m": pd.array([1, 2, 3, 4, 5], dtype="Int64")})
+    ms = list(dfbuffer.iter_matrices(df, 2, columns=["x"]))
+    assert [m.dtype for m in ms] == [np.int64] * 3
+    ms = list(dfbuffer.iter_matrices(df, 2))               # a masked column: float64
+    assert [m.dtype for m in ms] == [np.float64] * 3
+    assert np.concatenate(ms).tolist() == dfbuffer.to_matrix(df, dtype=np.float64).tolist()
+
+
+def test_single_use_stream_read_once():
+    src = na.ArrayStream(numeric_table())
+    ms = list(dfbuffer.iter_matrices(src, 20))
+    assert sum(len(m) for m in ms) == ROWS
+    with pytest.raises(RuntimeError, match="released"):
+        src.__arrow_c_stream__()
+
+
+def test_lazy_and_bounded():
+    """The stream is pulled one source batch at a time: at most two source batches'
+    memory is alive at any point of the iteration."""
+    alive: set[int] = set()
+    made = []
+
+    def gen():
+        for k in range(12):
+            values = np.full(100, float(k))
+            alive.add(k)
+            weakref.finalize(values, alive.discard, k)
+            made.append(k)
+            yield pa.record_batch({"x": values})
+            del values
+
+    schema = pa.schema([("x", pa.float64())])
+    for batch_size in (30, 100, 150):
+        alive.clear()
+        made.clear()
+        it = dfbuffer.iter_matrices(pa.RecordBatchReader.from_batches(schema, gen()),
+                                    batch_size)
+        assert made == []                       # nothing read before the first next()
+        peak = 0
+        rows = 0
+        for m in it:
+            rows += len(m)
+            peak = max(peak, len(alive))
+            assert len(made) <= (rows + batch_size) // 100 + 1     # never read ahead
+        assert rows == 1200 and peak <= 2, (batch_size, peak)
+        del it
+
+
+def test_torch_from_dlpack_zero_copy():
+    torch = pytest.importorskip("torch")
+    t = numeric_table()
+    for m in dfbuffer.iter_matrices(reader(t), 16, dtype=np.float32):
+        x = torch.from_dlpack(m)
+        assert x.data_ptr() == m.ctypes.data and tuple(x.shape) == m.shape
+        m[0, 0] = 123.0
+        assert x[0, 0].item() == 123.0

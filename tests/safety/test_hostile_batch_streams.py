@@ -1,0 +1,321 @@
+"""The batch reader of iter_matrices / iter_batches (_ArrowBatchReader) against
+hostile Arrow streams (hand-built with ctypes over pyarrow's exports: failing
+callbacks, batches that do not match the schema, negative lengths), racing writers,
+reference cycles and threads.  Each must give a clean exception or a value some
+snapshot could give, never a crash, and release every moved struct exactly once."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from _arrow_device_ctypes import ArrowArray, ArrowSchema
+from racing import race
+
+import dfbuffer
+from dfbuffer._interchange import _ArrowBatchReader
+
+
+class ArrowArrayStream(ctypes.Structure):
+    _fields_ = [
+        ("get_schema", ctypes.c_void_p),
+        ("get_next", ctypes.c_void_p),
+        ("get_last_error", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
+                              ctypes.POINTER(ArrowSchema))
+GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
+                            ctypes.POINTER(ArrowArray))
+GET_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(ArrowArrayStream))
+STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
+ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class HostileStream:
+    """A stream of pyarrow's batches of ``table`` (chunks of 4 rows), each handed out
+    through ``spoil(k, array)`` (which may change the struct the consumer sees; the
+    release restores pyarrow's own and releases it), failing at batch ``fail_at`` with
+    errno ``fail``; counts every release."""
+
+    def __init__(self, table, *, spoil=None, fail_at=None, fail=22, schema_fail=0,
+                 schema=None):
+        self.batches = table.to_batches(max_chunksize=4)
+        self.schema = schema if schema is not None else table.schema
+        self.spoil, self.fail_at, self.fail, self.schema_fail = spoil, fail_at, fail, schema_fail
+        self.k = 0
+        self.stream_releases = 0
+        self.array_releases = 0
+        self.handed = 0
+        self.inner: dict[int, ArrowArray] = {}
+        self.on_next = None
+
+        def get_schema(_s, out):
+            if self.schema_fail:
+                return self.schema_fail
+            self.schema._export_to_c(ctypes.addressof(out.contents))
+            return 0
+
+        def get_next(_s, out):
+            if self.on_next is not None:
+                self.on_next()
+            if self.fail_at is not None and self.k == self.fail_at:
+                return self.fail
+            if self.k >= len(self.batches):
+                out.contents.release = ARRAY_RELEASE()
+                return 0
+            inner = ArrowArray()
+            self.batches[self.k]._export_to_c(ctypes.addressof(inner))
+            ctypes.pointer(out.contents)[0] = inner
+            out.contents.private_data = self.k
+            self.inner[self.k] = inner
+            out.contents.release = self._release
+            if self.spoil is not None:
+                self.spoil(self.k, out.contents)
+            self.k += 1
+            self.handed += 1
+            return 0
+
+        def release_array(p):
+            key = p.contents.private_data or 0
+            inner = self.inner.pop(key)
+            inner.release(ctypes.pointer(inner))
+            p.contents.release = ARRAY_RELEASE()
+            self.array_releases += 1
+
+        def release(s):
+            self.stream_releases += 1
+            s.contents.release = None
+
+        self._release = ARRAY_RELEASE(release_array)
+        self._err = ctypes.create_string_buffer(b"boom from the producer")
+        self._cbs = [GET_SCHEMA(get_schema), GET_NEXT(get_next),
+                     GET_ERROR(lambda s: ctypes.addressof(self._err)), STREAM_RELEASE(release)]
+        self.stream = ArrowArrayStream(*[ctypes.cast(c, ctypes.c_void_p).value
+                                         for c in self._cbs])
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return _capsule_new(ctypes.addressof(self.stream), b"arrow_array_stream", None)
+
+
+def table():
+    return pa.table({"x": np.arange(10.0), "y": np.arange(10)})
+
+
+def test_well_behaved_stream_releases_once(collect):
+    p = HostileStream(table())
+    ms = list(dfbuffer.iter_matrices(p, 3))
+    assert np.concatenate(ms)[:, 0].tolist() == list(range(10))
+    collect()
+    assert p.stream_releases == 1 and p.array_releases == p.handed == 3
+
+
+@pytest.mark.parametrize("errno_, exc", [(22, ValueError), (12, MemoryError),
+                                          (38, NotImplementedError), (5, OSError)])
+@pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
+def test_get_next_error(errno_, exc, fn, collect):
+    p = HostileStream(table(), fail_at=1, fail=errno_)
+    it = getattr(dfbuffer, fn)(p, 3)
+    next(it)                                 # rows 0..2 of the first source batch
+    with pytest.raises(exc, match="get_next failed.*boom from the producer"):
+        list(it)
+    del it
+    collect()
+    assert p.stream_releases == 1 and p.array_releases == p.handed == 1
+
+
+def test_get_schema_error(collect):
+    p = HostileStream(table(), schema_fail=22)
+    with pytest.raises(ValueError, match="get_schema failed"):
+        dfbuffer.iter_matrices(p, 3)
+    collect()
+    assert p.stream_releases == 1
+
+
+def test_schema_not_a_table(collect):
+    p = HostileStream(table(), schema=pa.int64())
+    with pytest.raises(TypeError, match="record batches"):
+        dfbuffer.iter_batches(p, 3)
+    collect()
+    assert p.stream_releases == 1
+
+
+def _children(k, a):
+    a.n_children = 1                         # the schema has two
+
+
+def _negative_length(k, a):
+    if k == 1:
+        a.length = -4
+
+
+def _negative_offset(k, a):
+    a.offset = -1
+
+
+def _too_long(k, a):
+    a.length = 1000                          # longer than its columns
+
+
+def _null_count(k, a):
+    a.null_count = 99
+
+
+_KEEP: list = []
+
+
+def _null_child(k, a):
+    kids = (ctypes.POINTER(ArrowArray) * 2)(a.children[0], None)   # pyarrow's list kept
+    _KEEP.append(kids)
+    a.children = ctypes.cast(kids, ctypes.POINTER(ctypes.POINTER(ArrowArray)))
+
+
+def _null_buffers(k, a):
+    a.n_buffers = 0
+
+
+@pytest.mark.parametrize("spoil, match", [
+    (_children, "1 children, its schema 2"),
+    (_negative_length, "negative"),
+    (_negative_offset, "negative"),
+    (_too_long, "fewer than the struct's offset"),
+    (_null_count, "null_count"),
+    (_null_child, "child 1 is NULL"),
+    (_null_buffers, "1 buffer"),
+])
+@pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
+def test_batch_not_matching_the_schema(spoil, match, fn, collect):
+    p = HostileStream(table(), spoil=spoil)
+    with pytest.raises(ValueError, match=match):
+        list(getattr(dfbuffer, fn)(p, 3))
+    collect()
+    # the stream is released after the bad batch; every batch handed out once
+    assert p.stream_releases == 1 and p.array_releases == p.handed
+
+
+def test_reader_reentered_from_its_producer(collect):
+    p = HostileStream(table())
+    r = _ArrowBatchReader(p.__arrow_c_stream__())
+    seen = []
+
+    def again():
+        p.on_next = None
+        try:
+            next(r)
+        except RuntimeError as e:
+            seen.append(str(e))
+
+    p.on_next = again
+    assert len(next(r)) == 4
+    assert seen and "already reading" in seen[0]
+    assert [len(b) for b in r] == [4, 2]
+
+
+def test_reference_cycles_are_collected(collect):
+    """An iterator (and the reader and batches it holds) in a cycle is collected, and its
+    stream released, by the cycle collector."""
+    values = np.arange(100.0)
+    gone = weakref.ref(values)
+    t = pa.table({"x": values})
+    del values
+
+    class Box:
+        pass
+
+    box = Box()
+    box.self = box
+    box.it = dfbuffer.iter_batches(t.to_reader(max_chunksize=30), 40)
+    box.first = next(box.it)
+    box.reader = _ArrowBatchReader(t.to_reader().__arrow_c_stream__())
+    box.batch = next(box.reader)
+    box_ref = weakref.ref(box)
+    del t, box
+    collect()
+    assert box_ref() is None and gone() is None
+    r = _ArrowBatchReader(pa.table({"x": [1.0]}).to_reader().__arrow_c_stream__())
+    assert gc.is_tracked(r)
+    cyc = [r]
+    cyc.append(cyc)
+    r_ref = weakref.ref(r)
+    del r, cyc
+    collect()
+    assert r_ref() is None
+
+
+def test_racing_writer():
+    """Another thread rewrites the NumPy memory behind a pyarrow batch (values and
+    string offsets) while the batches are converted: results a snapshot could give, or
+    a clean ValueError, never a crash."""
+    n = 20_000
+    vals = np.arange(n, dtype=np.float64)
+    words = np.frombuffer(b"".join(b"w%04d" % (k % 10_000) for k in range(n)), np.uint8)
+    offs = (np.arange(n + 1) * 5).astype(np.int32)
+    bad_offs = offs.copy()
+    bad_offs[1::2] = np.iinfo(np.int32).max
+    strings = pa.StringArray.from_buffers(n, pa.py_buffer(offs), pa.py_buffer(words))
+    t = pa.table({"x": pa.array(vals), "s": strings})
+
+    def convert_matrices():
+        return [m[:, 0].copy() for m in dfbuffer.iter_matrices(
+            t.to_reader(max_chunksize=3000), 1000, columns=["x"])]
+
+    def check_matrices(ms):
+        got = np.concatenate(ms)
+        assert got.shape == (n,)
+
+    race(convert_matrices, check_matrices,
+         [(vals, vals.copy(), np.full(n, np.nan))], rounds=4)
+
+    def convert_batches():
+        return [b["s"] for b in dfbuffer.iter_batches(t.to_reader(max_chunksize=3000), 1000,
+                                                      columns=["s"])]
+
+    def check_batches(cols):
+        assert sum(len(c) for c in cols) == n
+        assert all(isinstance(s, str) for c in cols for s in c[:5])
+
+    race(convert_batches, check_batches, [(offs, offs.copy(), bad_offs)], rounds=4)
+
+
+def test_threads_share_one_reader():
+    """Many threads calling next() on one reader: each batch is handed to exactly one
+    of them (or a thread is told the reader is busy); nothing crashes."""
+    t = pa.table({"x": np.arange(4000.0)})
+    r = _ArrowBatchReader(t.to_reader(max_chunksize=10).__arrow_c_stream__())
+    got: list = []
+    errors: list = []
+    barrier = threading.Barrier(16)
+
+    def run():
+        barrier.wait()
+        while True:
+            try:
+                b = next(r)
+            except StopIteration:
+                return
+            except RuntimeError:
+                continue
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+                return
+            got.append(dfbuffer.from_dataframe(b)["x"][0])
+
+    threads = [threading.Thread(target=run) for _ in range(16)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    assert sorted(got) == [10.0 * k for k in range(400)]
