@@ -91,3 +91,11 @@ def test_the_private_selector_returns_positions():
     assert _select_columns(["a"], None) == [0]
     with pytest.raises(KeyError, match="is not in the frame"):
         _select_columns(["a"], ["b"])
+
+
+@pytest.mark.parametrize("func", ["from_dataframe", "to_matrix", "schema"])
+def test_flattened_selection_has_the_same_key_error(func):
+    t = pa.table({"s": pa.array([{"a": 1.0}]), "x": [2.0]})
+    with pytest.raises(KeyError) as ei:
+        getattr(dfbuffer, func)(t, structs="flatten", columns=["s.a", "zz"])
+    assert ei.value.args == ("column 'zz' is not in the frame",)
