@@ -193,26 +193,28 @@ def to_interchange(
     from dfbuffer._frame_nodes import (
         _from_interchange,
         _from_pandas,
+        _select,
+        check_bool,
+        check_choice,
         frame_source,
         not_a_frame,
     )
     from dfbuffer._to_arrow import _unique_names
 
-    if on_unsupported not in ("raise", "skip"):
-        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    check_choice("to_interchange", "on_unsupported", on_unsupported, ("raise", "skip"))
+    allow_copy = check_bool("to_interchange", "allow_copy", allow_copy)
 
     # the frame-source table decides how obj is read: through its Arrow export
     kind, frame = frame_source(obj, "to_interchange")
     if kind == "none":
-        raise not_a_frame("to_interchange", obj, "an Arrow PyCapsule producer, a pandas "
-                          "DataFrame, an object with __dataframe__ or a mapping of column "
-                          "names to 1-D arrays")
+        raise not_a_frame("to_interchange", obj)
     if kind == "pandas":
         _unique_names("to_interchange", frame)
         # a pandas frame (any index, every dtype): only the columns asked for
         # are exported, and with "skip" those Arrow cannot hold (object,
         # complex) are left out
-        obj = _from_pandas(frame, columns, skip=on_unsupported == "skip")
+        obj = _from_pandas(frame, columns, skip=on_unsupported == "skip",
+                           allow_copy=allow_copy)
     elif kind == "interchange":
         # a __dataframe__-only producer (modin, any interchange object): its
         # columns as to_arrow reads them
@@ -220,8 +222,9 @@ def to_interchange(
     elif kind == "arrow":
         obj = frame
     ix = _to_interchange(obj, allow_copy=allow_copy)
-    if columns is not None:
-        ix = ix.select_columns_by_name(list(columns))
+    if columns is not None and kind == "arrow":
+        # (the other sources exported only the columns selected)
+        ix = ix.select_columns(_select(list(ix.column_names()), columns))
     return ix._servable() if on_unsupported == "skip" else ix
 
 

@@ -37,15 +37,18 @@ import numpy as np
 
 from dfbuffer._interchange import (
     Buffer,
+    CopyError,
     _arrow_nodes,
     _arrow_table_schema,
     _arrow_table_stream,
     _frame_source,
-    _not_a_frame_hint,
+    _not_a_frame_error,
+    _select_columns,
     from_dataframe,
 )
 
-__all__ = ["ArrowNodes", "frame_source", "have_pyarrow", "not_a_frame"]
+__all__ = ["ArrowNodes", "check_bool", "check_choice", "frame_source", "have_pyarrow",
+           "not_a_frame"]
 
 # interchange (kind, bits) -> Arrow format of the numbers
 _NUMBER = {
@@ -115,15 +118,31 @@ def have_pyarrow() -> bool:
     return True
 
 
-def not_a_frame(func: str, obj: object, expects: str) -> TypeError:
-    """The TypeError of ``func`` for ``obj``, which it does not read: a lazy frame
-    (anything with ``.collect``: polars' or narwhals' LazyFrame) is told to collect."""
-    if hasattr(obj, "collect"):
-        return TypeError(
-            f"{func}() got a lazy frame ({type(obj).__name__}), which holds no data yet: "
-            "call .collect() on it first")
-    return TypeError(f"{func}() expects {expects}, got {type(obj).__name__}"
-                     f"{_not_a_frame_hint(obj)}")
+def check_bool(func: str, what: str, value: object) -> bool:
+    """``value`` of bool option ``what`` of function ``func`` (``allow_copy=``): True,
+    False or a NumPy bool scalar, as the C functions take it; TypeError naming the
+    function and the keyword for anything else (no truth value is guessed)."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{func}() {what} must be True or False, not {type(value).__name__}")
+    return bool(value)
+
+
+def check_choice(func: str, what: str, value: object, choices: tuple[str, ...]) -> str:
+    """``value`` of str option ``what`` of function ``func``, one of ``choices``, with
+    the C functions' errors: TypeError for a non-str, ValueError naming the choices."""
+    names = ", ".join(repr(c) for c in choices[:-1]) + f" or {choices[-1]!r}"
+    if not isinstance(value, str):
+        raise TypeError(f"{func}() {what} must be a str ({names}), not {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{func}() {what} must be {names}, not {value!r}")
+    return value
+
+
+def not_a_frame(func: str, obj: object) -> BaseException:
+    """The TypeError of public function ``func`` for ``obj``, which it does not read:
+    the C functions' own (``_not_a_frame_error``, src/_interchange/readers/
+    frame_source.c), so every function's message is the same but for its name."""
+    return _not_a_frame_error(func, obj)
 
 
 def frame_source(obj: Any, func: str) -> tuple[str, Any]:
@@ -144,20 +163,11 @@ def _is_arrow(obj: Any) -> bool:
     return any(hasattr(t, a) for a in _ARROW_ATTRS)
 
 
-def _select(names: list[str], columns: Sequence[str] | None) -> list[int]:
-    if columns is None:
-        return list(range(len(names)))
-    if isinstance(columns, str):
-        raise TypeError("columns must be a sequence of column names, not a str")
-    pos: dict[str, int] = {}
-    for i, n in enumerate(names):
-        pos.setdefault(n, i)
-    out = []
-    for c in columns:
-        if c not in pos:
-            raise KeyError(f"no column named {c!r}")
-        out.append(pos[c])
-    return out
+def _select(names: list[str], columns: Sequence[Any] | None) -> list[int]:
+    """The positions in ``names`` of the columns ``columns=`` selects, by the one rule
+    of every function (``_select_columns``: names matched as ``str()``, a repeated
+    name repeated, the same KeyError / TypeError / ValueError text)."""
+    return _select_columns(names, columns)
 
 
 # -- Arrow producers ------------------------------------------------------
@@ -369,14 +379,16 @@ def _ix_export(df: Any, names: list[str], keep_idx: list[int], skip: bool) -> Ar
 # -- pandas frames --------------------------------------------------------
 
 def _from_pandas(frame: Any, columns: Sequence[str] | None, *,
-                 skip: bool = False) -> ArrowNodes:
+                 skip: bool = False, allow_copy: bool = True) -> ArrowNodes:
     """A pandas DataFrame: its numpy-backed numeric columns through the frame
-    reader (zero-copy; float NaN and NaT become nulls, as pandas' own Arrow
-    export says, with a bitmap of them), the other columns through pandas'
-    Arrow export of that sub-frame; the whole frame through the export when
-    the parts cannot be joined (duplicate names, several batches).  A column
-    Arrow cannot hold raises NotImplementedError naming it, or with ``skip``
-    is left out."""
+    reader (zero-copy where contiguous; a strided column, as of ``df[::2]``
+    or a 2-D block viewed across its rows, is copied into a contiguous
+    buffer the export owns, or with ``allow_copy`` False raises CopyError;
+    float NaN and NaT become nulls, as pandas' own Arrow export says, with a
+    bitmap of them), the other columns through pandas' Arrow export of that
+    sub-frame; the whole frame through the export when the parts cannot be
+    joined (duplicate names, several batches).  A column Arrow cannot hold
+    raises NotImplementedError naming it, or with ``skip`` is left out."""
     if skip:
         names = [str(c) for c in frame.columns]
         dtypes = list(frame.dtypes)
@@ -430,12 +442,61 @@ def _from_pandas(frame: Any, columns: Sequence[str] | None, *,
                 nan = np.isnan(values)
                 if nan.any():
                     values = np.ma.MaskedArray(values, mask=nan)
+            values = _contiguous(names[i], values, allow_copy)
             fmt, chunk = _mapping_column(names[i], values)
             parts[i] = ((names[i], fmt, None, False), chunk)
     fields = tuple(parts[i][0] for i in keep)
     chunks = tuple(parts[i][1] for i in keep)
     return ArrowNodes(fields, ((len(frame), chunks),))
 
+
+def _contiguous(name: str, values: Any, allow_copy: bool) -> Any:
+    """Column ``values`` (an ndarray or MaskedArray) with contiguous data, as Arrow
+    needs: itself when it is, else a contiguous copy (the mask kept), or CopyError
+    naming column ``name`` when ``allow_copy`` is False."""
+    data = np.ma.getdata(values)
+    if data.ndim != 1 or data.shape[0] < 2 or data.strides[0] == data.itemsize:
+        return values
+    if not allow_copy:
+        raise CopyError(f"column {name!r}: exporting a strided column to Arrow needs a "
+                        "copy, which allow_copy=False forbids")
+    if isinstance(values, np.ma.MaskedArray):
+        return np.ma.MaskedArray(np.ascontiguousarray(data), mask=np.ma.getmaskarray(values))
+    return np.ascontiguousarray(data)
+
+
+def _foreign(e: BaseException | None) -> bool:
+    """Whether ``e`` is an error of another library's type (pyarrow's, polars')."""
+    return e is not None and type(e).__module__.split(".")[0] not in ("builtins", "dfbuffer")
+
+
+def foreign_cause(e: BaseException) -> BaseException | None:
+    """The other library's error behind ``e``: ``e`` itself when it is one, or the
+    ``__cause__`` of the NotImplementedError that the C Arrow import makes of a
+    producer's failed export; None when ``e`` is dfbuffer's own or a builtin one."""
+    if _foreign(e):
+        return e
+    return e.__cause__ if _foreign(e.__cause__) else None
+
+
+def pandas_export_error(frame: Any, names: list[str],
+                        error: BaseException) -> NotImplementedError:
+    """The NotImplementedError for pandas' Arrow export of ``frame`` (columns
+    ``names``) having failed with another library's ``error``: naming the first
+    column whose export alone fails, with its error as ``__cause__``."""
+    for j, name in enumerate(names):
+        try:
+            _from_arrow(frame.iloc[:, [j]], None)
+        except Exception as e:  # noqa: BLE001
+            root = foreign_cause(e) or e
+            out = NotImplementedError(f"column {name!r}: pandas' Arrow export failed: "
+                                      f"{type(root).__name__}: {root}")
+            out.__cause__ = root
+            return out
+    root = foreign_cause(error) or error
+    out = NotImplementedError(f"pandas' Arrow export failed: {type(root).__name__}: {root}")
+    out.__cause__ = root
+    return out
 
 
 def _pandas_export(sub: Any, names: list[str]) -> ArrowNodes:
@@ -444,20 +505,11 @@ def _pandas_export(sub: Any, names: list[str]) -> ArrowNodes:
     (found column by column), with the original as ``__cause__``."""
     try:
         return _from_arrow(sub, None)
-    except (ValueError, TypeError, NotImplementedError) as e:
-        if type(e) in (ValueError, TypeError, NotImplementedError):
+    except Exception as e:
+        if foreign_cause(e) is None:
             raise
-        first: BaseException = e
-    for j, name in enumerate(names):
-        try:
-            _from_arrow(sub.iloc[:, [j]], None)
-        except Exception as e:  # noqa: BLE001
-            first = e
-            raise NotImplementedError(
-                f"column {name!r}: pandas' Arrow export failed: {type(e).__name__}: {e}"
-            ) from e
-    raise NotImplementedError(
-        f"pandas' Arrow export failed: {type(first).__name__}: {first}") from first
+        err = pandas_export_error(sub, names, e)
+        raise err from err.__cause__
 
 
 def _string_chunk(values: np.ndarray, mask: np.ndarray) -> _Chunk:
@@ -536,20 +588,20 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
     return _numpy_format(dt, name), (n, nulls, 0, (validity, buf), None)
 
 
-def _pandas_array_frame(value: Any) -> Any:
-    """A one-column pandas DataFrame over ``value`` when it is a pandas Series
-    (exactly ``pandas.Series``, of any dtype, on every pandas) or a pandas
-    ExtensionArray (Categorical, a tz-aware DatetimeArray, ...), read as a
-    frame's column is read, as column_to_ndarray reads it; else None (pandas
-    is never imported here)."""
+def _pandas_array_frame(value: Any, name: str) -> Any:
+    """A one-column pandas DataFrame over ``value``, its column named ``name`` (so an
+    error names the mapping's key), when it is a pandas Series (exactly
+    ``pandas.Series``, of any dtype, on every pandas) or a pandas ExtensionArray
+    (Categorical, a tz-aware DatetimeArray, ...), read as a frame's column is read, as
+    column_to_ndarray reads it; else None (pandas is never imported here)."""
     pd = sys.modules.get("pandas")
     if pd is None:
         return None
     if type(value) is pd.Series:
-        return value.to_frame(name="")
+        return value.to_frame(name=name)
     if not isinstance(value, pd.api.extensions.ExtensionArray):
         return None
-    return pd.Series(value, copy=False).to_frame()
+    return pd.Series(value, copy=False, name=name).to_frame()
 
 
 def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
@@ -563,7 +615,7 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
     length = None
     for i in _select(names, columns):
         name, value = names[i], values[i]
-        pd_frame = _pandas_array_frame(value)
+        pd_frame = _pandas_array_frame(value, name)
         if pd_frame is not None or (_is_arrow(value) and not isinstance(value, Buffer)):
             # a pandas array as the column of a frame (as column_to_ndarray reads it)
             sub = (_from_arrow(value, None) if pd_frame is None

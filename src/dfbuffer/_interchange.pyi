@@ -281,6 +281,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
@@ -297,6 +298,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ma.MaskedArray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -313,6 +315,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ndarray[tuple[int, int], np.dtype[_ScalarT]]: ...
 @overload
 def to_matrix(
@@ -329,6 +332,7 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 @overload
 def to_matrix(
@@ -345,12 +349,14 @@ def to_matrix(
     on_unsupported: Literal["raise", "skip"] = "raise",
     out: np.ndarray[tuple[int, int], np.dtype[Any]] | None = None,
     period: Literal["object", "ordinal"] = "object",
+    allow_copy: Literal[True] = True,
 ) -> np.ndarray[tuple[int, int], np.dtype[Any]]: ...
 
 # Private: the frame-source table's answer (src/_interchange/readers/frame_source.c): (kind, frame,
 # allow_copy), kind one of "pandas", "arrow", "interchange", "mapping", "schema", "none".
 def _frame_source(obj: object, allow_copy: bool = True, /) -> tuple[str, Any, bool]: ...
-def _not_a_frame_hint(obj: object, /) -> str: ...
+def _not_a_frame_error(func: str, obj: object, /) -> BaseException: ...
+def _select_columns(names: list[str], columns: object, /) -> list[int]: ...
 
 # Private helper of dfbuffer.to_interchange (dfbuffer._arrow_interchange): (is_table, columns,
 # chunks), columns as (name, format, dictionary format, ordered, nullable), chunks one list of

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from dfbuffer._interchange import _arrow_schema, _arrow_type
+from dfbuffer._interchange import _arrow_schema, _arrow_type, _select_columns
 
 if TYPE_CHECKING:
     from dfbuffer._typing import DataFrameLike
@@ -538,14 +538,15 @@ def _select_flat(
     every leaf below the struct of that name."""
     entries = [x for c in columns for x in _flatten_below(c, "", False, ())]
     out: list[ColumnSchema] = []
-    for key in names:
+    for name in names:
+        key = name if isinstance(name, str) else str(name)  # as every function matches
         exact = [leaf for leaf, _ in entries if leaf.name == key]
         below = [leaf for leaf, above in entries if key in above]
         if len(exact) > 1 or (exact and below):
             what = "several columns have it" if len(exact) > 1 else "a column and a struct have it"
             raise ValueError(f"column name {key!r} is ambiguous with structs='flatten': {what}")
         if not exact and not below:
-            raise KeyError(f"no column named {key!r}")
+            raise KeyError(f"column {key!r} is not in the frame")
         out.extend(exact or below)
     return tuple(out)
 
@@ -621,10 +622,13 @@ def schema(
     >>> dfbuffer.schema(bad, on_unsupported="skip").names
     ['x']
     """
-    if on_unsupported not in ("raise", "skip"):
-        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
-    if columns is not None and isinstance(columns, str):
-        raise TypeError("columns= must be a sequence of column names, not a str")
+    from dfbuffer._frame_nodes import check_choice  # noqa: PLC0415
+
+    check_choice("schema", "on_unsupported", on_unsupported, ("raise", "skip"))
+    check_choice("schema", "structs", structs, ("object", "flatten"))
+    if isinstance(columns, str | bytes) or not (columns is None
+                                                 or hasattr(type(columns), "__iter__")):
+        _select_columns([], columns)  # the TypeError of every function
     full = _schema_of(obj, structs)
     entries = full.columns
     if columns is not None:
@@ -632,11 +636,9 @@ def schema(
             whole = _schema_of(obj, "object").columns
             entries = _select_flat(whole, columns)
         else:
-            by_name = {c.name: c for c in entries}
-            missing = [n for n in columns if n not in by_name]
-            if missing:
-                raise KeyError(f"no column named {missing[0]!r}")
-            entries = tuple(by_name[n] for n in columns)
+            # each once, as from_dataframe's dict holds a repeated name
+            pos = _select_columns([c.name for c in entries], columns)
+            entries = tuple(entries[i] for i in dict.fromkeys(pos))
     kept: list[ColumnSchema] = []
     for c in entries:
         if isinstance(c, _Refused):
@@ -855,8 +857,7 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
             return sch
     df = frame if kind == "interchange" else _ix_frame(frame) if kind != "none" else None
     if df is None:
-        raise not_a_frame("schema", obj, "an Arrow PyCapsule producer, an object with "
-                          "__dataframe__, an interchange DataFrame or a mapping")
+        raise not_a_frame("schema", obj)
     return _ix_schema(df)
 
 

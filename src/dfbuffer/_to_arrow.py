@@ -22,6 +22,7 @@ from dfbuffer._frame_nodes import (
     _from_interchange,
     _from_mapping,
     _from_pandas,
+    check_choice,
     not_a_frame,
 )
 from dfbuffer._interchange import _frame_source
@@ -111,8 +112,7 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
     producer's formats are all handed out).  ``func`` names the public function
     called in errors (``to_matrix`` reads a mapping through here).
     """
-    if on_unsupported not in ("raise", "skip"):
-        raise ValueError(f"on_unsupported must be 'raise' or 'skip', not {on_unsupported!r}")
+    check_choice(func, "on_unsupported", on_unsupported, ("raise", "skip"))
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
     # read; `frame` is what it held, read once (a pandas frame over its manager read once,
     # a mapping's items copied in one pass), and is all that is read from here on
@@ -133,5 +133,4 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
         return _export(_from_mapping(frame, columns, func))
     if kind == "interchange":
         return _export(_from_interchange(frame, columns, on_unsupported == "skip"))
-    raise not_a_frame(func, obj, "an Arrow PyCapsule producer, an object with "
-                      "__dataframe__, an interchange DataFrame or a mapping")
+    raise not_a_frame(func, obj)

@@ -28,7 +28,13 @@ except ImportError:  # pandas 2.x: pd.DataFrame over the columns
     _from_blocks = None
 
 from dfbuffer._arrow_interchange import InterchangeView
-from dfbuffer._frame_nodes import ArrowNodes, not_a_frame
+from dfbuffer._frame_nodes import (
+    ArrowNodes,
+    check_bool,
+    foreign_cause,
+    not_a_frame,
+    pandas_export_error,
+)
 from dfbuffer._interchange import (
     CategoricalCodes,
     CopyError,
@@ -418,7 +424,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         # so its __dataframe__ if it has one
         df = _ix_frame(obj)
         if df is None:
-            raise _not_a_frame(obj)
+            raise not_a_frame("from_dataframe", obj)
         return _from_interchange(df, allow_copy, strings)
     is_table = _logical(desc["format"]) == "struct"  # a table, or one column
     if is_table:
@@ -584,13 +590,6 @@ def _fetch_columns(df: Any) -> tuple[list[Any], list[Any]] | None:
     return (names, cols) if len(cols) == len(names) else None
 
 
-def _not_a_frame(obj: Any) -> TypeError:
-    return not_a_frame(
-        "from_dataframe", obj, "a pandas DataFrame, an Arrow PyCapsule producer, an object "
-        "with __dataframe__, an interchange DataFrame or a mapping of column names to 1-D "
-        "arrays")
-
-
 def _mapping_tz(data: Any, name: str) -> Any:
     """The time zone of datetime column ``name`` of mapping ``data`` (the
     converters give a tz-aware column's UTC instants): a pandas value's dtype
@@ -720,6 +719,7 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     >>> df["n"].dtype, df["n"].tolist()
     (Int64Dtype(), [1, <NA>])
     """
+    allow_copy = check_bool("from_dataframe", "allow_copy", allow_copy)
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how
     # obj is read; an interchange DataFrame is asked for with allow_copy=True (the
     # conversion below honours the caller's), and may_copy is False when pandas'
@@ -735,11 +735,18 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
         # pandas' interchange object: the frame behind it, through its Arrow
         # export (pandas' own buffers drop the slice offset of Arrow-backed
         # columns), with the dtypes pandas' consumer gives
-        return _from_arrow(frame, allow_copy and may_copy, strings)
+        try:
+            return _from_arrow(frame, allow_copy and may_copy, strings)
+        except Exception as e:
+            if foreign_cause(e) is None:
+                raise
+            # pyarrow refused a column (complex, mixed objects): named, as from_dataframe
+            err = pandas_export_error(frame, [str(c) for c in frame.columns], e)
+            raise err from err.__cause__
     if kind == "arrow":
         return _from_arrow(frame, allow_copy, strings)
     if kind == "interchange":
         return _from_interchange(frame, allow_copy, strings)
     if kind == "mapping":
         return _from_mapping(frame, allow_copy, strings)
-    raise _not_a_frame(obj)
+    raise not_a_frame("from_dataframe", obj)

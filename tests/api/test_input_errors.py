@@ -136,3 +136,24 @@ def test_one_column_of_the_wrong_shape():
     with pytest.raises(TypeError, match=r"a mapping of columns is a frame, read by "
                                         r"from_dataframe\(\)"):
         dfbuffer.column_to_ndarray({"a": np.arange(2)})
+
+
+_FRAME_FUNCTIONS = ["from_dataframe", "to_matrix", "to_arrow", "to_interchange", "schema",
+                    "dfbuffer.pandas.from_dataframe"]
+
+
+@pytest.mark.parametrize("name", ["list of dicts", "structured ndarray", "2-D array", "None",
+                                  "generator", "polars LazyFrame"])
+def test_every_frame_function_gives_one_message_but_for_its_name(name):
+    messages = {}
+    for func in _FRAME_FUNCTIONS:
+        fn = FUNCTIONS[func]
+        if fn is None:
+            continue
+        with pytest.raises(TypeError) as ei:
+            fn(INPUTS[name]())
+        called = func.rsplit(".", 1)[-1]
+        msg = str(ei.value)
+        assert msg.startswith(f"{called}() "), msg
+        messages[func] = msg[len(called):]
+    assert len(set(messages.values())) == 1, messages

@@ -262,6 +262,113 @@ def test_to_matrix_copy():
         dfbuffer.to_matrix(t, copy=False)
 
 
+def test_to_matrix_takes_allow_copy_as_the_alias_of_copy():
+    t = pa.table({"x": [1.0, 2.0]})
+    assert dfbuffer.to_matrix(t, allow_copy=True).tolist() == [[1.0], [2.0]]
+    with pytest.raises(dfbuffer.CopyError, match="always copies.* allow_copy=False forbids"):
+        dfbuffer.to_matrix(t, allow_copy=False)
+    with pytest.raises(TypeError, match=r"to_matrix\(\) takes copy= or its alias allow_copy="):
+        dfbuffer.to_matrix(t, copy=None, allow_copy=True)
+
+
+# ---- option types: no truth value is guessed -------------------------------------------
+
+
+def _dp():
+    return pytest.importorskip("dfbuffer.pandas").from_dataframe
+
+
+# every public function and the option keywords it takes, each called on a small frame
+_OPTION_CALLS = {
+    "from_dataframe": (lambda **k: dfbuffer.from_dataframe(_frame("pandas"), **k),
+                       ("copy", "allow_copy", "nulls", "categorical", "strings", "structs",
+                        "decimals", "on_unsupported", "period")),
+    "column_to_ndarray": (lambda **k: dfbuffer.column_to_ndarray(pa.array([1.0]), **k),
+                          ("copy", "allow_copy", "nulls", "categorical", "strings",
+                           "decimals", "period")),
+    "to_matrix": (lambda **k: dfbuffer.to_matrix(_frame("pandas"), **k),
+                  ("copy", "allow_copy", "nulls", "order", "structs", "decimals",
+                   "on_unsupported", "period")),
+    "to_arrow": (lambda **k: dfbuffer.to_arrow(_frame("pandas"), **k), ("on_unsupported",)),
+    "to_interchange": (lambda **k: dfbuffer.to_interchange(_frame("pandas"), **k),
+                       ("allow_copy", "on_unsupported")),
+    "schema": (lambda **k: dfbuffer.schema(_frame("pandas"), **k),
+               ("structs", "on_unsupported")),
+    "from_dataframe(pandas)": (lambda **k: _dp()(pa.table({"x": [1.0]}), **k),
+                               ("allow_copy",)),
+}
+_FLAG_CASES = [(kw, func) for func, (_, kws) in _OPTION_CALLS.items()
+               for kw in kws if kw in ("copy", "allow_copy")]
+_CHOICE_CASES = [(kw, func) for func, (_, kws) in _OPTION_CALLS.items()
+                 for kw in kws if kw not in ("copy", "allow_copy")]
+
+
+def _name(func):
+    return "from_dataframe" if func == "from_dataframe(pandas)" else func
+
+
+@pytest.mark.parametrize(("keyword", "func"), _FLAG_CASES)
+@pytest.mark.parametrize("value", ["no", 1, 0, 1.0, [], "False"])
+def test_copy_keywords_take_only_none_and_bools(keyword, func, value):
+    call, _ = _OPTION_CALLS[func]
+    allowed = "None, True or False" if keyword == "copy" else "True or False"
+    with pytest.raises(TypeError, match=rf"{_name(func)}\(\) {keyword} must be {allowed}, "
+                       rf"not {type(value).__name__}"):
+        call(**{keyword: value})
+
+
+@pytest.mark.parametrize(("keyword", "func"), _FLAG_CASES)
+def test_copy_keywords_take_numpy_bools(keyword, func):
+    # what a NumPy comparison gives, as NumPy's own copy= takes it
+    call, _ = _OPTION_CALLS[func]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        call(**{keyword: np.True_})
+
+
+def test_buffer_from_object_allow_copy_takes_only_bools():
+    a = np.arange(3)
+    assert dfbuffer.Buffer.from_object(a, allow_copy=np.False_).size == 3
+    with pytest.raises(TypeError, match=r"from_object\(\) allow_copy must be True or False, "
+                       "not str"):
+        dfbuffer.Buffer.from_object(a, allow_copy="no")
+
+
+def test_allow_copy_none_is_a_type_error():
+    # copy=None is "copy where needed"; allow_copy has no third state
+    with pytest.raises(TypeError, match="allow_copy must be True or False, not NoneType"):
+        dfbuffer.from_dataframe(pa.table({"x": [1]}), allow_copy=None)
+
+
+@pytest.mark.parametrize(("keyword", "func"), _CHOICE_CASES)
+def test_str_options_given_a_non_str_are_type_errors(keyword, func):
+    call, _ = _OPTION_CALLS[func]
+    with pytest.raises(TypeError, match=rf"{_name(func)}\(\) {keyword} must be a str \("):
+        call(**{keyword: 1})
+    with pytest.raises(ValueError, match=rf"{_name(func)}\(\) {keyword} must be '"):
+        call(**{keyword: "no such word"})
+
+
+# ---- keyword-only after the first argument ---------------------------------------------
+
+
+@pytest.mark.parametrize("func", [f for f in _OPTION_CALLS if f != "to_arrow"])
+def test_a_second_positional_argument_is_a_type_error(func):
+    fn = {"from_dataframe(pandas)": lambda *a: _dp()(*a)}.get(
+        func, getattr(dfbuffer, func, None))
+    first = pa.array([1.0]) if func == "column_to_ndarray" else pa.table({"x": [1.0]})
+    with pytest.raises(TypeError, match="takes 1 positional argument"):
+        fn(first, None)
+
+
+def test_buffer_to_ndarray_takes_two_positional_arguments():
+    ix = dfbuffer.to_interchange(pa.table({"x": [1.0, 2.0]}))
+    buf, dtype = ix.get_column(0).get_buffers()["data"]
+    assert dfbuffer.buffer_to_ndarray(buf, dtype, offset=1).tolist() == [2.0]
+    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+        dfbuffer.buffer_to_ndarray(buf, dtype, 1)
+
+
 # ---- a mapping of arrays is a frame ----------------------------------------------------
 
 

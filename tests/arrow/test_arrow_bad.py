@@ -284,7 +284,8 @@ def test_consumed_capsules():
 
 
 def test_not_a_producer():
-    with pytest.raises(TypeError, match=r"to_interchange\(\) expects an Arrow PyCapsule"):
+    with pytest.raises(TypeError,
+                       match=r"to_interchange\(\) expects a dataframe: an Arrow PyCapsule"):
         to_interchange([1, 2, 3])
 
 

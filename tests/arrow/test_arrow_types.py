@@ -246,7 +246,7 @@ def test_columns_selects_by_name_everywhere():
         assert got["a"].tolist() == [1, 2] and got["b"].tolist() == ["x", "y"], path
         with pytest.raises(KeyError, match="zz"):
             dfbuffer.from_dataframe(frame, columns=["a", "zz"])
-    with pytest.raises(TypeError, match="not a str"):
+    with pytest.raises(TypeError, match="not a single string"):
         dfbuffer.from_dataframe(t, columns="a")
     assert dfbuffer.schema(t, columns=["b", "a"]).names == ["b", "a"]
     with pytest.raises(KeyError, match="zz"):

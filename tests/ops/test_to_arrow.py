@@ -116,6 +116,45 @@ def test_pandas_frame_numeric_columns_are_zero_copy_and_nan_is_null():
     assert dfbuffer.to_arrow(df, columns=["s", "i"]).column_names == ["s", "i"]
 
 
+
+def _strided_frames():
+    base = pd.DataFrame({"f": [0.5, np.nan, 1.5, 2.5, 3.5, 4.5], "i": np.arange(6),
+                         "t": pd.to_datetime(["2020-01-01", None, "2020-01-03",
+                                              "2020-01-04", None, "2020-01-06"])})
+    block = np.arange(12.0).reshape(4, 3)  # columns across the block's rows
+    return {"every other row": base.iloc[::2], "reversed": base[::-1],
+            "2-D block": pd.DataFrame(block, columns=["x", "y", "z"], copy=False)}
+
+
+@pytest.mark.parametrize("which", ["every other row", "reversed", "2-D block"])
+def test_strided_pandas_columns_are_copied_into_the_export(which):
+    df = _strided_frames()[which]
+    ref = pa.Table.from_pandas(df, preserve_index=False)
+    out = pa.table(dfbuffer.to_arrow(df))
+    assert out.to_pylist() == ref.to_pylist()  # NaN and NaT are nulls, as pandas says
+    assert out.schema.types == ref.schema.types
+    ix = dfbuffer.to_interchange(df)
+    assert pa.table(ix).to_pylist() == ref.to_pylist()
+    assert pd.api.interchange.from_dataframe(ix).shape == df.shape
+    # the copy is refused only where no copy was allowed
+    with pytest.raises(dfbuffer.CopyError, match=r"column '.*': exporting a strided "
+                       "column to Arrow needs a copy, which allow_copy=False forbids"):
+        dfbuffer.to_interchange(df, allow_copy=False)
+
+
+def test_contiguous_pandas_columns_stay_zero_copy_beside_strided_ones():
+    a = np.arange(8.0)
+    df = pd.DataFrame({"c": a, "s": np.arange(16.0)[::2]}, copy=False)
+    if not np.shares_memory(df["c"].to_numpy(), a):
+        pytest.skip("this pandas copies the arrays of a dict")
+    out = pa.table(dfbuffer.to_arrow(df))
+    assert np.shares_memory(out["c"].chunk(0).to_numpy(), a)
+    assert out["s"].to_pylist() == list(np.arange(16.0)[::2])
+    alone = pd.DataFrame({"c": a}, copy=False)  # (pandas 2 copies a sub-frame)
+    view = pa.table(dfbuffer.to_interchange(alone, allow_copy=False))
+    assert np.shares_memory(view["c"].chunk(0).to_numpy(), a)
+
+
 def test_data_outlives_the_source():
     t = pa.table({"a": np.arange(1000, dtype="i8")})
     wr = weakref.ref(t)

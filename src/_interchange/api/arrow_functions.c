@@ -54,8 +54,8 @@ parse_converter_args(const char *func, PyObject *const *args, Py_ssize_t nargs,
     *opts = init;
     *allow_copy = 1;
     if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0 ||
-        dfb_parse_nulls(a[1], opts) < 0 ||
-        dfb_parse_flag(a[2], allow_copy) < 0) {
+        dfb_parse_nulls(func, a[1], opts) < 0 ||
+        dfb_parse_bool(func, a[2], "allow_copy", allow_copy) < 0) {
         return -1;
     }
     *obj = a[0];

@@ -513,6 +513,75 @@ import_device(PyObject *obj, arrow_import *imp)
                   : import_pair(res, 1, imp);
 }
 
+/* The top-level package of the module that defines type `t` ("pyarrow"
+   for pyarrow.lib.ArrowInvalid, "builtins"), written into buf (empty when
+   it cannot be read).  Leaves no exception.  Cannot fail. */
+static void
+type_package(PyTypeObject *t, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    PyObject *mod = PyObject_GetAttrString((PyObject *)t, "__module__");
+    const char *m =
+        mod != NULL && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+    if (m != NULL) {
+        size_t n = strcspn(m, ".");
+        if (n < size) {
+            snprintf(buf, size, "%.*s", (int)n, m);
+        }
+    }
+    Py_XDECREF(mod);
+    PyErr_Clear(); /* a module that cannot be read: no package */
+}
+
+/* Returns 1 if exception `exc` (borrowed) is of a type of one of the peer
+   libraries dfbuffer reads (pyarrow, polars, pandas, nanoarrow, DuckDB,
+   narwhals), else 0: a producer's own errors pass as they are.  Called
+   with no exception pending; leaves none.  Cannot fail. */
+static int
+peer_error(PyObject *exc)
+{
+    static const char *const peers[] = {"pyarrow",   "polars", "pandas",
+                                        "nanoarrow", "duckdb", "narwhals",
+                                        NULL};
+    char pkg[32];
+    type_package(Py_TYPE(exc), pkg, sizeof(pkg));
+    for (int i = 0; peers[i] != NULL; i++) {
+        if (strcmp(pkg, peers[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Calls export method `which` of producer `obj` (dfb_probe_call); an error
+   of a peer library's type (pyarrow's, when pandas exports a column Arrow
+   cannot hold) becomes NotImplementedError naming the producer's library
+   and the error, the original as __cause__: no raw error of another
+   library reaches dfbuffer's caller.  Returns the new result, or NULL with
+   an exception set. */
+static PyObject *
+call_export(dfb_state *st, PyObject *obj, int which)
+{
+    PyObject *res = dfb_probe_call(st, obj, which);
+    if (res != NULL) {
+        return res;
+    }
+    PyObject *exc = dfb_err_take();
+    if (exc == NULL || !peer_error(exc)) {
+        dfb_err_give(exc);
+        return NULL;
+    }
+    char pkg[32];
+    type_package(Py_TYPE(obj), pkg, sizeof(pkg));
+    size_t n = strlen(pkg);
+    PyErr_Format(
+        PyExc_NotImplementedError, "%s%s Arrow export failed: %.100s: %S",
+        n > 0 ? pkg : Py_TYPE(obj)->tp_name,
+        n > 0 && pkg[n - 1] == 's' ? "'" : "'s", Py_TYPE(exc)->tp_name, exc);
+    dfb_err_raise_from(exc);
+    return NULL;
+}
+
 int
 dfb_arrow_import_stream_capsule(PyObject *cap, arrow_import *imp,
                                 dfb_arrow_accept_fn accept, void *ctx)
@@ -578,10 +647,10 @@ dfb_arrow_import_producer(dfb_state *st, PyObject *obj, arrow_import *imp)
     int has_array = (has & DFB_PB(DFB_PN_ARROW_ARRAY)) != 0;
     int has_stream = !has_array && has != 0;
     if (has_array) {
-        r = import_pair(dfb_probe_call(st, obj, DFB_PN_ARROW_ARRAY), 0, imp);
+        r = import_pair(call_export(st, obj, DFB_PN_ARROW_ARRAY), 0, imp);
     }
     else if (has_stream) {
-        r = import_stream(dfb_probe_call(st, obj, DFB_PN_ARROW_STREAM), 0, imp,
+        r = import_stream(call_export(st, obj, DFB_PN_ARROW_STREAM), 0, imp,
                           NULL, NULL);
     }
     else if ((r = dfb_arrow_device_is_producer(obj)) != 0) {

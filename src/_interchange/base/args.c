@@ -89,8 +89,8 @@ list_choices(const char *const *choices, char *buf, size_t size)
 }
 
 int
-dfb_parse_choice(PyObject *o, const char *what, const char *const *choices,
-                 int *out)
+dfb_parse_choice(const char *func, PyObject *o, const char *what,
+                 const char *const *choices, int *out)
 {
     if (o == NULL) {
         return 0;
@@ -98,8 +98,8 @@ dfb_parse_choice(PyObject *o, const char *what, const char *const *choices,
     char names[128];
     if (!PyUnicode_Check(o)) {
         list_choices(choices, names, sizeof(names));
-        PyErr_Format(PyExc_TypeError, "%s must be a str (%s), not %.100s",
-                     what, names, Py_TYPE(o)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s() %s must be a str (%s), not %.100s",
+                     func, what, names, Py_TYPE(o)->tp_name);
         return -1;
     }
     for (int i = 0; choices[i] != NULL; i++) {
@@ -109,12 +109,13 @@ dfb_parse_choice(PyObject *o, const char *what, const char *const *choices,
         }
     }
     list_choices(choices, names, sizeof(names));
-    PyErr_Format(PyExc_ValueError, "%s must be %s, not %R", what, names, o);
+    PyErr_Format(PyExc_ValueError, "%s() %s must be %s, not %R", func, what,
+                 names, o);
     return -1;
 }
 
 int
-dfb_parse_nulls(PyObject *o, dfb_opts *out)
+dfb_parse_nulls(const char *func, PyObject *o, dfb_opts *out)
 {
     /* index i < 3 of the choices is the dfb_nulls_mode value i */
     static const char *const modes[] = {"mask", "fill", "raise", "always_mask",
@@ -134,7 +135,7 @@ dfb_parse_nulls(PyObject *o, dfb_opts *out)
         }
         m = DFB_NULLS_FILL;
     }
-    else if (dfb_parse_choice(o, "nulls", modes, &m) < 0) {
+    else if (dfb_parse_choice(func, o, "nulls", modes, &m) < 0) {
         return -1;
     }
     out->always_mask = m == 3;
@@ -143,6 +144,30 @@ dfb_parse_nulls(PyObject *o, dfb_opts *out)
 }
 
 const dfb_opts dfb_opts_default = DFB_OPTS_INIT;
+
+/* Returns 1 if `o` is True, False or a NumPy bool scalar, else 0.  Cannot
+   fail. */
+static int
+is_bool(PyObject *o)
+{
+    return PyBool_Check(o) || PyArray_IsScalar(o, Bool);
+}
+
+int
+dfb_parse_bool(const char *func, PyObject *o, const char *what, int *out)
+{
+    if (o == NULL) {
+        return 0;
+    }
+    if (!is_bool(o)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() %s must be True or False, not %.100s", func, what,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *out = PyObject_IsTrue(o);
+    return 0;
+}
 
 int
 dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out)
@@ -153,39 +178,43 @@ dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out)
     static const char *const decimals[] = {"decimal", "float64", NULL};
     static const char *const unsupported[] = {"raise", "skip", NULL};
     static const char *const period[] = {"object", "ordinal", NULL};
+    const char *f = a->func;
     *out = dfb_opts_default;
-    if (dfb_parse_nulls(a->nulls, out) < 0 ||
-        dfb_parse_choice(a->categorical, "categorical", cat,
+    if (dfb_parse_nulls(f, a->nulls, out) < 0 ||
+        dfb_parse_choice(f, a->categorical, "categorical", cat,
                          &out->categorical_codes) < 0 ||
-        dfb_parse_choice(a->strings, "strings", str, &out->stringdtype) < 0 ||
-        dfb_parse_choice(a->structs, "structs", structs,
+        dfb_parse_choice(f, a->strings, "strings", str, &out->stringdtype) <
+            0 ||
+        dfb_parse_choice(f, a->structs, "structs", structs,
                          &out->structs_flatten) < 0 ||
-        dfb_parse_choice(a->decimals, "decimals", decimals,
+        dfb_parse_choice(f, a->decimals, "decimals", decimals,
                          &out->decimal_float) < 0 ||
-        dfb_parse_choice(a->on_unsupported, "on_unsupported", unsupported,
+        dfb_parse_choice(f, a->on_unsupported, "on_unsupported", unsupported,
                          &out->skip_unsupported) < 0 ||
-        dfb_parse_choice(a->period, "period", period, &out->period_ordinal) <
-            0) {
+        dfb_parse_choice(f, a->period, "period", period,
+                         &out->period_ordinal) < 0) {
         return -1;
     }
     if (a->copy != NULL && a->allow_copy != NULL) {
-        PyErr_SetString(PyExc_TypeError,
-                        "give copy= or its alias allow_copy=, not both");
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes copy= or its alias allow_copy=, not both", f);
         return -1;
     }
     if (a->copy != NULL && a->copy != Py_None) {
-        int r = PyObject_IsTrue(a->copy);
-        if (r < 0) {
+        if (!is_bool(a->copy)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() copy must be None, True or False, not %.100s",
+                         f, Py_TYPE(a->copy)->tp_name);
             return -1;
         }
-        out->copy = r;
+        out->copy = PyObject_IsTrue(a->copy);
     }
+    int allow = 1;
     if (a->allow_copy != NULL) {
-        int r = PyObject_IsTrue(a->allow_copy);
-        if (r < 0) {
+        if (dfb_parse_bool(f, a->allow_copy, "allow_copy", &allow) < 0) {
             return -1;
         }
-        out->copy = r ? -1 : 0;
+        out->copy = allow ? -1 : 0;
     }
     return 0;
 }

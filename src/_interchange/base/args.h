@@ -64,24 +64,34 @@ dfb_parse_args(const dfb_argspec *spec, PyObject *const *fast,
                PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                PyObject **out);
 
-/* Parses string option `o` named `what` (NULL: *out untouched, the
-   caller's default) against `choices` (NULL-terminated) into the index of
-   the matching choice.  Returns 0, or -1 with TypeError (not a str) or
-   ValueError (no such choice), each naming the choices. */
+/* Parses string option `o` named `what` of function `func` (NULL: *out
+   untouched, the caller's default) against `choices` (NULL-terminated)
+   into the index of the matching choice.  Returns 0, or -1 with TypeError
+   (not a str) or ValueError (no such choice), each naming the function,
+   the keyword and the choices. */
 int
-dfb_parse_choice(PyObject *o, const char *what, const char *const *choices,
-                 int *out);
+dfb_parse_choice(const char *func, PyObject *o, const char *what,
+                 const char *const *choices, int *out);
 
-/* nulls= ("mask", "fill", "raise", "always_mask"; NULL: "mask"; the
-   former spelling "nan" of "fill" with a DeprecationWarning) into
-   out->nulls and out->always_mask.  Returns 0, or -1 with TypeError /
-   ValueError (dfb_parse_choice) or the warning raised as an error. */
+/* nulls= of function `func` ("mask", "fill", "raise", "always_mask";
+   NULL: "mask"; the former spelling "nan" of "fill" with a
+   DeprecationWarning) into out->nulls and out->always_mask.  Returns 0,
+   or -1 with TypeError / ValueError (dfb_parse_choice) or the warning
+   raised as an error. */
 int
-dfb_parse_nulls(PyObject *o, dfb_opts *out);
+dfb_parse_nulls(const char *func, PyObject *o, dfb_opts *out);
+
+/* A bool option `what` of function `func` (allow_copy=): True, False or
+   NumPy's bool scalars (np.True_, np.False_); NULL leaves *out (the
+   default).  Returns 0, or -1 with TypeError naming the function and the
+   keyword (an int, a str, None: no truth value is guessed). */
+int
+dfb_parse_bool(const char *func, PyObject *o, const char *what, int *out);
 
 /* The conversion options a function takes, each the borrowed argument
    (NULL: not given, or not taken by the function). */
 typedef struct {
+    const char *func;         /* the function, named in errors */
     PyObject *nulls;          /* nulls= */
     PyObject *categorical;    /* "decode", "codes" */
     PyObject *strings;        /* "object", "stringdtype" */
@@ -94,8 +104,11 @@ typedef struct {
 } dfb_opt_args;
 
 /* Parses every option of `a` once into *out (DFB_OPTS_INIT for those not
-   given).  copy= and allow_copy= together raise TypeError.  Returns 0, or
-   -1 with TypeError / ValueError or a warning raised as an error. */
+   given).  copy= takes None, True or False, allow_copy= True or False
+   (NumPy's bool scalars too, dfb_parse_bool); copy= and allow_copy=
+   together raise TypeError.  Returns 0, or -1 with TypeError /
+   ValueError naming a->func and the keyword, or a warning raised as an
+   error. */
 int
 dfb_parse_opts(const dfb_opt_args *a, dfb_opts *out);
 

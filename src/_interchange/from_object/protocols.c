@@ -442,7 +442,8 @@ dfb_buffer_from_object(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
         }
     }
     int copy_ok = 1;
-    if (allow_copy != NULL && dfb_parse_flag(allow_copy, &copy_ok) < 0) {
+    if (dfb_parse_bool("from_object", allow_copy, "allow_copy", &copy_ok) <
+        0) {
         return NULL;
     }
     dfb_state *st = dfb_state_from_type((PyTypeObject *)cls);

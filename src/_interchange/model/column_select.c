@@ -4,6 +4,8 @@
 #include "common.h"
 #include "column.h"
 #include "column_select.h"
+#include "frame.h"
+#include "args.h"
 
 int
 dfb_colsel_init(dfb_colsel *s, PyObject *columns)
@@ -13,26 +15,33 @@ dfb_colsel_init(dfb_colsel *s, PyObject *columns)
     if (columns == NULL || columns == Py_None) {
         return 0;
     }
-    if (PyUnicode_Check(columns)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "columns= must be a sequence of column names, not a "
-                        "str");
+    if (PyUnicode_Check(columns) || PyBytes_Check(columns)) {
+        PyErr_SetString(PyExc_TypeError, DFB_COLUMNS_STR_ERROR);
         return -1;
     }
-    s->names = PySequence_Tuple(columns);
+    /* our own copy (an item's __str__ may change the caller's list), each
+       name as str(): the rule of dfb_frame_select */
+    PyObject *seq = dfb_parse_items(columns, DFB_COLUMNS_SEQ_ERROR);
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    s->names = PyTuple_New(n);
+    for (Py_ssize_t i = 0; s->names != NULL && i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *key =
+            PyUnicode_Check(item) ? Py_NewRef(item) : PyObject_Str(item);
+        if (key == NULL) {
+            Py_CLEAR(s->names);
+            break;
+        }
+        PyTuple_SET_ITEM(s->names, i, key);
+    }
+    Py_DECREF(seq);
     s->wanted = s->names != NULL ? PySet_New(s->names) : NULL;
     if (s->wanted == NULL) {
         dfb_colsel_clear(s);
         return -1;
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(s->names); i++) {
-        if (!PyUnicode_Check(PyTuple_GET_ITEM(s->names, i))) {
-            PyErr_Format(PyExc_TypeError,
-                         "columns= names must be str, got %.200s",
-                         Py_TYPE(PyTuple_GET_ITEM(s->names, i))->tp_name);
-            dfb_colsel_clear(s);
-            return -1;
-        }
     }
     return 0;
 }
@@ -57,7 +66,7 @@ dfb_colsel_finish(const dfb_colsel *s, PyObject *result)
         int got = dfb_dict_get_ref(result, key, &v);
         if (got <= 0) {
             if (got == 0) {
-                PyErr_Format(PyExc_KeyError, "no column named %R", key);
+                PyErr_Format(PyExc_KeyError, DFB_COLUMNS_KEY_ERROR, key);
             }
             Py_CLEAR(out);
         }

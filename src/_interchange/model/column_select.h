@@ -8,8 +8,9 @@
 #include "common.h"
 #include "column.h"
 
-/* Fills `s` from columns= (NULL or None: every column).  Returns 0, or -1
-   with TypeError (a str, not a sequence, a name not a str). */
+/* Fills `s` from columns= (NULL or None: every column), each name as str()
+   (the rule of dfb_frame_select).  Returns 0, or -1 with TypeError (a
+   str, not a sequence) or an item's __str__ error. */
 int
 dfb_colsel_init(dfb_colsel *s, PyObject *columns);
 

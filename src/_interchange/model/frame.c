@@ -78,15 +78,12 @@ dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
         return 0;
     }
     if (PyUnicode_Check(select) || PyBytes_Check(select)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "columns must be a sequence of column names, not a "
-                        "single string");
+        PyErr_SetString(PyExc_TypeError, DFB_COLUMNS_STR_ERROR);
         return -1;
     }
     /* our own copy: an item's __str__, __hash__ or __eq__ may change the
        caller's list while we walk it */
-    PyObject *seq =
-        dfb_parse_items(select, "columns must be a sequence of column names");
+    PyObject *seq = dfb_parse_items(select, DFB_COLUMNS_SEQ_ERROR);
     if (seq == NULL) {
         return -1;
     }
@@ -131,13 +128,10 @@ dfb_frame_select(PyObject *names, PyObject *select, Py_ssize_t **idx,
             Py_XDECREF(at);
             if (got >= 0) {
                 if (got == 0) {
-                    PyErr_Format(PyExc_KeyError,
-                                 "column %R is not in the frame", key);
+                    PyErr_Format(PyExc_KeyError, DFB_COLUMNS_KEY_ERROR, key);
                 }
                 else {
-                    PyErr_Format(PyExc_ValueError,
-                                 "column name %R is ambiguous: several "
-                                 "columns have it",
+                    PyErr_Format(PyExc_ValueError, DFB_COLUMNS_AMBIGUOUS_ERROR,
                                  key);
                 }
             }

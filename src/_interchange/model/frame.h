@@ -44,6 +44,16 @@ dfb_frame_clear(dfb_frame *f);
 void
 dfb_frame_drop(dfb_frame *f, Py_ssize_t k);
 
+/* The texts of the columns= errors, the same in every function: a bare
+   str (TypeError), not a sequence (TypeError), an unknown name (KeyError,
+   a %R of the name), a name several columns share (ValueError, %R). */
+#define DFB_COLUMNS_STR_ERROR \
+    "columns must be a sequence of column names, not a single string"
+#define DFB_COLUMNS_SEQ_ERROR "columns must be a sequence of column names"
+#define DFB_COLUMNS_KEY_ERROR "column %R is not in the frame"
+#define DFB_COLUMNS_AMBIGUOUS_ERROR \
+    "column name %R is ambiguous: several columns have it"
+
 /* Resolves the `columns=` selection `select` (NULL or None: all, in order;
    else a sequence of names, non-str items compared as str()) against
    `names` (a list of str).  Sets *idx to a PyMem array of *n indices into

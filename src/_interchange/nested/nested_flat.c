@@ -9,6 +9,7 @@
 #include "arrow_describe.h"
 #include "arrow_import.h"
 #include "column.h"
+#include "frame.h"
 #include "nested.h"
 #include "nested_flat.h"
 #include "convert_nested.h"
@@ -153,7 +154,7 @@ select_one(PyObject *entries, PyObject *key, PyObject *out)
         return PyList_Append(out, hit);
     }
     if (below == 0) {
-        PyErr_Format(PyExc_KeyError, "no column named %R", key);
+        PyErr_Format(PyExc_KeyError, DFB_COLUMNS_KEY_ERROR, key);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {

@@ -576,7 +576,8 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    const dfb_opt_args oa = {.nulls = a[1],
+    const dfb_opt_args oa = {.func = "column_to_ndarray",
+                             .nulls = a[1],
                              .categorical = a[2],
                              .strings = a[3],
                              .decimals = a[4],
@@ -1044,6 +1045,54 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
     return result;
 }
 
+/* str() of every column label of pandas frame `frame`.  Returns a new
+   list, or NULL with an exception set. */
+static PyObject *
+str_names(PyObject *frame)
+{
+    PyObject *cols = PyObject_GetAttrString(frame, "columns");
+    PyObject *out = cols != NULL ? PySequence_List(cols) : NULL;
+    Py_XDECREF(cols);
+    for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(out); i++) {
+        PyObject *item = PyList_GET_ITEM(out, i);
+        if (!PyUnicode_Check(item)) {
+            PyObject *s = PyObject_Str(item);
+            if (s == NULL) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SetItem(out, i, s); /* steals s, drops the label */
+        }
+    }
+    return out;
+}
+
+/* The positions of the columns that `columns` selects among `names` (a
+   list of str; dfb_frame_select's rule and errors), each once when
+   `unique`.  Returns a new list of int, or NULL with an exception set. */
+static PyObject *
+select_positions(PyObject *names, PyObject *columns, int unique)
+{
+    Py_ssize_t *idx, n;
+    if (dfb_frame_select(names, columns, &idx, &n) < 0) {
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t k = 0; out != NULL && k < n; k++) {
+        int seen = 0;
+        for (Py_ssize_t j = 0; unique && j < k && !seen; j++) {
+            seen = idx[j] == idx[k];
+        }
+        PyObject *v = seen ? NULL : PyLong_FromSsize_t(idx[k]);
+        if (!seen && (v == NULL || PyList_Append(out, v) < 0)) {
+            Py_CLEAR(out);
+        }
+        Py_XDECREF(v);
+    }
+    PyMem_Free(idx);
+    return out;
+}
+
 /* from_dataframe of pandas DataFrame `frame` (borrowed), only the columns
    `sel` selects (NULL: all).  Returns a new dict, or NULL with an
    exception set. */
@@ -1077,10 +1126,22 @@ pandas_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
             return res;
         }
     }
-    /* pandas selects (KeyError for a name) */
-    PyObject *lst = PySequence_List(sel->names);
-    PyObject *sub = lst ? PyObject_GetItem(pinned, lst) : NULL;
-    Py_XDECREF(lst);
+    /* the selected columns by position, each once (dfb_colsel_finish
+       orders and repeats them): the names matched as str() of the
+       labels, as every function matches them (dfb_frame_select) */
+    PyObject *names = str_names(pinned);
+    PyObject *pos =
+        names != NULL ? select_positions(names, sel->names, 1) : NULL;
+    Py_XDECREF(names);
+    PyObject *all = pos != NULL ? PySlice_New(NULL, NULL, NULL) : NULL;
+    PyObject *key = all != NULL ? PyTuple_Pack(2, all, pos) : NULL;
+    PyObject *iloc =
+        key != NULL ? PyObject_GetAttrString(pinned, "iloc") : NULL;
+    PyObject *sub = iloc != NULL ? PyObject_GetItem(iloc, key) : NULL;
+    Py_XDECREF(iloc);
+    Py_XDECREF(key);
+    Py_XDECREF(all);
+    Py_XDECREF(pos);
     Py_DECREF(pinned);
     if (sub == NULL) {
         return NULL;
@@ -1147,7 +1208,8 @@ from_dataframe(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (dfb_parse_args(&spec, fast, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    const dfb_opt_args oa = {.nulls = a[1],
+    const dfb_opt_args oa = {.func = "from_dataframe",
+                             .nulls = a[1],
                              .allow_copy = a[2],
                              .categorical = a[3],
                              .strings = a[4],
@@ -1211,23 +1273,69 @@ frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                          src.allow_copy ? Py_True : Py_False);
 }
 
-PyDoc_STRVAR(not_a_frame_hint_doc,
-             "_not_a_frame_hint(obj, /)\n--\n\n"
-             "Private: what to do instead of passing obj, no frame, to a "
-             "function\nthat reads frames: ': ...', or ''.");
+PyDoc_STRVAR(select_columns_doc,
+             "_select_columns(names, columns, /)\n--\n\n"
+             "Private: the positions in names (a list of str) of the columns\n"
+             "columns= selects (None: all), by the rule every function uses:\n"
+             "names matched as str(), a repeated name repeated; TypeError,\n"
+             "KeyError or ValueError with the same text everywhere.");
 
-/* _not_a_frame_hint(obj, /): dfb_not_a_frame_hint as a str.  Returns a
-   new reference, or NULL with an exception set. */
+/* _select_columns(names, columns, /): select_positions for the Python
+   functions.  Returns a new list, or NULL with an exception set. */
 static PyObject *
-not_a_frame_hint_py(PyObject *Py_UNUSED(module), PyObject *obj)
+select_columns_py(PyObject *Py_UNUSED(module), PyObject *const *args,
+                  Py_ssize_t nargs)
 {
-    return PyUnicode_FromString(dfb_not_a_frame_hint(obj));
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_select_columns() takes a list and a selection");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(args[0]); i++) {
+        if (!PyUnicode_Check(PyList_GET_ITEM(args[0], i))) {
+            PyErr_SetString(PyExc_TypeError,
+                            "_select_columns() takes a list of str");
+            return NULL;
+        }
+    }
+    return select_positions(args[0], args[1], 0);
+}
+
+PyDoc_STRVAR(
+    not_a_frame_error_doc,
+    "_not_a_frame_error(func, obj, /)\n--\n\n"
+    "Private: the TypeError that function func raises for obj, which\n"
+    "is no frame it reads (dfb_not_a_frame_error), returned, not\n"
+    "raised: the one message of every function.");
+
+/* _not_a_frame_error(func, obj, /): the exception dfb_not_a_frame_error
+   sets, taken and returned for the Python functions to raise.  Returns a
+   new reference to it, or NULL with TypeError for wrong arguments. */
+static PyObject *
+not_a_frame_error_py(PyObject *Py_UNUSED(module), PyObject *const *args,
+                     Py_ssize_t nargs)
+{
+    const char *func = nargs == 2 && PyUnicode_Check(args[0])
+                           ? PyUnicode_AsUTF8(args[0])
+                           : NULL;
+    if (func == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "_not_a_frame_error() takes a str and an object");
+        }
+        return NULL;
+    }
+    dfb_not_a_frame_error(func, args[1]);
+    return dfb_err_take();
 }
 
 PyMethodDef dfb_convert_methods[] = {
     {"_frame_source", (PyCFunction)(void (*)(void))frame_source_py,
      METH_FASTCALL, frame_source_doc},
-    {"_not_a_frame_hint", not_a_frame_hint_py, METH_O, not_a_frame_hint_doc},
+    {"_not_a_frame_error", (PyCFunction)(void (*)(void))not_a_frame_error_py,
+     METH_FASTCALL, not_a_frame_error_doc},
+    {"_select_columns", (PyCFunction)(void (*)(void))select_columns_py,
+     METH_FASTCALL, select_columns_doc},
     {"buffer_to_ndarray", (PyCFunction)(void (*)(void))buffer_to_ndarray,
      METH_FASTCALL | METH_KEYWORDS, buffer_to_ndarray_doc},
     {"column_to_ndarray", (PyCFunction)(void (*)(void))column_to_ndarray,

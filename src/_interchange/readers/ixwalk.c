@@ -638,7 +638,8 @@ dfb_ix_frame(dfb_state *st, PyObject *obj, int allow_copy)
    NotImplementedError / BufferError or st's CopyError (others are left alone;
    a message that starts "the column " reads "column 'x' ..." instead; an
    unnamed column, key "", keeps "the column ...").  The original exception
-   becomes the new one's __cause__. */
+   becomes the new one's __cause__ (a NotImplementedError's own cause when
+   it has one: the other library's error behind it). */
 void
 dfb_add_column_context(dfb_state *st, PyObject *key)
 {
@@ -704,6 +705,15 @@ dfb_add_column_context(dfb_state *st, PyObject *key)
         PyErr_Format(t, "column %R: %U", key, rest);
     }
     Py_DECREF(rest);
+    /* a NotImplementedError made of another library's error (the Arrow
+       import's of a failed export) passes that error on as the cause: its
+       own text is in the new message */
+    PyObject *cause =
+        t == PyExc_NotImplementedError ? PyException_GetCause(exc) : NULL;
+    if (cause != NULL) {
+        Py_DECREF(exc);
+        exc = cause;
+    }
     dfb_err_raise_from(exc);
 }
 

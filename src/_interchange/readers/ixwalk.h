@@ -38,8 +38,8 @@ dfb_has_attr(PyObject *obj, PyObject *name);
 /* Prefixes the message of the pending exception with column name `key`
    when its type is a plain ValueError / TypeError / RuntimeError /
    NotImplementedError / BufferError or st->copy_error (others are left
-   alone); the original
-   becomes the new one's __cause__.  Cannot fail. */
+   alone); the original (a NotImplementedError's own cause when it has
+   one) becomes the new one's __cause__.  Cannot fail. */
 void
 dfb_add_column_context(dfb_state *st, PyObject *key);
 

@@ -318,7 +318,7 @@ parse_choice(PyObject *o, const char *what, const char *const *choices,
              int dflt)
 {
     int i = dflt;
-    return dfb_parse_choice(o, what, choices, &i) < 0 ? -1 : i;
+    return dfb_parse_choice("to_matrix", o, what, choices, &i) < 0 ? -1 : i;
 }
 
 /* ------------------------------------------------------------------ */
@@ -330,7 +330,7 @@ PyDoc_STRVAR(
     "to_matrix(obj, *, dtype=None, order='C', nulls='fill', columns=None, "
     "threads=None,\n          decimals='decimal', structs='object', "
     "copy=None, on_unsupported='raise', out=None,\n          "
-    "period='object')\n--\n\n"
+    "period='object', allow_copy=True)\n--\n\n"
     "Copy the columns of a dataframe into one 2-D NumPy array (rows x "
     "columns).\n\n"
     "obj is anything from_dataframe accepts.  dtype=None promotes the "
@@ -387,6 +387,9 @@ PyDoc_STRVAR(
     "copy : bool or None, optional\n"
     "    None or True (the result is always new memory); False raises\n"
     "    CopyError.\n"
+    "allow_copy : bool, optional\n"
+    "    The alias of copy (True is copy=None, False copy=False); not\n"
+    "    both.\n"
     "on_unsupported : {'raise', 'skip'}, optional\n"
     "    A column of a type to_matrix does not take raises TypeError\n"
     "    (default), or is left out ('skip': exactly the columns 'raise'\n"
@@ -1089,37 +1092,41 @@ decimals_to_float(dfb_frame *fr)
 }
 
 /* to_matrix(obj, *, dtype=None, order="C", nulls="fill", columns=None,
-   threads=None, decimals=, structs=, copy=None).  Returns a new array
+   threads=None, decimals=, structs=, copy=None, ..., allow_copy=).
+   Returns a new array
    (MaskedArray for nulls="mask"), or NULL with an exception set. */
 static PyObject *
 to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
           Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const kw[] = {
-        "obj",     "dtype",    "order",   "nulls", "columns",
-        "threads", "decimals", "structs", "copy",  "on_unsupported",
-        "out",     "period",   NULL};
+        "obj",     "dtype",    "order",      "nulls", "columns",
+        "threads", "decimals", "structs",    "copy",  "on_unsupported",
+        "out",     "period",   "allow_copy", NULL};
     static const dfb_argspec spec = {"to_matrix", kw, 1, 1};
     static const char *const orders[] = {"C", "F", NULL};
-    PyObject *a[12] = {NULL, NULL, NULL, NULL, NULL, NULL,
+    PyObject *a[13] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                        NULL, NULL, NULL, NULL, NULL, NULL};
     dfb_state *st = dfb_state_from_module(module);
     if (dfb_parse_args(&spec, NULL, args, nargs, kwnames, a) < 0) {
         return NULL;
     }
-    const dfb_opt_args oa = {.nulls = a[3],
+    const dfb_opt_args oa = {.func = "to_matrix",
+                             .nulls = a[3],
                              .decimals = a[6],
                              .structs = a[7],
                              .copy = a[8],
                              .on_unsupported = a[9],
-                             .period = a[11]};
+                             .period = a[11],
+                             .allow_copy = a[12]};
     dfb_opts opts;
     if (dfb_parse_opts(&oa, &opts) < 0) {
         return NULL;
     }
     if (opts.copy == 0) {
         /* the result is always new memory: copy=None and True are one */
-        const char *prev = dfb_copy_keyword_enter("copy");
+        const char *prev =
+            dfb_copy_keyword_enter(a[12] != NULL ? "allow_copy" : "copy");
         dfb_copy_error(st,
                        "to_matrix() always copies the columns into a "
                        "new array");
