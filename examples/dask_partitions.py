@@ -12,6 +12,11 @@ What it shows (see docs/at-scale.md):
    nulls) and returns a small per-partition summary.
 2. ``to_delayed``: the converted NumPy arrays themselves, gathered to the client and
    checked against the source frame.
+2b. ``map_partitions`` with ``dfbuffer.iter_matrices``: each worker reads its partition in
+   fixed-size batches written into one reused array (bounded memory, whatever the
+   partition's size) and returns the partition's Gram matrix ``A.T @ A`` of
+   ``A = [1, x, y]`` (complete rows); their sum equals the one of the whole frame's
+   ``dfbuffer.to_matrix``.
 3. A ``dfbuffer.Buffer`` made on one worker and consumed on the other arrives intact.
 4. distributed's serialisation carries a Buffer's memory out of band: the pickle frame is
    a few hundred bytes, the data travels as a separate frame that *is* the Buffer's memory
@@ -62,6 +67,31 @@ SUMMARY_META = pd.DataFrame({
     "y_nulls": pd.Series([], dtype="int64"), "y_sum": pd.Series([], dtype="float64"),
     "s_nulls": pd.Series([], dtype="int64"), "x_zero_copy": pd.Series([], dtype="bool"),
 })
+
+
+GRAM_BATCH_ROWS = 512  # rows per iter_matrices batch on a worker
+GRAM_META = pd.DataFrame({f"g{i}": pd.Series([], dtype="float64") for i in range(9)})
+
+
+def partition_gram(part: pd.DataFrame) -> pd.DataFrame:
+    """Runs on a worker: the Gram matrix of [1, x, y] over the partition's complete rows,
+    read in batches of GRAM_BATCH_ROWS into one reused matrix."""
+    gram = np.zeros((3, 3))
+    out = np.empty((GRAM_BATCH_ROWS, 2))
+    for m in dfbuffer.iter_matrices(part, GRAM_BATCH_ROWS, columns=["x", "y"],
+                                    dtype=np.float64, out=out):
+        m = m[~np.isnan(m).any(axis=1)]  # nulls="fill": NaN where y is null
+        a = np.column_stack([np.ones(len(m)), m])
+        gram += a.T @ a
+    return pd.DataFrame({f"g{i}": [v] for i, v in enumerate(gram.ravel())})
+
+
+def whole_gram(pdf: pd.DataFrame) -> np.ndarray:
+    """The same Gram matrix from one to_matrix of the whole frame."""
+    m = dfbuffer.to_matrix(pdf, columns=["x", "y"], dtype=np.float64)
+    m = m[~np.isnan(m).any(axis=1)]
+    a = np.column_stack([np.ones(len(m)), m])
+    return a.T @ a
 
 
 def make_buffer(n: int) -> dfbuffer.Buffer:
@@ -126,6 +156,13 @@ def run(client, n: int = N_ROWS, npartitions: int = N_PARTITIONS,
     checks["gathered_y"] = bool(np.array_equal(y.compressed(), pdf["y"].dropna().to_numpy()))
     got_s = [None if m else v for v, m in zip(s.data.tolist(), np.ma.getmaskarray(s), strict=True)]
     checks["gathered_s"] = got_s == [None if pd.isna(v) else v for v in pdf["s"].tolist()]
+
+    # 2b. iter_matrices inside map_partitions: per-partition Gram matrices, summed
+    grams = client.compute(ddf.map_partitions(partition_gram, meta=GRAM_META)).result(
+        timeout=timeout)
+    gram = grams.to_numpy().sum(axis=0).reshape(3, 3)
+    checks["iter_matrices_partitions"] = len(grams) == npartitions
+    checks["iter_matrices_gram"] = bool(np.allclose(gram, whole_gram(pdf), rtol=1e-12))
 
     # 3. a Buffer made on one worker, consumed on the other
     a, b = sorted(client.scheduler_info()["workers"])[:2]

@@ -100,7 +100,7 @@ def test_example_on_local_cluster():
     checks = out["checks"]
     failed = [name for name, ok in checks.items() if not ok]
     assert not failed, failed
-    assert len(checks) == 13
+    assert len(checks) == 15
 
 
 @pytest.mark.child_process(_FRAMES)
