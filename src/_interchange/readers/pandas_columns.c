@@ -40,6 +40,7 @@ typedef struct {
     PyObject *pd;   /* strong: the pandas module */
     PyObject *name; /* borrowed: the column's name (str) */
     int64_t n;      /* the frame's length */
+    int allow_copy; /* 0: copies are refused (CopyError) */
     dfb_pd_frame_reader read_frame;
 } pdc_ctx;
 
@@ -141,7 +142,15 @@ or_mask(PyArrayObject *dst, PyArrayObject *src)
     uint8_t *d = (uint8_t *)PyArray_DATA(dst);
     const char *s = PyArray_BYTES(src);
     const npy_intp stride = PyArray_STRIDE(src, 0);
-    for (npy_intp k = 0; k < PyArray_DIM(dst, 0); k++) {
+    const npy_intp n = PyArray_DIM(dst, 0);
+    if (stride == 1) { /* the common case, in a loop the compiler widens */
+        const uint8_t *u = (const uint8_t *)s;
+        for (npy_intp k = 0; k < n; k++) {
+            d[k] |= u[k] != 0;
+        }
+        return;
+    }
+    for (npy_intp k = 0; k < n; k++) {
         d[k] |= s[k * stride] != 0;
     }
 }
@@ -228,13 +237,13 @@ objects(const pdc_ctx *c, PyObject *data, PyArrayObject *mask,
 
 /* The options of a conversion the Python reader ran as
    from_dataframe(src, nulls=mode[, copy=False]): the defaults, nulls
-   `mode`, copies forbidden when `opts` forbids them. */
+   `mode`, copies forbidden when the call forbids them (c->allow_copy). */
 static dfb_opts
-sub_opts(const dfb_opts *opts, dfb_nulls_mode mode)
+sub_opts(const pdc_ctx *c, dfb_nulls_mode mode)
 {
     dfb_opts o = dfb_opts_default;
     o.nulls = mode;
-    o.copy = opts->copy == 0 ? 0 : -1;
+    o.copy = c->allow_copy ? -1 : 0;
     return o;
 }
 
@@ -303,11 +312,11 @@ numeric_format(const pdc_ctx *c, PyArray_Descr *d, dfb_format *f)
 
 /* A numeric column of pandas' values `data` (exactly a 1-D ndarray of the
    frame's length) with the nulls of `mask` (our own bool array, or NULL:
-   none), converted as the converters convert the same values and
-   validity (a column with a byte mask), with options `o`.  New reference
-   or NULL. */
+   none; `nnull` true items), converted as the converters convert the same
+   values and validity (a column with a byte mask), with options `o`.  New
+   reference or NULL. */
 static PyObject *
-numeric(const pdc_ctx *c, PyObject *data, PyArrayObject *mask,
+numeric(const pdc_ctx *c, PyObject *data, PyArrayObject *mask, int64_t nnull,
         const dfb_opts *o)
 {
     PyArrayObject *a = checked_array(Py_NewRef(data), c->n, 0, "the values");
@@ -359,7 +368,7 @@ numeric(const pdc_ctx *c, PyObject *data, PyArrayObject *mask,
     if (mask != NULL) {
         col.null_kind = DFB_NULL_USE_BYTEMASK;
         col.null_value = 1;
-        col.null_count = count_true(mask);
+        col.null_count = nnull;
         col.validity.ptr = PyArray_BYTES(mask);
         col.validity.size = c->n;
         col.validity.owner = (PyObject *)mask;
@@ -385,8 +394,8 @@ static PyObject *
 numeric_masked(const pdc_ctx *c, PyObject *data, PyArrayObject *mask,
                const dfb_opts *o)
 {
-    return numeric(c, data, mask != NULL && count_true(mask) > 0 ? mask : NULL,
-                   o);
+    int64_t nnull = mask == NULL ? 0 : count_true(mask);
+    return numeric(c, data, nnull > 0 ? mask : NULL, nnull, o);
 }
 
 /* The NaT of datetime64 / timedelta64 array `a` (exactly a 1-D ndarray of
@@ -430,8 +439,8 @@ ordinals(const pdc_ctx *c, PyObject *values, const dfb_opts *opts,
         }
     }
     else if (mask != NULL) {
-        dfb_opts o = sub_opts(opts, opts->nulls);
-        res = numeric(c, (PyObject *)data, mask, &o);
+        dfb_opts o = sub_opts(c, opts->nulls);
+        res = numeric(c, (PyObject *)data, mask, count_true(mask), &o);
     }
     Py_XDECREF(mask);
     Py_DECREF(data);
@@ -512,10 +521,11 @@ categorical(const pdc_ctx *c, PyObject *values, const dfb_opts *opts)
 {
     PyObject *res = NULL, *cats = NULL, *taken = NULL, *arr = NULL;
     PyArrayObject *mask = NULL, *safe = NULL;
-    PyArrayObject *codes =
-        checked_array(PyArray_FromAny(PyObject_GetAttrString(values, "codes"),
-                                      NULL, 0, 0, 0, NULL),
-                      c->n, 0, "codes");
+    PyObject *got = PyObject_GetAttrString(values, "codes");
+    PyArrayObject *codes = checked_array(
+        got == NULL ? NULL : PyArray_FromAny(got, NULL, 0, 0, 0, NULL), c->n,
+        0, "codes");
+    Py_XDECREF(got);
     if (codes == NULL) {
         return NULL;
     }
@@ -554,8 +564,9 @@ categorical(const pdc_ctx *c, PyObject *values, const dfb_opts *opts)
         arr = cv == NULL ? NULL : PyObject_GetAttrString(cats, "array");
         Py_ssize_t ncats = arr == NULL ? -1 : PyObject_Length(arr);
         dfb_opts d = dfb_opts_default;
-        pdc_ctx cc = *c; /* the categories: their own length */
+        pdc_ctx cc = *c; /* the categories: their own length, copies */
         cc.n = ncats;
+        cc.allow_copy = 1;
         PyObject *cat_vals = ncats < 0 ? NULL : column(&cc, arr, &d, NULL);
         int ordered = -1;
         if (cat_vals != NULL) {
@@ -607,7 +618,7 @@ static PyObject *
 ndarray_column(const pdc_ctx *c, PyObject *values, const dfb_opts *opts,
                PyArrayObject *extra)
 {
-    dfb_opts o = sub_opts(opts, opts->nulls);
+    dfb_opts o = sub_opts(c, opts->nulls);
     if (extra == NULL) {
         PyObject *cls = PyObject_GetAttrString(c->pd, "DataFrame");
         PyObject *d = cls == NULL ? NULL : PyDict_New();
@@ -675,7 +686,7 @@ masked_column(const pdc_ctx *c, PyObject *values, const dfb_opts *opts,
         if (extra != NULL) {
             or_mask(mask, extra);
         }
-        dfb_opts o = sub_opts(opts, opts->nulls);
+        dfb_opts o = sub_opts(c, opts->nulls);
         res = numeric_masked(c, (PyObject *)data, mask, &o);
     }
     Py_XDECREF(mask);
@@ -752,7 +763,7 @@ column(const pdc_ctx *c, PyObject *values, const dfb_opts *opts,
         if (mask != NULL && extra != NULL) {
             or_mask(mask, extra);
         }
-        dfb_opts o = sub_opts(opts, opts->nulls);
+        dfb_opts o = sub_opts(c, opts->nulls);
         res = mask == NULL ? NULL
                            : numeric_masked(c, (PyObject *)data, mask, &o);
         Py_XDECREF(mask);
@@ -949,7 +960,7 @@ dfb_pd_columns_convert(dfb_state *st, PyObject *frame, PyObject *positions,
                        const dfb_opts *opts, int allow_copy,
                        dfb_pd_frame_reader read_frame)
 {
-    pdc_ctx c = {.st = st, .read_frame = read_frame};
+    pdc_ctx c = {.st = st, .allow_copy = allow_copy, .read_frame = read_frame};
     PyObject *res = NULL, *names = NULL, *dtypes = NULL;
     Py_INCREF(frame);
     Py_INCREF(positions);
@@ -978,9 +989,7 @@ dfb_pd_columns_convert(dfb_state *st, PyObject *frame, PyObject *positions,
                         "number");
         goto done;
     }
-    PyObject *len = PyObject_CallMethod(frame, "__len__", NULL);
-    c.n = len == NULL ? -1 : PyLong_AsLongLong(len);
-    Py_XDECREF(len);
+    c.n = PyObject_Length(frame);
     if (c.n < 0) {
         if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_ValueError, "negative frame length");
@@ -1133,9 +1142,10 @@ dfb_pd_periods_from_ordinals(dfb_state *st, const char *name, PyObject *values,
         if (f == NULL) {
             goto done;
         }
-        const double *fd = (const double *)PyArray_DATA(f);
+        double *fd = (double *)PyArray_DATA(f); /* our own copy */
         for (int64_t k = 0; k < n; k++) {
             md[k] |= isnan(fd[k]) != 0;
+            fd[k] = md[k] ? 0.0 : fd[k]; /* no NaN cast to int */
         }
         ords = (PyArrayObject *)PyArray_FromAny(
             (PyObject *)f, PyArray_DescrFromType(NPY_INT64), 1, 1,
