@@ -20,6 +20,11 @@ memory the result holds (tracemalloc).
 index kind (RangeIndex, Index, DatetimeIndex, MultiIndex) against the
 ``{c: df[c].to_numpy() for c in df}`` dict, interleaved; ratio = dfbuffer's
 time / the dict's (below 1.0: dfbuffer is faster).
+(e) dfbuffer.from_dataframe of a 1e5-row frame of the columns read from
+pandas' own arrays (Period with NaT, Interval, Sparse float and int), each
+column alone and all together, period="object" and "ordinal", against the
+``{c: df[c].to_numpy() for c in df}`` dict (object Periods and Intervals,
+dense values), interleaved; ``--special`` runs (e) only.
 """
 
 from __future__ import annotations
@@ -183,11 +188,48 @@ def bench_index_kinds(quick: bool) -> None:
         )
 
 
+def special_frame(n: int) -> pd.DataFrame:
+    per = pd.period_range("2020-01-01", periods=n, freq="D").to_numpy()
+    per[::10] = pd.NaT
+    values = np.arange(n, dtype=np.float64)
+    values[::3] = 0.0
+    return pd.DataFrame({
+        "period": pd.array(per, dtype="period[D]"),
+        "interval": pd.arrays.IntervalArray.from_breaks(np.arange(n + 1)),
+        "sparse_f": pd.arrays.SparseArray(values, fill_value=0.0),
+        "sparse_i": pd.arrays.SparseArray(values.astype(np.int64), fill_value=0),
+    })
+
+
+def bench_special_columns(quick: bool) -> None:
+    n = 10**5
+    rep = 5 if quick else 11
+    df = special_frame(n)
+    cases = {c: df[[c]] for c in df.columns} | {"all four": df}
+    for name, sub in cases.items():
+        for period in ("object", "ordinal"):
+            if period == "ordinal" and "period" not in sub:
+                continue
+            t_ours, t_dict = pair(
+                lambda sub=sub, period=period: dfbuffer.from_dataframe(sub, period=period),
+                lambda sub=sub: {c: sub[c].to_numpy() for c in sub},
+                rep,
+            )
+            print(
+                f"{name:9s} period={period:7s} {n:.0e} rows  dfbuffer {t_ours * 1e3:8.3f} ms  "
+                f"to_numpy dict {t_dict * 1e3:8.3f} ms  ratio {t_ours / t_dict:5.2f}x"
+            )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--special", action="store_true", help="(e) only")
     args = ap.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores")
+    bench_special_columns(args.quick)
+    if args.special:
+        return 0
     bench_index_kinds(args.quick)
     bench_strings(args.quick)
     bench_frames(args.quick)

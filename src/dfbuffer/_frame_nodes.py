@@ -527,7 +527,7 @@ def _string_chunk(values: np.ndarray, mask: np.ndarray) -> _Chunk:
 
 def _pandas_own(frame: Any, i: int, name: str) -> tuple[tuple[str, str, str | None, bool], _Chunk]:
     """Column ``i`` of pandas frame ``frame`` without pyarrow: read as
-    from_dataframe reads it (dfbuffer._pandas_columns), then exported as a
+    from_dataframe reads it (readers/pandas_columns.c), then exported as a
     mapping column; strings are encoded as a large_string column."""
     sub = frame.iloc[:, [i]]
     values = next(iter(from_dataframe(sub, nulls="mask").values()))

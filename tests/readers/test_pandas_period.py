@@ -36,6 +36,22 @@ def _ix(df):
         return df.__dataframe__()
 
 
+def test_interchange_object_forbidding_copies_forbids_them_per_column():
+    # pandas' interchange object made with allow_copy=False: the ordinals view is
+    # taken, a fill (a copy) and Period objects (made anew) are refused
+    df = _frame("range")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        strict = df.__dataframe__(allow_copy=False)
+    out = dfbuffer.from_dataframe(strict, period="ordinal")
+    assert np.shares_memory(out["m"], df["m"].array.asi8)
+    assert out["d"].mask.tolist() == [False, True, False]
+    with pytest.raises(dfbuffer.CopyError, match="column 'd': .*fill mode needs a copy"):
+        dfbuffer.from_dataframe(strict, period="ordinal", nulls="fill")
+    with pytest.raises(dfbuffer.CopyError, match="column 'm': converting a pandas period"):
+        dfbuffer.from_dataframe(strict)
+
+
 @pytest.mark.parametrize("index", list(INDEXES))
 def test_period_objects_by_default_on_every_path(index):
     df = _frame(index)

@@ -404,3 +404,27 @@ def test_mapping_pandas_array_in_a_cycle_is_collected():
     gc.collect()
     assert r() is None
 
+
+
+@pytest.mark.parametrize("period", ["object", "ordinal"])
+def test_pandas_columns_read_in_c_in_a_cycle_are_collected(period):
+    # Period (its ordinals a view of pandas' array), Interval, Sparse and a nullable
+    # Int64 reached through a categorical: the columns pandas_columns.c reads
+    pd = pytest.importorskip("pandas")
+    from dfbuffer import from_dataframe
+
+    df = pd.DataFrame({
+        "p": pd.period_range("2020", periods=4, freq="M"),
+        "pn": pd.PeriodIndex(["2020-01", None, "2020-03", "2020-04"], freq="M"),
+        "iv": pd.arrays.IntervalArray.from_breaks([0, 1, 2, 3, 4]),
+        "sp": pd.arrays.SparseArray([0.0, np.nan, 2.0, 0.0]),
+    })
+    r = weakref.ref(df)
+    res = from_dataframe(df, period=period)
+    assert res["p"].shape == (4,)
+    cycle: list[Any] = [df, res, res["p"], res["sp"]]
+    cycle.append(cycle)
+    res["cycle"] = cycle
+    del df, res, cycle
+    gc.collect()
+    assert r() is None

@@ -18,14 +18,6 @@ IMPORT = re.compile(
     r"\b(PyImport_ImportModule\w*|PyImport_Import|dfb_import_attr|PyImport_AddModule\w*)"
     r"\s*\(\s*\"dfbuffer(?:\.[\w.]*)?\"")
 
-# The two calls of dfbuffer._pandas_columns (pandas Period / Interval / Sparse columns)
-# that are being ported to C in parallel; remove each file here when its port lands.
-ALLOWED = {
-    "src/_interchange/ops/pandas_fast.c",
-    "src/_interchange/readers/arrow_convert.c",
-}
-
-
 def _strip_comments(text: str) -> str:
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"), text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)
@@ -54,11 +46,7 @@ def test_no_c_file_imports_the_package():
     for path in SOURCES:
         rel = path.relative_to(ROOT).as_posix()
         calls = package_imports(path.read_text(encoding="utf-8"))
-        if calls and rel not in ALLOWED:
+        if calls:
             found[rel] = calls
     assert not found, f"C imports the package's Python: {found}"
 
-
-def test_the_allowed_files_exist():
-    for rel in ALLOWED:
-        assert (ROOT / rel).is_file(), rel

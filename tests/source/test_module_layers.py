@@ -130,7 +130,7 @@ def test_the_arrow_outward_modules_are_layers():
     for module, allowed in below.items():
         assert graph[module] <= allowed, (module, graph[module] - allowed)
     assert "dfbuffer._to_arrow" not in graph["dfbuffer._arrow_interchange"]
-    for low in ("dfbuffer._frame_nodes", "dfbuffer._schema", "dfbuffer._pandas_columns",
+    for low in ("dfbuffer._frame_nodes", "dfbuffer._schema",
                 "dfbuffer._arrow_interchange", "dfbuffer._to_arrow", "dfbuffer.testing"):
         assert "dfbuffer" not in graph[low], f"{low} imports the package that imports it"
 

@@ -15,6 +15,7 @@
 #include "probe.h"
 #include "pandas_fast.h"
 #include "pandas_frame.h"
+#include "pandas_columns.h"
 #include "ixwalk.h"
 #include "bitmap.h"
 #include "mem.h"
@@ -399,47 +400,9 @@ without_index(PyObject *df)
     return dfb_pandas_frame_result(res, "DataFrame.reset_index()");
 }
 
-/* The columns at `positions` of pandas frame `df` that dfbuffer reads
-   from pandas' own arrays (dfbuffer._pandas_columns.convert: Period,
-   Interval, Sparse, and every extension column when pyarrow cannot be
-   imported; RuntimeError when a column needs a copy under !allow_copy).
-   Returns a new list as long as `positions`: an array,
-   Py_Ellipsis (skipped) or None (for pandas' Arrow export) per column; or
-   NULL with an exception set. */
-static PyObject *
-python_columns(PyObject *df, PyObject *positions, const dfb_opts *opts,
-               int allow_copy)
-{
-    /* convert's `nulls`: the mode in the low byte, then its option bits
-       (0x100 categorical="codes", 0x200 strings="stringdtype", 0x400
-       period="ordinal", 0x1000 on_unsupported="skip", 0x2000 the copy
-       keyword given was copy=, not allow_copy=), as _pandas_columns reads
-       them */
-    int flags = (int)opts->nulls | (opts->categorical_codes ? 0x100 : 0) |
-                (opts->stringdtype ? 0x200 : 0) |
-                (opts->period_ordinal ? 0x400 : 0) |
-                (opts->skip_unsupported ? 0x1000 : 0) |
-                (strcmp(dfb_copy_keyword(), "copy") == 0 ? 0x2000 : 0);
-    PyObject *mod = PyImport_ImportModule("dfbuffer._pandas_columns");
-    if (mod == NULL) {
-        return NULL;
-    }
-    PyObject *res =
-        PyObject_CallMethod(mod, "convert", "(OOiO)", df, positions, flags,
-                            allow_copy ? Py_True : Py_False);
-    Py_DECREF(mod);
-    if (res != NULL && (!PyList_CheckExact(res) ||
-                        PyList_GET_SIZE(res) != PyList_GET_SIZE(positions))) {
-        Py_DECREF(res);
-        PyErr_SetString(PyExc_SystemError,
-                        "dfbuffer._pandas_columns.convert: bad result");
-        return NULL;
-    }
-    return res;
-}
-
 /* Fills the None items of `vals` at the positions in `pending` (a list
-   of ints) from frame `df`: first dfbuffer._pandas_columns, then pandas'
+   of ints) from frame `df`: first the pandas columns read from pandas'
+   own arrays (pandas_columns.c), then pandas'
    Arrow export of the rest at once, or, if that fails or skips a column,
    one column at a time (so an error names its column, and "skip" drops
    only that one).  Skipped columns get Py_Ellipsis.  Returns 0, or -1
@@ -450,7 +413,8 @@ fill_pending(dfb_state *st, PyObject *df, PyObject *keys, PyObject *vals,
 {
     int ret = -1;
     PyObject *src = NULL, *rest = NULL, *got = NULL;
-    PyObject *py = python_columns(df, pending, opts, allow_copy);
+    PyObject *py = dfb_pd_columns_convert(st, df, pending, opts, allow_copy,
+                                          dfb_pandas_from_dataframe);
     rest = PyList_New(0);
     if (py == NULL || rest == NULL) {
         goto done;

@@ -10,10 +10,10 @@
    numpy-backed numeric and object columns, as the pandas frame reader
    (pandas_frame.c) reads them from the blocks, are wrapped without a copy
    (float NaN stays in the values in "mask" and "fill" modes); the other
-   columns are read by dfbuffer._pandas_columns or go through pandas' Arrow
-   export of the sub-frame.  Returns a new dict, NULL with an exception
-   set, or NULL *without* an exception when `obj` is not such a frame (the
-   caller then takes its usual path). */
+   columns are read from pandas' own arrays (pandas_columns.c) or go through
+   pandas' Arrow export of the sub-frame.  Returns a new dict, NULL with an
+   exception set, or NULL *without* an exception when `obj` is not such a frame
+   (the caller then takes its usual path). */
 PyObject *
 dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                           int allow_copy);

@@ -15,6 +15,7 @@
 #include "frame.h"
 #include "arrow_convert.h"
 #include "ixwalk.h"
+#include "pandas_columns.h"
 #include "nested.h"
 #include "nested_flat.h"
 #include "convert_nested.h"
@@ -211,8 +212,9 @@ is_pandas_period(const struct ArrowSchema *s, const char **freq_json,
 
 /* period="object" (the default) for column `name` of schema `s`: when it
    is of pandas' "pandas.period" type, its converted ordinals `res`
-   (stolen) become pandas.Period objects (dfbuffer._pandas_columns.
-   arrow_periods; a copy, st's CopyError under !allow_copy); never bare
+   (stolen) become pandas.Period objects (pandas_columns.c's
+   dfb_pd_periods_from_ordinals; a copy, st's CopyError under
+   !allow_copy); never bare
    ordinals unasked.  Returns `res` otherwise, a new reference, or NULL
    with an exception set. */
 static PyObject *
@@ -233,18 +235,8 @@ pandas_periods(dfb_state *st, const struct ArrowSchema *s, const char *name,
                        name);
         return NULL;
     }
-    PyObject *meta = freq != NULL
-                         ? PyUnicode_DecodeUTF8(freq, freq_len, "replace")
-                         : Py_NewRef(Py_None);
-    PyObject *mod = meta != NULL
-                        ? PyImport_ImportModule("dfbuffer._pandas_columns")
-                        : NULL;
-    PyObject *out = mod != NULL
-                        ? PyObject_CallMethod(mod, "arrow_periods", "(sOOi)",
-                                              name, res, meta, allow_copy)
-                        : NULL;
-    Py_XDECREF(mod);
-    Py_XDECREF(meta);
+    PyObject *out = dfb_pd_periods_from_ordinals(st, name, res, freq, freq_len,
+                                                 allow_copy);
     Py_DECREF(res);
     return out;
 }
