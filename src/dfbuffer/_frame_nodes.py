@@ -636,6 +636,7 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
             raise ValueError(f"column {name!r}: {func}() takes columns of one length: this "
                              f"one has {n} values, the others {length}")
         chunks.append(chunk)
-    if any(c is None for c in chunks):
+    full = tuple(c for c in chunks if c is not None)
+    if len(full) != len(chunks):
         return ArrowNodes(tuple(fields), ())  # every column is empty: no batch
-    return ArrowNodes(tuple(fields), ((length or 0, tuple(chunks)),))
+    return ArrowNodes(tuple(fields), ((length or 0, full),))
