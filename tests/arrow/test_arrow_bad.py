@@ -10,57 +10,22 @@ import gc
 import numpy as np
 import pyarrow as pa
 import pytest
+from _arrow_ctypes import (
+    ARRAY_RELEASE,
+    GET_ERROR,
+    GET_NEXT,
+    GET_SCHEMA,
+    SCHEMA_RELEASE,
+    STREAM_RELEASE,
+    ArrowArray,
+    ArrowArrayStream,
+    ArrowSchema,
+    capsule,
+)
 
 import dfbuffer
 from dfbuffer import to_interchange
 from dfbuffer._interchange import _arrow_import
-
-
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-ArrowSchema._fields_ = [
-    ("format", ctypes.c_char_p),
-    ("name", ctypes.c_char_p),
-    ("metadata", ctypes.c_char_p),
-    ("flags", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
-    ("dictionary", ctypes.POINTER(ArrowSchema)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-ArrowArray._fields_ = [
-    ("length", ctypes.c_int64),
-    ("null_count", ctypes.c_int64),
-    ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
-    ("dictionary", ctypes.POINTER(ArrowArray)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
-ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-
-def capsule(struct, name: bytes):
-    """A PyCapsule named ``name`` over a ctypes struct (no destructor)."""
-    return _capsule_new(ctypes.addressof(struct), name, None)
 
 
 class Producer:
@@ -301,24 +266,6 @@ def test_released_child_array():
     with pytest.raises(ValueError, match="released"):
         _arrow_import(Returns((s, a)))
     gc.collect()
-
-
-class ArrowArrayStream(ctypes.Structure):
-    _fields_ = [
-        ("get_schema", ctypes.c_void_p),
-        ("get_next", ctypes.c_void_p),
-        ("get_last_error", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
-GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
-                              ctypes.POINTER(ArrowSchema))
-GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
-                            ctypes.POINTER(ArrowArray))
-GET_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(ArrowArrayStream))
-STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
 
 
 class StreamProducer:

@@ -12,49 +12,9 @@ import ctypes
 
 import numpy as np
 import pytest
+from _arrow_ctypes import ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowSchema, capsule
 
 import dfbuffer
-
-
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-ArrowSchema._fields_ = [
-    ("format", ctypes.c_char_p),
-    ("name", ctypes.c_char_p),
-    ("metadata", ctypes.c_char_p),
-    ("flags", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
-    ("dictionary", ctypes.POINTER(ArrowSchema)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-ArrowArray._fields_ = [
-    ("length", ctypes.c_int64),
-    ("null_count", ctypes.c_int64),
-    ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
-    ("dictionary", ctypes.POINTER(ArrowArray)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-_SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
-_ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
 def _release_schema(p):
@@ -65,8 +25,8 @@ def _release_array(p):
     p.contents.release = None
 
 
-_RS = _SCHEMA_RELEASE(_release_schema)
-_RA = _ARRAY_RELEASE(_release_array)
+_RS = SCHEMA_RELEASE(_release_schema)
+_RA = ARRAY_RELEASE(_release_array)
 _RS_ADDR = ctypes.cast(_RS, ctypes.c_void_p).value
 _RA_ADDR = ctypes.cast(_RA, ctypes.c_void_p).value
 
@@ -104,8 +64,7 @@ class _Node:
         return arr.ctypes.data
 
     def __arrow_c_array__(self, requested_schema=None):
-        return (_capsule_new(ctypes.addressof(self.schema), b"arrow_schema", None),
-                _capsule_new(ctypes.addressof(self.array), b"arrow_array", None))
+        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
 
 
 N_RUNS_VALUES = 7  # runs, and values

@@ -14,34 +14,18 @@ import weakref
 import numpy as np
 import pyarrow as pa
 import pytest
-from _arrow_device_ctypes import ArrowArray, ArrowSchema
+from _arrow_ctypes import GET_ERROR, STREAM_RELEASE, ArrowArrayStream, capsule
+from _arrow_device_ctypes import ARRAY_RELEASE, ArrowArray, ArrowSchema
 from racing import race
 
 import dfbuffer
 from dfbuffer._interchange import _ArrowBatchReader
 
-
-class ArrowArrayStream(ctypes.Structure):
-    _fields_ = [
-        ("get_schema", ctypes.c_void_p),
-        ("get_next", ctypes.c_void_p),
-        ("get_last_error", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
+# Over _arrow_device_ctypes' structs, whose release fields are typed callbacks.
 GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
                               ctypes.POINTER(ArrowSchema))
 GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
                             ctypes.POINTER(ArrowArray))
-GET_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(ArrowArrayStream))
-STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
-ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
 class HostileStream:
@@ -107,7 +91,7 @@ class HostileStream:
                                          for c in self._cbs])
 
     def __arrow_c_stream__(self, requested_schema=None):
-        return _capsule_new(ctypes.addressof(self.stream), b"arrow_array_stream", None)
+        return capsule(self.stream, b"arrow_array_stream")
 
 
 def table():
