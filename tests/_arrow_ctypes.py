@@ -5,11 +5,14 @@ Every ``release`` and stream callback field is a plain address (``c_void_p``), s
 test can store any callback, a garbage address or None; SCHEMA_RELEASE, ARRAY_RELEASE
 and the stream callback types make callbacks to store there (cast to an address).
 ``_arrow_device_ctypes`` has the device interface, with typed release fields.
+PairProducer is the base of a producer of one hand-built (schema, array) pair.
 """
 
 from __future__ import annotations
 
 import ctypes
+
+import numpy as np
 
 
 class ArrowSchema(ctypes.Structure):
@@ -75,3 +78,23 @@ _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 def capsule(struct, name: bytes):
     """A PyCapsule named ``name`` over a ctypes struct (no destructor)."""
     return _capsule_new(ctypes.addressof(struct), name, None)
+
+
+class PairProducer:
+    """Base of a producer of one hand-built (schema, array) pair: a subclass sets
+    ``schema`` and ``array`` (and ``keep``, a list, to use ``_addr``)."""
+
+    schema: ArrowSchema
+    array: ArrowArray
+    keep: list
+
+    def _addr(self, b):
+        """The address of a contiguous copy of ``b``, kept in ``keep`` (None for None)."""
+        if b is None:
+            return None
+        arr = np.ascontiguousarray(b)
+        self.keep.append(arr)
+        return arr.ctypes.data
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")

@@ -20,6 +20,7 @@ from _arrow_ctypes import (
     ArrowArray,
     ArrowArrayStream,
     ArrowSchema,
+    PairProducer,
     capsule,
 )
 
@@ -28,7 +29,7 @@ from dfbuffer import to_interchange
 from dfbuffer._interchange import _arrow_import
 
 
-class Producer:
+class Producer(PairProducer):
     """A hand-written producer of one array; counts release calls.
 
     Keeps every ctypes object alive.  ``release_count`` counts calls of the
@@ -65,16 +66,6 @@ class Producer:
                 self.schema.dictionary = ctypes.pointer(dschema)
             if darray is not None:
                 self.array.dictionary = ctypes.pointer(darray)
-
-    def _addr(self, b):
-        if b is None:
-            return None
-        arr = np.ascontiguousarray(b)
-        self.keep.append(arr)
-        return arr.ctypes.data
-
-    def __arrow_c_array__(self, requested_schema=None):
-        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
 
 
 def child_array(fmt: bytes, values: list):
@@ -464,7 +455,7 @@ FIXED_READERS = {
 }
 
 
-class _StructOf:
+class _StructOf(PairProducer):
     """A struct array ("+s") of one hand-built child column (the nested form)."""
 
     def __init__(self, child: Producer) -> None:
@@ -480,9 +471,6 @@ class _StructOf:
                                 buffers=ctypes.cast(self._bufs, ctypes.POINTER(ctypes.c_void_p)),
                                 children=self._arr,
                                 release=ctypes.cast(self._ra, ctypes.c_void_p).value)
-
-    def __arrow_c_array__(self, requested_schema=None):
-        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["column", "struct child"])

@@ -12,7 +12,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from _arrow_ctypes import ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowSchema, capsule
+from _arrow_ctypes import ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowSchema, PairProducer
 
 import dfbuffer
 
@@ -31,7 +31,7 @@ _RS_ADDR = ctypes.cast(_RS, ctypes.c_void_p).value
 _RA_ADDR = ctypes.cast(_RA, ctypes.c_void_p).value
 
 
-class _Node:
+class _Node(PairProducer):
     """One hand-built (schema, array) pair; keeps every buffer and child alive."""
 
     def __init__(self, fmt: bytes, length: int, buffers: list, *, offset: int = 0,
@@ -55,16 +55,6 @@ class _Node:
                 schemas, ctypes.POINTER(ctypes.POINTER(ArrowSchema)))
             self.array.children = ctypes.cast(
                 arrays, ctypes.POINTER(ctypes.POINTER(ArrowArray)))
-
-    def _addr(self, b):
-        if b is None:
-            return None
-        arr = np.ascontiguousarray(b)
-        self.keep.append(arr)
-        return arr.ctypes.data
-
-    def __arrow_c_array__(self, requested_schema=None):
-        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
 
 
 N_RUNS_VALUES = 7  # runs, and values
