@@ -5,7 +5,8 @@ Every ``release`` and stream callback field is a plain address (``c_void_p``), s
 test can store any callback, a garbage address or None; SCHEMA_RELEASE, ARRAY_RELEASE
 and the stream callback types make callbacks to store there (cast to an address).
 ``_arrow_device_ctypes`` has the device interface, with typed release fields.
-PairProducer is the base of a producer of one hand-built (schema, array) pair.
+PairProducer is the base of a producer of one hand-built (schema, array) pair,
+StreamProducerBase that of a hand-built stream.
 """
 
 from __future__ import annotations
@@ -98,3 +99,26 @@ class PairProducer:
 
     def __arrow_c_array__(self, requested_schema=None):
         return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
+
+
+class StreamProducerBase:
+    """Base of a hand-built stream producer: ``_make_stream`` builds ``stream`` over its
+    get_schema and get_next callbacks (made with the caller's callback types), a
+    get_last_error that gives "boom from the producer" and a release that counts in
+    ``stream_releases`` (which the subclass sets to 0)."""
+
+    stream_releases: int
+
+    def _make_stream(self, get_schema, get_next) -> None:
+        def release(s):
+            self.stream_releases += 1
+            s.contents.release = None
+
+        self._err = ctypes.create_string_buffer(b"boom from the producer")
+        self._cbs = [get_schema, get_next,
+                     GET_ERROR(lambda s: ctypes.addressof(self._err)), STREAM_RELEASE(release)]
+        self.stream = ArrowArrayStream(*[ctypes.cast(c, ctypes.c_void_p).value
+                                         for c in self._cbs])
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return capsule(self.stream, b"arrow_array_stream")

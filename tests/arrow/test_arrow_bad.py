@@ -12,16 +12,13 @@ import pyarrow as pa
 import pytest
 from _arrow_ctypes import (
     ARRAY_RELEASE,
-    GET_ERROR,
     GET_NEXT,
     GET_SCHEMA,
     SCHEMA_RELEASE,
-    STREAM_RELEASE,
     ArrowArray,
-    ArrowArrayStream,
     ArrowSchema,
     PairProducer,
-    capsule,
+    StreamProducerBase,
 )
 
 import dfbuffer
@@ -259,7 +256,7 @@ def test_released_child_array():
     gc.collect()
 
 
-class StreamProducer:
+class StreamProducer(StreamProducerBase):
     """A hand-written stream of ``n_ok`` copies of one int64 array, then
     ``fail`` (an errno) or the end.  Counts releases."""
 
@@ -284,18 +281,7 @@ class StreamProducer:
             out.contents.release = None
             return 0
 
-        def release(s):
-            self.stream_releases += 1
-            s.contents.release = None
-
-        self._err = ctypes.create_string_buffer(b"boom from the producer")
-        self._cbs = [GET_SCHEMA(get_schema), GET_NEXT(get_next),
-                     GET_ERROR(lambda s: ctypes.addressof(self._err)), STREAM_RELEASE(release)]
-        self.stream = ArrowArrayStream(*[ctypes.cast(c, ctypes.c_void_p).value
-                                         for c in self._cbs])
-
-    def __arrow_c_stream__(self, requested_schema=None):
-        return capsule(self.stream, b"arrow_array_stream")
+        self._make_stream(GET_SCHEMA(get_schema), GET_NEXT(get_next))
 
 
 def test_stream_good_releases_each_chunk_once(collect):

@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 import pyarrow as pa
 import pytest
-from _arrow_ctypes import GET_ERROR, STREAM_RELEASE, ArrowArrayStream, capsule
+from _arrow_ctypes import ArrowArrayStream, StreamProducerBase
 from _arrow_device_ctypes import ARRAY_RELEASE, ArrowArray, ArrowSchema
 from racing import race
 
@@ -28,7 +28,7 @@ GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
                             ctypes.POINTER(ArrowArray))
 
 
-class HostileStream:
+class HostileStream(StreamProducerBase):
     """A stream of pyarrow's batches of ``table`` (chunks of 4 rows), each handed out
     through ``spoil(k, array)`` (which may change the struct the consumer sees; the
     release restores pyarrow's own and releases it), failing at batch ``fail_at`` with
@@ -79,19 +79,8 @@ class HostileStream:
             p.contents.release = ARRAY_RELEASE()
             self.array_releases += 1
 
-        def release(s):
-            self.stream_releases += 1
-            s.contents.release = None
-
         self._release = ARRAY_RELEASE(release_array)
-        self._err = ctypes.create_string_buffer(b"boom from the producer")
-        self._cbs = [GET_SCHEMA(get_schema), GET_NEXT(get_next),
-                     GET_ERROR(lambda s: ctypes.addressof(self._err)), STREAM_RELEASE(release)]
-        self.stream = ArrowArrayStream(*[ctypes.cast(c, ctypes.c_void_p).value
-                                         for c in self._cbs])
-
-    def __arrow_c_stream__(self, requested_schema=None):
-        return capsule(self.stream, b"arrow_array_stream")
+        self._make_stream(GET_SCHEMA(get_schema), GET_NEXT(get_next))
 
 
 def table():
