@@ -5,7 +5,8 @@ They follow the interchange protocol (data-apis/dataframe-api
 NumPy arrays, to build the layouts no real peer makes: big-endian columns,
 sentinel nulls, bytemasks with either null value, bitmasks with arbitrary bit
 offsets, device memory, multiple chunks with different validity, the
-producers' quirks, and deliberately broken producers.
+producers' quirks, and deliberately broken producers.  DlpackOnly is a DLPack
+producer and nothing else, over any object that has ``__dlpack__``.
 
 Dtype kinds and null kinds are plain ints here (the spec's enums are
 IntEnums; a consumer must accept both).
@@ -903,3 +904,17 @@ def long_large_strings(rng: np.random.Generator, n: int) -> Any:
     return pa.Array.from_buffers(
         pa.large_string(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)]
     )
+
+
+class DlpackOnly:
+    """A DLPack producer (and nothing else) over an array-like `inner`: a plain,
+    GC-visible object, so what is stored on it can close a cycle."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __dlpack__(self, **kw: Any) -> Any:
+        return self.inner.__dlpack__(**kw)
+
+    def __dlpack_device__(self) -> Any:
+        return self.inner.__dlpack_device__()

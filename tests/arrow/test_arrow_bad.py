@@ -10,60 +10,23 @@ import gc
 import numpy as np
 import pyarrow as pa
 import pytest
+from _arrow_ctypes import (
+    ARRAY_RELEASE,
+    GET_NEXT,
+    GET_SCHEMA,
+    SCHEMA_RELEASE,
+    ArrowArray,
+    ArrowSchema,
+    PairProducer,
+    StreamProducerBase,
+)
 
 import dfbuffer
 from dfbuffer import to_interchange
 from dfbuffer._interchange import _arrow_import
 
 
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-ArrowSchema._fields_ = [
-    ("format", ctypes.c_char_p),
-    ("name", ctypes.c_char_p),
-    ("metadata", ctypes.c_char_p),
-    ("flags", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
-    ("dictionary", ctypes.POINTER(ArrowSchema)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-ArrowArray._fields_ = [
-    ("length", ctypes.c_int64),
-    ("null_count", ctypes.c_int64),
-    ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
-    ("dictionary", ctypes.POINTER(ArrowArray)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
-ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-
-def capsule(struct, name: bytes):
-    """A PyCapsule named ``name`` over a ctypes struct (no destructor)."""
-    return _capsule_new(ctypes.addressof(struct), name, None)
-
-
-class Producer:
+class Producer(PairProducer):
     """A hand-written producer of one array; counts release calls.
 
     Keeps every ctypes object alive.  ``release_count`` counts calls of the
@@ -100,16 +63,6 @@ class Producer:
                 self.schema.dictionary = ctypes.pointer(dschema)
             if darray is not None:
                 self.array.dictionary = ctypes.pointer(darray)
-
-    def _addr(self, b):
-        if b is None:
-            return None
-        arr = np.ascontiguousarray(b)
-        self.keep.append(arr)
-        return arr.ctypes.data
-
-    def __arrow_c_array__(self, requested_schema=None):
-        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
 
 
 def child_array(fmt: bytes, values: list):
@@ -303,25 +256,7 @@ def test_released_child_array():
     gc.collect()
 
 
-class ArrowArrayStream(ctypes.Structure):
-    _fields_ = [
-        ("get_schema", ctypes.c_void_p),
-        ("get_next", ctypes.c_void_p),
-        ("get_last_error", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
-GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
-                              ctypes.POINTER(ArrowSchema))
-GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
-                            ctypes.POINTER(ArrowArray))
-GET_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(ArrowArrayStream))
-STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
-
-
-class StreamProducer:
+class StreamProducer(StreamProducerBase):
     """A hand-written stream of ``n_ok`` copies of one int64 array, then
     ``fail`` (an errno) or the end.  Counts releases."""
 
@@ -346,18 +281,7 @@ class StreamProducer:
             out.contents.release = None
             return 0
 
-        def release(s):
-            self.stream_releases += 1
-            s.contents.release = None
-
-        self._err = ctypes.create_string_buffer(b"boom from the producer")
-        self._cbs = [GET_SCHEMA(get_schema), GET_NEXT(get_next),
-                     GET_ERROR(lambda s: ctypes.addressof(self._err)), STREAM_RELEASE(release)]
-        self.stream = ArrowArrayStream(*[ctypes.cast(c, ctypes.c_void_p).value
-                                         for c in self._cbs])
-
-    def __arrow_c_stream__(self, requested_schema=None):
-        return capsule(self.stream, b"arrow_array_stream")
+        self._make_stream(GET_SCHEMA(get_schema), GET_NEXT(get_next))
 
 
 def test_stream_good_releases_each_chunk_once(collect):
@@ -517,7 +441,7 @@ FIXED_READERS = {
 }
 
 
-class _StructOf:
+class _StructOf(PairProducer):
     """A struct array ("+s") of one hand-built child column (the nested form)."""
 
     def __init__(self, child: Producer) -> None:
@@ -533,9 +457,6 @@ class _StructOf:
                                 buffers=ctypes.cast(self._bufs, ctypes.POINTER(ctypes.c_void_p)),
                                 children=self._arr,
                                 release=ctypes.cast(self._ra, ctypes.c_void_p).value)
-
-    def __arrow_c_array__(self, requested_schema=None):
-        return capsule(self.schema, b"arrow_schema"), capsule(self.array, b"arrow_array")
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["column", "struct child"])

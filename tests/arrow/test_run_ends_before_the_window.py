@@ -12,49 +12,9 @@ import ctypes
 
 import numpy as np
 import pytest
+from _arrow_ctypes import ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowSchema, PairProducer
 
 import dfbuffer
-
-
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-ArrowSchema._fields_ = [
-    ("format", ctypes.c_char_p),
-    ("name", ctypes.c_char_p),
-    ("metadata", ctypes.c_char_p),
-    ("flags", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
-    ("dictionary", ctypes.POINTER(ArrowSchema)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-ArrowArray._fields_ = [
-    ("length", ctypes.c_int64),
-    ("null_count", ctypes.c_int64),
-    ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
-    ("dictionary", ctypes.POINTER(ArrowArray)),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-_SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
-_ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
 def _release_schema(p):
@@ -65,13 +25,13 @@ def _release_array(p):
     p.contents.release = None
 
 
-_RS = _SCHEMA_RELEASE(_release_schema)
-_RA = _ARRAY_RELEASE(_release_array)
+_RS = SCHEMA_RELEASE(_release_schema)
+_RA = ARRAY_RELEASE(_release_array)
 _RS_ADDR = ctypes.cast(_RS, ctypes.c_void_p).value
 _RA_ADDR = ctypes.cast(_RA, ctypes.c_void_p).value
 
 
-class _Node:
+class _Node(PairProducer):
     """One hand-built (schema, array) pair; keeps every buffer and child alive."""
 
     def __init__(self, fmt: bytes, length: int, buffers: list, *, offset: int = 0,
@@ -95,17 +55,6 @@ class _Node:
                 schemas, ctypes.POINTER(ctypes.POINTER(ArrowSchema)))
             self.array.children = ctypes.cast(
                 arrays, ctypes.POINTER(ctypes.POINTER(ArrowArray)))
-
-    def _addr(self, b):
-        if b is None:
-            return None
-        arr = np.ascontiguousarray(b)
-        self.keep.append(arr)
-        return arr.ctypes.data
-
-    def __arrow_c_array__(self, requested_schema=None):
-        return (_capsule_new(ctypes.addressof(self.schema), b"arrow_schema", None),
-                _capsule_new(ctypes.addressof(self.array), b"arrow_array", None))
 
 
 N_RUNS_VALUES = 7  # runs, and values

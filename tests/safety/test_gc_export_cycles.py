@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from producers import DlpackOnly
 
 import dfbuffer
 from dfbuffer import Buffer
@@ -41,17 +42,6 @@ class _ArrowProducer:
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         return self.inner.__arrow_c_stream__(requested_schema)
-
-
-class _DlpackProducer:
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def __dlpack__(self, **kw: Any) -> Any:
-        return self.inner.__dlpack__(**kw)
-
-    def __dlpack_device__(self) -> Any:
-        return self.inner.__dlpack_device__()
 
 
 def _frame_of(src: Source) -> Any:
@@ -86,7 +76,7 @@ EXPORTS: dict[str, Callable[[Source], Any]] = {
         _buffer(s).__dlpack__(max_version=(1, 0))),
     "Buffer.__dlpack__ legacy capsule": lambda s: Buffer.from_object(
         _writable(s).__dlpack__()),
-    "Buffer.__dlpack__ producer": lambda s: Buffer.from_object(_DlpackProducer(_buffer(s))),
+    "Buffer.__dlpack__ producer": lambda s: Buffer.from_object(DlpackOnly(_buffer(s))),
     "Buffer.__arrow_c_array__ read back": lambda s: Buffer.from_object(
         _ArrowArrayOnly(_buffer(s))),
     "DLPack exchange API, to_py of from_py": lambda s: _exchange_round_trip(_buffer(s)),
@@ -165,7 +155,7 @@ CONSUMED: dict[str, tuple[Callable[[Source], Any], Callable[[Any], Any]]] = {
         lambda s: Buffer.from_object(_ArrowArrayOnly(_buffer(s))),
         lambda b: pa.array(b).to_numpy()),
     "Buffer.__dlpack__, numpy": (
-        lambda s: Buffer.from_object(_DlpackProducer(_buffer(s))),
+        lambda s: Buffer.from_object(DlpackOnly(_buffer(s))),
         lambda b: np.from_dlpack(b)),
     "DLPack exchange API, tvm_ffi": (
         lambda s: _exchange_round_trip(_buffer(s)),

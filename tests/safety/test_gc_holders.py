@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from producers import DlpackOnly
 
 from dfbuffer import Buffer
 
@@ -48,19 +49,6 @@ class _ArrayInterfaceMemoryview:
         self.mem = memoryview(bytearray(48))
         self.__array_interface__ = {"version": 3, "shape": (6,), "typestr": "<f8",
                                     "data": self.mem}
-
-
-class _DlpackProducer:
-    """A DLPack producer (and nothing else) over an array-like `inner`."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def __dlpack__(self, **kw: Any) -> Any:
-        return self.inner.__dlpack__(**kw)
-
-    def __dlpack_device__(self) -> Any:
-        return self.inner.__dlpack_device__()
 
 
 class _PyBuffer:
@@ -148,8 +136,8 @@ PRODUCERS: dict[str, Callable[[], Any]] = {
     "array interface (address)": _ArrayInterfacePtr,
     "array interface (memoryview data)": _ArrayInterfaceMemoryview,
     "dlpack capsule (numpy)": lambda: np.arange(6, dtype="f8").__dlpack__(),
-    "dlpack producer (numpy)": lambda: _DlpackProducer(np.arange(6, dtype="f8")),
-    "dlpack producer (torch)": lambda: _DlpackProducer(_torch_tensor()),
+    "dlpack producer (numpy)": lambda: DlpackOnly(np.arange(6, dtype="f8")),
+    "dlpack producer (torch)": lambda: DlpackOnly(_torch_tensor()),
     "torch tensor": _torch_tensor,
     "DLPack exchange API producer": lambda: _exchange_producer(),
     "pyarrow array (dlpack)": lambda: _pyarrow().array([1, 2, 3]),
@@ -301,7 +289,7 @@ class _ByteArray(bytearray):
 SELF_HOLDING: dict[str, Callable[[], Any]] = {
     "array interface (address)": _ArrayInterfacePtr,
     "array interface (memoryview data)": _ArrayInterfaceMemoryview,
-    "dlpack producer (numpy)": lambda: _DlpackProducer(np.arange(6, dtype="f8")),
+    "dlpack producer (numpy)": lambda: DlpackOnly(np.arange(6, dtype="f8")),
     "pandas interchange buffer": _pandas_ix_buffer,
     "bytearray subclass": lambda: _ByteArray(16),
 }

@@ -14,37 +14,21 @@ import weakref
 import numpy as np
 import pyarrow as pa
 import pytest
-from _arrow_device_ctypes import ArrowArray, ArrowSchema
+from _arrow_ctypes import ArrowArrayStream, StreamProducerBase
+from _arrow_device_ctypes import ARRAY_RELEASE, ArrowArray, ArrowSchema
 from racing import race
 
 import dfbuffer
 from dfbuffer._interchange import _ArrowBatchReader
 
-
-class ArrowArrayStream(ctypes.Structure):
-    _fields_ = [
-        ("get_schema", ctypes.c_void_p),
-        ("get_next", ctypes.c_void_p),
-        ("get_last_error", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
+# Over _arrow_device_ctypes' structs, whose release fields are typed callbacks.
 GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
                               ctypes.POINTER(ArrowSchema))
 GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
                             ctypes.POINTER(ArrowArray))
-GET_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(ArrowArrayStream))
-STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))
-ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
-class HostileStream:
+class HostileStream(StreamProducerBase):
     """A stream of pyarrow's batches of ``table`` (chunks of 4 rows), each handed out
     through ``spoil(k, array)`` (which may change the struct the consumer sees; the
     release restores pyarrow's own and releases it), failing at batch ``fail_at`` with
@@ -95,19 +79,8 @@ class HostileStream:
             p.contents.release = ARRAY_RELEASE()
             self.array_releases += 1
 
-        def release(s):
-            self.stream_releases += 1
-            s.contents.release = None
-
         self._release = ARRAY_RELEASE(release_array)
-        self._err = ctypes.create_string_buffer(b"boom from the producer")
-        self._cbs = [GET_SCHEMA(get_schema), GET_NEXT(get_next),
-                     GET_ERROR(lambda s: ctypes.addressof(self._err)), STREAM_RELEASE(release)]
-        self.stream = ArrowArrayStream(*[ctypes.cast(c, ctypes.c_void_p).value
-                                         for c in self._cbs])
-
-    def __arrow_c_stream__(self, requested_schema=None):
-        return _capsule_new(ctypes.addressof(self.stream), b"arrow_array_stream", None)
+        self._make_stream(GET_SCHEMA(get_schema), GET_NEXT(get_next))
 
 
 def table():

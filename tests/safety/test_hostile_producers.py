@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from _arrow_ctypes import ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowSchema, capsule
 from _dlpack_ctypes import Tensor
 from child_processes import ChildProcess, Command, scratch_dir
 from producers import (
@@ -50,7 +51,7 @@ from producers import (
     primitive,
     strings,
 )
-from test_arrow_bad import ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowSchema, Producer, capsule
+from test_arrow_bad import Producer
 
 import dfbuffer
 from dfbuffer.testing import check_column

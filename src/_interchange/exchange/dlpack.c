@@ -358,6 +358,22 @@ static PyObject *
 import_managed(dfb_state *st, void *mp, const DLTensor *t, int versioned,
                int readonly, PyObject *cap, PyObject *dtype, int *taken);
 
+/* Refuses versioned tensor `m` of another major version: calls only its
+   deleter (the layout is unknown) and sets BufferError.  Returns NULL. */
+static PyObject *
+refuse_version(DLManagedTensorVersioned *m)
+{
+    unsigned major = m->version.major, minor = m->version.minor;
+    if (m->deleter != NULL) {
+        m->deleter(m);
+    }
+    PyErr_Format(PyExc_BufferError,
+                 "DLPack version %u.%u is not supported (dfbuffer "
+                 "speaks %d.x)",
+                 major, minor, DLPACK_MAJOR_VERSION);
+    return NULL;
+}
+
 /* Consumes a DLPack capsule ("dltensor_versioned" or legacy "dltensor"):
    validates the tensor, renames the capsule "used_..." and hands the
    managed tensor to a new dfbuffer.dlpack_owner whose dealloc calls the
@@ -380,19 +396,10 @@ dfb_dlpack_import_capsule(dfb_state *st, PyObject *cap, PyObject *dtype)
             return NULL;
         }
         if (m->version.major != DLPACK_MAJOR_VERSION) {
-            unsigned major = m->version.major, minor = m->version.minor;
-            /* The layout is unknown: only the deleter may be called. */
             if (PyCapsule_SetName(cap, "used_dltensor_versioned") < 0) {
                 return NULL;
             }
-            if (m->deleter != NULL) {
-                m->deleter(m);
-            }
-            PyErr_Format(PyExc_BufferError,
-                         "DLPack version %u.%u is not supported (dfbuffer "
-                         "speaks %d.x)",
-                         major, minor, DLPACK_MAJOR_VERSION);
-            return NULL;
+            return refuse_version(m);
         }
         readonly = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
         mp = m;
@@ -532,16 +539,7 @@ dfb_dlpack_import_versioned(dfb_state *st, DLManagedTensorVersioned *m,
                             PyObject *dtype)
 {
     if (m->version.major != DLPACK_MAJOR_VERSION) {
-        unsigned major = m->version.major, minor = m->version.minor;
-        /* The layout is unknown: only the deleter may be called. */
-        if (m->deleter != NULL) {
-            m->deleter(m);
-        }
-        PyErr_Format(PyExc_BufferError,
-                     "DLPack version %u.%u is not supported (dfbuffer "
-                     "speaks %d.x)",
-                     major, minor, DLPACK_MAJOR_VERSION);
-        return NULL;
+        return refuse_version(m);
     }
     int taken;
     PyObject *res = import_managed(

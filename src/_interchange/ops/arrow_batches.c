@@ -30,6 +30,7 @@
 #include "arrow_export.h"
 #include "arrow_nodes.h"
 #include "arrow_passthrough.h"
+#include "arrow_table_export.h"
 #include "arrow_batches.h"
 #include "checked.h"
 #include "types.h"
@@ -710,66 +711,13 @@ static PyType_Spec reader_spec = {
 /* _arrow_batch_stream(pieces)                                          */
 /* ------------------------------------------------------------------ */
 
-/* The private data of a pieces stream: its schema and arrays, built when
-   the stream is made; get_next moves them out in order. */
-typedef struct {
-    struct ArrowSchema schema;
-    struct ArrowArray *arrays;
-    int64_t n, next;
-} pieces_private;
-
-/* get_schema: a deep copy of the schema.  Returns 0 or ENOMEM. */
+/* Fills `out` with the rows of batch `i` of tuple `ctx` (batch_export).
+   Returns 0, or -1 with an exception set. */
 static int
-pieces_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out)
+pieces_fill(void *ctx, Py_ssize_t i, struct ArrowArray *out)
 {
-    pieces_private *p = stream->private_data;
-    const char *why;
-    return dfb_arrow_schema_copy(&p->schema, NULL, out, 0, &why) < 0 ? ENOMEM
-                                                                     : 0;
-}
-
-/* get_next: moves the next array out, or marks `out` released at the
-   end.  Returns 0. */
-static int
-pieces_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out)
-{
-    pieces_private *p = stream->private_data;
-    if (p->next >= p->n) {
-        memset(out, 0, sizeof(*out));
-        return 0;
-    }
-    *out = p->arrays[p->next];
-    p->arrays[p->next].release = NULL;
-    p->next++;
-    return 0;
-}
-
-/* get_last_error: none is ever recorded (errors are ENOMEM only). */
-static const char *
-pieces_get_last_error(struct ArrowArrayStream *stream)
-{
-    (void)stream;
-    return NULL;
-}
-
-/* release: releases the schema and the arrays not moved out (any
-   thread).  Cannot fail. */
-static void
-pieces_release(struct ArrowArrayStream *stream)
-{
-    if (stream == NULL || stream->release == NULL) {
-        return;
-    }
-    pieces_private *p = stream->private_data;
-    if (p != NULL) {
-        dfb_arrow_schema_release(&p->schema);
-        for (int64_t i = 0; i < p->n; i++) {
-            dfb_arrow_array_release(&p->arrays[i]);
-        }
-        free(p->arrays);
-        free(p);
-    }
-    stream->release = NULL;
+    return batch_export((batch_object *)PyTuple_GET_ITEM((PyObject *)ctx, i),
+                        out);
 }
 
 /* _arrow_batch_stream(pieces): an "arrow_array_stream" capsule over the
@@ -807,47 +755,13 @@ pieces_stream_py(PyObject *module, PyObject *pieces)
             return NULL;
         }
     }
-    pieces_private *p = calloc(1, sizeof(*p));
-    struct ArrowArrayStream *s = calloc(1, sizeof(*s));
-    if (p == NULL || s == NULL) {
-        free(p);
-        free(s);
-        return PyErr_NoMemory();
-    }
-    s->private_data = p;
-    s->get_schema = pieces_get_schema;
-    s->get_next = pieces_get_next;
-    s->get_last_error = pieces_get_last_error;
-    s->release = pieces_release;
+    struct ArrowSchema schema;
     const char *why = NULL;
-    if (dfb_arrow_schema_copy(first->schema, NULL, &p->schema, 0, &why) < 0) {
-        free(p);
-        free(s);
+    if (dfb_arrow_schema_copy(first->schema, NULL, &schema, 0, &why) < 0) {
         return why != NULL ? PyErr_Format(PyExc_ValueError, "%s", why)
                            : PyErr_NoMemory();
     }
-    p->arrays = calloc((size_t)n, sizeof(struct ArrowArray));
-    if (p->arrays == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        batch_object *b = (batch_object *)PyTuple_GET_ITEM(pieces, i);
-        if (batch_export(b, &p->arrays[i]) < 0) {
-            goto fail;
-        }
-        p->n = i + 1;
-    }
-    PyObject *cap =
-        PyCapsule_New(s, "arrow_array_stream", dfb_arrow_stream_capsule_free);
-    if (cap == NULL) {
-        goto fail;
-    }
-    return cap;
-fail:
-    pieces_release(s);
-    free(s);
-    return NULL;
+    return dfb_arrow_built_stream(&schema, n, pieces_fill, pieces);
 }
 
 static PyMethodDef batches_methods[] = {

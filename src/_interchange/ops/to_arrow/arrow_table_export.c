@@ -17,7 +17,8 @@
  * holds the Buffers, which hold the producers' memory), dropped by its
  * release callback on any thread (dfb_decref_any_thread).  The stream's
  * arrays are built when it is made (with the GIL), so get_next and
- * get_schema run no Python.
+ * get_schema run no Python.  That stream (dfb_arrow_built_stream) also
+ * serves _arrow_batch_stream (ops/arrow_batches.c).
  */
 #include "common.h"
 #include "state.h"
@@ -380,46 +381,34 @@ stream_release(struct ArrowArrayStream *stream)
     stream->release = NULL;
 }
 
-/* _arrow_table_stream(fields, batches).  Returns a new
-   "arrow_array_stream" capsule or NULL with an exception set. */
-static PyObject *
-table_stream_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+PyObject *
+dfb_arrow_built_stream(struct ArrowSchema *schema, Py_ssize_t n,
+                       int (*fill)(void *ctx, Py_ssize_t i,
+                                   struct ArrowArray *out),
+                       void *ctx)
 {
-    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_arrow_table_stream(fields, batches) takes two "
-                        "tuples");
-        return NULL;
-    }
-    dfb_state *st = dfb_state_from_module(module);
-    PyObject *fields = args[0], *batches = args[1];
-    Py_ssize_t ncols = PyTuple_GET_SIZE(fields);
-    Py_ssize_t nb = PyTuple_GET_SIZE(batches);
     stream_private *p = calloc(1, sizeof(*p));
     struct ArrowArrayStream *s = calloc(1, sizeof(*s));
     if (p == NULL || s == NULL) {
         free(p);
         free(s);
+        dfb_arrow_schema_release(schema);
         return PyErr_NoMemory();
     }
+    p->schema = *schema; /* moved: the caller no longer releases it */
+    schema->release = NULL;
     s->private_data = p;
     s->get_schema = stream_get_schema;
     s->get_next = stream_get_next;
     s->get_last_error = stream_get_last_error;
     s->release = stream_release;
-    if (table_schema(fields, &p->schema) < 0) {
-        free(p);
-        free(s);
-        return NULL;
-    }
-    p->batches = calloc(nb > 0 ? (size_t)nb : 1, sizeof(struct ArrowArray));
+    p->batches = calloc(n > 0 ? (size_t)n : 1, sizeof(struct ArrowArray));
     if (p->batches == NULL) {
         PyErr_NoMemory();
         goto fail;
     }
-    for (Py_ssize_t i = 0; i < nb; i++) {
-        if (batch_array(st, PyTuple_GET_ITEM(batches, i), ncols, batches,
-                        &p->batches[i]) < 0) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (fill(ctx, i, &p->batches[i]) < 0) {
             goto fail;
         }
         p->nbatches = i + 1;
@@ -434,6 +423,45 @@ fail:
     stream_release(s);
     free(s);
     return NULL;
+}
+
+/* What table_fill needs to build batch `i` of _arrow_table_stream. */
+typedef struct {
+    dfb_state *st;
+    PyObject *batches;
+    Py_ssize_t ncols;
+} table_fill_ctx;
+
+/* Fills `out` with batch `i` of the table (batch_array).  Returns 0, or -1
+   with an exception set. */
+static int
+table_fill(void *ctx, Py_ssize_t i, struct ArrowArray *out)
+{
+    table_fill_ctx *c = ctx;
+    return batch_array(c->st, PyTuple_GET_ITEM(c->batches, i), c->ncols,
+                       c->batches, out);
+}
+
+/* _arrow_table_stream(fields, batches).  Returns a new
+   "arrow_array_stream" capsule or NULL with an exception set. */
+static PyObject *
+table_stream_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_arrow_table_stream(fields, batches) takes two "
+                        "tuples");
+        return NULL;
+    }
+    PyObject *fields = args[0], *batches = args[1];
+    table_fill_ctx c = {dfb_state_from_module(module), batches,
+                        PyTuple_GET_SIZE(fields)};
+    struct ArrowSchema schema;
+    if (table_schema(fields, &schema) < 0) {
+        return NULL;
+    }
+    return dfb_arrow_built_stream(&schema, PyTuple_GET_SIZE(batches),
+                                  table_fill, &c);
 }
 
 PyMethodDef dfb_arrow_table_export_methods[] = {
