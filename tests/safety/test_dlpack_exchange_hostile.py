@@ -186,8 +186,9 @@ def test_from_py_garbage(own):
         with pytest.raises(TypeError, match="expected a dfbuffer.Buffer"):
             own.from_py(obj, ctypes.byref(out))
         assert out.value is None
+    inner = _inner()  # held: only its address is passed
     with pytest.raises(ValueError, match="out is NULL"):
-        own.from_py_raw(id(_inner()), None)
+        own.from_py_raw(id(inner), None)
 
 
 def test_from_py_refuses_what_dlpack_refuses(own):
@@ -233,10 +234,12 @@ def test_dltensor_garbage(own):
     t = DLTensor()
     with pytest.raises(TypeError, match="NULL"):
         own.dltensor(None, ctypes.addressof(t))
+    # held: only their addresses are passed, which keep nothing alive
+    arr, inner = np.arange(3), _inner()
     with pytest.raises(TypeError, match="expected a dfbuffer.Buffer"):
-        own.dltensor(id(np.arange(3)), ctypes.addressof(t))
+        own.dltensor(id(arr), ctypes.addressof(t))
     with pytest.raises(ValueError, match="out is NULL"):
-        own.dltensor(id(_inner()), None)
+        own.dltensor(id(inner), None)
 
 
 def test_current_work_stream_garbage(own):
