@@ -147,7 +147,14 @@ class Table:
             self.api.managed_tensor_from_py_object_no_sync = ctypes.cast(self.cb, _P).value
 
     def capsule(self, name: bytes = API_NAME) -> Any:
+        # a capsule keeps neither the table nor its name alive: both are kept here, for
+        # the process's life, so that no capsule points at freed memory
+        _KEEP.append((self, name))
         return _capsule_new(ctypes.addressof(self.api), name, None)
+
+
+# the tables and names that capsules point at (Table.capsule)
+_KEEP: list[Any] = []
 
 
 def producer_class(table: Table | None, attr: Any = None) -> type:
