@@ -67,21 +67,35 @@ attr_path(PyObject *obj, const char *path)
     return cur;
 }
 
+/* Sets *c to a new reference to pandas' class `cls` (an attribute path of
+   the pandas module): returns 1, 0 with *c NULL when pandas has no such
+   class, -1 with an exception set. */
+static int
+pd_class(PyObject *pd, const char *cls, PyObject **c)
+{
+    *c = attr_path(pd, cls);
+    if (*c != NULL) {
+        return 1;
+    }
+    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return 0;
+    }
+    return -1;
+}
+
 /* 1 if `obj` is an instance of pandas' `cls` (an attribute path of the
    pandas module), 0 if not (or pandas has no such class), -1 with an
    exception set. */
 static int
 pd_isinstance(PyObject *pd, PyObject *obj, const char *cls)
 {
-    PyObject *c = attr_path(pd, cls);
-    if (c == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
-            return 0;
-        }
-        return -1;
+    PyObject *c;
+    int r = pd_class(pd, cls, &c);
+    if (r <= 0) {
+        return r;
     }
-    int r = PyObject_IsInstance(obj, c);
+    r = PyObject_IsInstance(obj, c);
     Py_DECREF(c);
     return r;
 }
@@ -91,15 +105,12 @@ pd_isinstance(PyObject *pd, PyObject *obj, const char *cls)
 static int
 pd_is_exact(PyObject *pd, PyObject *obj, const char *cls)
 {
-    PyObject *c = attr_path(pd, cls);
-    if (c == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
-            return 0;
-        }
-        return -1;
+    PyObject *c;
+    int r = pd_class(pd, cls, &c);
+    if (r <= 0) {
+        return r;
     }
-    int r = (PyObject *)Py_TYPE(obj) == c;
+    r = (PyObject *)Py_TYPE(obj) == c;
     Py_DECREF(c);
     return r;
 }
