@@ -43,7 +43,9 @@ def numpy_reads(obj):
         return "error", ValueError("Missing __array_interface__ shape")
     try:
         return run(lambda: np.asarray(obj))
-    except SyntaxError as e:
+    except (SyntaxError, MemoryError) as e:
+        # some interfaces (a huge shape with a bad descr or version) send NumPy down its
+        # copying path, which refuses with MemoryError: a refusal like any other
         return "error", e
 
 
