@@ -15,8 +15,9 @@ the compiler does (the including file's folder, then the layer folders meson lis
 src/core and include/), and an include that runs up a layer (a file including a header of a
 later layer) is an error.  A "unit" is a .c file with the header of its own name beside it;
 the graph of units, over includes and link uses together, must have no circle, and a
-header declares only the definitions of its own unit.  Each layer folder's README.md names
-each of its files with its job, and holds at most MAX_SOURCES .c files.
+header declares only the definitions of its own unit, or (the one header of a folder, named
+after it) of its folder's .c files.  Each layer folder's README.md names each of its files
+with its job, and holds at most MAX_SOURCES .c files.
 
 The exit status is 1 when the link graph or the unit graph has a cycle or an include runs up
 a layer (each is printed), 2 on a usage error, else 0.  Test programs (tests/c) are left out.
@@ -36,18 +37,19 @@ import sys
 LAYERS = [
     "base",  # module state, compat, the argument parser, probes, dtypes, checked sizes
     "model",  # Buffer construction, the column model, the frame model
-    "exchange",  # one-buffer protocols: DLPack, array interfaces, buffer protocol, exports
-    "arrow",  # Arrow import, describe, device, schema, export, nodes, run-end and extensions
-    "from_object",  # the protocol registry of Buffer.from_object and its importers
+    "arrow",  # Arrow import, describe, device, schema, Buffer's export, nodes, extensions
+    "exchange",  # one-buffer protocols both ways, and Buffer.from_object's registry
     "kernels",  # described chunks to NumPy, one file per result kind
     "nested",  # nested Arrow values (lists, structs, maps, unions) to NumPy
-    "readers",  # one reader per frame source: interchange, Arrow, pandas
+    "readers",  # one reader per frame source: interchange, Arrow; pandas in readers/pandas
     "ops/matrix",  # to_matrix
-    "ops/to_interchange",  # to_interchange's typed view of an Arrow import
-    "ops/to_arrow",  # to_arrow's pass-through and table export
-    "ops",  # from_dataframe and its pandas fast path, the pandas front end's blocks
+    "outward",  # dfbuffer's Arrow going out: to_arrow's export, to_interchange's view
+    "ops",  # from_dataframe, column_to_ndarray, the stream batches
     "api",  # module init, the Buffer type, the C API, type info, test hooks
 ]
+# Folders inside a layer's folder that belong to that layer (their files include one
+# another's headers freely, as files of one folder do).
+SUBFOLDERS = {"readers/pandas": "readers"}
 INTERCHANGE = "src/_interchange"
 MAX_SOURCES = 15  # .c files per layer folder: more, and the folder no longer reads at a glance
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -58,12 +60,12 @@ def layer_of(path: str) -> int:
     if not path.startswith(INTERCHANGE + "/"):
         return -1
     folder = os.path.dirname(path.removeprefix(INTERCHANGE + "/"))
-    return LAYERS.index(folder)
+    return LAYERS.index(SUBFOLDERS.get(folder, folder))
 
 
 def includes(root: str) -> dict[str, set[str]]:
     """Each file of src/_interchange -> the files of this tree its quoted includes name."""
-    dirs = [f"{INTERCHANGE}/{d}" for d in LAYERS] + ["src/core", "include"]
+    dirs = [f"{INTERCHANGE}/{d}" for d in LAYERS + list(SUBFOLDERS)] + ["src/core", "include"]
     out: dict[str, set[str]] = {}
     for folder, _, names in os.walk(os.path.join(root, INTERCHANGE)):
         for name in names:
@@ -87,13 +89,22 @@ def unit(path: str) -> str:
     return path[:-2] + ".c" if path.endswith(".h") else path
 
 
+def is_folder_header(path: str) -> bool:
+    """The one header of a folder: named after its folder (kernels/kernels.h), with no .c
+    of its name; it declares what the .c files of its folder define."""
+    folder = os.path.dirname(path)
+    return (path.endswith(".h") and os.path.basename(path) == os.path.basename(folder) + ".h"
+            and not os.path.exists(unit(path)))
+
+
 DECLARATION = re.compile(
     r"^(?:extern\s+)?[A-Za-z_][\w\s*]*?\b(\w+)\s*(?:\([^;{}]*\)|\[[^\]]*\])\s*;", re.M)
 
 
 def check_headers(root: str, definer: dict[str, str]) -> list[str]:
     """Each header of src/_interchange declares only what the .c file of its own name
-    defines (a header without such a file: types, macros and inline functions only)."""
+    defines, a folder's one header (is_folder_header) what the .c files of its folder
+    define; any other header without a .c: types, macros and inline functions only."""
     faults = []
     for folder, _, names in os.walk(os.path.join(root, INTERCHANGE)):
         for name in sorted(names):
@@ -105,7 +116,11 @@ def check_headers(root: str, definer: dict[str, str]) -> list[str]:
             text = re.sub(r"^#.*$", "", text, flags=re.M)
             for decl in sorted(set(DECLARATION.findall(text))):
                 owner = definer.get(decl)
-                if owner and owner != unit(path):
+                if owner and is_folder_header(os.path.join(root, path)):
+                    if os.path.dirname(owner) != os.path.dirname(path):
+                        faults.append(f"{path} declares {decl}, which {owner} defines: "
+                                      "a .c file of another folder")
+                elif owner and owner != unit(path):
                     faults.append(f"{path} declares {decl}, which {owner} defines")
     return faults
 
@@ -141,7 +156,7 @@ def check_layers(root: str, graph: dict[str, set[str]]) -> list[str]:
             ugraph.setdefault(w, set())
     for comp in cycles(ugraph):
         faults.append("include/use circle: " + " <-> ".join(comp))
-    for layer in LAYERS:
+    for layer in LAYERS + list(SUBFOLDERS):
         folder = os.path.join(root, INTERCHANGE, layer)
         sources = [n for n in os.listdir(folder) if n.endswith(".c")]
         if len(sources) > MAX_SOURCES:

@@ -4,7 +4,7 @@
 Usage: PYTHONPATH=build/dev/stage tools/protocol_docs.py [--check]
 
 The order is written once, in the extension's protocol registry
-(src/_interchange/from_object/protocols.c, read here through
+(src/_interchange/exchange/protocols.c, read here through
 ``dfbuffer._interchange._protocols()``).  docs/design.md, docs/api.md and
 docs/requirements.md hold generated copies between ``<!-- protocol registry -->`` and
 ``<!-- /protocol registry -->`` markers; this rewrites them, or with --check exits 1 naming the

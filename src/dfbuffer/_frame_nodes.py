@@ -2,7 +2,7 @@
 
 Every function here returns an :class:`ArrowNodes`, the ``(fields, batches)`` of the
 Arrow C structs that ``_arrow_table_schema`` / ``_arrow_table_stream`` (src/_interchange/
-ops/to_arrow/arrow_table_export.c) assemble over :class:`dfbuffer.Buffer` objects, so
+outward/arrow_table_export.c) assemble over :class:`dfbuffer.Buffer` objects, so
 every exported buffer keeps its producer's memory alive until the consumer's release
 callback drops it.  It imports only the C extension; the modules above it are, in
 order, ``_schema`` (schema()), ``_arrow_interchange`` (the interchange view,
@@ -17,7 +17,7 @@ Sources (see docs/design.md, "to_arrow"), each as the frame-source table
   own Arrow export (pandas' ``__dataframe__`` buffers drop the slice offset of
   Arrow-backed columns) or, without pyarrow, from pandas' own arrays;
 * Arrow PyCapsule producers: imported once (``_arrow_nodes``,
-  src/_interchange/ops/to_arrow/arrow_passthrough.c) and handed out again node for
+  src/_interchange/outward/arrow_passthrough.c) and handed out again node for
   node, zero-copy, whatever the format (lists, structs, maps, unions,
   run-end encoded, views, dictionaries, extension types);
 * interchange-only objects: the protocol's buffers, zero-copy; null
@@ -527,7 +527,7 @@ def _string_chunk(values: np.ndarray, mask: np.ndarray) -> _Chunk:
 
 def _pandas_own(frame: Any, i: int, name: str) -> tuple[tuple[str, str, str | None, bool], _Chunk]:
     """Column ``i`` of pandas frame ``frame`` without pyarrow: read as
-    from_dataframe reads it (readers/pandas_columns.c), then exported as a
+    from_dataframe reads it (readers/pandas/pandas_columns.c), then exported as a
     mapping column; strings are encoded as a large_string column."""
     sub = frame.iloc[:, [i]]
     values = next(iter(from_dataframe(sub, nulls="mask").values()))

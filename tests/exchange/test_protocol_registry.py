@@ -1,4 +1,4 @@
-"""The protocol registry of Buffer.from_object (src/_interchange/from_object/protocols.c):
+"""The protocol registry of Buffer.from_object (src/_interchange/exchange/protocols.c):
 one table of (name, priority, importer, yields) that drives from_object, the report and the docs."""
 
 from __future__ import annotations

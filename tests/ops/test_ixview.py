@@ -1,4 +1,4 @@
-"""The typed C view behind dfbuffer.to_interchange (src/_interchange/ops/to_interchange/ixview.c):
+"""The typed C view behind dfbuffer.to_interchange (src/_interchange/outward/ixview.c):
 _IxField / _IxChunk struct sequences with buffers re-based once, and the C
 helpers that slice, join and read chunks.  Checked against pyarrow."""
 

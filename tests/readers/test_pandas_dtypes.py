@@ -3,7 +3,7 @@
 The block reader serves a frame whatever its index; object and complex
 columns are the arrays pandas holds; Period, Interval and Sparse columns, and
 every extension column when pyarrow cannot be imported, are read from
-pandas' own arrays (src/_interchange/readers/pandas_columns.c).  An error of another library
+pandas' own arrays (src/_interchange/readers/pandas/pandas_columns.c).  An error of another library
 reaches the user as dfbuffer's, naming the column, with the original as
 ``__cause__``.
 """

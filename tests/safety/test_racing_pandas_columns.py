@@ -1,4 +1,4 @@
-"""A writer racing the pandas columns read in C (readers/pandas_columns.c): a thread
+"""A writer racing the pandas columns read in C (readers/pandas/pandas_columns.c): a thread
 rewrites a Period column's ordinals and a Sparse column's values while from_dataframe
 reads them.  Whatever a read sees, it stays inside the arrays pandas gave (ASan checks
 the reads), every result has the frame's length, and each value is one the writer

@@ -7,9 +7,9 @@
 #include "common.h"
 #include "state.h"
 #include "args.h"
-#include "arrow_functions.h"
-#include "arrow_from_object.h"
-#include "arrow_convert.h"
+#include "api.h"
+#include "exchange.h"
+#include "readers.h"
 #include "format.h"
 #include "offsets.h"
 

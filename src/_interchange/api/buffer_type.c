@@ -8,13 +8,10 @@
  */
 #include "common.h"
 #include "state.h"
-#include "buffer.h"
-#include "arrow_export.h"
-#include "protocols.h"
-#include "export_array.h"
-#include "dlpack.h"
-#include "buffer_type.h"
-#include "arrow_device.h"
+#include "model.h"
+#include "arrow.h"
+#include "exchange.h"
+#include "api.h"
 #include "dlpack_types.h"
 
 #include <stddef.h>

@@ -9,14 +9,13 @@
  */
 #include "common.h"
 #include "state.h"
-#include "buffer.h"
-#include "protocols.h"
-#include "column.h"
-#include "arrow_convert.h"
+#include "model.h"
+#include "exchange.h"
+#include "readers.h"
 #include "dfbuffer/dfbuffer.h"
 #include "mem.h"
 #include "convert_functions.h"
-#include "capi.h"
+#include "api.h"
 
 #include <string.h>
 

@@ -5,10 +5,10 @@
  * Nothing but module.c depends on this file.
  */
 #include "common.h"
-#include "column.h"
+#include "model.h"
 #include "format.h"
 #include "types.h"
-#include "type_info.h"
+#include "api.h"
 
 #include <string.h>
 

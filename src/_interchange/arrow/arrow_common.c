@@ -4,9 +4,8 @@
  * Depends on no other Arrow file.
  */
 #include "common.h"
-#include "arrow_internal.h"
-#include "arrow_common.h"
-#include "column.h"
+#include "arrow.h"
+#include "model.h"
 #include "format.h"
 #include "offsets.h"
 

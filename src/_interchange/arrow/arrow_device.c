@@ -26,10 +26,8 @@
  */
 #include "common.h"
 #include "state.h"
-#include "buffer.h"
-#include "arrow_export.h"
+#include "model.h"
 #include "arrow.h"
-#include "arrow_device.h"
 #include "dlpack_types.h"
 #include "format.h"
 

@@ -5,11 +5,9 @@
  * to the Buffer.
  */
 #include "common.h"
-#include "buffer.h"
-#include "arrow_export.h"
-#include "dlpack.h"
-#include "arrow_common.h"
-#include "column.h"
+#include "model.h"
+#include "arrow.h"
+#include "state.h"
 #include "format.h"
 #include "offsets.h"
 

@@ -1,11 +1,10 @@
 /* dfbuffer: the Arrow nodes dfbuffer.to_arrow hands out (see
- * arrow_nodes.h), shared by the table export (arrow_table_export.c) and
+ * arrow.h), shared by the table export (arrow_table_export.c) and
  * the pass-through of a producer's own nodes (arrow_passthrough.c).
  */
 #include "common.h"
-#include "arrow_nodes.h"
-#include "arrow_export.h"
-#include "dlpack.h"
+#include "arrow.h"
+#include "state.h"
 #include "mem.h"
 
 #include <stdlib.h>

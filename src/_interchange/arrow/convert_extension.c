@@ -8,10 +8,8 @@
  * type.
  */
 #include "common.h"
-#include "arrow_internal.h"
-#include "schema.h"
+#include "arrow.h"
 #include "types.h"
-#include "convert_extension.h"
 
 int
 dfb_arrow_apply_extension(const struct ArrowSchema *s, dfb_column *col,

@@ -13,11 +13,8 @@
  * values' own validity), always, also under categorical="codes".
  */
 #include "common.h"
-#include "buffer.h"
-#include "arrow_device.h"
-#include "arrow_internal.h"
-#include "convert_run_end.h"
-#include "arrow_common.h"
+#include "model.h"
+#include "arrow.h"
 #include "probe.h"
 #include "mem.h"
 #include "reader.h"

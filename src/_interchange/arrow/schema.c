@@ -8,10 +8,9 @@
  */
 #include "common.h"
 #include "args.h"
-#include "column.h"
+#include "model.h"
 #include "arrow.h"
 #include "mem.h"
-#include "schema.h"
 #include "types.h"
 
 #include <string.h>
@@ -476,7 +475,7 @@ PyMethodDef dfb_schema_methods[] = {
     {NULL},
 };
 
-/* pandas_index_columns for pandas_fast.c (see schema.h). */
+/* pandas_index_columns for pandas_fast.c (see arrow.h). */
 PyObject *
 dfb_arrow_pandas_index(const struct ArrowSchema *s)
 {

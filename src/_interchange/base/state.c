@@ -1,5 +1,6 @@
 /* dfbuffer: the module definition and the state accessors every file
- * shares, and the NumPy C API table (this file imports it).
+ * shares, the NumPy C API table (this file imports it), and the reference
+ * drop any thread may make (DLPack deleters, Arrow release callbacks).
  *
  * module.c fills in the definition's slots, traverse, clear and free (they
  * name what every other file defines) before PyModuleDef_Init; this file
@@ -150,4 +151,90 @@ dfb_state_names_clear(dfb_state *st)
     Py_CLEAR(st->tup.max_version_kw);
     Py_CLEAR(st->tup.copy_kw);
     Py_CLEAR(st->tup.dlpack_version);
+}
+
+/* ------------------------------------------------------------------ */
+/* The reference drop any thread may make (deleters, release callbacks)  */
+/* ------------------------------------------------------------------ */
+
+#if PY_VERSION_HEX < 0x030D0000
+/* 3.11 and 3.12 have no public Py_IsFinalizing: an atexit callback (run by
+   Py_FinalizeEx before it marks the runtime finalizing) sets this flag, so
+   the flag is set a little *earlier* than the real state, never later.  A
+   plain C int, not a Python object. */
+#ifndef __STDC_NO_ATOMICS__
+#include <stdatomic.h>
+static atomic_int exiting;
+#define EXITING_GET() atomic_load(&exiting)
+#define EXITING_SET() atomic_store(&exiting, 1)
+#else
+static volatile int exiting;
+#define EXITING_GET() (exiting)
+#define EXITING_SET() (exiting = 1)
+#endif
+
+/* The atexit callback: marks the interpreter as shutting down. */
+static PyObject *
+at_exit(PyObject *self, PyObject *unused)
+{
+    EXITING_SET();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef at_exit_def = {"_dfbuffer_at_exit", at_exit, METH_NOARGS,
+                                  NULL};
+#endif
+
+int
+dfb_exit_watch_init(PyObject *module)
+{
+#if PY_VERSION_HEX < 0x030D0000
+    PyObject *fn = PyCFunction_NewEx(&at_exit_def, NULL, NULL);
+    if (fn == NULL) {
+        return -1;
+    }
+    PyObject *atexit = PyImport_ImportModule("atexit");
+    if (atexit == NULL) {
+        Py_DECREF(fn);
+        return -1;
+    }
+    PyObject *r = PyObject_CallMethod(atexit, "register", "O", fn);
+    Py_DECREF(atexit);
+    Py_DECREF(fn);
+    if (r == NULL) {
+        return -1;
+    }
+    Py_DECREF(r);
+#endif
+    (void)module;
+    return 0;
+}
+
+/* Returns 1 once the interpreter is finalizing (3.11/3.12: once its atexit
+   callbacks ran, which is a little earlier).  Safe without the GIL. */
+static int
+interpreter_finalizing(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return EXITING_GET();
+#endif
+}
+
+void
+dfb_decref_any_thread(PyObject *obj)
+{
+    if (obj == NULL || !Py_IsInitialized()) {
+        return;
+    }
+    if (interpreter_finalizing()) {
+        if (PyGILState_Check()) {
+            Py_DECREF(obj);
+        }
+        return;
+    }
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(obj);
+    PyGILState_Release(g);
 }

@@ -46,4 +46,20 @@ dfb_state_names_clear(dfb_state *st);
 int
 dfb_intern_strings(PyObject **out, const char *const *names, int n);
 
+/* drops a strong reference from any thread, with or
+   without the GIL (the DLPack deleters and the Arrow export's release
+   callback share it): takes the GIL with PyGILState_Ensure in normal
+   operation; while the interpreter is finalizing, decrefs only if the
+   calling thread holds the GIL and leaks otherwise (taking the GIL then can
+   hang or end the thread); after finalization, leaks.  Never fails. */
+void
+dfb_decref_any_thread(PyObject *obj);
+
+/* on 3.11/3.12 registers the atexit callback that tells
+   dfb_decref_any_thread the interpreter is shutting down (3.13+ asks
+   Py_IsFinalizing; nothing to do).  Called by module exec.  Returns 0, or
+   -1 with an exception set. */
+int
+dfb_exit_watch_init(PyObject *module);
+
 #endif /* DFBUFFER_STATE_H */

@@ -32,10 +32,8 @@
  */
 #include "common.h"
 #include "state.h"
-#include "buffer.h"
-#include "import.h"
-#include "dlpack.h"
-#include "dlpack_args.h"
+#include "model.h"
+#include "exchange.h"
 #include "dlpack_types.h"
 #include "mem.h"
 #include "sizes.h"
@@ -57,88 +55,6 @@ static _Alignas(COPY_ALIGN) char zero_size_data[COPY_ALIGN];
 /* ------------------------------------------------------------------ */
 /* Deleters (may run on any thread, without the GIL, after finalization) */
 /* ------------------------------------------------------------------ */
-
-#if PY_VERSION_HEX < 0x030D0000
-/* 3.11 and 3.12 have no public Py_IsFinalizing: an atexit callback (run by
-   Py_FinalizeEx before it marks the runtime finalizing) sets this flag, so
-   the flag is set a little *earlier* than the real state, never later.  A
-   plain C int, not a Python object. */
-#ifndef __STDC_NO_ATOMICS__
-#include <stdatomic.h>
-static atomic_int exiting;
-#define EXITING_GET() atomic_load(&exiting)
-#define EXITING_SET() atomic_store(&exiting, 1)
-#else
-static volatile int exiting;
-#define EXITING_GET() (exiting)
-#define EXITING_SET() (exiting = 1)
-#endif
-
-/* The atexit callback: marks the interpreter as shutting down. */
-static PyObject *
-at_exit(PyObject *self, PyObject *unused)
-{
-    EXITING_SET();
-    Py_RETURN_NONE;
-}
-
-static PyMethodDef at_exit_def = {"_dfbuffer_at_exit", at_exit, METH_NOARGS,
-                                  NULL};
-#endif
-
-int
-dfb_exit_watch_init(PyObject *module)
-{
-#if PY_VERSION_HEX < 0x030D0000
-    PyObject *fn = PyCFunction_NewEx(&at_exit_def, NULL, NULL);
-    if (fn == NULL) {
-        return -1;
-    }
-    PyObject *atexit = PyImport_ImportModule("atexit");
-    if (atexit == NULL) {
-        Py_DECREF(fn);
-        return -1;
-    }
-    PyObject *r = PyObject_CallMethod(atexit, "register", "O", fn);
-    Py_DECREF(atexit);
-    Py_DECREF(fn);
-    if (r == NULL) {
-        return -1;
-    }
-    Py_DECREF(r);
-#endif
-    (void)module;
-    return 0;
-}
-
-/* Returns 1 once the interpreter is finalizing (3.11/3.12: once its atexit
-   callbacks ran, which is a little earlier).  Safe without the GIL. */
-static int
-interpreter_finalizing(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
-#else
-    return EXITING_GET();
-#endif
-}
-
-void
-dfb_decref_any_thread(PyObject *obj)
-{
-    if (obj == NULL || !Py_IsInitialized()) {
-        return;
-    }
-    if (interpreter_finalizing()) {
-        if (PyGILState_Check()) {
-            Py_DECREF(obj);
-        }
-        return;
-    }
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_DECREF(obj);
-    PyGILState_Release(g);
-}
 
 /* Drops the strong reference `ctx` (a Buffer, or NULL for copies): see
    dfb_decref_any_thread.  Never fails. */

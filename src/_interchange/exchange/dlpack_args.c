@@ -2,7 +2,7 @@
  * dl_device, copy), parsed and checked for dlpack.c's export.
  */
 #include "common.h"
-#include "dlpack_args.h"
+#include "exchange.h"
 
 #include <string.h>
 

@@ -26,11 +26,9 @@
  */
 #include "common.h"
 #include "state.h"
-#include "buffer.h"
-#include "dlpack.h"
-#include "dlpack_exchange.h"
+#include "model.h"
+#include "exchange.h"
 #include "dlpack_types.h"
-#include "import.h"
 #include "checked.h"
 #include "probe.h"
 

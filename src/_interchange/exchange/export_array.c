@@ -22,8 +22,8 @@
 #include "common.h"
 #include "state.h"
 #include "args.h"
-#include "buffer.h"
-#include "export_array.h"
+#include "model.h"
+#include "exchange.h"
 #include "format.h"
 #include "sizes.h"
 

@@ -8,10 +8,9 @@
  * device and the layout.
  */
 #include "common.h"
-#include "buffer.h"
-#include "ixbuffer.h"
+#include "model.h"
+#include "exchange.h"
 #include "probe.h"
-#include "import.h"
 #include "dlpack_types.h"
 #include "format.h"
 

@@ -6,8 +6,8 @@
  * from_object; depends on buffer.c (the device parser) and state.c only.
  */
 #include "common.h"
-#include "buffer.h"
-#include "ixbuffer.h"
+#include "model.h"
+#include "exchange.h"
 
 #include <string.h>
 

@@ -9,10 +9,9 @@
  * viewed without a copy; the categories are converted like any column.
  */
 #include "common.h"
-#include "column.h"
-#include "convert.h"
+#include "model.h"
+#include "kernels.h"
 #include "args.h"
-#include "categorical.h"
 
 #include <string.h>
 

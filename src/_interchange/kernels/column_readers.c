@@ -3,9 +3,9 @@
  * a value read through them is out of range.
  */
 #include "common.h"
-#include "column.h"
+#include "model.h"
 #include "types.h"
-#include "column_readers.h"
+#include "kernels.h"
 
 /* Turns a failed reader init into ValueError (NotImplementedError for an
    unsupported width).  Returns -1. */

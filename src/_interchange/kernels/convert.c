@@ -8,9 +8,8 @@
  */
 #include "common.h"
 #include "sizes.h"
-#include "buffer.h"
-#include "column.h"
-#include "convert.h"
+#include "model.h"
+#include "kernels.h"
 #include "probe.h"
 #include "layout.h"
 #include "offsets.h"
@@ -18,15 +17,7 @@
 #include "mem.h"
 #include "nan.h"
 #include "types.h"
-#include "convert_nulls.h"
 #include "bitmap.h"
-#include "str_objects.h"
-#include "convert_binary.h"
-#include "convert_decimal.h"
-#include "convert_temporal.h"
-#include "convert_uuid.h"
-#include "column_readers.h"
-#include "stringdtype.h"
 #include "bits.h"
 
 #include <math.h>

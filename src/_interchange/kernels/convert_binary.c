@@ -8,12 +8,10 @@
  */
 #include "common.h"
 #include "sizes.h"
-#include "column.h"
+#include "model.h"
 #include "reader.h"
 #include "types.h"
-#include "str_objects.h"
-#include "convert_binary.h"
-#include "column_readers.h"
+#include "kernels.h"
 
 /* Returns a new object array of `n` slots (all NULL), or NULL. */
 static PyArrayObject *

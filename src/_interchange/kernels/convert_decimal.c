@@ -9,11 +9,11 @@
 #include "common.h"
 #include "sizes.h"
 #include "args.h"
-#include "column.h"
+#include "model.h"
 #include "probe.h"
 #include "mem.h"
 #include "types.h"
-#include "convert_decimal.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <string.h>

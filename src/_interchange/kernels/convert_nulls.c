@@ -2,18 +2,17 @@
  * from its validity bitmap or bytes, sentinel or NaN values, the rows whose
  * categorical code names a null category, the nulls= modes applied to
  * converted values, and the two helpers every kernel file shares (new 1-D
- * arrays, the allow_copy check; see convert_nulls.h).
+ * arrays, the allow_copy check; see kernels.h).
  */
 #include "common.h"
 #include "sizes.h"
-#include "column.h"
+#include "model.h"
 #include "probe.h"
 #include "mem.h"
 #include "nan.h"
 #include "types.h"
-#include "convert_nulls.h"
+#include "kernels.h"
 #include "bitmap.h"
-#include "column_readers.h"
 #include "bits.h"
 #include "checked.h"
 #include "args.h"

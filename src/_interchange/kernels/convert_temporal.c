@@ -9,10 +9,9 @@
  */
 #include "common.h"
 #include "sizes.h"
-#include "column.h"
+#include "model.h"
 #include "types.h"
-#include "convert_temporal.h"
-#include "str_objects.h"
+#include "kernels.h"
 
 #include <datetime.h>
 #include <string.h>

@@ -7,10 +7,8 @@
  */
 #include "common.h"
 #include "sizes.h"
-#include "column.h"
-#include "str_objects.h"
-#include "convert_nulls.h"
-#include "convert_uuid.h"
+#include "model.h"
+#include "kernels.h"
 
 #include <string.h>
 

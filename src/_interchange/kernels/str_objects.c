@@ -2,10 +2,9 @@
  */
 #include "common.h"
 #include "sizes.h"
-#include "column.h"
+#include "model.h"
 #include "mem.h"
-#include "str_objects.h"
-#include "column_readers.h"
+#include "kernels.h"
 
 #include <string.h>
 #if defined(__linux__)

@@ -7,9 +7,8 @@
  * are checked to be UTF-8 (StringDType requires it) before they are packed.
  */
 #include "common.h"
-#include "column.h"
-#include "column_readers.h"
-#include "stringdtype.h"
+#include "model.h"
+#include "kernels.h"
 
 #include <string.h>
 

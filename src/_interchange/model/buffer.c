@@ -6,7 +6,7 @@
  * the imports in import.c, dlpack.c and array_dunders.c.
  */
 #include "common.h"
-#include "buffer.h"
+#include "model.h"
 #include "dtype.h"
 #include "layout.h"
 #include "mem.h"

@@ -2,9 +2,7 @@
  * convert, and the result in the order asked for.
  */
 #include "common.h"
-#include "column.h"
-#include "column_select.h"
-#include "frame.h"
+#include "model.h"
 #include "args.h"
 
 int

@@ -4,7 +4,7 @@
  * do not depend on matrix.c, which uses them.)
  */
 #include "common.h"
-#include "frame.h"
+#include "model.h"
 #include "args.h"
 
 #include <string.h>

@@ -5,15 +5,13 @@
  * fixed_shape_tensor extension: its shape and permutation).
  */
 #include "common.h"
-#include "arrow_internal.h"
-#include "column.h"
+#include "arrow.h"
+#include "model.h"
 #include "nested.h"
-#include "convert_list.h"
-#include "nested_nodes.h"
 #include "reader.h"
 #include "mem.h"
 #include "types.h"
-#include "convert_nulls.h"
+#include "kernels.h"
 
 #include <string.h>
 

@@ -4,23 +4,13 @@
  * by the flat converters), the joining of chunks and structs="flatten".
  */
 #include "common.h"
-#include "arrow_internal.h"
-#include "arrow_describe.h"
-#include "arrow_import.h"
-#include "arrow_common.h"
-#include "column.h"
+#include "arrow.h"
+#include "model.h"
 #include "nested.h"
-#include "convert_struct.h"
-#include "convert_list.h"
-#include "convert_nested.h"
-#include "nested_dictionary.h"
-#include "nested_nodes.h"
-#include "nested_run_end.h"
 #include "bitmap.h"
 #include "mem.h"
 #include "types.h"
-#include "categorical.h"
-#include "convert_nulls.h"
+#include "kernels.h"
 
 #include <string.h>
 

@@ -4,15 +4,13 @@
  * dense offsets read only through core's checked reader, reader.h).
  */
 #include "common.h"
-#include "arrow_internal.h"
-#include "column.h"
+#include "arrow.h"
+#include "model.h"
 #include "nested.h"
-#include "convert_struct.h"
-#include "nested_nodes.h"
 #include "reader.h"
 #include "mem.h"
 #include "types.h"
-#include "convert_nulls.h"
+#include "kernels.h"
 
 #include <string.h>
 

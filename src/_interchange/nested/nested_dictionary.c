@@ -6,18 +6,13 @@
  * converted dictionary as a CategoricalCodes.
  */
 #include "common.h"
-#include "arrow_internal.h"
-#include "arrow_describe.h"
-#include "arrow_import.h"
-#include "column.h"
+#include "arrow.h"
+#include "model.h"
 #include "nested.h"
-#include "nested_dictionary.h"
-#include "nested_nodes.h"
 #include "reader.h"
 #include "mem.h"
 #include "types.h"
-#include "categorical.h"
-#include "convert_nulls.h"
+#include "kernels.h"
 
 #include <string.h>
 

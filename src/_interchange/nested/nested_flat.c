@@ -5,14 +5,9 @@
  * its validity.
  */
 #include "common.h"
-#include "arrow_internal.h"
-#include "arrow_describe.h"
-#include "arrow_import.h"
-#include "column.h"
-#include "frame.h"
+#include "arrow.h"
+#include "model.h"
 #include "nested.h"
-#include "nested_flat.h"
-#include "convert_nested.h"
 #include "bitmap.h"
 #include "mem.h"
 #include "types.h"

@@ -6,12 +6,10 @@
  * decoded by convert_run_end.c.
  */
 #include "common.h"
-#include "arrow_internal.h"
-#include "column.h"
+#include "arrow.h"
+#include "model.h"
 #include "nested.h"
-#include "nested_nodes.h"
-#include "nested_run_end.h"
-#include "convert_nulls.h"
+#include "kernels.h"
 #include "reader.h"
 #include "mem.h"
 #include "types.h"

@@ -4,25 +4,14 @@
  */
 #include "common.h"
 #include "args.h"
-#include "buffer.h"
-#include "arrow_internal.h"
-#include "arrow_describe.h"
-#include "arrow_import.h"
-#include "arrow_common.h"
-#include "column.h"
+#include "model.h"
+#include "arrow.h"
 #include "format.h"
 #include "offsets.h"
-#include "frame.h"
-#include "arrow_convert.h"
-#include "ixwalk.h"
-#include "pandas_columns.h"
+#include "readers.h"
+#include "pandas.h"
 #include "nested.h"
-#include "nested_flat.h"
-#include "convert_nested.h"
-#include "nested_nodes.h"
-#include "categorical.h"
-#include "column_select.h"
-#include "schema.h"
+#include "kernels.h"
 #include "types.h"
 
 #include <errno.h>
@@ -699,7 +688,7 @@ done:
 }
 
 /* import_to_dict (index columns left out) for pandas_fast.c (see
-   arrow_convert.h). */
+   readers.h). */
 PyObject *
 dfb_arrow_import_dict(dfb_state *st, const arrow_import *imp,
                       const dfb_opts *opts, int allow_copy)

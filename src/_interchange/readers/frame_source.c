@@ -1,12 +1,11 @@
-/* dfbuffer: the frame-source table (frame_source.h): which kind of frame
+/* dfbuffer: the frame-source table (readers.h): which kind of frame
  * an object is and what to read of it, asked in one order by every
  * function that reads a frame.
  */
 #include "common.h"
-#include "frame_source.h"
-#include "arrow_import.h"
-#include "ixwalk.h"
-#include "pandas_frame.h"
+#include "readers.h"
+#include "arrow.h"
+#include "pandas.h"
 #include "probe.h"
 
 int

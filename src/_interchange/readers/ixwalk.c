@@ -7,14 +7,11 @@
  * validates and converts.  Also describes whole frames for to_matrix.
  */
 #include "common.h"
-#include "buffer.h"
-#include "ixbuffer.h"
-#include "column.h"
-#include "frame.h"
-#include "ixwalk.h"
+#include "model.h"
+#include "exchange.h"
+#include "readers.h"
 #include "dlpack_types.h"
-#include "categorical.h"
-#include "convert_nulls.h"
+#include "kernels.h"
 
 #include <string.h>
 

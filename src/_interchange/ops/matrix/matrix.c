@@ -9,15 +9,12 @@
  */
 #include "common.h"
 #include "state.h"
-#include "pandas_frame.h"
-#include "arrow_convert.h"
-#include "ixwalk.h"
+#include "pandas.h"
+#include "readers.h"
 #include "args.h"
-#include "arrow_import.h"
-#include "column.h"
-#include "convert.h"
-#include "frame.h"
-#include "frame_source.h"
+#include "arrow.h"
+#include "model.h"
+#include "kernels.h"
 #include "matrix.h"
 #include "matrix_plan.h"
 #include "matrix_pandas.h"
@@ -27,8 +24,6 @@
 #include "layout.h"
 #include "mem.h"
 #include "types.h"
-#include "convert_nulls.h"
-#include "convert_decimal.h"
 
 #include <string.h>
 

@@ -4,14 +4,11 @@
  * (see matrix_plan.h).
  */
 #include "common.h"
-#include "arrow_convert.h"
-#include "arrow_import.h"
-#include "buffer.h"
-#include "frame.h"
-#include "frame_source.h"
-#include "ixwalk.h"
-#include "pandas_frame.h"
-#include "protocols.h"
+#include "readers.h"
+#include "arrow.h"
+#include "model.h"
+#include "pandas.h"
+#include "exchange.h"
 #include "matrix_mapping.h"
 #include "matrix_pandas.h"
 

@@ -7,7 +7,7 @@
 #define DFBUFFER_MATRIX_MAPPING_H
 
 #include "common.h"
-#include "frame.h"
+#include "model.h"
 #include "matrix_plan.h"
 
 /* Describes the selected values (`select`, NULL or None: all) of mapping

@@ -5,11 +5,9 @@
  * matrix_plan.h).
  */
 #include "common.h"
-#include "pandas_frame.h"
-#include "column.h"
-#include "frame.h"
-#include "arrow_convert.h"
-#include "frame_source.h"
+#include "pandas.h"
+#include "model.h"
+#include "readers.h"
 #include "matrix_pandas.h"
 #include "mem.h"
 

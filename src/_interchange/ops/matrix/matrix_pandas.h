@@ -9,8 +9,8 @@
 
 #include "common.h"
 #include "matrix_plan.h"
-#include "pandas_frame.h"
-#include "frame.h"
+#include "pandas.h"
+#include "model.h"
 
 /* For a pandas DataFrame, whose Arrow stream carries a non-default index
    as extra columns: a new list of its own column names (str); NULL
