@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._frame_nodes import ArrowNodes, _Chunk, _from_arrow, _select
+from dfbuffer._frame_nodes import ArrowNodes, _Chunk, _from_arrow, _select, check_bool
 from dfbuffer._interchange import (
     ColumnNullType,
     CopyError,
@@ -355,7 +355,8 @@ class InterchangeView:
         """Return the interchange object (itself, with ``allow_copy`` applied:
         chunks whose bitmaps kept 0..7 bits are re-based once more; columns
         the import copied are served, or refused with ``allow_copy=False``)."""
-        allow_copy = bool(allow_copy)
+        check_bool("__dataframe__", "nan_as_null", nan_as_null)
+        allow_copy = check_bool("__dataframe__", "allow_copy", allow_copy)
         if allow_copy == self._allow_copy:
             return self
         cols = [_ArrowColumn(c._field, [_rebase(ch, allow_copy) for ch in c._chunks],

@@ -341,3 +341,12 @@ def test_join_reads_a_private_copy_of_its_lists():
     assert joined.length == 3
     codes = np.frombuffer(memoryview(joined.data), np.dtype(fmt.lower()).newbyteorder("="))
     assert codes[:3].tolist() == [0, 1, 1]
+
+
+@pytest.mark.parametrize("kw", ["allow_copy", "nan_as_null"])
+@pytest.mark.parametrize("bad", ["no", 1, None, 0.0])
+def test_dataframe_options_are_bools(kw, bad):
+    x = to_interchange(pa.table({"i": [1, 2]}))
+    with pytest.raises(TypeError, match=f"__dataframe__\\(\\) {kw} must be True or False"):
+        x.__dataframe__(**{kw: bad})
+    assert x.__dataframe__(**{kw: np.bool_(True)}).num_columns() == 1
