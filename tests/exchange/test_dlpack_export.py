@@ -414,3 +414,20 @@ def test_dlpack_copy_of_strided_inner_dimension(step):
     r = np.from_dlpack(Wrap(b.__dlpack__(max_version=(1, 0), copy=True)))
     assert r.flags.c_contiguous
     assert r.tolist() == v.tolist()
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 0)])
+def test_zero_size_export_with_huge_dims_round_trips(max_version):
+    # dims whose product overflows: only a tensor with no elements can have them, and
+    # its strides must still fit in bytes for every importer (dfbuffer's own too)
+    mem = np.empty(0, np.float64)
+
+    class Huge:
+        __array_interface__ = {"version": 3, "shape": (0, 2**62, 2**62), "typestr": "<f8",
+                               "data": (mem.ctypes.data, False)}
+
+    b = dfbuffer.Buffer.from_object(Huge())
+    kw = {} if max_version is None else {"max_version": max_version}
+    back = dfbuffer.Buffer.from_object(b.__dlpack__(**kw))
+    assert back.shape == (0, 2**62, 2**62)
+    assert back.bufsize == 0 and back.dtype == np.float64

@@ -35,6 +35,7 @@
 #include "model.h"
 #include "exchange.h"
 #include "dlpack_types.h"
+#include "checked.h"
 #include "mem.h"
 #include "sizes.h"
 
@@ -676,7 +677,14 @@ fill_tensor(DfbBuffer *b, DLTensor *t, char *base, const block_layout *l,
             return -1;
         }
         strides[i] = s;
-        cs *= b->shape[i] > 1 ? b->shape[i] : 1;
+        /* only a zero-size tensor's dims can take the product (in bytes)
+           past the address space (a Buffer with elements spans memory); its
+           strides never address memory, so 0 stands for those, and every
+           importer can compute them in bytes */
+        if (dfb_checked_mul(cs, b->shape[i] > 1 ? b->shape[i] : 1, &cs) < 0 ||
+            cs > PTRDIFF_MAX / itemsize) {
+            cs = 0;
+        }
     }
     char *data;
     if (copy) {
