@@ -1273,6 +1273,40 @@ frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                          src.allow_copy ? Py_True : Py_False);
 }
 
+PyDoc_STRVAR(frame_kinds_doc,
+             "_frame_kinds()\n--\n\n"
+             "Private: the names of the frame-source table's rows, in the\n"
+             "order they are asked: the keys of every Python operation table\n"
+             "(dfbuffer._sources), which _frame_source answers with.");
+
+/* _frame_kinds(): dfb_frame_kind_names for dfbuffer._sources.  Returns a
+   new tuple, or NULL with MemoryError. */
+static PyObject *
+frame_kinds_py(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(unused))
+{
+    return dfb_frame_kind_names();
+}
+
+PyDoc_STRVAR(ix_frame_doc,
+             "_ix_frame(obj, /)\n--\n\n"
+             "Private: the interchange DataFrame of obj (obj itself when it\n"
+             "has column_names and get_column, else\n"
+             "obj.__dataframe__(allow_copy=True)), or None when obj has\n"
+             "neither: the interchange row's test, for a device-only Arrow\n"
+             "producer read through its __dataframe__.");
+
+/* _ix_frame(obj, /): dfb_ix_frame with allow_copy.  Returns a new
+   reference (None for neither), or NULL with an exception set. */
+static PyObject *
+ix_frame_py(PyObject *module, PyObject *obj)
+{
+    PyObject *df = dfb_ix_frame(dfb_state_from_module(module), obj, 1);
+    if (df == NULL && !PyErr_Occurred()) {
+        return Py_NewRef(Py_None);
+    }
+    return df;
+}
+
 PyDoc_STRVAR(select_columns_doc,
              "_select_columns(names, columns, /)\n--\n\n"
              "Private: the positions in names (a list of str) of the columns\n"
@@ -1332,6 +1366,8 @@ not_a_frame_error_py(PyObject *Py_UNUSED(module), PyObject *const *args,
 PyMethodDef dfb_convert_methods[] = {
     {"_frame_source", (PyCFunction)(void (*)(void))frame_source_py,
      METH_FASTCALL, frame_source_doc},
+    {"_frame_kinds", frame_kinds_py, METH_NOARGS, frame_kinds_doc},
+    {"_ix_frame", ix_frame_py, METH_O, ix_frame_doc},
     {"_not_a_frame_error", (PyCFunction)(void (*)(void))not_a_frame_error_py,
      METH_FASTCALL, not_a_frame_error_doc},
     {"_select_columns", (PyCFunction)(void (*)(void))select_columns_py,

@@ -76,25 +76,6 @@ dfb_not_a_frame_hint(PyObject *obj)
     return "";
 }
 
-const char *
-dfb_frame_kind_name(dfb_frame_kind kind)
-{
-    switch (kind) {
-        case DFB_SRC_PANDAS:
-            return "pandas";
-        case DFB_SRC_ARROW:
-            return "arrow";
-        case DFB_SRC_INTERCHANGE:
-            return "interchange";
-        case DFB_SRC_MAPPING:
-            return "mapping";
-        case DFB_SRC_SCHEMA:
-            return "schema";
-        default:
-            return "none";
-    }
-}
-
 /* The rows of the table: each returns 1 and sets *frame (a new reference)
    when `obj` is its kind of source, 0 when not, -1 with an exception. */
 
@@ -144,20 +125,64 @@ match_schema(dfb_state *st, PyObject *obj, int *allow_copy, PyObject **frame)
     return r;
 }
 
-static const struct {
+/* A row of the frame-source table: the kind, its name (what Python's
+   operation tables are keyed by, dfb_frame_kind_names), the test that
+   matches it and how its frame is read once for a caller that reads it
+   more than once (dfb_frame_source_pin; NULL: as it is). */
+typedef struct {
     dfb_frame_kind kind;
+    const char *name;
     int (*match)(dfb_state *, PyObject *, int *, PyObject **);
-} frame_sources[] = {
+    PyObject *(*pin)(PyObject *);
+} frame_row;
+
+static const frame_row frame_sources[] = {
     /* pandas first: a pandas frame also speaks Arrow and __dataframe__,
        and its blocks are read directly */
-    {DFB_SRC_PANDAS, match_pandas},
+    {DFB_SRC_PANDAS, "pandas", match_pandas, dfb_pd_frame_pin},
     /* Arrow before __dataframe__: Arrow states offsets and buffers exactly
        where producers' __dataframe__ have known bugs */
-    {DFB_SRC_ARROW, match_arrow},
-    {DFB_SRC_INTERCHANGE, match_interchange},
-    {DFB_SRC_MAPPING, match_mapping},
-    {DFB_SRC_SCHEMA, match_schema},
+    {DFB_SRC_ARROW, "arrow", match_arrow, NULL},
+    {DFB_SRC_INTERCHANGE, "interchange", match_interchange, NULL},
+    {DFB_SRC_MAPPING, "mapping", match_mapping, dfb_mapping_snapshot},
+    {DFB_SRC_SCHEMA, "schema", match_schema, NULL},
 };
+
+#define N_FRAME_SOURCES (sizeof(frame_sources) / sizeof(frame_sources[0]))
+
+/* The row of `kind`, or NULL for DFB_SRC_NONE.  Cannot fail. */
+static const frame_row *
+row_of(dfb_frame_kind kind)
+{
+    for (size_t i = 0; i < N_FRAME_SOURCES; i++) {
+        if (frame_sources[i].kind == kind) {
+            return &frame_sources[i];
+        }
+    }
+    return NULL;
+}
+
+const char *
+dfb_frame_kind_name(dfb_frame_kind kind)
+{
+    const frame_row *row = row_of(kind);
+    return row != NULL ? row->name : "none";
+}
+
+PyObject *
+dfb_frame_kind_names(void)
+{
+    PyObject *out = PyTuple_New((Py_ssize_t)N_FRAME_SOURCES);
+    for (size_t i = 0; out != NULL && i < N_FRAME_SOURCES; i++) {
+        PyObject *s = PyUnicode_FromString(frame_sources[i].name);
+        if (s == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, s);
+    }
+    return out;
+}
 
 /* Returns 1 if `obj` is an instance of class `name` of module `modname`
    (already imported: nothing is imported here; a subclass too, by its
@@ -215,8 +240,7 @@ dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
         obj = native; /* held until the row below has its own reference */
     }
     int r = 0;
-    for (size_t i = 0; i < sizeof(frame_sources) / sizeof(frame_sources[0]);
-         i++) {
+    for (size_t i = 0; i < N_FRAME_SOURCES; i++) {
         r = frame_sources[i].match(st, obj, &out->allow_copy, &out->frame);
         if (r < 0) {
             out->frame = NULL;
@@ -266,17 +290,11 @@ dfb_mapping_snapshot(PyObject *obj)
 int
 dfb_frame_source_pin(dfb_frame_source *src)
 {
-    PyObject *pinned;
-    switch (src->kind) {
-        case DFB_SRC_PANDAS:
-            pinned = dfb_pd_frame_pin(src->frame);
-            break;
-        case DFB_SRC_MAPPING:
-            pinned = dfb_mapping_snapshot(src->frame);
-            break;
-        default:
-            return 0;
+    const frame_row *row = row_of(src->kind);
+    if (row == NULL || row->pin == NULL) {
+        return 0; /* read as it is */
     }
+    PyObject *pinned = row->pin(src->frame);
     Py_SETREF(src->frame, pinned);
     return pinned != NULL ? 0 : -1;
 }

@@ -42,6 +42,12 @@ typedef struct {
 const char *
 dfb_frame_kind_name(dfb_frame_kind kind);
 
+/* A new tuple of the names of the table's rows, in the order they are
+   asked ("pandas", "arrow", ...): the keys of every Python operation table
+   (dfbuffer._sources).  NULL with MemoryError. */
+PyObject *
+dfb_frame_kind_names(void);
+
 /* Asks the rows of the frame-source table in order (pandas, Arrow
    producer, interchange, mapping, schema-only), of the native object a
    narwhals frame or Series wraps, of `obj` itself otherwise, and fills
