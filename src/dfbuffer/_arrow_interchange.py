@@ -60,6 +60,7 @@ from dfbuffer._interchange import (
     to_matrix,
 )
 from dfbuffer._schema import _interchange_format, _type_string, schema
+from dfbuffer._sources import has_host_arrow
 
 __all__ = ["InterchangeView", "frame_array", "to_interchange"]
 
@@ -520,8 +521,7 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
     if isinstance(obj, InterchangeView):
         return obj.__dataframe__(allow_copy=allow_copy)
     allow_copy = bool(allow_copy)
-    t = type(obj)
-    if hasattr(t, "__arrow_c_stream__") or hasattr(t, "__arrow_c_array__"):
+    if has_host_arrow(obj):
         # host data: imported once node for node (kept for to_arrow), the
         # typed view read from those nodes
         nodes = _from_arrow(obj, None)

@@ -38,26 +38,18 @@ import numpy as np
 from dfbuffer._interchange import (
     Buffer,
     CopyError,
+    _arrow_format,
     _arrow_nodes,
     _arrow_table_schema,
     _arrow_table_stream,
-    _frame_source,
     _not_a_frame_error,
     _select_columns,
     from_dataframe,
 )
+from dfbuffer._sources import is_arrow_producer, pandas_array_frame
 
-__all__ = ["ArrowNodes", "check_bool", "check_choice", "frame_source", "have_pyarrow",
-           "not_a_frame"]
-
-# interchange (kind, bits) -> Arrow format of the numbers
-_NUMBER = {
-    (0, 8): "c", (0, 16): "s", (0, 32): "i", (0, 64): "l",
-    (1, 8): "C", (1, 16): "S", (1, 32): "I", (1, 64): "L",
-    (2, 16): "e", (2, 32): "f", (2, 64): "g",
-}
-_ARROW_ATTRS = ("__arrow_c_stream__", "__arrow_c_array__",
-                "__arrow_c_device_stream__", "__arrow_c_device_array__")
+__all__ = ["ArrowNodes", "check_bool", "check_choice", "have_pyarrow", "not_a_frame",
+           "unique_names"]
 
 _Chunk = tuple  # (length, null_count, offset, buffers, dictionary chunk | None)
 
@@ -145,22 +137,18 @@ def not_a_frame(func: str, obj: object) -> BaseException:
     return _not_a_frame_error(func, obj)
 
 
-def frame_source(obj: Any, func: str) -> tuple[str, Any]:
-    """The frame-source table's answer for ``obj`` (``_frame_source``), a mapping of
-    arrays given as its zero-copy Arrow export: ``(kind, frame)``, kind one of "pandas",
-    "arrow", "interchange", "schema", "none"; ``func`` names the public function called
-    in errors.  ``frame`` is read once: a pandas frame is a frame over its manager read
-    once, a mapping's items are copied in one pass, so every later read gives one
-    moment's columns whatever another thread changes."""
-    kind, frame, _ = _frame_source(obj)
-    if kind == "mapping":
-        return "arrow", _from_mapping(frame, None, func)
-    return kind, frame
-
-
-def _is_arrow(obj: Any) -> bool:
-    t = type(obj)
-    return any(hasattr(t, a) for a in _ARROW_ATTRS)
+def unique_names(func: str, frame: Any) -> None:
+    """ValueError naming the first column name that several columns of pandas frame
+    ``frame`` share (an Arrow schema, like a dict, keeps one column per name here)."""
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) == len(names):
+        return
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{func}() takes a frame of unique column names: duplicate "
+                             f"column name {name!r} (rename the columns)")
+        seen.add(name)
 
 
 def _select(names: list[str], columns: Sequence[Any] | None) -> list[int]:
@@ -266,9 +254,10 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
             # column's kind and width otherwise (never the data buffer's
             # label, which some producers give the logical dtype)
             key = (0, int(bufs["data"][1][1])) if kind == 23 else (kind, bits)
-            if key not in _NUMBER:
+            number = _arrow_format(key)
+            if number is None:
                 raise NotImplementedError(f"column {name!r}: dtype {col.dtype!r}")
-            out_fmt = _NUMBER[key]
+            out_fmt = number
             bits = key[1]
         _need(data, (off + size) * bits // 8, name, "data")
         validity, nulls = _validity(col, bufs, data, size, off, bits, name, keep)
@@ -546,16 +535,13 @@ def _pandas_own(frame: Any, i: int, name: str) -> tuple[tuple[str, str, str | No
 # -- mappings -------------------------------------------------------------
 
 def _numpy_format(dt: np.dtype, name: str) -> str:
-    if dt.kind in "mM":
-        unit = np.datetime_data(dt)[0]
-        if unit not in ("s", "ms", "us", "ns"):
-            raise TypeError(f"column {name!r}: Arrow has no type for {dt}")
-        u = {"s": "s", "ms": "m", "us": "u", "ns": "n"}[unit]
-        return f"ts{u}:" if dt.kind == "M" else f"tD{u}"
-    key = ({"i": 0, "u": 1, "f": 2}.get(dt.kind, -1), dt.itemsize * 8)
-    if key not in _NUMBER or not dt.isnative:
-        raise TypeError(f"column {name!r}: Arrow has no primitive type for {dt}")
-    return _NUMBER[key]
+    """The Arrow format the type table gives NumPy dtype ``dt`` of column ``name``;
+    TypeError when it has none."""
+    fmt = _arrow_format(dt)
+    if fmt is None:
+        what = "type" if dt.kind in "mM" else "primitive type"
+        raise TypeError(f"column {name!r}: Arrow has no {what} for {dt}")
+    return fmt
 
 
 def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str, _Chunk]:
@@ -588,22 +574,6 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
     return _numpy_format(dt, name), (n, nulls, 0, (validity, buf), None)
 
 
-def _pandas_array_frame(value: Any, name: str) -> Any:
-    """A one-column pandas DataFrame over ``value``, its column named ``name`` (so an
-    error names the mapping's key), when it is a pandas Series (exactly
-    ``pandas.Series``, of any dtype, on every pandas) or a pandas ExtensionArray
-    (Categorical, a tz-aware DatetimeArray, ...), read as a frame's column is read, as
-    column_to_ndarray reads it; else None (pandas is never imported here)."""
-    pd = sys.modules.get("pandas")
-    if pd is None:
-        return None
-    if type(value) is pd.Series:
-        return value.to_frame(name=name)
-    if not isinstance(value, pd.api.extensions.ExtensionArray):
-        return None
-    return pd.Series(value, copy=False, name=name).to_frame()
-
-
 def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
                   func: str = "to_arrow") -> ArrowNodes:
     # the items in one pass, so that each name goes with its own value
@@ -615,8 +585,8 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
     length = None
     for i in _select(names, columns):
         name, value = names[i], values[i]
-        pd_frame = _pandas_array_frame(value, name)
-        if pd_frame is not None or (_is_arrow(value) and not isinstance(value, Buffer)):
+        pd_frame = pandas_array_frame(value, name)
+        if pd_frame is not None or (is_arrow_producer(value) and not isinstance(value, Buffer)):
             # a pandas array as the column of a frame (as column_to_ndarray reads it)
             sub = (_from_arrow(value, None) if pd_frame is None
                    else _from_pandas(pd_frame, None))
