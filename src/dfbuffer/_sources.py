@@ -24,10 +24,13 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from dfbuffer._interchange import _frame_kinds, _frame_source, _not_a_frame_error
 
 __all__ = ["KINDS", "Operation", "Source", "has_host_arrow", "is_arrow_producer",
-           "pandas_array_frame", "pandas_frame", "pandas_series_name", "read_again", "refuse"]
+           "arrow_stream", "is_pandas_series", "numpy_series", "pandas_array_frame",
+           "pandas_frame", "pandas_series_name", "read_again", "refuse"]
 
 #: The rows of the C frame-source table, in the order they are asked.
 KINDS: tuple[str, ...] = _frame_kinds()
@@ -129,6 +132,29 @@ def has_host_arrow(obj: Any) -> bool:
     ``__arrow_c_array__``), not only the device half of the interface."""
     t = type(obj)
     return hasattr(t, "__arrow_c_stream__") or hasattr(t, "__arrow_c_array__")
+
+
+def numpy_series(value: Any) -> bool:
+    """Whether ``value`` is exactly a pandas Series of a NumPy dtype (pandas is never
+    imported here)."""
+    pd = sys.modules.get("pandas")
+    return (pd is not None and type(value) is pd.Series
+            and isinstance(value.dtype, np.dtype))
+
+
+def is_pandas_series(value: Any) -> bool:
+    """Whether ``value`` is a pandas Series (a subclass too)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(value, pd.Series)
+
+
+def arrow_stream(obj: Any, export: Callable[[Any], Any]) -> object:
+    """An ``arrow_array_stream`` capsule of ``obj``, exported exactly once: its own
+    ``__arrow_c_stream__`` when its type has one, else that of ``export(obj)`` (an
+    Arrow producer of it that has)."""
+    if not hasattr(type(obj), "__arrow_c_stream__"):
+        obj = export(obj)
+    return type(obj).__arrow_c_stream__(obj)
 
 
 def read_again(obj: Any, import_once: Callable[[Any], Any]) -> Any:

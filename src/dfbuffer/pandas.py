@@ -46,7 +46,14 @@ from dfbuffer._interchange import (
 )
 from dfbuffer._interchange import from_dataframe as _convert
 from dfbuffer._schema import _logical, schema
-from dfbuffer._sources import Operation, Source, pandas_frame, read_again, refuse
+from dfbuffer._sources import (
+    Operation,
+    Source,
+    is_pandas_series,
+    pandas_frame,
+    read_again,
+    refuse,
+)
 
 __all__ = ["from_dataframe"]
 
@@ -256,7 +263,7 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
     groups: dict[np.dtype, list[int]] = {}
     for i, a in enumerate(arrays):
         if type(a) is not np.ndarray:
-            if isinstance(a, pd.Series):
+            if is_pandas_series(a):
                 a = a.to_numpy() if isinstance(a.dtype, np.dtype) else a.array
                 arrays[i] = a
             if not isinstance(a, np.ndarray):
