@@ -50,6 +50,7 @@ from dfbuffer._interchange import (
     ColumnNullType,
     CopyError,
     DtypeKind,
+    _arrow_format,
     _arrow_type,
     _IxChunk,
     _IxField,
@@ -64,7 +65,7 @@ from dfbuffer._sources import has_host_arrow
 
 __all__ = ["InterchangeView", "frame_array", "to_interchange"]
 
-_BOOL_BITS = (DtypeKind.BOOL, 1, "b", "=")
+_BOOL_BITS = (DtypeKind.BOOL, 1, _arrow_format("bit-packed bool"), "=")
 
 
 def _raise_error(chunk: _IxChunk) -> None:
@@ -538,20 +539,26 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
 
 # -- the view's own Arrow nodes (to_arrow, __arrow_c_stream__) -------------
 
+# the logical types whose flat buffers the view holds as they are (not views)
+_HELD = frozenset({"null", "binary", "decimal", "interval"})
+_NULL = _arrow_format("null")
+
+
 def _exportable(field: Any) -> bool:
     """Whether to_arrow hands out a column of the import: a type the interchange view
     describes, or one whose flat buffers it holds as they are (nulls, binary, decimals,
     fixed-size binary, intervals; extension types as their storage)."""
-    fmt = field.format
-    return (field.dtype is not None or fmt in ("n", "z", "Z", "tiM", "tiD", "tin")
-            or fmt.startswith(("d:", "w:")))
+    if field.dtype is not None:
+        return True
+    t = _arrow_type(field.format)  # the type table's row
+    return t is not None and t["logical"] in _HELD and t["layout"] != "views"
 
 
 def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
     if chunk.error is not None:
         raise type(chunk.error)(f"column {name!r}: {chunk.error}")
     bufs: tuple[Any, ...]
-    if chunk.format == "n":
+    if chunk.format == _NULL:
         bufs = ()  # the null type has no buffers
     elif chunk.offsets is not None:
         bufs = (chunk.validity, chunk.offsets, chunk.data)

@@ -42,6 +42,7 @@ from dfbuffer._interchange import (
     _arrow_nodes,
     _arrow_table_schema,
     _arrow_table_stream,
+    _arrow_type,
     _not_a_frame_error,
     _select_columns,
     from_dataframe,
@@ -50,6 +51,14 @@ from dfbuffer._sources import is_arrow_producer, pandas_array_frame
 
 __all__ = ["ArrowNodes", "check_bool", "check_choice", "have_pyarrow", "not_a_frame",
            "unique_names"]
+
+# the formats of the type table's rows these columns are made of
+_BOOL = _arrow_format("bit-packed bool")
+_NULL = _arrow_format("null")
+_UTF8 = _arrow_format("utf8 string")
+_LARGE_UTF8 = _arrow_format("large utf8 string")
+# the logical types an interchange DATETIME column may have
+_TEMPORAL = frozenset({"date", "datetime", "duration", "time", "interval"})
 
 _Chunk = tuple  # (length, null_count, offset, buffers, dictionary chunk | None)
 
@@ -246,7 +255,8 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
     dic = None
     if kind in (0, 1, 2, 22, 23):
         if kind == 22:
-            if not (isinstance(fmt, str) and fmt.startswith("t")):
+            t = _arrow_type(fmt) if isinstance(fmt, str) else None
+            if t is None or t["logical"] not in _TEMPORAL:
                 raise NotImplementedError(f"column {name!r}: datetime format {fmt!r}")
             out_fmt = fmt
         else:
@@ -273,10 +283,10 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
         validity, nulls = _validity(col, bufs, data, size, off, 8, name, keep)
         if bits == 1:
             _need(data, (off + size + 7) // 8, name, "data")
-            return "b", None, (size, nulls, off, (validity, data), None)
+            return _BOOL, None, (size, nulls, off, (validity, data), None)
         _need(data, off + size, name, "data")
         raw = _view(data, dtype=np.uint8, count=off + size)
-        return "b", None, (size, nulls, off, (validity, _bitmap_from_bool(raw != 0)), None)
+        return _BOOL, None, (size, nulls, off, (validity, _bitmap_from_bool(raw != 0)), None)
     if kind == 21:  # STRING
         ob = bufs.get("offsets")
         if ob is None:
@@ -294,7 +304,7 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
             raise ValueError(f"column {name!r}: string offsets out of order or past "
                              "the data buffer")
         validity, nulls = _validity(col, bufs, data, size, off, 8, name, keep)
-        out_fmt = "u" if width == 32 else "U"
+        out_fmt = _UTF8 if width == 32 else _LARGE_UTF8
         return out_fmt, None, (size, nulls, off,
                                (validity, Buffer.from_object(copy), data), None)
     raise NotImplementedError(f"column {name!r}: interchange dtype {col.dtype!r}")
@@ -361,7 +371,7 @@ def _ix_export(df: Any, names: list[str], keep_idx: list[int], skip: bool) -> Ar
         length = int(part.num_rows()) if keep_idx else 0
         batches.append((length, tuple(chunks)))
     if fields is None:
-        fields = [(names[i], "n", None, False) for i in keep_idx]
+        fields = [(names[i], _NULL, None, False) for i in keep_idx]
     return ArrowNodes(tuple(fields), tuple(batches))
 
 
@@ -527,7 +537,7 @@ def _pandas_own(frame: Any, i: int, name: str) -> tuple[tuple[str, str, str | No
             raise NotImplementedError(
                 f"column {name!r}: Arrow has no type for a pandas {frame.dtypes.iloc[i]} "
                 "column (without pyarrow only strings export)")
-        return (name, "U", None, False), _string_chunk(data, mask)
+        return (name, _LARGE_UTF8, None, False), _string_chunk(data, mask)
     fmt, chunk = _mapping_column(name, values)
     return (name, fmt, None, False), chunk
 
@@ -570,7 +580,7 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
         nulls = int(mask.sum())
     if dt.kind == "b":
         data = _bitmap_from_bool(_view(buf, dtype=bool, count=n))
-        return "b", (n, nulls, 0, (validity, data), None)
+        return _BOOL, (n, nulls, 0, (validity, data), None)
     return _numpy_format(dt, name), (n, nulls, 0, (validity, buf), None)
 
 

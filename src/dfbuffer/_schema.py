@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from dfbuffer._interchange import _arrow_schema, _arrow_type, _ix_frame, _select_columns
+from dfbuffer._interchange import (
+    _arrow_format,
+    _arrow_schema,
+    _arrow_type,
+    _ix_frame,
+    _select_columns,
+)
 from dfbuffer._sources import Operation, Source, pandas_series_name, refuse
 
 if TYPE_CHECKING:
@@ -34,7 +40,9 @@ __all__ = ["ColumnSchema", "Schema", "schema"]
 # The logical types whose schema reports a value width / a time unit.
 _WITH_BITS = frozenset({"int", "uint", "float", "bool", "string", "datetime", "duration"})
 _WITH_UNIT = frozenset({"date", "datetime", "duration", "time"})
-_INTERVAL_UNITS = {"tiM": "months", "tiD": "day_time", "tin": "month_day_nano"}
+# the unit of each interval type of the type table, by its row name
+_INTERVAL_UNITS = {"interval (months)": "months", "interval (days, ms)": "day_time",
+                   "interval (months, days, ns)": "month_day_nano"}
 _NULLS = {0: "non-nullable", 1: "nan", 2: "sentinel", 3: "bitmask", 4: "bytemask"}
 
 
@@ -373,7 +381,7 @@ def _format_type(fmt: str) -> dict[str, Any]:
     if t["type"] == "fixed-size binary":
         out["byte_width"] = t["size"]
     if logical == "interval":
-        out["unit"] = _INTERVAL_UNITS[fmt]
+        out["unit"] = _INTERVAL_UNITS[t["type"]]
     return out
 
 
@@ -680,21 +688,14 @@ def _convertible(c: ColumnSchema) -> bool:
     return all(_convertible(k) for k in c.children)
 
 
-_NUMPY_FORMATS = {
-    ("i", 1): "c", ("i", 2): "s", ("i", 4): "i", ("i", 8): "l",
-    ("u", 1): "C", ("u", 2): "S", ("u", 4): "I", ("u", 8): "L",
-    ("f", 2): "e", ("f", 4): "f", ("f", 8): "g", ("b", 1): "b",
-}
+_UTF8 = _arrow_format("utf8 string")
 
 
 def _numpy_column(name: str, dt: Any, tz: str | None = None) -> ColumnSchema:
-    """A NumPy-typed pandas column as pandas' Arrow export describes it."""
-    if dt.kind in "mM":
-        unit = {"s": "s", "ms": "m", "us": "u", "ns": "n"}.get(dt.str[4:-1], "")
-        fmt = f"ts{unit}:{tz or ''}" if dt.kind == "M" else f"tD{unit}"
-    else:
-        fmt = _NUMPY_FORMATS.get((dt.kind, dt.itemsize), "")
-    if not fmt or len(fmt) < 3 and dt.kind in "mM":
+    """A NumPy-typed pandas column as pandas' Arrow export describes it (its format
+    from the type table)."""
+    fmt = _arrow_format(dt, tz)
+    if fmt is None:
         return ColumnSchema(name=name, type="other", format="", metadata={"pandas_dtype": str(dt)})
     return ColumnSchema(name=name, format=fmt, **_format_type(fmt),
                         null_value=0, metadata={})
@@ -726,13 +727,16 @@ def _pandas_own_column(name: str, dt: Any, pd: Any) -> ColumnSchema:
         return _numpy_column(name, np.dtype(f"M8[{dt.unit}]"), str(dt.tz))
     if isinstance(dt, pd.CategoricalDtype):
         n = len(dt.categories)
-        fmt = "c" if n < 128 else "s" if n < 32768 else "i" if n < 2**31 else "l"
+        # the codes: the narrowest signed integers that hold them, as pandas' are
+        codes = np.dtype("i1" if n < 128 else "i2" if n < 32768 else "i4" if n < 2**31
+                         else "i8")
+        fmt = _arrow_format(codes)
         cats = _pandas_own_column("", dt.categories.dtype, pd)
         return ColumnSchema(name=name, type="categorical", format=fmt,
                             bits=_format_type(fmt).get("bits"),
                             ordered=bool(dt.ordered), categories=cats, null_value=0)
     if isinstance(dt, pd.StringDtype):
-        return ColumnSchema(name=name, format="u", **_format_type("u"), null_value=0)
+        return ColumnSchema(name=name, format=_UTF8, **_format_type(_UTF8), null_value=0)
     numpy_type = getattr(dt, "numpy_dtype", None)  # Int*, UInt*, Float*, boolean
     if isinstance(numpy_type, np.dtype):
         return _numpy_column(name, numpy_type)

@@ -37,6 +37,7 @@ from dfbuffer._frame_nodes import (
 from dfbuffer._interchange import (
     CategoricalCodes,
     CopyError,
+    _arrow_format,
     _arrow_schema,
     _arrow_type,
     _ix_frame,
@@ -62,6 +63,9 @@ __all__ = ["from_dataframe"]
 _PANDAS3 = int(pd.__version__.split(".")[0]) >= 3
 
 _Strings = Literal["object", "stringdtype"]
+
+# the strings pandas' str dtype holds as they are (the type table's format)
+_LARGE_UTF8 = _arrow_format("large utf8 string")
 
 # Logical types (of the C core's type table) of numbers and booleans
 _NUMERIC = frozenset({"int", "uint", "float", "bool"})
@@ -472,7 +476,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         for f in fields:
             name, fmt = f["name"], f["format"]
             if f["dictionary"] is None and pyarrow_strings and _logical(fmt) == "string":
-                if not allow_copy and fmt != "U":
+                if not allow_copy and fmt != _LARGE_UTF8:
                     raise CopyError(
                         f"column {name!r}: Arrow format {fmt!r} strings need a copy "
                         "to large strings, which allow_copy=False forbids"

@@ -211,3 +211,35 @@ def test_a_mapping_of_masked_arrays_keeps_their_nulls():
         dfbuffer.from_dataframe({"a": m}, nulls="raise")
     assert m.mask.tolist() == [True, False]  # the caller's mask untouched
     assert dfbuffer.from_dataframe({"a": m.filled(0)})["a"].tolist() == [0, 5]
+
+
+def test_every_python_operation_has_a_function_for_every_row():
+    """The Python operations are tables of one function per row of the C table:
+    _frame_kinds() names the rows, in the order _frame_source asks them, and an
+    operation without a row's function cannot be made."""
+    import dfbuffer._batches
+    import dfbuffer._schema
+    import dfbuffer._to_arrow
+    import dfbuffer.pandas
+    from dfbuffer._interchange import _frame_kinds
+    from dfbuffer._sources import Operation
+
+    kinds = _frame_kinds()
+    assert kinds == ("pandas", "arrow", "interchange", "mapping", "schema")
+    ops = [dfbuffer._to_arrow.NODES, dfbuffer._to_arrow.INTERCHANGE,
+           dfbuffer._schema.SCHEMA, dfbuffer.pandas._PANDAS, dfbuffer._batches._OPEN]
+    for op in ops:
+        assert set(op.rows) == set(kinds), op.name
+    rows = dict.fromkeys(kinds, lambda src: src.frame)
+    with pytest.raises(RuntimeError, match="'schema'"):
+        Operation("partial", **{k: v for k, v in rows.items() if k != "schema"})
+    with pytest.raises(RuntimeError, match="'parquet'"):
+        Operation("extra", parquet=lambda src: None, **rows)
+    # one call asks the table once and hands the row its frame, read once
+    op = Operation("frame", **rows)
+    d = {"a": np.arange(3)}
+    got = op(d, "frame")
+    # the mapping's items copied in one pass
+    assert got is not d and list(got) == ["a"] and got["a"] is d["a"]
+    with pytest.raises(TypeError, match=r"frame\(\) expects a dataframe"):
+        op(3, "frame")
