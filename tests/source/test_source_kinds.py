@@ -11,6 +11,9 @@ name, and no module at all compares the kind the table answers with (``kind ==
 ``_arrow_format`` and ``_arrow_type``): no module spells an Arrow format string or maps
 NumPy dtypes to formats (see tests/source/test_type_sources.py for the C side).  These
 checks walk the syntax tree; the checker is itself tested on the code they replaced.
+In C too, only readers/frame_source.c branches on a dfb_frame_kind: an operation of the
+C functions (from_dataframe, to_matrix) is a table indexed by kind with an entry for
+every row.
 """
 
 from __future__ import annotations
@@ -184,6 +187,73 @@ def format_violations(source: str) -> list[str]:
             if _FORMAT_NAME.search(_name_of(getattr(node.func, "value", node.func))):
                 found.append(f"line {node.lineno}: a format prefix tested")
     return found
+
+
+# -- the C side: the kind is branched on in readers/frame_source.c only ---------------
+
+C_SOURCES = sorted((ROOT / "src" / "_interchange").rglob("*.c"))
+C_TABLE = "frame_source.c"
+
+
+def _c_code(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"), text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def _c_kinds() -> set[str]:
+    """The kinds of dfb_frame_kind (src/_interchange/readers/frame_source.h), NONE and
+    COUNT left out."""
+    text = _c_code((ROOT / "src" / "_interchange" / "readers" / "frame_source.h").read_text())
+    body = re.search(r"typedef enum \{(.*?)\} dfb_frame_kind;", text, re.S)
+    assert body is not None
+    return set(re.findall(r"\b(DFB_SRC_\w+)", body.group(1))) - {"DFB_SRC_NONE",
+                                                                 "DFB_SRC_COUNT"}
+
+
+def c_kind_violations(text: str) -> list[str]:
+    """A branch on the kind (a case label, a comparison) in C ``text``."""
+    code = _c_code(text)
+    return (re.findall(r"\bcase\s+DFB_SRC_\w+", code)
+            + re.findall(r"[!=]=\s*DFB_SRC_\w+|\bDFB_SRC_\w+\s*[!=]=", code))
+
+
+def c_operation_tables(text: str) -> dict[str, set[str]]:
+    """``{table: the kinds it has an entry for}`` of every operation table indexed by
+    kind (``... name[DFB_SRC_COUNT] = {[DFB_SRC_X] = f, ...}``) in C ``text``."""
+    code = _c_code(text)
+    out = {}
+    for m in re.finditer(r"(\w+)\s*\[\s*DFB_SRC_COUNT\s*\]\s*=\s*\{(.*?)\};", code, re.S):
+        out[m.group(1)] = set(re.findall(r"\[\s*(DFB_SRC_\w+)\s*\]\s*=", m.group(2)))
+    return out
+
+
+def test_the_c_kind_is_branched_on_in_the_table_only():
+    bad = {f.name: v for f in C_SOURCES
+           if f.name != C_TABLE and (v := c_kind_violations(f.read_text()))}
+    assert not bad, f"give the operation a table of one function per row instead: {bad}"
+
+
+def test_every_c_operation_table_has_every_row():
+    kinds = _c_kinds()
+    assert {"DFB_SRC_PANDAS", "DFB_SRC_ARROW", "DFB_SRC_MAPPING"} <= kinds
+    tables = {f"{f.name}:{name}": rows for f in C_SOURCES
+              for name, rows in c_operation_tables(f.read_text()).items()}
+    assert len(tables) >= 2, tables  # from_dataframe's and to_matrix's
+    bad = {t: sorted(kinds - rows) for t, rows in tables.items() if rows != kinds}
+    assert not bad, f"a row without an entry (NULL for a row it refuses): {bad}"
+
+
+def test_the_c_checks_flag_what_the_tables_replaced():
+    switch = """
+        switch (src.kind) {
+            case DFB_SRC_PANDAS: res = pandas_to_dict(st, src.frame); break;
+        }"""
+    assert c_kind_violations(switch)
+    assert c_kind_violations("if (kind == DFB_SRC_ARROW && own == NULL) {}")
+    assert c_kind_violations("int x = DFB_SRC_MAPPING != src.kind;")
+    assert c_kind_violations("/* case DFB_SRC_PANDAS: in a comment */") == []
+    table = "static const f rows[DFB_SRC_COUNT] = {[DFB_SRC_PANDAS] = a, [DFB_SRC_ARROW] = b};"
+    assert c_operation_tables(table) == {"rows": {"DFB_SRC_PANDAS", "DFB_SRC_ARROW"}}
 
 
 def _modules() -> dict[str, str]:

@@ -1151,39 +1151,65 @@ pandas_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
     return res;
 }
 
-/* from_dataframe of `obj` (borrowed), read as the frame-source table says
-   (a pandas frame, an Arrow producer, an interchange DataFrame or a
-   mapping), only the columns `sel` selects (NULL: all).  Returns a new
+/* from_dataframe of Arrow producer `frame` (borrowed): its columns (a
+   pandas Series subclass's one column named as from_dataframe keys it).
+   Returns a new dict, or NULL with an exception set. */
+static PyObject *
+arrow_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
+              int allow_copy, dfb_colsel *sel)
+{
+    return series_named(
+        st, frame,
+        dfb_arrow_from_dataframe_cols(st, frame, opts, allow_copy, sel));
+}
+
+/* from_dataframe of interchange DataFrame `df` (borrowed).  Returns a new
    dict, or NULL with an exception set. */
+static PyObject *
+ix_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts, int allow_copy,
+           dfb_colsel *sel)
+{
+    return ix_frame_to_dict(st, Py_NewRef(df), opts, allow_copy, sel);
+}
+
+/* from_dataframe of mapping `obj` (borrowed).  Returns a new dict, or NULL
+   with an exception set. */
+static PyObject *
+mapping_rows_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                     int allow_copy, dfb_colsel *sel)
+{
+    return mapping_to_dict(st, obj, opts, allow_copy, sel);
+}
+
+/* from_dataframe's operation of each row of the frame-source table: the
+   row's frame (borrowed) read into a new dict, or NULL with an exception
+   set; NULL for a row it does not read (a schema has no data). */
+typedef PyObject *(*frame_reader)(dfb_state *, PyObject *, const dfb_opts *,
+                                  int, dfb_colsel *);
+static const frame_reader to_dict_rows[DFB_SRC_COUNT] = {
+    [DFB_SRC_PANDAS] = pandas_to_dict,
+    [DFB_SRC_ARROW] = arrow_to_dict,
+    [DFB_SRC_INTERCHANGE] = ix_to_dict,
+    [DFB_SRC_MAPPING] = mapping_rows_to_dict,
+    [DFB_SRC_SCHEMA] = NULL,
+};
+
+/* from_dataframe of `obj` (borrowed), read as the frame-source table says
+   (its row's operation in to_dict_rows), only the columns `sel` selects
+   (NULL: all).  Returns a new dict, or NULL with an exception set. */
 static PyObject *
 frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
               int allow_copy, dfb_colsel *sel)
 {
-    /* the frame-source table (frame.c) decides how obj is read */
+    /* the frame-source table (frame_source.c) decides how obj is read */
     dfb_frame_source src;
     if (dfb_frame_source_of(st, obj, allow_copy, &src) < 0) {
         return NULL;
     }
-    PyObject *res = NULL;
-    switch (src.kind) {
-        case DFB_SRC_PANDAS:
-            res = pandas_to_dict(st, src.frame, opts, src.allow_copy, sel);
-            break;
-        case DFB_SRC_ARROW:
-            res = series_named(st, src.frame,
-                               dfb_arrow_from_dataframe_cols(
-                                   st, src.frame, opts, src.allow_copy, sel));
-            break;
-        case DFB_SRC_INTERCHANGE:
-            /* steals the interchange DataFrame */
-            return ix_frame_to_dict(st, src.frame, opts, src.allow_copy, sel);
-        case DFB_SRC_MAPPING:
-            res = mapping_to_dict(st, src.frame, opts, src.allow_copy, sel);
-            break;
-        default:
-            dfb_not_a_frame_error("from_dataframe", obj);
-            break;
-    }
+    frame_reader read = to_dict_rows[src.kind];
+    PyObject *res = read != NULL
+                        ? read(st, src.frame, opts, src.allow_copy, sel)
+                        : dfb_not_a_frame_error("from_dataframe", obj);
     Py_XDECREF(src.frame);
     return res;
 }

@@ -22,6 +22,8 @@ typedef enum {
                             Buffers or columns */
     DFB_SRC_SCHEMA,      /* only __arrow_c_schema__: a schema, no data
                             (schema() reads it; the others refuse it) */
+    DFB_SRC_COUNT        /* the number of kinds: the size of an operation
+                            table indexed by kind */
 } dfb_frame_kind;
 
 /* What dfb_frame_source_of found. */
