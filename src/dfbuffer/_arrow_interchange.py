@@ -45,12 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._frame_nodes import ArrowNodes, _Chunk, _from_arrow, _select
+from dfbuffer._frame_nodes import ArrowNodes, _Chunk, _from_arrow, _select, table_format
 from dfbuffer._interchange import (
     ColumnNullType,
     CopyError,
     DtypeKind,
-    _arrow_format,
     _arrow_type,
     _IxChunk,
     _IxField,
@@ -65,7 +64,7 @@ from dfbuffer._sources import has_host_arrow
 
 __all__ = ["InterchangeView", "frame_array", "to_interchange"]
 
-_BOOL_BITS = (DtypeKind.BOOL, 1, _arrow_format("bit-packed bool"), "=")
+_BOOL_BITS = (DtypeKind.BOOL, 1, table_format("bit-packed bool"), "=")
 
 
 def _raise_error(chunk: _IxChunk) -> None:
@@ -541,7 +540,7 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
 
 # the logical types whose flat buffers the view holds as they are (not views)
 _HELD = frozenset({"null", "binary", "decimal", "interval"})
-_NULL = _arrow_format("null")
+_NULL = table_format("null")
 
 
 def _exportable(field: Any) -> bool:

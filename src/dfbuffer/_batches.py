@@ -23,7 +23,7 @@ from dfbuffer._interchange import _arrow_batch_stream, _ArrowBatchReader
 from dfbuffer._interchange import from_dataframe as _from_dataframe
 from dfbuffer._interchange import to_matrix as _to_matrix
 from dfbuffer._schema import schema
-from dfbuffer._sources import Operation, Source, arrow_stream, numpy_series, refuse
+from dfbuffer._sources import Source, arrow_stream, numpy_series, operation, refuse
 
 # the converters, called with options passed through (their overloads type the results
 # by the options' literals, which these functions hand on unchanged)
@@ -131,7 +131,7 @@ class _MappingSource(_Source):
 class _ArrowSource(_Source):
     """An Arrow stream, exported once and read one source batch at a time."""
 
-    def __init__(self, capsule: object) -> None:
+    def __init__(self, capsule: Any) -> None:
         super().__init__(None, 0)
         self.reader = _ArrowBatchReader(capsule)
 
@@ -186,7 +186,7 @@ def _arrow_row(src: Source) -> _Source:
     return _ArrowSource(arrow_stream(src.frame, lambda o: to_arrow(o, func=src.func)))
 
 
-_OPEN = Operation("batches", pandas=_pandas_row, arrow=_arrow_row, interchange=_arrow_row,
+_OPEN = operation("batches", pandas=_pandas_row, arrow=_arrow_row, interchange=_arrow_row,
                   mapping=_mapping_row, schema=refuse)
 
 

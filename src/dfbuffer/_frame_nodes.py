@@ -50,13 +50,23 @@ from dfbuffer._interchange import (
 from dfbuffer._sources import is_arrow_producer, pandas_array_frame
 
 __all__ = ["ArrowNodes", "check_bool", "check_choice", "have_pyarrow", "not_a_frame",
-           "unique_names"]
+           "table_format", "unique_names"]
+
+def table_format(t: str | np.dtype[Any]) -> str:
+    """The Arrow format the type table gives ``t``: the name of one of its rows without
+    parameters ("utf8 string", "null", ...) or a NumPy dtype it has one for
+    (``_arrow_format``); RuntimeError for anything else (a programming error here)."""
+    fmt = _arrow_format(t)
+    if fmt is None:
+        raise RuntimeError(f"the type table has no Arrow format for {t!r}")
+    return fmt
+
 
 # the formats of the type table's rows these columns are made of
-_BOOL = _arrow_format("bit-packed bool")
-_NULL = _arrow_format("null")
-_UTF8 = _arrow_format("utf8 string")
-_LARGE_UTF8 = _arrow_format("large utf8 string")
+_BOOL = table_format("bit-packed bool")
+_NULL = table_format("null")
+_UTF8 = table_format("utf8 string")
+_LARGE_UTF8 = table_format("large utf8 string")
 # the logical types an interchange DATETIME column may have
 _TEMPORAL = frozenset({"date", "datetime", "duration", "time", "interval"})
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
+from dfbuffer._frame_nodes import table_format
 from dfbuffer._interchange import (
     _arrow_format,
     _arrow_schema,
@@ -30,7 +31,7 @@ from dfbuffer._interchange import (
     _ix_frame,
     _select_columns,
 )
-from dfbuffer._sources import Operation, Source, pandas_series_name, refuse
+from dfbuffer._sources import Source, operation, pandas_series_name, refuse
 
 if TYPE_CHECKING:
     from dfbuffer._typing import DataFrameLike
@@ -688,7 +689,7 @@ def _convertible(c: ColumnSchema) -> bool:
     return all(_convertible(k) for k in c.children)
 
 
-_UTF8 = _arrow_format("utf8 string")
+_UTF8 = table_format("utf8 string")
 
 
 def _numpy_column(name: str, dt: Any, tz: str | None = None) -> ColumnSchema:
@@ -730,7 +731,7 @@ def _pandas_own_column(name: str, dt: Any, pd: Any) -> ColumnSchema:
         # the codes: the narrowest signed integers that hold them, as pandas' are
         codes = np.dtype("i1" if n < 128 else "i2" if n < 32768 else "i4" if n < 2**31
                          else "i8")
-        fmt = _arrow_format(codes)
+        fmt = table_format(codes)
         cats = _pandas_own_column("", dt.categories.dtype, pd)
         return ColumnSchema(name=name, type="categorical", format=fmt,
                             bits=_format_type(fmt).get("bits"),
@@ -858,7 +859,7 @@ def _mapping_row(src: Source) -> Schema:
 
 
 #: Each row's schema (schema(); a schema-only object is read here alone).
-SCHEMA = Operation("schema", pandas=_pandas_row, arrow=_arrow_row,
+SCHEMA = operation("schema", pandas=_pandas_row, arrow=_arrow_row,
                    interchange=_interchange_row, mapping=_mapping_row, schema=_arrow_row)
 
 

@@ -6,11 +6,11 @@ interchange DataFrame, mapping of arrays, schema only; a narwhals wrapper as the
 object it wraps) and read the row's frame once (``_frame_source``).  An operation that
 Python implements (the Arrow nodes of ``to_arrow``, ``schema``, ``to_interchange``,
 ``dfbuffer.pandas.from_dataframe``, the batches of ``iter_batches``) is an
-:class:`Operation`: one function per row, keyed by the names of the C table's rows
+:func:`operation`: one function per row, keyed by the names of the C table's rows
 (``_frame_kinds``) and checked complete when it is made, so a new row of the C table
-fails at import until every operation has its function.  Calling the operation asks
-the table once and calls the row's function with the :class:`Source` it read; no module
-compares a kind.
+fails at import until every operation has its function.  The operation is a C object
+(``_FrameOperation``, frame_source.c): calling it asks the table once and calls the
+row's function with the :class:`Source` it read; no module compares a kind.
 
 This is also the one module that tests a value by its producer's classes or protocol
 attributes (pandas Series and extension arrays, pyarrow streams, Arrow PyCapsule
@@ -26,11 +26,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dfbuffer._interchange import _frame_kinds, _frame_source, _not_a_frame_error
+from dfbuffer._interchange import _frame_kinds, _FrameOperation, _not_a_frame_error
 
-__all__ = ["KINDS", "Operation", "Source", "has_host_arrow", "is_arrow_producer",
+__all__ = ["KINDS", "Source", "has_host_arrow", "is_arrow_producer",
            "arrow_stream", "is_pandas_series", "numpy_series", "pandas_array_frame",
-           "pandas_frame", "pandas_series_name", "read_again", "refuse"]
+           "operation", "pandas_frame", "pandas_series_name", "read_again", "refuse"]
 
 #: The rows of the C frame-source table, in the order they are asked.
 KINDS: tuple[str, ...] = _frame_kinds()
@@ -53,34 +53,24 @@ class Source(NamedTuple):
     func: str
 
 
-class Operation:
-    """One operation of the table: a function ``f(source, *args, **kwargs)`` per row.
+def operation(name: str, **rows: Callable[..., Any]) -> _FrameOperation:
+    """One operation of the table: a function ``f(source, *args)`` per row.
 
-    ``Operation(name, pandas=..., arrow=..., ...)`` takes one function for each row of
-    the C table (``KINDS``): RuntimeError for a missing or unknown row.  ``op(obj, func,
-    *args, **kwargs)`` asks the table once, then calls the row's function; an object no
-    row reads raises the TypeError of ``_not_a_frame_error`` for ``func``."""
-
-    __slots__ = ("name", "rows")
-
-    def __init__(self, name: str, **rows: Callable[..., Any]) -> None:
-        missing = [k for k in KINDS if k not in rows]
-        unknown = [k for k in rows if k not in KINDS]
-        if missing or unknown:
-            raise RuntimeError(f"operation {name!r} of the frame-source table: no function "
-                               f"for the rows {missing}, unknown rows {unknown}")
-        self.name = name
-        self.rows = rows
-
-    def __call__(self, obj: Any, func: str, *args: Any, **kwargs: Any) -> Any:
-        kind, frame, allow_copy = _frame_source(obj)
-        row = self.rows.get(kind)
-        if row is None:
-            raise _not_a_frame_error(func, obj)
-        return row(Source(obj, frame, allow_copy, func), *args, **kwargs)
+    ``operation(name, pandas=..., arrow=..., ...)`` takes one function for each row of
+    the C table (``KINDS``): RuntimeError for a missing or unknown row.  The result, a
+    C ``_FrameOperation``, is called as ``op(obj, func, *args)``: it asks the table
+    once (frame_source.c), then calls the row's function with the :class:`Source` it
+    read; an object no row reads raises the TypeError of ``_not_a_frame_error`` for
+    ``func``."""
+    missing = [k for k in KINDS if k not in rows]
+    unknown = [k for k in rows if k not in KINDS]
+    if missing or unknown:
+        raise RuntimeError(f"operation {name!r} of the frame-source table: no function "
+                           f"for the rows {missing}, unknown rows {unknown}")
+    return _FrameOperation(name, tuple(rows[k] for k in KINDS), Source)
 
 
-def refuse(src: Source, *args: Any, **kwargs: Any) -> Any:
+def refuse(src: Source, *args: Any) -> Any:
     """The function of a row that an operation does not read (a schema-only object for
     everything but ``schema``): the TypeError of ``_not_a_frame_error``."""
     raise _not_a_frame_error(src.func, src.obj)
@@ -148,7 +138,7 @@ def is_pandas_series(value: Any) -> bool:
     return pd is not None and isinstance(value, pd.Series)
 
 
-def arrow_stream(obj: Any, export: Callable[[Any], Any]) -> object:
+def arrow_stream(obj: Any, export: Callable[[Any], Any]) -> Any:
     """An ``arrow_array_stream`` capsule of ``obj``, exported exactly once: its own
     ``__arrow_c_stream__`` when its type has one, else that of ``export(obj)`` (an
     Arrow producer of it that has)."""

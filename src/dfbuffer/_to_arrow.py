@@ -28,7 +28,7 @@ from dfbuffer._frame_nodes import (
     unique_names,
 )
 from dfbuffer._schema import _type_string, schema
-from dfbuffer._sources import Operation, Source, refuse
+from dfbuffer._sources import Source, operation, refuse
 
 __all__ = ["ArrowExport", "to_arrow"]
 
@@ -118,7 +118,7 @@ def _mapping_nodes(src: Source, columns: Sequence[str] | None, skip: bool,
 
 
 #: Each row's columns as Arrow nodes (to_arrow; to_interchange of all but Arrow).
-NODES = Operation("nodes", pandas=_pandas_nodes, arrow=_arrow_nodes,
+NODES = operation("nodes", pandas=_pandas_nodes, arrow=_arrow_nodes,
                   interchange=_interchange_nodes, mapping=_mapping_nodes, schema=refuse)
 
 
@@ -151,7 +151,7 @@ def _mapping_view(src: Source, columns: Sequence[str] | None, skip: bool,
 
 
 #: Each row's DataFrame interchange view (to_interchange).
-INTERCHANGE = Operation("interchange", pandas=_view_of(_pandas_nodes), arrow=_arrow_view,
+INTERCHANGE = operation("interchange", pandas=_view_of(_pandas_nodes), arrow=_arrow_view,
                         interchange=_view_of(_interchange_nodes), mapping=_mapping_view,
                         schema=refuse)
 

@@ -33,11 +33,11 @@ from dfbuffer._frame_nodes import (
     foreign_cause,
     not_a_frame,
     pandas_export_error,
+    table_format,
 )
 from dfbuffer._interchange import (
     CategoricalCodes,
     CopyError,
-    _arrow_format,
     _arrow_schema,
     _arrow_type,
     _ix_frame,
@@ -48,9 +48,9 @@ from dfbuffer._interchange import (
 from dfbuffer._interchange import from_dataframe as _convert
 from dfbuffer._schema import _logical, schema
 from dfbuffer._sources import (
-    Operation,
     Source,
     is_pandas_series,
+    operation,
     pandas_frame,
     read_again,
     refuse,
@@ -65,7 +65,7 @@ _PANDAS3 = int(pd.__version__.split(".")[0]) >= 3
 _Strings = Literal["object", "stringdtype"]
 
 # the strings pandas' str dtype holds as they are (the type table's format)
-_LARGE_UTF8 = _arrow_format("large utf8 string")
+_LARGE_UTF8 = table_format("large utf8 string")
 
 # Logical types (of the C core's type table) of numbers and booleans
 _NUMERIC = frozenset({"int", "uint", "float", "bool"})
@@ -766,5 +766,5 @@ def _mapping_row(src: Source, allow_copy: bool, strings: _Strings) -> pd.DataFra
     return _from_mapping(src.frame, allow_copy, strings)
 
 
-_PANDAS = Operation("pandas", pandas=_pandas_row, arrow=_arrow_row,
+_PANDAS = operation("pandas", pandas=_pandas_row, arrow=_arrow_row,
                     interchange=_interchange_row, mapping=_mapping_row, schema=refuse)

@@ -2,7 +2,7 @@
 
 The C frame-source table (src/_interchange/readers/frame_source.c) decides what kind of
 source an object is; the Python operations are tables of one function per row of it
-(``dfbuffer._sources.Operation``).  So no module of src/dfbuffer but ``_sources.py``
+(``dfbuffer._sources.operation``).  So no module of src/dfbuffer but ``_sources.py``
 tests what kind of producer a value is: no ``isinstance`` / ``type(x) is`` against a
 pandas, pyarrow, polars or narwhals container class, no probe of ``__arrow_c_stream__``
 and the other PyCapsule attributes or of ``__dataframe__``, no test of a type's module
@@ -269,7 +269,7 @@ def test_only_the_front_file_tests_a_producer_kind():
 
 
 def test_no_module_compares_the_kind_the_table_answers():
-    # the front file included: its Operation looks the row up, it never branches on it
+    # the front file included: its operations are looked up by row in C, never branched on
     bad = {name: v for name, src in _modules().items()
            if name not in EXEMPT and (v := [x for x in kind_violations(src)
                                             if x.startswith("kind compared")])}

@@ -30,6 +30,7 @@
 #include "type_info.h"
 #include "schema.h"
 #include "arrow_batches.h"
+#include "frame_source.h"
 
 typedef struct {
     const char *name;
@@ -324,6 +325,9 @@ module_exec(PyObject *m)
         return -1;
     }
     if (dfb_arrow_batches_state_init(m, st) < 0) {
+        return -1;
+    }
+    if (dfb_frame_op_init(m) < 0) {
         return -1;
     }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||

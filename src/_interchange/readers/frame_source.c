@@ -9,6 +9,13 @@
 #include "pandas_frame.h"
 #include "probe.h"
 
+#if PY_VERSION_HEX < 0x030C0000
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#define Py_T_PYSSIZET T_PYSSIZET
+#define Py_READONLY READONLY
+#endif
+
 int
 dfb_is_mapping(PyObject *obj)
 {
@@ -297,4 +304,225 @@ dfb_frame_source_pin(dfb_frame_source *src)
     PyObject *pinned = row->pin(src->frame);
     Py_SETREF(src->frame, pinned);
     return pinned != NULL ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* _FrameOperation: an operation of the table, one callable per row     */
+/* ------------------------------------------------------------------ */
+
+/* One operation of the table for the Python functions (to_arrow's Arrow
+   nodes, schema, to_interchange, dfbuffer.pandas, the batches): a callable
+   per row, in the rows' order, and the class of what a row is handed. */
+typedef struct {
+    PyObject_HEAD PyObject *name; /* str */
+    PyObject *rows;   /* tuple: one callable per row of frame_sources */
+    PyObject *source; /* a tuple subclass: (obj, frame, allow_copy, func) */
+    vectorcallfunc vectorcall;
+} frame_op;
+
+/* The position of the row of `kind` in frame_sources, or -1 for
+   DFB_SRC_NONE.  Cannot fail. */
+static Py_ssize_t
+row_index(dfb_frame_kind kind)
+{
+    const frame_row *row = row_of(kind);
+    return row != NULL ? row - frame_sources : -1;
+}
+
+/* op(obj, func, *args): asks the table once for `obj` (read once, as
+   dfb_frame_source_pin reads it) and calls the row's callable with the
+   source (op.source of (obj, frame, allow_copy, func)) and `args`; the
+   TypeError of dfb_not_a_frame_error for `func` when no row reads obj.
+   Returns what the row returns, or NULL with an exception set. */
+static PyObject *
+frame_op_call(PyObject *callable, PyObject *const *args, size_t nargsf,
+              PyObject *kwnames)
+{
+    frame_op *self = (frame_op *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) || nargs < 2 ||
+        !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a frame operation takes (obj, func, *args), func a "
+                        "str");
+        return NULL;
+    }
+    const char *func = PyUnicode_AsUTF8(args[1]);
+    dfb_state *st = PyType_GetModuleState(Py_TYPE(callable));
+    if (func == NULL || st == NULL) {
+        return NULL;
+    }
+    PyObject *obj = args[0];
+    dfb_frame_source src;
+    if (dfb_frame_source_of(st, obj, 1, &src) < 0 ||
+        dfb_frame_source_pin(&src) < 0) {
+        return NULL;
+    }
+    Py_ssize_t i = row_index(src.kind);
+    if (i < 0) {
+        return dfb_not_a_frame_error(func, obj);
+    }
+    PyObject *items = PyTuple_Pack(
+        4, obj, src.frame, src.allow_copy ? Py_True : Py_False, args[1]);
+    Py_DECREF(src.frame);
+    PyObject *targs = items != NULL ? PyTuple_Pack(1, items) : NULL;
+    Py_XDECREF(items);
+    if (targs == NULL) {
+        return NULL;
+    }
+    /* tuple.__new__(source, items): the class's own __new__ is not run */
+    PyObject *source =
+        PyTuple_Type.tp_new((PyTypeObject *)self->source, targs, NULL);
+    Py_DECREF(targs);
+    if (source == NULL) {
+        return NULL;
+    }
+    PyObject *row = Py_NewRef(PyTuple_GET_ITEM(self->rows, i));
+    PyObject *small[8];
+    size_t n = (size_t)nargs - 1; /* the source, then args[2:] */
+    PyObject **stack = n <= 8 ? small : PyMem_Malloc(n * sizeof(PyObject *));
+    PyObject *res = NULL;
+    if (stack == NULL) {
+        PyErr_NoMemory();
+    }
+    else {
+        stack[0] = source;
+        for (size_t k = 1; k < n; k++) {
+            stack[k] = args[k + 1];
+        }
+        res = PyObject_Vectorcall(row, stack, n, NULL);
+        if (stack != small) {
+            PyMem_Free(stack);
+        }
+    }
+    Py_DECREF(row);
+    Py_DECREF(source);
+    return res;
+}
+
+/* _FrameOperation(name, rows, source): `rows` a tuple of one callable per
+   row of the table (dfb_frame_kind_names' order), `source` a tuple
+   subclass.  Returns a new operation, or NULL with TypeError. */
+static PyObject *
+frame_op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *name, *rows, *source;
+    if ((kwds != NULL && PyDict_GET_SIZE(kwds) != 0) ||
+        !PyArg_ParseTuple(args, "UO!O!:_FrameOperation", &name, &PyTuple_Type,
+                          &rows, &PyType_Type, &source)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "_FrameOperation() takes no keyword arguments");
+        }
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(rows) != (Py_ssize_t)N_FRAME_SOURCES) {
+        PyErr_Format(PyExc_TypeError,
+                     "_FrameOperation() takes one callable per row of the "
+                     "frame-source table (%zd), got %zd",
+                     (Py_ssize_t)N_FRAME_SOURCES, PyTuple_GET_SIZE(rows));
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(rows); i++) {
+        if (!PyCallable_Check(PyTuple_GET_ITEM(rows, i))) {
+            PyErr_Format(PyExc_TypeError,
+                         "_FrameOperation() row %zd is not callable", i);
+            return NULL;
+        }
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)source, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_FrameOperation() source must be a tuple subclass");
+        return NULL;
+    }
+    frame_op *self = (frame_op *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->name = Py_NewRef(name);
+    self->rows = Py_NewRef(rows);
+    self->source = Py_NewRef(source);
+    self->vectorcall = frame_op_call;
+    return (PyObject *)self;
+}
+
+/* tp_traverse: the type and what the operation holds. */
+static int
+frame_op_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    frame_op *self = (frame_op *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->name);
+    Py_VISIT(self->rows);
+    Py_VISIT(self->source);
+    return 0;
+}
+
+/* tp_clear: drops what the operation holds.  Returns 0. */
+static int
+frame_op_clear(PyObject *op)
+{
+    frame_op *self = (frame_op *)op;
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->rows);
+    Py_CLEAR(self->source);
+    return 0;
+}
+
+/* tp_dealloc: untracks, clears, frees, and drops the heap type. */
+static void
+frame_op_dealloc(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    (void)frame_op_clear(op);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyMemberDef frame_op_members[] = {
+    {"name", Py_T_OBJECT_EX, offsetof(frame_op, name), Py_READONLY,
+     "The operation's name."},
+    {"rows", Py_T_OBJECT_EX, offsetof(frame_op, rows), Py_READONLY,
+     "One callable per row of the table, in the rows' order."},
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(frame_op, vectorcall),
+     Py_READONLY, NULL},
+    {NULL},
+};
+
+static PyType_Slot frame_op_slots[] = {
+    {Py_tp_doc,
+     "_FrameOperation(name, rows, source, /)\n--\n\n"
+     "Private: an operation of the frame-source table, one callable per\n"
+     "row (rows, in the order of _frame_kinds()).  op(obj, func, *args)\n"
+     "asks the table once and calls the row's callable with source(obj,\n"
+     "frame, allow_copy, func) and args (frame read once); TypeError\n"
+     "naming func when no row reads obj."},
+    {Py_tp_new, frame_op_new},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_traverse, frame_op_traverse},
+    {Py_tp_clear, frame_op_clear},
+    {Py_tp_dealloc, frame_op_dealloc},
+    {Py_tp_members, frame_op_members},
+    {0, NULL},
+};
+
+static PyType_Spec frame_op_spec = {
+    .name = "dfbuffer._interchange._FrameOperation",
+    .basicsize = sizeof(frame_op),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = frame_op_slots,
+};
+
+int
+dfb_frame_op_init(PyObject *m)
+{
+    PyObject *type = PyType_FromModuleAndSpec(m, &frame_op_spec, NULL);
+    if (type == NULL) {
+        return -1;
+    }
+    int r = PyModule_AddType(m, (PyTypeObject *)type);
+    Py_DECREF(type);
+    return r;
 }

@@ -104,4 +104,10 @@ dfb_not_a_frame_error(const char *func, PyObject *obj);
 const char *
 dfb_not_a_frame_hint(PyObject *obj);
 
+/* Adds the type _FrameOperation (an operation of the table for the Python
+   functions: one callable per row, called with the source the table read)
+   to module `m`.  Returns 0, or -1 with an exception set. */
+int
+dfb_frame_op_init(PyObject *m);
+
 #endif /* DFBUFFER_FRAME_SOURCE_H */
