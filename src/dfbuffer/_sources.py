@@ -3,7 +3,7 @@
 The table itself is C (src/_interchange/readers/frame_source.c): its rows, asked in one
 order, decide which kind of source an object is (pandas frame, Arrow producer,
 interchange DataFrame, mapping of arrays, schema only; a narwhals wrapper as the native
-object it wraps) and read the row's frame once (``_frame_source``).  An operation that
+object it wraps) and read the row's frame once.  An operation that
 Python implements (the Arrow nodes of ``to_arrow``, ``schema``, ``to_interchange``,
 ``dfbuffer.pandas.from_dataframe``, the batches of ``iter_batches``) is an
 :func:`operation`: one function per row, keyed by the names of the C table's rows
@@ -15,7 +15,7 @@ row's function with the :class:`Source` it read; no module compares a kind.
 This is also the one module that tests a value by its producer's classes or protocol
 attributes (pandas Series and extension arrays, pyarrow streams, Arrow PyCapsule
 producers); tests/source/test_source_kinds.py fails on such a test anywhere else in
-src/dfbuffer.  It imports only the C extension.
+src/dfbuffer.  Of the package it imports only the C extension.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import numpy as np
 
 from dfbuffer._interchange import _frame_kinds, _FrameOperation, _not_a_frame_error
 
-__all__ = ["KINDS", "Source", "has_host_arrow", "is_arrow_producer",
-           "arrow_stream", "is_pandas_series", "numpy_series", "pandas_array_frame",
-           "operation", "pandas_frame", "pandas_series_name", "read_again", "refuse"]
+__all__ = ["KINDS", "Source", "arrow_stream", "has_host_arrow", "is_arrow_producer",
+           "is_pandas_series", "numpy_series", "operation", "pandas_array_frame",
+           "pandas_frame", "pandas_series_name", "read_again", "refuse"]
 
 #: The rows of the C frame-source table, in the order they are asked.
 KINDS: tuple[str, ...] = _frame_kinds()
