@@ -189,43 +189,15 @@ def to_interchange(
     >>> pd.api.interchange.from_dataframe(ix)["x"].tolist()
     [1, 2]
     """
-    from dfbuffer._arrow_interchange import to_interchange as _to_interchange
-    from dfbuffer._frame_nodes import (
-        _from_interchange,
-        _from_pandas,
-        _select,
-        check_bool,
-        check_choice,
-        frame_source,
-        not_a_frame,
-    )
-    from dfbuffer._to_arrow import _unique_names
+    from dfbuffer._frame_nodes import check_bool, check_choice
+    from dfbuffer._to_arrow import INTERCHANGE
 
     check_choice("to_interchange", "on_unsupported", on_unsupported, ("raise", "skip"))
     allow_copy = check_bool("to_interchange", "allow_copy", allow_copy)
-
-    # the frame-source table decides how obj is read: through its Arrow export
-    kind, frame = frame_source(obj, "to_interchange")
-    if kind == "none":
-        raise not_a_frame("to_interchange", obj)
-    if kind == "pandas":
-        _unique_names("to_interchange", frame)
-        # a pandas frame (any index, every dtype): only the columns asked for
-        # are exported, and with "skip" those Arrow cannot hold (object,
-        # complex) are left out
-        obj = _from_pandas(frame, columns, skip=on_unsupported == "skip",
-                           allow_copy=allow_copy)
-    elif kind == "interchange":
-        # a __dataframe__-only producer (modin, any interchange object): its
-        # columns as to_arrow reads them
-        obj = _from_interchange(frame, columns, on_unsupported == "skip")
-    elif kind == "arrow":
-        obj = frame
-    ix = _to_interchange(obj, allow_copy=allow_copy)
-    if columns is not None and kind == "arrow":
-        # (the other sources exported only the columns selected)
-        ix = ix.select_columns(_select(list(ix.column_names()), columns))
-    return ix._servable() if on_unsupported == "skip" else ix
+    # the frame-source table decides how obj is read: its row's interchange view
+    skip = on_unsupported == "skip"
+    ix = INTERCHANGE(obj, "to_interchange", columns, skip, allow_copy)
+    return ix._servable() if skip else ix
 
 
 def to_arrow(

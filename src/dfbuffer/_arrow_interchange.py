@@ -45,7 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._frame_nodes import ArrowNodes, _Chunk, _from_arrow, _select, check_bool
+from dfbuffer._frame_nodes import (
+    ArrowNodes,
+    _Chunk,
+    _from_arrow,
+    _select,
+    check_bool,
+    table_format,
+)
 from dfbuffer._interchange import (
     ColumnNullType,
     CopyError,
@@ -60,10 +67,11 @@ from dfbuffer._interchange import (
     to_matrix,
 )
 from dfbuffer._schema import _interchange_format, _type_string, schema
+from dfbuffer._sources import has_host_arrow
 
 __all__ = ["InterchangeView", "frame_array", "to_interchange"]
 
-_BOOL_BITS = (DtypeKind.BOOL, 1, "b", "=")
+_BOOL_BITS = (DtypeKind.BOOL, 1, table_format("bit-packed bool"), "=")
 
 
 def _raise_error(chunk: _IxChunk) -> None:
@@ -521,8 +529,7 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
     if isinstance(obj, InterchangeView):
         return obj.__dataframe__(allow_copy=allow_copy)
     allow_copy = bool(allow_copy)
-    t = type(obj)
-    if hasattr(t, "__arrow_c_stream__") or hasattr(t, "__arrow_c_array__"):
+    if has_host_arrow(obj):
         # host data: imported once node for node (kept for to_arrow), the
         # typed view read from those nodes
         nodes = _from_arrow(obj, None)
@@ -539,20 +546,26 @@ def to_interchange(obj: Any, *, allow_copy: bool = True) -> InterchangeView:
 
 # -- the view's own Arrow nodes (to_arrow, __arrow_c_stream__) -------------
 
+# the logical types whose flat buffers the view holds as they are (not views)
+_HELD = frozenset({"null", "binary", "decimal", "interval"})
+_NULL = table_format("null")
+
+
 def _exportable(field: Any) -> bool:
     """Whether to_arrow hands out a column of the import: a type the interchange view
     describes, or one whose flat buffers it holds as they are (nulls, binary, decimals,
     fixed-size binary, intervals; extension types as their storage)."""
-    fmt = field.format
-    return (field.dtype is not None or fmt in ("n", "z", "Z", "tiM", "tiD", "tin")
-            or fmt.startswith(("d:", "w:")))
+    if field.dtype is not None:
+        return True
+    t = _arrow_type(field.format)  # the type table's row
+    return t is not None and t["logical"] in _HELD and t["layout"] != "views"
 
 
 def _ix_arrow_chunk(chunk: Any, name: str) -> _Chunk:
     if chunk.error is not None:
         raise type(chunk.error)(f"column {name!r}: {chunk.error}")
     bufs: tuple[Any, ...]
-    if chunk.format == "n":
+    if chunk.format == _NULL:
         bufs = ()  # the null type has no buffers
     elif chunk.offsets is not None:
         bufs = (chunk.validity, chunk.offsets, chunk.data)

@@ -5,15 +5,16 @@ An Arrow stream (anything with ``__arrow_c_stream__``) is read by the C reader
 batch are zero-copy slices of the source batches (``_ArrowBatch.slice``), joined into one
 Arrow stream (``_arrow_batch_stream``) only where a yielded batch spans a border, and
 converted by ``to_matrix`` / ``from_dataframe`` themselves.  A pandas DataFrame or a
-mapping of arrays is sliced in place.  The dtypes are fixed once, from the schema, before
+mapping of arrays is sliced in place.  Which of these a source is, the frame-source
+table says (``_OPEN``, an operation of ``dfbuffer._sources``): an interchange-only
+object is read as its Arrow export.  The dtypes are fixed once, from the schema, before
 the first batch (docs/api.md, "Batches").
 """
 
 from __future__ import annotations
 
 import operator
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from dfbuffer._interchange import _arrow_batch_stream, _ArrowBatchReader
 from dfbuffer._interchange import from_dataframe as _from_dataframe
 from dfbuffer._interchange import to_matrix as _to_matrix
 from dfbuffer._schema import schema
+from dfbuffer._sources import Source, arrow_stream, numpy_series, operation, refuse
 
 # the converters, called with options passed through (their overloads type the results
 # by the options' literals, which these functions hand on unchanged)
@@ -46,51 +48,94 @@ class _Joined:
 
 
 class _Source:
-    """One source opened once: its batches of rows, and what the rules read of it."""
+    """One source opened once: its batches of rows, and what the rules read of it (a
+    pandas frame's or a mapping's rows sliced in place; an Arrow stream's batches by
+    :class:`_ArrowSource`)."""
 
-    def __init__(self, source: Any) -> None:
-        pd = sys.modules.get("pandas")
-        if pd is not None and type(source) is pd.Series:
-            source = source.to_frame()
-        if type(source).__module__.partition(".")[0] == "narwhals" and hasattr(
-            source, "to_native"
-        ):
-            source = source.to_native()  # as every dfbuffer function reads narwhals
-            if pd is not None and type(source) is pd.Series:
-                source = source.to_frame()
-        self.reader: Any = None
-        self.frame: Any = None
-        if pd is not None and type(source) is pd.DataFrame:
-            self.kind = "pandas"
-            self.frame = source
-            self.rows = len(source)
-        elif isinstance(source, Mapping):
-            self.kind = "mapping"
-            self.frame = source
-            lengths = {len(v) for v in source.values()}
-            if len(lengths) > 1:
-                raise ValueError("the columns of the mapping have different lengths")
-            self.rows = lengths.pop() if lengths else 0
-        else:
-            self.kind = "arrow"
-            if not hasattr(type(source), "__arrow_c_stream__"):
-                from dfbuffer._to_arrow import to_arrow
-
-                source = to_arrow(source)  # TypeError for what dfbuffer cannot read
-            # the one call: a single-use stream is exported exactly once
-            self.reader = _ArrowBatchReader(type(source).__arrow_c_stream__(source))
+    def __init__(self, frame: Any, rows: int) -> None:
+        self.frame = frame
+        self.rows = rows
 
     def batches(self, batch_size: int, drop_last: bool) -> Iterator[tuple[object, int]]:
         """Yield (producer of the rows, number of rows) per batch of ``batch_size``."""
-        if self.kind != "arrow":
-            stop = self.rows - self.rows % batch_size if drop_last else self.rows
-            for i in range(0, stop, batch_size):
-                j = min(i + batch_size, self.rows)
-                if self.kind == "pandas":
-                    yield self.frame.iloc[i:j], j - i
-                else:
-                    yield {k: v[i:j] for k, v in self.frame.items()}, j - i
-            return
+        stop = self.rows - self.rows % batch_size if drop_last else self.rows
+        for i in range(0, stop, batch_size):
+            j = min(i + batch_size, self.rows)
+            yield self.slice(i, j), j - i
+
+    def slice(self, i: int, j: int) -> Any:
+        """Rows ``i`` to ``j`` of the source."""
+        raise NotImplementedError
+
+    def labels(self, piece: Any) -> Any:
+        """The column labels of ``piece``."""
+        raise NotImplementedError
+
+    def take(self, piece: Any, labels: list[Any]) -> Any:
+        """The columns ``labels`` of ``piece``."""
+        raise NotImplementedError
+
+    def select(self, piece: Any, names: list[str]) -> tuple[Any, list[str] | None]:
+        """(object, columns=) that reads the columns ``names`` (result keys) of ``piece``:
+        a pandas frame or mapping, whose labels need not be str (``from_dataframe``'s
+        ``columns=`` takes str), by selecting them here."""
+        label = {str(k): k for k in self.labels(piece)}
+        return self.take(piece, [label.get(n, n) for n in names]), None
+
+    def probe(self, first: Any) -> Any:
+        """A zero-row frame with the source's schema (``first``: a first batch)."""
+        return self.slice(0, 0)
+
+    def nullable(self, probe: Any, names: list[str], structs: str) -> set[str]:
+        """The names of ``names`` whose schema allows nulls."""
+        raise NotImplementedError
+
+
+class _PandasSource(_Source):
+    """A pandas frame (the frame-source table's: a Series as its frame), sliced by
+    rows."""
+
+    def slice(self, i: int, j: int) -> Any:
+        return self.frame.iloc[i:j]
+
+    def labels(self, piece: Any) -> Any:
+        return piece.columns
+
+    def take(self, piece: Any, labels: list[Any]) -> Any:
+        return piece[labels]
+
+    def nullable(self, probe: Any, names: list[str], structs: str) -> set[str]:
+        # every column that is not a NumPy array (NumPy columns hold no null: a
+        # float's NaN is a value of its dtype)
+        dtypes = {str(k): v for k, v in self.frame.dtypes.items()}
+        return {n for n in names if not isinstance(dtypes.get(n), np.dtype)}
+
+
+class _MappingSource(_Source):
+    """A mapping of arrays (its items taken in one pass), sliced by rows."""
+
+    def slice(self, i: int, j: int) -> Any:
+        return {k: v[i:j] for k, v in self.frame.items()}
+
+    def labels(self, piece: Any) -> Any:
+        return piece.keys()
+
+    def take(self, piece: Any, labels: list[Any]) -> Any:
+        return {k: piece[k] for k in labels}
+
+    def nullable(self, probe: Any, names: list[str], structs: str) -> set[str]:
+        plain = {str(k) for k, v in self.frame.items() if _numpy_column(v)}
+        return {n for n in names if n not in plain}
+
+
+class _ArrowSource(_Source):
+    """An Arrow stream, exported once and read one source batch at a time."""
+
+    def __init__(self, capsule: Any) -> None:
+        super().__init__(None, 0)
+        self.reader = _ArrowBatchReader(capsule)
+
+    def batches(self, batch_size: int, drop_last: bool) -> Iterator[tuple[object, int]]:
         pieces: list[Any] = []
         have = 0
         for b in self.reader:
@@ -108,51 +153,47 @@ class _Source:
             yield _piece(pieces), have
 
     def select(self, piece: Any, names: list[str]) -> tuple[Any, list[str] | None]:
-        """(object, columns=) that reads the columns ``names`` (result keys) of ``piece``:
-        an Arrow piece by ``columns=``; a pandas frame or mapping, whose labels need not
-        be str (``from_dataframe``'s ``columns=`` takes str), by selecting them here."""
-        if self.frame is None:
-            return piece, names
-        keys = piece.columns if self.kind == "pandas" else piece.keys()
-        label = {str(k): k for k in keys}
-        labels = [label.get(n, n) for n in names]
-        if self.kind == "pandas":
-            return piece[labels], None
-        return {k: piece[k] for k in labels}, None
+        return piece, names  # by columns=
 
     def probe(self, first: Any) -> Any:
-        """A zero-row frame with the source's schema (``first``: a first batch)."""
-        if self.kind == "pandas":
-            return self.frame.iloc[:0]
-        if self.kind == "mapping":
-            return {k: v[:0] for k, v in self.frame.items()}
         pieces = first.pieces if isinstance(first, _Joined) else (first,)
         return pieces[0].slice(0, 0)
 
     def nullable(self, probe: Any, names: list[str], structs: str) -> set[str]:
-        """The names of ``names`` whose schema allows nulls.
+        # the field's nullable flag (a leaf of a nullable struct is nullable)
+        sch = schema(probe, structs=structs)
+        known = set(sch.names)
+        return {n for n in names if n not in known or sch[n].nullable}
 
-        Arrow: the field's nullable flag (a leaf of a nullable struct is nullable).  pandas
-        and mappings: every column that is not a NumPy array (NumPy columns hold no null:
-        a float's NaN is a value of its dtype)."""
-        if self.kind == "arrow":
-            sch = schema(probe, structs=structs)
-            known = set(sch.names)
-            return {n for n in names if n not in known or sch[n].nullable}
-        if self.kind == "pandas":
-            dtypes = {str(k): v for k, v in self.frame.dtypes.items()}
-            return {n for n in names if not isinstance(dtypes.get(n), np.dtype)}
-        plain = {
-            str(k) for k, v in self.frame.items() if _numpy_column(v)
-        }
-        return {n for n in names if n not in plain}
+
+# -- the rows' batch sources: source -> _Source ----------------------------------------
+
+def _pandas_row(src: Source) -> _Source:
+    return _PandasSource(src.frame, len(src.frame))
+
+
+def _mapping_row(src: Source) -> _Source:
+    lengths = {len(v) for v in src.frame.values()}
+    if len(lengths) > 1:
+        raise ValueError("the columns of the mapping have different lengths")
+    return _MappingSource(src.frame, lengths.pop() if lengths else 0)
+
+
+def _arrow_row(src: Source) -> _Source:
+    from dfbuffer._to_arrow import to_arrow
+
+    # the one call: a single-use stream is exported exactly once
+    return _ArrowSource(arrow_stream(src.frame, lambda o: to_arrow(o, func=src.func)))
+
+
+_OPEN = operation("batches", pandas=_pandas_row, arrow=_arrow_row, interchange=_arrow_row,
+                  mapping=_mapping_row, schema=refuse)
 
 
 def _numpy_column(v: Any) -> bool:
     if isinstance(v, np.ndarray):
         return not isinstance(v, np.ma.MaskedArray) and v.dtype.kind != "O"
-    pd = sys.modules.get("pandas")
-    return pd is not None and type(v) is pd.Series and isinstance(v.dtype, np.dtype)
+    return numpy_series(v)
 
 
 def _piece(pieces: list[Any]) -> object:
@@ -314,7 +355,7 @@ def iter_matrices(
         "on_unsupported": on_unsupported,
         "period": period,
     }
-    src = _Source(source)
+    src = _OPEN(source, "iter_matrices")
     return _matrices(src, n, drop_last, dtype, out_order or order or "C", nulls, out,
                      threads, opts)
 
@@ -434,7 +475,7 @@ def iter_batches(
         "copy": copy,
         "period": period,
     }
-    src = _Source(source)
+    src = _OPEN(source, "iter_batches")
     return _dicts(src, n, drop_last, nulls, columns, opts)
 
 

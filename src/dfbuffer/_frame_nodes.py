@@ -38,26 +38,37 @@ import numpy as np
 from dfbuffer._interchange import (
     Buffer,
     CopyError,
+    _arrow_format,
     _arrow_nodes,
     _arrow_table_schema,
     _arrow_table_stream,
-    _frame_source,
+    _arrow_type,
     _not_a_frame_error,
     _select_columns,
     from_dataframe,
 )
+from dfbuffer._sources import is_arrow_producer, pandas_array_frame
 
-__all__ = ["ArrowNodes", "check_bool", "check_choice", "frame_source", "have_pyarrow",
-           "not_a_frame"]
+__all__ = ["ArrowNodes", "check_bool", "check_choice", "have_pyarrow", "not_a_frame",
+           "table_format", "unique_names"]
 
-# interchange (kind, bits) -> Arrow format of the numbers
-_NUMBER = {
-    (0, 8): "c", (0, 16): "s", (0, 32): "i", (0, 64): "l",
-    (1, 8): "C", (1, 16): "S", (1, 32): "I", (1, 64): "L",
-    (2, 16): "e", (2, 32): "f", (2, 64): "g",
-}
-_ARROW_ATTRS = ("__arrow_c_stream__", "__arrow_c_array__",
-                "__arrow_c_device_stream__", "__arrow_c_device_array__")
+def table_format(t: str | np.dtype[Any]) -> str:
+    """The Arrow format the type table gives ``t``: the name of one of its rows without
+    parameters ("utf8 string", "null", ...) or a NumPy dtype it has one for
+    (``_arrow_format``); RuntimeError for anything else (a programming error here)."""
+    fmt = _arrow_format(t)
+    if fmt is None:
+        raise RuntimeError(f"the type table has no Arrow format for {t!r}")
+    return fmt
+
+
+# the formats of the type table's rows these columns are made of
+_BOOL = table_format("bit-packed bool")
+_NULL = table_format("null")
+_UTF8 = table_format("utf8 string")
+_LARGE_UTF8 = table_format("large utf8 string")
+# the logical types an interchange DATETIME column may have
+_TEMPORAL = frozenset({"date", "datetime", "duration", "time", "interval"})
 
 _Chunk = tuple  # (length, null_count, offset, buffers, dictionary chunk | None)
 
@@ -145,22 +156,18 @@ def not_a_frame(func: str, obj: object) -> BaseException:
     return _not_a_frame_error(func, obj)
 
 
-def frame_source(obj: Any, func: str) -> tuple[str, Any]:
-    """The frame-source table's answer for ``obj`` (``_frame_source``), a mapping of
-    arrays given as its zero-copy Arrow export: ``(kind, frame)``, kind one of "pandas",
-    "arrow", "interchange", "schema", "none"; ``func`` names the public function called
-    in errors.  ``frame`` is read once: a pandas frame is a frame over its manager read
-    once, a mapping's items are copied in one pass, so every later read gives one
-    moment's columns whatever another thread changes."""
-    kind, frame, _ = _frame_source(obj)
-    if kind == "mapping":
-        return "arrow", _from_mapping(frame, None, func)
-    return kind, frame
-
-
-def _is_arrow(obj: Any) -> bool:
-    t = type(obj)
-    return any(hasattr(t, a) for a in _ARROW_ATTRS)
+def unique_names(func: str, frame: Any) -> None:
+    """ValueError naming the first column name that several columns of pandas frame
+    ``frame`` share (an Arrow schema, like a dict, keeps one column per name here)."""
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) == len(names):
+        return
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{func}() takes a frame of unique column names: duplicate "
+                             f"column name {name!r} (rename the columns)")
+        seen.add(name)
 
 
 def _select(names: list[str], columns: Sequence[Any] | None) -> list[int]:
@@ -258,7 +265,8 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
     dic = None
     if kind in (0, 1, 2, 22, 23):
         if kind == 22:
-            if not (isinstance(fmt, str) and fmt.startswith("t")):
+            t = _arrow_type(fmt) if isinstance(fmt, str) else None
+            if t is None or t["logical"] not in _TEMPORAL:
                 raise NotImplementedError(f"column {name!r}: datetime format {fmt!r}")
             out_fmt = fmt
         else:
@@ -266,9 +274,10 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
             # column's kind and width otherwise (never the data buffer's
             # label, which some producers give the logical dtype)
             key = (0, int(bufs["data"][1][1])) if kind == 23 else (kind, bits)
-            if key not in _NUMBER:
+            number = _arrow_format(key)
+            if number is None:
                 raise NotImplementedError(f"column {name!r}: dtype {col.dtype!r}")
-            out_fmt = _NUMBER[key]
+            out_fmt = number
             bits = key[1]
         _need(data, (off + size) * bits // 8, name, "data")
         validity, nulls = _validity(col, bufs, data, size, off, bits, name, keep)
@@ -284,10 +293,10 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
         validity, nulls = _validity(col, bufs, data, size, off, 8, name, keep)
         if bits == 1:
             _need(data, (off + size + 7) // 8, name, "data")
-            return "b", None, (size, nulls, off, (validity, data), None)
+            return _BOOL, None, (size, nulls, off, (validity, data), None)
         _need(data, off + size, name, "data")
         raw = _view(data, dtype=np.uint8, count=off + size)
-        return "b", None, (size, nulls, off, (validity, _bitmap_from_bool(raw != 0)), None)
+        return _BOOL, None, (size, nulls, off, (validity, _bitmap_from_bool(raw != 0)), None)
     if kind == 21:  # STRING
         ob = bufs.get("offsets")
         if ob is None:
@@ -305,7 +314,7 @@ def _ix_chunk(col: Any, name: str, keep: tuple[Any, ...]) -> tuple[str, str | No
             raise ValueError(f"column {name!r}: string offsets out of order or past "
                              "the data buffer")
         validity, nulls = _validity(col, bufs, data, size, off, 8, name, keep)
-        out_fmt = "u" if width == 32 else "U"
+        out_fmt = _UTF8 if width == 32 else _LARGE_UTF8
         return out_fmt, None, (size, nulls, off,
                                (validity, Buffer.from_object(copy), data), None)
     raise NotImplementedError(f"column {name!r}: interchange dtype {col.dtype!r}")
@@ -372,7 +381,7 @@ def _ix_export(df: Any, names: list[str], keep_idx: list[int], skip: bool) -> Ar
         length = int(part.num_rows()) if keep_idx else 0
         batches.append((length, tuple(chunks)))
     if fields is None:
-        fields = [(names[i], "n", None, False) for i in keep_idx]
+        fields = [(names[i], _NULL, None, False) for i in keep_idx]
     return ArrowNodes(tuple(fields), tuple(batches))
 
 
@@ -538,7 +547,7 @@ def _pandas_own(frame: Any, i: int, name: str) -> tuple[tuple[str, str, str | No
             raise NotImplementedError(
                 f"column {name!r}: Arrow has no type for a pandas {frame.dtypes.iloc[i]} "
                 "column (without pyarrow only strings export)")
-        return (name, "U", None, False), _string_chunk(data, mask)
+        return (name, _LARGE_UTF8, None, False), _string_chunk(data, mask)
     fmt, chunk = _mapping_column(name, values)
     return (name, fmt, None, False), chunk
 
@@ -546,16 +555,13 @@ def _pandas_own(frame: Any, i: int, name: str) -> tuple[tuple[str, str, str | No
 # -- mappings -------------------------------------------------------------
 
 def _numpy_format(dt: np.dtype, name: str) -> str:
-    if dt.kind in "mM":
-        unit = np.datetime_data(dt)[0]
-        if unit not in ("s", "ms", "us", "ns"):
-            raise TypeError(f"column {name!r}: Arrow has no type for {dt}")
-        u = {"s": "s", "ms": "m", "us": "u", "ns": "n"}[unit]
-        return f"ts{u}:" if dt.kind == "M" else f"tD{u}"
-    key = ({"i": 0, "u": 1, "f": 2}.get(dt.kind, -1), dt.itemsize * 8)
-    if key not in _NUMBER or not dt.isnative:
-        raise TypeError(f"column {name!r}: Arrow has no primitive type for {dt}")
-    return _NUMBER[key]
+    """The Arrow format the type table gives NumPy dtype ``dt`` of column ``name``;
+    TypeError when it has none."""
+    fmt = _arrow_format(dt)
+    if fmt is None:
+        what = "type" if dt.kind in "mM" else "primitive type"
+        raise TypeError(f"column {name!r}: Arrow has no {what} for {dt}")
+    return fmt
 
 
 def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str, _Chunk]:
@@ -584,24 +590,8 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
         nulls = int(mask.sum())
     if dt.kind == "b":
         data = _bitmap_from_bool(_view(buf, dtype=bool, count=n))
-        return "b", (n, nulls, 0, (validity, data), None)
+        return _BOOL, (n, nulls, 0, (validity, data), None)
     return _numpy_format(dt, name), (n, nulls, 0, (validity, buf), None)
-
-
-def _pandas_array_frame(value: Any, name: str) -> Any:
-    """A one-column pandas DataFrame over ``value``, its column named ``name`` (so an
-    error names the mapping's key), when it is a pandas Series (exactly
-    ``pandas.Series``, of any dtype, on every pandas) or a pandas ExtensionArray
-    (Categorical, a tz-aware DatetimeArray, ...), read as a frame's column is read, as
-    column_to_ndarray reads it; else None (pandas is never imported here)."""
-    pd = sys.modules.get("pandas")
-    if pd is None:
-        return None
-    if type(value) is pd.Series:
-        return value.to_frame(name=name)
-    if not isinstance(value, pd.api.extensions.ExtensionArray):
-        return None
-    return pd.Series(value, copy=False, name=name).to_frame()
 
 
 def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
@@ -615,8 +605,8 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
     length = None
     for i in _select(names, columns):
         name, value = names[i], values[i]
-        pd_frame = _pandas_array_frame(value, name)
-        if pd_frame is not None or (_is_arrow(value) and not isinstance(value, Buffer)):
+        pd_frame = pandas_array_frame(value, name)
+        if pd_frame is not None or (is_arrow_producer(value) and not isinstance(value, Buffer)):
             # a pandas array as the column of a frame (as column_to_ndarray reads it)
             sub = (_from_arrow(value, None) if pd_frame is None
                    else _from_pandas(pd_frame, None))

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from dfbuffer._interchange import _arrow_schema, _arrow_type, _select_columns
+from dfbuffer._frame_nodes import table_format
+from dfbuffer._interchange import (
+    _arrow_format,
+    _arrow_schema,
+    _arrow_type,
+    _ix_frame,
+    _select_columns,
+)
+from dfbuffer._sources import Source, operation, pandas_series_name, refuse
 
 if TYPE_CHECKING:
     from dfbuffer._typing import DataFrameLike
@@ -33,7 +41,9 @@ __all__ = ["ColumnSchema", "Schema", "schema"]
 # The logical types whose schema reports a value width / a time unit.
 _WITH_BITS = frozenset({"int", "uint", "float", "bool", "string", "datetime", "duration"})
 _WITH_UNIT = frozenset({"date", "datetime", "duration", "time"})
-_INTERVAL_UNITS = {"tiM": "months", "tiD": "day_time", "tin": "month_day_nano"}
+# the unit of each interval type of the type table, by its row name
+_INTERVAL_UNITS = {"interval (months)": "months", "interval (days, ms)": "day_time",
+                   "interval (months, days, ns)": "month_day_nano"}
 _NULLS = {0: "non-nullable", 1: "nan", 2: "sentinel", 3: "bitmask", 4: "bytemask"}
 
 
@@ -372,7 +382,7 @@ def _format_type(fmt: str) -> dict[str, Any]:
     if t["type"] == "fixed-size binary":
         out["byte_width"] = t["size"]
     if logical == "interval":
-        out["unit"] = _INTERVAL_UNITS[fmt]
+        out["unit"] = _INTERVAL_UNITS[t["type"]]
     return out
 
 
@@ -446,12 +456,12 @@ def _series_named(obj: Any, sch: Schema) -> Schema:
     """A subclass of pandas Series (the frame-source table reads an exact one as
     its one-column frame) exports its values through Arrow without its name: the
     one column takes ``str(obj.name)`` (unless None), as from_dataframe keys it."""
-    pd = sys.modules.get("pandas")
-    if len(sch.columns) != 1 or sch.columns[0].name or pd is None:
+    if len(sch.columns) != 1 or sch.columns[0].name:
         return sch
-    if not isinstance(obj, pd.Series) or obj.name is None:
+    name = pandas_series_name(obj)
+    if name is None:
         return sch
-    col = dataclasses.replace(sch.columns[0], name=str(obj.name))
+    col = dataclasses.replace(sch.columns[0], name=name)
     return dataclasses.replace(sch, columns=(col,))
 
 
@@ -492,18 +502,6 @@ def _ix_column(name: str, col: Any, depth: int = 0) -> ColumnSchema:
     if kind == 20 and int(bits) == 8:
         info["type"] = "bool"
     return ColumnSchema(format=fmt, **info, **common)
-
-
-def _ix_frame(obj: Any) -> Any:
-    if hasattr(obj, "column_names") and hasattr(obj, "get_column"):
-        return obj
-    meth = getattr(obj, "__dataframe__", None)
-    if meth is None:
-        return None
-    try:
-        return meth(allow_copy=True)
-    except TypeError:
-        return meth()
 
 
 def _flatten(c: ColumnSchema) -> list[ColumnSchema]:
@@ -629,12 +627,15 @@ def schema(
     if isinstance(columns, str | bytes) or not (columns is None
                                                  or hasattr(type(columns), "__iter__")):
         _select_columns([], columns)  # the TypeError of every function
-    full = _schema_of(obj, structs)
+    whole = _schema_of(obj)
+    full = whole
+    if structs == "flatten":
+        full = dataclasses.replace(
+            whole, columns=tuple(leaf for c in whole.columns for leaf in _flatten(c)))
     entries = full.columns
     if columns is not None:
         if structs == "flatten":
-            whole = _schema_of(obj, "object").columns
-            entries = _select_flat(whole, columns)
+            entries = _select_flat(whole.columns, columns)
         else:
             # each once, as from_dataframe's dict holds a repeated name
             pos = _select_columns([c.name for c in entries], columns)
@@ -688,21 +689,14 @@ def _convertible(c: ColumnSchema) -> bool:
     return all(_convertible(k) for k in c.children)
 
 
-_NUMPY_FORMATS = {
-    ("i", 1): "c", ("i", 2): "s", ("i", 4): "i", ("i", 8): "l",
-    ("u", 1): "C", ("u", 2): "S", ("u", 4): "I", ("u", 8): "L",
-    ("f", 2): "e", ("f", 4): "f", ("f", 8): "g", ("b", 1): "b",
-}
+_UTF8 = table_format("utf8 string")
 
 
 def _numpy_column(name: str, dt: Any, tz: str | None = None) -> ColumnSchema:
-    """A NumPy-typed pandas column as pandas' Arrow export describes it."""
-    if dt.kind in "mM":
-        unit = {"s": "s", "ms": "m", "us": "u", "ns": "n"}.get(dt.str[4:-1], "")
-        fmt = f"ts{unit}:{tz or ''}" if dt.kind == "M" else f"tD{unit}"
-    else:
-        fmt = _NUMPY_FORMATS.get((dt.kind, dt.itemsize), "")
-    if not fmt or len(fmt) < 3 and dt.kind in "mM":
+    """A NumPy-typed pandas column as pandas' Arrow export describes it (its format
+    from the type table)."""
+    fmt = _arrow_format(dt, tz)
+    if fmt is None:
         return ColumnSchema(name=name, type="other", format="", metadata={"pandas_dtype": str(dt)})
     return ColumnSchema(name=name, format=fmt, **_format_type(fmt),
                         null_value=0, metadata={})
@@ -734,13 +728,16 @@ def _pandas_own_column(name: str, dt: Any, pd: Any) -> ColumnSchema:
         return _numpy_column(name, np.dtype(f"M8[{dt.unit}]"), str(dt.tz))
     if isinstance(dt, pd.CategoricalDtype):
         n = len(dt.categories)
-        fmt = "c" if n < 128 else "s" if n < 32768 else "i" if n < 2**31 else "l"
+        # the codes: the narrowest signed integers that hold them, as pandas' are
+        codes = np.dtype("i1" if n < 128 else "i2" if n < 32768 else "i4" if n < 2**31
+                         else "i8")
+        fmt = table_format(codes)
         cats = _pandas_own_column("", dt.categories.dtype, pd)
         return ColumnSchema(name=name, type="categorical", format=fmt,
                             bits=_format_type(fmt).get("bits"),
                             ordered=bool(dt.ordered), categories=cats, null_value=0)
     if isinstance(dt, pd.StringDtype):
-        return ColumnSchema(name=name, format="u", **_format_type("u"), null_value=0)
+        return ColumnSchema(name=name, format=_UTF8, **_format_type(_UTF8), null_value=0)
     numpy_type = getattr(dt, "numpy_dtype", None)  # Int*, UInt*, Float*, boolean
     if isinstance(numpy_type, np.dtype):
         return _numpy_column(name, numpy_type)
@@ -830,35 +827,46 @@ def _ix_schema(df: Any) -> Schema:
     return Schema(tuple(cols), dict(md) if isinstance(md, dict) else {}, "interchange")
 
 
-def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schema:
-    """Every column of ``obj`` (see :func:`schema`); a column that cannot be
-    described is a :class:`_Refused` entry."""
-    if structs not in ("object", "flatten"):
-        raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
-    from dfbuffer._frame_nodes import frame_source, not_a_frame  # noqa: PLC0415
+# -- the rows' schemas: source -> Schema (structs as objects; a column that cannot be
+# described is a _Refused entry) -------------------------------------------------------
 
-    # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
-    # read: pandas' own interchange object is read as the frame behind it, as
-    # from_dataframe reads it, so its schema is the frame's
-    kind, frame = frame_source(obj, "schema")
-    if kind == "pandas":
-        sch = _pandas_schema(frame)
-        if structs == "flatten":
-            cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
-            sch = dataclasses.replace(sch, columns=cols)
-        return sch
-    if kind in ("arrow", "schema"):
-        desc = _arrow_schema(frame)
-        if desc is not None:
-            sch = _series_named(obj, _arrow_schema_of(desc))
-            if structs == "flatten":
-                cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
-                sch = Schema(cols, sch.metadata, sch.source, sch.index_columns)
-            return sch
-    df = frame if kind == "interchange" else _ix_frame(frame) if kind != "none" else None
+def _pandas_row(src: Source) -> Schema:
+    # pandas' own interchange object is read as the frame behind it, as from_dataframe
+    # reads it, so its schema is the frame's
+    return _pandas_schema(src.frame)
+
+
+def _arrow_row(src: Source) -> Schema:
+    desc = _arrow_schema(src.frame)
+    if desc is not None:
+        return _series_named(src.obj, _arrow_schema_of(desc))
+    # only the device half of the Arrow interface: its __dataframe__, if it has one
+    df = _ix_frame(src.frame)
     if df is None:
-        raise not_a_frame("schema", obj)
+        return refuse(src)
     return _ix_schema(df)
+
+
+def _interchange_row(src: Source) -> Schema:
+    return _ix_schema(src.frame)
+
+
+def _mapping_row(src: Source) -> Schema:
+    from dfbuffer._frame_nodes import _from_mapping  # noqa: PLC0415
+
+    # described as the Arrow nodes to_arrow gives of it (zero-copy)
+    return _arrow_row(src._replace(frame=_from_mapping(src.frame, None, src.func)))
+
+
+#: Each row's schema (schema(); a schema-only object is read here alone).
+SCHEMA = operation("schema", pandas=_pandas_row, arrow=_arrow_row,
+                   interchange=_interchange_row, mapping=_mapping_row, schema=_arrow_row)
+
+
+def _schema_of(obj: DataFrameLike | Mapping[str, object]) -> Schema:
+    """Every column of ``obj`` (see :func:`schema`), structs as objects; a column that
+    cannot be described is a :class:`_Refused` entry."""
+    return SCHEMA(obj, "schema")
 
 
 def _is_period(c: ColumnSchema) -> bool:

@@ -1,10 +1,11 @@
 """dfbuffer.to_arrow: any producer dfbuffer reads as an Arrow PyCapsule producer.
 
 The top of the Arrow-outward Python.  The frame-source table
-(src/_interchange/readers/frame_source.c, ``_frame_source``) decides how a frame is
-read; its columns become Arrow nodes in ``_frame_nodes`` (pandas frames, Arrow
-producers, interchange objects, mappings) or ``_arrow_interchange`` (the interchange
-view's own nodes), and :class:`ArrowExport` hands them out.  pyarrow is never imported.
+(src/_interchange/readers/frame_source.c) decides how a frame is read; its rows'
+operations here (:data:`NODES`, :data:`INTERCHANGE`, tables of ``dfbuffer._sources``)
+give its columns as Arrow nodes from ``_frame_nodes`` (pandas frames, Arrow producers,
+interchange objects, mappings) or ``_arrow_interchange`` (the interchange view's own
+nodes), and :class:`ArrowExport` hands them out.  pyarrow is never imported.
 See docs/design.md, "to_arrow".
 """
 
@@ -22,11 +23,12 @@ from dfbuffer._frame_nodes import (
     _from_interchange,
     _from_mapping,
     _from_pandas,
+    _select,
     check_choice,
-    not_a_frame,
+    unique_names,
 )
-from dfbuffer._interchange import _frame_source
 from dfbuffer._schema import _type_string, schema
+from dfbuffer._sources import Source, operation, refuse
 
 __all__ = ["ArrowExport", "to_arrow"]
 
@@ -82,18 +84,76 @@ def _export(nodes: ArrowNodes) -> ArrowExport:
     return ArrowExport(nodes._fields, nodes._batches)
 
 
-def _unique_names(func: str, frame: Any) -> None:
-    """ValueError naming the first column name that several columns of pandas frame
-    ``frame`` share (an Arrow schema, like a dict, keeps one column per name here)."""
-    names = [str(c) for c in frame.columns]
-    if len(set(names)) == len(names):
-        return
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise ValueError(f"{func}() takes a frame of unique column names: duplicate "
-                             f"column name {name!r} (rename the columns)")
-        seen.add(name)
+# -- the rows' Arrow nodes: (source, columns, skip, allow_copy) -> ArrowNodes --------
+
+def _pandas_nodes(src: Source, columns: Sequence[str] | None, skip: bool,
+                  allow_copy: bool) -> ArrowNodes:
+    # a pandas frame (any index, every dtype): only the columns asked for are
+    # exported, and with skip those Arrow cannot hold (object, complex) are left out
+    unique_names(src.func, src.frame)
+    return _from_pandas(src.frame, columns, skip=skip, allow_copy=allow_copy)
+
+
+def _arrow_nodes(src: Source, columns: Sequence[str] | None, skip: bool,
+                 allow_copy: bool) -> ArrowNodes:
+    frame = src.frame
+    # dfbuffer's own producers are read from what they hold (an ArrowExport, all
+    # its columns: itself)
+    if isinstance(frame, ArrowNodes):
+        return frame._selected(columns)
+    if isinstance(frame, InterchangeView):
+        return view_nodes(frame, columns)
+    return _from_arrow(frame, columns)
+
+
+def _interchange_nodes(src: Source, columns: Sequence[str] | None, skip: bool,
+                       allow_copy: bool) -> ArrowNodes:
+    # a __dataframe__-only producer (modin, any interchange object)
+    return _from_interchange(src.frame, columns, skip)
+
+
+def _mapping_nodes(src: Source, columns: Sequence[str] | None, skip: bool,
+                   allow_copy: bool) -> ArrowNodes:
+    return _from_mapping(src.frame, columns, src.func)
+
+
+#: Each row's columns as Arrow nodes (to_arrow; to_interchange of all but Arrow).
+NODES = operation("nodes", pandas=_pandas_nodes, arrow=_arrow_nodes,
+                  interchange=_interchange_nodes, mapping=_mapping_nodes, schema=refuse)
+
+
+# -- the rows' interchange views: (source, columns, skip, allow_copy) -> view ------
+
+def _view_of(nodes_of: Any) -> Any:
+    """The row function that gives the view of ``nodes_of``'s Arrow nodes (only the
+    columns selected are exported)."""
+    def view(src: Source, columns: Sequence[str] | None, skip: bool,
+             allow_copy: bool) -> InterchangeView:
+        return to_interchange(nodes_of(src, columns, skip, allow_copy), allow_copy=allow_copy)
+    return view
+
+
+def _arrow_view(src: Source, columns: Sequence[str] | None, skip: bool,
+                allow_copy: bool) -> InterchangeView:
+    """An Arrow producer's own view (device data stays device buffers), then
+    ``columns``."""
+    ix = to_interchange(src.frame, allow_copy=allow_copy)
+    if columns is not None:
+        ix = ix.select_columns(_select(list(ix.column_names()), columns))
+    return ix
+
+
+def _mapping_view(src: Source, columns: Sequence[str] | None, skip: bool,
+                  allow_copy: bool) -> InterchangeView:
+    """A mapping's view: every column exported (each checked), then ``columns``."""
+    nodes = _from_mapping(src.frame, None, src.func)
+    return _arrow_view(src._replace(frame=nodes), columns, skip, allow_copy)
+
+
+#: Each row's DataFrame interchange view (to_interchange).
+INTERCHANGE = operation("interchange", pandas=_view_of(_pandas_nodes), arrow=_arrow_view,
+                        interchange=_view_of(_interchange_nodes), mapping=_mapping_view,
+                        schema=refuse)
 
 
 def to_arrow(obj: Any, columns: Sequence[str] | None = None,
@@ -114,23 +174,7 @@ def to_arrow(obj: Any, columns: Sequence[str] | None = None,
     """
     check_choice(func, "on_unsupported", on_unsupported, ("raise", "skip"))
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
-    # read; `frame` is what it held, read once (a pandas frame over its manager read once,
-    # a mapping's items copied in one pass), and is all that is read from here on
-    kind, frame, _ = _frame_source(obj)
-    if kind == "pandas":
-        _unique_names(func, frame)
-        return _export(_from_pandas(frame, columns, skip=on_unsupported == "skip"))
-    if kind == "arrow":
-        # dfbuffer's own producers are read from what they hold
-        if isinstance(frame, ArrowExport) and columns is None:
-            return frame
-        if isinstance(frame, ArrowNodes):
-            return _export(frame._selected(columns))
-        if isinstance(frame, InterchangeView):
-            return _export(view_nodes(frame, columns))
-        return _export(_from_arrow(frame, columns))
-    if kind == "mapping":
-        return _export(_from_mapping(frame, columns, func))
-    if kind == "interchange":
-        return _export(_from_interchange(frame, columns, on_unsupported == "skip"))
-    raise not_a_frame(func, obj)
+    # read; its row's frame is read once (a pandas frame over its manager read once, a
+    # mapping's items copied in one pass) and is all that is read from here on
+    nodes = NODES(obj, func, columns, on_unsupported == "skip", True)
+    return nodes if isinstance(nodes, ArrowExport) else _export(nodes)

@@ -12,7 +12,6 @@ only by this module.
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any, Literal
 
 import numpy as np
@@ -34,19 +33,28 @@ from dfbuffer._frame_nodes import (
     foreign_cause,
     not_a_frame,
     pandas_export_error,
+    table_format,
 )
 from dfbuffer._interchange import (
     CategoricalCodes,
     CopyError,
     _arrow_schema,
     _arrow_type,
-    _frame_source,
+    _ix_frame,
     _pandas_arrow_block,
     _rows_block,
     _stringdtype_arrow,
 )
 from dfbuffer._interchange import from_dataframe as _convert
-from dfbuffer._schema import _ix_frame, _logical, schema
+from dfbuffer._schema import _logical, schema
+from dfbuffer._sources import (
+    Source,
+    is_pandas_series,
+    operation,
+    pandas_frame,
+    read_again,
+    refuse,
+)
 
 __all__ = ["from_dataframe"]
 
@@ -55,6 +63,9 @@ __all__ = ["from_dataframe"]
 _PANDAS3 = int(pd.__version__.split(".")[0]) >= 3
 
 _Strings = Literal["object", "stringdtype"]
+
+# the strings pandas' str dtype holds as they are (the type table's format)
+_LARGE_UTF8 = table_format("large utf8 string")
 
 # Logical types (of the C core's type table) of numbers and booleans
 _NUMERIC = frozenset({"int", "uint", "float", "bool"})
@@ -256,7 +267,7 @@ def _frame(data: dict[str, Any], allow_copy: bool) -> pd.DataFrame:
     groups: dict[np.dtype, list[int]] = {}
     for i, a in enumerate(arrays):
         if type(a) is not np.ndarray:
-            if isinstance(a, pd.Series):
+            if is_pandas_series(a):
                 a = a.to_numpy() if isinstance(a.dtype, np.dtype) else a.array
                 arrays[i] = a
             if not isinstance(a, np.ndarray):
@@ -391,24 +402,16 @@ def _read_once(obj: Any) -> Any:
     once: ``_from_arrow`` asks its producer for the schema, the data and, for
     pandas' metadata, a pyarrow table, and a stream (``nanoarrow.ArrayStream``,
     ``pyarrow.RecordBatchReader``, a DuckDB result) can be exported only once.
-    dfbuffer's own producers, pandas' and pyarrow's tables and arrays hand out
-    the same data on every export and are read as they are; a pyarrow
-    reader is read into a table (schema metadata kept); any other stream is
-    imported once by ``to_arrow`` (zero-copy nodes, read any number of times;
+    dfbuffer's own producers are read as they are; the others as
+    ``dfbuffer._sources.read_again`` says: pandas' and pyarrow's tables and arrays as
+    they are, a pyarrow reader read into a table (schema metadata kept), any other
+    stream imported once by ``to_arrow`` (zero-copy nodes, read any number of times;
     its table-level metadata is not kept)."""
-    if isinstance(obj, ArrowNodes | InterchangeView | pd.DataFrame | pd.Series):
+    if isinstance(obj, ArrowNodes | InterchangeView):
         return obj
-    if not hasattr(type(obj), "__arrow_c_stream__"):
-        return obj  # an array (new structs on every export) or a device producer
-    pa = sys.modules.get("pyarrow")
-    if pa is not None:
-        if isinstance(obj, pa.Table | pa.RecordBatch | pa.ChunkedArray | pa.Array):
-            return obj
-        if isinstance(obj, pa.RecordBatchReader):
-            return obj.read_all()
     from dfbuffer._to_arrow import to_arrow
 
-    return to_arrow(obj, func="from_dataframe")
+    return read_again(obj, lambda o: to_arrow(o, func="from_dataframe"))
 
 
 def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
@@ -473,7 +476,7 @@ def _from_arrow(obj: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
         for f in fields:
             name, fmt = f["name"], f["format"]
             if f["dictionary"] is None and pyarrow_strings and _logical(fmt) == "string":
-                if not allow_copy and fmt != "U":
+                if not allow_copy and fmt != _LARGE_UTF8:
                     raise CopyError(
                         f"column {name!r}: Arrow format {fmt!r} strings need a copy "
                         "to large strings, which allow_copy=False forbids"
@@ -720,33 +723,48 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     (Int64Dtype(), [1, <NA>])
     """
     allow_copy = check_bool("from_dataframe", "allow_copy", allow_copy)
-    # the frame-source table (src/_interchange/readers/frame_source.c) decides how
-    # obj is read; an interchange DataFrame is asked for with allow_copy=True (the
-    # conversion below honours the caller's), and may_copy is False when pandas'
-    # interchange object forbids copies; `frame` is read once (a pandas frame over its
-    # manager read once, a mapping's items copied in one pass)
-    kind, frame, may_copy = _frame_source(obj)
-    if isinstance(obj, pd.DataFrame) and (kind == "pandas" or frame is obj):
-        return obj  # a pandas frame (a subclass too) is the result as it is
+    as_is = pandas_frame(obj)
+    if as_is is not None:
+        return as_is  # a pandas frame (a subclass too) is the result as it is
     strings: _Strings = (
         "stringdtype" if _PANDAS3 and _str_storage() == "pyarrow" else "object"
     )
-    if kind == "pandas":
-        # pandas' interchange object: the frame behind it, through its Arrow
-        # export (pandas' own buffers drop the slice offset of Arrow-backed
-        # columns), with the dtypes pandas' consumer gives
-        try:
-            return _from_arrow(frame, allow_copy and may_copy, strings)
-        except Exception as e:
-            if foreign_cause(e) is None:
-                raise
-            # pyarrow refused a column (complex, mixed objects): named, as from_dataframe
-            err = pandas_export_error(frame, [str(c) for c in frame.columns], e)
-            raise err from err.__cause__
-    if kind == "arrow":
-        return _from_arrow(frame, allow_copy, strings)
-    if kind == "interchange":
-        return _from_interchange(frame, allow_copy, strings)
-    if kind == "mapping":
-        return _from_mapping(frame, allow_copy, strings)
-    raise not_a_frame("from_dataframe", obj)
+    # the frame-source table (src/_interchange/readers/frame_source.c) decides how
+    # obj is read; an interchange DataFrame is asked for with allow_copy=True (the
+    # conversion below honours the caller's); its row's frame is read once (a pandas
+    # frame over its manager read once, a mapping's items copied in one pass)
+    return _PANDAS(obj, "from_dataframe", allow_copy, strings)
+
+
+# -- the rows' pandas frames: (source, allow_copy, strings) -> DataFrame -------------
+
+def _pandas_row(src: Source, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    # pandas' interchange object (or a Series): the frame behind it, through its Arrow
+    # export (pandas' own buffers drop the slice offset of Arrow-backed columns), with
+    # the dtypes pandas' consumer gives; src.allow_copy is False when pandas'
+    # interchange object forbids copies
+    frame = src.frame
+    try:
+        return _from_arrow(frame, allow_copy and src.allow_copy, strings)
+    except Exception as e:
+        if foreign_cause(e) is None:
+            raise
+        # pyarrow refused a column (complex, mixed objects): named, as from_dataframe
+        err = pandas_export_error(frame, [str(c) for c in frame.columns], e)
+        raise err from err.__cause__
+
+
+def _arrow_row(src: Source, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    return _from_arrow(src.frame, allow_copy, strings)
+
+
+def _interchange_row(src: Source, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    return _from_interchange(src.frame, allow_copy, strings)
+
+
+def _mapping_row(src: Source, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    return _from_mapping(src.frame, allow_copy, strings)
+
+
+_PANDAS = operation("pandas", pandas=_pandas_row, arrow=_arrow_row,
+                    interchange=_interchange_row, mapping=_mapping_row, schema=refuse)

@@ -113,3 +113,51 @@ def test_python_asks_the_table_for_the_interchange_format():
     assert _interchange_format("vu") == "U"
     assert _interchange_format("tsn:UTC") == "tsn:UTC"
     assert _interchange_format("not a format") == "not a format"
+
+
+# -- _arrow_format: the table's answers for Python (dfbuffer._frame_nodes, _schema) --
+
+_NUMPY_DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8",
+                 "M8[s]", "M8[ms]", "M8[us]", "M8[ns]", "m8[s]", "m8[ms]", "m8[us]", "m8[ns]"]
+
+
+@pytest.mark.parametrize("typestr", _NUMPY_DTYPES)
+def test_arrow_format_of_a_numpy_dtype_is_pyarrows(typestr):
+    np = pytest.importorskip("numpy")
+    pa = pytest.importorskip("pyarrow")
+    from dfbuffer._interchange import _arrow_format, _arrow_schema
+
+    dt = np.dtype(typestr)
+    want = _arrow_schema(pa.array(np.zeros(2, dt)))["format"]
+    assert _arrow_format(dt) == want
+    # and a Buffer over such an array exports under the same format
+    import dfbuffer
+
+    buf = dfbuffer.Buffer.from_object(np.zeros(2, dt))
+    assert _arrow_schema(buf)["format"] == want
+
+
+def test_arrow_format_refusals_and_parameters():
+    np = pytest.importorskip("numpy")
+    from dfbuffer._interchange import _arrow_format, _arrow_type
+
+    for typestr in (">i4", "c16", "O", "M8[D]", "M8[2s]", "V8", "U3"):
+        assert _arrow_format(np.dtype(typestr)) is None, typestr
+    # a NumPy bool column exports bit-packed
+    assert _arrow_type(_arrow_format(np.dtype(bool)))["type"] == "bit-packed bool"
+    tz = _arrow_format(np.dtype("M8[us]"), "Europe/Paris")
+    assert _arrow_type(tz)["tz"] == "Europe/Paris"
+    assert _arrow_format(np.dtype("m8[us]"), "UTC") is None  # only datetimes have one
+    # interchange (kind, bits): the numbers
+    assert _arrow_type(_arrow_format((0, 32)))["type"] == "int"
+    assert _arrow_type(_arrow_format((1, 8)))["type"] == "uint"
+    assert _arrow_type(_arrow_format((2, 16)))["item_bits"] == 16
+    assert _arrow_format((20, 8)) is None and _arrow_format((0, 7)) is None
+    # the rows without parameters, by name; the others have no one format
+    for name in ("null", "utf8 string", "large utf8 string", "bit-packed bool", "binary"):
+        assert _arrow_type(_arrow_format(name))["type"] == name
+    assert _arrow_format("timestamp") is None and _arrow_format("no such type") is None
+    with pytest.raises(TypeError):
+        _arrow_format(3)
+    with pytest.raises(TypeError):
+        _arrow_format(np.dtype("i4"), 5)

@@ -211,3 +211,66 @@ def test_a_mapping_of_masked_arrays_keeps_their_nulls():
         dfbuffer.from_dataframe({"a": m}, nulls="raise")
     assert m.mask.tolist() == [True, False]  # the caller's mask untouched
     assert dfbuffer.from_dataframe({"a": m.filled(0)})["a"].tolist() == [0, 5]
+
+
+def test_every_python_operation_has_a_function_for_every_row():
+    """The Python operations are tables of one function per row of the C table:
+    _frame_kinds() names the rows, in the order _frame_source asks them, and an
+    operation without a row's function cannot be made; calling one (a C
+    _FrameOperation) reads the source once and hands the row what it read."""
+    import dfbuffer._batches
+    import dfbuffer._schema
+    import dfbuffer._to_arrow
+    import dfbuffer.pandas
+    from dfbuffer._interchange import _frame_kinds
+    from dfbuffer._sources import operation
+
+    kinds = _frame_kinds()
+    assert kinds == ("pandas", "arrow", "interchange", "mapping", "schema")
+    ops = [dfbuffer._to_arrow.NODES, dfbuffer._to_arrow.INTERCHANGE,
+           dfbuffer._schema.SCHEMA, dfbuffer.pandas._PANDAS, dfbuffer._batches._OPEN]
+    for op in ops:
+        assert len(op.rows) == len(kinds) and all(map(callable, op.rows)), op.name
+    rows = dict.fromkeys(kinds, lambda src: src.frame)
+    with pytest.raises(RuntimeError, match="'schema'"):
+        operation("partial", **{k: v for k, v in rows.items() if k != "schema"})
+    with pytest.raises(RuntimeError, match="'parquet'"):
+        operation("extra", parquet=lambda src: None, **rows)
+    # one call asks the table once and hands the row its frame, read once
+    op = operation("frame", **rows)
+    d = {"a": np.arange(3)}
+    got = op(d, "frame")
+    # the mapping's items copied in one pass
+    assert got is not d and list(got) == ["a"] and got["a"] is d["a"]
+    with pytest.raises(TypeError, match=r"frame\(\) expects a dataframe"):
+        op(3, "frame")
+
+
+def test_a_frame_operation_passes_its_arguments_and_refusals():
+    from dfbuffer._interchange import _frame_kinds, _FrameOperation
+    from dfbuffer._sources import Source
+
+    kinds = _frame_kinds()
+    op = _FrameOperation("probe", tuple((lambda src, *a, k=k: (k, src, a)) for k in kinds),
+                         Source)
+    kind, src, args = op(pa.table({"a": [1]}), "probe", 1, "two", None)
+    assert kind == "arrow" and type(src) is Source and args == (1, "two", None)
+    assert src.func == "probe" and src.allow_copy is True and src.frame is src.obj
+    # more arguments than fit the call's small stack
+    assert op({"a": np.arange(2)}, "probe", *range(20))[2] == tuple(range(20))
+    df = pd.DataFrame({"a": [1, 2]})
+    kind, src, _ = op(df.__dataframe__(allow_copy=False), "probe")
+    assert kind == "pandas" and src.allow_copy is False
+    assert list(src.frame.columns) == ["a"]
+    with pytest.raises(TypeError, match=r"probe\(\) expects a dataframe"):
+        op(3, "probe")
+    with pytest.raises(TypeError):
+        op(df)  # no func
+    with pytest.raises(TypeError):
+        op(df, "probe", key=1)
+    with pytest.raises(TypeError, match="one callable per row"):
+        _FrameOperation("short", (len,), Source)
+    with pytest.raises(TypeError, match="not callable"):
+        _FrameOperation("bad", (1,) * len(kinds), Source)
+    with pytest.raises(TypeError, match="tuple subclass"):
+        _FrameOperation("bad", (len,) * len(kinds), dict)

@@ -1,8 +1,9 @@
 """The Python modules of src/dfbuffer form layers: no module imports, directly or through
 others, a module that imports it back.  Every import of a dfbuffer module counts, at the
 top of a module, inside a function (where a circle is usually hidden) or under
-``if TYPE_CHECKING:``.  The Arrow-outward modules are, bottom up: ``_frame_nodes`` (each
-frame source's columns as Arrow nodes), ``_schema``, ``_arrow_interchange`` (the
+``if TYPE_CHECKING:``.  The Arrow-outward modules are, bottom up: ``_sources`` (the
+frame-source table's Python half), ``_frame_nodes`` (each frame source's columns as Arrow
+nodes), ``_schema``, ``_arrow_interchange`` (the
 interchange view), ``_to_arrow`` (ArrowExport, to_arrow), the package.  The checker is
 itself tested on made-up modules.
 
@@ -123,9 +124,10 @@ def test_the_package_modules_have_no_import_circle():
 def test_the_arrow_outward_modules_are_layers():
     graph = import_graph(package_sources())
     below = {
-        "dfbuffer._frame_nodes": {"dfbuffer._interchange"},
+        "dfbuffer._sources": {"dfbuffer._interchange"},
+        "dfbuffer._frame_nodes": {"dfbuffer._interchange", "dfbuffer._sources"},
         "dfbuffer._arrow_interchange": {"dfbuffer._interchange", "dfbuffer._frame_nodes",
-                                        "dfbuffer._schema"},
+                                        "dfbuffer._schema", "dfbuffer._sources"},
     }
     for module, allowed in below.items():
         assert graph[module] <= allowed, (module, graph[module] - allowed)

@@ -17,6 +17,7 @@
 #include "pandas.h"
 #include "convert_functions.h"
 #include "arrow_batches.h"
+#include "readers.h"
 
 typedef struct {
     const char *name;
@@ -311,6 +312,9 @@ module_exec(PyObject *m)
         return -1;
     }
     if (dfb_arrow_batches_state_init(m, st) < 0) {
+        return -1;
+    }
+    if (dfb_frame_op_init(m) < 0) {
         return -1;
     }
     if (PyModule_AddIntConstant(m, "MAXDIM", DFB_MAXDIM) < 0 ||

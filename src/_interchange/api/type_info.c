@@ -207,8 +207,137 @@ arrow_types_py(PyObject *module, PyObject *unused)
     return out;
 }
 
+PyDoc_STRVAR(
+    arrow_format_doc,
+    "_arrow_format(type, tz=None, /)\n--\n\n"
+    "Private: the Arrow C format string the type table gives `type`: a\n"
+    "NumPy dtype (native byte order; datetimes and timedeltas of s, ms, us\n"
+    "or ns; a bool dtype gives the bit-packed type its values are packed\n"
+    "into), an interchange (kind, bit_width) pair (INT, UINT, FLOAT), or\n"
+    "the name of a row of the table that takes no parameters ('utf8\n"
+    "string', 'null', ...); `tz` (a str) is a datetime's time zone.  None\n"
+    "for a type Arrow has no format for here.");
+
+/* Fills *f from NumPy dtype `d`: core's format by kind, item size and
+   unit.  Returns 0, or -1 (no exception) for a dtype without one. */
+static int
+numpy_format(PyArray_Descr *d, dfb_format *f)
+{
+    Py_ssize_t itemsize = PyDataType_ELSIZE(d);
+    char unit = 0;
+    if (d->type_num == NPY_DATETIME || d->type_num == NPY_TIMEDELTA) {
+        PyArray_DatetimeMetaData *m =
+            &((PyArray_DatetimeDTypeMetaData *)PyDataType_C_METADATA(d))->meta;
+        if (m->num != 1) {
+            return -1;
+        }
+        unit = m->base == NPY_FR_s    ? 's'
+               : m->base == NPY_FR_ms ? 'm'
+               : m->base == NPY_FR_us ? 'u'
+               : m->base == NPY_FR_ns ? 'n'
+                                      : 0;
+        if (unit == 0) {
+            return -1;
+        }
+    }
+    if (!PyArray_ISNBO(d->byteorder) || itemsize > 8 ||
+        PyDataType_HASFIELDS(d) || PyDataType_HASSUBARRAY(d)) {
+        return -1;
+    }
+    if (dfb_format_from_numpy(d->kind, (int)itemsize, unit, f) < 0) {
+        return -1;
+    }
+    if (f->type == DFB_T_BOOL8) {
+        /* a bool column exports bit-packed (the caller packs it) */
+        f->type = DFB_T_BOOL_BIT;
+        f->bits = 1;
+    }
+    return 0;
+}
+
+/* Fills *f from the row of the type table named `name` (one without
+   parameters).  Returns 0, or -1 (no exception) for no such row. */
+static int
+named_format(const char *name, dfb_format *f)
+{
+    for (int t = DFB_T_INVALID + 1; t < DFB_T_COUNT; t++) {
+        const char *fmt = dfb_type_arrow_format((dfb_type)t);
+        if (strcmp(dfb_type_row_of((dfb_type)t)->name, name) == 0 &&
+            fmt != NULL) {
+            return dfb_type_parse_arrow(fmt, f);
+        }
+    }
+    return -1;
+}
+
+/* _arrow_format(type, tz=None, /): the table's Arrow format of a NumPy
+   dtype, an interchange (kind, bits) pair or a row name, with time zone
+   `tz` for a datetime.  Returns a new str, None, or NULL with TypeError
+   for any other argument. */
+static PyObject *
+arrow_format_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    PyObject *tz = nargs == 2 ? args[1] : Py_None;
+    if (nargs < 1 || nargs > 2 || (tz != Py_None && !PyUnicode_Check(tz))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_arrow_format() takes a type and an optional str");
+        return NULL;
+    }
+    PyObject *arg = args[0];
+    dfb_format f;
+    int r;
+    if (PyArray_DescrCheck(arg)) {
+        r = numpy_format((PyArray_Descr *)arg, &f);
+    }
+    else if (PyUnicode_Check(arg)) {
+        const char *name = PyUnicode_AsUTF8(arg);
+        if (name == NULL) {
+            return NULL;
+        }
+        r = named_format(name, &f);
+    }
+    else if (PyTuple_Check(arg) && PyTuple_GET_SIZE(arg) == 2 &&
+             PyLong_Check(PyTuple_GET_ITEM(arg, 0)) &&
+             PyLong_Check(PyTuple_GET_ITEM(arg, 1))) {
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(arg, 0));
+        long bits = PyLong_AsLong(PyTuple_GET_ITEM(arg, 1));
+        if ((kind == -1 || bits == -1) && PyErr_Occurred()) {
+            return NULL;
+        }
+        /* numbers only: their Arrow format is their kind and width */
+        r = kind < 0 || kind > 2 || bits < 8 || bits > 64
+                ? -1
+                : dfb_format_parse_interchange((int)kind, (int)bits, "", '=',
+                                               &f);
+    }
+    else {
+        PyErr_Format(PyExc_TypeError,
+                     "_arrow_format() expects a NumPy dtype, a (kind, bits) "
+                     "pair or a type name, got %.200s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    if (r == 0 && tz != Py_None) {
+        Py_ssize_t n;
+        f.tz = PyUnicode_AsUTF8AndSize(tz, &n);
+        if (f.tz == NULL) {
+            return NULL;
+        }
+        f.tz_len = (size_t)n;
+        r = f.type == DFB_T_TIMESTAMP ? 0 : -1; /* only datetimes have one */
+    }
+    char buf[256];
+    if (r < 0 || dfb_format_to_arrow(&f, buf, sizeof(buf)) < 0) {
+        Py_RETURN_NONE;
+    }
+    return PyUnicode_FromString(buf);
+}
+
 PyMethodDef dfb_type_info_methods[] = {
     {"_arrow_type", arrow_type_py, METH_O, arrow_type_doc},
     {"_arrow_types", arrow_types_py, METH_NOARGS, arrow_types_doc},
+    {"_arrow_format", (PyCFunction)(void (*)(void))arrow_format_py,
+     METH_FASTCALL, arrow_format_doc},
     {NULL},
 };

@@ -1142,39 +1142,65 @@ pandas_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
     return res;
 }
 
-/* from_dataframe of `obj` (borrowed), read as the frame-source table says
-   (a pandas frame, an Arrow producer, an interchange DataFrame or a
-   mapping), only the columns `sel` selects (NULL: all).  Returns a new
+/* from_dataframe of Arrow producer `frame` (borrowed): its columns (a
+   pandas Series subclass's one column named as from_dataframe keys it).
+   Returns a new dict, or NULL with an exception set. */
+static PyObject *
+arrow_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
+              int allow_copy, dfb_colsel *sel)
+{
+    return series_named(
+        st, frame,
+        dfb_arrow_from_dataframe_cols(st, frame, opts, allow_copy, sel));
+}
+
+/* from_dataframe of interchange DataFrame `df` (borrowed).  Returns a new
    dict, or NULL with an exception set. */
+static PyObject *
+ix_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts, int allow_copy,
+           dfb_colsel *sel)
+{
+    return ix_frame_to_dict(st, Py_NewRef(df), opts, allow_copy, sel);
+}
+
+/* from_dataframe of mapping `obj` (borrowed).  Returns a new dict, or NULL
+   with an exception set. */
+static PyObject *
+mapping_rows_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                     int allow_copy, dfb_colsel *sel)
+{
+    return mapping_to_dict(st, obj, opts, allow_copy, sel);
+}
+
+/* from_dataframe's operation of each row of the frame-source table: the
+   row's frame (borrowed) read into a new dict, or NULL with an exception
+   set; NULL for a row it does not read (a schema has no data). */
+typedef PyObject *(*frame_reader)(dfb_state *, PyObject *, const dfb_opts *,
+                                  int, dfb_colsel *);
+static const frame_reader to_dict_rows[DFB_SRC_COUNT] = {
+    [DFB_SRC_PANDAS] = pandas_to_dict,
+    [DFB_SRC_ARROW] = arrow_to_dict,
+    [DFB_SRC_INTERCHANGE] = ix_to_dict,
+    [DFB_SRC_MAPPING] = mapping_rows_to_dict,
+    [DFB_SRC_SCHEMA] = NULL,
+};
+
+/* from_dataframe of `obj` (borrowed), read as the frame-source table says
+   (its row's operation in to_dict_rows), only the columns `sel` selects
+   (NULL: all).  Returns a new dict, or NULL with an exception set. */
 static PyObject *
 frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
               int allow_copy, dfb_colsel *sel)
 {
-    /* the frame-source table (frame.c) decides how obj is read */
+    /* the frame-source table (frame_source.c) decides how obj is read */
     dfb_frame_source src;
     if (dfb_frame_source_of(st, obj, allow_copy, &src) < 0) {
         return NULL;
     }
-    PyObject *res = NULL;
-    switch (src.kind) {
-        case DFB_SRC_PANDAS:
-            res = pandas_to_dict(st, src.frame, opts, src.allow_copy, sel);
-            break;
-        case DFB_SRC_ARROW:
-            res = series_named(st, src.frame,
-                               dfb_arrow_from_dataframe_cols(
-                                   st, src.frame, opts, src.allow_copy, sel));
-            break;
-        case DFB_SRC_INTERCHANGE:
-            /* steals the interchange DataFrame */
-            return ix_frame_to_dict(st, src.frame, opts, src.allow_copy, sel);
-        case DFB_SRC_MAPPING:
-            res = mapping_to_dict(st, src.frame, opts, src.allow_copy, sel);
-            break;
-        default:
-            dfb_not_a_frame_error("from_dataframe", obj);
-            break;
-    }
+    frame_reader read = to_dict_rows[src.kind];
+    PyObject *res = read != NULL
+                        ? read(st, src.frame, opts, src.allow_copy, sel)
+                        : dfb_not_a_frame_error("from_dataframe", obj);
     Py_XDECREF(src.frame);
     return res;
 }
@@ -1264,6 +1290,40 @@ frame_source_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                          src.allow_copy ? Py_True : Py_False);
 }
 
+PyDoc_STRVAR(frame_kinds_doc,
+             "_frame_kinds()\n--\n\n"
+             "Private: the names of the frame-source table's rows, in the\n"
+             "order they are asked: the keys of every Python operation table\n"
+             "(dfbuffer._sources), which _frame_source answers with.");
+
+/* _frame_kinds(): dfb_frame_kind_names for dfbuffer._sources.  Returns a
+   new tuple, or NULL with MemoryError. */
+static PyObject *
+frame_kinds_py(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(unused))
+{
+    return dfb_frame_kind_names();
+}
+
+PyDoc_STRVAR(ix_frame_doc,
+             "_ix_frame(obj, /)\n--\n\n"
+             "Private: the interchange DataFrame of obj (obj itself when it\n"
+             "has column_names and get_column, else\n"
+             "obj.__dataframe__(allow_copy=True)), or None when obj has\n"
+             "neither: the interchange row's test, for a device-only Arrow\n"
+             "producer read through its __dataframe__.");
+
+/* _ix_frame(obj, /): dfb_ix_frame with allow_copy.  Returns a new
+   reference (None for neither), or NULL with an exception set. */
+static PyObject *
+ix_frame_py(PyObject *module, PyObject *obj)
+{
+    PyObject *df = dfb_ix_frame(dfb_state_from_module(module), obj, 1);
+    if (df == NULL && !PyErr_Occurred()) {
+        return Py_NewRef(Py_None);
+    }
+    return df;
+}
+
 PyDoc_STRVAR(select_columns_doc,
              "_select_columns(names, columns, /)\n--\n\n"
              "Private: the positions in names (a list of str) of the columns\n"
@@ -1323,6 +1383,8 @@ not_a_frame_error_py(PyObject *Py_UNUSED(module), PyObject *const *args,
 PyMethodDef dfb_convert_methods[] = {
     {"_frame_source", (PyCFunction)(void (*)(void))frame_source_py,
      METH_FASTCALL, frame_source_doc},
+    {"_frame_kinds", frame_kinds_py, METH_NOARGS, frame_kinds_doc},
+    {"_ix_frame", ix_frame_py, METH_O, ix_frame_doc},
     {"_not_a_frame_error", (PyCFunction)(void (*)(void))not_a_frame_error_py,
      METH_FASTCALL, not_a_frame_error_doc},
     {"_select_columns", (PyCFunction)(void (*)(void))select_columns_py,

@@ -8,6 +8,13 @@
 #include "pandas.h"
 #include "probe.h"
 
+#if PY_VERSION_HEX < 0x030C0000
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#define Py_T_PYSSIZET T_PYSSIZET
+#define Py_READONLY READONLY
+#endif
+
 int
 dfb_is_mapping(PyObject *obj)
 {
@@ -75,25 +82,6 @@ dfb_not_a_frame_hint(PyObject *obj)
     return "";
 }
 
-const char *
-dfb_frame_kind_name(dfb_frame_kind kind)
-{
-    switch (kind) {
-        case DFB_SRC_PANDAS:
-            return "pandas";
-        case DFB_SRC_ARROW:
-            return "arrow";
-        case DFB_SRC_INTERCHANGE:
-            return "interchange";
-        case DFB_SRC_MAPPING:
-            return "mapping";
-        case DFB_SRC_SCHEMA:
-            return "schema";
-        default:
-            return "none";
-    }
-}
-
 /* The rows of the table: each returns 1 and sets *frame (a new reference)
    when `obj` is its kind of source, 0 when not, -1 with an exception. */
 
@@ -143,20 +131,64 @@ match_schema(dfb_state *st, PyObject *obj, int *allow_copy, PyObject **frame)
     return r;
 }
 
-static const struct {
+/* A row of the frame-source table: the kind, its name (what Python's
+   operation tables are keyed by, dfb_frame_kind_names), the test that
+   matches it and how its frame is read once for a caller that reads it
+   more than once (dfb_frame_source_pin; NULL: as it is). */
+typedef struct {
     dfb_frame_kind kind;
+    const char *name;
     int (*match)(dfb_state *, PyObject *, int *, PyObject **);
-} frame_sources[] = {
+    PyObject *(*pin)(PyObject *);
+} frame_row;
+
+static const frame_row frame_sources[] = {
     /* pandas first: a pandas frame also speaks Arrow and __dataframe__,
        and its blocks are read directly */
-    {DFB_SRC_PANDAS, match_pandas},
+    {DFB_SRC_PANDAS, "pandas", match_pandas, dfb_pd_frame_pin},
     /* Arrow before __dataframe__: Arrow states offsets and buffers exactly
        where producers' __dataframe__ have known bugs */
-    {DFB_SRC_ARROW, match_arrow},
-    {DFB_SRC_INTERCHANGE, match_interchange},
-    {DFB_SRC_MAPPING, match_mapping},
-    {DFB_SRC_SCHEMA, match_schema},
+    {DFB_SRC_ARROW, "arrow", match_arrow, NULL},
+    {DFB_SRC_INTERCHANGE, "interchange", match_interchange, NULL},
+    {DFB_SRC_MAPPING, "mapping", match_mapping, dfb_mapping_snapshot},
+    {DFB_SRC_SCHEMA, "schema", match_schema, NULL},
 };
+
+#define N_FRAME_SOURCES (sizeof(frame_sources) / sizeof(frame_sources[0]))
+
+/* The row of `kind`, or NULL for DFB_SRC_NONE.  Cannot fail. */
+static const frame_row *
+row_of(dfb_frame_kind kind)
+{
+    for (size_t i = 0; i < N_FRAME_SOURCES; i++) {
+        if (frame_sources[i].kind == kind) {
+            return &frame_sources[i];
+        }
+    }
+    return NULL;
+}
+
+const char *
+dfb_frame_kind_name(dfb_frame_kind kind)
+{
+    const frame_row *row = row_of(kind);
+    return row != NULL ? row->name : "none";
+}
+
+PyObject *
+dfb_frame_kind_names(void)
+{
+    PyObject *out = PyTuple_New((Py_ssize_t)N_FRAME_SOURCES);
+    for (size_t i = 0; out != NULL && i < N_FRAME_SOURCES; i++) {
+        PyObject *s = PyUnicode_FromString(frame_sources[i].name);
+        if (s == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, s);
+    }
+    return out;
+}
 
 /* Returns 1 if `obj` is an instance of class `name` of module `modname`
    (already imported: nothing is imported here; a subclass too, by its
@@ -214,8 +246,7 @@ dfb_frame_source_of(dfb_state *st, PyObject *obj, int allow_copy,
         obj = native; /* held until the row below has its own reference */
     }
     int r = 0;
-    for (size_t i = 0; i < sizeof(frame_sources) / sizeof(frame_sources[0]);
-         i++) {
+    for (size_t i = 0; i < N_FRAME_SOURCES; i++) {
         r = frame_sources[i].match(st, obj, &out->allow_copy, &out->frame);
         if (r < 0) {
             out->frame = NULL;
@@ -265,17 +296,232 @@ dfb_mapping_snapshot(PyObject *obj)
 int
 dfb_frame_source_pin(dfb_frame_source *src)
 {
-    PyObject *pinned;
-    switch (src->kind) {
-        case DFB_SRC_PANDAS:
-            pinned = dfb_pd_frame_pin(src->frame);
-            break;
-        case DFB_SRC_MAPPING:
-            pinned = dfb_mapping_snapshot(src->frame);
-            break;
-        default:
-            return 0;
+    const frame_row *row = row_of(src->kind);
+    if (row == NULL || row->pin == NULL) {
+        return 0; /* read as it is */
     }
+    PyObject *pinned = row->pin(src->frame);
     Py_SETREF(src->frame, pinned);
     return pinned != NULL ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* _FrameOperation: an operation of the table, one callable per row     */
+/* ------------------------------------------------------------------ */
+
+/* One operation of the table for the Python functions (to_arrow's Arrow
+   nodes, schema, to_interchange, dfbuffer.pandas, the batches): a callable
+   per row, in the rows' order, and the class of what a row is handed. */
+typedef struct {
+    PyObject_HEAD PyObject *name; /* str */
+    PyObject *rows;   /* tuple: one callable per row of frame_sources */
+    PyObject *source; /* a tuple subclass: (obj, frame, allow_copy, func) */
+    vectorcallfunc vectorcall;
+} frame_op;
+
+/* The position of the row of `kind` in frame_sources, or -1 for
+   DFB_SRC_NONE.  Cannot fail. */
+static Py_ssize_t
+row_index(dfb_frame_kind kind)
+{
+    const frame_row *row = row_of(kind);
+    return row != NULL ? row - frame_sources : -1;
+}
+
+/* op(obj, func, *args): asks the table once for `obj` (read once, as
+   dfb_frame_source_pin reads it) and calls the row's callable with the
+   source (op.source of (obj, frame, allow_copy, func)) and `args`; the
+   TypeError of dfb_not_a_frame_error for `func` when no row reads obj.
+   Returns what the row returns, or NULL with an exception set. */
+static PyObject *
+frame_op_call(PyObject *callable, PyObject *const *args, size_t nargsf,
+              PyObject *kwnames)
+{
+    frame_op *self = (frame_op *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) || nargs < 2 ||
+        !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a frame operation takes (obj, func, *args), func a "
+                        "str");
+        return NULL;
+    }
+    const char *func = PyUnicode_AsUTF8(args[1]);
+    dfb_state *st = PyType_GetModuleState(Py_TYPE(callable));
+    if (func == NULL || st == NULL) {
+        return NULL;
+    }
+    PyObject *obj = args[0];
+    dfb_frame_source src;
+    if (dfb_frame_source_of(st, obj, 1, &src) < 0 ||
+        dfb_frame_source_pin(&src) < 0) {
+        return NULL;
+    }
+    Py_ssize_t i = row_index(src.kind);
+    if (i < 0) {
+        return dfb_not_a_frame_error(func, obj);
+    }
+    PyObject *items = PyTuple_Pack(
+        4, obj, src.frame, src.allow_copy ? Py_True : Py_False, args[1]);
+    Py_DECREF(src.frame);
+    PyObject *targs = items != NULL ? PyTuple_Pack(1, items) : NULL;
+    Py_XDECREF(items);
+    if (targs == NULL) {
+        return NULL;
+    }
+    /* tuple.__new__(source, items): the class's own __new__ is not run */
+    PyObject *source =
+        PyTuple_Type.tp_new((PyTypeObject *)self->source, targs, NULL);
+    Py_DECREF(targs);
+    if (source == NULL) {
+        return NULL;
+    }
+    PyObject *row = Py_NewRef(PyTuple_GET_ITEM(self->rows, i));
+    PyObject *small[8];
+    size_t n = (size_t)nargs - 1; /* the source, then args[2:] */
+    PyObject **stack = n <= 8 ? small : PyMem_Malloc(n * sizeof(PyObject *));
+    PyObject *res = NULL;
+    if (stack == NULL) {
+        PyErr_NoMemory();
+    }
+    else {
+        stack[0] = source;
+        for (size_t k = 1; k < n; k++) {
+            stack[k] = args[k + 1];
+        }
+        res = PyObject_Vectorcall(row, stack, n, NULL);
+        if (stack != small) {
+            PyMem_Free(stack);
+        }
+    }
+    Py_DECREF(row);
+    Py_DECREF(source);
+    return res;
+}
+
+/* _FrameOperation(name, rows, source): `rows` a tuple of one callable per
+   row of the table (dfb_frame_kind_names' order), `source` a tuple
+   subclass.  Returns a new operation, or NULL with TypeError. */
+static PyObject *
+frame_op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *name, *rows, *source;
+    if ((kwds != NULL && PyDict_GET_SIZE(kwds) != 0) ||
+        !PyArg_ParseTuple(args, "UO!O!:_FrameOperation", &name, &PyTuple_Type,
+                          &rows, &PyType_Type, &source)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "_FrameOperation() takes no keyword arguments");
+        }
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(rows) != (Py_ssize_t)N_FRAME_SOURCES) {
+        PyErr_Format(PyExc_TypeError,
+                     "_FrameOperation() takes one callable per row of the "
+                     "frame-source table (%zd), got %zd",
+                     (Py_ssize_t)N_FRAME_SOURCES, PyTuple_GET_SIZE(rows));
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(rows); i++) {
+        if (!PyCallable_Check(PyTuple_GET_ITEM(rows, i))) {
+            PyErr_Format(PyExc_TypeError,
+                         "_FrameOperation() row %zd is not callable", i);
+            return NULL;
+        }
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)source, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_FrameOperation() source must be a tuple subclass");
+        return NULL;
+    }
+    frame_op *self = (frame_op *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->name = Py_NewRef(name);
+    self->rows = Py_NewRef(rows);
+    self->source = Py_NewRef(source);
+    self->vectorcall = frame_op_call;
+    return (PyObject *)self;
+}
+
+/* tp_traverse: the type and what the operation holds. */
+static int
+frame_op_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    frame_op *self = (frame_op *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->name);
+    Py_VISIT(self->rows);
+    Py_VISIT(self->source);
+    return 0;
+}
+
+/* tp_clear: drops what the operation holds.  Returns 0. */
+static int
+frame_op_clear(PyObject *op)
+{
+    frame_op *self = (frame_op *)op;
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->rows);
+    Py_CLEAR(self->source);
+    return 0;
+}
+
+/* tp_dealloc: untracks, clears, frees, and drops the heap type. */
+static void
+frame_op_dealloc(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    (void)frame_op_clear(op);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyMemberDef frame_op_members[] = {
+    {"name", Py_T_OBJECT_EX, offsetof(frame_op, name), Py_READONLY,
+     "The operation's name."},
+    {"rows", Py_T_OBJECT_EX, offsetof(frame_op, rows), Py_READONLY,
+     "One callable per row of the table, in the rows' order."},
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(frame_op, vectorcall),
+     Py_READONLY, NULL},
+    {NULL},
+};
+
+static PyType_Slot frame_op_slots[] = {
+    {Py_tp_doc,
+     "_FrameOperation(name, rows, source, /)\n--\n\n"
+     "Private: an operation of the frame-source table, one callable per\n"
+     "row (rows, in the order of _frame_kinds()).  op(obj, func, *args)\n"
+     "asks the table once and calls the row's callable with source(obj,\n"
+     "frame, allow_copy, func) and args (frame read once); TypeError\n"
+     "naming func when no row reads obj."},
+    {Py_tp_new, frame_op_new},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_traverse, frame_op_traverse},
+    {Py_tp_clear, frame_op_clear},
+    {Py_tp_dealloc, frame_op_dealloc},
+    {Py_tp_members, frame_op_members},
+    {0, NULL},
+};
+
+static PyType_Spec frame_op_spec = {
+    .name = "dfbuffer._interchange._FrameOperation",
+    .basicsize = sizeof(frame_op),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = frame_op_slots,
+};
+
+int
+dfb_frame_op_init(PyObject *m)
+{
+    PyObject *type = PyType_FromModuleAndSpec(m, &frame_op_spec, NULL);
+    if (type == NULL) {
+        return -1;
+    }
+    int r = PyModule_AddType(m, (PyTypeObject *)type);
+    Py_DECREF(type);
+    return r;
 }

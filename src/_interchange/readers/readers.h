@@ -94,6 +94,8 @@ typedef enum {
                             Buffers or columns */
     DFB_SRC_SCHEMA,      /* only __arrow_c_schema__: a schema, no data
                             (schema() reads it; the others refuse it) */
+    DFB_SRC_COUNT        /* the number of kinds: the size of an operation
+                            table indexed by kind */
 } dfb_frame_kind;
 
 /* What dfb_frame_source_of found. */
@@ -113,6 +115,12 @@ typedef struct {
    "schema", "none").  Cannot fail. */
 const char *
 dfb_frame_kind_name(dfb_frame_kind kind);
+
+/* A new tuple of the names of the table's rows, in the order they are
+   asked ("pandas", "arrow", ...): the keys of every Python operation table
+   (dfbuffer._sources).  NULL with MemoryError. */
+PyObject *
+dfb_frame_kind_names(void);
 
 /* Asks the rows of the frame-source table in order (pandas, Arrow
    producer, interchange, mapping, schema-only), of the native object a
@@ -167,6 +175,12 @@ dfb_not_a_frame_error(const char *func, PyObject *obj);
    iterator), or "" for any other object.  Cannot fail. */
 const char *
 dfb_not_a_frame_hint(PyObject *obj);
+
+/* Adds the type _FrameOperation (an operation of the table for the Python
+   functions: one callable per row, called with the source the table read)
+   to module `m`.  Returns 0, or -1 with an exception set. */
+int
+dfb_frame_op_init(PyObject *m);
 
 /* ---- ixwalk.c ---- */
 

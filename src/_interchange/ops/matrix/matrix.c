@@ -549,58 +549,100 @@ parse_threads(PyObject *o, int *out)
     return 0;
 }
 
-/* Describes the selected columns (`o_cols`) of `obj`, a frame of kind
-   `kind` (the frame-source table's answer), into `fr`: a pandas frame
-   (matrix_pandas.c: its blocks in place, *strides set), a mapping
-   (matrix_mapping.c: value by value, *strides set), an Arrow producer
-   (*own: a new list of a pandas frame's own column names, or NULL), or an
-   interchange DataFrame; `flatten`: an Arrow producer's struct columns as
-   their leaves; `skip` (on_unsupported="skip"): a column no reader takes,
-   or one refused by its pandas type, is left out.  Returns 0, or -1 with
-   an exception set (TypeError for any other kind, or naming an
-   unsupported column). */
+/* to_matrix's operation of a row of the frame-source table: describes the
+   selected columns (`o_cols`) of the row's frame `obj` into `fr`; `flatten`:
+   an Arrow producer's struct columns as their leaves; `skip`
+   (on_unsupported="skip"): a column no reader takes, or one refused by its
+   pandas type, is left out.  Returns 0, or -1 with an exception set. */
+typedef int (*frame_describer)(dfb_state *st, PyObject *obj, PyObject *o_cols,
+                               int flatten, int ordinal, int skip,
+                               dfb_frame *fr, mstrides **strides,
+                               PyObject **own);
+
+/* A pandas frame (matrix_pandas.c: its blocks in place, *strides set). */
+static int
+describe_pandas(dfb_state *st, PyObject *obj, PyObject *o_cols, int flatten,
+                int ordinal, int skip, dfb_frame *fr, mstrides **strides,
+                PyObject **own)
+{
+    (void)own;
+    return dfb_matrix_pandas_describe(st, obj, o_cols, flatten, ordinal, skip,
+                                      fr, strides);
+}
+
+/* A mapping (matrix_mapping.c: value by value, *strides set). */
+static int
+describe_mapping(dfb_state *st, PyObject *obj, PyObject *o_cols, int flatten,
+                 int ordinal, int skip, dfb_frame *fr, mstrides **strides,
+                 PyObject **own)
+{
+    (void)own;
+    return dfb_matrix_mapping_describe(st, obj, o_cols, flatten, ordinal, skip,
+                                       fr, strides);
+}
+
+/* An Arrow producer (*own: a new list of a pandas frame's own column names,
+   or NULL). */
+static int
+describe_arrow(dfb_state *st, PyObject *obj, PyObject *o_cols, int flatten,
+               int ordinal, int skip, dfb_frame *fr, mstrides **strides,
+               PyObject **own)
+{
+    (void)strides;
+    if (o_cols == NULL || o_cols == Py_None) {
+        *own = dfb_matrix_pandas_columns(obj);
+        if (*own == NULL && PyErr_Occurred()) {
+            return -1;
+        }
+    }
+    return dfb_arrow_describe_frame(st, obj, *own != NULL ? *own : o_cols,
+                                    flatten, ordinal, skip, fr);
+}
+
+/* An interchange DataFrame (TypeError for one that is no frame). */
+static int
+describe_interchange(dfb_state *st, PyObject *obj, PyObject *o_cols,
+                     int flatten, int ordinal, int skip, dfb_frame *fr,
+                     mstrides **strides, PyObject **own)
+{
+    (void)flatten;
+    (void)ordinal;
+    (void)strides;
+    (void)own;
+    int r = dfb_ix_describe_frame(st, obj, o_cols, skip, fr);
+    if (r == 1) {
+        dfb_not_a_frame_error("to_matrix", obj);
+        return -1;
+    }
+    return r;
+}
+
+/* to_matrix's operation of each row of the frame-source table (NULL: a row
+   it does not read: a schema has no data). */
+static const frame_describer describe_rows[DFB_SRC_COUNT] = {
+    [DFB_SRC_PANDAS] = describe_pandas,
+    [DFB_SRC_ARROW] = describe_arrow,
+    [DFB_SRC_INTERCHANGE] = describe_interchange,
+    [DFB_SRC_MAPPING] = describe_mapping,
+    [DFB_SRC_SCHEMA] = NULL,
+};
+
+/* Describes the selected columns of `obj`, the frame of a row of kind
+   `kind` (the frame-source table's answer), into `fr` by the row's
+   operation in describe_rows.  Returns 0, or -1 with an exception set
+   (TypeError for a kind to_matrix does not read, or naming an unsupported
+   column). */
 static int
 describe_frame(dfb_state *st, PyObject *obj, dfb_frame_kind kind,
                PyObject *o_cols, int flatten, int ordinal, int skip,
                dfb_frame *fr, mstrides **strides, PyObject **own)
 {
-    int r;
-    switch (kind) {
-        case DFB_SRC_PANDAS:
-            r = dfb_matrix_pandas_describe(st, obj, o_cols, flatten, ordinal,
-                                           skip, fr, strides);
-            break;
-        case DFB_SRC_MAPPING:
-            r = dfb_matrix_mapping_describe(st, obj, o_cols, flatten, ordinal,
-                                            skip, fr, strides);
-            break;
-        case DFB_SRC_ARROW:
-            r = 0;
-            if (o_cols == NULL || o_cols == Py_None) {
-                *own = dfb_matrix_pandas_columns(obj);
-                if (*own == NULL && PyErr_Occurred()) {
-                    r = -1;
-                }
-            }
-            if (r == 0) {
-                r = dfb_arrow_describe_frame(st, obj,
-                                             *own != NULL ? *own : o_cols,
-                                             flatten, ordinal, skip, fr);
-            }
-            break;
-        case DFB_SRC_INTERCHANGE:
-            r = dfb_ix_describe_frame(st, obj, o_cols, skip, fr);
-            if (r == 1) {
-                dfb_not_a_frame_error("to_matrix", obj);
-                r = -1;
-            }
-            break;
-        default:
-            dfb_not_a_frame_error("to_matrix", obj);
-            r = -1;
-            break;
+    frame_describer describe = describe_rows[kind];
+    if (describe == NULL) {
+        dfb_not_a_frame_error("to_matrix", obj);
     }
-    if (r < 0) {
+    if (describe == NULL || describe(st, obj, o_cols, flatten, ordinal, skip,
+                                     fr, strides, own) < 0) {
         unsupported_to_type_error();
         return -1;
     }
