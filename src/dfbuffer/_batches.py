@@ -160,6 +160,8 @@ def _piece(pieces: list[Any]) -> object:
 
 
 def _batch_size(batch_size: Any) -> int:
+    if isinstance(batch_size, bool):  # an int subclass, but True is no row count
+        raise TypeError("batch_size must be an int, got bool")
     n = operator.index(batch_size)
     if n < 1:
         raise ValueError(f"batch_size must be at least 1, got {n}")

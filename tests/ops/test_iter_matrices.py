@@ -206,6 +206,24 @@ def test_out_refused():
         dfbuffer.iter_matrices(reader(t), 7, out=[[0.0] * 7] * 7)
 
 
+@pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
+def test_batch_size_refused(fn):
+    t = numeric_table()
+    call = getattr(dfbuffer, fn)
+    for bad in (0, -1, -(2**70)):
+        with pytest.raises(ValueError, match=f"at least 1, got {bad}"):
+            call(t, bad)
+    for bad in (True, False, np.True_, 2.0, 2.5, "3", None, np.float64(4)):
+        with pytest.raises(TypeError):
+            call(t, bad)
+    # any integer (NumPy's too); one larger than the source gives one batch of it all
+    for size in (np.int8(ROWS), 2**63, 10**30):
+        got = list(call(reader(t), size))
+        assert len(got) == 1
+        assert len(got[0] if fn == "iter_matrices" else got[0]["f64"]) == ROWS
+    assert len(list(call({"x": np.arange(3)}, 10**30))) == 1
+
+
 def test_arguments_refused():
     t = numeric_table()
     with pytest.raises(ValueError, match="at least 1"):
