@@ -109,6 +109,75 @@ def test_get_next_error(errno_, exc, fn, collect):
     assert p.stream_releases == 1 and p.array_releases == p.handed == 1
 
 
+@pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
+@pytest.mark.parametrize("batch_size, yielded, batch, first", [
+    (3, 6, 3, 6),           # the failing read completes neither batch 3 nor its rows
+    (4, 8, 3, 8),           # batch borders on source batch borders
+    (5, 5, 2, 5),
+])
+def test_stream_failing_after_some_batches(fn, batch_size, yielded, batch, first, collect):
+    """Source batches of 4, 4 and 2 rows; the third get_next fails: every batch before
+    the error comes whole and once, in order; the error names the batch and the source
+    batch it was reading."""
+    p = HostileStream(table(), fail_at=2)
+    it = getattr(dfbuffer, fn)(p, batch_size)
+    got = []
+    with pytest.raises(ValueError, match="get_next failed") as err:
+        for b in it:
+            got.append(np.array(b[:, 0] if fn == "iter_matrices" else b["x"], copy=True))
+    assert [len(g) for g in got] == [batch_size] * (yielded // batch_size)
+    assert np.concatenate(got).tolist() == list(map(float, range(yielded)))
+    assert err.value.__notes__ == [
+        f"dfbuffer.{fn}: batch {batch} (rows from {first} of the source) failed while "
+        "reading source batch 3; every batch before it was yielded whole"]
+    with pytest.raises(StopIteration):          # the generator has ended
+        next(it)
+    del it, b                                   # b: iter_batches' views of batch 2
+    collect()
+    # the exception (its traceback) holds no source batch either
+    assert p.stream_releases == 1 and p.array_releases == p.handed == 2
+    assert err.value is not None
+
+
+@pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
+def test_python_producer_raising_mid_stream(fn):
+    """A pyarrow reader over a Python generator that raises after two batches: the
+    producer's own exception text reaches the consumer, and the note names the batch."""
+    def gen():
+        yield pa.record_batch({"x": [0.0, 1.0, 2.0]})
+        yield pa.record_batch({"x": [3.0, 4.0]})
+        raise KeyError("the producer's disk went away")
+
+    rd = pa.RecordBatchReader.from_batches(pa.schema([("x", pa.float64())]), gen())
+    it = getattr(dfbuffer, fn)(rd, 2)
+    assert [np.asarray(b if fn == "iter_matrices" else b["x"]).ravel().tolist()
+            for b in (next(it), next(it))] == [[0.0, 1.0], [2.0, 3.0]]
+    with pytest.raises(ValueError, match="disk went away") as err:
+        next(it)
+    assert err.value.__notes__[0].startswith(
+        f"dfbuffer.{fn}: batch 3 (rows from 4 of the source) failed while reading source "
+        "batch 3")
+
+
+@pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
+def test_conversion_error_names_the_batch(fn):
+    t = pa.table({"x": pa.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, None, 8.0])})
+    it = getattr(dfbuffer, fn)(t.to_reader(max_chunksize=5), 3, nulls="raise")
+    assert np.asarray(next(it) if fn == "iter_matrices" else next(it)["x"]).ravel().tolist(
+    ) == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="null") as err:
+        next(it)                                 # rows 3 to 5 are fine: the batch after
+        next(it)
+    assert err.value.__notes__ == [f"dfbuffer.{fn}: batch 3 (rows 6 to 7 of the source) failed"]
+    # a pandas frame and a mapping are numbered the same way
+    for src in (t.to_pandas(), {"x": np.ma.masked_invalid(t.column("x").to_numpy(
+            zero_copy_only=False))}):
+        with pytest.raises(ValueError, match="null") as err:
+            list(getattr(dfbuffer, fn)(src, 3, nulls="raise"))
+        assert err.value.__notes__ == [
+            f"dfbuffer.{fn}: batch 3 (rows 6 to 7 of the source) failed"]
+
+
 def test_get_schema_error(collect):
     p = HostileStream(table(), schema_fail=22)
     with pytest.raises(ValueError, match="get_schema failed"):
