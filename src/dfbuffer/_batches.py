@@ -347,6 +347,7 @@ def _matrices(
     opts: dict[str, Any],
 ) -> Iterator[Any]:
     final: np.dtype[Any] | None = None
+    made: list[Any] = []
     for k, start, piece, rows in _numbered(src, n, drop_last, "iter_matrices"):
         try:
             if final is None:
@@ -366,23 +367,31 @@ def _matrices(
                         )
                     final = out.dtype
             kw = {"dtype": final, "nulls": nulls, "threads": threads, **opts}
-            if out is None:
-                m = to_matrix(piece, order=order, **kw)
-            elif order == "C" or rows == out.shape[0]:
-                m = to_matrix(piece, out=out[:rows], **kw)
-            else:
-                # out[:rows] of an F-ordered out is not contiguous: the last, short batch
-                # goes through a matrix of its own
-                tmp = to_matrix(piece, order="F", **kw)
-                view = out[:rows]
-                np.copyto(view, np.ma.getdata(tmp))
-                m = np.ma.MaskedArray(view, mask=tmp.mask) if np.ma.isMaskedArray(tmp) else view
+            made.append(_matrix(piece, rows, order, out, kw))
         except Exception as exc:
             _note(exc, "iter_matrices", k, start, rows)
             raise
         del piece
-        yield m
-        del m
+        # popped as it is yielded: while the consumer runs, this frame holds no view of
+        # out, whose link to its base the cycle collector cannot see (a cycle through out
+        # would keep the iterator and the stream alive)
+        yield made.pop()
+
+
+def _matrix(
+    piece: Any, rows: int, order: str, out: np.ndarray[Any, Any] | None, kw: dict[str, Any]
+) -> Any:
+    """The matrix of one batch: new, or written into ``out[:rows]``."""
+    if out is None:
+        return to_matrix(piece, order=order, **kw)
+    if order == "C" or rows == out.shape[0]:
+        return to_matrix(piece, out=out[:rows], **kw)
+    # out[:rows] of an F-ordered out is not contiguous: the last, short batch goes
+    # through a matrix of its own
+    tmp = to_matrix(piece, order="F", **kw)
+    view = out[:rows]
+    np.copyto(view, np.ma.getdata(tmp))
+    return np.ma.MaskedArray(view, mask=tmp.mask) if np.ma.isMaskedArray(tmp) else view
 
 
 def _numbered(

@@ -361,3 +361,38 @@ def test_threads_share_one_reader():
         th.join()
     assert errors == []
     assert sorted(got) == [10.0 * k for k in range(400)]
+
+
+class _OutPool(np.ndarray):
+    """An ``out`` array that refers to its consumer (a cycle through the iterator)."""
+
+    consumer: object = None
+
+
+@pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
+def test_cycles_through_the_iterator_are_collected(fn, collect):
+    """A reference cycle through a live iterator (the iterator holds a pandas frame whose
+    attrs refer back to it; or an ``out`` array that refers to it) is collected by the
+    cycle collector, the iterator freed and the stream released."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"x": np.arange(10.0)})
+    it = getattr(dfbuffer, fn)(df, 3)
+    next(it)
+    df.attrs["consumer"] = it
+    refs = weakref.ref(it), weakref.ref(df)
+    del df, it
+    collect()
+    assert [r() for r in refs] == [None, None]
+    if fn != "iter_matrices":
+        return
+    p = HostileStream(table())
+    out = np.empty((3, 2)).view(_OutPool)
+    it = dfbuffer.iter_matrices(p, 3, out=out)
+    next(it)
+    out.consumer = it
+    refs = weakref.ref(it), weakref.ref(out)
+    del out, it
+    assert p.stream_releases == 0
+    collect()
+    assert [r() for r in refs] == [None, None]
+    assert p.stream_releases == 1 and p.array_releases == p.handed == 1
