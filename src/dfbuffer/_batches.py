@@ -193,6 +193,13 @@ def _check_out(out: Any, batch_size: int, dtype: Any, order: Any) -> str:
             f"iter_matrices out has shape {out.shape}, batches of {batch_size} rows need "
             f"({batch_size}, columns)"
         )
+    d = out.dtype
+    if not (d.isnative and (d.kind in "biu" or (d.kind == "f" and d.itemsize <= 8))):
+        # to_matrix's rule for out, checked before the stream is read
+        raise ValueError(
+            f"iter_matrices out has dtype {d!r}: bool, a (u)int of 8-64 bits or "
+            "float16/32/64 in native byte order expected"
+        )
     if not out.flags.writeable:
         raise ValueError("iter_matrices out is read-only")
     if out.flags.c_contiguous:

@@ -224,6 +224,27 @@ def test_batch_size_refused(fn):
     assert len(list(call({"x": np.arange(3)}, 10**30))) == 1
 
 
+def test_out_of_other_kinds_refused():
+    t = numeric_table()
+    with pytest.raises(TypeError, match="numpy.ndarray, got MaskedArray"):
+        dfbuffer.iter_matrices(reader(t), 7, out=np.ma.zeros((7, 7)))
+    for shape in ((7,), (7, 7, 1), (0, 7)):
+        with pytest.raises(ValueError, match="shape"):
+            dfbuffer.iter_matrices(reader(t), 7, out=np.empty(shape))
+    # a dtype no matrix has: at the call, as to_matrix words it
+    for dt in (np.complex64, np.longdouble, ">f8", "m8[s]", object, "V8"):
+        with pytest.raises(ValueError, match=r"out has dtype dtype\(.*float16/32/64 in "
+                                             "native byte order expected"):
+            dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 7), dt))
+    # a dtype the stream's float64 does not cast to under same_kind: at the first batch
+    for dt in (np.int64, np.bool_, np.uint8):
+        it = dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 7), dt))
+        with pytest.raises(ValueError, match="does not cast"):
+            next(it)
+    assert next(dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 7), np.float16))
+                ).dtype == np.float16
+
+
 def test_arguments_refused():
     t = numeric_table()
     with pytest.raises(ValueError, match="at least 1"):
