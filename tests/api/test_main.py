@@ -299,3 +299,17 @@ def test_demo_rows_render_failures_and_wrap():
     assert lines[-3:] == ["  2. an Arrow export: dfbuffer.to_arrow(d)",
                           "     input: NumPy arrays (pyarrow not installed)", "     -> 3 rows"]
 
+
+def test_readme_shows_what_the_main_command_prints():
+    """README.md's sample of the main command's output is what it prints (where polars
+    and pyarrow, which the sample uses, are installed)."""
+    import pathlib
+
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    if not readme.is_file():
+        pytest.skip("needs the source tree's README.md")
+    pytest.importorskip("polars")
+    pytest.importorskip("pyarrow")
+    sample = readme.read_text(encoding="utf-8").split(
+        "It begins (`--json` prints the same for machines):\n\n```text\n")[1].split("```")[0]
+    assert sample.splitlines() == _demo_section(_TEXT.result().stdout)[:-1]
