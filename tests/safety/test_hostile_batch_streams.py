@@ -424,6 +424,12 @@ def test_schema_changing_mid_stream(fn):
         assert [b["y"].tolist() for b in got] == [[2.0, 3.0, 6.0], [7.0]]
     else:
         assert np.concatenate(got).tolist() == [[0.0, 2.0], [1.0, 3.0], [4.0, 6.0], [5.0, 7.0]]
+    # int64 in place of float64 has the same buffers: read as the schema's float64 (its
+    # bits), as any consumer of the stream reads it
+    ints = pa.record_batch({"x": pa.array([1, 2], pa.int64()), "y": [4.0, 5.0]})
+    got = list(getattr(dfbuffer, fn)(pa.RecordBatchReader.from_batches(sch, [first, ints]), 4))
+    x = got[0][:, 0] if fn == "iter_matrices" else got[0]["x"]
+    assert x.dtype == np.float64 and x[2:].view(np.int64).tolist() == [1, 2]
 
 
 @pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
