@@ -90,6 +90,11 @@ class _Source:
         """The names of ``names`` whose schema allows nulls."""
         raise NotImplementedError
 
+    def where(self) -> str:
+        """Where in the source a read failed, for an error's note ("" for sources
+        sliced in memory)."""
+        return ""
+
 
 class _PandasSource(_Source):
     """A pandas frame (the frame-source table's: a Series as its frame), sliced by
@@ -134,11 +139,25 @@ class _ArrowSource(_Source):
     def __init__(self, capsule: Any) -> None:
         super().__init__(None, 0)
         self.reader = _ArrowBatchReader(capsule)
+        self.read = 0  # source batches read so far
+
+    def where(self) -> str:
+        return f" while reading source batch {self.read}"
 
     def batches(self, batch_size: int, drop_last: bool) -> Iterator[tuple[object, int]]:
         pieces: list[Any] = []
         have = 0
-        for b in self.reader:
+        while True:
+            self.read += 1
+            try:
+                b = next(self.reader)
+            except StopIteration:
+                self.read -= 1
+                break
+            except BaseException:
+                # the traceback keeps this frame: let it keep no rows of a source batch
+                pieces.clear()
+                raise
             n, pos = len(b), 0
             while pos < n:
                 take = min(batch_size - have, n - pos)
@@ -201,6 +220,8 @@ def _piece(pieces: list[Any]) -> object:
 
 
 def _batch_size(batch_size: Any) -> int:
+    if isinstance(batch_size, bool):  # an int subclass, but True is no row count
+        raise TypeError("batch_size must be an int, got bool")
     n = operator.index(batch_size)
     if n < 1:
         raise ValueError(f"batch_size must be at least 1, got {n}")
@@ -220,6 +241,13 @@ def _check_out(out: Any, batch_size: int, dtype: Any, order: Any) -> str:
         raise ValueError(
             f"iter_matrices out has shape {out.shape}, batches of {batch_size} rows need "
             f"({batch_size}, columns)"
+        )
+    d = out.dtype
+    if not (d.isnative and (d.kind in "biu" or (d.kind == "f" and d.itemsize <= 8))):
+        # to_matrix's rule for out, checked before the stream is read
+        raise ValueError(
+            f"iter_matrices out has dtype {d!r}: bool, a (u)int of 8-64 bits or "
+            "float16/32/64 in native byte order expected"
         )
     if not out.flags.writeable:
         raise ValueError("iter_matrices out is read-only")
@@ -323,13 +351,16 @@ def iter_matrices(
     ------
     TypeError
         A source dfbuffer cannot read, a column to_matrix refuses (at the first batch),
-        ``out`` not an ndarray.
+        ``out`` not an ndarray, a ``batch_size`` that is no int (a bool included).
     ValueError
         ``batch_size`` below 1, a wrong ``nulls`` word, ``out`` of the wrong shape,
         dtype or order; a null under ``nulls="raise"`` or in an integer ``dtype``.
     BufferError, ValueError
         A stream whose producer fails or hands out a batch that does not match its
         schema (the stream is then released).
+
+    An error raised by a batch (reading the source or converting) carries a note
+    (PEP 678) naming the batch and its rows; the batches before it were yielded whole.
 
     Examples
     --------
@@ -372,37 +403,82 @@ def _matrices(
     opts: dict[str, Any],
 ) -> Iterator[Any]:
     final: np.dtype[Any] | None = None
-    for piece, rows in src.batches(n, drop_last):
-        if final is None:
-            final = _stream_dtype(src, src.probe(piece), dtype, nulls, opts)
-            if out is not None:
-                k = to_matrix(src.probe(piece), dtype=final, nulls=nulls, **opts).shape[1]
-                if out.shape[1] != k:
-                    raise ValueError(
-                        f"iter_matrices out has shape {out.shape}, the stream gives "
-                        f"({n}, {k})"
-                    )
-                if not np.can_cast(final, out.dtype, "same_kind"):
-                    raise ValueError(
-                        f"iter_matrices out has dtype {out.dtype}, the stream gives "
-                        f"{final}, which does not cast to it (same_kind)"
-                    )
-                final = out.dtype
-        kw = {"dtype": final, "nulls": nulls, "threads": threads, **opts}
-        if out is None:
-            m = to_matrix(piece, order=order, **kw)
-        elif order == "C" or rows == out.shape[0]:
-            m = to_matrix(piece, out=out[:rows], **kw)
-        else:
-            # out[:rows] of an F-ordered out is not contiguous: the last, short batch goes
-            # through a matrix of its own
-            tmp = to_matrix(piece, order="F", **kw)
-            view = out[:rows]
-            np.copyto(view, np.ma.getdata(tmp))
-            m = np.ma.MaskedArray(view, mask=tmp.mask) if np.ma.isMaskedArray(tmp) else view
+    made: list[Any] = []
+    for k, start, piece, rows in _numbered(src, n, drop_last, "iter_matrices"):
+        try:
+            if final is None:
+                final = _stream_dtype(src, src.probe(piece), dtype, nulls, opts)
+                if out is not None:
+                    k_cols = to_matrix(src.probe(piece), dtype=final, nulls=nulls,
+                                       **opts).shape[1]
+                    if out.shape[1] != k_cols:
+                        raise ValueError(
+                            f"iter_matrices out has shape {out.shape}, the stream gives "
+                            f"({n}, {k_cols})"
+                        )
+                    if not np.can_cast(final, out.dtype, "same_kind"):
+                        raise ValueError(
+                            f"iter_matrices out has dtype {out.dtype}, the stream gives "
+                            f"{final}, which does not cast to it (same_kind)"
+                        )
+                    final = out.dtype
+            kw = {"dtype": final, "nulls": nulls, "threads": threads, **opts}
+            made.append(_matrix(piece, rows, order, out, kw))
+        except Exception as exc:
+            _note(exc, "iter_matrices", k, start, rows)
+            raise
         del piece
-        yield m
-        del m
+        # popped as it is yielded: while the consumer runs, this frame holds no view of
+        # out, whose link to its base the cycle collector cannot see (a cycle through out
+        # would keep the iterator and the stream alive)
+        yield made.pop()
+
+
+def _matrix(
+    piece: Any, rows: int, order: str, out: np.ndarray[Any, Any] | None, kw: dict[str, Any]
+) -> Any:
+    """The matrix of one batch: new, or written into ``out[:rows]``."""
+    if out is None:
+        return to_matrix(piece, order=order, **kw)
+    if order == "C" or rows == out.shape[0]:
+        return to_matrix(piece, out=out[:rows], **kw)
+    # out[:rows] of an F-ordered out is not contiguous: the last, short batch goes
+    # through a matrix of its own
+    tmp = to_matrix(piece, order="F", **kw)
+    view = out[:rows]
+    np.copyto(view, np.ma.getdata(tmp))
+    return np.ma.MaskedArray(view, mask=tmp.mask) if np.ma.isMaskedArray(tmp) else view
+
+
+def _numbered(
+    src: _Source, n: int, drop_last: bool, fn: str
+) -> Iterator[tuple[int, int, Any, int]]:
+    """``src.batches`` as (batch number from 1, its first row, piece, rows); an error
+    reading the source is raised with a note naming the batch and the source batch."""
+    batches = src.batches(n, drop_last)
+    k = start = 0
+    while True:
+        try:
+            piece, rows = next(batches)
+        except StopIteration:
+            return
+        except Exception as exc:
+            where = src.where()
+            exc.add_note(
+                f"dfbuffer.{fn}: batch {k + 1} (rows from {start} of the source) "
+                f"failed{where}; every batch before it was yielded whole"
+            )
+            raise
+        k += 1
+        yield k, start, piece, rows
+        del piece
+        start += rows
+
+
+def _note(exc: BaseException, fn: str, k: int, start: int, rows: int) -> None:
+    """Name the batch whose conversion raised ``exc`` (PEP 678 note, type unchanged)."""
+    exc.add_note(f"dfbuffer.{fn}: batch {k} (rows {start} to {start + rows - 1} of the "
+                 "source) failed")
 
 
 def iter_batches(
@@ -453,8 +529,10 @@ def iter_batches(
     Raises
     ------
     TypeError, ValueError, NotImplementedError, RuntimeError
-        As :func:`from_dataframe` raises them, for the batch that has the cause;
-        ValueError for ``batch_size`` below 1 or a wrong ``nulls`` word.
+        As :func:`from_dataframe` raises them, for the batch that has the cause, with
+        a note (PEP 678) naming the batch and its rows; ValueError for ``batch_size``
+        below 1 or a wrong ``nulls`` word, TypeError for a ``batch_size`` that is no
+        int (a bool included).
 
     Examples
     --------
@@ -489,31 +567,36 @@ def _dicts(
 ) -> Iterator[dict[str, Any]]:
     names: list[str] | None = None
     nullable: set[str] = set()
-    for piece, _rows in src.batches(n, drop_last):
-        if names is None:
-            probe = src.probe(piece)
-            names = list(from_dataframe(probe, nulls=nulls, columns=columns, **opts))
-            nullable = src.nullable(probe, names, opts["structs"])
-            del probe
-        if nulls == "mask":
-            masked = [c for c in names if c in nullable]
-            plain = [c for c in names if c not in nullable]
-            got = {}
-            if masked:
-                obj, cols = src.select(piece, masked)
-                got.update(from_dataframe(obj, nulls="always_mask", columns=cols, **opts))
-            if plain:
-                obj, cols = src.select(piece, plain)
-                got.update(from_dataframe(obj, nulls="mask", columns=cols, **opts))
-            res = {c: got[c] for c in names}
-        else:
-            obj, cols = src.select(piece, names)
-            res = from_dataframe(obj, nulls=nulls, columns=cols, **opts)
-            if nulls == "fill":
-                for c in nullable:
-                    v = res.get(c)
-                    if type(v) is np.ndarray and v.dtype.kind in "biu":
-                        res[c] = v.astype(np.float64)
+    for k, start, piece, rows in _numbered(src, n, drop_last, "iter_batches"):
+        try:
+            if names is None:
+                probe = src.probe(piece)
+                names = list(from_dataframe(probe, nulls=nulls, columns=columns, **opts))
+                nullable = src.nullable(probe, names, opts["structs"])
+                del probe
+            if nulls == "mask":
+                masked = [c for c in names if c in nullable]
+                plain = [c for c in names if c not in nullable]
+                got = {}
+                if masked:
+                    obj, cols = src.select(piece, masked)
+                    got.update(from_dataframe(obj, nulls="always_mask", columns=cols, **opts))
+                if plain:
+                    obj, cols = src.select(piece, plain)
+                    got.update(from_dataframe(obj, nulls="mask", columns=cols, **opts))
+                res = {c: got[c] for c in names}
+            else:
+                obj, cols = src.select(piece, names)
+                res = from_dataframe(obj, nulls=nulls, columns=cols, **opts)
+                if nulls == "fill":
+                    for c in nullable:
+                        v = res.get(c)
+                        if type(v) is np.ndarray and v.dtype.kind in "biu":
+                            res[c] = v.astype(np.float64)
+        except Exception as exc:
+            _note(exc, "iter_batches", k, start, rows)
+            raise
         del piece
+        obj, got = None, {}  # hold no view of a source batch here while the consumer runs
         yield res
         del res

@@ -1,6 +1,7 @@
 """The interop report behind ``python -m dfbuffer`` (``dfbuffer/__main__.py``).
 
-It lists the protocols ``Buffer.from_object`` tries, in their order (the
+After the versions, it shows one conversion of each kind dfbuffer does, with its result
+(``dfbuffer._demo``).  Then it lists the protocols ``Buffer.from_object`` tries, in their order (the
 extension's protocol registry, ``_interchange._protocols()``).  Then, for
 each producer library installed (numpy, pandas, pyarrow, polars, nanoarrow, torch,
 cupy) and each exchange path (DLPack, the array interface, the buffer
@@ -600,12 +601,22 @@ def build_report() -> dict[str, Any]:
         "dfbuffer": dfbuffer.__version__,
         "dlpack": f"{_interchange.DLPACK_MAJOR_VERSION}.{_interchange.DLPACK_MINOR_VERSION}",
         "versions": versions,
+        "demo": _demo(dfbuffer, mods),
         "protocols": _protocols(dfbuffer, np),
         "from_object_order": [row[0] for row in _interchange._protocols()],
         "rows": rows,
         "conformance": _conformance(dfbuffer, mods),
         "arrow_types": _arrow_types(_interchange),
     }
+
+
+def _demo(dfb: Any, mods: dict[str, Any]) -> list[dict[str, Any]]:
+    """The five conversions of ``dfbuffer._demo`` (never raises)."""
+    from dfbuffer._demo import build_demo
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return build_demo(dfb, mods)
 
 
 # The extension types dfbuffer recognises by their ARROW:extension:name (convert_extension.c,
@@ -678,8 +689,13 @@ def render(report: dict[str, Any]) -> str:
         "libraries: "
         + ", ".join(f"{n} {v[n]}" if v[n] else f"{n} not installed" for n in PRODUCERS),
         "",
-        "dfbuffer protocols:",
     ]
+    if report.get("demo"):
+        from dfbuffer._demo import render_demo
+
+        lines.extend(render_demo(report["demo"], _wrap, _WIDTH))
+        lines.append("")
+    lines.append("dfbuffer protocols:")
     width = max(len(k) for k in report["protocols"])
     for k, val in report["protocols"].items():
         lines.append(f"  {k.ljust(width)}  {val}")

@@ -104,8 +104,9 @@ def test_every_public_function_has_an_example_in_api_md():
 
 
 @pytest.mark.skipif(not HAS_SOURCE, reason="needs the source tree's README.md and docs/")
-def test_readme_opens_with_the_three_jobs():
+def test_readme_opens_with_the_four_jobs():
     blocks = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
-    first_three = "".join(src for _, src, _ in blocks[:3])
-    for call in ("dfbuffer.from_dataframe(", "dfbuffer.to_matrix(", "dfbuffer.to_arrow("):
-        assert call in first_three
+    calls = ("dfbuffer.from_dataframe(", "dfbuffer.to_matrix(", "dfbuffer.to_arrow(",
+             "dfbuffer.iter_matrices(")
+    for (_, src, _), call in zip(blocks[:4], calls, strict=True):
+        assert call in src

@@ -132,3 +132,21 @@ def test_run_end_encoded_variable_width_values_are_decoded_runs():
         dfbuffer.from_dataframe(t, allow_copy=False)
     got = dfbuffer.from_dataframe(t, categorical="codes", nulls="mask")["r"]
     assert got.tolist() == ["a", "a", None, "b"]
+
+
+@pytest.mark.parametrize("values", [pa.int32(), pa.float64(), pa.string(),
+                                    pa.dictionary(pa.int8(), pa.string())])
+def test_run_end_encoded_column_of_a_stream_without_batches(values):
+    """A stream with no batch (a table sliced to 0 rows) gives its run-end encoded column
+    as an empty array of its values' type, as a non-empty one decodes (it raised "format
+    '+r' has 2 children, got 0")."""
+    sch = pa.schema([("c", pa.run_end_encoded(pa.int32(), values))])
+    got = dfbuffer.from_dataframe(pa.RecordBatchReader.from_batches(sch, []))["c"]
+    assert got.shape == (0,)
+    want = {pa.int32(): np.int32, pa.float64(): np.float64}.get(values, object)
+    assert got.dtype == want
+    ree = pa.table({"c": run_end_encode([1, 1, 2])})           # int64 values
+    assert dfbuffer.from_dataframe(ree.slice(0, 0))["c"].dtype == np.int64
+    assert dfbuffer.to_matrix(ree.slice(0, 0)).shape == (0, 1)
+    if values in (pa.int32(), pa.float64()):
+        assert dfbuffer.to_matrix(pa.RecordBatchReader.from_batches(sch, [])).shape == (0, 1)

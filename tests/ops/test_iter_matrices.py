@@ -206,6 +206,97 @@ def test_out_refused():
         dfbuffer.iter_matrices(reader(t), 7, out=[[0.0] * 7] * 7)
 
 
+@pytest.mark.parametrize("fn", ["iter_matrices", "iter_batches"])
+def test_batch_size_refused(fn):
+    t = numeric_table()
+    call = getattr(dfbuffer, fn)
+    for bad in (0, -1, -(2**70)):
+        with pytest.raises(ValueError, match=f"at least 1, got {bad}"):
+            call(t, bad)
+    for bad in (True, False, np.True_, 2.0, 2.5, "3", None, np.float64(4)):
+        with pytest.raises(TypeError):
+            call(t, bad)
+    # any integer (NumPy's too); one larger than the source gives one batch of it all
+    for size in (np.int8(ROWS), 2**63, 10**30):
+        got = list(call(reader(t), size))
+        assert len(got) == 1
+        assert len(got[0] if fn == "iter_matrices" else got[0]["f64"]) == ROWS
+    assert len(list(call({"x": np.arange(3)}, 10**30))) == 1
+
+
+def test_out_of_other_kinds_refused():
+    t = numeric_table()
+    with pytest.raises(TypeError, match="numpy.ndarray, got MaskedArray"):
+        dfbuffer.iter_matrices(reader(t), 7, out=np.ma.zeros((7, 7)))
+    for shape in ((7,), (7, 7, 1), (0, 7)):
+        with pytest.raises(ValueError, match="shape"):
+            dfbuffer.iter_matrices(reader(t), 7, out=np.empty(shape))
+    # a dtype no matrix has: at the call, as to_matrix words it
+    for dt in (np.complex64, np.longdouble, ">f8", "m8[s]", object, "V8"):
+        with pytest.raises(ValueError, match=r"out has dtype dtype\(.*float16/32/64 in "
+                                             "native byte order expected"):
+            dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 7), dt))
+    # a dtype the stream's float64 does not cast to under same_kind: at the first batch
+    for dt in (np.int64, np.bool_, np.uint8):
+        it = dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 7), dt))
+        with pytest.raises(ValueError, match="does not cast"):
+            next(it)
+    assert next(dfbuffer.iter_matrices(reader(t), 7, out=np.empty((7, 7), np.float16))
+                ).dtype == np.float16
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_out_overlapping_the_source_refused(order):
+    """An ``out`` sharing memory with the rows a batch reads (a mapping or pandas column,
+    or an Arrow batch, viewing out) is refused at that batch by to_matrix's ValueError,
+    the batch named; the batches before it come whole."""
+    pd = pytest.importorskip("pandas")
+    out = np.empty((3, 2), order=order)
+    flat = out.reshape(-1, order="A")                  # a view of out's 6 values
+    flat[:] = np.arange(6.0) + 100
+    first = pa.record_batch({"x": pa.array(np.arange(3.0)), "y": pa.array(np.arange(3.0))})
+    inside = pa.record_batch({"x": pa.array(flat[:3]), "y": pa.array(flat[3:])})
+    assert np.shares_memory(np.frombuffer(inside.column(0).buffers()[1]), out)
+    sources = [
+        ("arrow", pa.RecordBatchReader.from_batches(first.schema, [first, inside]), 2),
+        ("arrow, across a border", pa.RecordBatchReader.from_batches(
+            first.schema, [first.slice(0, 2), inside, first.slice(2)]), 1),
+        ("mapping", {"x": flat[:3], "y": flat[3:]}, 1),
+        ("pandas", pd.DataFrame({"x": flat[:3], "y": flat[3:]}, copy=False), 1),
+    ]
+    for name, src, bad in sources:
+        got = []
+        with pytest.raises(ValueError, match="out shares memory with column 'x'") as err:
+            for m in dfbuffer.iter_matrices(src, 3, out=out):
+                got.append(m.copy())
+        assert len(got) == bad - 1, name
+        assert got == [] or got[0].tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]
+        assert err.value.__notes__ == [
+            f"dfbuffer.iter_matrices: batch {bad} (rows {3 * bad - 3} to {3 * bad - 1} of "
+            "the source) failed"], name
+
+
+def test_a_view_of_out_kept_is_overwritten():
+    """As io.RawIOBase.readinto's buffer: what a consumer keeps of a batch (the batch
+    itself, a view, a torch or DLPack view) shows the next batch's rows, a copy does
+    not."""
+    t = pa.table({"x": np.arange(10.0), "y": np.arange(10.0) * 10})
+    out = np.empty((4, 2))
+    it = dfbuffer.iter_matrices(t.to_reader(max_chunksize=3), 4, out=out)
+    first = next(it)
+    column, copied, dl = first[:, 1], first.copy(), np.from_dlpack(first)
+    assert first.tolist() == [[0.0, 0.0], [1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]
+    second = next(it)
+    assert second.base is first.base or second is first or np.shares_memory(second, first)
+    assert first.tolist() == second.tolist() == [[4, 40], [5, 50], [6, 60], [7, 70]]
+    assert column.tolist() == [40.0, 50.0, 60.0, 70.0] and dl.tolist() == first.tolist()
+    assert copied.tolist() == [[0.0, 0.0], [1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]
+    last = next(it)                                   # the short one: out[:2]
+    assert last.shape == (2, 2) and np.shares_memory(last, out)
+    assert first[:2].tolist() == [[8, 80], [9, 90]] and first[2:].tolist() == [[6, 60],
+                                                                              [7, 70]]
+
+
 def test_arguments_refused():
     t = numeric_table()
     with pytest.raises(ValueError, match="at least 1"):

@@ -31,8 +31,10 @@ noop_release(struct ArrowArray *a)
 }
 
 /* Describes a zero-length chunk of schema `s` (a stream without chunks),
-   through describe_node on stand-in arrays without memory.  Returns 0, or
-   -1 with an exception set. */
+   through describe_node on stand-in arrays without memory; a run-end
+   encoded schema as its values' schema (zero rows decode to zero values,
+   as a non-empty chunk decodes to its values' type).  Returns 0, or -1
+   with an exception set. */
 static int
 describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
                dfb_column *dict, ref_list *refs, const char *name)
@@ -40,6 +42,12 @@ describe_empty(dfb_state *st, const struct ArrowSchema *s, dfb_column *col,
     static const void *no_buffers[3] = {NULL, NULL, NULL};
     struct ArrowArray arr[2];
     dfb_format f;
+    while (s->format != NULL && dfb_format_parse_arrow(s->format, &f) == 0 &&
+           dfb_type_row_of(f.type)->layout == DFB_LAYOUT_RUN_END &&
+           s->n_children == 2 && s->children != NULL &&
+           s->children[1] != NULL) {
+        s = s->children[1];
+    }
     memset(arr, 0, sizeof(arr));
     for (int k = 0; k < 2; k++) {
         const struct ArrowSchema *ks = k == 0 ? s : s->dictionary;
