@@ -564,7 +564,8 @@ def _numpy_format(dt: np.dtype, name: str) -> str:
     return fmt
 
 
-def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str, _Chunk]:
+def _mapping_column(name: str, value: Any, func: str = "to_arrow",
+                    allow_copy: bool = True) -> tuple[str, _Chunk]:
     mask = None
     if isinstance(value, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(value)
@@ -582,7 +583,15 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
     dt = buf.dtype
     n = buf.shape[0]
     if n > 1 and buf.strides[0] != dt.itemsize:
-        raise BufferError(f"column {name!r}: only contiguous columns export to Arrow")
+        # Arrow needs contiguous values: a strided host column is copied, as a strided
+        # pandas frame's columns are
+        if buf.device != (1, 0):
+            raise BufferError(f"column {name!r}: only contiguous columns export to Arrow "
+                              f"(a strided column on device {buf.device} is not copied)")
+        if not allow_copy:
+            raise CopyError(f"column {name!r}: exporting a strided column to Arrow needs "
+                            "a copy, which allow_copy=False forbids")
+        buf = Buffer.from_object(np.ascontiguousarray(np.asarray(buf)))
     validity = None
     nulls = 0
     if mask is not None and mask.any():
@@ -595,7 +604,7 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow") -> tuple[str,
 
 
 def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
-                  func: str = "to_arrow") -> ArrowNodes:
+                  func: str = "to_arrow", allow_copy: bool = True) -> ArrowNodes:
     # the items in one pass, so that each name goes with its own value
     items = list(data.items())
     names = [str(k) for k, _ in items]
@@ -617,7 +626,7 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
             # an empty column's export may hold no batch at all
             chunk = sub._batches[0][1][0] if sub._batches else None
         else:
-            fmt, chunk = _mapping_column(name, value, func)
+            fmt, chunk = _mapping_column(name, value, func, allow_copy)
             fields.append((name, fmt, None, False))
         n = chunk[0] if chunk is not None else 0
         if length is None:

@@ -114,7 +114,7 @@ def _interchange_nodes(src: Source, columns: Sequence[str] | None, skip: bool,
 
 def _mapping_nodes(src: Source, columns: Sequence[str] | None, skip: bool,
                    allow_copy: bool) -> ArrowNodes:
-    return _from_mapping(src.frame, columns, src.func)
+    return _from_mapping(src.frame, columns, src.func, allow_copy)
 
 
 #: Each row's columns as Arrow nodes (to_arrow; to_interchange of all but Arrow).
@@ -146,7 +146,7 @@ def _arrow_view(src: Source, columns: Sequence[str] | None, skip: bool,
 def _mapping_view(src: Source, columns: Sequence[str] | None, skip: bool,
                   allow_copy: bool) -> InterchangeView:
     """A mapping's view: every column exported (each checked), then ``columns``."""
-    nodes = _from_mapping(src.frame, None, src.func)
+    nodes = _from_mapping(src.frame, None, src.func, allow_copy)
     return _arrow_view(src._replace(frame=nodes), columns, skip, allow_copy)
 
 

@@ -142,6 +142,26 @@ def test_strided_pandas_columns_are_copied_into_the_export(which):
         dfbuffer.to_interchange(df, allow_copy=False)
 
 
+def test_strided_mapping_values_are_copied_into_the_export():
+    x = np.arange(10.0)
+    values = {"every other": x[::2], "reversed": dfbuffer.Buffer.from_object(x[::-2]),
+              "masked": np.ma.MaskedArray(x[1::2], mask=[0, 1, 0, 0, 0]),
+              "contiguous": x[:5]}
+    out = pa.table(dfbuffer.to_arrow(values))
+    assert out.to_pydict() == {"every other": [0.0, 2.0, 4.0, 6.0, 8.0],
+                               "reversed": [9.0, 7.0, 5.0, 3.0, 1.0],
+                               "masked": [1.0, None, 5.0, 7.0, 9.0],
+                               "contiguous": [0.0, 1.0, 2.0, 3.0, 4.0]}
+    assert np.shares_memory(out["contiguous"].chunk(0).to_numpy(), x)
+    assert not np.shares_memory(out["every other"].chunk(0).to_numpy(), x)
+    assert pa.table(dfbuffer.to_interchange(values)).to_pydict() == out.to_pydict()
+    with pytest.raises(dfbuffer.CopyError, match=r"column 'every other': exporting a "
+                       "strided column to Arrow needs a copy, which allow_copy=False"):
+        dfbuffer.to_interchange({"every other": x[::2]}, allow_copy=False)
+    ix = dfbuffer.to_interchange({"contiguous": x[:5]}, allow_copy=False)
+    assert np.shares_memory(pa.table(ix)["contiguous"].chunk(0).to_numpy(), x)
+
+
 def test_contiguous_pandas_columns_stay_zero_copy_beside_strided_ones():
     a = np.arange(8.0)
     df = pd.DataFrame({"c": a, "s": np.arange(16.0)[::2]}, copy=False)
