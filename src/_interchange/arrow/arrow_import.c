@@ -162,6 +162,18 @@ dfb_arrow_import_clear(arrow_import *imp)
     dfb_err_give(exc);
 }
 
+void
+dfb_arrow_import_drop_chunks(arrow_import *imp)
+{
+    PyObject *exc = dfb_err_take();
+    for (Py_ssize_t i = 0; i < imp->n; i++) {
+        Py_CLEAR(imp->holders[i]);
+        imp->arrays[i] = NULL;
+    }
+    imp->n = 0;
+    dfb_err_give(exc);
+}
+
 struct ArrowArray *
 dfb_arrow_import_add(arrow_import *imp)
 {
@@ -316,10 +328,11 @@ typedef struct {
 
 /* Sets the exception for failed callback `what` of `s` with errno `rc`
    (EINVAL -> ValueError, ENOMEM -> MemoryError, ENOSYS ->
-   NotImplementedError, else OSError), with the stream's last error.
+   NotImplementedError, else OSError), with the stream's last error;
+   `batch` >= 0 names the batch get_next was asked for (0 the first).
    Always returns -1. */
 static int
-stream_error(any_stream *s, int rc, const char *what)
+stream_error(any_stream *s, int rc, const char *what, Py_ssize_t batch)
 {
     const char *msg = NULL;
     if (s->device ? s->dev.get_last_error != NULL
@@ -331,9 +344,13 @@ stream_error(any_stream *s, int rc, const char *what)
                     : rc == ENOMEM ? PyExc_MemoryError
                     : rc == ENOSYS ? PyExc_NotImplementedError
                                    : PyExc_OSError;
-    PyErr_Format(exc, "%s %s failed (error %d): %s",
-                 s->device ? "Arrow device stream" : "Arrow stream", what, rc,
-                 msg ? msg : "no message");
+    char at[48] = "";
+    if (batch >= 0) {
+        PyOS_snprintf(at, sizeof(at), " at batch %zd", batch);
+    }
+    PyErr_Format(exc, "%s %s failed%s (error %d): %s",
+                 s->device ? "Arrow device stream" : "Arrow stream", what, at,
+                 rc, msg ? msg : "no message");
     return -1;
 }
 
@@ -377,7 +394,7 @@ walk_stream(any_stream *s, arrow_import *imp)
     rc = s->device ? s->dev.get_schema(&s->dev, &imp->schema)
                    : s->cpu.get_schema(&s->cpu, &imp->schema);
     if (rc != 0) {
-        stream_error(s, rc, "get_schema");
+        stream_error(s, rc, "get_schema", -1);
         goto done;
     }
     if (imp->schema.release == NULL) {
@@ -408,7 +425,7 @@ walk_stream(any_stream *s, arrow_import *imp)
             *dst = next; /* moved: released with its holder */
         }
         if (rc != 0) {
-            stream_error(s, rc, "get_next");
+            stream_error(s, rc, "get_next", imp->nread);
             goto done;
         }
         if (next.release == NULL) {
@@ -416,6 +433,10 @@ walk_stream(any_stream *s, arrow_import *imp)
         }
         if (s->device && dfb_arrow_device_next(s->dev.device_type, &d,
                                                &imp->device, first) < 0) {
+            goto done;
+        }
+        imp->nread++;
+        if (imp->on_chunk != NULL && imp->on_chunk(imp, imp->chunk_ctx) < 0) {
             goto done;
         }
     }

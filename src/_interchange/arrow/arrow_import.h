@@ -41,6 +41,13 @@ int
 dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
                       int64_t c, arrow_node *nd);
 
+/* Drops the chunks `imp` holds (their holders: each array is released
+   when nothing else holds it), keeping the schema: imp->n becomes 0 and
+   later chunks go in from the start.  May run the producer's release
+   code; keeps any pending exception.  Cannot fail. */
+void
+dfb_arrow_import_drop_chunks(arrow_import *imp);
+
 /* Releases everything `imp` holds (arrays live on in any Buffer made over
    them).  Cannot fail. */
 void

@@ -18,26 +18,39 @@ typedef struct {
     Py_ssize_t n, cap;
 } ref_list;
 
+struct arrow_import;
+
+/* Called by a stream walk after each chunk is moved into `imp` (imp->n >=
+   1; nothing validated yet): returns 0 to read on, or -1 with an
+   exception set (the walk stops and releases the stream).  It may take
+   the chunks read so far (dfb_arrow_import_drop_chunks). */
+typedef int (*dfb_arrow_chunk_fn)(struct arrow_import *imp, void *ctx);
+
 /* One import: its schema and the holders of its chunks.  The
    first chunk's slots are inline (`holders` and `arrays` then point into
    the struct itself): an import is never copied or moved once a chunk is
    added. */
-typedef struct {
-    struct ArrowSchema schema;  /* moved in; released by
-                                   dfb_arrow_import_clear */
-    Py_ssize_t n, cap;          /* number of chunks (top-level arrays) */
-    PyObject **holders;         /* strong: holders (arrow_import.c) */
-    struct ArrowArray **arrays; /* arrays[i] lives in holders[i] */
-    DLDevice device;            /* of the chunks (device producers; the
-                                   zeroed {0, 0} of an import filled by
-                                   hand is the CPU too) */
-    int accept_device;          /* set by callers that handle non-CPU data
-                                   (else dfb_arrow_import_producer
-                                   refuses it) */
-    dfb_state *st;              /* set by the caller: the module state
-                                   whose holder type holds the chunks */
-    PyObject *holder1;          /* the inline slots of the first chunk */
-    struct ArrowArray *array1;  /* (see above) */
+typedef struct arrow_import {
+    struct ArrowSchema schema;   /* moved in; released by
+                                    dfb_arrow_import_clear */
+    Py_ssize_t n, cap;           /* number of chunks (top-level arrays) */
+    PyObject **holders;          /* strong: holders (arrow_import.c) */
+    struct ArrowArray **arrays;  /* arrays[i] lives in holders[i] */
+    DLDevice device;             /* of the chunks (device producers; the
+                                    zeroed {0, 0} of an import filled by
+                                    hand is the CPU too) */
+    int accept_device;           /* set by callers that handle non-CPU data
+                                    (else dfb_arrow_import_producer
+                                    refuses it) */
+    dfb_state *st;               /* set by the caller: the module state
+                                    whose holder type holds the chunks */
+    PyObject *holder1;           /* the inline slots of the first chunk */
+    struct ArrowArray *array1;   /* (see above) */
+    dfb_arrow_chunk_fn on_chunk; /* set by the caller, or NULL: asked after
+                                    each chunk of a stream */
+    void *chunk_ctx;             /* on_chunk's */
+    Py_ssize_t nread;            /* chunks of a stream moved in so far,
+                                    dropped ones too */
 } arrow_import;
 
 /* One column chunk: a schema + array, with the element range it covers. */

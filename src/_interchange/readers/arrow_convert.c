@@ -599,18 +599,29 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                          dfb_frame *out)
 {
     arrow_import imp = {.st = st};
+    int ret = dfb_arrow_import_producer(st, obj, &imp);
+    if (ret == 0) {
+        ret = dfb_arrow_describe_import(st, &imp, select, flatten,
+                                        period_ordinal, skip, out);
+    }
+    dfb_arrow_import_clear(&imp);
+    return ret;
+}
+
+int
+dfb_arrow_describe_import(dfb_state *st, const arrow_import *imp,
+                          PyObject *select, int flatten, int period_ordinal,
+                          int skip, dfb_frame *out)
+{
     ref_list refs = {0};
     Py_ssize_t *idx = NULL, n = 0;
     PyObject *keys = NULL, *entries = NULL;
     int ret = -1;
-    if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
+    int is_table = dfb_arrow_import_is_table(imp);
+    if (is_table && dfb_arrow_validate_table(imp) < 0) {
         goto done;
     }
-    int is_table = dfb_arrow_import_is_table(&imp);
-    if (is_table && dfb_arrow_validate_table(&imp) < 0) {
-        goto done;
-    }
-    entries = frame_entries(&imp, is_table, select, flatten);
+    entries = frame_entries(imp, is_table, select, flatten);
     keys = entries != NULL ? PyList_New(PyList_GET_SIZE(entries)) : NULL;
     if (keys == NULL) {
         goto done;
@@ -625,8 +636,8 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         goto done;
     }
     out->nrows = 0;
-    for (Py_ssize_t b = 0; b < imp.n; b++) {
-        if (dfb_checked_add(out->nrows, imp.arrays[b]->length, &out->nrows) <
+    for (Py_ssize_t b = 0; b < imp->n; b++) {
+        if (dfb_checked_add(out->nrows, imp->arrays[b]->length, &out->nrows) <
             0) {
             PyErr_SetString(PyExc_ValueError,
                             "the Arrow chunks' lengths overflow");
@@ -634,8 +645,8 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         }
     }
     /* the holders own every buffer of the producer's: keep them */
-    for (Py_ssize_t b = 0; b < imp.n; b++) {
-        if (PyList_Append(out->keep, imp.holders[b]) < 0) {
+    for (Py_ssize_t b = 0; b < imp->n; b++) {
+        if (PyList_Append(out->keep, imp->holders[b]) < 0) {
             goto done;
         }
     }
@@ -655,7 +666,7 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         const char *freq;
         int32_t freq_len;
         if (!period_ordinal && depth == 0 &&
-            is_pandas_period(is_table ? imp.schema.children[c] : &imp.schema,
+            is_pandas_period(is_table ? imp->schema.children[c] : &imp->schema,
                              &freq, &freq_len)) {
             if (skip) {
                 dfb_frame_drop(out, w);
@@ -668,8 +679,8 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                          fc->name);
             goto done;
         }
-        if (describe_frame_column(st, &imp, is_table, c, path, depth, fc,
-                                  &refs, out->keep) < 0) {
+        if (describe_frame_column(st, imp, is_table, c, path, depth, fc, &refs,
+                                  out->keep) < 0) {
             if (skip && PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
                 PyErr_Clear(); /* a type no reader of dfbuffer's takes */
                 dfb_frame_drop(out, w);
@@ -694,7 +705,6 @@ done:
     PyMem_Free(idx);
     Py_XDECREF(keys);
     Py_XDECREF(entries);
-    dfb_arrow_import_clear(&imp);
     return ret;
 }
 
