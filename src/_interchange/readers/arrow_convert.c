@@ -423,17 +423,113 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
     return dfb_arrow_from_dataframe_cols(st, obj, opts, allow_copy, NULL);
 }
 
+/* A stream's chunks are converted, then dropped, once their rows make
+   about this much of float64 columns (rows times columns times 8 bytes). */
+#define DICT_GROUP_BYTES ((int64_t)16 << 20)
+
+/* from_dataframe of an Arrow stream read group by group. */
+typedef struct {
+    dfb_state *st;
+    const dfb_opts *opts;
+    int allow_copy;
+    dfb_colsel *sel;
+    PyObject *first; /* strong: the first group's dict while it is the only
+                        one (its arrays may view the group's chunks) */
+    PyObject *join;  /* strong: a dfbuffer._stream_join.Join from the second
+                        group on, or NULL */
+} dict_stream;
+
+/* Converts the chunks `imp` holds, as from_dataframe of those batches
+   alone, and joins the dict to the groups before (the first is kept as it
+   is; dfbuffer._stream_join joins the others, a copy that copy=False
+   forbids).  Returns 0, or -1 with an exception set. */
+static int
+dict_group(dict_stream *s, const arrow_import *imp)
+{
+    PyObject *d =
+        import_to_dict(s->st, imp, 1, s->opts, s->allow_copy, s->sel);
+    if (d == NULL) {
+        return -1;
+    }
+    if (s->first == NULL && s->join == NULL) {
+        s->first = d;
+        return 0;
+    }
+    if (s->join == NULL) {
+        if (!s->allow_copy) {
+            Py_DECREF(d);
+            return dfb_copy_error(s->st,
+                                  "joining the batches of an Arrow stream "
+                                  "needs a copy");
+        }
+        PyObject *cls = dfb_import_attr("dfbuffer._stream_join", "Join");
+        s->join = cls != NULL ? PyObject_CallOneArg(cls, s->first) : NULL;
+        Py_XDECREF(cls);
+        Py_CLEAR(s->first);
+        if (s->join == NULL) {
+            Py_DECREF(d);
+            return -1;
+        }
+    }
+    PyObject *r = PyObject_CallMethod(s->join, "add", "O", d);
+    Py_DECREF(d);
+    Py_XDECREF(r);
+    return r != NULL ? 0 : -1;
+}
+
+/* on_chunk of from_dataframe's stream walk: converts the chunks read so
+   far once they make a group (DICT_GROUP_BYTES), then drops them.  Device
+   data is left to the import's own refusal.  Returns 0, or -1 with an
+   exception set. */
+static int
+dict_chunk(arrow_import *imp, void *ctx)
+{
+    if (!dfb_arrow_import_on_cpu(imp)) {
+        return 0;
+    }
+    const int64_t width =
+        dfb_arrow_import_is_table(imp) && imp->schema.n_children > 0
+            ? imp->schema.n_children
+            : 1;
+    int64_t rows = 0;
+    for (Py_ssize_t i = 0; i < imp->n; i++) {
+        const int64_t len = imp->arrays[i]->length;
+        rows += len > 0 && len < DICT_GROUP_BYTES ? len : DICT_GROUP_BYTES;
+    }
+    if (rows < DICT_GROUP_BYTES / (8 * width)) {
+        return 0;
+    }
+    if (dict_group(ctx, imp) < 0) {
+        return -1;
+    }
+    dfb_arrow_import_drop_chunks(imp);
+    return 0;
+}
+
 PyObject *
 dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
                               const dfb_opts *opts, int allow_copy,
                               dfb_colsel *sel)
 {
+    dict_stream s = {
+        .st = st, .opts = opts, .allow_copy = allow_copy, .sel = sel};
     arrow_import imp = {.st = st};
+    imp.on_chunk = dict_chunk;
+    imp.chunk_ctx = &s;
     PyObject *res = NULL;
-    if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
-        res = import_to_dict(st, &imp, 1, opts, allow_copy, sel);
+    int ok = dfb_arrow_import_producer(st, obj, &imp) == 0;
+    /* the last chunks are a group, unless a group took them all (an
+       empty stream is one group of no chunk: its empty columns) */
+    if (ok && (imp.n > 0 || (s.first == NULL && s.join == NULL))) {
+        ok = dict_group(&s, &imp) == 0;
+    }
+    if (ok) {
+        res = s.join != NULL ? PyObject_CallMethod(s.join, "finish", NULL)
+                             : Py_NewRef(s.first);
     }
     dfb_arrow_import_clear(&imp);
+    Py_XDECREF(s.first);
+    Py_XDECREF(s.join);
     return res;
 }
 
