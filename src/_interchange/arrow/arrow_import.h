@@ -41,6 +41,18 @@ int
 dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
                       int64_t c, arrow_node *nd);
 
+/* Returns 1 when the chunks `imp` holds make a group of a stream read
+   group by group (to_matrix and from_dataframe of a stream): their rows
+   times the columns times 8 bytes reach the group size; else 0.  Cannot
+   fail. */
+int
+dfb_arrow_import_is_group(const arrow_import *imp);
+
+/* Sets the group size (bytes) to `n` when n > 0 (the tests' small groups)
+   and returns the size before.  Cannot fail. */
+long long
+dfb_arrow_group_bytes_swap(long long n);
+
 /* Drops the chunks `imp` holds (their holders: each array is released
    when nothing else holds it), keeping the schema: imp->n becomes 0 and
    later chunks go in from the start.  May run the producer's release

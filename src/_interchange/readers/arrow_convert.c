@@ -423,10 +423,6 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
     return dfb_arrow_from_dataframe_cols(st, obj, opts, allow_copy, NULL);
 }
 
-/* A stream's chunks are converted, then dropped, once their rows make
-   about this much of float64 columns (rows times columns times 8 bytes). */
-#define DICT_GROUP_BYTES ((int64_t)16 << 20)
-
 /* from_dataframe of an Arrow stream read group by group. */
 typedef struct {
     dfb_state *st;
@@ -478,25 +474,13 @@ dict_group(dict_stream *s, const arrow_import *imp)
 }
 
 /* on_chunk of from_dataframe's stream walk: converts the chunks read so
-   far once they make a group (DICT_GROUP_BYTES), then drops them.  Device
-   data is left to the import's own refusal.  Returns 0, or -1 with an
+   far once they make a group (dfb_arrow_import_is_group), then drops them.
+   Device data is left to the import's own refusal.  Returns 0, or -1 with an
    exception set. */
 static int
 dict_chunk(arrow_import *imp, void *ctx)
 {
-    if (!dfb_arrow_import_on_cpu(imp)) {
-        return 0;
-    }
-    const int64_t width =
-        dfb_arrow_import_is_table(imp) && imp->schema.n_children > 0
-            ? imp->schema.n_children
-            : 1;
-    int64_t rows = 0;
-    for (Py_ssize_t i = 0; i < imp->n; i++) {
-        const int64_t len = imp->arrays[i]->length;
-        rows += len > 0 && len < DICT_GROUP_BYTES ? len : DICT_GROUP_BYTES;
-    }
-    if (rows < DICT_GROUP_BYTES / (8 * width)) {
+    if (!dfb_arrow_import_on_cpu(imp) || !dfb_arrow_import_is_group(imp)) {
         return 0;
     }
     if (dict_group(ctx, imp) < 0) {

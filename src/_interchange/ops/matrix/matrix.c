@@ -1117,12 +1117,6 @@ decimals_to_float(dfb_frame *fr)
 /* Arrow producers: a stream filled group by group                      */
 /* ------------------------------------------------------------------ */
 
-/* The chunks of a stream read so far are filled into the output, then
-   dropped, once their rows make about this much output (rows times
-   columns times 8 bytes): a group is big enough for the fill's threads
-   (THREAD_MIN_BYTES each) and small beside a large result. */
-#define GROUP_BYTES ((int64_t)16 << 20)
-
 /* Bytes of output moved by one step of relayout (its source then
    shrinks by as much). */
 #define MOVE_BYTES ((int64_t)8 << 20)
@@ -1517,25 +1511,14 @@ done:
 }
 
 /* on_chunk of the stream walk: fills the chunks read so far once they
-   make a group (GROUP_BYTES), then drops them.  Device data is left to
-   the import's own refusal.  Returns 0, or -1 with an exception set. */
+   make a group (dfb_arrow_import_is_group), then drops them.  Device data is
+   left to the import's own refusal.  Returns 0, or -1 with an exception set.
+ */
 static int
 stream_chunk(arrow_import *imp, void *ctx)
 {
     mstream *s = ctx;
-    if (!dfb_arrow_import_on_cpu(imp)) {
-        return 0;
-    }
-    const int64_t width =
-        dfb_arrow_import_is_table(imp) && imp->schema.n_children > 0
-            ? imp->schema.n_children
-            : 1;
-    int64_t rows = 0;
-    for (Py_ssize_t i = 0; i < imp->n; i++) {
-        const int64_t len = imp->arrays[i]->length;
-        rows += len > 0 && len < GROUP_BYTES ? len : GROUP_BYTES;
-    }
-    if (rows < GROUP_BYTES / (8 * width)) {
+    if (!dfb_arrow_import_on_cpu(imp) || !dfb_arrow_import_is_group(imp)) {
         return 0;
     }
     if (stream_group(s, imp, 0) < 0) {
