@@ -1244,7 +1244,8 @@ relayout(PyObject *old, int64_t rows, int64_t cap, Py_ssize_t ncols,
 }
 
 /* Makes room in the stream's output (and mask) for `n` more rows: the
-   first group allocates it (exactly when `final`, else twice its rows),
+   first group allocates it (exactly when `final`, else twice its rows or
+   the kept block of the last large output, whichever holds more),
    later ones grow it to at least twice as many rows: a row-major output
    by its allocator's realloc, a column-major one by relayout.  Returns 0,
    or -1 with an exception set. */
@@ -1277,6 +1278,14 @@ stream_room(mstream *s, int64_t n, int final)
         cap = 2; /* never one row: NumPy takes (1, k) for C order */
     }
     if (s->out == NULL) {
+        /* the block the last large output left, when it holds the rows:
+           its pages are in place (a stream read again, epoch after epoch,
+           then neither grows nor faults) */
+        const int64_t row = (int64_t)s->ncols * PyDataType_ELSIZE(s->descr);
+        const int64_t kept = (int64_t)dfb_matrix_kept_bytes();
+        if (!final && row > 0 && kept / row > cap) {
+            cap = kept / row;
+        }
         npy_intp dims[2] = {(npy_intp)cap, (npy_intp)s->ncols};
         int reused;
         Py_INCREF(s->descr);
