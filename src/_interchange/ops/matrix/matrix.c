@@ -1498,11 +1498,11 @@ stream_group(mstream *s, const arrow_import *imp, int final)
                (s->fortran ? s->rows : s->rows * s->ncols);
         if (s->fortran) {
             for (Py_ssize_t j = 0; j < s->ncols; j++) {
-                memset(mask + j * ld, 0, (size_t)n);
+                dfb_memset(mask + j * ld, 0, (size_t)n);
             }
         }
         else {
-            memset(mask, 0, (size_t)(n * s->ncols));
+            dfb_memset(mask, 0, (size_t)(n * s->ncols));
         }
     }
     fill_into(cols, s->ncols, all, total_chunks, n, s->dst, (int)isz,
@@ -1565,10 +1565,11 @@ stream_matrix(mstream *s, PyObject *obj)
             char *o = PyArray_BYTES((PyArrayObject *)s->out);
             char *m = s->mask ? PyArray_BYTES((PyArrayObject *)s->mask) : NULL;
             for (Py_ssize_t j = 1; j < s->ncols; j++) {
-                memmove(o + j * s->rows * isz, o + j * s->cap * isz,
-                        (size_t)(s->rows * isz));
+                dfb_memmove(o + j * s->rows * isz, o + j * s->cap * isz,
+                            (size_t)(s->rows * isz));
                 if (m != NULL) {
-                    memmove(m + j * s->rows, m + j * s->cap, (size_t)s->rows);
+                    dfb_memmove(m + j * s->rows, m + j * s->cap,
+                                (size_t)s->rows);
                 }
             }
         }
