@@ -497,3 +497,29 @@ def test_threads_read_streams_at_once(group_bytes):
     for th in threads:
         th.join()
     assert not errors
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_large_stream_crosses_groups_at_the_default_size(order):
+    """48 MB of output at the default group size (16 MiB): the output grows (by realloc,
+    or column by column for F order), an integer column's late null casts the rows
+    filled so far in several parts, and a second read takes the block the first left."""
+    n, size = 1_500_000, 100_000
+    schema = pa.schema([("i", pa.int64()), ("f", pa.float64()), ("j", pa.int32())])
+
+    def gen():
+        for start in range(0, n, size):
+            i = np.arange(start, start + size)
+            mask = i == n - 5  # one null, in the last batch
+            yield pa.record_batch(
+                [pa.array(i, mask=mask), pa.array(i / 4), pa.array(i.astype(np.int32))],
+                schema=schema,
+            )
+
+    want = dfbuffer.to_matrix(pa.Table.from_batches(list(gen()), schema), order=order)
+    assert want.dtype == np.float64
+    for _ in range(2):
+        got = dfbuffer.to_matrix(pa.RecordBatchReader.from_batches(schema, gen()), order=order)
+        same_matrix(got, want)
+        assert got.base is None and got.flags.owndata
+        del got

@@ -21,9 +21,10 @@ typedef struct {
 struct arrow_import;
 
 /* Called by a stream walk after each chunk is moved into `imp` (imp->n >=
-   1; nothing validated yet): returns 0 to read on, or -1 with an
-   exception set (the walk stops and releases the stream).  It may take
-   the chunks read so far (dfb_arrow_import_drop_chunks). */
+   1; a table's chunk checked against the schema's structure, its buffers
+   not yet): returns 0 to read on, or -1 with an exception set (the walk
+   stops and releases the stream).  It may take the chunks read so far
+   (dfb_arrow_import_drop_chunks). */
 typedef int (*dfb_arrow_chunk_fn)(struct arrow_import *imp, void *ctx);
 
 /* One import: its schema and the holders of its chunks.  The
