@@ -19,11 +19,20 @@ wrapped in pa.RecordBatchReader.from_batches, read by
 
   reader_only        for b in reader: pass          (the reader's own peak: the floor)
   iter_matrices, iter_matrices_out, loop_to_matrix  as above
-  to_matrix_whole    dfbuffer.to_matrix(reader)     (the whole stream at once)
+  to_matrix_whole    dfbuffer.to_matrix(reader)     (the whole stream, length unknown)
+  to_matrix_out      dfbuffer.to_matrix(reader, out=np.empty((rows, cols)))  (length known)
+  out_loop           out = np.empty((rows, cols)); for b in reader:
+                         dfbuffer.to_matrix(b, out=out[i:i + len(b)])  (the hand-written loop)
+  from_dataframe_whole  dfbuffer.from_dataframe(reader)  (a dict of float64 columns)
+
+Time of the whole-stream contenders (out_loop, to_matrix_out, to_matrix_whole,
+from_dataframe_whole) is measured like the batches', each over a new reader of the same
+in-memory batches (a RecordBatchReader over an iterator: its length unknown to dfbuffer).
 
 Ratios are printed against peers measured in the same run (time: iter_matrices against the
-hand-written loop and pyarrow; memory: each contender's peak above the interpreter's
-baseline, against reader_only's).  No figure is compared across runs.
+hand-written loop and pyarrow, the whole-stream contenders against out_loop; memory: each
+contender's peak above the interpreter's baseline, against reader_only's and against the
+size of the whole result).  No figure is compared across runs.
 
     PYTHONPATH=build/dev/stage python benchmarks/bench_batches.py [--quick]
 """
@@ -90,6 +99,22 @@ def contenders(cols: int, batch: int = BATCH):
     def to_matrix_whole(reader):
         return float(dfbuffer.to_matrix(reader)[0, 0])
 
+    def to_matrix_out(reader, rows):
+        whole = np.empty((rows, cols))
+        return float(dfbuffer.to_matrix(reader, out=whole)[0, 0])
+
+    def out_loop(reader, rows):
+        whole = np.empty((rows, cols))
+        i = 0
+        for b in reader:
+            dfbuffer.to_matrix(b, out=whole[i : i + len(b)])
+            i += len(b)
+        return float(whole[0, 0])
+
+    def from_dataframe_whole(reader):
+        cols_ = dfbuffer.from_dataframe(reader)
+        return float(next(iter(cols_.values()))[0])
+
     def reader_only(reader):
         n = 0
         for b in reader:
@@ -103,8 +128,32 @@ def contenders(cols: int, batch: int = BATCH):
         "to_tensor": to_tensor,
         "column_stack": column_stack,
         "to_matrix_whole": to_matrix_whole,
+        "to_matrix_out": to_matrix_out,
+        "out_loop": out_loop,
+        "from_dataframe_whole": from_dataframe_whole,
         "reader_only": reader_only,
     }
+
+
+# the contenders that take the stream's length (known to the caller) besides the reader
+NEEDS_ROWS = ("to_matrix_out", "out_loop")
+
+
+def time_whole(rows: int, cols: int, source_batch: int, repeat: int) -> dict[str, float]:
+    """Best times of the contenders that read the whole stream into one result."""
+    batches = make_batches(rows, cols, source_batch)
+    schema = batches[0].schema
+    fns = contenders(cols)
+    names = ["out_loop", "to_matrix_out", "to_matrix_whole", "from_dataframe_whole"]
+    best = dict.fromkeys(names, float("inf"))
+    for _ in range(repeat):
+        for name in names:
+            reader = pa.RecordBatchReader.from_batches(schema, batches)
+            args = (reader, rows) if name in NEEDS_ROWS else (reader,)
+            t0 = time.perf_counter()
+            fns[name](*args)
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
 
 
 def time_all(
@@ -165,14 +214,15 @@ def child(name: str, mem_mb: int, cols: int, source_batch: int) -> None:
             n = min(source_batch, rows - start)
             yield pa.record_batch([rng.random(n) for _ in range(cols)], schema=schema)
 
-    fns[name](pa.RecordBatchReader.from_batches(schema, gen()))
+    reader = pa.RecordBatchReader.from_batches(schema, gen())
+    fns[name](*((reader, rows) if name in NEEDS_ROWS else (reader,)))
     print(base, peak_rss_kib())
 
 
 def memory_all(mem_mb: int, cols: int, source_batch: int) -> dict[str, tuple[int, int]]:
     out = {}
     for name in ("reader_only", "iter_matrices", "iter_matrices_out", "loop_to_matrix",
-                 "to_matrix_whole"):
+                 "to_matrix_whole", "to_matrix_out", "out_loop", "from_dataframe_whole"):
         res = subprocess.run(
             [sys.executable, __file__, "--child", name, "--mem-mb", str(mem_mb),
              "--cols", str(cols), "--source-batch", str(source_batch)],
@@ -204,10 +254,21 @@ def main() -> None:
     mem = memory_all(a.mem_mb, a.cols, a.source_batch)
     floor = max(mem["reader_only"][1] - mem["reader_only"][0], 1)
     batch_mib = a.source_batch * a.cols * 8 / 2**20
+    rows = a.mem_mb * 2**20 // (8 * a.cols)
+    result_kib = rows * a.cols * 8 / 1024
     for name, (base, peak) in mem.items():
         above = peak - base
-        print(f"  {name:18s} {above / 1024:8.1f} MiB  ({above / floor:.2f} x reader_only, "
-              f"{(above - floor) / 1024 / batch_mib:+.1f} source batches)")
+        print(f"  {name:20s} {above / 1024:8.1f} MiB  ({above / floor:.2f} x reader_only, "
+              f"{(above - floor) / 1024 / batch_mib:+.1f} source batches, "
+              f"{above / result_kib:.2f} x the whole result)")
+    print(f"  (the whole result: {result_kib / 1024:.1f} MiB)")
+    print(f"time: the whole stream into one result, {a.rows} rows x {a.cols} float64 in "
+          f"source batches of {a.source_batch}, best of {a.repeat}")
+    whole = time_whole(a.rows, a.cols, a.source_batch, a.repeat)
+    for name, t in whole.items():
+        print(f"  {name:20s} {t * 1e3:9.1f} ms")
+    for name in ("to_matrix_out", "to_matrix_whole", "from_dataframe_whole"):
+        print(f"  {name} / out_loop  {whole[name] / whole['out_loop']:.2f}")
     # yielded batches smaller than the source's (most inside one source batch, some
     # across a border), then of the source's size (the loop's output size)
     for batch in (BATCH, a.source_batch):

@@ -81,26 +81,40 @@ typedef struct {
     Py_ssize_t n, cap;
 } ref_list;
 
+struct arrow_import;
+
+/* Called by a stream walk after each chunk is moved into `imp` (imp->n >=
+   1; a table's chunk checked against the schema's structure, its buffers
+   not yet): returns 0 to read on, or -1 with an exception set (the walk
+   stops and releases the stream).  It may take the chunks read so far
+   (dfb_arrow_import_drop_chunks). */
+typedef int (*dfb_arrow_chunk_fn)(struct arrow_import *imp, void *ctx);
+
 /* One import: its schema and the holders of its chunks.  The
    first chunk's slots are inline (`holders` and `arrays` then point into
    the struct itself): an import is never copied or moved once a chunk is
    added. */
-typedef struct {
-    struct ArrowSchema schema;  /* moved in; released by
-                                   dfb_arrow_import_clear */
-    Py_ssize_t n, cap;          /* number of chunks (top-level arrays) */
-    PyObject **holders;         /* strong: holders (arrow_import.c) */
-    struct ArrowArray **arrays; /* arrays[i] lives in holders[i] */
-    DLDevice device;            /* of the chunks (device producers; the
-                                   zeroed {0, 0} of an import filled by
-                                   hand is the CPU too) */
-    int accept_device;          /* set by callers that handle non-CPU data
-                                   (else dfb_arrow_import_producer
-                                   refuses it) */
-    dfb_state *st;              /* set by the caller: the module state
-                                   whose holder type holds the chunks */
-    PyObject *holder1;          /* the inline slots of the first chunk */
-    struct ArrowArray *array1;  /* (see above) */
+typedef struct arrow_import {
+    struct ArrowSchema schema;   /* moved in; released by
+                                    dfb_arrow_import_clear */
+    Py_ssize_t n, cap;           /* number of chunks (top-level arrays) */
+    PyObject **holders;          /* strong: holders (arrow_import.c) */
+    struct ArrowArray **arrays;  /* arrays[i] lives in holders[i] */
+    DLDevice device;             /* of the chunks (device producers; the
+                                    zeroed {0, 0} of an import filled by
+                                    hand is the CPU too) */
+    int accept_device;           /* set by callers that handle non-CPU data
+                                    (else dfb_arrow_import_producer
+                                    refuses it) */
+    dfb_state *st;               /* set by the caller: the module state
+                                    whose holder type holds the chunks */
+    PyObject *holder1;           /* the inline slots of the first chunk */
+    struct ArrowArray *array1;   /* (see above) */
+    dfb_arrow_chunk_fn on_chunk; /* set by the caller, or NULL: asked after
+                                    each chunk of a stream */
+    void *chunk_ctx;             /* on_chunk's */
+    Py_ssize_t nread;            /* chunks of a stream moved in so far,
+                                    dropped ones too */
 } arrow_import;
 
 /* One column chunk: a schema + array, with the element range it covers. */
@@ -324,6 +338,25 @@ dfb_arrow_import_is_table(const arrow_import *imp);
 int
 dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
                       int64_t c, arrow_node *nd);
+
+/* Returns 1 when the chunks `imp` holds make a group of a stream read
+   group by group (to_matrix and from_dataframe of a stream): their rows
+   times the columns times 8 bytes reach the group size; else 0.  Cannot
+   fail. */
+int
+dfb_arrow_import_is_group(const arrow_import *imp);
+
+/* Sets the group size (bytes) to `n` when n > 0 (the tests' small groups)
+   and returns the size before.  Cannot fail. */
+long long
+dfb_arrow_group_bytes_swap(long long n);
+
+/* Drops the chunks `imp` holds (their holders: each array is released
+   when nothing else holds it), keeping the schema: imp->n becomes 0 and
+   later chunks go in from the start.  May run the producer's release
+   code; keeps any pending exception.  Cannot fail. */
+void
+dfb_arrow_import_drop_chunks(arrow_import *imp);
 
 /* Releases everything `imp` holds (arrays live on in any Buffer made over
    them).  Cannot fail. */

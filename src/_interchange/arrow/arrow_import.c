@@ -25,6 +25,7 @@
 #include "types.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,50 @@ dfb_arrow_import_clear(arrow_import *imp)
     dfb_state *st = imp->st;
     memset(imp, 0, sizeof(*imp));
     imp->st = st;
+    dfb_err_give(exc);
+}
+
+/* The output bytes a group of a stream's chunks makes (docs/design.md,
+   "Whole streams"): 16 MiB unless the tests set it. */
+static atomic_llong group_bytes = (long long)16 << 20;
+
+long long
+dfb_arrow_group_bytes_swap(long long n)
+{
+    return n > 0 ? atomic_exchange(&group_bytes, n)
+                 : atomic_load(&group_bytes);
+}
+
+int
+dfb_arrow_import_is_group(const arrow_import *imp)
+{
+    const long long bytes = atomic_load(&group_bytes);
+    const long long width =
+        dfb_arrow_import_is_table(imp) && imp->schema.n_children > 0
+            ? imp->schema.n_children
+            : 1;
+    long long rows = 0;
+    for (Py_ssize_t i = 0; i < imp->n; i++) {
+        /* unvalidated here: an estimate, each chunk counted at most once
+           the whole group */
+        const long long len = imp->arrays[i]->length;
+        rows += len > 0 && len < bytes ? len : bytes;
+        if (rows >= bytes) {
+            break;
+        }
+    }
+    return rows >= bytes / (8 * width);
+}
+
+void
+dfb_arrow_import_drop_chunks(arrow_import *imp)
+{
+    PyObject *exc = dfb_err_take();
+    for (Py_ssize_t i = 0; i < imp->n; i++) {
+        Py_CLEAR(imp->holders[i]);
+        imp->arrays[i] = NULL;
+    }
+    imp->n = 0;
     dfb_err_give(exc);
 }
 
@@ -311,10 +356,11 @@ typedef struct {
 
 /* Sets the exception for failed callback `what` of `s` with errno `rc`
    (EINVAL -> ValueError, ENOMEM -> MemoryError, ENOSYS ->
-   NotImplementedError, else OSError), with the stream's last error.
+   NotImplementedError, else OSError), with the stream's last error;
+   `batch` >= 0 names the batch get_next was asked for (0 the first).
    Always returns -1. */
 static int
-stream_error(any_stream *s, int rc, const char *what)
+stream_error(any_stream *s, int rc, const char *what, Py_ssize_t batch)
 {
     const char *msg = NULL;
     if (s->device ? s->dev.get_last_error != NULL
@@ -326,9 +372,13 @@ stream_error(any_stream *s, int rc, const char *what)
                     : rc == ENOMEM ? PyExc_MemoryError
                     : rc == ENOSYS ? PyExc_NotImplementedError
                                    : PyExc_OSError;
-    PyErr_Format(exc, "%s %s failed (error %d): %s",
-                 s->device ? "Arrow device stream" : "Arrow stream", what, rc,
-                 msg ? msg : "no message");
+    char at[48] = "";
+    if (batch >= 0) {
+        PyOS_snprintf(at, sizeof(at), " at batch %zd", batch);
+    }
+    PyErr_Format(exc, "%s %s failed%s (error %d): %s",
+                 s->device ? "Arrow device stream" : "Arrow stream", what, at,
+                 rc, msg ? msg : "no message");
     return -1;
 }
 
@@ -347,6 +397,54 @@ stream_next(any_stream *s, struct ArrowArray *dst, struct ArrowDeviceArray *d)
         *dst = d->array; /* moved: released with its holder */
     }
     return rc;
+}
+
+/* Checks the chunk a stream walk just moved into `imp` against the schema
+   (a table's, on the CPU; dfb_arrow_check_table), before a consumer of the
+   chunks so far (on_chunk) reads it.  Returns 0, or -1 with ValueError /
+   NotImplementedError naming the batch (0 the first). */
+static int
+check_last(const arrow_import *imp)
+{
+    if (!dfb_arrow_import_is_table(imp) || !dfb_arrow_import_on_cpu(imp)) {
+        return 0;
+    }
+    dfb_error err;
+    const struct ArrowArray *a = imp->arrays[imp->n - 1];
+    dfb_code rc = dfb_arrow_check_table(&imp->schema, imp->arrays + imp->n - 1,
+                                        1, 1, &err);
+    /* each column's buffer and child counts, where its format fixes them
+       (the layout of another type; one of the same layout cannot be told) */
+    for (int64_t c = 0; rc == DFB_OK && c < imp->schema.n_children; c++) {
+        const struct ArrowSchema *cs = imp->schema.children[c];
+        const struct ArrowArray *ca = a->children[c];
+        dfb_format f;
+        if (dfb_format_parse_arrow(cs->format, &f) < 0 ||
+            cs->dictionary != NULL || f.type == DFB_T_NULL) {
+            continue; /* refused, or checked (a null column's legacy
+                         buffer taken), where the column is read */
+        }
+        const dfb_type_row *row = dfb_type_row_of(f.type);
+        if ((row->layout != DFB_LAYOUT_VIEWS && row->n_buffers >= 0 &&
+             ca->n_buffers != row->n_buffers) ||
+            ca->n_children != cs->n_children) {
+            rc = dfb_error_set(&err, DFB_EINVAL,
+                               "column '%s' of format '%s' has %lld buffers "
+                               "and %lld children",
+                               cs->name != NULL ? cs->name : "", cs->format,
+                               (long long)ca->n_buffers,
+                               (long long)ca->n_children);
+        }
+    }
+    if (rc == DFB_OK) {
+        return 0;
+    }
+    dfb_error named;
+    PyOS_snprintf(
+        named.message, sizeof(named.message),
+        "batch %zd of the Arrow stream does not match its schema: %s",
+        imp->nread - 1, err.message);
+    return dfb_arrow_raise(rc, &named);
 }
 
 /* Moves the schema and every chunk of live stream `s` into `imp` (zeroed
@@ -372,7 +470,7 @@ walk_stream(any_stream *s, arrow_import *imp)
     rc = s->device ? s->dev.get_schema(&s->dev, &imp->schema)
                    : s->cpu.get_schema(&s->cpu, &imp->schema);
     if (rc != 0) {
-        stream_error(s, rc, "get_schema");
+        stream_error(s, rc, "get_schema", -1);
         goto done;
     }
     if (imp->schema.release == NULL) {
@@ -403,7 +501,7 @@ walk_stream(any_stream *s, arrow_import *imp)
             *dst = next; /* moved: released with its holder */
         }
         if (rc != 0) {
-            stream_error(s, rc, "get_next");
+            stream_error(s, rc, "get_next", imp->nread);
             goto done;
         }
         if (next.release == NULL) {
@@ -411,6 +509,11 @@ walk_stream(any_stream *s, arrow_import *imp)
         }
         if (s->device && dfb_arrow_device_next(s->dev.device_type, &d,
                                                &imp->device, first) < 0) {
+            goto done;
+        }
+        imp->nread++;
+        if (imp->on_chunk != NULL &&
+            (check_last(imp) < 0 || imp->on_chunk(imp, imp->chunk_ctx) < 0)) {
             goto done;
         }
     }

@@ -760,7 +760,34 @@ pieces_stream_py(PyObject *module, PyObject *pieces)
     return dfb_arrow_built_stream(&schema, n, pieces_fill, pieces);
 }
 
+/* _stream_group_bytes(n=0): the group size of to_matrix and
+   from_dataframe of a stream (set to n when n > 0; tests only).  Returns
+   the size before as an int, or NULL with TypeError / OverflowError. */
+static PyObject *
+group_bytes_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    long long n = 0;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_stream_group_bytes takes at most one int");
+        return NULL;
+    }
+    if (nargs == 1) {
+        n = PyLong_AsLongLong(args[0]);
+        if (n == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    return PyLong_FromLongLong(dfb_arrow_group_bytes_swap(n));
+}
+
 static PyMethodDef batches_methods[] = {
+    {"_stream_group_bytes", (PyCFunction)(void (*)(void))group_bytes_py,
+     METH_FASTCALL,
+     "_stream_group_bytes(n=0): the group size (bytes) of to_matrix and "
+     "from_dataframe of a stream, set to n when n > 0 (tests only); "
+     "returns the size before."},
     {"_arrow_batch_stream", pieces_stream_py, METH_O,
      "_arrow_batch_stream(pieces): an Arrow stream over a tuple of "
      "_ArrowBatch of one reader, zero-copy."},

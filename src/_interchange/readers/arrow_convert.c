@@ -12,6 +12,7 @@
 #include "pandas.h"
 #include "nested.h"
 #include "kernels.h"
+#include "mem.h"
 #include "types.h"
 
 #include <errno.h>
@@ -420,17 +421,638 @@ dfb_arrow_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
     return dfb_arrow_from_dataframe_cols(st, obj, opts, allow_copy, NULL);
 }
 
+/* ------------------------------------------------------------------ */
+/* from_dataframe of a stream: its groups' columns joined               */
+/* ------------------------------------------------------------------ */
+
+/* One column of a stream's groups joined (docs/design.md, "Whole
+   streams"): fixed-width values in one block of ours grown by realloc,
+   other values (objects, StringDType) as the groups' arrays, joined at
+   the end; a bool mask from the first group with a null. */
+typedef struct {
+    PyObject *data;   /* strong: a 1-D array of ours, `cap` rows, or NULL */
+    PyObject *pieces; /* strong: a list of the groups' arrays, or NULL */
+    PyObject *mask;   /* strong: a 1-D bool array of ours, `mcap` rows, or
+                         NULL before the first masked group */
+    int64_t n, cap, mcap;
+    int codes;      /* the column is CategoricalCodes */
+    PyObject *cats; /* strong: the categories so far */
+    int ordered;    /* the first group's */
+    int unified;    /* some group's categories were new */
+    int code_type;  /* the first group's codes' type number */
+    int code_types; /* 1 while every group's codes have code_type */
+} join_col;
+
+/* The groups of one stream joined column by column. */
+typedef struct {
+    PyObject *keys; /* strong: the first group's keys (a list) */
+    join_col *cols;
+    Py_ssize_t ncols;
+} stream_join;
+
+/* Releases what `j` holds.  Cannot fail. */
+static void
+join_clear(stream_join *j)
+{
+    for (Py_ssize_t c = 0; c < j->ncols; c++) {
+        Py_XDECREF(j->cols[c].data);
+        Py_XDECREF(j->cols[c].pieces);
+        Py_XDECREF(j->cols[c].mask);
+        Py_XDECREF(j->cols[c].cats);
+    }
+    PyMem_Free(j->cols);
+    Py_CLEAR(j->keys);
+    j->cols = NULL;
+    j->ncols = 0;
+}
+
+/* Resizes 1-D array `a` of ours (no view of it alive) to `n` rows through
+   its memory handler's realloc, the rows added left as they are (NumPy
+   zeroes them only in a writeable array).  Returns 0, or -1 with an
+   exception set. */
+static int
+join_resize(PyObject *a, int64_t n)
+{
+    npy_intp dim = (npy_intp)(n > 0 ? n : 0);
+    PyArray_Dims shape = {&dim, 1};
+    PyArray_CLEARFLAGS((PyArrayObject *)a, NPY_ARRAY_WRITEABLE);
+    PyObject *r = PyArray_Resize((PyArrayObject *)a, &shape, 0, NPY_ANYORDER);
+    PyArray_ENABLEFLAGS((PyArrayObject *)a, NPY_ARRAY_WRITEABLE);
+    Py_XDECREF(r);
+    return r != NULL ? 0 : -1;
+}
+
+/* Makes room for `need` rows in `a` (`*cap` rows): at least twice as
+   many.  Returns 0, or -1 with an exception set. */
+static int
+join_reserve(PyObject *a, int64_t *cap, int64_t need)
+{
+    if (need <= *cap) {
+        return 0;
+    }
+    int64_t cap2 = need > 2 * *cap ? need : 2 * *cap;
+    if (join_resize(a, cap2) < 0) {
+        return -1;
+    }
+    *cap = cap2;
+    return 0;
+}
+
+/* Copies `src` (1-D, cast as astype casts) into rows [at, at + len) of
+   `dst`.  Returns 0, or -1 with an exception set. */
+static int
+join_put(PyObject *dst, int64_t at, PyObject *src)
+{
+    PyObject *view = PySequence_GetSlice(
+        dst, (Py_ssize_t)at,
+        (Py_ssize_t)(at + PyArray_DIM((PyArrayObject *)src, 0)));
+    int r = view != NULL
+                ? PyArray_CopyInto((PyArrayObject *)view, (PyArrayObject *)src)
+                : -1;
+    Py_XDECREF(view);
+    return r;
+}
+
+/* A new empty 1-D array of `d` (stolen) of `n` rows (at least 1), zeroed
+   when `zero`.  NULL with an exception set. */
+static PyObject *
+join_new(PyArray_Descr *d, int64_t n, int zero)
+{
+    npy_intp dim = (npy_intp)(n > 0 ? n : 1);
+    return zero ? PyArray_Zeros(1, &dim, d, 0) : PyArray_Empty(1, &dim, d, 0);
+}
+
+/* 1 if categories `a` and `b` hold the same values of the same dtype (and
+   nulls), 0 if not, -1 with an exception set. */
+static int
+same_categories(PyObject *a, PyObject *b)
+{
+    if (a == b) {
+        return 1;
+    }
+    PyObject *da = PyObject_GetAttrString(a, "dtype");
+    PyObject *db = da != NULL ? PyObject_GetAttrString(b, "dtype") : NULL;
+    int r = db != NULL ? PyObject_RichCompareBool(da, db, Py_EQ) : -1;
+    Py_XDECREF(da);
+    Py_XDECREF(db);
+    if (r != 1 || Py_TYPE(a) != Py_TYPE(b)) {
+        return r < 0 ? -1 : 0;
+    }
+    PyObject *la = PyObject_CallMethod(a, "tolist", NULL);
+    PyObject *lb = la != NULL ? PyObject_CallMethod(b, "tolist", NULL) : NULL;
+    r = lb != NULL ? PyObject_RichCompareBool(la, lb, Py_EQ) : -1;
+    Py_XDECREF(la);
+    Py_XDECREF(lb);
+    return r;
+}
+
+/* The codes `data` (an integer array, -1 where null; borrowed) of
+   categories `cats` as codes of the column's categories so far, which
+   gain `cats`' values not yet among them, in order (the unification of
+   dfb_categorical_codes).  Returns a new int64 array, or NULL with an
+   exception set (NotImplementedError where categories are null). */
+static PyObject *
+join_remap(join_col *c, PyObject *data, PyObject *cats)
+{
+    if (!PyArray_CheckExact(cats) || !PyArray_CheckExact(c->cats)) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "the chunks of the categorical column have different "
+                        "categories, some of them null; use "
+                        "categorical='decode'");
+        return NULL;
+    }
+    c->unified = 1;
+    PyObject *index = PyDict_New(), *have = NULL, *vals = NULL;
+    PyObject *fresh = PyList_New(0), *table = NULL, *res = NULL;
+    if (index == NULL || fresh == NULL) {
+        goto done;
+    }
+    have = PyObject_CallMethod(c->cats, "tolist", NULL);
+    vals = have != NULL ? PyObject_CallMethod(cats, "tolist", NULL) : NULL;
+    if (vals == NULL || !PyList_Check(have) || !PyList_Check(vals)) {
+        if (vals != NULL) {
+            PyErr_SetString(PyExc_TypeError, "tolist() did not give a list");
+        }
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(have); i++) {
+        PyObject *k = PyLong_FromSsize_t(i);
+        if (k == NULL ||
+            PyDict_SetDefault(index, PyList_GET_ITEM(have, i), k) == NULL) {
+            Py_XDECREF(k);
+            goto done;
+        }
+        Py_DECREF(k);
+    }
+    npy_intp nv = PyList_GET_SIZE(vals);
+    table = PyArray_SimpleNew(1, &nv, NPY_INT64);
+    if (table == NULL) {
+        goto done;
+    }
+    int64_t *tb = PyArray_DATA((PyArrayObject *)table);
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        PyObject *v = PyList_GET_ITEM(vals, i); /* our own list */
+        PyObject *k = PyDict_GetItemWithError(index, v);
+        if (k == NULL) {
+            if (PyErr_Occurred()) {
+                goto done;
+            }
+            k = PyLong_FromSsize_t(PyDict_GET_SIZE(index));
+            int r = k == NULL || PyDict_SetItem(index, v, k) < 0 ||
+                            PyList_Append(fresh, v) < 0
+                        ? -1
+                        : 0;
+            Py_XDECREF(k);
+            if (r < 0) {
+                goto done;
+            }
+            k = PyDict_GetItemWithError(index, v);
+            if (k == NULL) {
+                goto done;
+            }
+        }
+        tb[i] = PyLong_AsLongLong(k);
+    }
+    if (PyList_GET_SIZE(fresh) > 0) {
+        PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)cats);
+        Py_INCREF(d);
+        PyObject *add = PyArray_FromAny(fresh, d, 1, 1, 0, NULL);
+        PyObject *both = add != NULL ? PyTuple_Pack(2, c->cats, add) : NULL;
+        PyObject *cat = both != NULL ? PyArray_Concatenate(both, 0) : NULL;
+        Py_XDECREF(add);
+        Py_XDECREF(both);
+        if (cat == NULL) {
+            goto done;
+        }
+        Py_SETREF(c->cats, cat);
+    }
+    res = PyArray_FROM_OTF(data, NPY_INT64,
+                           NPY_ARRAY_ENSURECOPY | NPY_ARRAY_CARRAY);
+    if (res == NULL) {
+        goto done;
+    }
+    int64_t *cd = PyArray_DATA((PyArrayObject *)res);
+    for (npy_intp i = 0; i < PyArray_DIM((PyArrayObject *)res, 0); i++) {
+        if (cd[i] >= nv) {
+            PyErr_Format(PyExc_ValueError,
+                         "a categorical code %lld is out of the range of its "
+                         "%lld categories",
+                         (long long)cd[i], (long long)nv);
+            Py_CLEAR(res);
+            goto done;
+        }
+        if (cd[i] >= 0) {
+            cd[i] = tb[cd[i]];
+        }
+    }
+done:
+    Py_XDECREF(index);
+    Py_XDECREF(have);
+    Py_XDECREF(vals);
+    Py_XDECREF(fresh);
+    Py_XDECREF(table);
+    return res;
+}
+
+/* The 1-D values and bool mask (NULL: none) of group value `v` (an
+   ndarray or a MaskedArray), in *data and *mask (new references).
+   Returns 0, or -1 with an exception set. */
+static int
+join_parts(PyObject *v, PyObject **data, PyObject **mask)
+{
+    *mask = NULL;
+    if (PyArray_CheckExact(v)) {
+        *data = Py_NewRef(v);
+    }
+    else {
+        *data = PyObject_GetAttrString(v, "data");
+        PyObject *m = *data != NULL ? PyObject_GetAttrString(v, "mask") : NULL;
+        *mask =
+            m != NULL ? PyArray_FROM_OTF(m, NPY_BOOL, NPY_ARRAY_CARRAY) : NULL;
+        Py_XDECREF(m);
+        if (*mask == NULL) {
+            Py_CLEAR(*data);
+            return -1;
+        }
+    }
+    if (!PyArray_Check(*data) || PyArray_NDIM((PyArrayObject *)*data) != 1) {
+        PyErr_SetString(PyExc_SystemError,
+                        "from_dataframe of a stream: a group's column is not "
+                        "a 1-D array");
+        Py_CLEAR(*data);
+        Py_CLEAR(*mask);
+        return -1;
+    }
+    if (PyArray_NDIM((PyArrayObject *)*mask != NULL
+                         ? (PyArrayObject *)*mask
+                         : (PyArrayObject *)*data) == 0) {
+        /* numpy.ma.nomask, or one flag for every row */
+        int all = PyObject_IsTrue(*mask);
+        Py_SETREF(*mask, join_new(PyArray_DescrFromType(NPY_BOOL),
+                                  PyArray_DIM((PyArrayObject *)*data, 0), 1));
+        if (all < 0 || *mask == NULL ||
+            (all &&
+             PyArray_FillWithScalar((PyArrayObject *)*mask, Py_True) < 0)) {
+            Py_CLEAR(*data);
+            Py_CLEAR(*mask);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Joins group value `v` (borrowed: an ndarray, a MaskedArray or
+   CategoricalCodes, as from_dataframe gives) to column `c`: its mask
+   (made, all False for the rows before, by the first group with one), its
+   values copied into the block (cast to the promotion of both types:
+   an integer column's first null under nulls="fill" casts the rows so far
+   to float64) or kept as a piece, its codes remapped when its categories
+   are new.  Returns 0, or -1 with an exception set. */
+static int
+join_add(dfb_state *st, join_col *c, PyObject *v)
+{
+    PyObject *data = NULL, *mask = NULL, *other = NULL;
+    int ret = -1;
+    if (Py_IS_TYPE(v, (PyTypeObject *)st->categorical_codes)) {
+        PyObject *cats = PyStructSequence_GetItem(v, 1);
+        if (!c->codes) {
+            c->codes = 1;
+            c->cats = Py_NewRef(cats);
+            c->ordered = PyStructSequence_GetItem(v, 2) == Py_True;
+            c->code_type = -1;
+            c->code_types = 1;
+        }
+        else {
+            int same = same_categories(cats, c->cats);
+            if (same < 0) {
+                return -1;
+            }
+            other = same ? NULL : cats;
+        }
+        v = PyStructSequence_GetItem(v, 0);
+    }
+    if (join_parts(v, &data, &mask) < 0) {
+        return -1;
+    }
+    if (c->codes) {
+        const int t = PyArray_TYPE((PyArrayObject *)data);
+        if (c->code_type < 0) {
+            c->code_type = t;
+        }
+        else if (t != c->code_type) {
+            c->code_types = 0;
+        }
+        if (other != NULL) {
+            PyObject *r = join_remap(c, data, other);
+            if (r == NULL) {
+                goto out;
+            }
+            Py_SETREF(data, r);
+        }
+    }
+    const int64_t k = PyArray_DIM((PyArrayObject *)data, 0);
+    if (mask != NULL || c->mask != NULL) {
+        if (c->mask == NULL) {
+            c->mask = join_new(PyArray_DescrFromType(NPY_BOOL), c->n, 1);
+            c->mcap = c->n > 0 ? c->n : 1;
+        }
+        if (c->mask == NULL || join_reserve(c->mask, &c->mcap, c->n + k) < 0) {
+            goto out;
+        }
+        if (mask != NULL) {
+            if (join_put(c->mask, c->n, mask) < 0) {
+                goto out;
+            }
+        }
+        else if (k > 0) {
+            dfb_memset(PyArray_BYTES((PyArrayObject *)c->mask) + c->n, 0,
+                       (size_t)k);
+        }
+    }
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)data);
+    const int fixed = d->kind != '\0' && strchr("biufcmM", d->kind) != NULL &&
+                      !PyDataType_REFCHK(d);
+    if (c->pieces != NULL || !fixed) {
+        if (c->pieces == NULL) {
+            c->pieces = PyList_New(0);
+            if (c->pieces == NULL ||
+                (c->data != NULL && (join_resize(c->data, c->n) < 0 ||
+                                     PyList_Append(c->pieces, c->data) < 0))) {
+                goto out;
+            }
+            Py_CLEAR(c->data);
+        }
+        if (PyList_Append(c->pieces, data) < 0) {
+            goto out;
+        }
+    }
+    else {
+        PyArray_Descr *have =
+            c->data != NULL ? PyArray_DESCR((PyArrayObject *)c->data) : NULL;
+        if (c->data == NULL) {
+            Py_INCREF(d);
+            c->data = join_new(d, k, 0);
+            c->cap = k > 0 ? k : 1;
+            if (c->data == NULL) {
+                goto out;
+            }
+        }
+        else if (!PyArray_EquivTypes(have, d)) {
+            PyArray_Descr *p = PyArray_PromoteTypes(have, d);
+            if (p == NULL) {
+                goto out;
+            }
+            if (PyArray_EquivTypes(p, have)) {
+                Py_DECREF(p);
+            }
+            else {
+                /* the rows so far cast (astype); that column twice for the
+                   moment */
+                PyObject *wide = join_new(p, c->cap, 0);
+                PyObject *old =
+                    wide != NULL
+                        ? PySequence_GetSlice(c->data, 0, (Py_ssize_t)c->n)
+                        : NULL;
+                int r = old != NULL ? join_put(wide, 0, old) : -1;
+                Py_XDECREF(old);
+                if (r < 0) {
+                    Py_XDECREF(wide);
+                    goto out;
+                }
+                Py_SETREF(c->data, wide);
+            }
+        }
+        if (join_reserve(c->data, &c->cap, c->n + k) < 0 ||
+            join_put(c->data, c->n, data) < 0) {
+            goto out;
+        }
+    }
+    c->n += k;
+    ret = 0;
+out:
+    Py_DECREF(data);
+    Py_XDECREF(mask);
+    return ret;
+}
+
+/* The joined value of column `c`: its block trimmed to its rows (or its
+   pieces concatenated), with its mask a MaskedArray, with its categories
+   CategoricalCodes (codes of the smallest integer type that holds the
+   categories when groups' categories or codes' types differed, as
+   dfb_categorical_codes makes them).  Returns a new reference, or NULL with
+   an exception set. */
+static PyObject *
+join_finish(dfb_state *st, join_col *c)
+{
+    PyObject *data;
+    if (c->pieces != NULL) {
+        data = PyList_GET_SIZE(c->pieces) == 1
+                   ? Py_NewRef(PyList_GET_ITEM(c->pieces, 0))
+                   : PyArray_Concatenate(c->pieces, 0);
+    }
+    else {
+        data = join_resize(c->data, c->n) < 0 ? NULL : Py_NewRef(c->data);
+    }
+    if (data == NULL) {
+        return NULL;
+    }
+    if (c->codes && (c->unified || !c->code_types)) {
+        const Py_ssize_t ncats = PyObject_Length(c->cats);
+        const int t = ncats <= INT8_MAX    ? NPY_INT8
+                      : ncats <= INT16_MAX ? NPY_INT16
+                      : ncats <= INT32_MAX ? NPY_INT32
+                                           : NPY_INT64;
+        Py_SETREF(data,
+                  ncats < 0 ? NULL : PyArray_Cast((PyArrayObject *)data, t));
+        if (data == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *res = data;
+    if (c->mask != NULL) {
+        res = join_resize(c->mask, c->n) < 0
+                  ? NULL
+                  : dfb_masked_array(st, data, c->mask);
+        Py_DECREF(data);
+        if (res == NULL) {
+            return NULL;
+        }
+    }
+    if (!c->codes) {
+        return res;
+    }
+    PyObject *cc = PyStructSequence_New((PyTypeObject *)st->categorical_codes);
+    if (cc == NULL) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    PyStructSequence_SetItem(cc, 0, res);
+    PyStructSequence_SetItem(cc, 1, Py_NewRef(c->cats));
+    PyStructSequence_SetItem(cc, 2,
+                             Py_NewRef(c->ordered ? Py_True : Py_False));
+    return cc;
+}
+
+/* Joins group dict `d` (borrowed) to `j`: the first sets the columns.
+   Returns 0, or -1 with an exception set (ValueError when a group gives
+   other columns than the first). */
+static int
+join_group(dfb_state *st, stream_join *j, PyObject *d)
+{
+    PyObject *keys = PyDict_Keys(d);
+    if (keys == NULL) {
+        return -1;
+    }
+    if (j->keys == NULL) {
+        j->ncols = PyList_GET_SIZE(keys);
+        j->cols = PyMem_Calloc(j->ncols > 0 ? (size_t)j->ncols : 1,
+                               sizeof(join_col));
+        if (j->cols == NULL) {
+            Py_DECREF(keys);
+            j->ncols = 0;
+            PyErr_NoMemory();
+            return -1;
+        }
+        j->keys = keys;
+    }
+    else {
+        int eq = PyObject_RichCompareBool(keys, j->keys, Py_EQ);
+        if (eq == 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "from_dataframe: the batches of the Arrow stream "
+                         "give the columns %R, its first batches %R",
+                         keys, j->keys);
+        }
+        Py_DECREF(keys);
+        if (eq != 1) {
+            return -1;
+        }
+    }
+    for (Py_ssize_t c = 0; c < j->ncols; c++) {
+        PyObject *v = PyDict_GetItemWithError(d, PyList_GET_ITEM(j->keys, c));
+        if (v == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_SystemError,
+                                "from_dataframe of a stream: a column went "
+                                "missing");
+            }
+            return -1;
+        }
+        Py_INCREF(v);
+        int r = join_add(st, &j->cols[c], v);
+        Py_DECREF(v);
+        if (r < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The joined dict of `j`.  Returns a new dict, or NULL with an exception
+   set. */
+static PyObject *
+join_result(dfb_state *st, stream_join *j)
+{
+    PyObject *res = PyDict_New();
+    for (Py_ssize_t c = 0; res != NULL && c < j->ncols; c++) {
+        PyObject *v = join_finish(st, &j->cols[c]);
+        if (v == NULL ||
+            PyDict_SetItem(res, PyList_GET_ITEM(j->keys, c), v) < 0) {
+            Py_CLEAR(res);
+        }
+        Py_XDECREF(v);
+    }
+    return res;
+}
+
+/* from_dataframe of an Arrow stream read group by group. */
+typedef struct {
+    dfb_state *st;
+    const dfb_opts *opts;
+    int allow_copy;
+    dfb_colsel *sel;
+    PyObject *first;  /* strong: the first group's dict while it is the only
+                         one (its arrays may view the group's chunks) */
+    int joining;      /* from the second group on, the groups go to `join` */
+    stream_join join; /* the groups joined */
+} dict_stream;
+
+/* Converts the chunks `imp` holds, as from_dataframe of those batches
+   alone, and joins the dict to the groups before (the first is kept as it
+   is until a second comes; joining is a copy, which copy=False
+   forbids).  Returns 0, or -1 with an exception set. */
+static int
+dict_group(dict_stream *s, const arrow_import *imp)
+{
+    PyObject *d =
+        import_to_dict(s->st, imp, 1, s->opts, s->allow_copy, s->sel);
+    if (d == NULL) {
+        return -1;
+    }
+    if (s->first == NULL && !s->joining) {
+        s->first = d;
+        return 0;
+    }
+    if (!s->joining) {
+        if (!s->allow_copy) {
+            Py_DECREF(d);
+            return dfb_copy_error(s->st,
+                                  "joining the batches of an Arrow stream "
+                                  "needs a copy");
+        }
+        s->joining = 1;
+        int r = join_group(s->st, &s->join, s->first);
+        Py_CLEAR(s->first); /* the first group's chunks go with it */
+        if (r < 0) {
+            Py_DECREF(d);
+            return -1;
+        }
+    }
+    int r = join_group(s->st, &s->join, d);
+    Py_DECREF(d);
+    return r;
+}
+
+/* on_chunk of from_dataframe's stream walk: converts the chunks read so
+   far once they make a group (dfb_arrow_import_is_group), then drops them.
+   Device data is left to the import's own refusal.  Returns 0, or -1 with an
+   exception set. */
+static int
+dict_chunk(arrow_import *imp, void *ctx)
+{
+    if (!dfb_arrow_import_on_cpu(imp) || !dfb_arrow_import_is_group(imp)) {
+        return 0;
+    }
+    if (dict_group(ctx, imp) < 0) {
+        return -1;
+    }
+    dfb_arrow_import_drop_chunks(imp);
+    return 0;
+}
+
 PyObject *
 dfb_arrow_from_dataframe_cols(dfb_state *st, PyObject *obj,
                               const dfb_opts *opts, int allow_copy,
                               dfb_colsel *sel)
 {
+    dict_stream s = {
+        .st = st, .opts = opts, .allow_copy = allow_copy, .sel = sel};
     arrow_import imp = {.st = st};
+    imp.on_chunk = dict_chunk;
+    imp.chunk_ctx = &s;
     PyObject *res = NULL;
-    if (dfb_arrow_import_producer(st, obj, &imp) == 0) {
-        res = import_to_dict(st, &imp, 1, opts, allow_copy, sel);
+    int ok = dfb_arrow_import_producer(st, obj, &imp) == 0;
+    /* the last chunks are a group, unless a group took them all (an
+       empty stream is one group of no chunk: its empty columns) */
+    if (ok && (imp.n > 0 || (s.first == NULL && !s.joining))) {
+        ok = dict_group(&s, &imp) == 0;
     }
     dfb_arrow_import_clear(&imp);
+    if (ok) {
+        res = s.joining ? join_result(st, &s.join) : Py_NewRef(s.first);
+    }
+    Py_XDECREF(s.first);
+    join_clear(&s.join);
     return res;
 }
 
@@ -596,18 +1218,29 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                          dfb_frame *out)
 {
     arrow_import imp = {.st = st};
+    int ret = dfb_arrow_import_producer(st, obj, &imp);
+    if (ret == 0) {
+        ret = dfb_arrow_describe_import(st, &imp, select, flatten,
+                                        period_ordinal, skip, out);
+    }
+    dfb_arrow_import_clear(&imp);
+    return ret;
+}
+
+int
+dfb_arrow_describe_import(dfb_state *st, const arrow_import *imp,
+                          PyObject *select, int flatten, int period_ordinal,
+                          int skip, dfb_frame *out)
+{
     ref_list refs = {0};
     Py_ssize_t *idx = NULL, n = 0;
     PyObject *keys = NULL, *entries = NULL;
     int ret = -1;
-    if (dfb_arrow_import_producer(st, obj, &imp) < 0) {
+    int is_table = dfb_arrow_import_is_table(imp);
+    if (is_table && dfb_arrow_validate_table(imp) < 0) {
         goto done;
     }
-    int is_table = dfb_arrow_import_is_table(&imp);
-    if (is_table && dfb_arrow_validate_table(&imp) < 0) {
-        goto done;
-    }
-    entries = frame_entries(&imp, is_table, select, flatten);
+    entries = frame_entries(imp, is_table, select, flatten);
     keys = entries != NULL ? PyList_New(PyList_GET_SIZE(entries)) : NULL;
     if (keys == NULL) {
         goto done;
@@ -622,8 +1255,8 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         goto done;
     }
     out->nrows = 0;
-    for (Py_ssize_t b = 0; b < imp.n; b++) {
-        if (dfb_checked_add(out->nrows, imp.arrays[b]->length, &out->nrows) <
+    for (Py_ssize_t b = 0; b < imp->n; b++) {
+        if (dfb_checked_add(out->nrows, imp->arrays[b]->length, &out->nrows) <
             0) {
             PyErr_SetString(PyExc_ValueError,
                             "the Arrow chunks' lengths overflow");
@@ -631,8 +1264,8 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         }
     }
     /* the holders own every buffer of the producer's: keep them */
-    for (Py_ssize_t b = 0; b < imp.n; b++) {
-        if (PyList_Append(out->keep, imp.holders[b]) < 0) {
+    for (Py_ssize_t b = 0; b < imp->n; b++) {
+        if (PyList_Append(out->keep, imp->holders[b]) < 0) {
             goto done;
         }
     }
@@ -652,7 +1285,7 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
         const char *freq;
         int32_t freq_len;
         if (!period_ordinal && depth == 0 &&
-            is_pandas_period(is_table ? imp.schema.children[c] : &imp.schema,
+            is_pandas_period(is_table ? imp->schema.children[c] : &imp->schema,
                              &freq, &freq_len)) {
             if (skip) {
                 dfb_frame_drop(out, w);
@@ -665,8 +1298,8 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                          fc->name);
             goto done;
         }
-        if (describe_frame_column(st, &imp, is_table, c, path, depth, fc,
-                                  &refs, out->keep) < 0) {
+        if (describe_frame_column(st, imp, is_table, c, path, depth, fc, &refs,
+                                  out->keep) < 0) {
             if (skip && PyErr_ExceptionMatches(PyExc_NotImplementedError)) {
                 PyErr_Clear(); /* a type no reader of dfbuffer's takes */
                 dfb_frame_drop(out, w);
@@ -691,7 +1324,6 @@ done:
     PyMem_Free(idx);
     Py_XDECREF(keys);
     Py_XDECREF(entries);
-    dfb_arrow_import_clear(&imp);
     return ret;
 }
 

@@ -25,6 +25,15 @@ dfb_arrow_describe_frame(dfb_state *st, PyObject *obj, PyObject *select,
                          int flatten, int period_ordinal, int skip,
                          dfb_frame *out);
 
+/* dfb_arrow_describe_frame of an import already made (`imp`, its chunks
+   validated here; held by `out->keep` after, so the caller may drop its
+   own): the chunks read so far of a stream, one group at a time.  Returns
+   0, or -1 with an exception set. */
+int
+dfb_arrow_describe_import(dfb_state *st, const arrow_import *imp,
+                          PyObject *select, int flatten, int period_ordinal,
+                          int skip, dfb_frame *out);
+
 /* column_to_ndarray for an Arrow producer of one column (Array,
    ChunkedArray, Series, ...).  Returns a new reference or NULL with an
    exception set (NotImplementedError naming the format for unsupported

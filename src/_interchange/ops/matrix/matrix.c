@@ -909,6 +909,46 @@ fail:
     return -1;
 }
 
+/* Fills the `nrows` rows of the planned columns into `data` (where this
+   fill's first output row starts; column-major: `ld` rows from one
+   column's start to the next's, 0 for `nrows`) and `mask` (NULL unless
+   nulls="mask", `mode` 2: laid out as the data, zeroed by the caller),
+   of D_* type `dst` (`isz` bytes), with up to `nthreads` threads (0:
+   automatic), the GIL released; `reused`: the output's pages are in
+   place.  Cannot fail. */
+static void
+fill_into(mcol *cols, Py_ssize_t ncols, mchunk *all, Py_ssize_t total_chunks,
+          int64_t nrows, int dst, int isz, int fortran, int mode, int nthreads,
+          char *data, int64_t ld, uint8_t *mask, int reused)
+{
+    static const int same_src[D_N] = {-1,    S_I8,  S_I16, S_I32,
+                                      S_I64, S_U8,  S_U16, S_U32,
+                                      S_U64, S_F16, S_F32, S_F64};
+    for (Py_ssize_t i = 0; i < total_chunks; i++) {
+        all[i].same = all[i].read == R_DIRECT && all[i].stride == all[i].isz &&
+                      all[i].st == same_src[dst];
+    }
+    mplan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.cols = cols;
+    plan.ncols = ncols;
+    plan.nrows = nrows;
+    plan.dst = dst;
+    plan.isz = isz;
+    plan.is_float = dst == D_F16 || dst == D_F32 || dst == D_F64;
+    plan.fill_nan = mode == 0;
+    plan.corder = !fortran && ncols > 1;
+    plan.out = data;
+    plan.ld = ld;
+    plan.mask = mode == 2 ? mask : NULL;
+    int nt = dfb_matrix_prepare(&plan, nthreads, reused);
+    if (nrows * (int64_t)ncols * plan.isz > 0) {
+        Py_BEGIN_ALLOW_THREADS;
+        dfb_matrix_run(&plan, nt);
+        Py_END_ALLOW_THREADS;
+    }
+}
+
 /* Allocates the output (or takes the caller's `given`, checked by
    check_out; borrowed) and for nulls="mask", `mode` 2, the mask, and fills
    it from the planned columns with up to `nthreads` threads (0:
@@ -919,9 +959,6 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
             Py_ssize_t total_chunks, int64_t nrows, PyArray_Descr *descr,
             int dst, int fortran, int mode, int nthreads, PyObject *given)
 {
-    static const int same_src[D_N] = {-1,    S_I8,  S_I16, S_I32,
-                                      S_I64, S_U8,  S_U16, S_U32,
-                                      S_U64, S_F16, S_F32, S_F64};
     npy_intp dims[2] = {(npy_intp)nrows, (npy_intp)ncols};
     PyObject *mask = NULL, *res = NULL;
     int reused = 0;
@@ -945,28 +982,10 @@ fill_output(dfb_state *st, mcol *cols, Py_ssize_t ncols, mchunk *all,
             return NULL;
         }
     }
-    for (Py_ssize_t i = 0; i < total_chunks; i++) {
-        all[i].same = all[i].read == R_DIRECT && all[i].stride == all[i].isz &&
-                      all[i].st == same_src[dst];
-    }
-    mplan plan;
-    memset(&plan, 0, sizeof(plan));
-    plan.cols = cols;
-    plan.ncols = ncols;
-    plan.nrows = nrows;
-    plan.dst = dst;
-    plan.isz = (int)PyDataType_ELSIZE(descr);
-    plan.is_float = dst == D_F16 || dst == D_F32 || dst == D_F64;
-    plan.fill_nan = mode == 0;
-    plan.corder = !fortran && ncols > 1;
-    plan.out = PyArray_DATA((PyArrayObject *)out);
-    plan.mask = mask ? PyArray_DATA((PyArrayObject *)mask) : NULL;
-    int nt = dfb_matrix_prepare(&plan, nthreads, reused);
-    if (nrows * (int64_t)ncols * plan.isz > 0) {
-        Py_BEGIN_ALLOW_THREADS;
-        dfb_matrix_run(&plan, nt);
-        Py_END_ALLOW_THREADS;
-    }
+    fill_into(cols, ncols, all, total_chunks, nrows, dst,
+              (int)PyDataType_ELSIZE(descr), fortran, mode, nthreads,
+              PyArray_DATA((PyArrayObject *)out), 0,
+              mask ? PyArray_DATA((PyArrayObject *)mask) : NULL, reused);
     res = mode == 2 ? dfb_masked_array(st, out, mask) : Py_NewRef(out);
     Py_DECREF(out);
     Py_XDECREF(mask);
@@ -1026,9 +1045,9 @@ chunk_meets(const char *o, int64_t on, const mchunk *c, dfb_error *err)
    new reference to its dtype.  Returns 0, or -1 with TypeError (not an
    ndarray) or ValueError naming what differs. */
 static int
-check_out(PyObject *o, int64_t nrows, Py_ssize_t ncols, int explicit,
-          PyArray_Descr **descr, int *dst, int *fortran, const mcol *cols,
-          const dfb_frame *fr)
+check_out(PyObject *o, int64_t at, int64_t nrows, int final, Py_ssize_t ncols,
+          int explicit, PyArray_Descr **descr, int *dst, int *fortran,
+          const mcol *cols, const dfb_frame *fr)
 {
     if (!PyArray_Check(o)) {
         PyErr_Format(PyExc_TypeError,
@@ -1038,14 +1057,17 @@ check_out(PyObject *o, int64_t nrows, Py_ssize_t ncols, int explicit,
     }
     PyArrayObject *a = (PyArrayObject *)o;
     PyArray_Descr *od = PyArray_DESCR(a);
-    if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) != nrows ||
-        PyArray_DIM(a, 1) != ncols) {
+    const int64_t need = at + nrows;
+    if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 0) < need ||
+        (final && PyArray_DIM(a, 0) != need) || PyArray_DIM(a, 1) != ncols) {
         PyObject *shape = PyObject_GetAttrString(o, "shape");
         if (shape != NULL) {
             PyErr_Format(PyExc_ValueError,
-                         "to_matrix out has shape %R, the frame gives "
-                         "(%lld, %lld)",
-                         shape, (long long)nrows, (long long)ncols);
+                         final ? "to_matrix out has shape %R, the frame gives "
+                                 "(%lld, %lld)"
+                               : "to_matrix out has shape %R, the stream "
+                                 "gives at least (%lld, %lld)",
+                         shape, (long long)need, (long long)ncols);
             Py_DECREF(shape);
         }
         return -1;
@@ -1128,6 +1150,511 @@ decimals_to_float(dfb_frame *fr)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Arrow producers: a stream filled group by group                      */
+/* ------------------------------------------------------------------ */
+
+/* Bytes of output moved by one step of relayout (its source then
+   shrinks by as much). */
+#define MOVE_BYTES ((int64_t)8 << 20)
+
+/* One to_matrix of an Arrow producer, read group by group
+   (docs/design.md, "to_matrix of a stream"). */
+typedef struct {
+    dfb_state *st;
+    PyObject *select; /* borrowed: columns=, or a pandas frame's own names */
+    int flatten, ordinal, skip, dec, mode, nthreads, explicit, fortran;
+    PyObject *order_arg;   /* borrowed: order= as given, or NULL */
+    PyObject *given;       /* borrowed: out=, or NULL */
+    PyArray_Descr *descr;  /* strong: the output's dtype so far (dtype=, or
+                              NULL before the first group) */
+    int dst;               /* its D_* type */
+    PyObject *out;         /* strong: the output, `cap` rows (out= itself when
+                              given), NULL before the first group */
+    PyObject *mask;        /* strong: nulls="mask": the mask, laid out alike */
+    int64_t rows;          /* rows filled */
+    int64_t cap;           /* rows allocated */
+    Py_ssize_t ncols;      /* -1 before the first group */
+    PyObject *names;       /* strong: the first group's column names */
+    Py_ssize_t group_from; /* the first batch of the group being filled */
+} mstream;
+
+/* Returns a new array of `d` (stolen) over `rows` x `ncols` of `data`
+   (C or F order, `fortran`; a column-major one `ld` rows between column
+   starts), not owning it: a view that lives only while `data` does.
+   NULL with an exception set. */
+static PyObject *
+raw_view(PyArray_Descr *d, char *data, int64_t rows, Py_ssize_t ncols,
+         int64_t ld, int fortran)
+{
+    npy_intp dims[2] = {(npy_intp)rows, (npy_intp)ncols};
+    npy_intp isz = (npy_intp)PyDataType_ELSIZE(d);
+    npy_intp strides[2] = {fortran ? isz : isz * (npy_intp)ncols,
+                           fortran ? isz * (npy_intp)ld : isz};
+    return PyArray_NewFromDescr(&PyArray_Type, d, 2, dims, strides, data,
+                                NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED, NULL);
+}
+
+/* Resizes `arr` (an array of ours, owning its memory, no view of it
+   alive) to (rows, ncols) through its own memory handler's realloc
+   (glibc moves large blocks by remapping, no copy).  The rows added are
+   left as they are: NumPy zeroes them only in a writeable array, so it is
+   made read-only for the call.  Returns 0, or -1 with an exception
+   set. */
+static int
+resize_rows(PyObject *arr, int64_t rows, Py_ssize_t ncols)
+{
+    npy_intp dims[2] = {(npy_intp)rows, (npy_intp)ncols};
+    PyArray_Dims shape = {dims, 2};
+    PyArrayObject *a = (PyArrayObject *)arr;
+    PyArray_CLEARFLAGS(a, NPY_ARRAY_WRITEABLE);
+    PyObject *r = PyArray_Resize(a, &shape, 0, NPY_ANYORDER);
+    PyArray_ENABLEFLAGS(a, NPY_ARRAY_WRITEABLE);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* Returns a new (newcap, ncols) array of `d` (a new reference taken) in
+   the order `fortran`, its first `rows` rows those of `old` (of `cap`
+   rows, same order) cast to `d` (NumPy's cast, as astype), moved a part
+   at a time from the end (the last rows of a row-major array, the last
+   column of a column-major one), `old` shrunk after each part, so that
+   the two hold about one copy at any time.  `old` is released (its data
+   then garbage).  NULL with an exception set. */
+static PyObject *
+relayout(PyObject *old, int64_t rows, int64_t cap, Py_ssize_t ncols,
+         PyArray_Descr *d, int64_t newcap, int fortran)
+{
+    npy_intp dims[2] = {(npy_intp)newcap, (npy_intp)ncols};
+    int reused;
+    Py_INCREF(d);
+    PyObject *res = dfb_matrix_new_output(d, dims, fortran, &reused);
+    if (res == NULL) {
+        Py_DECREF(old);
+        return NULL;
+    }
+    PyArray_Descr *od = PyArray_DESCR((PyArrayObject *)old);
+    const int64_t osz = (int64_t)PyDataType_ELSIZE(od),
+                  nsz = (int64_t)PyDataType_ELSIZE(d);
+    int64_t step = fortran     ? 1
+                   : ncols > 0 ? MOVE_BYTES / ((int64_t)ncols * osz)
+                               : rows;
+    if (step < 1) {
+        step = 1;
+    }
+    /* fortran: parts are columns; else rows */
+    int64_t hi = fortran ? (int64_t)ncols : rows;
+    while (hi > 0) {
+        int64_t lo = hi - step > 0 ? hi - step : 0;
+        char *src = PyArray_BYTES((PyArrayObject *)old);
+        char *dst = PyArray_BYTES((PyArrayObject *)res);
+        PyObject *sv, *dv;
+        Py_INCREF(od);
+        Py_INCREF(d);
+        if (fortran) {
+            sv = raw_view(od, src + lo * cap * osz, rows,
+                          (Py_ssize_t)(hi - lo), cap, 1);
+            dv = raw_view(d, dst + lo * newcap * nsz, rows,
+                          (Py_ssize_t)(hi - lo), newcap, 1);
+        }
+        else {
+            sv = raw_view(od, src + lo * ncols * osz, hi - lo, ncols, 0, 0);
+            dv = raw_view(d, dst + lo * ncols * nsz, hi - lo, ncols, 0, 0);
+        }
+        int r =
+            sv == NULL || dv == NULL
+                ? -1
+                : PyArray_CopyInto((PyArrayObject *)dv, (PyArrayObject *)sv);
+        Py_XDECREF(sv);
+        Py_XDECREF(dv);
+        /* what was moved is given back */
+        if (r < 0 || (fortran ? resize_rows(old, cap, (Py_ssize_t)lo)
+                              : resize_rows(old, lo, ncols)) < 0) {
+            Py_DECREF(old);
+            Py_DECREF(res);
+            return NULL;
+        }
+        hi = lo;
+    }
+    Py_DECREF(old);
+    return res;
+}
+
+/* Makes room in the stream's output (and mask) for `n` more rows: the
+   first group allocates it (exactly when `final`, else twice its rows or
+   the kept block of the last large output, whichever holds more),
+   later ones grow it to at least twice as many rows: a row-major output
+   by its allocator's realloc, a column-major one by relayout.  Returns 0,
+   or -1 with an exception set. */
+static int
+stream_room(mstream *s, int64_t n, int final)
+{
+    int64_t need = 0;
+    if (s->given != NULL) {
+        /* check_out saw room for the rows; the mask is out's size */
+        if (s->mode == 2 && s->mask == NULL) {
+            npy_intp dims[2] = {PyArray_DIM((PyArrayObject *)s->given, 0),
+                                (npy_intp)s->ncols};
+            s->mask = PyArray_Zeros(2, dims, PyArray_DescrFromType(NPY_BOOL),
+                                    s->fortran);
+        }
+        return s->mode == 2 && s->mask == NULL ? -1 : 0;
+    }
+    if (dfb_checked_add(s->rows, n, &need) < 0 || need > INT64_MAX / 4) {
+        PyErr_SetString(PyExc_ValueError, "the stream's rows overflow");
+        return -1;
+    }
+    if (s->out != NULL && need <= s->cap) {
+        return 0;
+    }
+    int64_t cap = final ? need : 2 * need;
+    if (s->out != NULL && cap < 2 * s->cap && !final) {
+        cap = 2 * s->cap;
+    }
+    if (cap < 2 && !final) {
+        cap = 2; /* never one row: NumPy takes (1, k) for C order */
+    }
+    if (s->out == NULL) {
+        /* the block the last large output left, when it holds the rows:
+           its pages are in place (a stream read again, epoch after epoch,
+           then neither grows nor faults) */
+        const int64_t row = (int64_t)s->ncols * PyDataType_ELSIZE(s->descr);
+        const int64_t kept = (int64_t)dfb_matrix_kept_bytes();
+        if (!final && row > 0 && kept / row > cap) {
+            cap = kept / row;
+        }
+        npy_intp dims[2] = {(npy_intp)cap, (npy_intp)s->ncols};
+        int reused;
+        Py_INCREF(s->descr);
+        s->out = dfb_matrix_new_output(s->descr, dims, s->fortran, &reused);
+        if (s->out == NULL) {
+            return -1;
+        }
+        if (s->mode == 2) {
+            s->mask = PyArray_Zeros(2, dims, PyArray_DescrFromType(NPY_BOOL),
+                                    s->fortran);
+            if (s->mask == NULL) {
+                return -1;
+            }
+        }
+        s->cap = cap;
+        return 0;
+    }
+    if (s->fortran && s->ncols > 1) {
+        PyObject *o = s->out;
+        s->out = NULL;
+        s->out =
+            relayout(o, s->rows, s->cap, s->ncols, s->descr, cap, s->fortran);
+        if (s->out == NULL) {
+            return -1;
+        }
+        if (s->mask != NULL) {
+            PyArray_Descr *b = PyArray_DescrFromType(NPY_BOOL);
+            o = s->mask;
+            s->mask = relayout(o, s->rows, s->cap, s->ncols, b, cap, 1);
+            Py_DECREF(b);
+            if (s->mask == NULL) {
+                return -1;
+            }
+        }
+    }
+    else if (resize_rows(s->out, cap, s->ncols) < 0 ||
+             (s->mask != NULL && resize_rows(s->mask, cap, s->ncols) < 0)) {
+        return -1;
+    }
+    s->cap = cap;
+    return 0;
+}
+
+/* Takes the dtype group `gd` (stolen; D_* `gdst`) of the stream's next
+   group, of `n` rows (`final`: the last): the first group's is the
+   output's; a later one that promotes with it to a new type (an integer
+   column's first null under nulls="fill", dtype=None) casts the rows
+   filled so far to the promoted type (relayout), so that the stream gives
+   the dtype to_matrix gives for all its batches at once.  With out=, the
+   group is checked against out (check_out) instead.  Returns 0, or -1
+   with an exception set. */
+static int
+stream_dtype(mstream *s, PyArray_Descr *gd, int gdst, int64_t n, int final,
+             const mcol *cols, const dfb_frame *fr)
+{
+    if (s->given != NULL) {
+        int fortran = s->fortran;
+        int r = check_out(s->given, s->rows, n, final, s->ncols, s->explicit,
+                          &gd, &gdst, &fortran, cols, fr);
+        if (r == 0 && s->order_arg != NULL && fortran != s->fortran &&
+            s->ncols > 1 && PyArray_DIM((PyArrayObject *)s->given, 0) > 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "to_matrix order=%R, out is %s-ordered", s->order_arg,
+                         fortran ? "F" : "C");
+            r = -1;
+        }
+        s->fortran = fortran;
+        Py_XSETREF(s->descr, gd);
+        s->dst = gdst;
+        return r;
+    }
+    if (s->descr == NULL || PyArray_EquivTypes(s->descr, gd)) {
+        Py_XSETREF(s->descr, gd);
+        s->dst = gdst;
+        return 0;
+    }
+    PyArray_Descr *p = PyArray_PromoteTypes(s->descr, gd);
+    Py_DECREF(gd);
+    if (p == NULL) {
+        return -1;
+    }
+    if (PyArray_EquivTypes(p, s->descr)) {
+        Py_DECREF(p);
+        return 0;
+    }
+    const int pdst = dst_of(p);
+    if (pdst < 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "the columns promote to %R, which to_matrix cannot "
+                     "write",
+                     (PyObject *)p);
+        Py_DECREF(p);
+        return -1;
+    }
+    if (s->out != NULL) {
+        PyObject *o = s->out;
+        s->out = NULL;
+        s->out = relayout(o, s->rows, s->cap, s->ncols, p, s->cap, s->fortran);
+        if (s->out == NULL) {
+            Py_DECREF(p);
+            return -1;
+        }
+    }
+    Py_SETREF(s->descr, p);
+    s->dst = pdst;
+    return 0;
+}
+
+/* Checks that a group gives the first group's columns (a stream's batches
+   share its schema: anything else is a producer's error).  Returns 0, or
+   -1 with ValueError naming the batches. */
+static int
+stream_columns(mstream *s, const dfb_frame *fr, Py_ssize_t last)
+{
+    PyObject *names = PyList_New(fr->ncols);
+    if (names == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < fr->ncols; j++) {
+        PyList_SET_ITEM(names, j, Py_NewRef(fr->cols[j].name));
+    }
+    if (s->names == NULL) {
+        s->names = names;
+        s->ncols = fr->ncols;
+        return 0;
+    }
+    int eq = PyObject_RichCompareBool(names, s->names, Py_EQ);
+    if (eq == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "to_matrix: batches %zd-%zd of the Arrow stream give "
+                     "the columns %R, its first batches %R",
+                     s->group_from, last, names, s->names);
+    }
+    Py_DECREF(names);
+    return eq == 1 ? 0 : -1;
+}
+
+/* Fills the chunks `imp` holds (a group of the stream; none at the end of
+   a stream whose last group was filled already) into the output after
+   the rows filled so far: described, planned and filled as to_matrix of
+   those batches alone is, into the stream's one output.  `final`: the
+   stream has ended.  Returns 0, or -1 with an exception set. */
+static int
+stream_group(mstream *s, const arrow_import *imp, int final)
+{
+    dfb_frame fr;
+    memset(&fr, 0, sizeof(fr));
+    fr.nrows = -1;
+    mcol *cols = NULL;
+    mchunk *all = NULL;
+    PyArray_Descr *gd = NULL;
+    if (s->explicit) {
+        Py_INCREF(s->descr);
+        gd = s->descr;
+    }
+    int gdst = s->dst, ret = -1;
+    int64_t n = -1;
+    if (dfb_arrow_describe_import(s->st, imp, s->select, s->flatten,
+                                  s->ordinal, s->skip, &fr) < 0) {
+        unsupported_to_type_error();
+        goto done;
+    }
+    if (s->dec && decimals_to_float(&fr) < 0) {
+        goto done;
+    }
+    Py_ssize_t total_chunks = 0;
+    for (Py_ssize_t j = 0; j < fr.ncols; j++) {
+        total_chunks += fr.cols[j].nchunks;
+    }
+    cols = PyMem_Calloc(fr.ncols > 0 ? (size_t)fr.ncols : 1, sizeof(mcol));
+    all = PyMem_Calloc(total_chunks > 0 ? (size_t)total_chunks : 1,
+                       sizeof(mchunk));
+    if (cols == NULL || all == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (plan_frame(s->st, &fr, cols, all, NULL, s->mode == 0, s->skip, &n, &gd,
+                   &gdst) < 0) {
+        goto done;
+    }
+    if (n < 0) {
+        n = fr.nrows >= 0 ? fr.nrows : 0;
+    }
+    for (Py_ssize_t j = 0; j < fr.ncols; j++) {
+        PyMem_Free(fr.cols[j].chunks);
+        fr.cols[j].chunks = NULL;
+    }
+    if (stream_columns(s, &fr, imp->nread - 1) < 0) {
+        goto done;
+    }
+    PyArray_Descr *taken = gd;
+    gd = NULL;
+    if (stream_dtype(s, taken, gdst, n, final, cols, &fr) < 0 ||
+        stream_room(s, n, final) < 0) {
+        goto done;
+    }
+    const int is_float = s->dst == D_F16 || s->dst == D_F32 || s->dst == D_F64;
+    if (s->mode != 2 &&
+        check_nulls(cols, fr.ncols, &fr, s->mode, is_float) < 0) {
+        goto done;
+    }
+    PyArrayObject *o = (PyArrayObject *)(s->given ? s->given : s->out);
+    const int64_t ld = PyArray_DIM(o, 0), isz = PyArray_ITEMSIZE(o);
+    char *data = PyArray_BYTES(o) +
+                 (s->fortran ? s->rows * isz : s->rows * s->ncols * isz);
+    uint8_t *mask = NULL;
+    if (s->mode == 2) {
+        /* the group's rows of the mask: zeroed (a grown mask is not) */
+        mask = (uint8_t *)PyArray_BYTES((PyArrayObject *)s->mask) +
+               (s->fortran ? s->rows : s->rows * s->ncols);
+        if (s->fortran) {
+            for (Py_ssize_t j = 0; j < s->ncols; j++) {
+                dfb_memset(mask + j * ld, 0, (size_t)n);
+            }
+        }
+        else {
+            dfb_memset(mask, 0, (size_t)(n * s->ncols));
+        }
+    }
+    fill_into(cols, s->ncols, all, total_chunks, n, s->dst, (int)isz,
+              s->fortran, s->mode, s->nthreads, data, ld, mask,
+              s->given != NULL);
+    s->rows += n;
+    s->group_from = imp->nread;
+    ret = 0;
+done:
+    Py_XDECREF(gd);
+    PyMem_Free(all);
+    PyMem_Free(cols);
+    dfb_frame_clear(&fr);
+    return ret;
+}
+
+/* on_chunk of the stream walk: fills the chunks read so far once they
+   make a group (dfb_arrow_import_is_group), then drops them.  Device data is
+   left to the import's own refusal.  Returns 0, or -1 with an exception set.
+ */
+static int
+stream_chunk(arrow_import *imp, void *ctx)
+{
+    mstream *s = ctx;
+    if (!dfb_arrow_import_on_cpu(imp) || !dfb_arrow_import_is_group(imp)) {
+        return 0;
+    }
+    if (stream_group(s, imp, 0) < 0) {
+        return -1;
+    }
+    dfb_arrow_import_drop_chunks(imp);
+    return 0;
+}
+
+/* to_matrix of an Arrow producer `obj` (options in `s`, set by the
+   caller): its stream read chunk by chunk, each group of chunks filled
+   into the output as it arrives and then dropped (an array producer's
+   one chunk is one group).  Returns the result, or NULL with an
+   exception set. */
+static PyObject *
+stream_matrix(mstream *s, PyObject *obj)
+{
+    arrow_import imp = {.st = s->st};
+    imp.on_chunk = stream_chunk;
+    imp.chunk_ctx = s;
+    PyObject *res = NULL;
+    if (dfb_arrow_import_producer(s->st, obj, &imp) < 0) {
+        unsupported_to_type_error();
+        goto done;
+    }
+    if (stream_group(s, &imp, 1) < 0) {
+        goto done;
+    }
+    dfb_arrow_import_clear(&imp);
+    if (s->given == NULL && s->rows != s->cap) {
+        /* the rows filled: a column-major output's columns moved to their
+           final starts first (each lower than it was) */
+        if (s->fortran && s->ncols > 1) {
+            const int64_t isz = PyArray_ITEMSIZE((PyArrayObject *)s->out);
+            char *o = PyArray_BYTES((PyArrayObject *)s->out);
+            char *m = s->mask ? PyArray_BYTES((PyArrayObject *)s->mask) : NULL;
+            for (Py_ssize_t j = 1; j < s->ncols; j++) {
+                dfb_memmove(o + j * s->rows * isz, o + j * s->cap * isz,
+                            (size_t)(s->rows * isz));
+                if (m != NULL) {
+                    dfb_memmove(m + j * s->rows, m + j * s->cap,
+                                (size_t)s->rows);
+                }
+            }
+        }
+        if (resize_rows(s->out, s->rows, s->ncols) < 0 ||
+            (s->mask != NULL && resize_rows(s->mask, s->rows, s->ncols) < 0)) {
+            goto done;
+        }
+    }
+    PyObject *out = s->given != NULL ? s->given : s->out;
+    res =
+        s->mode == 2 ? dfb_masked_array(s->st, out, s->mask) : Py_NewRef(out);
+done:
+    dfb_arrow_import_clear(&imp);
+    return res;
+}
+
+/* A whole result read by a row's own way, into `s` (its options set,
+   s->select the caller's columns=): *own receives a reference the caller
+   drops.  Returns the matrix, or NULL with an exception set. */
+typedef PyObject *(*whole_reader)(mstream *s, PyObject *obj, PyObject **own);
+
+/* An Arrow producer read as a stream, group by group (stream_matrix),
+   with a pandas frame's own columns when none are selected (its stream
+   adds its index).  Same returns. */
+static PyObject *
+whole_arrow(mstream *s, PyObject *obj, PyObject **own)
+{
+    if (s->select == NULL || s->select == Py_None) {
+        *own = dfb_matrix_pandas_columns(obj);
+        if (*own == NULL && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (*own != NULL) {
+            s->select = *own;
+        }
+    }
+    return stream_matrix(s, obj);
+}
+
+/* to_matrix's whole-result operation of each row of the frame-source
+   table (NULL: the frame is described by describe_rows, then planned and
+   filled at once). */
+static const whole_reader whole_rows[DFB_SRC_COUNT] = {
+    [DFB_SRC_PANDAS] = NULL,      [DFB_SRC_ARROW] = whole_arrow,
+    [DFB_SRC_INTERCHANGE] = NULL, [DFB_SRC_MAPPING] = NULL,
+    [DFB_SRC_SCHEMA] = NULL,
+};
+
 /* to_matrix(obj, *, dtype=None, order="C", nulls="fill", columns=None,
    threads=None, decimals=, structs=, copy=None, ..., allow_copy=).
    Returns a new array
@@ -1198,6 +1725,31 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     PyObject *res = NULL, *own = NULL;
     mstrides *strides = NULL;
     const int skip = opts.skip_unsupported;
+    whole_reader whole = whole_rows[kind];
+    if (whole != NULL) {
+        mstream s = {.st = st,
+                     .select = o_cols,
+                     .flatten = flatten,
+                     .ordinal = opts.period_ordinal,
+                     .skip = skip,
+                     .dec = dec,
+                     .mode = mode,
+                     .nthreads = nthreads,
+                     .explicit = explicit,
+                     .fortran = order == 1,
+                     .order_arg = a[2],
+                     .given = given,
+                     .descr = descr,
+                     .dst = dst,
+                     .ncols = -1};
+        descr = NULL; /* the stream's now */
+        res = whole(&s, obj, &own);
+        Py_XDECREF(s.descr);
+        Py_XDECREF(s.out);
+        Py_XDECREF(s.mask);
+        Py_XDECREF(s.names);
+        goto done;
+    }
     if (describe_frame(st, obj, kind, o_cols, flatten, opts.period_ordinal,
                        skip, &fr, &strides, &own) < 0 ||
         (dec && decimals_to_float(&fr) < 0)) {
@@ -1230,8 +1782,8 @@ to_matrix(PyObject *module, dfb_frame_kind kind, PyObject *const *args,
     }
     int fortran = order == 1;
     if (given != NULL) {
-        if (check_out(given, nrows, ncols, explicit, &descr, &dst, &fortran,
-                      cols, &fr) < 0) {
+        if (check_out(given, 0, nrows, 1, ncols, explicit, &descr, &dst,
+                      &fortran, cols, &fr) < 0) {
             goto done;
         }
         if (a[2] != NULL && fortran != (order == 1) && ncols > 1 &&

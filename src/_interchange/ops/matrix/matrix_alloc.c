@@ -380,3 +380,16 @@ dfb_matrix_new_output(PyArray_Descr *descr, npy_intp *dims, int fortran,
     return PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, NULL, NULL,
                                 fortran, NULL);
 }
+
+size_t
+dfb_matrix_kept_bytes(void)
+{
+#if !defined(_WIN32)
+    pthread_mutex_lock(&out_lock);
+    size_t n = out_kept != NULL ? out_kept_size : 0;
+    pthread_mutex_unlock(&out_lock);
+    return n;
+#else
+    return 0;
+#endif
+}

@@ -18,4 +18,10 @@ PyObject *
 dfb_matrix_new_output(PyArray_Descr *descr, npy_intp *dims, int fortran,
                       int *reused);
 
+/* The bytes of the block kept for the next large output (its pages in
+   place), 0 when none is kept: a stream of unknown length sizes its first
+   output to take it.  Cannot fail. */
+size_t
+dfb_matrix_kept_bytes(void);
+
 #endif /* DFBUFFER_MATRIX_ALLOC_H */

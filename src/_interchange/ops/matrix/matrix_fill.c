@@ -633,8 +633,9 @@ fill_rows(const mplan *p, int64_t r0, int64_t r1)
 {
     const int64_t isz = p->isz;
     if (!p->corder) {
+        const int64_t ld = p->ld > 0 ? p->ld : p->nrows;
         for (Py_ssize_t j = 0; j < p->ncols; j++) {
-            int64_t at = (int64_t)j * p->nrows + r0;
+            int64_t at = (int64_t)j * ld + r0;
             fill_column(p, &p->cols[j], r0, r1 - r0, p->out + at * isz, isz,
                         p->mask ? p->mask + at : NULL, 1);
         }

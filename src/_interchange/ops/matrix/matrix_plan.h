@@ -115,12 +115,15 @@ typedef struct {
     const mcol *cols;
     Py_ssize_t ncols;
     int64_t nrows;
-    int dst;      /* D_* */
-    int isz;      /* output itemsize */
-    int is_float; /* output is a float type */
-    int fill_nan; /* write NaN into null slots (nulls="fill") */
-    int corder;   /* row-major output */
-    char *out;
+    int dst;       /* D_* */
+    int isz;       /* output itemsize */
+    int is_float;  /* output is a float type */
+    int fill_nan;  /* write NaN into null slots (nulls="fill") */
+    int corder;    /* row-major output */
+    char *out;     /* the first output row of this fill */
+    int64_t ld;    /* column-major: rows from one column's start to the
+                      next's (0: nrows); a stream's output is taller than
+                      the rows of one fill */
     uint8_t *mask; /* NULL unless nulls="mask" */
     int64_t rblock;
     Py_ssize_t cgroup;
