@@ -90,11 +90,10 @@ def unit(path: str) -> str:
 
 
 def is_folder_header(path: str) -> bool:
-    """The one header of a folder: named after its folder (kernels/kernels.h), with no .c
-    of its name; it declares what the .c files of its folder define."""
+    """The one header of a folder, named after it (kernels/kernels.h, ops/matrix/matrix.h):
+    it declares what the .c files of its folder define, whichever defines it."""
     folder = os.path.dirname(path)
-    return (path.endswith(".h") and os.path.basename(path) == os.path.basename(folder) + ".h"
-            and not os.path.exists(unit(path)))
+    return path.endswith(".h") and os.path.basename(path) == os.path.basename(folder) + ".h"
 
 
 DECLARATION = re.compile(
@@ -140,10 +139,14 @@ def check_layers(root: str, graph: dict[str, set[str]]) -> list[str]:
             if h.startswith(INTERCHANGE + "/") and layer_of(h) > mine:
                 faults.append(f"{path} includes {h}, a later layer ({LAYERS[layer_of(h)]})")
     ugraph: dict[str, set[str]] = {}
+    def as_unit(p: str) -> str:
+        # a folder's one header is a node of its own: every file of the folder includes it
+        return p if is_folder_header(p) or unit(p) not in units else unit(p)
+
     for path, hs in inc.items():
-        u = unit(path) if unit(path) in units else path
+        u = as_unit(path)
         for h in hs:
-            v = unit(h) if unit(h) in units else h
+            v = as_unit(h)
             if v != u and v.startswith(INTERCHANGE + "/"):
                 ugraph.setdefault(u, set()).add(v)
         ugraph.setdefault(u, set())

@@ -14,7 +14,7 @@
 #include "readers.h"
 #include "dfbuffer/dfbuffer.h"
 #include "mem.h"
-#include "convert_functions.h"
+#include "ops.h"
 #include "api.h"
 
 #include <string.h>

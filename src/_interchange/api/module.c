@@ -15,8 +15,7 @@
 #include "matrix.h"
 #include "probe.h"
 #include "pandas.h"
-#include "convert_functions.h"
-#include "arrow_batches.h"
+#include "ops.h"
 #include "readers.h"
 
 typedef struct {

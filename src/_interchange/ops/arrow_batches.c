@@ -27,7 +27,7 @@
 #include "arrow.h"
 #include "arrow_check.h"
 #include "outward.h"
-#include "arrow_batches.h"
+#include "ops.h"
 #include "checked.h"
 #include "types.h"
 

@@ -16,7 +16,7 @@
 #include "types.h"
 #include "exchange.h"
 #include "dtype.h"
-#include "convert_functions.h"
+#include "ops.h"
 
 #include <string.h>
 

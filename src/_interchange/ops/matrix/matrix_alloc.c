@@ -1,12 +1,11 @@
 /* dfbuffer: the output allocator of to_matrix: a NumPy memory handler
  * that keeps the last large block freed for the next output of about its
  * size, with the reaper thread that lets the kernel reclaim it after a
- * while and the fork handlers that keep it sound (see matrix_plan.h).
+ * while and the fork handlers that keep it sound (see matrix.h).
  */
 #include "common.h"
 #include "sizes.h"
-#include "matrix_plan.h"
-#include "matrix_alloc.h"
+#include "matrix.h"
 #include "checked.h"
 
 #include <string.h>

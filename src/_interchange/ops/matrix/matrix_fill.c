@@ -1,12 +1,11 @@
 /* dfbuffer: the fill of to_matrix: the element conversion loops, the
  * blocked fill of each column into the output, and the thread pool that
- * splits the rows (see matrix_plan.h).
+ * splits the rows (see matrix.h).
  *
  * Nothing here touches a Python object: the fill runs without the GIL.
  */
 #include "common.h"
-#include "matrix_plan.h"
-#include "matrix_fill.h"
+#include "matrix.h"
 #include "bitmap.h"
 #include "nan.h"
 

@@ -1,7 +1,7 @@
 /* dfbuffer: the mapping side of to_matrix: a mapping of column names to
  * arrays, read once (dfb_mapping_snapshot) and described value by value as
  * dfb_column chunks, each value read as column_to_ndarray reads it alone
- * (see matrix_plan.h).
+ * (see matrix.h).
  */
 #include "common.h"
 #include "readers.h"
@@ -9,8 +9,7 @@
 #include "model.h"
 #include "pandas.h"
 #include "exchange.h"
-#include "matrix_mapping.h"
-#include "matrix_pandas.h"
+#include "matrix.h"
 
 #include <string.h>
 

@@ -2,13 +2,13 @@
  * described as dfb_column chunks, its NumPy-backed and masked ones in place
  * as the one pandas frame reader (pandas_frame.c) read them, the others
  * from pandas' own arrays or its Arrow export of the column (see
- * matrix_plan.h).
+ * matrix.h).
  */
 #include "common.h"
 #include "pandas.h"
 #include "model.h"
 #include "readers.h"
-#include "matrix_pandas.h"
+#include "matrix.h"
 #include "mem.h"
 
 #include <string.h>
