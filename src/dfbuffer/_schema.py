@@ -299,6 +299,8 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
         s = f"other[{c.format}]"
     elif t == "object" and _is_period(c):
         s = f"object[period[{c.unit}]]"  # pandas' Period, e.g. period[M]
+    elif t == "object" and c.extension_name == "pandas.interval":
+        s = "object[interval]"  # pandas' Interval bounds, made Interval objects
     elif c.children:
         s = _nested_type_string(c)
     else:
@@ -422,6 +424,11 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
         kw = {"type": "object"}
         if isinstance(freq, dict) and isinstance(freq.get("freq"), str):
             kw["unit"] = freq["freq"]
+    if ext == "pandas.interval" and kw == {"type": "struct"} and [
+            c["name"] for c in node["children"] or ()] == ["left", "right"]:
+        # pandas' Interval bounds, converted to Interval objects, as a pandas
+        # Interval column is described
+        kw = {"type": "object"}
     return ColumnSchema(
         format=node["format"],
         **kw,

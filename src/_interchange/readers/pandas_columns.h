@@ -1,7 +1,8 @@
 /* dfbuffer: the pandas columns that are neither a NumPy block nor a masked
  * array, read from pandas' own arrays (pandas_columns.c): Period, Interval,
  * Sparse, every extension column when pyarrow cannot be imported, and the
- * Period objects of an Arrow column of pandas' "pandas.period" type.
+ * Period objects of an Arrow column of pandas' "pandas.period" type, the
+ * Interval objects of one of pandas' "pandas.interval" type.
  */
 #ifndef DFBUFFER_PANDAS_COLUMNS_H
 #define DFBUFFER_PANDAS_COLUMNS_H
@@ -27,6 +28,22 @@ typedef PyObject *(*dfb_pd_frame_reader)(dfb_state *st, PyObject *df,
 PyObject *
 dfb_pd_periods_from_ordinals(dfb_state *st, const char *name, PyObject *values,
                              const char *meta, int32_t meta_len,
+                             int allow_copy);
+
+/* pandas Interval objects of the bounds `left` and `right` (the converted
+   children of an Arrow column `name` of pandas' "pandas.interval" type, 1-D
+   arrays of one length with NaN / NaT / None where null; borrowed), closed
+   on the side its extension metadata `meta` (JSON {"closed": ...}, NULL:
+   none, meta_len bytes) names ("right" when it names none), as pandas'
+   IntervalArray.from_arrays makes them: an object array, None where both
+   bounds are null, masked, filled or refused by `mode` as any object
+   column.  CopyError under !allow_copy, NotImplementedError naming the
+   column without pandas or for bounds pandas refuses.  Returns a new
+   reference, or NULL with an exception set. */
+PyObject *
+dfb_pd_intervals_from_bounds(dfb_state *st, const char *name, PyObject *left,
+                             PyObject *right, const char *meta,
+                             int32_t meta_len, dfb_nulls_mode mode,
                              int allow_copy);
 
 /* For each column position in `positions` (a list of ints) of pandas
