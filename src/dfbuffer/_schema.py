@@ -842,12 +842,22 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     described is a :class:`_Refused` entry."""
     if structs not in ("object", "flatten"):
         raise ValueError(f"structs must be 'object' or 'flatten', got {structs!r}")
-    from dfbuffer._frame_nodes import frame_source, not_a_frame  # noqa: PLC0415
+    from dfbuffer._frame_nodes import _from_mapping, not_a_frame  # noqa: PLC0415
+    from dfbuffer._interchange import _frame_source  # noqa: PLC0415
 
     # the frame-source table (src/_interchange/readers/frame_source.c) decides how obj is
     # read: pandas' own interchange object is read as the frame behind it, as
-    # from_dataframe reads it, so its schema is the frame's
-    kind, frame = frame_source(obj, "schema")
+    # from_dataframe reads it, so its schema is the frame's; a mapping (its items read
+    # once) as to_arrow exports it, its pandas values as the frame columns they are
+    kind, frame, _ = _frame_source(obj)
+    if kind == "mapping":
+        sch = _mapping_schema(frame)
+        if sch is not None:
+            if structs == "flatten":
+                cols = tuple(leaf for c in sch.columns for leaf in _flatten(c))
+                sch = dataclasses.replace(sch, columns=cols)
+            return sch
+        kind, frame = "arrow", _from_mapping(frame, None, "schema")
     if kind == "pandas":
         sch = _pandas_schema(frame)
         if structs == "flatten":
@@ -866,6 +876,41 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object], structs: str) -> Schem
     if df is None:
         raise not_a_frame("schema", obj)
     return _ix_schema(df)
+
+
+def _mapping_schema(data: Mapping[Any, Any]) -> Schema | None:
+    """The schema of mapping ``data`` (its items read once) when a value is a pandas
+    Series or array: that value described as the column of a frame it is (pandas'
+    object, Period and Interval columns as ``_pandas_schema`` describes them, never
+    through pandas' Arrow export, which calls an object column of str ``string`` and
+    refuses other objects), the other values as ``to_arrow`` exports them; None when
+    no value is pandas'."""
+    from dfbuffer._frame_nodes import _from_mapping, _pandas_array_frame  # noqa: PLC0415
+
+    items = list(data.items())
+    frames = [_pandas_array_frame(v, str(k)) for k, v in items]
+    if all(f is None for f in frames):
+        return None
+    rest = {k: v for (k, v), f in zip(items, frames, strict=True) if f is None}
+    others: Iterator[ColumnSchema] = iter(())
+    length = None
+    if rest:
+        nodes = _from_mapping(rest, None, "schema")
+        desc = _arrow_schema(nodes)
+        others = iter(_arrow_schema_of(desc).columns)
+        length = nodes.num_rows
+    cols = []
+    for (key, _), f in zip(items, frames, strict=True):
+        if f is None:
+            cols.append(next(others))
+            continue
+        if length is None:
+            length = len(f)
+        elif len(f) != length:
+            raise ValueError(f"column {str(key)!r}: schema() takes columns of one length: "
+                             f"this one has {len(f)} values, the others {length}")
+        cols.append(dataclasses.replace(_pandas_schema(f).columns[0], name=str(key)))
+    return Schema(tuple(cols), {}, "arrow")
 
 
 def _is_period(c: ColumnSchema) -> bool:

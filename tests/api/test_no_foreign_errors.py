@@ -82,11 +82,22 @@ def test_an_arrow_export_refused_by_pyarrow_is_dfbuffers_error():
     assert _package(ei.value.__cause__) == "pyarrow"
 
 
-@pytest.mark.parametrize("func", ["to_arrow", "to_interchange", "schema"])
+@pytest.mark.parametrize("func", ["to_arrow", "to_interchange"])
 def test_a_mapping_value_refused_by_pyarrow_is_named_by_its_key(func):
     with pytest.raises(NotImplementedError, match="^column 'c': pandas' Arrow export") as ei:
         getattr(dfbuffer, func)({"c": pd.array([1, "a"], dtype=object)})
     assert _package(ei.value.__cause__) == "pyarrow"
+
+
+def test_schema_describes_a_mapping_object_value_as_the_frame_column():
+    # schema() reads what from_dataframe reads: an object column, as for the frame
+    value = pd.array([1, "a"], dtype=object)
+    got = dfbuffer.schema({"c": value, "x": np.arange(2.0)})
+    want = dfbuffer.schema(pd.DataFrame({"c": value, "x": np.arange(2.0)}))
+    assert [(c.name, c.type) for c in got] == [(c.name, c.type) for c in want] == [
+        ("c", "object"), ("x", "float")]
+    with pytest.raises(ValueError, match="column 'c': schema.. takes columns of one length"):
+        dfbuffer.schema({"x": np.arange(3.0), "c": value})
 
 
 def test_to_matrix_refuses_a_mapping_object_value_as_a_frame_column():
