@@ -603,9 +603,20 @@ def _mapping_tz(data: Any, name: str) -> Any:
     return schema(data, columns=[name])[0].tz
 
 
+def _mapping_dtype(data: Any, name: str) -> Any:
+    """The dtype of the value of column ``name`` of mapping ``data`` (None when
+    it has none)."""
+    for key, value in data.items():
+        if str(key) == name:
+            return getattr(value, "dtype", None)
+    return None
+
+
 def _from_mapping(data: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     """A mapping of column names to 1-D arrays, Buffers or Arrow arrays: each
-    column as ``from_dataframe`` reads it, in pandas' dtypes."""
+    column as ``from_dataframe`` reads it, in pandas' dtypes (a pandas Interval
+    value's Interval objects as pandas' Interval array of its dtype, as the
+    frame's column is)."""
     cols = _convert(
         data, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
     )
@@ -618,7 +629,28 @@ def _from_mapping(data: Any, allow_copy: bool, strings: _Strings) -> pd.DataFram
         if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
             tz = _mapping_tz(data, name)
         out[name] = _column(values, tz)
+        if not isinstance(values, CategoricalCodes) and values.dtype.kind == "O":
+            dt = _mapping_dtype(data, name)
+            if isinstance(dt, pd.IntervalDtype):
+                out[name] = pd.array(np.ma.getdata(values), dtype=dt)
     return _frame(out, allow_copy)
+
+
+def _from_series(frame: pd.DataFrame, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    """The one-column frame of a pandas Series (``Series.to_frame()``, the frame-source
+    table's): its column read as a mapping's Series value is (so as that frame column
+    is read, never through pandas' Arrow export, which refuses object columns of
+    anything but strings), with the Series' own index."""
+    out = _from_mapping({str(frame.columns[0]): frame.iloc[:, 0]}, allow_copy, strings)
+    out.index = frame.index
+    return out
+
+
+def _wrapped(obj: Any) -> Any:
+    """The native object a narwhals frame or Series wraps, else ``obj``."""
+    if type(obj).__module__.split(".")[0] == "narwhals":
+        return obj.to_native()
+    return obj
 
 
 def _from_interchange(df: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
@@ -728,9 +760,16 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
     kind, frame, may_copy = _frame_source(obj)
     if isinstance(obj, pd.DataFrame) and (kind == "pandas" or frame is obj):
         return obj  # a pandas frame (a subclass too) is the result as it is
+    native = _wrapped(obj) if kind == "pandas" else None
+    if isinstance(native, pd.DataFrame):
+        return native  # narwhals over a pandas frame: that frame, as it is
     strings: _Strings = (
         "stringdtype" if _PANDAS3 and _str_storage() == "pyarrow" else "object"
     )
+    if isinstance(native, pd.Series):
+        # a pandas Series (or narwhals over one): its one-column frame, read as a
+        # mapping's Series value is
+        return _from_series(frame, allow_copy, strings)
     if kind == "pandas":
         # pandas' interchange object: the frame behind it, through its Arrow
         # export (pandas' own buffers drop the slice offset of Arrow-backed

@@ -220,8 +220,6 @@ def _other_cases():
     out.append(("period", Case("period", None, pd.Series(periods, name=NAME))))
     nper = pd.Series(periods, name=NAME).where(VALID)
     out.append(("period-sentinel", Case("period", None, nper, None, "sentinel")))
-    if not PANDAS3:
-        return out  # pandas 2's Interval columns: not compared here (see L-OR1)
     iv = pd.interval_range(0, 5)
     out.append(("interval", Case("interval", None, pd.Series(iv, name=NAME))))
     niv = pd.Series(pd.arrays.IntervalArray(iv).where(VALID) if hasattr(
@@ -453,10 +451,6 @@ def offered(func, case, path):
     """Whether ``func`` is compared on ``path`` (the documented exceptions)."""
     if func.startswith("column_to_ndarray"):
         return path in SINGLE
-    if not PANDAS3 and path == "{name: Series}":
-        # pandas 2: a mapping of pandas Series reads apart from its frame column
-        # (tests/readers/test_mapping_pandas_arrays.py fails there too): left to it
-        return False
     if func == "pandas" and path in ("pandas.DataFrame", "narwhals[pandas]"):
         return False  # a pandas frame is returned as it is
     if func == "to_matrix:float32" and case.family == "category":
@@ -492,34 +486,9 @@ def disagreements(func, case):
 
 # -- the findings: (case, function) -> the documented rule vs what happens --------
 
-_INTERVAL_ARROW = ("pandas columns: an Interval column gives pandas.Interval objects "
-                   "(schema type 'object') through every path vs to_arrow/to_interchange "
-                   "of the frame give dicts of left/right (schema type 'struct')")
-_RAW_ARROW_ERROR = ("another library's error never reaches the caller raw "
-                    "(NotImplementedError naming the column, the original as __cause__) vs "
-                    "{name: Interval Series with NaN} raises pyarrow's ArrowInvalid")
-
-
 def _findings():
-    """(case, function) -> "<the documented rule> vs <what happens>"."""
-    out = {}
-    for func in (*(f"from_dataframe:{n}" for n in NULLS), "schema"):
-        out["interval", func] = _INTERVAL_ARROW
-    out["interval-nan", "schema"] = _RAW_ARROW_ERROR
-    out["interval", "pandas"] = (
-        "dfbuffer.pandas reads a mapping's values as from_dataframe reads that frame "
-        "column vs {name: Interval Series} gives an object column where the Series "
-        "gives interval[int64, right]")
-    out["interval-nan", "pandas"] = (
-        "another library's error never reaches the caller raw vs "
-        "dfbuffer.pandas.from_dataframe(Interval Series with NaN) raises ArrowInvalid "
-        "where {name: Series} converts")
-    if not PANDAS3:
-        return out  # pandas 2: no {name: Series} path (offered())
-    out["string-object", "schema"] = (
-        "a mapping's pandas Series is read as that column of a frame: schema type "
-        "'object' for an object column vs {name: object Series} gives 'string'")
-    return out
+    """(case, function) -> "<the documented rule> vs <what happens>": none open."""
+    return {}
 
 
 def _params():

@@ -110,6 +110,15 @@ def test_copy_false_refuses_the_interval_objects():
         dfbuffer.from_dataframe(t, copy=False)
 
 
+def test_dfbuffer_pandas_gives_an_interval_column():
+    df = _frames()["float64-left-nan"]
+    for src in (pa.table(df), dfbuffer.to_arrow(df), {"c": df["c"]}, df["c"]):
+        got = dfbuffer.pandas.from_dataframe(src)["c"]
+        assert got.dtype == df["c"].dtype
+        assert got.isna().tolist() == [False, True, False]
+        assert got.tolist()[::2] == df["c"].tolist()[::2]
+
+
 def test_bounds_pandas_refuses_are_named():
     # a struct of the pandas.interval type whose left bound exceeds its right one:
     # pandas refuses it; the error names the column, pandas' error its cause
