@@ -548,8 +548,13 @@ column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy,
     if (native != NULL) {
         col = native; /* held to the end */
     }
-    PyObject *res = pandas_column(st, col, opts, allow_copy);
-    if (res == NULL && !PyErr_Occurred()) {
+    /* a pandas Series of NumPy values: its block read as its frame's */
+    PyObject *res = NULL;
+    int fast = dfb_pandas_series_fast(st, col, opts, &res);
+    if (fast == 0) {
+        res = pandas_column(st, col, opts, allow_copy);
+    }
+    if (fast == 0 && res == NULL && !PyErr_Occurred()) {
         /* each protocol probed once per call, on the type (probe.c): the
            Arrow import answers its own probes from this scope's record */
         uint64_t scope = dfb_probe_scope_open(st, col);
@@ -1159,6 +1164,27 @@ static PyObject *
 frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
               int allow_copy, dfb_colsel *sel)
 {
+    if (sel == NULL) {
+        /* a pandas Series of NumPy values: its block read as its frame's,
+           without making the frame, keyed as the frame's column */
+        PyObject *key = NULL, *value = NULL;
+        int fast = dfb_pandas_series_fast(st, obj, opts, &value);
+        if (fast != 0) {
+            PyObject *res = NULL;
+            if (fast > 0 && series_key(st, obj, &key) == 0) {
+                if (key == NULL) {
+                    key = PyUnicode_FromString("");
+                }
+                res = key == NULL ? NULL : PyDict_New();
+                if (res != NULL && PyDict_SetItem(res, key, value) < 0) {
+                    Py_CLEAR(res);
+                }
+            }
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            return res;
+        }
+    }
     /* the frame-source table (frame.c) decides how obj is read */
     dfb_frame_source src;
     if (dfb_frame_source_of(st, obj, allow_copy, &src) < 0) {

@@ -571,3 +571,47 @@ done:
     Py_DECREF(obj);
     return res;
 }
+
+int
+dfb_pandas_series_fast(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                       PyObject **out)
+{
+    *out = NULL;
+    if (opts->nulls == DFB_NULLS_RAISE) {
+        return 0; /* the frame's path names the column in its error */
+    }
+    int r = dfb_pandas_is_series(obj);
+    if (r <= 0) {
+        return r;
+    }
+    /* the values read once and held: every pointer below is into them */
+    PyObject *values = PyObject_GetAttrString(obj, "_values");
+    if (values == NULL) {
+        return -1;
+    }
+    if (!PyArray_CheckExact(values) ||
+        PyArray_NDIM((PyArrayObject *)values) != 1) {
+        Py_DECREF(values);
+        return 0; /* an extension array: the frame's path */
+    }
+    PyArrayObject *v = (PyArrayObject *)values;
+    dfb_pd_column col = {
+        .kind = DFB_PD_NUMPY,
+        .array = values,
+        .descr = PyArray_DESCR(v),
+        .data = PyArray_BYTES(v),
+        .stride = (int64_t)PyArray_STRIDE(v, 0),
+    };
+    /* a frame of that one column, as dfb_pd_frame_read would read the
+       Series' frame: pandas_column reads only cols and nrows */
+    dfb_pd_frame f = {.ncols = 1,
+                      .nrows = (int64_t)PyArray_DIM(v, 0),
+                      .all_read = 1,
+                      .cols = &col};
+    int rc = pandas_column(st, &f, 0, opts->nulls, out);
+    Py_DECREF(values);
+    if (rc < 0) {
+        return -1;
+    }
+    return *out != NULL;
+}

@@ -76,6 +76,12 @@ dfb_pandas_is_frame(PyObject *obj)
     return is_exact(obj, "pandas", "DataFrame");
 }
 
+int
+dfb_pandas_is_series(PyObject *obj)
+{
+    return is_exact(obj, "pandas", "Series");
+}
+
 /* Returns a new reference to attribute `attr` of `obj` if it is exactly
    of type `what` and holds exactly a pandas `holds` ("DataFrame" or
    "Series"); NULL without an exception otherwise, NULL with one on error.

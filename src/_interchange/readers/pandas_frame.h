@@ -17,6 +17,11 @@
 int
 dfb_pandas_is_frame(PyObject *obj);
 
+/* 1 if `obj` is exactly a pandas.Series (pandas already imported; nothing
+   is imported), 0 if not, -1 with an exception set. */
+int
+dfb_pandas_is_series(PyObject *obj);
+
 /* `res` (stolen; NULL passes an error on) as the result of pandas method
    `what`, which must give a pandas DataFrame: returns it, or NULL with
    TypeError ("<what> did not return a pandas DataFrame") when it is
