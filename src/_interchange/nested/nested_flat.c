@@ -25,7 +25,7 @@ dfb_nested_is_pandas_interval(const struct ArrowSchema *s, const char **meta,
 {
     const char *m = NULL;
     int32_t m_len = 0;
-    if (s == NULL || s->format == NULL || strcmp(s->format, "+s") != 0 ||
+    if (s == NULL || dfb_arrow_format_type(s->format) != DFB_T_STRUCT ||
         s->n_children != 2 || s->children == NULL || s->dictionary != NULL ||
         dfb_metadata_extension(s->metadata, &m, &m_len) !=
             DFB_EXT_PANDAS_INTERVAL) {
