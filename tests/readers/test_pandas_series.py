@@ -132,6 +132,11 @@ def _numpy_series():
         "strided": pd.Series(base[::3], name="s", copy=False),
         "object": pd.Series(["a", None, np.nan, 2], dtype=object, name="o"),
         "complex": pd.Series([1j, np.nan, 2.0], name="c"),
+        "Int64 nulls": pd.Series([1, None, 3], dtype="Int64", name="i"),
+        "Int64": pd.Series([1, 2, 3], dtype="Int64", name="i"),
+        "UInt8 nulls": pd.Series([None, 2, 255], dtype="UInt8", name="u"),
+        "Float32 nulls": pd.Series([1.5, None, np.nan], dtype="Float32", name="f"),
+        "Int16 sliced": pd.Series([1, None, 3, None, 5], dtype="Int16", name="s")[1:4],
     }
 
 

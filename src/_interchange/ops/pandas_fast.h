@@ -20,10 +20,12 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
 
 /* The fast path of a pandas.Series (exact type) whose values are a 1-D
    NumPy array (`Series._values`: every NumPy dtype but datetime64 and
-   timedelta64, which pandas wraps): *out = the array from_dataframe gives
-   for the column of its one-column frame, read as that frame's block is
-   (a read-only zero-copy view; NaN kept in a float column; an object
-   column's missing items masked), without building the frame.  "raise"
+   timedelta64, which pandas wraps) or pandas' nullable Int / UInt / Float
+   array: *out = the array from_dataframe gives for the column of its
+   one-column frame, read as that frame's block is (a read-only zero-copy
+   view; NaN kept in a float column; an object column's missing items
+   masked; a nullable array's values viewed, its mask copied), without
+   building the frame.  "raise"
    mode and other values take the frame's path (the caller's).  Returns 1
    with *out set (a new reference), 0 with *out NULL when the Series is not
    read here, -1 with an exception set. */
