@@ -625,13 +625,27 @@ describe_frame_column(dfb_state *st, const arrow_import *imp, int is_table,
 }
 
 /* The columns of the import that to_matrix's `select` names, as entries
-   of dfb_nested_flat_entries (structs opened when `flatten`).  Returns a
+   of dfb_nested_flat_entries (structs opened when `flatten`; pandas'
+   index columns left out, as from_dataframe leaves them out).  Returns a
    new list, or NULL with an exception set. */
 static PyObject *
 frame_entries(const arrow_import *imp, int is_table, PyObject *select,
               int flatten)
 {
-    PyObject *entries = dfb_nested_flat_entries(imp, is_table, flatten, NULL);
+    uint8_t *skip = NULL;
+    if (is_table) {
+        int64_t ncols = imp->schema.n_children;
+        skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
+        if (skip == NULL) {
+            return PyErr_NoMemory();
+        }
+        if (dfb_arrow_index_columns(&imp->schema, skip) < 0) {
+            PyMem_Free(skip);
+            return NULL;
+        }
+    }
+    PyObject *entries = dfb_nested_flat_entries(imp, is_table, flatten, skip);
+    PyMem_Free(skip);
     if (entries == NULL || !flatten) {
         return entries;
     }
