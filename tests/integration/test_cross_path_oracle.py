@@ -6,8 +6,11 @@ A case is one type family with one null kind: an Arrow array (the column as
 Arrow states it, nulls in a bitmap), the pandas Series a pandas user holds for
 it (NaN, a mask, a sentinel such as NaT or code -1, or an Arrow bitmap through
 ``pd.ArrowDtype``) and, where NumPy has the type, the NumPy or masked array.
-The paths: a pandas DataFrame, a pandas Series, ``{name: Series}``, ``{name:
-array}``, narwhals over pandas, polars and pyarrow, a pyarrow Table,
+The paths: a pandas DataFrame (with a RangeIndex and with every other index kind:
+Index, DatetimeIndex, MultiIndex, duplicated, object and categorical labels), its
+``pa.table`` (the index as columns pandas' metadata marks), a pandas Series,
+``{name: Series}``, ``{name: array}``, ``{name: Buffer}``, narwhals over pandas,
+polars and pyarrow, a pyarrow Table,
 RecordBatch and ChunkedArray (two chunks), a polars DataFrame and Series, a
 ``__dataframe__``-only producer over pyarrow's interchange object, the
 single-use streams ``nanoarrow.ArrayStream`` and ``pa.RecordBatchReader``, and
@@ -244,8 +247,23 @@ class _OnlyDataframe:
         return self._table.__dataframe__(nan_as_null, allow_copy)
 
 
+def _indexes(n):
+    """Every kind of pandas index, of ``n`` labels: the frame's columns are the same
+    whatever it is (docs/api.md, "pandas columns")."""
+    return {
+        "Index": pd.Index(np.arange(n) * 10 + 3),
+        "DatetimeIndex": pd.date_range("2020-01-01", periods=n, tz="UTC"),
+        "MultiIndex": pd.MultiIndex.from_arrays([np.arange(n), [f"k{i}" for i in range(n)]],
+                                                names=["a", "b"]),
+        "duplicated": pd.Index([7] * n),
+        "object": pd.Index([f"r{i}" for i in range(n)], dtype=object, name=NAME),
+        "CategoricalIndex": pd.CategoricalIndex(["x"] * n),
+    }
+
+
+INDEX_KINDS = sorted(_indexes(0))
 PANDAS_STORAGE = {"pandas.DataFrame", "pandas.Series", "{name: Series}", "narwhals[pandas]",
-                  "narwhals[pandas].Series"}
+                  "narwhals[pandas].Series", *(f"pandas[{k}]" for k in INDEX_KINDS)}
 # paths of one column (column_to_ndarray reads them) and their result's key
 SINGLE = {"pandas.Series": NAME, "pa.ChunkedArray": "", "pa.Array": "",
           "polars.Series": NAME, "narwhals[pandas].Series": NAME,
@@ -313,8 +331,21 @@ def _make_paths(case):
         if nw is not None:
             got["narwhals[pandas]"] = lambda: nw.from_native(frame, eager_only=True)
             got["narwhals[pandas].Series"] = lambda: nw.from_native(ser, series_only=True)
+        for kind, index in _indexes(len(ser)).items():
+            indexed = frame.set_axis(index, axis=0)
+            got[f"pandas[{kind}]"] = lambda f=indexed: f
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    arrow = pa.table(indexed)  # the index columns, marked in its metadata
+            except (pa.ArrowException, TypeError, ValueError):
+                continue  # pandas' Arrow export refuses the column (object Intervals)
+            got[f"pa.table(pandas[{kind}])"] = lambda t=arrow: t
     if case.numpy is not None:
         got["{name: ndarray}"] = lambda: {NAME: case.numpy}
+        if type(case.numpy) is np.ndarray and case.numeric and case.family != "bool":
+            # (a bool Buffer is refused: Arrow's booleans are bits, docs/api.md)
+            got["{name: Buffer}"] = lambda: {NAME: dfbuffer.Buffer.from_object(case.numpy)}
     return got
 
 
@@ -451,7 +482,8 @@ def offered(func, case, path):
     """Whether ``func`` is compared on ``path`` (the documented exceptions)."""
     if func.startswith("column_to_ndarray"):
         return path in SINGLE
-    if func == "pandas" and path in ("pandas.DataFrame", "narwhals[pandas]"):
+    if func == "pandas" and (path in ("pandas.DataFrame", "narwhals[pandas]")
+                             or path.startswith("pandas[")):
         return False  # a pandas frame is returned as it is
     if func == "to_matrix:float32" and case.family == "category":
         return False  # the codes: each producer orders its categories
@@ -522,25 +554,43 @@ FAMILIES = {
 }
 
 
+# the pandas NumPy families: nulls are the dtype's own marker (NaN, NaT)
+NUMPY_FAMILIES = {
+    "float64-nan": (st.floats(allow_nan=False, width=64), pa.float64(), "float64"),
+    "timestamp": (st.integers(0, 2**50), pa.timestamp("us"), "datetime64[us]"),
+}
+
+
 @st.composite
 def columns(draw):
-    family = draw(st.sampled_from(sorted(FAMILIES)))
-    elems, at, masked_dtype, np_dtype = FAMILIES[family]
+    family = draw(st.sampled_from(sorted(FAMILIES) + sorted(NUMPY_FAMILIES)))
+    if family in NUMPY_FAMILIES:
+        elems, at, np_dtype = NUMPY_FAMILIES[family]
+    else:
+        elems, at, masked_dtype, np_dtype = FAMILIES[family]
     n = draw(st.integers(0, 9))
     values = draw(st.lists(elems, min_size=n, max_size=n))
     valid = draw(st.lists(st.booleans(), min_size=n, max_size=n))
     with_nulls = [v if ok else None for v, ok in zip(values, valid, strict=True)]
-    arrow = pa.array(with_nulls, at)
     numpy = None
     if np_dtype is not None:
-        data = np.array(values, dtype=np_dtype)
+        data = np.array(values, dtype=np.int64 if family == "timestamp" else np_dtype)
+        data = data.view(np_dtype) if family == "timestamp" else data
         numpy = np.ma.MaskedArray(data, mask=~np.array(valid, dtype=bool))
+    if family in NUMPY_FAMILIES:
+        arrow = pa.array(np.ma.getdata(numpy), at, mask=~np.array(valid, dtype=bool))
+        ser = pd.Series(numpy.filled(np.nan if family == "float64-nan" else
+                                     np.datetime64("NaT")), name=NAME)
+        kind = "none" if all(valid) else ("nan" if family == "float64-nan" else "sentinel")
+        return Case(family.split("-")[0], arrow, ser, numpy, kind,
+                    numeric=family == "float64-nan")
+    arrow = pa.array(with_nulls, at)
     kind = "none" if all(valid) else "mask"
     ser = pd.Series(pd.array(with_nulls, dtype=masked_dtype), name=NAME)
     return Case(family, arrow, ser, numpy, kind, numeric=np_dtype is not None)
 
 
-@hypothesis.settings(max_examples=30, deadline=None, derandomize=True,
+@hypothesis.settings(max_examples=40, deadline=None, derandomize=True,
                      suppress_health_check=[hypothesis.HealthCheck.too_slow])
 @hypothesis.given(case=columns(), func=st.sampled_from(
     ["from_dataframe:mask", "from_dataframe:fill", "from_dataframe:always_mask",
