@@ -217,3 +217,36 @@ def test_racing_writer_on_a_numpy_series():
     finally:
         stop.set()
         t.join()
+
+
+def test_racing_writer_on_a_nullable_series():
+    # a thread rewrites a nullable Int64 Series' values and mask in place while it is
+    # read: the mask read is the one copy taken, the values one of those written
+    import threading
+
+    n = 4096
+    s = pd.Series(np.arange(n), dtype="Int64", name="i")
+    data, mask = s.array._data, s.array._mask
+    stop = threading.Event()
+
+    def write():
+        k = 0
+        while not stop.is_set():
+            mask[::3] = bool(k % 2)
+            data[:] = k % 2
+            k += 1
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    try:
+        for _ in range(300):
+            for nulls in ("mask", "fill"):
+                got = dfbuffer.column_to_ndarray(s, nulls=nulls)
+                assert got.shape == (n,)
+                m = np.ma.getmaskarray(got) if nulls == "mask" else np.isnan(got)
+                assert not m[1::3].any() and not m[2::3].any()
+                vals = np.ma.getdata(got)[~m]
+                assert set(np.unique(vals).tolist()) <= {0, 1}
+    finally:
+        stop.set()
+        t.join()
