@@ -167,6 +167,13 @@ def test_a_numpy_series_gives_its_frame_column_in_every_mode(kind, nulls):
     _same(one, want[key])
     copied = dfbuffer.column_to_ndarray(s, nulls=nulls, copy=True)
     assert copied.flags.writeable and not np.shares_memory(copied, s.to_numpy())
+    # copy=False: the same refusal (a CopyError naming the column) or the same view
+    want = outcome(lambda: dfbuffer.from_dataframe(frame, nulls=nulls, copy=False))
+    got = outcome(lambda: dfbuffer.from_dataframe(s, nulls=nulls, copy=False))
+    if isinstance(want, str):
+        assert got == want and "copy=False forbids" in want
+    else:
+        _same(got[key], want[key])
 
 
 def test_a_numpy_series_result_keeps_the_values_not_the_series():

@@ -664,6 +664,10 @@ masked_series(dfb_state *st, PyObject *values, const dfb_opts *opts,
     else if (opts->nulls == DFB_NULLS_MASK) {
         *out = dfb_masked_array(st, view, mask);
     }
+    else if (opts->copy == 0) {
+        rc = 0; /* fill needs a copy: the frame's path names the column in
+                   the CopyError */
+    }
     else { /* fill: a copy, NaN in the missing slots */
         int kind = PyArray_DESCR((PyArrayObject *)view)->kind;
         PyArray_Descr *to = kind == 'f' ? PyArray_DESCR((PyArrayObject *)view)
@@ -693,7 +697,7 @@ masked_series(dfb_state *st, PyObject *values, const dfb_opts *opts,
         }
         *out = filled;
     }
-    if (*out == NULL) {
+    if (rc == 1 && *out == NULL) {
         rc = -1;
     }
 done:
