@@ -1316,9 +1316,19 @@ dfb_pd_intervals_from_bounds(dfb_state *st, const char *name, PyObject *left,
         }
         goto done;
     }
-    /* IntervalArray.from_arrays types the bounds as pandas' frame column
-       holds them (Timestamps of datetime64 bounds); NaN / NaT on both
-       sides is a null Interval */
+    /* the bounds copied first (a view of producer memory can change while
+       pandas checks left <= right and then reads them again); then
+       IntervalArray.from_arrays types them as pandas' frame column holds
+       them (Timestamps of datetime64 bounds); NaN / NaT on both sides is a
+       null Interval */
+    Py_SETREF(left, PyArray_NewCopy((PyArrayObject *)left, NPY_CORDER));
+    if (left == NULL) {
+        goto done;
+    }
+    Py_SETREF(right, PyArray_NewCopy((PyArrayObject *)right, NPY_CORDER));
+    if (right == NULL) {
+        goto done;
+    }
     PyObject *cls = attr_path(pd, "arrays.IntervalArray");
     PyObject *make =
         cls == NULL ? NULL : PyObject_GetAttrString(cls, "from_arrays");
@@ -1352,7 +1362,7 @@ done:
     Py_XDECREF(closed);
     Py_XDECREF(m);
     Py_XDECREF(key);
-    Py_DECREF(right);
-    Py_DECREF(left);
+    Py_XDECREF(right);
+    Py_XDECREF(left);
     return res;
 }
