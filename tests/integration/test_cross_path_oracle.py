@@ -228,6 +228,11 @@ def _other_cases():
     niv = pd.Series(pd.arrays.IntervalArray(iv).where(VALID) if hasattr(
         pd.arrays.IntervalArray, "where") else iv, name=NAME).where(VALID)
     out.append(("interval-nan", Case("interval", None, niv, None, "nan")))
+    # an Interval column with nulls (float bounds: NaN on both sides is pandas' null)
+    left = np.where(VALID, np.arange(5.0), np.nan)
+    fiv = pd.arrays.IntervalArray.from_arrays(left, left + 0.5, closed="left")
+    out.append(("interval-float-sentinel", Case("interval", None, pd.Series(fiv, name=NAME),
+                                                None, "sentinel")))
     return out
 
 
