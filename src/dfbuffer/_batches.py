@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._interchange import _arrow_batch_stream, _ArrowBatchReader
+from dfbuffer._interchange import Buffer, _arrow_batch_stream, _ArrowBatchReader
 from dfbuffer._interchange import from_dataframe as _from_dataframe
 from dfbuffer._interchange import to_matrix as _to_matrix
 from dfbuffer._schema import schema
@@ -30,6 +30,21 @@ from_dataframe: Any = _from_dataframe
 
 _NULLS = ("fill", "nan", "raise", "mask", "always_mask")
 
+
+
+def _rows_of(value: Any) -> int:
+    """The number of rows of a mapping's column (a Buffer's first dimension)."""
+    if isinstance(value, Buffer):
+        return int(value.shape[0]) if value.shape else 0
+    return len(value)
+
+
+def _slice(value: Any, i: int, j: int) -> Any:
+    """Rows ``i:j`` of a mapping's column: a Buffer stays a Buffer (over a view of its
+    memory, so each batch reads as the whole mapping's Buffer reads)."""
+    if isinstance(value, Buffer):
+        return Buffer.from_object(np.asarray(value)[i:j])
+    return value[i:j]
 
 class _Joined:
     """Slices of several source batches as one Arrow stream (a new one per call)."""
@@ -67,7 +82,7 @@ class _Source:
         elif isinstance(source, Mapping):
             self.kind = "mapping"
             self.frame = source
-            lengths = {len(v) for v in source.values()}
+            lengths = {_rows_of(v) for v in source.values()}
             if len(lengths) > 1:
                 raise ValueError("the columns of the mapping have different lengths")
             self.rows = lengths.pop() if lengths else 0
@@ -89,7 +104,7 @@ class _Source:
                 if self.kind == "pandas":
                     yield self.frame.iloc[i:j], j - i
                 else:
-                    yield {k: v[i:j] for k, v in self.frame.items()}, j - i
+                    yield {k: _slice(v, i, j) for k, v in self.frame.items()}, j - i
             return
         pieces: list[Any] = []
         have = 0
@@ -125,7 +140,7 @@ class _Source:
         if self.kind == "pandas":
             return self.frame.iloc[:0]
         if self.kind == "mapping":
-            return {k: v[:0] for k, v in self.frame.items()}
+            return {k: _slice(v, 0, 0) for k, v in self.frame.items()}
         pieces = first.pieces if isinstance(first, _Joined) else (first,)
         return pieces[0].slice(0, 0)
 
@@ -149,6 +164,8 @@ class _Source:
 
 
 def _numpy_column(v: Any) -> bool:
+    if isinstance(v, Buffer):
+        return True  # NumPy-typed memory without a mask (no object dtype)
     if isinstance(v, np.ndarray):
         return not isinstance(v, np.ma.MaskedArray) and v.dtype.kind != "O"
     pd = sys.modules.get("pandas")
