@@ -713,12 +713,12 @@ dfb_pandas_series_fast(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                        PyObject **out)
 {
     *out = NULL;
-    if (opts->nulls == DFB_NULLS_RAISE) {
-        return 0; /* the frame's path names the column in its error */
-    }
     int r = dfb_pandas_is_series(obj);
     if (r <= 0) {
         return r;
+    }
+    if (opts->nulls == DFB_NULLS_RAISE) {
+        return 2; /* the frame's path names the column in its error */
     }
     /* the values read once and held: every pointer below is into them */
     PyObject *values = PyObject_GetAttrString(obj, "_values");
@@ -730,11 +730,11 @@ dfb_pandas_series_fast(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         int masked = is_masked_numeric(st, values);
         int rc = masked <= 0 ? masked : masked_series(st, values, opts, out);
         Py_DECREF(values);
-        return rc; /* 0: another extension array, the frame's path */
+        return rc == 0 ? 2 : rc; /* another extension array: the frame's */
     }
     if (PyArray_NDIM((PyArrayObject *)values) != 1) {
         Py_DECREF(values);
-        return 0;
+        return 2;
     }
     PyArrayObject *v = (PyArrayObject *)values;
     dfb_pd_column col = {
@@ -755,5 +755,5 @@ dfb_pandas_series_fast(dfb_state *st, PyObject *obj, const dfb_opts *opts,
     if (rc < 0) {
         return -1;
     }
-    return *out != NULL;
+    return *out != NULL ? 1 : 2;
 }

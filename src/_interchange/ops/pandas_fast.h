@@ -27,8 +27,9 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
    masked; a nullable array's values viewed, its mask copied), without
    building the frame.  "raise"
    mode and other values take the frame's path (the caller's).  Returns 1
-   with *out set (a new reference), 0 with *out NULL when the Series is not
-   read here, -1 with an exception set. */
+   with *out set (a new reference), 2 with *out NULL for a pandas Series
+   not read here, 0 with *out NULL for anything but a pandas Series, -1
+   with an exception set. */
 int
 dfb_pandas_series_fast(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                        PyObject **out);
