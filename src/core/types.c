@@ -479,7 +479,7 @@ dfb_buffer_role_name(dfb_buffer_role r)
 }
 
 /* The extension types by exact name (Arrow's canonical ones, pandas'
-   Period), indexed by dfb_extension:
+   Period and Interval), indexed by dfb_extension:
    the storage type and width (bits) an extension applies to (DFB_T_INVALID:
    none, its values convert as their storage) and the result class it gives
    them (DFB_CONV_REFUSED: none of its own; arrow.bool8's values become the
@@ -502,6 +502,7 @@ static const struct {
     EXT(VARIABLE_SHAPE_TENSOR, "arrow.variable_shape_tensor", INVALID, 0,
         REFUSED),
     EXT(PANDAS_PERIOD, "pandas.period", INVALID, 0, REFUSED),
+    EXT(PANDAS_INTERVAL, "pandas.interval", INVALID, 0, REFUSED),
 #undef EXT
 };
 

@@ -215,7 +215,7 @@ dfb_layout_name(dfb_layout_kind k);
 const char *
 dfb_buffer_role_name(dfb_buffer_role r);
 
-/* Arrow's canonical extension types, and pandas' Period ordinals,
+/* Arrow's canonical extension types, pandas' Period ordinals and Intervals,
    identified by their exact ARROW:extension:name (length included: a name with
    an embedded NUL is another name).  The table in types.c is the only place
    that compares extension names; its rows also say which storage an extension
@@ -234,6 +234,10 @@ typedef enum {
                                       the frequency in its metadata (the
                                       readers make pandas.Period objects
                                       of them unless period="ordinal") */
+    DFB_EXT_PANDAS_INTERVAL,       /* pandas.interval: a struct of the
+                                      bounds (left, right), the closed
+                                      side in its metadata (the readers
+                                      make pandas.Interval objects) */
     DFB_EXT_COUNT
 } dfb_extension;
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dfbuffer._interchange import _arrow_batch_stream, _ArrowBatchReader
+from dfbuffer._interchange import Buffer, _arrow_batch_stream, _ArrowBatchReader
 from dfbuffer._interchange import from_dataframe as _from_dataframe
 from dfbuffer._interchange import to_matrix as _to_matrix
 from dfbuffer._schema import schema
@@ -31,6 +31,22 @@ to_matrix: Any = _to_matrix
 from_dataframe: Any = _from_dataframe
 
 _NULLS = ("fill", "nan", "raise", "mask", "always_mask")
+
+
+
+def _rows_of(value: Any) -> int:
+    """The number of rows of a mapping's column (a Buffer's first dimension)."""
+    if isinstance(value, Buffer):
+        return int(value.shape[0]) if value.shape else 0
+    return len(value)
+
+
+def _slice(value: Any, i: int, j: int) -> Any:
+    """Rows ``i:j`` of a mapping's column: a Buffer stays a Buffer (over a view of its
+    memory, so each batch reads as the whole mapping's Buffer reads)."""
+    if isinstance(value, Buffer):
+        return Buffer.from_object(np.asarray(value)[i:j])
+    return value[i:j]
 
 
 class _Joined:
@@ -120,7 +136,7 @@ class _MappingSource(_Source):
     """A mapping of arrays (its items taken in one pass), sliced by rows."""
 
     def slice(self, i: int, j: int) -> Any:
-        return {k: v[i:j] for k, v in self.frame.items()}
+        return {k: _slice(v, i, j) for k, v in self.frame.items()}
 
     def labels(self, piece: Any) -> Any:
         return piece.keys()
@@ -192,7 +208,7 @@ def _pandas_row(src: Source) -> _Source:
 
 
 def _mapping_row(src: Source) -> _Source:
-    lengths = {len(v) for v in src.frame.values()}
+    lengths = {_rows_of(v) for v in src.frame.values()}
     if len(lengths) > 1:
         raise ValueError("the columns of the mapping have different lengths")
     return _MappingSource(src.frame, lengths.pop() if lengths else 0)
@@ -210,6 +226,8 @@ _OPEN = operation("batches", pandas=_pandas_row, arrow=_arrow_row, interchange=_
 
 
 def _numpy_column(v: Any) -> bool:
+    if isinstance(v, Buffer):
+        return True  # NumPy-typed memory without a mask (no object dtype)
     if isinstance(v, np.ndarray):
         return not isinstance(v, np.ma.MaskedArray) and v.dtype.kind != "O"
     return numpy_series(v)

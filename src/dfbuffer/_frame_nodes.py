@@ -38,6 +38,7 @@ import numpy as np
 from dfbuffer._interchange import (
     Buffer,
     CopyError,
+    _arrow_column_nodes,
     _arrow_format,
     _arrow_nodes,
     _arrow_table_schema,
@@ -617,7 +618,8 @@ def _from_mapping(data: Mapping[Any, Any], columns: Sequence[str] | None,
         pd_frame = pandas_array_frame(value, name)
         if pd_frame is not None or (is_arrow_producer(value) and not isinstance(value, Buffer)):
             # a pandas array as the column of a frame (as column_to_ndarray reads it)
-            sub = (_from_arrow(value, None) if pd_frame is None
+            # an Arrow value is one column: a struct array one struct field
+            sub = (ArrowNodes(*_arrow_column_nodes(value)) if pd_frame is None
                    else _from_pandas(pd_frame, None))
             if len(sub._batches) > 1 or len(sub._fields) != 1:
                 raise ValueError(f"column {name!r}: pass one Arrow array (one chunk)")

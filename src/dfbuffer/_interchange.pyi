@@ -509,6 +509,9 @@ _ArrowField: TypeAlias = tuple[Any, ...]
 def _arrow_nodes(
     obj: object, /
 ) -> tuple[tuple[_ArrowField, ...], tuple[tuple[int, tuple[Any, ...]], ...]]: ...
+def _arrow_column_nodes(
+    obj: object, /
+) -> tuple[tuple[_ArrowField, ...], tuple[tuple[int, tuple[Any, ...]], ...]]: ...
 def _arrow_table_schema(fields: tuple[_ArrowField, ...], /) -> CapsuleType: ...
 def _arrow_table_stream(
     fields: tuple[_ArrowField, ...], batches: tuple[tuple[int, tuple[Any, ...]], ...], /

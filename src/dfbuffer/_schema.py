@@ -31,7 +31,13 @@ from dfbuffer._interchange import (
     _ix_frame,
     _select_columns,
 )
-from dfbuffer._sources import Source, operation, pandas_series_name, refuse
+from dfbuffer._sources import (
+    Source,
+    operation,
+    pandas_array_frame,
+    pandas_series_name,
+    refuse,
+)
 
 if TYPE_CHECKING:
     from dfbuffer._typing import DataFrameLike
@@ -309,6 +315,8 @@ def _type_string(c: ColumnSchema, nulls: bool = True) -> str:
         s = f"other[{c.format}]"
     elif t == "object" and _is_period(c):
         s = f"object[period[{c.unit}]]"  # pandas' Period, e.g. period[M]
+    elif t == "object" and c.extension_name == "pandas.interval":
+        s = "object[interval]"  # pandas' Interval bounds, made Interval objects
     elif c.children:
         s = _nested_type_string(c)
     else:
@@ -432,6 +440,11 @@ def _arrow_column(node: dict[str, Any]) -> ColumnSchema:
         kw = {"type": "object"}
         if isinstance(freq, dict) and isinstance(freq.get("freq"), str):
             kw["unit"] = freq["freq"]
+    if ext == "pandas.interval" and kw == {"type": "struct"} and [
+            c["name"] for c in node["children"] or ()] == ["left", "right"]:
+        # pandas' Interval bounds, converted to Interval objects, as a pandas
+        # Interval column is described
+        kw = {"type": "object"}
     return ColumnSchema(
         format=node["format"],
         **kw,
@@ -854,7 +867,11 @@ def _interchange_row(src: Source) -> Schema:
 def _mapping_row(src: Source) -> Schema:
     from dfbuffer._frame_nodes import _from_mapping  # noqa: PLC0415
 
-    # described as the Arrow nodes to_arrow gives of it (zero-copy)
+    # its pandas values as the frame columns they are; the others described as the
+    # Arrow nodes to_arrow gives of them (zero-copy)
+    sch = _mapping_schema(src.frame)
+    if sch is not None:
+        return sch
     return _arrow_row(src._replace(frame=_from_mapping(src.frame, None, src.func)))
 
 
@@ -867,6 +884,42 @@ def _schema_of(obj: DataFrameLike | Mapping[str, object]) -> Schema:
     """Every column of ``obj`` (see :func:`schema`), structs as objects; a column that
     cannot be described is a :class:`_Refused` entry."""
     return SCHEMA(obj, "schema")
+
+
+def _mapping_schema(data: Mapping[Any, Any]) -> Schema | None:
+    """The schema of mapping ``data`` (its items read once) when a value is a pandas
+    Series or array: that value described as the column of a frame it is (pandas'
+    object, Period and Interval columns as ``_pandas_schema`` describes them, never
+    through pandas' Arrow export, which calls an object column of str ``string`` and
+    refuses other objects), the other values as ``to_arrow`` exports them; None when
+    no value is pandas'."""
+    from dfbuffer._frame_nodes import _from_mapping  # noqa: PLC0415
+
+    items = list(data.items())
+    frames = [pandas_array_frame(v, str(k)) for k, v in items]
+    if all(f is None for f in frames):
+        return None
+    rest = {k: v for (k, v), f in zip(items, frames, strict=True) if f is None}
+    others: Iterator[ColumnSchema] = iter(())
+    length = None
+    if rest:
+        nodes = _from_mapping(rest, None, "schema")
+        desc = _arrow_schema(nodes)
+        assert desc is not None  # dfbuffer's own nodes always carry their schema
+        others = iter(_arrow_schema_of(desc).columns)
+        length = nodes.num_rows
+    cols = []
+    for (key, _), f in zip(items, frames, strict=True):
+        if f is None:
+            cols.append(next(others))
+            continue
+        if length is None:
+            length = len(f)
+        elif len(f) != length:
+            raise ValueError(f"column {str(key)!r}: schema() takes columns of one length: "
+                             f"this one has {len(f)} values, the others {length}")
+        cols.append(dataclasses.replace(_pandas_schema(f).columns[0], name=str(key)))
+    return Schema(tuple(cols), {}, "arrow")
 
 
 def _is_period(c: ColumnSchema) -> bool:

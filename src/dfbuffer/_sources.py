@@ -29,7 +29,7 @@ import numpy as np
 from dfbuffer._interchange import _frame_kinds, _FrameOperation, _not_a_frame_error
 
 __all__ = ["KINDS", "Source", "arrow_stream", "has_host_arrow", "is_arrow_producer",
-           "is_pandas_series", "numpy_series", "operation", "pandas_array_frame",
+           "is_pandas_series", "native_of", "numpy_series", "operation", "pandas_array_frame",
            "pandas_frame", "pandas_series_name", "read_again", "refuse"]
 
 #: The rows of the C frame-source table, in the order they are asked.
@@ -130,6 +130,14 @@ def numpy_series(value: Any) -> bool:
     pd = sys.modules.get("pandas")
     return (pd is not None and type(value) is pd.Series
             and isinstance(value.dtype, np.dtype))
+
+
+def native_of(obj: Any) -> Any:
+    """The native object a narwhals frame or Series wraps (as the frame-source table
+    reads it), else ``obj``."""
+    if type(obj).__module__.partition(".")[0] == "narwhals" and hasattr(obj, "to_native"):
+        return obj.to_native()
+    return obj
 
 
 def is_pandas_series(value: Any) -> bool:

@@ -50,6 +50,7 @@ from dfbuffer._schema import _logical, schema
 from dfbuffer._sources import (
     Source,
     is_pandas_series,
+    native_of,
     operation,
     pandas_frame,
     read_again,
@@ -606,9 +607,20 @@ def _mapping_tz(data: Any, name: str) -> Any:
     return schema(data, columns=[name])[0].tz
 
 
+def _mapping_dtype(data: Any, name: str) -> Any:
+    """The dtype of the value of column ``name`` of mapping ``data`` (None when
+    it has none)."""
+    for key, value in data.items():
+        if str(key) == name:
+            return getattr(value, "dtype", None)
+    return None
+
+
 def _from_mapping(data: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
     """A mapping of column names to 1-D arrays, Buffers or Arrow arrays: each
-    column as ``from_dataframe`` reads it, in pandas' dtypes."""
+    column as ``from_dataframe`` reads it, in pandas' dtypes (a pandas Interval
+    value's Interval objects as pandas' Interval array of its dtype, as the
+    frame's column is)."""
     cols = _convert(
         data, nulls="mask", allow_copy=allow_copy, categorical="codes", strings=strings
     )
@@ -621,7 +633,21 @@ def _from_mapping(data: Any, allow_copy: bool, strings: _Strings) -> pd.DataFram
         if not isinstance(values, CategoricalCodes) and values.dtype.kind == "M":
             tz = _mapping_tz(data, name)
         out[name] = _column(values, tz)
+        if not isinstance(values, CategoricalCodes) and values.dtype.kind == "O":
+            dt = _mapping_dtype(data, name)
+            if isinstance(dt, pd.IntervalDtype):
+                out[name] = pd.array(np.ma.getdata(values), dtype=dt)
     return _frame(out, allow_copy)
+
+
+def _from_series(frame: pd.DataFrame, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
+    """The one-column frame of a pandas Series (``Series.to_frame()``, the frame-source
+    table's): its column read as a mapping's Series value is (so as that frame column
+    is read, never through pandas' Arrow export, which refuses object columns of
+    anything but strings), with the Series' own index."""
+    out = _from_mapping({str(frame.columns[0]): frame.iloc[:, 0]}, allow_copy, strings)
+    out.index = frame.index
+    return out
 
 
 def _from_interchange(df: Any, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
@@ -739,11 +765,18 @@ def from_dataframe(obj: Any, *, allow_copy: bool = True) -> pd.DataFrame:
 # -- the rows' pandas frames: (source, allow_copy, strings) -> DataFrame -------------
 
 def _pandas_row(src: Source, allow_copy: bool, strings: _Strings) -> pd.DataFrame:
-    # pandas' interchange object (or a Series): the frame behind it, through its Arrow
-    # export (pandas' own buffers drop the slice offset of Arrow-backed columns), with
-    # the dtypes pandas' consumer gives; src.allow_copy is False when pandas'
-    # interchange object forbids copies
+    native = native_of(src.obj)
+    if pandas_frame(native) is not None:
+        return native  # narwhals over a pandas frame: that frame, as it is
     frame = src.frame
+    if is_pandas_series(native):
+        # a pandas Series (or narwhals over one): its one-column frame, read as a
+        # mapping's Series value is
+        return _from_series(frame, allow_copy, strings)
+    # pandas' interchange object: the frame behind it, through its Arrow export
+    # (pandas' own buffers drop the slice offset of Arrow-backed columns), with the
+    # dtypes pandas' consumer gives; src.allow_copy is False when pandas' interchange
+    # object forbids copies
     try:
         return _from_arrow(frame, allow_copy and src.allow_copy, strings)
     except Exception as e:

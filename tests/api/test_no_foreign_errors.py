@@ -66,13 +66,29 @@ def test_no_error_of_another_library_escapes(func, name):
 
 
 @pytest.mark.skipif(dpd is None, reason="dfbuffer.pandas needs a pandas it supports")
-@pytest.mark.parametrize("make", [lambda: pd.Series([1j, 2j], name="c"),
-                                  lambda: pd.DataFrame({"c": [1, "a"]}).__dataframe__()],
-                         ids=["complex Series", "mixed interchange object"])
+@pytest.mark.parametrize("make", [lambda: pd.DataFrame({"c": [1, "a"]}).__dataframe__()],
+                         ids=["mixed interchange object"])
 def test_the_pandas_front_end_names_the_column_with_the_cause(make):
     with pytest.raises(NotImplementedError, match="column 'c': pandas' Arrow export failed") as ei:
         dpd.from_dataframe(make())
     assert _package(ei.value.__cause__) == "pyarrow"
+
+
+@pytest.mark.skipif(dpd is None, reason="dfbuffer.pandas needs a pandas it supports")
+@pytest.mark.parametrize("values", [[1j, 2j], [1, "a"], [pd.Interval(0, 1), np.nan]],
+                         ids=["complex", "mixed objects", "Intervals and NaN"])
+def test_the_pandas_front_end_reads_a_series_pyarrow_refuses(values):
+    # a Series is its one-column frame, read as a mapping's Series value is: no
+    # detour through pandas' Arrow export, which refuses these columns
+    ser = pd.Series(values, name="c", index=[5, 7])
+    got = dpd.from_dataframe(ser)
+    assert got.index.tolist() == [5, 7] and list(got.columns) == ["c"]
+    assert got["c"].dtype == ser.dtype
+    assert got["c"].isna().tolist() == ser.isna().tolist()
+    assert [v for v, m in zip(got["c"], ser.isna(), strict=True) if not m] == [
+        v for v, m in zip(ser, ser.isna(), strict=True) if not m]
+    same = dpd.from_dataframe({"c": ser})["c"]
+    assert same.dtype == got["c"].dtype
 
 
 def test_an_arrow_export_refused_by_pyarrow_is_dfbuffers_error():
@@ -82,11 +98,22 @@ def test_an_arrow_export_refused_by_pyarrow_is_dfbuffers_error():
     assert _package(ei.value.__cause__) == "pyarrow"
 
 
-@pytest.mark.parametrize("func", ["to_arrow", "to_interchange", "schema"])
+@pytest.mark.parametrize("func", ["to_arrow", "to_interchange"])
 def test_a_mapping_value_refused_by_pyarrow_is_named_by_its_key(func):
     with pytest.raises(NotImplementedError, match="^column 'c': pandas' Arrow export") as ei:
         getattr(dfbuffer, func)({"c": pd.array([1, "a"], dtype=object)})
     assert _package(ei.value.__cause__) == "pyarrow"
+
+
+def test_schema_describes_a_mapping_object_value_as_the_frame_column():
+    # schema() reads what from_dataframe reads: an object column, as for the frame
+    value = pd.array([1, "a"], dtype=object)
+    got = dfbuffer.schema({"c": value, "x": np.arange(2.0)})
+    want = dfbuffer.schema(pd.DataFrame({"c": value, "x": np.arange(2.0)}))
+    assert [(c.name, c.type) for c in got] == [(c.name, c.type) for c in want] == [
+        ("c", "object"), ("x", "float")]
+    with pytest.raises(ValueError, match="column 'c': schema.. takes columns of one length"):
+        dfbuffer.schema({"x": np.arange(3.0), "c": value})
 
 
 def test_to_matrix_refuses_a_mapping_object_value_as_a_frame_column():

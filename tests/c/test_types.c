@@ -552,6 +552,10 @@ test_extensions(void)
     CHECK(dfb_extension_named("pandas.period", 13) == DFB_EXT_PANDAS_PERIOD);
     const dfb_format i64 = {.type = DFB_T_INT, .bits = 64, .byteorder = '='};
     CHECK(!dfb_extension_applies(DFB_EXT_PANDAS_PERIOD, &i64));
+    /* pandas' Intervals: named, a struct of the bounds as its storage */
+    CHECK(dfb_extension_named("pandas.interval", 15) ==
+          DFB_EXT_PANDAS_INTERVAL);
+    CHECK(!dfb_extension_applies(DFB_EXT_PANDAS_INTERVAL, &i64));
     CHECK(dfb_format_conv(&i64, DFB_EXT_PANDAS_PERIOD) == DFB_CONV_VIEW);
     for (int x = DFB_EXT_OTHER + 1; x < DFB_EXT_COUNT; x++) {
         const char *n = dfb_extension_name((dfb_extension)x);

@@ -6,8 +6,11 @@ A case is one type family with one null kind: an Arrow array (the column as
 Arrow states it, nulls in a bitmap), the pandas Series a pandas user holds for
 it (NaN, a mask, a sentinel such as NaT or code -1, or an Arrow bitmap through
 ``pd.ArrowDtype``) and, where NumPy has the type, the NumPy or masked array.
-The paths: a pandas DataFrame, a pandas Series, ``{name: Series}``, ``{name:
-array}``, narwhals over pandas, polars and pyarrow, a pyarrow Table,
+The paths: a pandas DataFrame (with a RangeIndex and with every other index kind:
+Index, DatetimeIndex, MultiIndex, duplicated, object and categorical labels), its
+``pa.table`` (the index as columns pandas' metadata marks), a pandas Series,
+``{name: Series}``, ``{name: array}``, ``{name: Buffer}``, narwhals over pandas,
+polars and pyarrow, a pyarrow Table,
 RecordBatch and ChunkedArray (two chunks), a polars DataFrame and Series, a
 ``__dataframe__``-only producer over pyarrow's interchange object, the
 single-use streams ``nanoarrow.ArrayStream`` and ``pa.RecordBatchReader``, and
@@ -220,13 +223,16 @@ def _other_cases():
     out.append(("period", Case("period", None, pd.Series(periods, name=NAME))))
     nper = pd.Series(periods, name=NAME).where(VALID)
     out.append(("period-sentinel", Case("period", None, nper, None, "sentinel")))
-    if not PANDAS3:
-        return out  # pandas 2's Interval columns: not compared here (see L-OR1)
     iv = pd.interval_range(0, 5)
     out.append(("interval", Case("interval", None, pd.Series(iv, name=NAME))))
     niv = pd.Series(pd.arrays.IntervalArray(iv).where(VALID) if hasattr(
         pd.arrays.IntervalArray, "where") else iv, name=NAME).where(VALID)
     out.append(("interval-nan", Case("interval", None, niv, None, "nan")))
+    # an Interval column with nulls (float bounds: NaN on both sides is pandas' null)
+    left = np.where(VALID, np.arange(5.0), np.nan)
+    fiv = pd.arrays.IntervalArray.from_arrays(left, left + 0.5, closed="left")
+    out.append(("interval-float-sentinel", Case("interval", None, pd.Series(fiv, name=NAME),
+                                                None, "sentinel")))
     return out
 
 
@@ -246,8 +252,23 @@ class _OnlyDataframe:
         return self._table.__dataframe__(nan_as_null, allow_copy)
 
 
+def _indexes(n):
+    """Every kind of pandas index, of ``n`` labels: the frame's columns are the same
+    whatever it is (docs/api.md, "pandas columns")."""
+    return {
+        "Index": pd.Index(np.arange(n) * 10 + 3),
+        "DatetimeIndex": pd.date_range("2020-01-01", periods=n, tz="UTC"),
+        "MultiIndex": pd.MultiIndex.from_arrays([np.arange(n), [f"k{i}" for i in range(n)]],
+                                                names=["a", "b"]),
+        "duplicated": pd.Index([7] * n),
+        "object": pd.Index([f"r{i}" for i in range(n)], dtype=object, name=NAME),
+        "CategoricalIndex": pd.CategoricalIndex(["x"] * n),
+    }
+
+
+INDEX_KINDS = sorted(_indexes(0))
 PANDAS_STORAGE = {"pandas.DataFrame", "pandas.Series", "{name: Series}", "narwhals[pandas]",
-                  "narwhals[pandas].Series"}
+                  "narwhals[pandas].Series", *(f"pandas[{k}]" for k in INDEX_KINDS)}
 # paths of one column (column_to_ndarray reads them) and their result's key
 SINGLE = {"pandas.Series": NAME, "pa.ChunkedArray": "", "pa.Array": "",
           "polars.Series": NAME, "narwhals[pandas].Series": NAME,
@@ -315,8 +336,21 @@ def _make_paths(case):
         if nw is not None:
             got["narwhals[pandas]"] = lambda: nw.from_native(frame, eager_only=True)
             got["narwhals[pandas].Series"] = lambda: nw.from_native(ser, series_only=True)
+        for kind, index in _indexes(len(ser)).items():
+            indexed = frame.set_axis(index, axis=0)
+            got[f"pandas[{kind}]"] = lambda f=indexed: f
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    arrow = pa.table(indexed)  # the index columns, marked in its metadata
+            except (pa.ArrowException, TypeError, ValueError):
+                continue  # pandas' Arrow export refuses the column (object Intervals)
+            got[f"pa.table(pandas[{kind}])"] = lambda t=arrow: t
     if case.numpy is not None:
         got["{name: ndarray}"] = lambda: {NAME: case.numpy}
+        if type(case.numpy) is np.ndarray and case.numeric and case.family != "bool":
+            # (a bool Buffer is refused: Arrow's booleans are bits, docs/api.md)
+            got["{name: Buffer}"] = lambda: {NAME: dfbuffer.Buffer.from_object(case.numpy)}
     return got
 
 
@@ -453,11 +487,8 @@ def offered(func, case, path):
     """Whether ``func`` is compared on ``path`` (the documented exceptions)."""
     if func.startswith("column_to_ndarray"):
         return path in SINGLE
-    if not PANDAS3 and path == "{name: Series}":
-        # pandas 2: a mapping of pandas Series reads apart from its frame column
-        # (tests/readers/test_mapping_pandas_arrays.py fails there too): left to it
-        return False
-    if func == "pandas" and path in ("pandas.DataFrame", "narwhals[pandas]"):
+    if func == "pandas" and (path in ("pandas.DataFrame", "narwhals[pandas]")
+                             or path.startswith("pandas[")):
         return False  # a pandas frame is returned as it is
     if func == "to_matrix:float32" and case.family == "category":
         return False  # the codes: each producer orders its categories
@@ -492,34 +523,9 @@ def disagreements(func, case):
 
 # -- the findings: (case, function) -> the documented rule vs what happens --------
 
-_INTERVAL_ARROW = ("pandas columns: an Interval column gives pandas.Interval objects "
-                   "(schema type 'object') through every path vs to_arrow/to_interchange "
-                   "of the frame give dicts of left/right (schema type 'struct')")
-_RAW_ARROW_ERROR = ("another library's error never reaches the caller raw "
-                    "(NotImplementedError naming the column, the original as __cause__) vs "
-                    "{name: Interval Series with NaN} raises pyarrow's ArrowInvalid")
-
-
 def _findings():
-    """(case, function) -> "<the documented rule> vs <what happens>"."""
-    out = {}
-    for func in (*(f"from_dataframe:{n}" for n in NULLS), "schema"):
-        out["interval", func] = _INTERVAL_ARROW
-    out["interval-nan", "schema"] = _RAW_ARROW_ERROR
-    out["interval", "pandas"] = (
-        "dfbuffer.pandas reads a mapping's values as from_dataframe reads that frame "
-        "column vs {name: Interval Series} gives an object column where the Series "
-        "gives interval[int64, right]")
-    out["interval-nan", "pandas"] = (
-        "another library's error never reaches the caller raw vs "
-        "dfbuffer.pandas.from_dataframe(Interval Series with NaN) raises ArrowInvalid "
-        "where {name: Series} converts")
-    if not PANDAS3:
-        return out  # pandas 2: no {name: Series} path (offered())
-    out["string-object", "schema"] = (
-        "a mapping's pandas Series is read as that column of a frame: schema type "
-        "'object' for an object column vs {name: object Series} gives 'string'")
-    return out
+    """(case, function) -> "<the documented rule> vs <what happens>": none open."""
+    return {}
 
 
 def _params():
@@ -553,25 +559,43 @@ FAMILIES = {
 }
 
 
+# the pandas NumPy families: nulls are the dtype's own marker (NaN, NaT)
+NUMPY_FAMILIES = {
+    "float64-nan": (st.floats(allow_nan=False, width=64), pa.float64(), "float64"),
+    "timestamp": (st.integers(0, 2**50), pa.timestamp("us"), "datetime64[us]"),
+}
+
+
 @st.composite
 def columns(draw):
-    family = draw(st.sampled_from(sorted(FAMILIES)))
-    elems, at, masked_dtype, np_dtype = FAMILIES[family]
+    family = draw(st.sampled_from(sorted(FAMILIES) + sorted(NUMPY_FAMILIES)))
+    if family in NUMPY_FAMILIES:
+        elems, at, np_dtype = NUMPY_FAMILIES[family]
+    else:
+        elems, at, masked_dtype, np_dtype = FAMILIES[family]
     n = draw(st.integers(0, 9))
     values = draw(st.lists(elems, min_size=n, max_size=n))
     valid = draw(st.lists(st.booleans(), min_size=n, max_size=n))
     with_nulls = [v if ok else None for v, ok in zip(values, valid, strict=True)]
-    arrow = pa.array(with_nulls, at)
     numpy = None
     if np_dtype is not None:
-        data = np.array(values, dtype=np_dtype)
+        data = np.array(values, dtype=np.int64 if family == "timestamp" else np_dtype)
+        data = data.view(np_dtype) if family == "timestamp" else data
         numpy = np.ma.MaskedArray(data, mask=~np.array(valid, dtype=bool))
+    if family in NUMPY_FAMILIES:
+        arrow = pa.array(np.ma.getdata(numpy), at, mask=~np.array(valid, dtype=bool))
+        ser = pd.Series(numpy.filled(np.nan if family == "float64-nan" else
+                                     np.datetime64("NaT")), name=NAME)
+        kind = "none" if all(valid) else ("nan" if family == "float64-nan" else "sentinel")
+        return Case(family.split("-")[0], arrow, ser, numpy, kind,
+                    numeric=family == "float64-nan")
+    arrow = pa.array(with_nulls, at)
     kind = "none" if all(valid) else "mask"
     ser = pd.Series(pd.array(with_nulls, dtype=masked_dtype), name=NAME)
     return Case(family, arrow, ser, numpy, kind, numeric=np_dtype is not None)
 
 
-@hypothesis.settings(max_examples=30, deadline=None, derandomize=True,
+@hypothesis.settings(max_examples=40, deadline=None, derandomize=True,
                      suppress_health_check=[hypothesis.HealthCheck.too_slow])
 @hypothesis.given(case=columns(), func=st.sampled_from(
     ["from_dataframe:mask", "from_dataframe:fill", "from_dataframe:always_mask",

@@ -208,3 +208,20 @@ def test_lazy_and_bounded():
             peak = max(peak, len(alive))
             del b
     assert 1 <= peak <= 2
+
+
+def test_a_mapping_of_buffers_is_sliced_as_buffers():
+    # a Buffer value is a column as an ndarray is: sliced into Buffers over its memory,
+    # each batch what from_dataframe / to_matrix give for those rows
+    values = np.arange(5, dtype=np.int8)
+    src = {"c": dfbuffer.Buffer.from_object(values), "d": np.arange(5.0)}
+    got = list(dfbuffer.iter_batches(src, 2))
+    assert [b["c"].tolist() for b in got] == [[0, 1], [2, 3], [4]]
+    assert all(type(b["c"]) is np.ndarray and b["c"].dtype == np.int8 for b in got)
+    assert np.shares_memory(got[0]["c"], values)
+    mats = list(dfbuffer.iter_matrices(src, 2))
+    np.testing.assert_array_equal(np.concatenate(mats), dfbuffer.to_matrix(src))
+    assert mats[0].dtype == dfbuffer.to_matrix(src).dtype
+    bools = {"b": dfbuffer.Buffer.from_object(np.array([True, False]))}
+    with pytest.raises(TypeError, match="column 'b': bool Buffers"):
+        list(dfbuffer.iter_batches(bools, 1))  # refused as from_dataframe refuses it

@@ -344,3 +344,41 @@ class _StreamOf:
 
     def __arrow_c_stream__(self, requested_schema=None):
         return self._capsule
+
+
+class _StructProducer:
+    """An Arrow array producer (a struct array) in a reference cycle with itself."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.me = self
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self.arr.__arrow_c_array__(requested_schema)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: pa.array([{"a": 1}, {"a": None}]),
+    lambda: pa.array([{"a": 1, "b": "x"}, None]),
+    lambda: pa.chunked_array([pa.array([{"a": 1}, {"a": 2}])]),
+    lambda: _StructProducer(pa.array([{"a": 1.5}, {"a": 2.5}])),
+], ids=["one field", "two fields, a null row", "ChunkedArray", "producer in a cycle"])
+def test_a_struct_array_mapping_value_is_one_struct_column(make):
+    # a mapping's Arrow value is one column (as column_to_ndarray reads it): a struct
+    # array is a struct column, never a table of its fields
+    value = make()
+    ref = weakref.ref(value) if isinstance(value, _StructProducer) else None
+    exp = dfbuffer.to_arrow({"s": value, "x": np.arange(2.0)})
+    want = dfbuffer.from_dataframe({"s": value})["s"]
+    assert [c.type for c in dfbuffer.schema({"s": value})] == ["struct"]
+    del value
+    import gc
+
+    gc.collect()
+    if ref is not None:
+        assert ref() is None  # the export holds the arrays, not the producer
+    t = pa.table(exp)
+    assert t.column_names == ["s", "x"] and pa.types.is_struct(t.schema.field("s").type)
+    assert t.column("s").to_pylist() == [
+        None if m else v for v, m in zip(np.ma.getdata(want).tolist(),
+                                         np.ma.getmaskarray(want).tolist(), strict=True)]

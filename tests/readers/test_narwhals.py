@@ -115,3 +115,17 @@ def test_the_native_frame_lives_as_long_as_the_result():
     del out
     gc.collect()
     assert ref() is None
+
+
+def test_dfbuffer_pandas_returns_the_pandas_frame_a_narwhals_frame_wraps():
+    # a pandas frame is returned as it is; narwhals over one is read as that frame,
+    # and narwhals over a pandas Series as that Series' one-column frame
+    import dfbuffer.pandas as dpd
+
+    df = pd.DataFrame({"a": [1.5, 2.5], "o": [pd.Interval(0, 1), np.nan]},
+                      index=pd.Index([4, 2], name="k"))
+    assert dpd.from_dataframe(nw.from_native(df, eager_only=True)) is df
+    got = dpd.from_dataframe(nw.from_native(df["o"], series_only=True))
+    assert got.index.tolist() == [4, 2] and got["o"].dtype == df["o"].dtype
+    assert got["o"].tolist()[0] == pd.Interval(0, 1) and got["o"].isna().tolist() == [
+        False, True]

@@ -113,3 +113,20 @@ def test_index_allow_copy_false():
     two = pa.Table.from_batches(t.to_batches() * 2)
     with pytest.raises(RuntimeError, match="copy"):
         dpd.from_dataframe(two, allow_copy=False)
+
+
+@pytest.mark.parametrize("index", [
+    pd.Index([5, 6, 7], name="k"),
+    pd.date_range("2020-01-01", periods=3, tz="UTC", name="t"),
+    pd.MultiIndex.from_arrays([[1, 2, 3], ["a", "b", "c"]], names=["i", "s"]),
+], ids=["Index", "DatetimeIndex", "MultiIndex"])
+def test_to_matrix_leaves_out_pandas_index_columns_of_an_arrow_table(index):
+    # pa.table(df) holds the index as columns its metadata marks: to_matrix leaves
+    # them out, as from_dataframe does, so the matrix is the frame's
+    df = pd.DataFrame({"x": [1.5, 2.5, 3.5], "y": [1, 2, 3]}, index=index)
+    t = pa.table(df)
+    assert len(t.column_names) > 2
+    want = dfbuffer.to_matrix(df)
+    for src in (t, t.to_reader(), t.to_batches()[0]):
+        np.testing.assert_array_equal(dfbuffer.to_matrix(src), want)
+    np.testing.assert_array_equal(next(dfbuffer.iter_matrices(t, 3)), want)

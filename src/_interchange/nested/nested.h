@@ -146,6 +146,16 @@ dfb_nested_dictionary_codes(const dfb_nested_ctx *cx, const arrow_import *imp,
 
 /* ---- nested_flat.c ---- */
 
+/* 1 if schema `s` is of pandas' "pandas.interval" extension type over its
+   storage, a struct of two children named "left" and "right" (the
+   bounds), with *meta (NULL when absent) and *meta_len set to its
+   extension metadata (when `meta` is not NULL); 0 if not.  The readers
+   make pandas.Interval objects of such a column, and flattening leaves it
+   whole, as a pandas Interval column.  Cannot fail. */
+int
+dfb_nested_is_pandas_interval(const struct ArrowSchema *s, const char **meta,
+                              int32_t *meta_len);
+
 /* nested_flat.c, structs="flatten": a new list of one entry per column of
    the import (a table's struct columns opened when `open`: one per leaf,
    named `parent.child`), each a tuple (name, column index, path of child

@@ -14,12 +14,40 @@
 
 #include <string.h>
 
-/* Returns 1 if schema `s` is a struct that flattening opens. */
+int
+dfb_nested_is_pandas_interval(const struct ArrowSchema *s, const char **meta,
+                              int32_t *meta_len)
+{
+    const char *m = NULL;
+    int32_t m_len = 0;
+    if (s == NULL || dfb_arrow_format_type(s->format) != DFB_T_STRUCT ||
+        s->n_children != 2 || s->children == NULL || s->dictionary != NULL ||
+        dfb_metadata_extension(s->metadata, &m, &m_len) !=
+            DFB_EXT_PANDAS_INTERVAL) {
+        return 0;
+    }
+    static const char *const bounds[2] = {"left", "right"};
+    for (int k = 0; k < 2; k++) {
+        const struct ArrowSchema *ch = s->children[k];
+        if (ch == NULL || ch->name == NULL || strcmp(ch->name, bounds[k])) {
+            return 0;
+        }
+    }
+    if (meta != NULL) {
+        *meta = m;
+        *meta_len = m_len;
+    }
+    return 1;
+}
+
+/* Returns 1 if schema `s` is a struct that flattening opens (not pandas'
+   Intervals, which stay whole). */
 static int
 is_open_struct(const struct ArrowSchema *s)
 {
     return s != NULL && dfb_arrow_format_type(s->format) == DFB_T_STRUCT &&
-           s->dictionary == NULL;
+           s->dictionary == NULL &&
+           !dfb_nested_is_pandas_interval(s, NULL, NULL);
 }
 
 /* Appends the entry (name, c, path, ancestors) to `list`.  Returns 0, or

@@ -479,17 +479,18 @@ from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
 /* column_to_ndarray of pandas' interchange Column object: the Series
    behind it, read as a one-column frame (never pandas' buffers, which drop
    the slice offset of Arrow-backed columns, P-26); of a pandas Series
-   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame);
-   and of a pandas ExtensionArray (dfb_pandas_array_frame).
+   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame,
+   asked only when `series`: the caller found a pandas Series); and of a
+   pandas ExtensionArray (dfb_pandas_array_frame).
    Returns a new reference, or NULL with an exception set, or NULL without one
    when `col` is no such object. */
 static PyObject *
 pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
-              int allow_copy)
+              int allow_copy, int series)
 {
     int pd_copy = allow_copy;
     PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
-    if (frame == NULL && !PyErr_Occurred()) {
+    if (frame == NULL && !PyErr_Occurred() && series) {
         /* a Series pandas' Arrow export would mangle (Period as bare
            ordinals) or refuse: read as the column of a frame */
         frame = dfb_pandas_series_frame(col);
@@ -539,8 +540,14 @@ column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy,
     if (native != NULL) {
         col = native; /* held to the end */
     }
-    PyObject *res = pandas_column(st, col, opts, allow_copy);
-    if (res == NULL && !PyErr_Occurred()) {
+    /* a pandas Series of NumPy values: its block read as its frame's; any
+       other Series as its frame (fast == 2), no Series asked about twice */
+    PyObject *res = NULL;
+    int fast = dfb_pandas_series_fast(st, col, opts, &res);
+    if (fast == 0 || fast == 2) {
+        res = pandas_column(st, col, opts, allow_copy, fast == 2);
+    }
+    if ((fast == 0 || fast == 2) && res == NULL && !PyErr_Occurred()) {
         /* each protocol probed once per call, on the type (probe.c): the
            Arrow import answers its own probes from this scope's record */
         uint64_t scope = dfb_probe_scope_open(st, col);
@@ -1192,6 +1199,27 @@ static PyObject *
 frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
               int allow_copy, dfb_colsel *sel)
 {
+    if (sel == NULL) {
+        /* a pandas Series of NumPy values: its block read as its frame's,
+           without making the frame, keyed as the frame's column */
+        PyObject *key = NULL, *value = NULL;
+        int fast = dfb_pandas_series_fast(st, obj, opts, &value);
+        if (fast == 1 || fast < 0) {
+            PyObject *res = NULL;
+            if (fast > 0 && series_key(st, obj, &key) == 0) {
+                if (key == NULL) {
+                    key = PyUnicode_FromString("");
+                }
+                res = key == NULL ? NULL : PyDict_New();
+                if (res != NULL && PyDict_SetItem(res, key, value) < 0) {
+                    Py_CLEAR(res);
+                }
+            }
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            return res;
+        }
+    }
     /* the frame-source table (frame_source.c) decides how obj is read */
     dfb_frame_source src;
     if (dfb_frame_source_of(st, obj, allow_copy, &src) < 0) {

@@ -472,13 +472,33 @@ node_batch(const dfb_arrow_ix *x, Py_ssize_t b)
     return Py_BuildValue("(LN)", (long long)x->imp.arrays[b]->length, chunks);
 }
 
-PyObject *
-dfb_arrow_nodes_py(PyObject *module, PyObject *obj)
+/* _arrow_nodes / _arrow_column_nodes of `obj`: a table's columns, or,
+   when `as_column`, the producer as one column (a struct array or a
+   record batch one struct column, as column_to_ndarray reads it).
+   Returns a new (fields, batches) tuple, or NULL with an exception set. */
+static PyObject *
+arrow_nodes(PyObject *module, PyObject *obj, int as_column)
 {
     dfb_state *st = dfb_state_from_module(module);
     dfb_arrow_ix x;
     PyObject *fields = NULL, *batches = NULL, *result = NULL;
-    if (dfb_arrow_ix_open(st, obj, 1, &x) < 0) {
+    if (as_column) {
+        /* dfb_arrow_ix_open's import without its table: the whole array
+           (a struct too, null rows and all) is the one column */
+        memset(&x, 0, sizeof(x));
+        x.allow_copy = 1;
+        x.imp.accept_device = 1;
+        x.ncols = x.nkept = 1;
+        x.skip = PyMem_Calloc(1, 1);
+        if (x.skip == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (dfb_arrow_import_producer(st, obj, &x.imp) < 0) {
+            goto done;
+        }
+    }
+    else if (dfb_arrow_ix_open(st, obj, 1, &x) < 0) {
         goto done;
     }
     if (!dfb_arrow_import_on_cpu(&x.imp)) {
@@ -515,4 +535,16 @@ done:
     Py_XDECREF(batches);
     dfb_arrow_ix_close(&x);
     return result;
+}
+
+PyObject *
+dfb_arrow_nodes_py(PyObject *module, PyObject *obj)
+{
+    return arrow_nodes(module, obj, 0);
+}
+
+PyObject *
+dfb_arrow_column_nodes_py(PyObject *module, PyObject *obj)
+{
+    return arrow_nodes(module, obj, 1);
 }

@@ -472,5 +472,8 @@ PyMethodDef dfb_arrow_table_export_methods[] = {
     {"_arrow_nodes", (PyCFunction)dfb_arrow_nodes_py, METH_O,
      "_arrow_nodes(obj): an Arrow producer's columns as to_arrow's fields "
      "and batches, node for node."},
+    {"_arrow_column_nodes", (PyCFunction)dfb_arrow_column_nodes_py, METH_O,
+     "_arrow_column_nodes(obj): _arrow_nodes of an Arrow producer read as "
+     "one column (a struct array is one struct column)."},
     {NULL},
 };

@@ -94,6 +94,13 @@ dfb_arrow_ix_close(dfb_arrow_ix *x);
 PyObject *
 dfb_arrow_nodes_py(PyObject *module, PyObject *obj);
 
+/* _arrow_column_nodes(obj): as _arrow_nodes, the producer read as one
+   column (a struct array, or a record batch, is one struct column: a
+   mapping's value).  Returns a new reference, or NULL with an exception
+   set. */
+PyObject *
+dfb_arrow_column_nodes_py(PyObject *module, PyObject *obj);
+
 /* Returns 1 if `o` is a field's schema capsule made by _arrow_nodes, else
    0.  Cannot fail. */
 int

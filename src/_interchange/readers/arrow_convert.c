@@ -239,16 +239,63 @@ pandas_periods(dfb_state *st, const struct ArrowSchema *s, const char *name,
     return out;
 }
 
+/* Column `c` of the import, of pandas' "pandas.interval" type (its
+   schema `s`, extension metadata `meta`): its two bounds converted (null
+   rows filled: NaN, NaT) and made pandas.Interval objects
+   (pandas_columns.c's dfb_pd_intervals_from_bounds), as the frame's
+   Interval column gives them.  Returns a new reference, or NULL with an
+   exception set. */
+static PyObject *
+pandas_intervals(dfb_state *st, const arrow_import *imp, int is_table,
+                 int64_t c, const dfb_opts *opts, int allow_copy,
+                 const char *meta, int32_t meta_len)
+{
+    const char *name = dfb_arrow_column_name(imp, is_table, c);
+    if (!allow_copy) {
+        dfb_copy_error(st,
+                       "column '%s': converting pandas Interval bounds to "
+                       "Interval objects needs a copy",
+                       name);
+        return NULL;
+    }
+    dfb_opts o = *opts;
+    o.nulls = DFB_NULLS_FILL;
+    o.always_mask = 0;
+    o.categorical_codes = 0;
+    o.stringdtype = 0;
+    const int64_t left_path = 0, right_path = 1;
+    PyObject *left = dfb_nested_convert_path(st, imp, is_table, c, &left_path,
+                                             1, &o, allow_copy, name);
+    PyObject *right = left == NULL ? NULL
+                                   : dfb_nested_convert_path(
+                                         st, imp, is_table, c, &right_path, 1,
+                                         &o, allow_copy, name);
+    PyObject *res = right == NULL ? NULL
+                                  : dfb_pd_intervals_from_bounds(
+                                        st, name, left, right, meta, meta_len,
+                                        opts->nulls, allow_copy);
+    Py_XDECREF(right);
+    Py_XDECREF(left);
+    return res;
+}
+
 /* Converts column `c` of the import (all its chunks, or an empty column
    when there are none) with dfb_columns_to_ndarray (pandas' Period
-   ordinals then through pandas_periods).  Returns a new reference, or
-   NULL with an exception set. */
+   ordinals then through pandas_periods; pandas' Intervals through
+   pandas_intervals).  Returns a new reference, or NULL with an exception
+   set. */
 static PyObject *
 convert_column(dfb_state *st, const arrow_import *imp, int is_table, int64_t c,
                const dfb_opts *opts, int allow_copy)
 {
     const struct ArrowSchema *cs =
         is_table ? imp->schema.children[c] : &imp->schema;
+    const char *meta = NULL;
+    int32_t meta_len = 0;
+    if (dfb_nested_is_pandas_interval(cs, &meta, &meta_len)) {
+        return pandas_intervals(st, imp, is_table, c, opts, allow_copy, meta,
+                                meta_len);
+    }
     return pandas_periods(
         st, cs, dfb_arrow_column_name(imp, is_table, c), opts, allow_copy,
         convert_column_values(st, imp, is_table, c, opts, allow_copy));
@@ -1197,13 +1244,27 @@ describe_frame_column(dfb_state *st, const arrow_import *imp, int is_table,
 }
 
 /* The columns of the import that to_matrix's `select` names, as entries
-   of dfb_nested_flat_entries (structs opened when `flatten`).  Returns a
+   of dfb_nested_flat_entries (structs opened when `flatten`; pandas'
+   index columns left out, as from_dataframe leaves them out).  Returns a
    new list, or NULL with an exception set. */
 static PyObject *
 frame_entries(const arrow_import *imp, int is_table, PyObject *select,
               int flatten)
 {
-    PyObject *entries = dfb_nested_flat_entries(imp, is_table, flatten, NULL);
+    uint8_t *skip = NULL;
+    if (is_table) {
+        int64_t ncols = imp->schema.n_children;
+        skip = PyMem_Calloc(ncols > 0 ? (size_t)ncols : 1, 1);
+        if (skip == NULL) {
+            return PyErr_NoMemory();
+        }
+        if (dfb_arrow_index_columns(&imp->schema, skip) < 0) {
+            PyMem_Free(skip);
+            return NULL;
+        }
+    }
+    PyObject *entries = dfb_nested_flat_entries(imp, is_table, flatten, skip);
+    PyMem_Free(skip);
     if (entries == NULL || !flatten) {
         return entries;
     }

@@ -221,6 +221,15 @@ imported_instance(const char *modname, const char *name, PyObject *obj)
 PyObject *
 dfb_narwhals_native(PyObject *obj)
 {
+    /* narwhals not imported (the common case): no narwhals object, one
+       look-up for both of its classes */
+    PyObject *mn = PyUnicode_FromString("narwhals");
+    PyObject *nw = mn == NULL ? NULL : PyImport_GetModule(mn);
+    Py_XDECREF(mn);
+    if (nw == NULL) {
+        return NULL; /* with the look-up's error, if any */
+    }
+    Py_DECREF(nw);
     int r = imported_instance("narwhals.dataframe", "BaseFrame", obj);
     if (r == 0) {
         r = imported_instance("narwhals.series", "Series", obj);

@@ -36,6 +36,22 @@ dfb_pd_periods_from_ordinals(dfb_state *st, const char *name, PyObject *values,
                              const char *meta, int32_t meta_len,
                              int allow_copy);
 
+/* pandas Interval objects of the bounds `left` and `right` (the converted
+   children of an Arrow column `name` of pandas' "pandas.interval" type, 1-D
+   arrays of one length with NaN / NaT / None where null; borrowed), closed
+   on the side its extension metadata `meta` (JSON {"closed": ...}, NULL:
+   none, meta_len bytes) names ("right" when it names none), as pandas'
+   IntervalArray.from_arrays makes them: an object array, None where both
+   bounds are null, masked, filled or refused by `mode` as any object
+   column.  CopyError under !allow_copy, NotImplementedError naming the
+   column without pandas or for bounds pandas refuses.  Returns a new
+   reference, or NULL with an exception set. */
+PyObject *
+dfb_pd_intervals_from_bounds(dfb_state *st, const char *name, PyObject *left,
+                             PyObject *right, const char *meta,
+                             int32_t meta_len, dfb_nulls_mode mode,
+                             int allow_copy);
+
 /* For each column position in `positions` (a list of ints) of pandas
    frame `frame`: its array read from pandas' own arrays, Py_None for the
    caller's Arrow export, or Py_Ellipsis when on_unsupported="skip" drops
@@ -63,6 +79,22 @@ PyObject *
 dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
                           int allow_copy);
 
+/* The fast path of a pandas.Series (exact type) whose values are a 1-D
+   NumPy array (`Series._values`: every NumPy dtype but datetime64 and
+   timedelta64, which pandas wraps) or pandas' nullable Int / UInt / Float
+   array: *out = the array from_dataframe gives for the column of its
+   one-column frame, read as that frame's block is (a read-only zero-copy
+   view; NaN kept in a float column; an object column's missing items
+   masked; a nullable array's values viewed, its mask copied), without
+   building the frame.  "raise"
+   mode and other values take the frame's path (the caller's).  Returns 1
+   with *out set (a new reference), 2 with *out NULL for a pandas Series
+   not read here, 0 with *out NULL for anything but a pandas Series, -1
+   with an exception set. */
+int
+dfb_pandas_series_fast(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                       PyObject **out);
+
 /* ---- pandas_frame.c ---- */
 
 /* THE test "is this a pandas frame": 1 if `obj` is exactly a
@@ -70,6 +102,11 @@ dfb_pandas_from_dataframe(dfb_state *st, PyObject *obj, const dfb_opts *opts,
    not, -1 with an exception set. */
 int
 dfb_pandas_is_frame(PyObject *obj);
+
+/* 1 if `obj` is exactly a pandas.Series (pandas already imported; nothing
+   is imported), 0 if not, -1 with an exception set. */
+int
+dfb_pandas_is_series(PyObject *obj);
 
 /* `res` (stolen; NULL passes an error on) as the result of pandas method
    `what`, which must give a pandas DataFrame: returns it, or NULL with

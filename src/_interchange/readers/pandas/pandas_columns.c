@@ -1044,11 +1044,11 @@ done:
 /* Arrow's pandas.period columns                                        */
 /* ------------------------------------------------------------------ */
 
-/* The "freq" of extension metadata `meta` (a str, or None): a new
-   reference to it, Py_None when the JSON does not give one (or is not
-   JSON), or NULL with another exception set. */
+/* The value under `key` of extension metadata `meta` (a str, or None):
+   a new reference to it, Py_None when the JSON does not give one (or is
+   not JSON), or NULL with another exception set. */
 static PyObject *
-meta_freq(PyObject *meta)
+meta_value(PyObject *meta, const char *key)
 {
     if (meta == Py_None) {
         return Py_NewRef(Py_None);
@@ -1057,20 +1057,20 @@ meta_freq(PyObject *meta)
     PyObject *got =
         json == NULL ? NULL : PyObject_CallMethod(json, "loads", "(O)", meta);
     Py_XDECREF(json);
-    PyObject *freq = NULL;
+    PyObject *value = NULL;
     if (got != NULL) {
-        PyObject *k = PyUnicode_FromString("freq");
-        freq = k == NULL ? NULL : PyObject_GetItem(got, k);
+        PyObject *k = PyUnicode_FromString(key);
+        value = k == NULL ? NULL : PyObject_GetItem(got, k);
         Py_XDECREF(k);
         Py_DECREF(got);
     }
-    if (freq == NULL && (PyErr_ExceptionMatches(PyExc_ValueError) ||
-                         PyErr_ExceptionMatches(PyExc_TypeError) ||
-                         PyErr_ExceptionMatches(PyExc_KeyError))) {
+    if (value == NULL && (PyErr_ExceptionMatches(PyExc_ValueError) ||
+                          PyErr_ExceptionMatches(PyExc_TypeError) ||
+                          PyErr_ExceptionMatches(PyExc_KeyError))) {
         PyErr_Clear();
         return Py_NewRef(Py_None);
     }
-    return freq;
+    return value;
 }
 
 PyObject *
@@ -1085,7 +1085,7 @@ dfb_pd_periods_from_ordinals(dfb_state *st, const char *name, PyObject *values,
     m = key == NULL    ? NULL
         : meta != NULL ? PyUnicode_DecodeUTF8(meta, meta_len, "replace")
                        : Py_NewRef(Py_None);
-    freq = m == NULL ? NULL : meta_freq(m);
+    freq = m == NULL ? NULL : meta_value(m, "freq");
     if (freq == NULL) {
         goto done;
     }
@@ -1229,5 +1229,138 @@ done:
     Py_XDECREF(freq);
     Py_XDECREF(m);
     Py_XDECREF(key);
+    return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* Arrow's pandas.interval columns                                      */
+/* ------------------------------------------------------------------ */
+
+/* Sets a NotImplementedError naming column `key` for the error set now
+   (its __cause__), which pandas raised making Intervals.  Returns NULL. */
+static PyObject *
+intervals_refused(PyObject *key)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception) ||
+        PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        return NULL;
+    }
+    PyObject *exc = dfb_err_take();
+    PyErr_Format(PyExc_NotImplementedError,
+                 "column %R: pandas could not make Intervals of its bounds: "
+                 "%s: %S",
+                 key, Py_TYPE(exc)->tp_name, exc);
+    dfb_err_raise_from(exc);
+    return NULL;
+}
+
+PyObject *
+dfb_pd_intervals_from_bounds(dfb_state *st, const char *name, PyObject *left,
+                             PyObject *right, const char *meta,
+                             int32_t meta_len, dfb_nulls_mode mode,
+                             int allow_copy)
+{
+    PyObject *res = NULL, *key = NULL, *m = NULL, *closed = NULL, *pd = NULL;
+    PyObject *ivs = NULL;
+    PyArrayObject *na = NULL, *mask = NULL;
+    Py_INCREF(left);
+    Py_INCREF(right);
+    key = PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "replace");
+    m = key == NULL    ? NULL
+        : meta != NULL ? PyUnicode_DecodeUTF8(meta, meta_len, "replace")
+                       : Py_NewRef(Py_None);
+    closed = m == NULL ? NULL : meta_value(m, "closed");
+    if (closed == NULL) {
+        goto done;
+    }
+    if (closed == Py_None) {
+        Py_SETREF(closed, PyUnicode_FromString("right")); /* pandas' default */
+        if (closed == NULL) {
+            goto done;
+        }
+    }
+    if (!allow_copy) {
+        dfb_copy_error(st,
+                       "column %R: converting pandas Interval bounds to "
+                       "Interval objects needs a copy",
+                       key);
+        goto done;
+    }
+    if (!PyArray_CheckExact(left) ||
+        PyArray_NDIM((PyArrayObject *)left) != 1 ||
+        !PyArray_CheckExact(right) ||
+        PyArray_NDIM((PyArrayObject *)right) != 1 ||
+        PyArray_DIM((PyArrayObject *)left, 0) !=
+            PyArray_DIM((PyArrayObject *)right, 0)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "Interval bounds: not two 1-D arrays of one length");
+        goto done;
+    }
+    int64_t n = PyArray_DIM((PyArrayObject *)left, 0);
+    if (n == 0) { /* no bounds to type: an empty object column */
+        npy_intp zero = 0;
+        res = PyArray_SimpleNew(1, &zero, NPY_OBJECT);
+        goto done;
+    }
+    pd = PyImport_ImportModule("pandas");
+    if (pd == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_ImportError)) {
+            PyObject *cause = dfb_err_take();
+            PyErr_Format(PyExc_NotImplementedError,
+                         "column %R: pandas Interval bounds need pandas to "
+                         "become Interval objects",
+                         key);
+            dfb_err_raise_from(cause);
+        }
+        goto done;
+    }
+    /* the bounds copied first (a view of producer memory can change while
+       pandas checks left <= right and then reads them again); then
+       IntervalArray.from_arrays types them as pandas' frame column holds
+       them (Timestamps of datetime64 bounds); NaN / NaT on both sides is a
+       null Interval */
+    Py_SETREF(left, PyArray_NewCopy((PyArrayObject *)left, NPY_CORDER));
+    if (left == NULL) {
+        goto done;
+    }
+    Py_SETREF(right, PyArray_NewCopy((PyArrayObject *)right, NPY_CORDER));
+    if (right == NULL) {
+        goto done;
+    }
+    PyObject *cls = attr_path(pd, "arrays.IntervalArray");
+    PyObject *make =
+        cls == NULL ? NULL : PyObject_GetAttrString(cls, "from_arrays");
+    Py_XDECREF(cls);
+    PyObject *args = make == NULL ? NULL : PyTuple_Pack(2, left, right);
+    PyObject *kw =
+        args == NULL ? NULL : Py_BuildValue("{s:O}", "closed", closed);
+    ivs = kw == NULL ? NULL : PyObject_Call(make, args, kw);
+    Py_XDECREF(kw);
+    Py_XDECREF(args);
+    Py_XDECREF(make);
+    if (ivs == NULL) {
+        (void)intervals_refused(key);
+        goto done;
+    }
+    na = checked_array(PyObject_CallMethod(ivs, "isna", NULL), n, 'b',
+                       "isna()");
+    mask = na == NULL ? NULL : new_bools(n);
+    if (mask == NULL) {
+        goto done;
+    }
+    or_mask(mask, na);
+    pdc_ctx c = {
+        .st = st, .pd = pd, .name = key, .n = n, .allow_copy = allow_copy};
+    res = objects(&c, ivs, mask, mode);
+done:
+    Py_XDECREF(mask);
+    Py_XDECREF(na);
+    Py_XDECREF(ivs);
+    Py_XDECREF(pd);
+    Py_XDECREF(closed);
+    Py_XDECREF(m);
+    Py_XDECREF(key);
+    Py_XDECREF(right);
+    Py_XDECREF(left);
     return res;
 }

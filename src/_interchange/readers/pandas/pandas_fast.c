@@ -567,3 +567,189 @@ done:
     Py_DECREF(obj);
     return res;
 }
+
+/* 1 if `values` is exactly pandas' IntegerArray or FloatingArray (pandas
+   imported), 0 if not, -1 with an exception set. */
+static int
+is_masked_numeric(dfb_state *st, PyObject *values)
+{
+    PyObject *pd = PyImport_GetModule(st->str.pandas);
+    PyObject *arrays =
+        pd == NULL ? NULL : PyObject_GetAttrString(pd, "arrays");
+    Py_XDECREF(pd);
+    if (arrays == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    static const char *const names[] = {"IntegerArray", "FloatingArray"};
+    int r = 0;
+    for (size_t k = 0; r == 0 && k < sizeof(names) / sizeof(names[0]); k++) {
+        PyObject *cls = PyObject_GetAttrString(arrays, names[k]);
+        if (cls == NULL) {
+            r = -1;
+            break;
+        }
+        r = (PyObject *)Py_TYPE(values) == cls;
+        Py_DECREF(cls);
+    }
+    Py_DECREF(arrays);
+    return r;
+}
+
+/* The fast path of a pandas IntegerArray / FloatingArray `values` (held
+   by the caller): its `_data` read as a NumPy block (pandas_column), its
+   `_mask` copied once (our own: what is counted is what is masked), and
+   then what the Arrow path gives such a column: the view when no value is
+   missing, a MaskedArray over it in "mask" mode, a copy with NaN in the
+   missing slots in "fill" mode (float64 for ints, the float's own width
+   for floats).  Returns 1 with *out set, 0 when the arrays are not read
+   here, -1 with an exception set. */
+static int
+masked_series(dfb_state *st, PyObject *values, const dfb_opts *opts,
+              PyObject **out)
+{
+    *out = NULL;
+    PyObject *data = PyObject_GetAttrString(values, "_data");
+    PyObject *m =
+        data == NULL ? NULL : PyObject_GetAttrString(values, "_mask");
+    PyObject *mask = NULL, *view = NULL;
+    int rc = -1;
+    if (m == NULL) {
+        goto done;
+    }
+    PyArrayObject *d = (PyArrayObject *)data;
+    if (!PyArray_CheckExact(data) || PyArray_NDIM(d) != 1 ||
+        !PyArray_CheckExact(m) || PyArray_NDIM((PyArrayObject *)m) != 1 ||
+        PyArray_TYPE((PyArrayObject *)m) != NPY_BOOL ||
+        PyArray_DIM((PyArrayObject *)m, 0) != PyArray_DIM(d, 0) ||
+        strchr("iuf", PyArray_DESCR(d)->kind) == NULL) {
+        rc = 0; /* not the arrays pandas makes: the frame's path */
+        goto done;
+    }
+    mask = PyArray_NewCopy((PyArrayObject *)m, NPY_CORDER);
+    if (mask == NULL) {
+        goto done;
+    }
+    dfb_pd_column col = {
+        .kind = DFB_PD_NUMPY,
+        .array = data,
+        .descr = PyArray_DESCR(d),
+        .data = PyArray_BYTES(d),
+        .stride = (int64_t)PyArray_STRIDE(d, 0),
+    };
+    dfb_pd_frame f = {.ncols = 1,
+                      .nrows = (int64_t)PyArray_DIM(d, 0),
+                      .all_read = 1,
+                      .cols = &col};
+    if (pandas_column(st, &f, 0, DFB_NULLS_MASK, &view) < 0) {
+        goto done;
+    }
+    if (view == NULL || !PyArray_CheckExact(view)) {
+        rc = 0;
+        goto done;
+    }
+    const npy_bool *mb = (const npy_bool *)PyArray_DATA((PyArrayObject *)mask);
+    const npy_intp n = PyArray_DIM((PyArrayObject *)mask, 0);
+    npy_intp nnull = 0;
+    for (npy_intp k = 0; k < n; k++) {
+        nnull += mb[k] != 0;
+    }
+    rc = 1;
+    if (nnull == 0) {
+        *out = Py_NewRef(view);
+    }
+    else if (opts->nulls == DFB_NULLS_MASK) {
+        *out = dfb_masked_array(st, view, mask);
+    }
+    else if (opts->copy == 0) {
+        rc = 0; /* fill needs a copy: the frame's path names the column in
+                   the CopyError */
+    }
+    else { /* fill: a copy, NaN in the missing slots */
+        int kind = PyArray_DESCR((PyArrayObject *)view)->kind;
+        PyArray_Descr *to = kind == 'f' ? PyArray_DESCR((PyArrayObject *)view)
+                                        : PyArray_DescrFromType(NPY_FLOAT64);
+        if (kind == 'f') {
+            Py_INCREF(to);
+        }
+        PyObject *filled = PyArray_FromAny(
+            view, to, 1, 1,
+            NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY | NPY_ARRAY_FORCECAST,
+            NULL);
+        if (filled != NULL) {
+            PyObject *nan = PyFloat_FromDouble(NAN);
+            for (npy_intp k = 0; nan != NULL && k < n; k++) {
+                if (mb[k] && PyArray_SETITEM(
+                                 (PyArrayObject *)filled,
+                                 PyArray_GETPTR1((PyArrayObject *)filled, k),
+                                 nan) < 0) {
+                    Py_CLEAR(filled);
+                    break;
+                }
+            }
+            if (nan == NULL) {
+                Py_CLEAR(filled);
+            }
+            Py_XDECREF(nan);
+        }
+        *out = filled;
+    }
+    if (rc == 1 && *out == NULL) {
+        rc = -1;
+    }
+done:
+    Py_XDECREF(view);
+    Py_XDECREF(mask);
+    Py_XDECREF(m);
+    Py_XDECREF(data);
+    return rc;
+}
+
+int
+dfb_pandas_series_fast(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                       PyObject **out)
+{
+    *out = NULL;
+    int r = dfb_pandas_is_series(obj);
+    if (r <= 0) {
+        return r;
+    }
+    if (opts->nulls == DFB_NULLS_RAISE) {
+        return 2; /* the frame's path names the column in its error */
+    }
+    /* the values read once and held: every pointer below is into them */
+    PyObject *values = PyObject_GetAttrString(obj, "_values");
+    if (values == NULL) {
+        return -1;
+    }
+    if (!PyArray_CheckExact(values)) {
+        /* pandas' nullable Int / UInt / Float arrays: their two arrays */
+        int masked = is_masked_numeric(st, values);
+        int rc = masked <= 0 ? masked : masked_series(st, values, opts, out);
+        Py_DECREF(values);
+        return rc == 0 ? 2 : rc; /* another extension array: the frame's */
+    }
+    if (PyArray_NDIM((PyArrayObject *)values) != 1) {
+        Py_DECREF(values);
+        return 2;
+    }
+    PyArrayObject *v = (PyArrayObject *)values;
+    dfb_pd_column col = {
+        .kind = DFB_PD_NUMPY,
+        .array = values,
+        .descr = PyArray_DESCR(v),
+        .data = PyArray_BYTES(v),
+        .stride = (int64_t)PyArray_STRIDE(v, 0),
+    };
+    /* a frame of that one column, as dfb_pd_frame_read would read the
+       Series' frame: pandas_column reads only cols and nrows */
+    dfb_pd_frame f = {.ncols = 1,
+                      .nrows = (int64_t)PyArray_DIM(v, 0),
+                      .all_read = 1,
+                      .cols = &col};
+    int rc = pandas_column(st, &f, 0, opts->nulls, out);
+    Py_DECREF(values);
+    if (rc < 0) {
+        return -1;
+    }
+    return *out != NULL ? 1 : 2;
+}

@@ -61,6 +61,14 @@ imported_attr(const char *modname, const char *name)
 static int
 is_exact(PyObject *obj, const char *modname, const char *name)
 {
+    /* a type of another name is not that class: answered without a
+       lookup (a heap type's tp_name is its bare name, a static type's
+       "module.name") */
+    const char *tn = Py_TYPE(obj)->tp_name;
+    const char *dot = strrchr(tn, '.');
+    if (strcmp(dot != NULL ? dot + 1 : tn, name) != 0) {
+        return 0;
+    }
     PyObject *cls = imported_attr(modname, name);
     if (cls == NULL) {
         return PyErr_Occurred() ? -1 : 0;
@@ -74,6 +82,12 @@ int
 dfb_pandas_is_frame(PyObject *obj)
 {
     return is_exact(obj, "pandas", "DataFrame");
+}
+
+int
+dfb_pandas_is_series(PyObject *obj)
+{
+    return is_exact(obj, "pandas", "Series");
 }
 
 /* Returns a new reference to attribute `attr` of `obj` if it is exactly
@@ -155,11 +169,35 @@ dfb_pandas_series_frame(PyObject *obj)
     return dfb_pandas_frame_result(frame, "Series.to_frame()");
 }
 
+/* 1 if a class named `name` (a heap type's bare tp_name, a static type's
+   after its last dot) is in the MRO of `t`: every subclass of that class
+   has it, so 0 answers "no subclass" without a lookup.  Cannot fail. */
+static int
+mro_has_name(PyTypeObject *t, const char *name)
+{
+    PyObject *mro = t->tp_mro; /* a tuple of types, owned by the type */
+    if (mro == NULL || !PyTuple_Check(mro)) {
+        return 1; /* not ready: ask the class */
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *b = PyTuple_GET_ITEM(mro, i);
+        if (!PyType_Check(b)) {
+            return 1;
+        }
+        const char *tn = ((PyTypeObject *)b)->tp_name;
+        const char *dot = strrchr(tn, '.');
+        if (strcmp(dot != NULL ? dot + 1 : tn, name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 PyObject *
 dfb_pandas_array_frame(PyObject *obj)
 {
-    if (PyArray_Check(obj)) {
-        return NULL; /* the common case, answered without a lookup */
+    if (PyArray_Check(obj) || !mro_has_name(Py_TYPE(obj), "ExtensionArray")) {
+        return NULL; /* the common cases, answered without a lookup */
     }
     PyObject *ext = imported_attr("pandas.api.extensions", "ExtensionArray");
     if (ext == NULL) {
