@@ -1,6 +1,7 @@
 /* dfbuffer: the module functions buffer_to_ndarray, column_to_ndarray and
- * from_dataframe (their argument parsing and dispatch to the interchange
- * walk, the Arrow converters or the pandas fast path).
+ * from_dataframe (their argument parsing, and each frame-source row's
+ * from_dataframe operation; which reader reads a source, frame_source.c
+ * decides).
  *
  * Nothing but module.c and capi.c depends on this file.
  */
@@ -339,225 +340,6 @@ PyDoc_STRVAR(
     ">>> res.codes.tolist(), res.categories.tolist(), res.ordered\n"
     "([0, 1, 0], ['a', 'b'], False)");
 
-/* column_to_ndarray reads a pandas frame `obj` (borrowed) as one struct
-   column (its Arrow export), whose fields need unique names: ValueError
-   naming the first name several columns share.  Returns 0 (not a pandas
-   frame, or unique names), or -1 with an exception set. */
-static int
-frame_names_unique(PyObject *obj)
-{
-    int is = dfb_pandas_is_frame(obj);
-    if (is <= 0) {
-        return is;
-    }
-    PyObject *names = dfb_pandas_frame_names(obj);
-    PyObject *seen = names == NULL ? NULL : PySet_New(NULL);
-    int r = seen == NULL ? -1 : 0;
-    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(names); i++) {
-        PyObject *name = PyList_GET_ITEM(names, i);
-        r = PySet_Contains(seen, name);
-        if (r == 0) {
-            r = PySet_Add(seen, name);
-        }
-        else if (r == 1) {
-            PyErr_Format(PyExc_ValueError,
-                         "column_to_ndarray() reads a frame as one struct "
-                         "column, whose fields need unique names: duplicate "
-                         "column name %R (rename the columns, or pass one "
-                         "column, df[name])",
-                         name);
-            r = -1;
-        }
-    }
-    Py_XDECREF(seen);
-    Py_XDECREF(names);
-    return r;
-}
-
-/* What to do instead of passing `col`, no column: a static string
-   starting ": " (a list or tuple, a lazy frame), or "".  Cannot fail. */
-static const char *
-column_hint(PyObject *col)
-{
-    if (PyList_Check(col) || PyTuple_Check(col)) {
-        return ": pass np.asarray(...) of it";
-    }
-    if (PyDict_Check(col)) {
-        return ": a mapping of columns is a frame, read by from_dataframe()";
-    }
-    /* asked of the type: no __getattr__ runs for a message */
-    PyObject *name = PyUnicode_FromString("collect");
-    int lazy =
-        name == NULL ? -1 : dfb_has_attr((PyObject *)Py_TYPE(col), name);
-    Py_XDECREF(name);
-    if (lazy < 0) {
-        PyErr_Clear(); /* no hint, the TypeError is raised all the same */
-    }
-    return lazy == 1 ? ": a lazy frame holds no data yet, call .collect() on "
-                       "it first"
-                     : "";
-}
-
-/* column_to_ndarray's dispatch of `col` (borrowed), in this order: an
-   interchange column (get_buffers on the type), an Arrow producer, an
-   interchange column by instance attribute, then the registry's last two
-   protocols (protocols.c): pyarrow's __arrow_array__ (when pyarrow
-   imports; its array read as any Arrow producer) and __array__ (copy=False
-   unless `allow_copy`; a 1-D result only).  `func` names the public
-   function called, in messages.  Returns a new reference, or NULL with an
-   exception set (TypeError when `col` is none of these). */
-static PyObject *
-column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
-                int allow_copy, const char *func)
-{
-    /* the instance is asked (has_attr) only when the type names neither;
-       the three names in one walk of the MRO (dfb_probe_mask) */
-    int has = dfb_probe_mask(st, col,
-                             DFB_PB(DFB_PN_GET_BUFFERS) | DFB_PB_ARROW_HOST);
-    if (has < 0) {
-        return NULL;
-    }
-    if (has & DFB_PB(DFB_PN_GET_BUFFERS)) {
-        return dfb_ix_column_to_ndarray(st, col, opts, allow_copy);
-    }
-    int r = has != 0 ? 1 : dfb_type_is_arrow_producer(st, col);
-    if (r < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return dfb_arrow_column_to_ndarray(st, col, opts, allow_copy);
-    }
-    if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
-        return NULL;
-    }
-    if (r == 1) {
-        return dfb_ix_column_to_ndarray(st, col, opts, allow_copy);
-    }
-    has = dfb_probe_mask(
-        st, col,
-        DFB_PB(DFB_PN_ARROW_ARRAY_METHOD) | DFB_PB(DFB_PN_ARRAY_METHOD));
-    if (has < 0) {
-        return NULL;
-    }
-    if (has & DFB_PB(DFB_PN_ARROW_ARRAY_METHOD)) {
-        PyObject *arr = dfb_arrow_array_method_call(st, col);
-        if (arr != NULL) {
-            PyObject *res =
-                dfb_arrow_column_to_ndarray(st, arr, opts, allow_copy);
-            Py_DECREF(arr);
-            return res;
-        }
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-    }
-    if (has & DFB_PB(DFB_PN_ARRAY_METHOD)) {
-        return dfb_array_method_column(st, col, allow_copy, func);
-    }
-    PyErr_Format(PyExc_TypeError,
-                 "%s() expects a column: a 1-D array (an object with "
-                 "__arrow_array__ or __array__), a Buffer, an Arrow array or "
-                 "a DataFrame-interchange column, got %.200s%s",
-                 func, Py_TYPE(col)->tp_name, column_hint(col));
-    return NULL;
-}
-
-/* from_dataframe of pandas DataFrame `frame`: its numpy-backed columns
-   directly, the rest through its Arrow export.  Returns a new dict or NULL
-   with an exception set. */
-static PyObject *
-from_pandas_frame(dfb_state *st, PyObject *frame, const dfb_opts *opts,
-                  int allow_copy)
-{
-    PyObject *res = dfb_pandas_from_dataframe(st, frame, opts, allow_copy);
-    if (res == NULL && !PyErr_Occurred()) {
-        res = dfb_arrow_from_dataframe(st, frame, opts, allow_copy);
-    }
-    return res;
-}
-
-/* column_to_ndarray of pandas' interchange Column object: the Series
-   behind it, read as a one-column frame (never pandas' buffers, which drop
-   the slice offset of Arrow-backed columns, P-26); of a pandas Series
-   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame,
-   asked only when `series`: the caller found a pandas Series); and of a
-   pandas ExtensionArray (dfb_pandas_array_frame).
-   Returns a new reference, or NULL with an exception set, or NULL without one
-   when `col` is no such object. */
-static PyObject *
-pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
-              int allow_copy, int series)
-{
-    int pd_copy = allow_copy;
-    PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
-    if (frame == NULL && !PyErr_Occurred() && series) {
-        /* a Series pandas' Arrow export would mangle (Period as bare
-           ordinals) or refuse: read as the column of a frame */
-        frame = dfb_pandas_series_frame(col);
-    }
-    if (frame == NULL && !PyErr_Occurred()) {
-        /* a pandas array (Categorical, a tz-aware DatetimeArray, ...):
-           read as the column of a frame, not through its __array__ */
-        frame = dfb_pandas_array_frame(col);
-    }
-    if (frame == NULL) {
-        return NULL;
-    }
-    PyObject *d = from_pandas_frame(st, frame, opts, pd_copy);
-    Py_DECREF(frame);
-    if (d == NULL) {
-        return NULL;
-    }
-    PyObject *res = NULL;
-    if (PyDict_CheckExact(d) && PyDict_GET_SIZE(d) == 1) {
-        Py_ssize_t pos = 0;
-        PyObject *k, *v;
-        if (PyDict_Next(d, &pos, &k, &v)) {
-            res = Py_NewRef(v);
-        }
-    }
-    Py_DECREF(d);
-    if (res == NULL) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "pandas' column did not convert to one column");
-    }
-    return res;
-}
-
-/* One column `col` as column_to_ndarray reads it, and a mapping's value
-   alike: the native object of a narwhals Series, a pandas Series (or
-   pandas' interchange Column) as the column of its frame, anything else
-   through column_dispatch (`func`: the public function called, in
-   messages).  Returns a new reference, or NULL with an exception set. */
-static PyObject *
-column_read(dfb_state *st, PyObject *col, const dfb_opts *opts, int allow_copy,
-            const char *func)
-{
-    PyObject *native = dfb_narwhals_native(col);
-    if (native == NULL && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (native != NULL) {
-        col = native; /* held to the end */
-    }
-    /* a pandas Series of NumPy values: its block read as its frame's; any
-       other Series as its frame (fast == 2), no Series asked about twice */
-    PyObject *res = NULL;
-    int fast = dfb_pandas_series_fast(st, col, opts, &res);
-    if (fast == 0 || fast == 2) {
-        res = pandas_column(st, col, opts, allow_copy, fast == 2);
-    }
-    if ((fast == 0 || fast == 2) && res == NULL && !PyErr_Occurred()) {
-        /* each protocol probed once per call, on the type (probe.c): the
-           Arrow import answers its own probes from this scope's record */
-        uint64_t scope = dfb_probe_scope_open(st, col);
-        res = column_dispatch(st, col, opts, allow_copy, func);
-        dfb_probe_scope_close(st, scope);
-    }
-    Py_XDECREF(native);
-    return res;
-}
-
 /* column_to_ndarray(column, *, nulls="mask", ..., copy=None). */
 static PyObject *
 column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -587,14 +369,14 @@ column_to_ndarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     const int allow_copy = dfb_opts_allow_copy(&opts);
-    if (frame_names_unique(a[0]) < 0) {
+    if (dfb_column_frame_names_unique(a[0]) < 0) {
         return NULL;
     }
     /* a copy error names the keyword given */
     const char *prev =
         dfb_copy_keyword_enter(a[5] != NULL ? "copy" : "allow_copy");
     PyObject *res =
-        column_read(st, a[0], &opts, allow_copy, "column_to_ndarray");
+        dfb_column_read(st, a[0], &opts, allow_copy, "column_to_ndarray");
     dfb_copy_keyword_leave(prev);
     return dfb_result_finish(st, res, &opts);
 }
@@ -697,36 +479,6 @@ PyDoc_STRVAR(
     "    ...\n"
     "ValueError: column 'x' has 1 null value (nulls='raise')");
 
-/* Sets *key to the key of pandas Series `obj` (str(obj.name), or the name
-   itself when it is a str; a new reference), or to NULL when `obj` is not a
-   Series or its name is None.  Returns 0, or -1 with an exception set (the
-   name could not be read or made a str). */
-static int
-series_key(dfb_state *st, PyObject *obj, PyObject **key)
-{
-    *key = NULL;
-    PyObject *pd = PyImport_GetModule(st->str.pandas);
-    PyObject *cls = pd == NULL ? NULL : PyObject_GetAttrString(pd, "Series");
-    Py_XDECREF(pd);
-    int is_series = cls != NULL && PyType_Check(cls) &&
-                    PyObject_TypeCheck(obj, (PyTypeObject *)cls);
-    Py_XDECREF(cls);
-    PyErr_Clear(); /* no pandas, or no pandas.Series: not a Series */
-    if (!is_series) {
-        return 0;
-    }
-    PyObject *name = PyObject_GetAttrString(obj, "name");
-    if (name == NULL) {
-        return -1;
-    }
-    if (name != Py_None) {
-        *key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
-    }
-    int failed = name != Py_None && *key == NULL;
-    Py_DECREF(name);
-    return failed ? -1 : 0;
-}
-
 /* A subclass of pandas Series (an exact one is read as its one-column
    frame by the frame-source table) exports its values through Arrow
    without its name (a field named ""): the one column of `res` (stolen) is
@@ -739,7 +491,7 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
     PyObject *key = NULL, *value = NULL, *out = NULL;
     if (res == NULL) {
         PyObject *exc = dfb_err_take();
-        if (series_key(st, obj, &key) < 0) {
+        if (dfb_series_key(st, obj, &key) < 0) {
             PyErr_Clear(); /* the conversion's error is the one to raise */
         }
         dfb_err_give(exc);
@@ -758,7 +510,7 @@ series_named(dfb_state *st, PyObject *obj, PyObject *res)
         return res;
     }
     Py_INCREF(value); /* held across the calls below */
-    if (series_key(st, obj, &key) < 0) {
+    if (dfb_series_key(st, obj, &key) < 0) {
         out = NULL;
     }
     else if (key == NULL) {
@@ -857,7 +609,7 @@ ix_frame_to_dict(dfb_state *st, PyObject *df, const dfb_opts *opts,
            column, or any protocol of its dispatch) */
         uint64_t scope = dfb_probe_scope_open(st, col);
         PyObject *arr =
-            column_dispatch(st, col, opts, allow_copy, "from_dataframe");
+            dfb_column_dispatch(st, col, opts, allow_copy, "from_dataframe");
         dfb_probe_scope_close(st, scope);
         Py_DECREF(col);
         if (arr == NULL && dfb_skip_unsupported(opts)) {
@@ -1012,7 +764,7 @@ mapping_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
         }
         PyObject *arr = NULL;
         if (want > 0 && has == 0) {
-            arr = column_read(st, v, opts, allow_copy, "from_dataframe");
+            arr = dfb_column_read(st, v, opts, allow_copy, "from_dataframe");
             if (arr != NULL) {
                 arr = mapping_value_nulls(st, v, arr, opts, allow_copy);
             }
@@ -1103,7 +855,7 @@ pandas_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
        (P-26) */
     if (sel == NULL) {
         /* reads the manager once (pandas_fast.c) */
-        return from_pandas_frame(st, frame, opts, pd_copy);
+        return dfb_pandas_frame_dict(st, frame, opts, pd_copy);
     }
     /* pandas' selection and Arrow export read the frame's manager more
        than once: they read a frame over it read once */
@@ -1144,7 +896,7 @@ pandas_to_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
     if (sub == NULL) {
         return NULL;
     }
-    res = from_pandas_frame(st, sub, opts, pd_copy);
+    res = dfb_pandas_frame_dict(st, sub, opts, pd_copy);
     Py_DECREF(sub);
     return res;
 }
@@ -1200,23 +952,10 @@ frame_to_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
               int allow_copy, dfb_colsel *sel)
 {
     if (sel == NULL) {
-        /* a pandas Series of NumPy values: its block read as its frame's,
-           without making the frame, keyed as the frame's column */
-        PyObject *key = NULL, *value = NULL;
-        int fast = dfb_pandas_series_fast(st, obj, opts, &value);
-        if (fast == 1 || fast < 0) {
-            PyObject *res = NULL;
-            if (fast > 0 && series_key(st, obj, &key) == 0) {
-                if (key == NULL) {
-                    key = PyUnicode_FromString("");
-                }
-                res = key == NULL ? NULL : PyDict_New();
-                if (res != NULL && PyDict_SetItem(res, key, value) < 0) {
-                    Py_CLEAR(res);
-                }
-            }
-            Py_XDECREF(key);
-            Py_XDECREF(value);
+        /* the table's Series row read without making the frame */
+        PyObject *res = NULL;
+        int fast = dfb_series_fast_dict(st, obj, opts, &res);
+        if (fast != 0) {
             return res;
         }
     }

@@ -1,11 +1,13 @@
 /* dfbuffer: the frame-source table (readers.h): which kind of frame
- * an object is and what to read of it, asked in one order by every
- * function that reads a frame.
+ * or column an object is and what to read of it, asked in one order by
+ * every function that reads a frame, and the column rows that read one
+ * column (column_to_ndarray, a mapping's values).
  */
 #include "common.h"
 #include "readers.h"
 #include "arrow.h"
 #include "pandas.h"
+#include "exchange.h"
 #include "probe.h"
 
 #if PY_VERSION_HEX < 0x030C0000
@@ -532,5 +534,275 @@ dfb_frame_op_init(PyObject *m)
     }
     int r = PyModule_AddType(m, (PyTypeObject *)type);
     Py_DECREF(type);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* The column rows: which reader reads one column (column_to_ndarray,   */
+/* a mapping's values, a pandas Series read without its frame)          */
+/* ------------------------------------------------------------------ */
+
+/* Sets *key to the key of pandas Series `obj` (str(obj.name), or the name
+   itself when it is a str; a new reference), or to NULL when `obj` is not a
+   Series or its name is None.  Returns 0, or -1 with an exception set (the
+   name could not be read or made a str). */
+int
+dfb_series_key(dfb_state *st, PyObject *obj, PyObject **key)
+{
+    *key = NULL;
+    PyObject *pd = PyImport_GetModule(st->str.pandas);
+    PyObject *cls = pd == NULL ? NULL : PyObject_GetAttrString(pd, "Series");
+    Py_XDECREF(pd);
+    int is_series = cls != NULL && PyType_Check(cls) &&
+                    PyObject_TypeCheck(obj, (PyTypeObject *)cls);
+    Py_XDECREF(cls);
+    PyErr_Clear(); /* no pandas, or no pandas.Series: not a Series */
+    if (!is_series) {
+        return 0;
+    }
+    PyObject *name = PyObject_GetAttrString(obj, "name");
+    if (name == NULL) {
+        return -1;
+    }
+    if (name != Py_None) {
+        *key = PyUnicode_Check(name) ? Py_NewRef(name) : PyObject_Str(name);
+    }
+    int failed = name != Py_None && *key == NULL;
+    Py_DECREF(name);
+    return failed ? -1 : 0;
+}
+
+/* from_dataframe of the table's pandas Series row without making the frame:
+   a pandas Series of NumPy values (or of a nullable array) read as its
+   frame's block is (dfb_pandas_series_fast), keyed as that frame's column
+   (str(name), "" when unnamed).  Returns 1 with *res the dict (a new
+   reference), 0 with *res NULL when `obj` is not read so (the table's
+   rows read it), -1 with an exception set. */
+int
+dfb_series_fast_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                     PyObject **res)
+{
+    PyObject *key = NULL, *value = NULL;
+    *res = NULL;
+    int fast = dfb_pandas_series_fast(st, obj, opts, &value);
+    if (fast != 1 && fast >= 0) {
+        return 0;
+    }
+    if (fast > 0 && dfb_series_key(st, obj, &key) == 0) {
+        if (key == NULL) {
+            key = PyUnicode_FromString("");
+        }
+        *res = key == NULL ? NULL : PyDict_New();
+        if (*res != NULL && PyDict_SetItem(*res, key, value) < 0) {
+            Py_CLEAR(*res);
+        }
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    return *res != NULL ? 1 : -1;
+}
+
+/* What to do instead of passing `col`, no column: a static string
+   starting ": " (a list or tuple, a lazy frame), or "".  Cannot fail. */
+static const char *
+column_hint(PyObject *col)
+{
+    if (PyList_Check(col) || PyTuple_Check(col)) {
+        return ": pass np.asarray(...) of it";
+    }
+    if (PyDict_Check(col)) {
+        return ": a mapping of columns is a frame, read by from_dataframe()";
+    }
+    /* asked of the type: no __getattr__ runs for a message */
+    PyObject *name = PyUnicode_FromString("collect");
+    int lazy =
+        name == NULL ? -1 : dfb_has_attr((PyObject *)Py_TYPE(col), name);
+    Py_XDECREF(name);
+    if (lazy < 0) {
+        PyErr_Clear(); /* no hint, the TypeError is raised all the same */
+    }
+    return lazy == 1 ? ": a lazy frame holds no data yet, call .collect() on "
+                       "it first"
+                     : "";
+}
+
+/* column_to_ndarray's dispatch of `col` (borrowed), in this order: an
+   interchange column (get_buffers on the type), an Arrow producer, an
+   interchange column by instance attribute, then the registry's last two
+   protocols (protocols.c): pyarrow's __arrow_array__ (when pyarrow
+   imports; its array read as any Arrow producer) and __array__ (copy=False
+   unless `allow_copy`; a 1-D result only).  `func` names the public
+   function called, in messages.  Returns a new reference, or NULL with an
+   exception set (TypeError when `col` is none of these). */
+PyObject *
+dfb_column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
+                    int allow_copy, const char *func)
+{
+    /* the instance is asked (has_attr) only when the type names neither;
+       the three names in one walk of the MRO (dfb_probe_mask) */
+    int has = dfb_probe_mask(st, col,
+                             DFB_PB(DFB_PN_GET_BUFFERS) | DFB_PB_ARROW_HOST);
+    if (has < 0) {
+        return NULL;
+    }
+    if (has & DFB_PB(DFB_PN_GET_BUFFERS)) {
+        return dfb_ix_column_to_ndarray(st, col, opts, allow_copy);
+    }
+    int r = has != 0 ? 1 : dfb_type_is_arrow_producer(st, col);
+    if (r < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_arrow_column_to_ndarray(st, col, opts, allow_copy);
+    }
+    if ((r = dfb_has_attr(col, st->str.get_buffers)) < 0) {
+        return NULL;
+    }
+    if (r == 1) {
+        return dfb_ix_column_to_ndarray(st, col, opts, allow_copy);
+    }
+    has = dfb_probe_mask(
+        st, col,
+        DFB_PB(DFB_PN_ARROW_ARRAY_METHOD) | DFB_PB(DFB_PN_ARRAY_METHOD));
+    if (has < 0) {
+        return NULL;
+    }
+    if (has & DFB_PB(DFB_PN_ARROW_ARRAY_METHOD)) {
+        PyObject *arr = dfb_arrow_array_method_call(st, col);
+        if (arr != NULL) {
+            PyObject *res =
+                dfb_arrow_column_to_ndarray(st, arr, opts, allow_copy);
+            Py_DECREF(arr);
+            return res;
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    if (has & DFB_PB(DFB_PN_ARRAY_METHOD)) {
+        return dfb_array_method_column(st, col, allow_copy, func);
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s() expects a column: a 1-D array (an object with "
+                 "__arrow_array__ or __array__), a Buffer, an Arrow array or "
+                 "a DataFrame-interchange column, got %.200s%s",
+                 func, Py_TYPE(col)->tp_name, column_hint(col));
+    return NULL;
+}
+
+/* column_to_ndarray of pandas' interchange Column object: the Series
+   behind it, read as a one-column frame (never pandas' buffers, which drop
+   the slice offset of Arrow-backed columns, P-26); of a pandas Series
+   of a Period, Interval, complex or object dtype (dfb_pandas_series_frame,
+   asked only when `series`: the caller found a pandas Series); and of a
+   pandas ExtensionArray (dfb_pandas_array_frame).
+   Returns a new reference, or NULL with an exception set, or NULL without one
+   when `col` is no such object. */
+static PyObject *
+pandas_column(dfb_state *st, PyObject *col, const dfb_opts *opts,
+              int allow_copy, int series)
+{
+    int pd_copy = allow_copy;
+    PyObject *frame = dfb_pandas_column_frame(col, &pd_copy);
+    if (frame == NULL && !PyErr_Occurred() && series) {
+        /* a Series pandas' Arrow export would mangle (Period as bare
+           ordinals) or refuse: read as the column of a frame */
+        frame = dfb_pandas_series_frame(col);
+    }
+    if (frame == NULL && !PyErr_Occurred()) {
+        /* a pandas array (Categorical, a tz-aware DatetimeArray, ...):
+           read as the column of a frame, not through its __array__ */
+        frame = dfb_pandas_array_frame(col);
+    }
+    if (frame == NULL) {
+        return NULL;
+    }
+    PyObject *d = dfb_pandas_frame_dict(st, frame, opts, pd_copy);
+    Py_DECREF(frame);
+    if (d == NULL) {
+        return NULL;
+    }
+    PyObject *res = NULL;
+    if (PyDict_CheckExact(d) && PyDict_GET_SIZE(d) == 1) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        if (PyDict_Next(d, &pos, &k, &v)) {
+            res = Py_NewRef(v);
+        }
+    }
+    Py_DECREF(d);
+    if (res == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pandas' column did not convert to one column");
+    }
+    return res;
+}
+
+/* One column `col` as column_to_ndarray reads it, and a mapping's value
+   alike: the native object of a narwhals Series, a pandas Series (or
+   pandas' interchange Column) as the column of its frame, anything else
+   through column_dispatch (`func`: the public function called, in
+   messages).  Returns a new reference, or NULL with an exception set. */
+PyObject *
+dfb_column_read(dfb_state *st, PyObject *col, const dfb_opts *opts,
+                int allow_copy, const char *func)
+{
+    PyObject *native = dfb_narwhals_native(col);
+    if (native == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (native != NULL) {
+        col = native; /* held to the end */
+    }
+    /* a pandas Series of NumPy values: its block read as its frame's; any
+       other Series as its frame (fast == 2), no Series asked about twice */
+    PyObject *res = NULL;
+    int fast = dfb_pandas_series_fast(st, col, opts, &res);
+    if (fast == 0 || fast == 2) {
+        res = pandas_column(st, col, opts, allow_copy, fast == 2);
+    }
+    if ((fast == 0 || fast == 2) && res == NULL && !PyErr_Occurred()) {
+        /* each protocol probed once per call, on the type (probe.c): the
+           Arrow import answers its own probes from this scope's record */
+        uint64_t scope = dfb_probe_scope_open(st, col);
+        res = dfb_column_dispatch(st, col, opts, allow_copy, func);
+        dfb_probe_scope_close(st, scope);
+    }
+    Py_XDECREF(native);
+    return res;
+}
+
+/* column_to_ndarray reads a pandas frame `obj` (borrowed) as one struct
+   column (its Arrow export), whose fields need unique names: ValueError
+   naming the first name several columns share.  Returns 0 (not a pandas
+   frame, or unique names), or -1 with an exception set. */
+int
+dfb_column_frame_names_unique(PyObject *obj)
+{
+    int is = dfb_pandas_is_frame(obj);
+    if (is <= 0) {
+        return is;
+    }
+    PyObject *names = dfb_pandas_frame_names(obj);
+    PyObject *seen = names == NULL ? NULL : PySet_New(NULL);
+    int r = seen == NULL ? -1 : 0;
+    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(names); i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        r = PySet_Contains(seen, name);
+        if (r == 0) {
+            r = PySet_Add(seen, name);
+        }
+        else if (r == 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "column_to_ndarray() reads a frame as one struct "
+                         "column, whose fields need unique names: duplicate "
+                         "column name %R (rename the columns, or pass one "
+                         "column, df[name])",
+                         name);
+            r = -1;
+        }
+    }
+    Py_XDECREF(seen);
+    Py_XDECREF(names);
     return r;
 }

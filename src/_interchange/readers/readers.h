@@ -246,4 +246,43 @@ int
 dfb_ix_describe_frame(dfb_state *st, PyObject *obj, PyObject *select, int skip,
                       dfb_frame *out);
 
+/* The column rows of the table (frame_source.c): one column `col` as
+   column_to_ndarray reads it, and a mapping's value alike: the native
+   object of a narwhals Series, a pandas Series (or pandas' interchange
+   Column, or a pandas array) as the column of its frame, else an
+   interchange column, an Arrow producer, __arrow_array__ or __array__
+   (dfb_column_dispatch); `func` names the public function in messages.
+   Returns a new reference, or NULL with an exception set. */
+PyObject *
+dfb_column_read(dfb_state *st, PyObject *col, const dfb_opts *opts,
+                int allow_copy, const char *func);
+
+/* The column rows after the pandas ones: an interchange column, an Arrow
+   producer, __arrow_array__, __array__, in that order.  Returns a new
+   reference, or NULL with an exception set (TypeError naming `func` when
+   `col` is none of these). */
+PyObject *
+dfb_column_dispatch(dfb_state *st, PyObject *col, const dfb_opts *opts,
+                    int allow_copy, const char *func);
+
+/* Sets *key to str(obj.name) of pandas Series `obj` (a new reference), or
+   to NULL when `obj` is no Series or its name is None.  Returns 0, or -1
+   with an exception set. */
+int
+dfb_series_key(dfb_state *st, PyObject *obj, PyObject **key);
+
+/* from_dataframe of a pandas Series read without making its frame (see
+   frame_source.c).  Returns 1 with *res set, 0 when not read so, -1 with
+   an exception set. */
+int
+dfb_series_fast_dict(dfb_state *st, PyObject *obj, const dfb_opts *opts,
+                     PyObject **res);
+
+/* column_to_ndarray of a pandas frame `obj` (one struct column, its Arrow
+   export) needs unique field names: ValueError naming the first name
+   several columns share.  Returns 0 (not a pandas frame, or unique
+   names), or -1 with an exception set. */
+int
+dfb_column_frame_names_unique(PyObject *obj);
+
 #endif /* DFBUFFER_READERS_H */

@@ -242,4 +242,11 @@ dfb_pd_column_view(const dfb_pd_frame *f, Py_ssize_t i);
 /* The private _pandas_frame, added by module init. */
 extern PyMethodDef dfb_pandas_frame_methods[];
 
+/* from_dataframe of pandas DataFrame `frame` (pandas_fast.c): its
+   numpy-backed columns in place, the rest through its Arrow export.
+   Returns a new dict or NULL with an exception set. */
+PyObject *
+dfb_pandas_frame_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
+                      int allow_copy);
+
 #endif /* DFBUFFER_PANDAS_H */

@@ -753,3 +753,17 @@ dfb_pandas_series_fast(dfb_state *st, PyObject *obj, const dfb_opts *opts,
     }
     return *out != NULL ? 1 : 2;
 }
+
+/* from_dataframe of pandas DataFrame `frame`: its numpy-backed columns
+   directly, the rest through its Arrow export.  Returns a new dict or NULL
+   with an exception set. */
+PyObject *
+dfb_pandas_frame_dict(dfb_state *st, PyObject *frame, const dfb_opts *opts,
+                      int allow_copy)
+{
+    PyObject *res = dfb_pandas_from_dataframe(st, frame, opts, allow_copy);
+    if (res == NULL && !PyErr_Occurred()) {
+        res = dfb_arrow_from_dataframe(st, frame, opts, allow_copy);
+    }
+    return res;
+}
