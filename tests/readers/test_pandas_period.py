@@ -4,11 +4,13 @@ unasked, whatever the frame's index or the path (frame, pandas' interchange obje
 a Series)."""
 
 import gc
+import sys
 import warnings
 import weakref
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import dfbuffer
@@ -213,3 +215,17 @@ def test_results_in_a_cycle_with_their_source_are_collected(period):
     del df, table, cycle
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+@pytest.mark.parametrize(("column", "what"), [("p", "Period ordinals"),
+                                              ("i", "Interval bounds")])
+def test_pandas_extension_columns_without_pandas_name_the_column(monkeypatch, column, what):
+    # pandas' Arrow types whose objects need pandas: a clear NotImplementedError naming
+    # the column, the ImportError kept as its cause
+    t = pa.table(pd.DataFrame({"p": pd.period_range("2020-01", periods=3, freq="M"),
+                               "i": pd.interval_range(0, 3)}))
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(NotImplementedError,
+                       match=f"column '{column}': pandas {what} need pandas") as e:
+        dfbuffer.from_dataframe(t.select([column]))
+    assert isinstance(e.value.__cause__, ImportError)

@@ -1044,6 +1044,23 @@ done:
 /* Arrow's pandas.period columns                                        */
 /* ------------------------------------------------------------------ */
 
+/* pandas, imported for column `key`'s `what` to become `objects`: a new
+   reference, or NULL with an exception set (NotImplementedError naming the
+   column when pandas does not import, the ImportError as its cause). */
+static PyObject *
+import_pandas_for(PyObject *key, const char *what, const char *objects)
+{
+    PyObject *pd = PyImport_ImportModule("pandas");
+    if (pd == NULL && PyErr_ExceptionMatches(PyExc_ImportError)) {
+        PyObject *cause = dfb_err_take();
+        PyErr_Format(PyExc_NotImplementedError,
+                     "column %R: pandas %s need pandas to become %s", key,
+                     what, objects);
+        dfb_err_raise_from(cause);
+    }
+    return pd;
+}
+
 /* The value under `key` of extension metadata `meta` (a str, or None):
    a new reference to it, Py_None when the JSON does not give one (or is
    not JSON), or NULL with another exception set. */
@@ -1096,17 +1113,11 @@ dfb_pd_periods_from_ordinals(dfb_state *st, const char *name, PyObject *values,
                      key, m);
         goto done;
     }
-    pd = PyImport_ImportModule("pandas");
+    pd = import_pandas_for(key, "Period ordinals",
+                           "Period objects; "
+                           "period='ordinal' gives the "
+                           "ordinals");
     if (pd == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_ImportError)) {
-            PyObject *cause = dfb_err_take();
-            PyErr_Format(PyExc_NotImplementedError,
-                         "column %R: pandas Period ordinals need pandas to "
-                         "become Period objects; period='ordinal' gives the "
-                         "ordinals",
-                         key);
-            dfb_err_raise_from(cause);
-        }
         goto done;
     }
     if (!allow_copy) {
@@ -1302,16 +1313,8 @@ dfb_pd_intervals_from_bounds(dfb_state *st, const char *name, PyObject *left,
         res = PyArray_SimpleNew(1, &zero, NPY_OBJECT);
         goto done;
     }
-    pd = PyImport_ImportModule("pandas");
+    pd = import_pandas_for(key, "Interval bounds", "Interval objects");
     if (pd == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_ImportError)) {
-            PyObject *cause = dfb_err_take();
-            PyErr_Format(PyExc_NotImplementedError,
-                         "column %R: pandas Interval bounds need pandas to "
-                         "become Interval objects",
-                         key);
-            dfb_err_raise_from(cause);
-        }
         goto done;
     }
     /* the bounds copied first (a view of producer memory can change while
