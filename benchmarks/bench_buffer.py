@@ -6,6 +6,9 @@ Each case times dfbuffer's side and the peer's side with timeit (best of R repea
 calls, the two sides timed alternately so that machine load hits both alike) and prints
 the ratio ours / peer.  A case whose function raises NotImplementedError (a feature not
 landed yet) is reported as skipped.  To add a case, append a Case in build_cases().
+torch and pyarrow cases run where those are installed (the hand-off of issue #45:
+np.asarray, np.from_dlpack and torch.from_dlpack of a Buffer against the same call on an
+ndarray, and a pyarrow array handed on through a Buffer).
 benchmarks/bench_import.py covers Buffer.from_object against more producers.
 """
 
@@ -19,6 +22,15 @@ from dataclasses import dataclass
 import numpy as np
 
 import dfbuffer
+
+try:  # optional peers: their cases are left out where they are missing
+    import pyarrow
+except ImportError:
+    pyarrow = None
+try:
+    import torch
+except ImportError:
+    torch = None
 
 
 @dataclass
@@ -45,6 +57,39 @@ def build_cases() -> list[Case]:
     mv = memoryview(arr)
     from_dlpack = np.from_dlpack
     asarray = np.asarray
+    pa_arr = pyarrow.array(arr) if pyarrow is not None else None
+    pa_cases = (
+        []
+        if pa_arr is None
+        else [
+            Case(
+                "np.from_dlpack(Buffer.from_object(pa))",
+                lambda: from_dlpack(dfbuffer.Buffer.from_object(pa_arr)),
+                lambda: from_dlpack(pa_arr),
+                "np.from_dlpack(pyarrow.Array)",
+                1.5,
+            ),
+            Case(
+                "np.asarray(Buffer.from_object(pa))",
+                lambda: asarray(dfbuffer.Buffer.from_object(pa_arr)),
+                lambda: pa_arr.to_numpy(),
+                "pyarrow.Array.to_numpy()",
+            ),
+        ]
+    )
+    torch_cases = (
+        []
+        if torch is None
+        else [
+            Case(
+                "torch.from_dlpack(buf)",
+                lambda: torch.from_dlpack(buf),
+                lambda: torch.from_dlpack(arr),
+                "torch.from_dlpack(ndarray)",
+                1.5,
+            ),
+        ]
+    )
     return [
         Case("np.from_dlpack(buf)", lambda: from_dlpack(buf), lambda: from_dlpack(arr),
              "np.from_dlpack(ndarray)", 1.5),
@@ -54,6 +99,8 @@ def build_cases() -> list[Case]:
              lambda: buf.__dlpack__(max_version=(1, 0)),
              lambda: arr.__dlpack__(max_version=(1, 0)), "ndarray.__dlpack__(...)"),
         Case("np.asarray(buf)", lambda: asarray(buf), lambda: asarray(arr),
+             "np.asarray(ndarray)", 1.5),
+        Case("np.asarray(memoryview(ndarray))", lambda: asarray(mv), lambda: asarray(arr),
              "np.asarray(ndarray)"),
         Case("np.asarray(buf)", lambda: asarray(buf), lambda: asarray(mv),
              "np.asarray(memoryview)"),
@@ -65,6 +112,8 @@ def build_cases() -> list[Case]:
              lambda: arr.__array_interface__, "ndarray.__array_interface__"),
         Case("Buffer.from_object(ndarray)", lambda: dfbuffer.Buffer.from_object(arr),
              lambda: memoryview(arr), "memoryview(ndarray)", 3.0),
+        *torch_cases,
+        *pa_cases,
     ]  # fmt: skip
 
 

@@ -16,7 +16,8 @@ matrix with `np.column_stack` of the columns their library hands out:
     iter_matrices_out  the same with out= (one output array for all batches)
     polars             pl.scan_parquet(p).collect_batches(chunk_size=B):
                        df.to_numpy(order="c") (the others' matrix; polars' default is F)
-    duckdb             duckdb.sql("select * from read_parquet(p)").fetch_record_batch(B)
+    duckdb             duckdb.sql("select * from read_parquet(p)").to_arrow_reader(B)
+                       (fetch_record_batch(B), deprecated in DuckDB 2)
     hf_datasets        datasets.load_dataset("parquet", streaming=True) (an
                        IterableDataset) .with_format("numpy").iter(B)
     ray_data           ray.data.read_parquet(p).iter_batches(batch_size=B,
@@ -24,11 +25,12 @@ matrix with `np.column_stack` of the columns their library hands out:
     torch_iter         torch DataLoader(batch_size=None) over an IterableDataset yielding
                        torch.from_numpy of iter_matrices' batches
     torch_pyarrow      the same DataLoader over the pyarrow loop's batches
-  In-memory source (the file read into a pyarrow Table before the timing):
+  In-memory source (the row groups holding the timed rows read into a pyarrow Table,
+  one chunk a row group, before the timing):
     pyarrow_loop       for b in table.to_reader(max_chunksize=B): column_stack(to_numpy)
     iter_matrices(_out) iter_matrices(table.to_reader(), B) [out=]
     polars             pl.from_arrow(table).iter_slices(B): df.to_numpy(order="c")
-    duckdb             duckdb.from_arrow(table).fetch_record_batch(B)
+    duckdb             duckdb.from_arrow(table).to_arrow_reader(B)
     hf_datasets        datasets.Dataset(InMemoryTable(table)).with_format("numpy").iter(B)
     ray_data           ray.data.from_arrow(table).iter_batches(...)  (made before timing)
     torch_iter, torch_pyarrow  as above, over the table
@@ -113,6 +115,17 @@ def make_file(path: str, mb: int, cols: int, dtype: str) -> int:
     return rows
 
 
+def first_rows(path: str, rows: int) -> pa.Table:
+    """The row groups of `path` that hold its first `rows` rows, as a Table (one chunk a
+    row group): the in-memory stream."""
+    f = pq.ParquetFile(path)
+    k, have = 0, 0
+    while k < f.num_row_groups and have < rows:
+        have += f.metadata.row_group(k).num_rows
+        k += 1
+    return f.read_row_groups(list(range(k)))
+
+
 def _stack(columns: list[Any]) -> np.ndarray:
     return np.column_stack(columns)
 
@@ -189,7 +202,7 @@ def prepare(name: str, st: Stream, b: int, cols: int, dtype: str) -> Callable[[i
             else:
                 rel = con.from_arrow(st.table)
             return consume(
-                rel.fetch_record_batch(b), lim, lambda x: _stack([c.to_numpy() for c in x.columns])
+                rel.to_arrow_reader(b), lim, lambda x: _stack([c.to_numpy() for c in x.columns])
             )
 
         return duck
@@ -351,8 +364,8 @@ def main() -> None:
                 size = os.path.getsize(path) / 2**20
                 print(f"\n== {cols} columns x {rows} rows {dtype}: {path} ({size:.0f} MiB), "
                       f"{min(limit, rows)} rows timed")  # fmt: skip
-                for kind in a.sources.split(","):
-                    table = pq.read_table(path) if kind == "memory" else None
+                for kind in filter(None, a.sources.split(",")):
+                    table = first_rows(path, limit) if kind == "memory" else None
                     st = Stream(kind, path, table)
                     for b in sizes:
                         best = time_config(st, b, cols, dtype, names, a.repeat, limit)
