@@ -59,13 +59,20 @@ live in the child's own resident set.
 
 Options: --sizes 256,4096,65536 --cols 10,100 --dtypes float32,float64
 --sources parquet,memory --contenders a,b --repeat R --limit-mb N --memory --keep
---dir /tmp --file-mb MB --quick.
+--dir /tmp --file-mb MB --quick; --base-batches FILE adds iter_matrices_base, the
+iter_matrices of another version of src/dfbuffer/_batches.py (e.g. `git show
+REV:src/dfbuffer/_batches.py > /tmp/base.py`) run on the same extension, timed in turn with
+the rest: a change to the Python re-chunking measured in one run.  --cpu times the
+process's CPU time (all its threads) instead of the wall clock: for dfbuffer against
+itself on a loaded machine; not for peers whose work runs in other processes (Ray) or
+on several threads.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -82,6 +89,8 @@ import pyarrow.parquet as pq
 
 import dfbuffer
 
+TIMER = time.perf_counter  # --cpu: time.process_time
+BASE: Any = None  # --base-batches: the module iter_matrices_base comes from
 SOURCE_BATCH = 65_536  # rows per source batch iter_matrices reads (at least B)
 PEERS = ("pyarrow_loop", "polars", "duckdb", "hf_datasets", "ray_data")
 ALL = ("reader_only", "pyarrow_loop", "iter_matrices", "iter_matrices_out", "polars",
@@ -173,6 +182,10 @@ def prepare(name: str, st: Stream, b: int, cols: int, dtype: str) -> Callable[[i
         )
     if name == "iter_matrices":
         return lambda lim: consume(dfbuffer.iter_matrices(st.reader(b), b), lim, ident)
+    if name == "iter_matrices_base":  # --base-batches: iter_matrices of another _batches.py
+        if BASE is None:
+            return None
+        return lambda lim: consume(BASE.iter_matrices(st.reader(b), b), lim, ident)
     if name == "iter_matrices_out":
         out = np.empty((b, cols), dtype)
         return lambda lim: consume(dfbuffer.iter_matrices(st.reader(b), b, out=out), lim, ident)
@@ -283,9 +296,9 @@ def time_config(st: Stream, b: int, cols: int, dtype: str, names: list[str], rep
     rows = {}
     for _ in range(repeat):
         for n, f in fns.items():  # in turn
-            t0 = time.perf_counter()
+            t0 = TIMER()
             rows[n] = f(limit)
-            best[n] = min(best[n], time.perf_counter() - t0)
+            best[n] = min(best[n], TIMER() - t0)
     want = min(rows.values())
     for n, r in rows.items():  # a reader that stopped early would look fast
         if r < want or r > want + 2 * max(b, SOURCE_BATCH):
@@ -336,6 +349,8 @@ def main() -> None:
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--cpu", action="store_true", help="time the process's CPU time")
+    ap.add_argument("--base-batches", help="a _batches.py to time as iter_matrices_base")
     ap.add_argument("--child")
     ap.add_argument("--child-path")
     ap.add_argument("--child-b", type=int)
@@ -347,11 +362,21 @@ def main() -> None:
         return
     if a.quick:
         a.file_mb = 48
+    global TIMER, BASE
+    if a.cpu:
+        TIMER = time.process_time
+    if a.base_batches:
+        spec = importlib.util.spec_from_file_location("dfbuffer._batches_base", a.base_batches)
+        BASE = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(BASE)
+        if "iter_matrices_base" not in a.contenders:
+            a.contenders += ",iter_matrices_base"
     sizes = [int(x) for x in a.sizes.split(",")]
     names = [n for n in a.contenders.split(",") if n]
     print(f"load: {os.getloadavg()} on {os.cpu_count()} cores; dfbuffer {dfbuffer.__version__}, "
           f"numpy {np.__version__}, pyarrow {pa.__version__}")  # fmt: skip
     made = []
+    os.makedirs(a.dir, exist_ok=True)
     try:
         for cols in map(int, a.cols.split(",")):
             for dtype in a.dtypes.split(","):
@@ -381,6 +406,9 @@ def main() -> None:
                             if n in best and fast:
                                 print(f"    {n} / fastest peer ({fast}): "
                                       f"{best[n] / peers[fast]:.2f}")  # fmt: skip
+                        if "iter_matrices_base" in best and "iter_matrices" in best:
+                            r = best["iter_matrices"] / best["iter_matrices_base"]
+                            print(f"    iter_matrices / iter_matrices_base: {r:.2f}")
                         for slow in ("ray_data", "hf_datasets"):
                             if slow in best and "iter_matrices" in best:
                                 print(f"    {slow} / iter_matrices: "
