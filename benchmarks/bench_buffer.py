@@ -67,7 +67,6 @@ def build_cases() -> list[Case]:
                 lambda: from_dlpack(dfbuffer.Buffer.from_object(pa_arr)),
                 lambda: from_dlpack(pa_arr),
                 "np.from_dlpack(pyarrow.Array)",
-                1.5,
             ),
             Case(
                 "np.asarray(Buffer.from_object(pa))",

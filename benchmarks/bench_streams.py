@@ -59,8 +59,8 @@ live in the child's own resident set.
 
 Options: --sizes 256,4096,65536 --cols 10,100 --dtypes float32,float64
 --sources parquet,memory --contenders a,b --repeat R --limit-mb N --memory --keep
---dir /tmp --file-mb MB --quick; --base-batches FILE adds iter_matrices_base, the
-iter_matrices of another version of src/dfbuffer/_batches.py (e.g. `git show
+--dir /tmp --file-mb MB --quick; --base-batches FILE adds iter_matrices_base and
+iter_matrices_out_base, iter_matrices of another version of src/dfbuffer/_batches.py (e.g. `git show
 REV:src/dfbuffer/_batches.py > /tmp/base.py`) run on the same extension, timed in turn with
 the rest: a change to the Python re-chunking measured in one run.  --cpu times the
 process's CPU time (all its threads) instead of the wall clock: for dfbuffer against
@@ -186,6 +186,11 @@ def prepare(name: str, st: Stream, b: int, cols: int, dtype: str) -> Callable[[i
         if BASE is None:
             return None
         return lambda lim: consume(BASE.iter_matrices(st.reader(b), b), lim, ident)
+    if name == "iter_matrices_out_base":
+        if BASE is None:
+            return None
+        out = np.empty((b, cols), dtype)
+        return lambda lim: consume(BASE.iter_matrices(st.reader(b), b, out=out), lim, ident)
     if name == "iter_matrices_out":
         out = np.empty((b, cols), dtype)
         return lambda lim: consume(dfbuffer.iter_matrices(st.reader(b), b, out=out), lim, ident)
@@ -369,8 +374,9 @@ def main() -> None:
         spec = importlib.util.spec_from_file_location("dfbuffer._batches_base", a.base_batches)
         BASE = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(BASE)
-        if "iter_matrices_base" not in a.contenders:
-            a.contenders += ",iter_matrices_base"
+        for n in ("iter_matrices_base", "iter_matrices_out_base"):
+            if n not in a.contenders:
+                a.contenders += "," + n
     sizes = [int(x) for x in a.sizes.split(",")]
     names = [n for n in a.contenders.split(",") if n]
     print(f"load: {os.getloadavg()} on {os.cpu_count()} cores; dfbuffer {dfbuffer.__version__}, "
@@ -406,9 +412,10 @@ def main() -> None:
                             if n in best and fast:
                                 print(f"    {n} / fastest peer ({fast}): "
                                       f"{best[n] / peers[fast]:.2f}")  # fmt: skip
-                        if "iter_matrices_base" in best and "iter_matrices" in best:
-                            r = best["iter_matrices"] / best["iter_matrices_base"]
-                            print(f"    iter_matrices / iter_matrices_base: {r:.2f}")
+                        for n in ("iter_matrices", "iter_matrices_out"):
+                            if n + "_base" in best and n in best:
+                                r = best[n] / best[n + "_base"]
+                                print(f"    {n} / {n}_base: {r:.2f}")
                         for slow in ("ray_data", "hf_datasets"):
                             if slow in best and "iter_matrices" in best:
                                 print(f"    {slow} / iter_matrices: "

@@ -375,6 +375,13 @@ def test_small_batches_converted_in_groups(nulls, drop_last):
     assert all(m.flags.c_contiguous and m.dtype == np.float64 for m in ms)
     whole = dfbuffer.to_matrix(t, nulls=nulls, dtype=np.float64)
     check_stream(ms, whole, 7, drop_last=drop_last)
+    out = np.empty((7, whole.shape[1]), np.float32)  # groups through out= too
+    src = batches_of(t, [1000, 3, 997, 500])
+    got = []
+    for m in dfbuffer.iter_matrices(src, 7, nulls=nulls, drop_last=drop_last, out=out):
+        assert np.shares_memory(m, out) and m.shape[0] <= 7
+        got.append(m.copy())
+    check_stream(got, whole.astype(np.float32), 7, drop_last=drop_last)
     # where a batch's own values would decide its type or raise, no groups are formed
     masked = list(dfbuffer.iter_matrices(batches_of(t, [2500]), 7, nulls="mask"))
     assert not any(m.base is not None and m.base.shape[0] > 7 for m in masked)
