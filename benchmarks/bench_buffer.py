@@ -8,7 +8,9 @@ the ratio ours / peer.  A case whose function raises NotImplementedError (a feat
 landed yet) is reported as skipped.  To add a case, append a Case in build_cases().
 torch and pyarrow cases run where those are installed (the hand-off of issue #45:
 np.asarray, np.from_dlpack and torch.from_dlpack of a Buffer against the same call on an
-ndarray, and a pyarrow array handed on through a Buffer).
+ndarray, and a pyarrow array handed on through a Buffer), and np.asarray of objects offering
+NumPy only __array_interface__, __array_struct__ or __array__: what a Buffer could offer
+besides the buffer protocol, which NumPy tries first.
 benchmarks/bench_import.py covers Buffer.from_object against more producers.
 """
 
@@ -48,6 +50,37 @@ def make_inputs(n: int = 1000) -> tuple[np.ndarray, dfbuffer.Buffer]:
     return arr, buf
 
 
+class _ByInterface:
+    """What a Buffer could offer NumPy besides the buffer protocol, each alone on an
+    object without it (NumPy reads these only from objects without the buffer protocol):
+    a kept ``__array_interface__`` dict, a kept ``__array_struct__`` capsule (below), or an
+    ``__array__`` returning a kept ndarray (_ByArrayMethod)."""
+
+    __slots__ = ("__array_interface__", "_arr")
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self._arr = arr
+        self.__array_interface__ = arr.__array_interface__
+
+
+class _ByStruct:
+    __slots__ = ("__array_struct__", "_arr")
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self._arr = arr
+        self.__array_struct__ = arr.__array_struct__
+
+
+class _ByArrayMethod:
+    __slots__ = ("_arr",)
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self._arr = arr
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        return self._arr
+
+
 def build_cases() -> list[Case]:
     arr, buf = make_inputs()
     arr2 = np.arange(12.0).reshape(3, 4)[:, ::2]
@@ -55,6 +88,9 @@ def build_cases() -> list[Case]:
         arr2.ctypes.data, 88, owner=arr2, dtype="f8", shape=arr2.shape, strides=arr2.strides
     )
     mv = memoryview(arr)
+    by_interface = _ByInterface(arr)
+    by_struct = _ByStruct(arr)
+    by_method = _ByArrayMethod(arr)
     from_dlpack = np.from_dlpack
     asarray = np.asarray
     pa_arr = pyarrow.array(arr) if pyarrow is not None else None
@@ -103,6 +139,12 @@ def build_cases() -> list[Case]:
              "np.asarray(ndarray)"),
         Case("np.asarray(buf)", lambda: asarray(buf), lambda: asarray(mv),
              "np.asarray(memoryview)"),
+        Case("np.asarray(__array_interface__ obj)", lambda: asarray(by_interface),
+             lambda: asarray(arr), "np.asarray(ndarray)"),
+        Case("np.asarray(__array_struct__ obj)", lambda: asarray(by_struct),
+             lambda: asarray(arr), "np.asarray(ndarray)"),
+        Case("np.asarray(__array__ obj)", lambda: asarray(by_method),
+             lambda: asarray(arr), "np.asarray(ndarray)"),
         Case("buf.__array__()", lambda: buf.__array__(), lambda: arr.view(),
              "ndarray.view()"),
         Case("memoryview(buf)", lambda: memoryview(buf), lambda: memoryview(arr),
