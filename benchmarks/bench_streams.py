@@ -57,6 +57,12 @@ reader); printed in MiB and in output batches (B x columns x itemsize).  Ray's o
 store and worker processes and DuckDB's buffer manager are counted only as far as they
 live in the child's own resident set.
 
+pyarrow's ParquetFile pre-buffers by default (pre_buffer=True), which for iter_batches
+over a whole file reads ahead as far as the file: its readers then peak at about the
+file's size whatever the consumer.  --no-pre-buffer opens every pyarrow reader (the
+loop's, iter_matrices', reader_only's) with pre_buffer=False, which reads a row group at
+a time: the setting under which a bounded-memory consumer's peak means something.
+
 Options: --sizes 256,4096,65536 --cols 10,100 --dtypes float32,float64
 --sources parquet,memory --contenders a,b --repeat R --limit-mb N --memory --keep
 --dir /tmp --file-mb MB --quick; --base-batches FILE adds iter_matrices_base and
@@ -90,6 +96,7 @@ import pyarrow.parquet as pq
 import dfbuffer
 
 TIMER = time.perf_counter  # --cpu: time.process_time
+PRE_BUFFER = True  # pyarrow's default; --no-pre-buffer: ParquetFile(pre_buffer=False)
 BASE: Any = None  # --base-batches: the module iter_matrices_base comes from
 SOURCE_BATCH = 65_536  # rows per source batch iter_matrices reads (at least B)
 PEERS = ("pyarrow_loop", "polars", "duckdb", "hf_datasets", "ray_data")
@@ -148,13 +155,14 @@ class Stream:
 
     def arrow_batches(self, b: int) -> Iterator[pa.RecordBatch]:
         if self.kind == "parquet":
-            return pq.ParquetFile(self.path).iter_batches(batch_size=b)
+            return pq.ParquetFile(self.path, pre_buffer=PRE_BUFFER).iter_batches(batch_size=b)
         return iter(self.table.to_reader(max_chunksize=b))
 
     def reader(self, b: int) -> pa.RecordBatchReader:
         """The stream iter_matrices reads: source batches of max(b, SOURCE_BATCH) rows."""
         if self.kind == "parquet":
-            gen = pq.ParquetFile(self.path).iter_batches(batch_size=max(b, SOURCE_BATCH))
+            f = pq.ParquetFile(self.path, pre_buffer=PRE_BUFFER)
+            gen = f.iter_batches(batch_size=max(b, SOURCE_BATCH))
             return pa.RecordBatchReader.from_batches(self.schema, gen)
         return self.table.to_reader()
 
@@ -313,6 +321,8 @@ def time_config(st: Stream, b: int, cols: int, dtype: str, names: list[str], rep
 
 def child_main(a: argparse.Namespace) -> None:
     """One contender over the whole Parquet file; prints baseline and peak RSS (KiB)."""
+    global PRE_BUFFER
+    PRE_BUFFER = not a.no_pre_buffer
     st = Stream("parquet", a.child_path, None)
     f = prepare(a.child, st, a.child_b, a.child_cols, a.child_dtype)
     if f is None:
@@ -328,7 +338,8 @@ def memory_config(path: str, b: int, cols: int, dtype: str, names: list[str]) ->
     for n in ["reader_only", "reader_B", *names]:
         p = subprocess.run(
             [sys.executable, __file__, "--child", n, "--child-path", path, "--child-b", str(b),
-             "--child-cols", str(cols), "--child-dtype", dtype],
+             "--child-cols", str(cols), "--child-dtype", dtype,
+             *(["--no-pre-buffer"] if not PRE_BUFFER else [])],
             capture_output=True, text=True, env=os.environ,
         )  # fmt: skip
         if p.returncode != 0:
@@ -355,6 +366,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cpu", action="store_true", help="time the process's CPU time")
+    ap.add_argument("--no-pre-buffer", action="store_true", help="pyarrow readers: no pre_buffer")
     ap.add_argument("--base-batches", help="a _batches.py to time as iter_matrices_base")
     ap.add_argument("--child")
     ap.add_argument("--child-path")
@@ -367,7 +379,9 @@ def main() -> None:
         return
     if a.quick:
         a.file_mb = 48
-    global TIMER, BASE
+    global TIMER, BASE, PRE_BUFFER
+    if a.no_pre_buffer:
+        PRE_BUFFER = False
     if a.cpu:
         TIMER = time.process_time
     if a.base_batches:
