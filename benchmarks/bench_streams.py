@@ -26,7 +26,7 @@ matrix with `np.column_stack` of the columns their library hands out:
                        torch.from_numpy of iter_matrices' batches
     torch_pyarrow      the same DataLoader over the pyarrow loop's batches
   In-memory source (the row groups holding the timed rows read into a pyarrow Table,
-  one chunk a row group, before the timing):
+  which pyarrow makes one chunk, before the timing):
     pyarrow_loop       for b in table.to_reader(max_chunksize=B): column_stack(to_numpy)
     iter_matrices(_out) iter_matrices(table.to_reader(), B) [out=]
     polars             pl.from_arrow(table).iter_slices(B): df.to_numpy(order="c")
@@ -132,8 +132,8 @@ def make_file(path: str, mb: int, cols: int, dtype: str) -> int:
 
 
 def first_rows(path: str, rows: int) -> pa.Table:
-    """The row groups of `path` that hold its first `rows` rows, as a Table (one chunk a
-    row group): the in-memory stream."""
+    """The row groups of `path` that hold its first `rows` rows, as a Table (pyarrow
+    makes it one chunk): the in-memory stream."""
     f = pq.ParquetFile(path)
     k, have = 0, 0
     while k < f.num_row_groups and have < rows:
