@@ -362,6 +362,45 @@ def test_non_nullable_numpy_sources_keep_their_type():
     assert np.concatenate(ms).tolist() == dfbuffer.to_matrix(df, dtype=np.float64).tolist()
 
 
+@pytest.mark.parametrize("drop_last", [False, True])
+@pytest.mark.parametrize("nulls", ["fill"])
+def test_small_batches_converted_in_groups(nulls, drop_last):
+    """Batches far smaller than a source batch are converted a group at a time (one
+    to_matrix call, each batch a view of its rows): the same values, shapes and dtype
+    as one by one, across source borders and at the stream's end."""
+    t = numeric_table(2500)
+    src = batches_of(t, [1000, 3, 997, 500])
+    ms = list(dfbuffer.iter_matrices(src, 7, nulls=nulls, drop_last=drop_last))
+    assert any(m.base is not None and m.base.shape[0] > 7 for m in ms)  # groups formed
+    assert all(m.flags.c_contiguous and m.dtype == np.float64 for m in ms)
+    whole = dfbuffer.to_matrix(t, nulls=nulls, dtype=np.float64)
+    check_stream(ms, whole, 7, drop_last=drop_last)
+    out = np.empty((7, whole.shape[1]), np.float32)  # groups through out= too
+    src = batches_of(t, [1000, 3, 997, 500])
+    got = []
+    for m in dfbuffer.iter_matrices(src, 7, nulls=nulls, drop_last=drop_last, out=out):
+        assert np.shares_memory(m, out) and m.shape[0] <= 7
+        got.append(m.copy())
+    check_stream(got, whole.astype(np.float32), 7, drop_last=drop_last)
+    # where a batch's own values would decide its type or raise, no groups are formed
+    masked = list(dfbuffer.iter_matrices(batches_of(t, [2500]), 7, nulls="mask"))
+    assert not any(m.base is not None and m.base.shape[0] > 7 for m in masked)
+
+
+def test_deprecated_nulls_nan_warns_once_and_reads_as_fill():
+    t = numeric_table(2500)
+    with pytest.warns(DeprecationWarning, match="nulls='nan' is deprecated") as rec:
+        ms = list(dfbuffer.iter_matrices(batches_of(t, [1000, 3, 997, 500]), 7, nulls="nan"))
+    assert len([w for w in rec if w.category is DeprecationWarning]) == 1
+    fill = list(dfbuffer.iter_matrices(batches_of(t, [1000, 3, 997, 500]), 7, nulls="fill"))
+    assert len(ms) == len(fill)
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(ms, fill, strict=True))
+    with pytest.warns(DeprecationWarning, match="nulls='nan' is deprecated") as rec:
+        bs = list(dfbuffer.iter_batches(batches_of(t, [1000, 1500]), 700, nulls="nan"))
+    assert len([w for w in rec if w.category is DeprecationWarning]) == 1
+    assert sum(len(next(iter(b.values()))) for b in bs) == 2500
+
+
 def test_single_use_stream_read_once():
     src = na.ArrayStream(numeric_table())
     ms = list(dfbuffer.iter_matrices(src, 20))
