@@ -6,7 +6,7 @@ Each case times dfbuffer's side and the peer's side with timeit (best of R repea
 calls, the two sides timed alternately so that machine load hits both alike) and prints
 the ratio ours / peer.  A case whose function raises NotImplementedError (a feature not
 landed yet) is reported as skipped.  To add a case, append a Case in build_cases().
-torch and pyarrow cases run where those are installed (the hand-off of issue #45:
+torch and pyarrow cases run where those are installed (the hand-off to tensor libraries:
 np.asarray, np.from_dlpack and torch.from_dlpack of a Buffer against the same call on an
 ndarray, and a pyarrow array handed on through a Buffer), and np.asarray of objects offering
 NumPy only __array_interface__, __array_struct__ or __array__: what a Buffer could offer
