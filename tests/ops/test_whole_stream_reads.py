@@ -523,3 +523,28 @@ def test_a_large_stream_crosses_groups_at_the_default_size(order):
         same_matrix(got, want)
         assert got.base is None and got.flags.owndata
         del got
+
+
+@pytest.mark.parametrize("func", ["to_matrix", "from_dataframe"])
+def test_a_stream_of_one_chunk_larger_than_a_group(group_bytes, func):
+    """A table of one chunk larger than a group (the in-memory producers' usual case;
+    it is filled at once, its length known: benchmarks/bench_matrix.py times it):
+    from_dataframe stays zero-copy and to_matrix gives one exact, owned matrix."""
+    x = np.arange(4096.0)
+    t = pa.table({"x": x, "y": x[::-1].copy()})
+    got = getattr(dfbuffer, func)(t)
+    if func == "from_dataframe":
+        assert np.shares_memory(got["x"], x) or np.shares_memory(
+            got["x"], t.column("x").chunk(0).to_numpy())
+        assert got["y"].tolist() == x[::-1].tolist()
+    else:
+        assert got.shape == (4096, 2) and got.flags.c_contiguous and got.flags.owndata
+        assert got[:, 1].tolist() == x[::-1].tolist()
+    # two chunks, the first past the group size: grouped (when groups are small), the
+    # same values
+    t2 = pa.Table.from_batches(t.to_batches(max_chunksize=2048))
+    got2 = getattr(dfbuffer, func)(t2)
+    if func == "from_dataframe":
+        assert got2["x"].tolist() == x.tolist()
+    else:
+        assert got2.tolist() == got.tolist()

@@ -340,9 +340,10 @@ dfb_arrow_import_node(const arrow_import *imp, int is_table, Py_ssize_t b,
                       int64_t c, arrow_node *nd);
 
 /* Returns 1 when the chunks `imp` holds make a group of a stream read
-   group by group (to_matrix and from_dataframe of a stream): their rows
-   times the columns times 8 bytes reach the group size; else 0.  Cannot
-   fail. */
+   group by group (to_matrix and from_dataframe of a stream): the rows of
+   those before the newest times the columns times 8 bytes reach the
+   group size (so a group holds at most the group size and one chunk, and
+   a stream of one chunk is never grouped); else 0.  Cannot fail. */
 int
 dfb_arrow_import_is_group(const arrow_import *imp);
 

@@ -178,7 +178,10 @@ dfb_arrow_import_is_group(const arrow_import *imp)
             ? imp->schema.n_children
             : 1;
     long long rows = 0;
-    for (Py_ssize_t i = 0; i < imp->n; i++) {
+    /* the chunks before the newest make the group: a stream whose chunks
+       end before one more arrives (a table of one chunk, however large)
+       is never grouped, and is filled at once, its length known */
+    for (Py_ssize_t i = 0; i + 1 < imp->n; i++) {
         /* unvalidated here: an estimate, each chunk counted at most once
            the whole group */
         const long long len = imp->arrays[i]->length;
