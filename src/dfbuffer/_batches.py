@@ -258,8 +258,9 @@ def _piece(pieces: list[Any]) -> object:
 
 
 def _batch_size(batch_size: Any) -> int:
-    if isinstance(batch_size, bool):  # an int subclass, but True is no row count
-        raise TypeError("batch_size must be an int, got bool")
+    if isinstance(batch_size, bool | np.bool_):  # True is no row count (NumPy 2.2's
+        # np.True_ still has __index__)
+        raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}")
     n = operator.index(batch_size)
     if n < 1:
         raise ValueError(f"batch_size must be at least 1, got {n}")
