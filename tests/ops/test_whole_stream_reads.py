@@ -218,7 +218,7 @@ def frame_table(kind: str) -> pa.Table:
             "date": pa.array(i.astype("datetime64[D]"), pa.date32(), mask=m),
             "dec": pa.array([decimal.Decimal(int(v)) / 8 for v in i], pa.decimal128(12, 3), mask=m),
             "s": pa.array(words, mask=m),
-            "ls": pa.array(words, pa.large_string()),
+            "ls": pa.array(words).cast(pa.large_string()),  # (pyarrow 16 takes no NumPy strs)
             "bin": pa.array([w.encode() for w in words], pa.binary(), mask=m),
             "l": pa.array([[int(v)] * (v % 3) for v in i], pa.list_(pa.int32()), mask=m),
         }
