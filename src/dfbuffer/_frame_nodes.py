@@ -589,10 +589,7 @@ def _mapping_column(name: str, value: Any, func: str = "to_arrow",
         if buf.device != (1, 0):
             raise BufferError(f"column {name!r}: only contiguous columns export to Arrow "
                               f"(a strided column on device {buf.device} is not copied)")
-        if not allow_copy:
-            raise CopyError(f"column {name!r}: exporting a strided column to Arrow needs "
-                            "a copy, which allow_copy=False forbids")
-        buf = Buffer.from_object(np.ascontiguousarray(np.asarray(buf)))
+        buf = Buffer.from_object(_contiguous(name, np.asarray(buf), allow_copy))
     validity = None
     nulls = 0
     if mask is not None and mask.any():
